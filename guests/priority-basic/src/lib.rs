@@ -1,0 +1,9 @@
+//! `priority/basic`: Slurm's FIFO priority plugin (spec section 4.1).
+//!
+//! The algorithm lives in [`fifo`] and [`reservation`], plain Rust that
+//! builds natively as well; [`plugin`] exports it through the
+//! `priority-plugin` world.
+
+pub mod fifo;
+pub mod plugin;
+pub mod reservation;

@@ -1,0 +1,108 @@
+//! Build-script helper: compiles guest crates of this workspace to
+//! `wasm32-wasip2` components.
+//!
+//! Runs a nested `cargo rustc --crate-type cdylib --target wasm32-wasip2
+//! --release` per guest, in its own target directory
+//! (`<workspace>/target/wasm-guests`), the pattern wasmtime uses for its test
+//! programs. One invocation per guest keeps cargo's feature unification from
+//! mixing the SDK features of different plugin kinds into one component.
+//!
+//! Failure modes, all fatal to the calling build script with a message:
+//! the `wasm32-wasip2` target is missing (the message gives the `rustup`
+//! command), or a guest fails to compile (cargo's output is shown).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A guest crate to build and the file name its component gets.
+#[derive(Debug, Clone, Copy)]
+pub struct Guest<'a> {
+    /// Cargo package name, e.g. `priority-basic`.
+    pub package: &'a str,
+    /// Output file name, e.g. `priority_basic.wasm` (Slurm's naming).
+    pub file_name: &'a str,
+}
+
+/// Builds `guests` and copies each component to `out_dir/<file_name>`.
+/// Returns the paths, in the order given. Registers `rerun-if-changed` for
+/// the contract, the SDK and each guest's directory.
+pub fn build(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<PathBuf> {
+    require_target();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target_dir = workspace.join("target").join("wasm-guests");
+    for dir in ["wit", "sdk/src", "sdk/Cargo.toml", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
+    }
+    let mut outputs = Vec::new();
+    for guest in guests {
+        let manifest = package_dir(workspace, guest.package);
+        println!("cargo:rerun-if-changed={}", manifest.display());
+        let mut cmd = Command::new(&cargo);
+        cmd.current_dir(workspace)
+            .args(["rustc", "--quiet", "--lib", "--release", "--crate-type", "cdylib"])
+            .args(["--target", "wasm32-wasip2", "-p", guest.package])
+            .arg("--target-dir")
+            .arg(&target_dir);
+        // Flags meant for the host build must not leak into the guest build.
+        for var in [
+            "CARGO_ENCODED_RUSTFLAGS",
+            "RUSTFLAGS",
+            "CARGO_BUILD_RUSTFLAGS",
+            "CARGO_TARGET_DIR",
+            "CARGO_BUILD_TARGET",
+            "RUSTC_WORKSPACE_WRAPPER",
+        ] {
+            cmd.env_remove(var);
+        }
+        // Components carry no DWARF (names stay, so traps are readable).
+        cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+            .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");
+        let status = cmd
+            .status()
+            .unwrap_or_else(|e| panic!("could not run `{cargo}` to build guest {}: {e}", guest.package));
+        assert!(
+            status.success(),
+            "building guest `{}` for wasm32-wasip2 failed (see cargo's output above)",
+            guest.package
+        );
+        let built = target_dir
+            .join("wasm32-wasip2")
+            .join("release")
+            .join(format!("{}.wasm", guest.package.replace('-', "_")));
+        let dest = out_dir.join(guest.file_name);
+        std::fs::copy(&built, &dest).unwrap_or_else(|e| {
+            panic!("copying {} to {}: {e}", built.display(), dest.display())
+        });
+        outputs.push(dest);
+    }
+    outputs
+}
+
+/// Panics with the exact install command when the target is missing.
+fn require_target() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let installed = sysroot
+        .map(|root| root.join("lib/rustlib/wasm32-wasip2").is_dir())
+        .unwrap_or(false);
+    if !installed {
+        panic!(
+            "\n\nerror: the wasm32-wasip2 Rust target is not installed; the bundled plugins need it.\n\
+             run: rustup target add wasm32-wasip2\n\n"
+        );
+    }
+}
+
+/// The directory holding `package`: guests/, examples/ and tests/ are searched.
+fn package_dir(workspace: &Path, package: &str) -> PathBuf {
+    ["guests", "examples", "tests"]
+        .iter()
+        .map(|dir| workspace.join(dir).join(package))
+        .find(|p| p.join("Cargo.toml").is_file())
+        .unwrap_or_else(|| panic!("guest package `{package}` not found under guests/, examples/ or tests/"))
+}

@@ -1,0 +1,228 @@
+//! [`Bitmap`]: Slurm's `bitstr_t` as a `bitvec`, with the contract's wire form.
+
+use bitvec::prelude::{BitVec, Lsb0};
+
+use crate::types;
+
+/// A fixed-length bitmap (node sets, core sets, device sets).
+///
+/// Converts losslessly to and from the contract's `bitmap` record (bit `i`
+/// in word `i / 64` at position `i % 64`, least significant first).
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct Bitmap(BitVec<u32, Lsb0>);
+
+impl Bitmap {
+    /// A bitmap of `len` clear bits.
+    pub fn new(len: usize) -> Self {
+        Bitmap(BitVec::repeat(false, len))
+    }
+
+    /// A bitmap of `len` bits with every bit set.
+    pub fn full(len: usize) -> Self {
+        Bitmap(BitVec::repeat(true, len))
+    }
+
+    /// A bitmap of `len` bits with the given bits set.
+    ///
+    /// # Panics
+    /// If a bit is at or past `len`.
+    pub fn from_bits(len: usize, bits: impl IntoIterator<Item = usize>) -> Self {
+        let mut map = Self::new(len);
+        for bit in bits {
+            map.set(bit, true);
+        }
+        map
+    }
+
+    /// Builds a bitmap from the contract's words.
+    ///
+    /// Fails when `words` does not hold exactly `ceil(len / 64)` entries or a
+    /// bit at or past `len` is set.
+    pub fn from_words(len: u32, words: &[u64]) -> Result<Self, String> {
+        let len = len as usize;
+        let expected = len.div_ceil(64);
+        if words.len() != expected {
+            return Err(format!(
+                "bitmap of {len} bits needs {expected} words, got {}",
+                words.len()
+            ));
+        }
+        // bitvec stores u32 on every target (it has no u64 store on wasm32):
+        // each contract word becomes its low half, then its high half.
+        let halves = words.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]).collect();
+        let mut bits = BitVec::<u32, Lsb0>::from_vec(halves);
+        if bits[len..].any() {
+            return Err(format!("bitmap of {len} bits has bits set past its end"));
+        }
+        bits.truncate(len);
+        Ok(Bitmap(bits))
+    }
+
+    /// The contract's words for this bitmap.
+    pub fn to_words(&self) -> Vec<u64> {
+        let mut bits = self.0.clone();
+        bits.resize(self.0.len().div_ceil(64) * 64, false);
+        bits.into_vec()
+            .chunks(2)
+            .map(|pair| u64::from(pair[0]) | (u64::from(pair[1]) << 32))
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Bit `i`; false past the end.
+    pub fn get(&self, i: usize) -> bool {
+        self.0.get(i).is_some_and(|b| *b)
+    }
+
+    /// Sets bit `i`.
+    ///
+    /// # Panics
+    /// If `i` is at or past the length.
+    pub fn set(&mut self, i: usize, value: bool) {
+        self.0.set(i, value);
+    }
+
+    /// Number of set bits (`bit_set_count`).
+    pub fn count(&self) -> usize {
+        self.0.count_ones()
+    }
+
+    /// Indices of set bits, ascending.
+    pub fn ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter_ones()
+    }
+
+    /// First set bit (`bit_ffs`).
+    pub fn first(&self) -> Option<usize> {
+        self.0.first_one()
+    }
+
+    /// Last set bit (`bit_fls`).
+    pub fn last(&self) -> Option<usize> {
+        self.0.last_one()
+    }
+
+    /// `self &= other` over the shorter length; bits past `other`'s end are cleared.
+    pub fn and_assign(&mut self, other: &Bitmap) {
+        for i in 0..self.len() {
+            if !other.get(i) {
+                self.0.set(i, false);
+            }
+        }
+    }
+
+    /// `self |= other`; bits of `other` past `self`'s end are ignored.
+    pub fn or_assign(&mut self, other: &Bitmap) {
+        let len = self.len();
+        for i in other.ones().take_while(|&i| i < len) {
+            self.0.set(i, true);
+        }
+    }
+
+    /// Is every set bit of `self` also set in `other`?
+    pub fn is_subset_of(&self, other: &Bitmap) -> bool {
+        self.ones().all(|i| other.get(i))
+    }
+
+    /// Slurm's range format (`bit_fmt`): `0-3,7`.
+    pub fn to_ranges(&self) -> String {
+        let mut out = Vec::new();
+        let mut iter = self.ones().peekable();
+        while let Some(start) = iter.next() {
+            let mut end = start;
+            while iter.peek() == Some(&(end + 1)) {
+                end = iter.next().unwrap_or(end);
+            }
+            out.push(if start == end {
+                start.to_string()
+            } else {
+                format!("{start}-{end}")
+            });
+        }
+        out.join(",")
+    }
+
+    /// Slurm's hex mask format (`bit_fmt_hexmask`): `0x` and upper-case hex,
+    /// zero-padded to `ceil(len / 4)` digits.
+    pub fn to_hex_mask(&self) -> String {
+        let digits = self.len().div_ceil(4).max(1);
+        let mut out = String::with_capacity(digits + 2);
+        out.push_str("0x");
+        for d in (0..digits).rev() {
+            let nibble = (0..4).fold(0u8, |acc, b| acc | (u8::from(self.get(d * 4 + b)) << b));
+            out.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0').to_ascii_uppercase());
+        }
+        out
+    }
+
+    /// The underlying `bitvec`.
+    pub fn as_bitvec(&self) -> &BitVec<u32, Lsb0> {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Bitmap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Bitmap({}: {})", self.len(), self.to_ranges())
+    }
+}
+
+impl From<&Bitmap> for types::Bitmap {
+    fn from(map: &Bitmap) -> Self {
+        types::Bitmap {
+            len: map.len() as u32,
+            words: map.to_words(),
+        }
+    }
+}
+
+impl From<Bitmap> for types::Bitmap {
+    fn from(map: Bitmap) -> Self {
+        (&map).into()
+    }
+}
+
+impl TryFrom<&types::Bitmap> for Bitmap {
+    type Error = crate::Error;
+
+    fn try_from(map: &types::Bitmap) -> Result<Self, Self::Error> {
+        Bitmap::from_words(map.len, &map.words)
+            .map_err(|e| crate::Error::new(crate::codes::EINVAL, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip_lsb_first() {
+        let map = Bitmap::from_bits(70, [0, 3, 64, 69]);
+        let words = map.to_words();
+        assert_eq!(words, vec![0b1001, 0b10_0001]);
+        assert_eq!(Bitmap::from_words(70, &words).unwrap(), map);
+    }
+
+    #[test]
+    fn from_words_rejects_bad_shapes() {
+        assert!(Bitmap::from_words(70, &[0]).is_err());
+        assert!(Bitmap::from_words(4, &[0b1_0000]).is_err());
+        assert!(Bitmap::from_words(0, &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn formats_like_slurm() {
+        let map = Bitmap::from_bits(16, [0, 1, 2, 3, 7, 9]);
+        assert_eq!(map.to_ranges(), "0-3,7,9");
+        // spec 5.7: 16 CPUs, CPUs 0 and 1 -> 0x0003
+        assert_eq!(Bitmap::from_bits(16, [0, 1]).to_hex_mask(), "0x0003");
+        assert_eq!(Bitmap::from_bits(16, [8, 9]).to_hex_mask(), "0x0300");
+    }
+}

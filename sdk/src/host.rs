@@ -1,0 +1,108 @@
+//! Calls from a plugin to its host.
+//!
+//! Inside a component these are the contract's imports; in a native build
+//! (unit tests, benchmarks) they go to the [`crate::testkit`] mock host of
+//! the calling thread, so plugin logic runs unchanged under `cargo test`.
+
+pub use crate::base::slurm::plugin::log::Level;
+pub use crate::types::CapabilityError;
+
+/// Writes a log line through the host's `log` capability.
+pub fn log(level: Level, message: &str) {
+    #[cfg(target_arch = "wasm32")]
+    crate::base::slurm::plugin::log::write(level, message);
+    #[cfg(not(target_arch = "wasm32"))]
+    crate::testkit::with(|mock| mock.logs.push((level, message.to_string())));
+}
+
+/// Seconds since the Unix epoch, as the host defines it (virtual time in
+/// simulations).
+pub fn now() -> i64 {
+    #[cfg(target_arch = "wasm32")]
+    return crate::base::slurm::plugin::clock::now();
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| mock.now);
+}
+
+/// A monotonic nanosecond counter.
+pub fn monotonic_nanos() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    return crate::base::slurm::plugin::clock::monotonic_nanos();
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| mock.monotonic_nanos);
+}
+
+/// The node's CPU layout (`topology` capability; denied unless granted).
+#[cfg(feature = "task")]
+pub fn cpu_layout() -> Result<crate::task::topology::CpuLayout, CapabilityError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::task::topology::read_layout();
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| mock.cpu_layout.clone());
+}
+
+/// Binds `pid` to the OS CPUs in `cpus` (`cpuset` capability; denied unless granted).
+#[cfg(feature = "task")]
+pub fn bind_cpus(pid: u32, cpus: &crate::Bitmap) -> Result<(), CapabilityError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::task::cpuset::bind(pid, &cpus.into());
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| match &mock.cpuset_denied {
+        Some(e) => Err(e.clone()),
+        None => {
+            mock.bound.push((pid, cpus.clone()));
+            Ok(())
+        }
+    });
+}
+
+/// The GPUs of the node (`gpu` capability; denied unless granted).
+#[cfg(feature = "gres")]
+pub fn gpu_devices() -> Result<Vec<crate::gres::gpu::GpuDevice>, CapabilityError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::gres::gpu::devices();
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| mock.gpus.clone());
+}
+
+/// Sets a GPU's application clocks (`gpu-control` capability; denied unless granted).
+#[cfg(feature = "gres")]
+pub fn set_gpu_clocks(
+    index: u32,
+    clocks: crate::gres::gpu_control::Clocks,
+) -> Result<(), CapabilityError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::gres::gpu_control::set_application_clocks(index, clocks);
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| match &mock.gpu_control_denied {
+        Some(e) => Err(e.clone()),
+        None => {
+            mock.clocks_set.push((index, clocks));
+            Ok(())
+        }
+    });
+}
+
+/// Logs at error level: `slurm_wasm_sdk::error!("bad {x}")`.
+#[macro_export]
+macro_rules! error {
+    ($($arg:tt)*) => { $crate::host::log($crate::host::Level::Error, &format!($($arg)*)) };
+}
+
+/// Logs at warning level.
+#[macro_export]
+macro_rules! warn {
+    ($($arg:tt)*) => { $crate::host::log($crate::host::Level::Warn, &format!($($arg)*)) };
+}
+
+/// Logs at info level.
+#[macro_export]
+macro_rules! info {
+    ($($arg:tt)*) => { $crate::host::log($crate::host::Level::Info, &format!($($arg)*)) };
+}
+
+/// Logs at debug level.
+#[macro_export]
+macro_rules! debug {
+    ($($arg:tt)*) => { $crate::host::log($crate::host::Level::Debug, &format!($($arg)*)) };
+}

@@ -1,0 +1,174 @@
+//! # slurm-wasm-sdk
+//!
+//! Everything a plugin author needs to write a Slurm plugin as a
+//! WebAssembly component for the `slurm:plugin` contract:
+//!
+//! * bindings for each plugin world, behind the features `select`, `gres`,
+//!   `priority` and `task` (enable the one your plugin implements);
+//! * [`Bitmap`], a `bitvec` bitmap that converts to and from the contract's
+//!   `bitmap` record;
+//! * [`Error`] and the Slurm error [`codes`];
+//! * [`host`]: logging and the clock, which call the host inside a component
+//!   and the [`testkit`] mock host in native unit tests;
+//! * export macros ([`export_priority!`], [`export_task!`], ...);
+//! * [`testkit`]: an in-process mock host and fixtures, so a plugin's logic
+//!   is tested with plain `cargo test`.
+//!
+//! A plugin implements the world's `Guest` traits on one type and exports it:
+//!
+//! ```ignore
+//! struct MyPriority;
+//! impl slurm_wasm_sdk::priority::IdentityGuest for MyPriority { /* describe() */ }
+//! impl slurm_wasm_sdk::priority::PriorityGuest for MyPriority { /* set(), ... */ }
+//! slurm_wasm_sdk::export_priority!(MyPriority);
+//! ```
+
+pub mod bitmap;
+pub mod codes;
+pub mod error;
+pub mod host;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testkit;
+pub mod version;
+
+pub use bitmap::Bitmap;
+pub use error::Error;
+pub use version::{slurm_version_number, CONTRACT_VERSION};
+
+/// Bindings of the `plugin-imports` world: the shared `types`, and the
+/// `log` and `clock` imports every plugin world has.
+pub mod base {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "plugin-imports",
+        generate_unused_types: true,
+    });
+}
+
+/// The contract's shared records (`job`, `node`, `bitmap`, ...).
+pub use base::slurm::plugin::types;
+
+
+/// Bindings of the `select-plugin` world.
+#[cfg(feature = "select")]
+pub mod select {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "select-plugin",
+        with: {
+            "slurm:plugin/types@0.1.0": crate::base::slurm::plugin::types,
+            "slurm:plugin/log@0.1.0": crate::base::slurm::plugin::log,
+            "slurm:plugin/clock@0.1.0": crate::base::slurm::plugin::clock,
+        },
+        pub_export_macro: true,
+        export_macro_name: "__export_select_plugin",
+        default_bindings_module: "slurm_wasm_sdk::select",
+    });
+    pub use exports::slurm::plugin::select::*;
+    pub use exports::slurm::plugin::select::Guest as SelectGuest;
+    pub use self::Guest as IdentityGuest;
+}
+
+/// Bindings of the `gres-plugin` world.
+#[cfg(feature = "gres")]
+pub mod gres {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "gres-plugin",
+        with: {
+            "slurm:plugin/types@0.1.0": crate::base::slurm::plugin::types,
+            "slurm:plugin/log@0.1.0": crate::base::slurm::plugin::log,
+            "slurm:plugin/clock@0.1.0": crate::base::slurm::plugin::clock,
+        },
+        pub_export_macro: true,
+        export_macro_name: "__export_gres_plugin",
+        default_bindings_module: "slurm_wasm_sdk::gres",
+    });
+    pub use exports::slurm::plugin::gres::*;
+    pub use exports::slurm::plugin::gres::Guest as GresGuest;
+    pub use self::Guest as IdentityGuest;
+    pub use slurm::plugin::{gpu, gpu_control};
+}
+
+/// Bindings of the `priority-plugin` world.
+#[cfg(feature = "priority")]
+pub mod priority {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "priority-plugin",
+        with: {
+            "slurm:plugin/types@0.1.0": crate::base::slurm::plugin::types,
+            "slurm:plugin/log@0.1.0": crate::base::slurm::plugin::log,
+            "slurm:plugin/clock@0.1.0": crate::base::slurm::plugin::clock,
+        },
+        pub_export_macro: true,
+        export_macro_name: "__export_priority_plugin",
+        default_bindings_module: "slurm_wasm_sdk::priority",
+    });
+    pub use exports::slurm::plugin::priority::*;
+    pub use exports::slurm::plugin::priority::Guest as PriorityGuest;
+    pub use self::Guest as IdentityGuest;
+}
+
+/// Bindings of the `task-plugin` world.
+#[cfg(feature = "task")]
+pub mod task {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "task-plugin",
+        with: {
+            "slurm:plugin/types@0.1.0": crate::base::slurm::plugin::types,
+            "slurm:plugin/log@0.1.0": crate::base::slurm::plugin::log,
+            "slurm:plugin/clock@0.1.0": crate::base::slurm::plugin::clock,
+        },
+        pub_export_macro: true,
+        export_macro_name: "__export_task_plugin",
+        default_bindings_module: "slurm_wasm_sdk::task",
+    });
+    pub use exports::slurm::plugin::task::*;
+    pub use exports::slurm::plugin::task::Guest as TaskGuest;
+    pub use self::Guest as IdentityGuest;
+    pub use slurm::plugin::{cpuset, topology};
+}
+
+/// Exports a type implementing `select::{IdentityGuest, SelectGuest}` as the
+/// component's select plugin. Expands to nothing outside `wasm32`, so the
+/// same crate also builds natively for tests and benchmarks.
+#[cfg(feature = "select")]
+#[macro_export]
+macro_rules! export_select {
+    ($ty:ident) => {
+        #[cfg(target_arch = "wasm32")]
+        $crate::select::__export_select_plugin!($ty with_types_in $crate::select);
+    };
+}
+
+/// Exports a type implementing `gres::{IdentityGuest, GresGuest}`.
+#[cfg(feature = "gres")]
+#[macro_export]
+macro_rules! export_gres {
+    ($ty:ident) => {
+        #[cfg(target_arch = "wasm32")]
+        $crate::gres::__export_gres_plugin!($ty with_types_in $crate::gres);
+    };
+}
+
+/// Exports a type implementing `priority::{IdentityGuest, PriorityGuest}`.
+#[cfg(feature = "priority")]
+#[macro_export]
+macro_rules! export_priority {
+    ($ty:ident) => {
+        #[cfg(target_arch = "wasm32")]
+        $crate::priority::__export_priority_plugin!($ty with_types_in $crate::priority);
+    };
+}
+
+/// Exports a type implementing `task::{IdentityGuest, TaskGuest}`.
+#[cfg(feature = "task")]
+#[macro_export]
+macro_rules! export_task {
+    ($ty:ident) => {
+        #[cfg(target_arch = "wasm32")]
+        $crate::task::__export_task_plugin!($ty with_types_in $crate::task);
+    };
+}
