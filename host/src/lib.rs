@@ -1,1 +1,50 @@
-pub fn placeholder() {}
+//! # slurm-wasm-host
+//!
+//! Runs Slurm scheduler plugins (select, gres, priority, task) compiled to
+//! WebAssembly components against the `slurm:plugin` contract (`wit/`).
+//!
+//! * [`Host`]: one shared engine, compiled-component cache, epoch ticker and
+//!   capability providers.
+//! * Typed handles, one per kind: [`SelectPlugin`], [`GresPlugin`],
+//!   [`PriorityPlugin`], [`TaskPlugin`]. Each call runs under the plugin's
+//!   [`Limits`] (fuel, wall-clock deadline, memory); a fault is reported as a
+//!   [`CallError`] naming plugin, function and limit, and the plugin's
+//!   [`FailurePolicy`] decides what serves the next call.
+//! * Capabilities are denied unless granted ([`Grants`]); WASI is linked
+//!   with nothing behind it.
+//! * [`state`]: atomic, checksummed state files.
+
+pub mod bindings;
+pub mod bundled;
+mod cache;
+pub mod capabilities;
+mod engine;
+mod error;
+pub mod kinds;
+mod limits;
+mod plugin;
+mod store;
+mod validate;
+mod wasi_log;
+
+pub use bindings::types;
+pub use capabilities::{Capability, Grants, Services};
+pub use engine::{Host, HostOptions};
+pub use error::{capability_name, CallError, LoadError};
+pub use kinds::gres::GresPlugin;
+pub use kinds::priority::PriorityPlugin;
+pub use kinds::select::SelectPlugin;
+pub use kinds::task::TaskPlugin;
+pub use limits::{FailurePolicy, Limits, EPOCH_TICK};
+pub use plugin::{CallStats, PluginSettings, PluginSource, Slot, CONTRACT_VERSION};
+pub mod state;
+
+/// Saving or restoring a plugin's state file failed: in the plugin, or in
+/// the file (corrupt, truncated, foreign).
+#[derive(Debug, thiserror::Error)]
+pub enum StateFileError {
+    #[error(transparent)]
+    Call(#[from] CallError),
+    #[error(transparent)]
+    File(#[from] state::StateError),
+}

@@ -1,0 +1,20 @@
+//! Builds the bundled plugins (guests/) to wasm32-wasip2 components so the
+//! host library can carry them (`bundled.rs`).
+
+use std::path::PathBuf;
+
+use slurm_wasm_guest_build::{build, Guest};
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let workspace = manifest.parent().expect("host/ lives in the workspace").to_path_buf();
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    build(
+        &workspace,
+        &out_dir,
+        &[
+            Guest { package: "priority-basic", file_name: "priority_basic.wasm" },
+            Guest { package: "task-none", file_name: "task_none.wasm" },
+        ],
+    );
+}

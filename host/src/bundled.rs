@@ -1,0 +1,38 @@
+//! The plugins carried inside the host (built from guests/ by build.rs).
+
+use crate::plugin::Slot;
+
+/// A bundled plugin: its Slurm type, file name and component bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Bundled {
+    pub plugin_type: &'static str,
+    pub file_name: &'static str,
+    pub slot: Slot,
+    pub bytes: &'static [u8],
+}
+
+/// Every bundled plugin.
+pub const BUNDLED: &[Bundled] = &[
+    Bundled {
+        plugin_type: "priority/basic",
+        file_name: "priority_basic.wasm",
+        slot: Slot::Priority,
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/priority_basic.wasm")),
+    },
+    Bundled {
+        plugin_type: "task/none",
+        file_name: "task_none.wasm",
+        slot: Slot::Task,
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/task_none.wasm")),
+    },
+];
+
+/// The bundled plugin of `plugin_type` (`priority/basic`).
+pub fn find(plugin_type: &str) -> Option<&'static Bundled> {
+    BUNDLED.iter().find(|b| b.plugin_type == plugin_type)
+}
+
+/// The bundled plugin types, comma-separated, for messages.
+pub fn names() -> String {
+    BUNDLED.iter().map(|b| b.plugin_type).collect::<Vec<_>>().join(", ")
+}

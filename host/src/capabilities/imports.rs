@@ -1,0 +1,165 @@
+//! The contract's capability imports, implemented on [`HostState`]: each
+//! checks the plugin's grants, then asks the provider.
+
+use crate::bindings::base::slurm::plugin::{clock, log, types};
+use crate::bindings::gres::slurm::plugin::{gpu, gpu_control};
+use crate::bindings::task::slurm::plugin::{cpuset, topology};
+use crate::capabilities::{Capability, CapabilityError};
+use crate::store::HostState;
+
+/// Longest log message kept; the rest is cut with a marker.
+const MAX_LOG_MESSAGE: usize = 64 * 1024;
+
+impl types::Host for HostState {}
+
+impl log::Host for HostState {
+    fn write(&mut self, level: log::Level, message: String) {
+        let mut message = message;
+        if message.len() > MAX_LOG_MESSAGE {
+            let mut cut = MAX_LOG_MESSAGE;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push_str(" [truncated]");
+        }
+        let plugin = &*self.plugin;
+        match level {
+            log::Level::Error => tracing::error!(target: "slurm_wasm::plugin", plugin, "{message}"),
+            log::Level::Warn => tracing::warn!(target: "slurm_wasm::plugin", plugin, "{message}"),
+            log::Level::Info => tracing::info!(target: "slurm_wasm::plugin", plugin, "{message}"),
+            log::Level::Debug => tracing::debug!(target: "slurm_wasm::plugin", plugin, "{message}"),
+            log::Level::Trace => tracing::trace!(target: "slurm_wasm::plugin", plugin, "{message}"),
+        }
+    }
+}
+
+impl clock::Host for HostState {
+    fn now(&mut self) -> i64 {
+        self.services.clock.now()
+    }
+
+    fn monotonic_nanos(&mut self) -> u64 {
+        self.services.clock.monotonic_nanos()
+    }
+}
+
+impl topology::Host for HostState {
+    fn read_layout(&mut self) -> Result<topology::CpuLayout, CapabilityError> {
+        if !self.grants.allows(Capability::Topology) {
+            return Err(self.deny(Capability::Topology));
+        }
+        self.services.topology.cpu_layout()
+    }
+}
+
+/// OS CPU ids set in a contract bitmap.
+fn bitmap_ones(map: &types::Bitmap) -> Result<Vec<u32>, CapabilityError> {
+    let expected = (map.len as usize).div_ceil(64);
+    if map.words.len() != expected {
+        return Err(CapabilityError::Failed(format!(
+            "malformed bitmap: {} bits need {expected} words, got {}",
+            map.len,
+            map.words.len()
+        )));
+    }
+    Ok((0..map.len).filter(|&i| map.words[(i / 64) as usize] >> (i % 64) & 1 == 1).collect())
+}
+
+fn to_bitmap(ids: &[u32]) -> types::Bitmap {
+    let len = ids.iter().max().map_or(0, |m| m + 1);
+    let mut words = vec![0u64; (len as usize).div_ceil(64)];
+    for &id in ids {
+        words[(id / 64) as usize] |= 1 << (id % 64);
+    }
+    types::Bitmap { len, words }
+}
+
+impl cpuset::Host for HostState {
+    fn bind(&mut self, pid: u32, cpus: types::Bitmap) -> Result<(), CapabilityError> {
+        if !self.grants.allows(Capability::Cpuset) {
+            return Err(self.deny(Capability::Cpuset));
+        }
+        if !self.call.allowed_pids.contains(&pid) {
+            return Err(CapabilityError::Failed(format!(
+                "pid {pid} is not a task of the step this call serves (allowed: {:?})",
+                self.call.allowed_pids
+            )));
+        }
+        let ids = bitmap_ones(&cpus)?;
+        if ids.is_empty() {
+            return Err(CapabilityError::Failed("refusing to bind to an empty CPU set".into()));
+        }
+        self.services.cpuset.bind(pid, &ids)
+    }
+
+    fn get(&mut self, pid: u32) -> Result<types::Bitmap, CapabilityError> {
+        if !self.grants.allows(Capability::Cpuset) {
+            return Err(self.deny(Capability::Cpuset));
+        }
+        if !self.call.allowed_pids.contains(&pid) {
+            return Err(CapabilityError::Failed(format!("pid {pid} is not a task of the step this call serves")));
+        }
+        self.services.cpuset.get(pid).map(|ids| to_bitmap(&ids))
+    }
+}
+
+impl gpu::Host for HostState {
+    fn devices(&mut self) -> Result<Vec<gpu::GpuDevice>, CapabilityError> {
+        if !self.grants.allows(Capability::Gpu) {
+            return Err(self.deny(Capability::Gpu));
+        }
+        self.services.gpu.devices()
+    }
+
+    fn supported_memory_clocks(&mut self, index: u32) -> Result<Vec<u32>, CapabilityError> {
+        if !self.grants.allows(Capability::Gpu) {
+            return Err(self.deny(Capability::Gpu));
+        }
+        self.services.gpu.supported_memory_clocks(index)
+    }
+
+    fn supported_graphics_clocks(&mut self, index: u32, memory_mhz: u32) -> Result<Vec<u32>, CapabilityError> {
+        if !self.grants.allows(Capability::Gpu) {
+            return Err(self.deny(Capability::Gpu));
+        }
+        self.services.gpu.supported_graphics_clocks(index, memory_mhz)
+    }
+}
+
+impl gpu_control::Host for HostState {
+    fn application_clocks(&mut self, index: u32) -> Result<gpu_control::Clocks, CapabilityError> {
+        if !self.grants.allows(Capability::GpuControl) {
+            return Err(self.deny(Capability::GpuControl));
+        }
+        self.services.gpu.application_clocks(index)
+    }
+
+    fn set_application_clocks(&mut self, index: u32, clocks: gpu_control::Clocks) -> Result<(), CapabilityError> {
+        if !self.grants.allows(Capability::GpuControl) {
+            return Err(self.deny(Capability::GpuControl));
+        }
+        self.services.gpu.set_application_clocks(index, clocks)
+    }
+
+    fn reset_application_clocks(&mut self, index: u32) -> Result<(), CapabilityError> {
+        if !self.grants.allows(Capability::GpuControl) {
+            return Err(self.deny(Capability::GpuControl));
+        }
+        self.services.gpu.reset_application_clocks(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bitmap_conversion_round_trips() {
+        let map = to_bitmap(&[0, 3, 64]);
+        assert_eq!(map.len, 65);
+        assert_eq!(bitmap_ones(&map).unwrap(), vec![0, 3, 64]);
+        let bad = types::Bitmap { len: 65, words: vec![1] };
+        assert!(bitmap_ones(&bad).is_err());
+    }
+}

@@ -1,0 +1,125 @@
+//! [`Host`]: the shared engine, linkers, compiled-component cache, epoch
+//! ticker and capability providers that every loaded plugin uses.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::cache::ComponentCache;
+use crate::capabilities::Services;
+use crate::limits::EPOCH_TICK;
+use crate::store::HostState;
+
+/// How a [`Host`] is built.
+#[derive(Debug, Clone, Default)]
+pub struct HostOptions {
+    /// Directory for compiled components; `None` keeps them in memory only.
+    pub cache_dir: Option<PathBuf>,
+    /// Use wasmtime's pooling allocator (fast instantiation, address space
+    /// reserved up front for `pooling_instances` instances).
+    pub pooling: bool,
+    /// Instances the pool holds when `pooling` is on (default 32).
+    pub pooling_instances: Option<u32>,
+    /// Providers behind the capabilities.
+    pub services: Services,
+    /// Seed of the random source WASI gives plugins (deterministic replays).
+    pub random_seed: u64,
+}
+
+/// The largest linear memory a pooled instance may grow to.
+const POOLED_MEMORY_BYTES: usize = 1 << 30;
+
+pub(crate) struct Shared {
+    pub engine: Engine,
+    pub cache: ComponentCache,
+    pub services: Services,
+    pub random_seed: u64,
+    pub linkers: Linkers,
+}
+
+pub(crate) struct Linkers {
+    pub select: Linker<HostState>,
+    pub gres: Linker<HostState>,
+    pub priority: Linker<HostState>,
+    pub task: Linker<HostState>,
+}
+
+/// The plugin host. Cheap to clone; `Send + Sync`. Loading a plugin through
+/// it compiles the component once (see [`HostOptions::cache_dir`]).
+#[derive(Clone)]
+pub struct Host {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Host {
+    /// Creates the engine (fuel and epoch interruption on, component model),
+    /// the linkers for the four worlds, and starts the epoch ticker thread,
+    /// which ends when the last clone of the host is dropped.
+    pub fn new(options: HostOptions) -> anyhow::Result<Host> {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.consume_fuel(true);
+        config.epoch_interruption(true);
+        config.max_wasm_stack(512 << 10);
+        if options.pooling {
+            let instances = options.pooling_instances.unwrap_or(32);
+            let mut pool = PoolingAllocationConfig::default();
+            pool.total_component_instances(instances)
+                .total_core_instances(instances * 8)
+                .total_memories(instances * 2)
+                .total_tables(instances * 8)
+                .max_memory_size(POOLED_MEMORY_BYTES);
+            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
+        let engine = Engine::new(&config)?;
+        let linkers = Linkers {
+            select: crate::kinds::select::linker(&engine)?,
+            gres: crate::kinds::gres::linker(&engine)?,
+            priority: crate::kinds::priority::linker(&engine)?,
+            task: crate::kinds::task::linker(&engine)?,
+        };
+        start_epoch_ticker(&engine);
+        Ok(Host {
+            shared: Arc::new(Shared {
+                engine,
+                cache: ComponentCache::new(options.cache_dir),
+                services: options.services,
+                random_seed: options.random_seed,
+                linkers,
+            }),
+        })
+    }
+
+    /// The shared wasmtime engine.
+    pub fn engine(&self) -> &Engine {
+        &self.shared.engine
+    }
+
+    /// The capability providers.
+    pub fn services(&self) -> &Services {
+        &self.shared.services
+    }
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until the engine is gone.
+fn start_epoch_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("slurm-wasm-epoch".into())
+        .spawn(move || loop {
+            std::thread::sleep(EPOCH_TICK);
+            match weak.upgrade() {
+                Some(engine) => engine.increment_epoch(),
+                None => break,
+            }
+        })
+        .expect("spawning the epoch ticker thread");
+}
+
+/// WASI preview 2 for a plugin store: linked with nothing behind it (see
+/// [`HostState::new`]).
+pub(crate) fn add_wasi(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_sync(linker)
+}

@@ -1,0 +1,6 @@
+//! Typed handles for the four plugin kinds.
+
+pub mod gres;
+pub mod priority;
+pub mod select;
+pub mod task;

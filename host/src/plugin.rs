@@ -1,0 +1,436 @@
+//! The part of a plugin handle that every kind shares: loading checks, the
+//! instance behind a lock, limits per call, fault classification and the
+//! failure policy.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use wasmtime::component::{Component, InstancePre, Linker};
+use wasmtime::{Store, Trap};
+
+use crate::bindings::types::{Capability, PluginError, PluginIdentity};
+use crate::bundled;
+use crate::capabilities::Grants;
+use crate::engine::{Host, Shared};
+use crate::error::{capability_name, CallError, LoadError};
+use crate::limits::{FailurePolicy, Limits};
+use crate::store::HostState;
+
+/// The contract version this host speaks.
+pub const CONTRACT_VERSION: &str = "0.1.0";
+
+/// The four plugin kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Slot {
+    Select,
+    Gres,
+    Priority,
+    Task,
+}
+
+impl Slot {
+    /// The kind as it starts a plugin type (`select` of `select/linear`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Slot::Select => "select",
+            Slot::Gres => "gres",
+            Slot::Priority => "priority",
+            Slot::Task => "task",
+        }
+    }
+
+    /// Capability interfaces a plugin of this kind may import.
+    pub fn allowed_capabilities(self) -> &'static [Capability] {
+        match self {
+            Slot::Select | Slot::Priority => &[Capability::Log, Capability::Clock],
+            Slot::Gres => &[Capability::Log, Capability::Clock, Capability::Gpu, Capability::GpuControl],
+            Slot::Task => &[Capability::Log, Capability::Clock, Capability::Topology, Capability::Cpuset],
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Slot> {
+        [Slot::Select, Slot::Gres, Slot::Priority, Slot::Task].into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// How one plugin is run: its limits, grants and failure policy.
+#[derive(Debug, Clone, Default)]
+pub struct PluginSettings {
+    pub limits: Limits,
+    pub grants: Grants,
+    pub failure: FailurePolicy,
+}
+
+/// Where a plugin's component comes from.
+#[derive(Debug, Clone)]
+pub enum PluginSource {
+    /// A `.wasm` component file.
+    File(std::path::PathBuf),
+    /// Component bytes, with a name for messages.
+    Bytes { name: String, bytes: Vec<u8> },
+    /// A plugin bundled with the host, by type (`priority/basic`).
+    Bundled(String),
+}
+
+impl PluginSource {
+    pub(crate) fn read(&self) -> Result<(String, std::borrow::Cow<'static, [u8]>), LoadError> {
+        match self {
+            PluginSource::File(path) => {
+                let name = path.display().to_string();
+                let bytes = std::fs::read(path).map_err(|e| LoadError::Io { source_name: name.clone(), reason: e.to_string() })?;
+                Ok((name, bytes.into()))
+            }
+            PluginSource::Bytes { name, bytes } => Ok((name.clone(), bytes.clone().into())),
+            PluginSource::Bundled(plugin_type) => {
+                let plugin = bundled::find(plugin_type).ok_or_else(|| LoadError::UnknownBundled(plugin_type.clone(), bundled::names()))?;
+                Ok((format!("bundled {}", plugin.plugin_type), plugin.bytes.into()))
+            }
+        }
+    }
+}
+
+/// What a kind contributes to the shared machinery.
+pub(crate) trait Kind: Sized + 'static {
+    const SLOT: Slot;
+    /// bindgen's pre-instantiated world (`PriorityPluginPre<HostState>`).
+    type Pre: Clone + Send + Sync + 'static;
+    /// bindgen's instantiated world (`PriorityPlugin`).
+    type Bindings: Send + Sync + 'static;
+    /// The argument of the kind's `init`.
+    type Config: Clone + Send + Sync + 'static;
+
+    fn linker(shared: &Shared) -> &Linker<HostState>;
+    fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre>;
+    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self::Bindings>;
+    fn describe(bindings: &Self::Bindings, store: &mut Store<HostState>) -> wasmtime::Result<PluginIdentity>;
+    fn init(bindings: &Self::Bindings, store: &mut Store<HostState>, config: &Self::Config) -> wasmtime::Result<Result<(), PluginError>>;
+    /// Restores saved state after a restart; kinds without state return `Ok(Ok(()))`.
+    fn restore(bindings: &Self::Bindings, store: &mut Store<HostState>, data: &[u8]) -> wasmtime::Result<Result<(), PluginError>>;
+}
+
+/// A compiled, checked plugin ready to instantiate.
+struct Loaded<K: Kind> {
+    identity: PluginIdentity,
+    pre: K::Pre,
+}
+
+struct Live<K: Kind> {
+    store: Store<HostState>,
+    bindings: K::Bindings,
+}
+
+struct Slotted<K: Kind> {
+    loaded: Arc<Loaded<K>>,
+    live: Option<Live<K>>,
+    faults: u32,
+    disabled: Option<String>,
+    config: Option<K::Config>,
+    saved_state: Option<Vec<u8>>,
+    fell_back: bool,
+}
+
+/// A loaded plugin of kind `K`. `Send + Sync`: calls from several threads
+/// are serialised on the plugin's own lock; other plugins are unaffected.
+pub(crate) struct PluginCore<K: Kind> {
+    host: Host,
+    settings: PluginSettings,
+    inner: Mutex<Slotted<K>>,
+}
+
+/// Statistics of the last call, for benchmarks and `tracing`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallStats {
+    pub fuel_used: u64,
+}
+
+impl<K: Kind> PluginCore<K> {
+    /// Compiles (or fetches from the cache), checks imports and exports,
+    /// asks the plugin to `describe` itself and checks its slot, contract
+    /// version and required capabilities.
+    pub(crate) fn load(host: &Host, source: &PluginSource, settings: PluginSettings) -> Result<Self, LoadError> {
+        let loaded = load_checked::<K>(host, source, &settings)?;
+        Ok(PluginCore {
+            host: host.clone(),
+            settings,
+            inner: Mutex::new(Slotted {
+                loaded: Arc::new(loaded),
+                live: None,
+                faults: 0,
+                disabled: None,
+                config: None,
+                saved_state: None,
+                fell_back: false,
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Slotted<K>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The plugin's identity (of the fallback once it took over).
+    pub(crate) fn identity(&self) -> PluginIdentity {
+        self.lock().loaded.identity.clone()
+    }
+
+    pub(crate) fn settings(&self) -> &PluginSettings {
+        &self.settings
+    }
+
+    /// Remembers the configuration `init` was called with (for restarts).
+    pub(crate) fn remember_config(&self, config: &K::Config) {
+        self.lock().config = Some(config.clone());
+    }
+
+    /// Remembers a state blob (saved or restored) for restarts.
+    pub(crate) fn remember_state(&self, data: &[u8]) {
+        self.lock().saved_state = Some(data.to_vec());
+    }
+
+    fn new_store(&self, plugin: &str) -> Store<HostState> {
+        let shared = &self.host.shared;
+        let state = HostState::new(plugin.into(), &self.settings.limits, self.settings.grants.clone(), shared.services.clone(), shared.random_seed);
+        let mut store = Store::new(&shared.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        store
+    }
+
+    /// Runs one call: fresh fuel and deadline, `pids` as the processes the
+    /// plugin may bind, fault classification, and the failure policy.
+    pub(crate) fn call<R>(
+        &self,
+        function: &'static str,
+        pids: &[u32],
+        f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+    ) -> Result<(R, CallStats), CallError> {
+        let mut slot = self.lock();
+        let plugin = slot.loaded.identity.plugin_type.clone();
+        if let Some(reason) = &slot.disabled {
+            return Err(CallError::Disabled { plugin, function, reason: reason.clone() });
+        }
+        if slot.live.is_none() {
+            let live = self.start(&slot, function)?;
+            slot.live = Some(live);
+        }
+        let limits = &self.settings.limits;
+        let live = slot.live.as_mut().expect("instance started above");
+        let store = &mut live.store;
+        store.set_fuel(limits.fuel_per_call).expect("fuel is enabled on the engine");
+        store.set_epoch_deadline(limits.deadline_ticks());
+        {
+            let data = store.data_mut();
+            data.call.denied.clear();
+            data.call.allowed_pids = pids.to_vec();
+            data.limiter.memory_refused = false;
+        }
+        let span = tracing::debug_span!("plugin_call", plugin = %plugin, function, fuel_used = tracing::field::Empty, micros = tracing::field::Empty);
+        let _entered = span.enter();
+        let started = Instant::now();
+        let outcome = f(&live.bindings, store);
+        let fuel_used = limits.fuel_per_call.saturating_sub(store.get_fuel().unwrap_or(0));
+        span.record("fuel_used", fuel_used);
+        span.record("micros", started.elapsed().as_micros() as u64);
+        let denied = store.data().call.denied.first().copied();
+        let memory_refused = store.data().limiter.memory_refused;
+        store.data_mut().call.allowed_pids.clear();
+        let stats = CallStats { fuel_used };
+        match outcome {
+            Ok(Ok(value)) => Ok((value, stats)),
+            Ok(Err(e)) => Err(match denied {
+                Some(c) => CallError::Denied { plugin, function, capability: capability_name(c).into(), detail: e.message },
+                None => CallError::Plugin { plugin, function, code: e.code, message: e.message },
+            }),
+            Err(trap) => {
+                let error = classify(&plugin, function, limits, trap, denied, memory_refused);
+                tracing::warn!(plugin = %plugin, function, "{error}");
+                self.after_fault(&mut slot, &error);
+                Err(error)
+            }
+        }
+    }
+
+    /// Instantiates, initialises with the remembered configuration and
+    /// restores the remembered state.
+    fn start(&self, slot: &Slotted<K>, function: &'static str) -> Result<Live<K>, CallError> {
+        let plugin = slot.loaded.identity.plugin_type.clone();
+        let mut store = self.new_store(&plugin);
+        let fail = |trap: wasmtime::Error| CallError::Disabled { plugin: plugin.clone(), function, reason: format!("it could not be started: {trap:#}") };
+        let bindings = K::instantiate(&slot.loaded.pre, &mut store).map_err(fail)?;
+        let limits = &self.settings.limits;
+        if let Some(config) = &slot.config {
+            store.set_fuel(limits.fuel_per_call).expect("fuel is enabled");
+            store.set_epoch_deadline(limits.deadline_ticks());
+            K::init(&bindings, &mut store, config).map_err(fail)?.map_err(|e| CallError::Plugin {
+                plugin: plugin.clone(),
+                function: "init",
+                code: e.code,
+                message: e.message,
+            })?;
+        }
+        if let Some(state) = &slot.saved_state {
+            store.set_fuel(limits.fuel_per_call).expect("fuel is enabled");
+            store.set_epoch_deadline(limits.deadline_ticks());
+            K::restore(&bindings, &mut store, state).map_err(fail)?.map_err(|e| CallError::Plugin {
+                plugin: plugin.clone(),
+                function: "state-restore",
+                code: e.code,
+                message: e.message,
+            })?;
+        }
+        Ok(Live { store, bindings })
+    }
+
+    /// Applies the failure policy after a fault: the instance is dropped
+    /// (a trapped component instance may not be entered again).
+    fn after_fault(&self, slot: &mut Slotted<K>, error: &CallError) {
+        slot.live = None;
+        slot.faults += 1;
+        let plugin = slot.loaded.identity.plugin_type.clone();
+        match &self.settings.failure {
+            FailurePolicy::Fail => slot.disabled = Some(format!("a fault ({error}); its failure policy is `fail`")),
+            FailurePolicy::Restart { max_restarts } => {
+                if slot.faults > *max_restarts {
+                    slot.disabled = Some(format!("{} faults (max_restarts = {max_restarts}); last: {error}", slot.faults));
+                } else {
+                    tracing::info!(plugin = %plugin, "restarting after fault {} of at most {max_restarts}", slot.faults);
+                }
+            }
+            FailurePolicy::Fallback { plugin: fallback, max_restarts } => {
+                if slot.fell_back {
+                    if slot.faults > *max_restarts {
+                        slot.disabled = Some(format!("its fallback {fallback} faulted {} times; last: {error}", slot.faults));
+                    }
+                    return;
+                }
+                match load_checked::<K>(&self.host, &PluginSource::Bundled(fallback.clone()), &self.settings) {
+                    Ok(loaded) => {
+                        tracing::warn!(plugin = %plugin, "falling back to bundled {fallback} after: {error}");
+                        slot.loaded = Arc::new(loaded);
+                        slot.fell_back = true;
+                        slot.faults = 0;
+                        slot.saved_state = None;
+                    }
+                    Err(e) => slot.disabled = Some(format!("a fault ({error}) and its fallback {fallback} could not load: {e}")),
+                }
+            }
+        }
+    }
+}
+
+/// Turns a wasmtime error from a call into a [`CallError`] naming the limit.
+fn classify(plugin: &str, function: &'static str, limits: &Limits, error: wasmtime::Error, denied: Option<Capability>, memory_refused: bool) -> CallError {
+    let plugin = plugin.to_string();
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => CallError::Fuel { plugin, function, limit: limits.fuel_per_call },
+        Some(Trap::Interrupt) => CallError::Deadline { plugin, function, limit: limits.deadline },
+        Some(Trap::StackOverflow) => CallError::Stack { plugin, function },
+        _ if memory_refused => CallError::Memory { plugin, function, limit_bytes: limits.memory_bytes },
+        _ => match denied {
+            Some(c) => CallError::Denied { plugin, function, capability: capability_name(c).into(), detail: format!("trap: {error:#}") },
+            None => CallError::Trap { plugin, function, trap: format!("{error:#}") },
+        },
+    }
+}
+
+/// Reads, compiles and checks a plugin for kind `K`.
+fn load_checked<K: Kind>(host: &Host, source: &PluginSource, settings: &PluginSettings) -> Result<Loaded<K>, LoadError> {
+    let (source_name, bytes) = source.read()?;
+    let shared = &host.shared;
+    let component = shared.cache.get(&shared.engine, &source_name, &bytes)?;
+    check_imports(&component, &shared.engine, &source_name, K::SLOT)?;
+    let instance_pre = K::linker(shared)
+        .instantiate_pre(&component)
+        .map_err(|e| LoadError::Instantiate { source_name: source_name.clone(), reason: format!("{e:#}") })?;
+    let pre = K::pre(instance_pre).map_err(|e| LoadError::MissingExports { source_name: source_name.clone(), slot: K::SLOT.name(), reason: format!("{e:#}") })?;
+    let identity = describe::<K>(shared, &pre, &source_name, settings)?;
+    check_identity(&identity, &source_name, K::SLOT, settings)?;
+    Ok(Loaded { identity, pre })
+}
+
+/// Calls `describe` in a throwaway instance, under the plugin's limits.
+fn describe<K: Kind>(shared: &Shared, pre: &K::Pre, source_name: &str, settings: &PluginSettings) -> Result<PluginIdentity, LoadError> {
+    let state = HostState::new(source_name.into(), &settings.limits, Grants::none(), shared.services.clone(), shared.random_seed);
+    let mut store = Store::new(&shared.engine, state);
+    store.limiter(|s| &mut s.limiter);
+    store.set_fuel(settings.limits.fuel_per_call).expect("fuel is enabled");
+    store.set_epoch_deadline(settings.limits.deadline_ticks());
+    let fail = |e: wasmtime::Error| LoadError::Instantiate { source_name: source_name.into(), reason: format!("describe failed: {e:#}") };
+    let bindings = K::instantiate(pre, &mut store).map_err(fail)?;
+    K::describe(&bindings, &mut store).map_err(fail)
+}
+
+/// Refuses imports outside the slot's world, with a message naming them.
+fn check_imports(component: &Component, engine: &wasmtime::Engine, source_name: &str, slot: Slot) -> Result<(), LoadError> {
+    let allowed: Vec<&str> = slot.allowed_capabilities().iter().map(|c| capability_name(*c)).collect();
+    for (name, _) in component.component_type().imports(engine) {
+        let Some(rest) = name.strip_prefix("slurm:plugin/") else { continue };
+        let interface = rest.split('@').next().unwrap_or(rest);
+        if interface == "types" || allowed.contains(&interface) {
+            continue;
+        }
+        return Err(LoadError::ForbiddenImport {
+            source_name: source_name.into(),
+            import: name.to_string(),
+            slot: slot.name(),
+            allowed: allowed.join(", "),
+        });
+    }
+    Ok(())
+}
+
+/// Slot, contract version and required capabilities.
+fn check_identity(identity: &PluginIdentity, source_name: &str, slot: Slot, settings: &PluginSettings) -> Result<(), LoadError> {
+    let kind = identity.plugin_type.split('/').next().unwrap_or_default();
+    if kind != slot.name() || !identity.plugin_type.contains('/') {
+        return Err(LoadError::WrongSlot { source_name: source_name.into(), found: identity.plugin_type.clone(), slot: slot.name() });
+    }
+    if let Some(reason) = contract_incompatibility(&identity.contract_version) {
+        return Err(LoadError::IncompatibleContract {
+            source_name: source_name.into(),
+            found: identity.contract_version.clone(),
+            host: CONTRACT_VERSION,
+            reason,
+        });
+    }
+    for capability in &identity.required_capabilities {
+        if !settings.grants.allows(*capability) {
+            return Err(LoadError::CapabilityNotGranted {
+                plugin_type: identity.plugin_type.clone(),
+                capability: capability_name(*capability).into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Semver compatibility with [`CONTRACT_VERSION`]: same major, and for 0.x
+/// the same minor; a plugin may not be newer than the host.
+fn contract_incompatibility(version: &str) -> Option<&'static str> {
+    let parse = |v: &str| -> Option<(u64, u64, u64)> {
+        let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
+        Some((parts.next()??, parts.next()??, parts.next()??))
+    };
+    let Some((major, minor, patch)) = parse(version) else { return Some("not a semver version") };
+    let (h_major, h_minor, h_patch) = parse(CONTRACT_VERSION).expect("host contract version is semver");
+    if major != h_major || (major == 0 && minor != h_minor) {
+        return Some("different major version");
+    }
+    if (minor, patch) > (h_minor, h_patch) {
+        return Some("plugin is newer than the host");
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_versions() {
+        assert_eq!(contract_incompatibility("0.1.0"), None);
+        assert_eq!(contract_incompatibility("0.2.0"), Some("different major version"));
+        assert_eq!(contract_incompatibility("1.1.0"), Some("different major version"));
+        assert_eq!(contract_incompatibility("0.1"), Some("not a semver version"));
+        assert_eq!(contract_incompatibility("0.1.9"), Some("plugin is newer than the host"));
+    }
+}
