@@ -13,8 +13,8 @@ fn main() {
         &workspace,
         &out_dir,
         &[
-            Guest { package: "priority-basic", file_name: "priority_basic.wasm" },
-            Guest { package: "task-none", file_name: "task_none.wasm" },
+            Guest { package: "priority-basic", dir: "guests/priority-basic", file_name: "priority_basic.wasm" },
+            Guest { package: "task-none", dir: "guests/task-none", file_name: "task_none.wasm" },
         ],
     );
 }

@@ -59,6 +59,10 @@ pub enum CallError {
     /// The plugin returned something the contract forbids.
     #[error("plugin {plugin}: {function} returned an invalid result: {reason}")]
     Invalid { plugin: String, function: &'static str, reason: String },
+    /// A fresh instance could not be started (instantiation, `init` or
+    /// `state-restore` of a restart failed).
+    #[error("plugin {plugin}: could not start an instance to call {function}: {reason}")]
+    Start { plugin: String, function: &'static str, reason: String },
     /// The plugin is out of service (failure policy exhausted or `fail`).
     #[error("plugin {plugin}: {function} not called: plugin disabled after {reason}")]
     Disabled { plugin: String, function: &'static str, reason: String },

@@ -16,6 +16,9 @@
 
 pub mod bindings;
 pub mod bundled;
+pub mod conformance;
+pub mod fixtures;
+pub mod inspect;
 mod cache;
 pub mod capabilities;
 mod engine;

@@ -209,8 +209,13 @@ impl<K: Kind> PluginCore<K> {
             return Err(CallError::Disabled { plugin, function, reason: reason.clone() });
         }
         if slot.live.is_none() {
-            let live = self.start(&slot, function)?;
-            slot.live = Some(live);
+            match self.start(&slot, function) {
+                Ok(live) => slot.live = Some(live),
+                Err(error) => {
+                    self.after_fault(&mut slot, &error);
+                    return Err(error);
+                }
+            }
         }
         let limits = &self.settings.limits;
         let live = slot.live.as_mut().expect("instance started above");
@@ -254,9 +259,11 @@ impl<K: Kind> PluginCore<K> {
     fn start(&self, slot: &Slotted<K>, function: &'static str) -> Result<Live<K>, CallError> {
         let plugin = slot.loaded.identity.plugin_type.clone();
         let mut store = self.new_store(&plugin);
-        let fail = |trap: wasmtime::Error| CallError::Disabled { plugin: plugin.clone(), function, reason: format!("it could not be started: {trap:#}") };
-        let bindings = K::instantiate(&slot.loaded.pre, &mut store).map_err(fail)?;
+        let fail = |trap: wasmtime::Error| CallError::Start { plugin: plugin.clone(), function, reason: format!("{trap:#}") };
         let limits = &self.settings.limits;
+        store.set_fuel(limits.fuel_per_call).expect("fuel is enabled");
+        store.set_epoch_deadline(limits.deadline_ticks());
+        let bindings = K::instantiate(&slot.loaded.pre, &mut store).map_err(fail)?;
         if let Some(config) = &slot.config {
             store.set_fuel(limits.fuel_per_call).expect("fuel is enabled");
             store.set_epoch_deadline(limits.deadline_ticks());
@@ -433,4 +440,24 @@ mod tests {
         assert_eq!(contract_incompatibility("0.1"), Some("not a semver version"));
         assert_eq!(contract_incompatibility("0.1.9"), Some("plugin is newer than the host"));
     }
+}
+
+/// The slot a component's exports say it fills (`slurm:plugin/priority`
+/// exported → priority), if any.
+pub(crate) fn slot_of(component: &Component, engine: &wasmtime::Engine) -> Option<Slot> {
+    component.component_type().exports(engine).find_map(|(name, _)| {
+        let rest = name.strip_prefix("slurm:plugin/")?;
+        Slot::from_name(rest.split('@').next().unwrap_or(rest))
+    })
+}
+
+/// Runs `describe` of a component as kind `K` without the slot, version and
+/// grant checks of a real load (for `inspect`).
+pub(crate) fn describe_unchecked<K: Kind>(host: &Host, component: &Component, source_name: &str) -> Result<PluginIdentity, LoadError> {
+    let shared = &host.shared;
+    let instance_pre = K::linker(shared)
+        .instantiate_pre(component)
+        .map_err(|e| LoadError::Instantiate { source_name: source_name.into(), reason: format!("{e:#}") })?;
+    let pre = K::pre(instance_pre).map_err(|e| LoadError::MissingExports { source_name: source_name.into(), slot: K::SLOT.name(), reason: format!("{e:#}") })?;
+    describe::<K>(shared, &pre, source_name, &PluginSettings::default())
 }

@@ -93,7 +93,10 @@ pub enum StateError {
         version: u16,
     },
     /// The file ends before its header or blob does.
-    #[error("{}state file is truncated: expected {expected} bytes, found {found}", at(path))]
+    #[error(
+        "{}state file is truncated: expected {expected} bytes, found {found}",
+        at(path)
+    )]
     Truncated {
         /// The state file, when known.
         path: Option<PathBuf>,
@@ -126,7 +129,10 @@ pub enum StateError {
         expected: String,
     },
     /// Bytes follow the blob.
-    #[error("{}state file has {extra} unexpected bytes after the state blob", at(path))]
+    #[error(
+        "{}state file has {extra} unexpected bytes after the state blob",
+        at(path)
+    )]
     TrailingBytes {
         /// The state file, when known.
         path: Option<PathBuf>,
@@ -141,7 +147,10 @@ pub enum StateError {
         path: Option<PathBuf>,
     },
     /// A plugin type too long for the header was given to [`encode`].
-    #[error("plugin type is {len} bytes long; a state file holds at most {}", u16::MAX)]
+    #[error(
+        "plugin type is {len} bytes long; a state file holds at most {}",
+        u16::MAX
+    )]
     PluginTypeTooLong {
         /// Its length in bytes.
         len: usize,
@@ -391,9 +400,11 @@ mod tests {
     use super::*;
 
     const TYPE: &str = "select/cons_tres";
+    /// Slurm 22.05.8 by Slurm's version number rule.
+    const VERSION: u32 = (22 << 16) | (5 << 8) | 8;
 
     fn sample() -> Vec<u8> {
-        encode(TYPE, 22_05_08, b"node table and usage").unwrap()
+        encode(TYPE, VERSION, b"node table and usage").unwrap()
     }
 
     fn dir_entries(dir: &Path) -> Vec<String> {
@@ -412,7 +423,7 @@ mod tests {
             decoded,
             StateFile {
                 plugin_type: TYPE.into(),
-                plugin_version: 22_05_08,
+                plugin_version: VERSION,
                 blob: b"node table and usage".to_vec(),
             }
         );
@@ -472,7 +483,10 @@ mod tests {
         let bytes = sample();
         let mut magic = bytes.clone();
         magic[0] = b'X';
-        assert!(matches!(decode(&magic, TYPE), Err(StateError::BadMagic { .. })));
+        assert!(matches!(
+            decode(&magic, TYPE),
+            Err(StateError::BadMagic { .. })
+        ));
         assert!(matches!(
             decode(b"#!/bin/sh", TYPE),
             Err(StateError::BadMagic { .. })
@@ -487,7 +501,10 @@ mod tests {
 
         let mut blob = bytes.clone();
         *blob.last_mut().unwrap() ^= 1;
-        assert!(matches!(decode(&blob, TYPE), Err(StateError::Checksum { .. })));
+        assert!(matches!(
+            decode(&blob, TYPE),
+            Err(StateError::Checksum { .. })
+        ));
 
         let mut trailing = bytes.clone();
         trailing.extend_from_slice(b"xyz");
@@ -549,7 +566,10 @@ mod tests {
         write_state(&path, TYPE, 4, b"second").unwrap();
         assert_eq!(dir_entries(dir.path()), ["select.state"]);
         let state = read_state(&path, TYPE).unwrap();
-        assert_eq!((state.plugin_version, state.blob.as_slice()), (4, &b"second"[..]));
+        assert_eq!(
+            (state.plugin_version, state.blob.as_slice()),
+            (4, &b"second"[..])
+        );
     }
 
     #[test]
@@ -610,7 +630,7 @@ mod tests {
     }
 
     #[test]
-    fn relative_path_in_current_directory_is_accepted() {
+    fn path_without_a_file_name_is_refused() {
         let err = write_state(Path::new(""), TYPE, 1, b"x").unwrap_err();
         assert!(err.to_string().contains("names no file"), "{err}");
     }

@@ -19,6 +19,8 @@ use std::process::Command;
 pub struct Guest<'a> {
     /// Cargo package name, e.g. `priority-basic`.
     pub package: &'a str,
+    /// The package's directory, relative to the workspace root.
+    pub dir: &'a str,
     /// Output file name, e.g. `priority_basic.wasm` (Slurm's naming).
     pub file_name: &'a str,
 }
@@ -35,7 +37,8 @@ pub fn build(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<Path
     }
     let mut outputs = Vec::new();
     for guest in guests {
-        let manifest = package_dir(workspace, guest.package);
+        let manifest = workspace.join(guest.dir);
+        assert!(manifest.join("Cargo.toml").is_file(), "guest package `{}` not found in {}", guest.package, manifest.display());
         println!("cargo:rerun-if-changed={}", manifest.display());
         let mut cmd = Command::new(&cargo);
         cmd.current_dir(workspace)
@@ -96,13 +99,4 @@ fn require_target() {
              run: rustup target add wasm32-wasip2\n\n"
         );
     }
-}
-
-/// The directory holding `package`: guests/, examples/ and tests/ are searched.
-fn package_dir(workspace: &Path, package: &str) -> PathBuf {
-    ["guests", "examples", "tests"]
-        .iter()
-        .map(|dir| workspace.join(dir).join(package))
-        .find(|p| p.join("Cargo.toml").is_file())
-        .unwrap_or_else(|| panic!("guest package `{package}` not found under guests/, examples/ or tests/"))
 }

@@ -1,0 +1,193 @@
+//! The CLI's subcommands.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde_json::json;
+use slurm_wasm_host::conformance::{self, Report};
+use slurm_wasm_host::inspect::{inspect as inspect_plugin, Inspection};
+use slurm_wasm_host::types::PluginIdentity;
+use slurm_wasm_host::{fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, TaskPlugin};
+
+/// `x.y.z` of a Slurm version number.
+fn slurm_version(v: u32) -> String {
+    format!("{}.{:02}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff)
+}
+
+fn identity_json(identity: &PluginIdentity) -> serde_json::Value {
+    json!({
+        "plugin_type": identity.plugin_type,
+        "plugin_name": identity.plugin_name,
+        "plugin_version": identity.plugin_version,
+        "slurm_version": slurm_version(identity.plugin_version),
+        "plugin_id": identity.plugin_id,
+        "contract_version": identity.contract_version,
+        "required_capabilities": identity.required_capabilities.iter().map(|c| slurm_wasm_host::capability_name(*c)).collect::<Vec<_>>(),
+    })
+}
+
+pub fn inspect(source: PluginSource, as_json: bool) -> anyhow::Result<ExitCode> {
+    let host = Host::new(HostOptions::default())?;
+    let inspection = inspect_plugin(&host, &source)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&inspection_json(&inspection))?);
+    } else {
+        print_inspection(&inspection);
+    }
+    Ok(if inspection.identity.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn inspection_json(i: &Inspection) -> serde_json::Value {
+    json!({
+        "source": i.source,
+        "size_bytes": i.size_bytes,
+        "kind": i.slot.map(|s| s.name()),
+        "identity": i.identity.as_ref().map(identity_json),
+        "describe_error": i.describe_error,
+        "capabilities": i.capabilities,
+        "imports": i.imports,
+        "exports": i.exports,
+    })
+}
+
+fn print_inspection(i: &Inspection) {
+    println!("{} ({} bytes)", i.source, i.size_bytes);
+    println!("  kind:              {}", i.slot.map_or("none (not a slurm:plugin component)", |s| s.name()));
+    match &i.identity {
+        Some(id) => {
+            println!("  type:              {}", id.plugin_type);
+            println!("  name:              {}", id.plugin_name);
+            println!("  version:           {} (Slurm {})", id.plugin_version, slurm_version(id.plugin_version));
+            if let Some(plugin_id) = id.plugin_id {
+                println!("  plugin id:         {plugin_id}");
+            }
+            println!("  contract:          slurm:plugin@{}", id.contract_version);
+            let required: Vec<_> = id.required_capabilities.iter().map(|c| slurm_wasm_host::capability_name(*c)).collect();
+            println!("  requires:          {}", if required.is_empty() { "nothing beyond log and clock".into() } else { required.join(", ") });
+        }
+        None => println!("  describe:          failed: {}", i.describe_error.as_deref().unwrap_or("unknown")),
+    }
+    println!("  capabilities used: {}", i.capabilities.join(", "));
+    println!("  imports:");
+    for name in &i.imports {
+        println!("    {name}");
+    }
+    println!("  exports:");
+    for name in &i.exports {
+        println!("    {name}");
+    }
+}
+
+pub fn check(source: PluginSource, as_json: bool) -> anyhow::Result<ExitCode> {
+    let report = conformance::check(&source)?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&report_json(&report))?);
+    } else {
+        print_report(&report);
+    }
+    Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn report_json(r: &Report) -> serde_json::Value {
+    json!({
+        "source": r.source,
+        "kind": r.slot.map(|s| s.name()),
+        "identity": r.identity.as_ref().map(identity_json),
+        "passed": r.passed(),
+        "checks": r.checks.iter().map(|c| json!({"check": c.name, "passed": c.outcome.is_ok(), "error": c.outcome.as_ref().err()})).collect::<Vec<_>>(),
+    })
+}
+
+fn print_report(r: &Report) {
+    let ty = r.identity.as_ref().map_or("unknown plugin", |i| i.plugin_type.as_str());
+    println!("conformance of {ty} ({})", r.source);
+    for c in &r.checks {
+        match &c.outcome {
+            Ok(()) => println!("  ok    {}", c.name),
+            Err(e) => println!("  FAIL  {}: {e}", c.name),
+        }
+    }
+    println!("{} passed, {} failed", r.checks.len() - r.failures(), r.failures());
+}
+
+fn default_cache_dir() -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return Ok(PathBuf::from(dir).join("slurm-wasm"));
+    }
+    let home = std::env::var_os("HOME").context("neither --cache-dir, XDG_CACHE_HOME nor HOME is set")?;
+    Ok(PathBuf::from(home).join(".cache").join("slurm-wasm"))
+}
+
+pub fn compile(files: &[PathBuf], cache_dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let cache_dir = match cache_dir {
+        Some(dir) => dir,
+        None => default_cache_dir()?,
+    };
+    let host = Host::new(HostOptions { cache_dir: Some(cache_dir.clone()), ..HostOptions::default() })?;
+    for file in files {
+        let inspection = inspect_plugin(&host, &PluginSource::File(file.clone()))?;
+        let ty = inspection.identity.as_ref().map_or("not a plugin", |i| i.plugin_type.as_str());
+        println!("compiled {} ({ty}) into {}", file.display(), cache_dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Nice values of the demo's jobs: spec 4.1's FIFO example.
+const DEMO_NICE: [i32; 5] = [0, 0, 100, 0, -100];
+
+pub fn demo(as_json: bool) -> anyhow::Result<ExitCode> {
+    let host = Host::new(HostOptions::default())?;
+    let settings = PluginSettings::default();
+    let priority = PriorityPlugin::load(&host, &PluginSource::Bundled("priority/basic".into()), settings.clone())?;
+    priority.init(&fixtures::priority_config())?;
+    let mut lowest = 0xffff_0000u32;
+    let mut rows = Vec::new();
+    for (i, nice) in DEMO_NICE.iter().enumerate() {
+        let mut job = fixtures::job(i as u32 + 1);
+        job.details.nice = *nice;
+        let p = priority.assign(&mut lowest, &job)?;
+        rows.push((job.job_id, *nice, p));
+    }
+    let task = TaskPlugin::load(&host, &PluginSource::Bundled("task/none".into()), settings.clone())?;
+    task.init(&fixtures::task_config())?;
+    let launch = fixtures::launch_request(6, 4, 4);
+    let binding = task.slurmd_launch_request(&launch)?;
+    let mut step = fixtures::step(6, 0);
+    step.task_pids = (0..4).map(|t| 10_000 + t).collect();
+    for t in 0..4 {
+        task.pre_launch(&step, &fixtures::task(t, 10_000 + t))?;
+    }
+    let limits = &settings.limits;
+    if as_json {
+        let out = json!({
+            "priority": {"plugin": identity_json(&priority.identity()), "jobs": rows.iter().map(|(id, nice, p)| json!({"job_id": id, "nice": nice, "priority": p})).collect::<Vec<_>>()},
+            "task": {"plugin": identity_json(&task.identity()), "cpu_bind_type": binding.cpu_bind_type, "cpu_bind": binding.cpu_bind},
+            "limits": {"fuel_per_call": limits.fuel_per_call, "deadline_ms": limits.deadline.as_millis() as u64, "memory_bytes": limits.memory_bytes},
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("slurm-wasm demo: Slurm's bundled plugins running as sandboxed WebAssembly components");
+    println!(
+        "each call limited to {} fuel, {} ms, {} MiB of memory; capabilities granted: log, clock\n",
+        limits.fuel_per_call,
+        limits.deadline.as_millis(),
+        limits.memory_bytes >> 20
+    );
+    let id = priority.identity();
+    println!("{} ({}, Slurm {} behaviour): five jobs submitted in order", id.plugin_type, id.plugin_name, slurm_version(id.plugin_version));
+    println!("  {:>6} {:>6} {:>12}", "JOBID", "NICE", "PRIORITY");
+    for (job_id, nice, p) in &rows {
+        println!("  {job_id:>6} {nice:>6} {p:>12}");
+    }
+    println!("  (FIFO: each job one below the last; nice shifts a job without disturbing the order of later ones)\n");
+    let id = task.identity();
+    println!("{} ({}): step 6.0, 4 tasks on n1", id.plugin_type, id.plugin_name);
+    println!(
+        "  slurmd_launch_request -> cpu_bind_type={:#x} cpu_bind={:?} (task/none leaves the binding as requested)",
+        binding.cpu_bind_type, binding.cpu_bind
+    );
+    println!("  pre_launch for tasks 0-3: ok, no process bound (task/none binds nothing)");
+    Ok(ExitCode::SUCCESS)
+}

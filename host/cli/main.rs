@@ -1,0 +1,103 @@
+//! `slurm-wasm`: inspect, check, precompile and demonstrate Slurm plugins
+//! built as WebAssembly components. A thin layer over `slurm-wasm-host`.
+//!
+//! Exit codes: 0 success, 1 a check failed or a plugin misbehaved, 2 bad
+//! usage or unreadable input.
+
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "slurm-wasm", version, about = "Slurm scheduler plugins as sandboxed WebAssembly components")]
+struct Cli {
+    /// Log filter (`info`, `slurm_wasm=debug`, ...); also RUST_LOG.
+    #[arg(long, global = true)]
+    log: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// A plugin named on the command line: a `.wasm` file or a bundled type.
+#[derive(clap::Args)]
+struct PluginArg {
+    /// Path of a plugin component (`.wasm`).
+    #[arg(required_unless_present = "bundled")]
+    file: Option<PathBuf>,
+    /// A bundled plugin instead of a file (`priority/basic`, `task/none`).
+    #[arg(long, conflicts_with = "file")]
+    bundled: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show a plugin's identity, contract version, capabilities and exports.
+    Inspect {
+        #[command(flatten)]
+        plugin: PluginArg,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the conformance suite for the plugin's kind; exits 1 on failure.
+    Check {
+        #[command(flatten)]
+        plugin: PluginArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Precompile a plugin into the compiled-component cache, so hosts
+    /// using that cache load it without compiling.
+    Compile {
+        /// Plugin components to compile.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Cache directory (default: $XDG_CACHE_HOME/slurm-wasm or ~/.cache/slurm-wasm).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+    },
+    /// Load the bundled plugins and show their decisions on a small example.
+    Demo {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = cli
+        .log
+        .clone()
+        .or_else(|| std::env::var("RUST_LOG").ok())
+        .unwrap_or_else(|| "warn".into());
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.command {
+        Command::Inspect { plugin, json } => commands::inspect(plugin.into(), json),
+        Command::Check { plugin, json } => commands::check(plugin.into(), json),
+        Command::Compile { files, cache_dir } => commands::compile(&files, cache_dir),
+        Command::Demo { json } => commands::demo(json),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("slurm-wasm: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+impl From<PluginArg> for slurm_wasm_host::PluginSource {
+    fn from(arg: PluginArg) -> Self {
+        match (arg.file, arg.bundled) {
+            (Some(path), _) => slurm_wasm_host::PluginSource::File(path),
+            (None, Some(name)) => slurm_wasm_host::PluginSource::Bundled(name),
+            (None, None) => unreachable!("clap requires a file or --bundled"),
+        }
+    }
+}

@@ -1,0 +1,1265 @@
+//! The host's own configuration: a small TOML file for what `slurm.conf` has
+//! no words for.
+//!
+//! It says which WebAssembly component fills each plugin slot, which
+//! capabilities each may use, the limits it runs under and what happens when
+//! it fails. Every key is optional; an empty file is a valid configuration.
+//!
+//! ```toml
+//! # Where to read the cluster (nodes, partitions, SelectType, ...).
+//! slurm_conf = "/etc/slurm/slurm.conf"
+//! # Compiled components are cached here.
+//! cache_dir = "/var/cache/slurm-wasm"
+//! # Plugin state files are kept here.
+//! state_dir = "/var/spool/slurm-wasm"
+//!
+//! # Limits for every plugin unless its own [plugins.<slot>.limits] says otherwise.
+//! [defaults]
+//! fuel_per_call = 1_000_000_000   # wasm fuel per call
+//! deadline_ms = 2000              # wall time per call
+//! memory_mb = 512                 # linear memory per instance
+//! table_elements = 100000         # elements per table
+//! max_instances = 64              # live instances of one plugin
+//!
+//! # One table per slot: select, priority, gres, task. Slurm loads several
+//! # gres and task plugins, so those slots may be qualified: gres.gpu, task.affinity.
+//! [plugins.select]
+//! wasm = "plugins/select_cons_tres.wasm"  # relative to this file's directory
+//! grants = ["log"]                        # log and clock are always granted
+//! failure = "fallback"                    # fail (the default), restart or fallback
+//! fallback = "select/linear"              # a bundled plugin of the same kind
+//! max_restarts = 3                        # restarts before falling back
+//! [plugins.select.limits]
+//! fuel_per_call = 5_000_000_000
+//!
+//! [plugins.priority]
+//! bundled = "priority/multifactor"        # a plugin built into the host
+//!
+//! [plugins.gres.gpu]
+//! bundled = "gres/gpu"
+//! grants = ["gpu", "gpu-control"]
+//!
+//! [plugins.task.affinity]
+//! bundled = "task/affinity"
+//! grants = ["topology", "cpuset"]
+//! failure = "restart"
+//! ```
+//!
+//! # Rules
+//!
+//! - Unknown keys are errors at every level, so a misspelt limit is never
+//!   silently ignored.
+//! - Relative paths (`slurm_conf`, `cache_dir`, `state_dir`, `wasm`) are
+//!   taken relative to the directory of the configuration file.
+//! - A slot names its source with exactly one of `wasm` and `bundled`; a
+//!   bundled plugin and a fallback are plugin types of the slot's kind
+//!   (`select/...` in the `select` slot). Whether the host carries that
+//!   bundled plugin is checked when plugins are loaded.
+//! - `grants` may name only what the slot's world imports: `gpu` and
+//!   `gpu-control` for gres plugins, `topology` and `cpuset` for task
+//!   plugins; `log` and `clock` are always granted and may be named anywhere.
+//! - `max_restarts` (default 3) goes with `failure = "restart"` or
+//!   `"fallback"`; `fallback` goes with `failure = "fallback"`, which
+//!   requires it.
+//! - Limits must be at least 1; a plugin's `limits` table overrides the
+//!   `[defaults]` key by key, which override [`Limits::default`].
+//!
+//! # Errors
+//!
+//! [`HostConfigError`] names the file and the place: TOML syntax and type
+//! errors come with toml's own line, column and excerpt; the rules above are
+//! checked afterwards and reported at the offending key or value.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::de::{Deserialize, Deserializer};
+use thiserror::Error;
+use toml::de::{DeTable, DeValue, ValueDeserializer};
+use toml::Spanned;
+
+/// The parsed host configuration, relative paths resolved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostConfig {
+    /// The site's `slurm.conf`, when the host should read one.
+    pub slurm_conf: Option<PathBuf>,
+    /// Where compiled components are cached; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+    /// Where plugin state files are kept; `None` keeps no state.
+    pub state_dir: Option<PathBuf>,
+    /// Limits of a plugin that does not override them.
+    pub defaults: Limits,
+    /// Configured plugins by slot name (`select`, `gres.gpu`, ...).
+    pub plugins: BTreeMap<String, PluginConfig>,
+}
+
+/// What one plugin may consume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Fuel per call into the plugin (`fuel_per_call`); running out is a
+    /// trap, deterministic and replayable.
+    pub fuel_per_call: u64,
+    /// Wall time per call (`deadline_ms`), enforced through epochs.
+    pub deadline: Duration,
+    /// Linear memory per instance in bytes (`memory_mb`).
+    pub memory_bytes: usize,
+    /// Elements per table (`table_elements`).
+    pub table_elements: usize,
+    /// Live instances of the plugin at once (`max_instances`).
+    pub max_instances: u32,
+}
+
+impl Default for Limits {
+    /// 10 000 000 000 fuel, 10 s, 512 MiB, 100 000 table elements, one
+    /// instance.
+    fn default() -> Self {
+        Limits {
+            fuel_per_call: 10_000_000_000,
+            deadline: Duration::from_secs(10),
+            memory_bytes: 512 << 20,
+            table_elements: 100_000,
+            max_instances: 1,
+        }
+    }
+}
+
+/// One configured plugin slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginConfig {
+    /// The slot's kind (the part of the slot name before any `.`).
+    pub kind: PluginKind,
+    /// Where the component comes from.
+    pub source: PluginSource,
+    /// Granted capabilities; always holds [`Capability::Log`] and
+    /// [`Capability::Clock`].
+    pub grants: BTreeSet<Capability>,
+    /// What happens when a call traps or exhausts a limit.
+    pub failure: FailurePolicy,
+    /// Its limits, overrides merged over the defaults.
+    pub limits: Limits,
+}
+
+/// The four plugin kinds, one WIT world each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PluginKind {
+    /// Node selection (`select/cons_tres`).
+    Select,
+    /// Generic resources (`gres/gpu`).
+    Gres,
+    /// Job priority (`priority/multifactor`).
+    Priority,
+    /// Task binding (`task/affinity`).
+    Task,
+}
+
+impl PluginKind {
+    /// Every kind.
+    pub const ALL: [PluginKind; 4] = [
+        PluginKind::Select,
+        PluginKind::Gres,
+        PluginKind::Priority,
+        PluginKind::Task,
+    ];
+
+    /// The capabilities, beyond `log` and `clock`, that this kind's world
+    /// imports and that may therefore be granted.
+    pub fn grantable(self) -> &'static [Capability] {
+        match self {
+            PluginKind::Select | PluginKind::Priority => &[],
+            PluginKind::Gres => &[Capability::Gpu, Capability::GpuControl],
+            PluginKind::Task => &[Capability::Topology, Capability::Cpuset],
+        }
+    }
+
+    /// True for kinds Slurm loads several of (`GresTypes`, `TaskPlugin`
+    /// lists), whose slots may be qualified (`gres.gpu`).
+    pub fn allows_several(self) -> bool {
+        matches!(self, PluginKind::Gres | PluginKind::Task)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            PluginKind::Select => "select",
+            PluginKind::Gres => "gres",
+            PluginKind::Priority => "priority",
+            PluginKind::Task => "task",
+        }
+    }
+}
+
+impl fmt::Display for PluginKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for PluginKind {
+    type Err = UnknownName;
+
+    /// Parses `select`, `gres`, `priority` or `task`.
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        PluginKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| UnknownName {
+                what: "plugin kind",
+                found: s.to_owned(),
+                expected: "select, gres, priority or task",
+            })
+    }
+}
+
+/// Where a plugin's component comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginSource {
+    /// A `.wasm` component file (`wasm = "..."`), path resolved.
+    Wasm(PathBuf),
+    /// A plugin built into the host, by plugin type (`bundled =
+    /// "select/cons_tres"`).
+    Bundled(String),
+}
+
+/// A host capability a plugin may import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Capability {
+    /// `log`: write to the host's log. Always granted.
+    Log,
+    /// `clock`: wall or virtual time. Always granted.
+    Clock,
+    /// `topology`: read the CPU layout.
+    Topology,
+    /// `cpuset`: bind a step's processes to CPUs.
+    Cpuset,
+    /// `gpu`: query GPUs.
+    Gpu,
+    /// `gpu-control`: set GPU application clocks.
+    GpuControl,
+}
+
+impl Capability {
+    /// Every capability.
+    pub const ALL: [Capability; 6] = [
+        Capability::Log,
+        Capability::Clock,
+        Capability::Topology,
+        Capability::Cpuset,
+        Capability::Gpu,
+        Capability::GpuControl,
+    ];
+
+    /// True for `log` and `clock`, which every plugin gets.
+    pub fn always_granted(self) -> bool {
+        matches!(self, Capability::Log | Capability::Clock)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Capability::Log => "log",
+            Capability::Clock => "clock",
+            Capability::Topology => "topology",
+            Capability::Cpuset => "cpuset",
+            Capability::Gpu => "gpu",
+            Capability::GpuControl => "gpu-control",
+        }
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Capability {
+    type Err = UnknownName;
+
+    /// Parses the WIT interface name: `log`, `clock`, `topology`, `cpuset`,
+    /// `gpu` or `gpu-control`.
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        Capability::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| UnknownName {
+                what: "capability",
+                found: s.to_owned(),
+                expected: "log, clock, topology, cpuset, gpu or gpu-control",
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for Capability {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A name that [`PluginKind`] or [`Capability`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("unknown {what} `{found}`; expected {expected}")]
+pub struct UnknownName {
+    what: &'static str,
+    found: String,
+    expected: &'static str,
+}
+
+/// What the host does when a call traps or exhausts a limit. The failed
+/// instance is discarded in every case; the policy decides what serves the
+/// next call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailurePolicy {
+    /// The call fails and so does every later one (`failure = "fail"`, the
+    /// default).
+    Fail,
+    /// A fresh instance is started from the last saved state, at most
+    /// `max_restarts` times; after that the plugin stays failed.
+    Restart {
+        /// Restarts allowed.
+        max_restarts: u32,
+    },
+    /// Like `Restart`, then the bundled `plugin` takes the slot over.
+    Fallback {
+        /// The bundled plugin type.
+        plugin: String,
+        /// Restarts tried before falling back.
+        max_restarts: u32,
+    },
+}
+
+/// Restarts allowed when `max_restarts` is not given.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+
+/// Why a host configuration was refused.
+#[derive(Debug, Error)]
+pub enum HostConfigError {
+    /// The file could not be read.
+    #[error("{}: cannot read the host configuration: {source}", path.display())]
+    Io {
+        /// The configuration file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Not valid TOML, or a value of the wrong type or an unknown field
+    /// inside a table. toml's message carries the line, column and excerpt.
+    #[error("{}: {}", origin(file), source.to_string().trim_end())]
+    Toml {
+        /// The configuration file, when parsed from one.
+        file: Option<PathBuf>,
+        /// toml's error.
+        source: toml::de::Error,
+    },
+    /// Valid TOML that breaks a rule of the configuration.
+    #[error("{}: {message}", place(file, *line, *column))]
+    Invalid {
+        /// The configuration file, when parsed from one.
+        file: Option<PathBuf>,
+        /// Line of the offending key or value, from 1.
+        line: usize,
+        /// Its column, from 1.
+        column: usize,
+        /// What is wrong and what would be right.
+        message: String,
+    },
+}
+
+fn place(file: &Option<PathBuf>, line: usize, column: usize) -> String {
+    match file {
+        Some(f) => format!("{}:{line}:{column}", f.display()),
+        None => format!("host configuration, line {line}, column {column}"),
+    }
+}
+
+fn origin(file: &Option<PathBuf>) -> String {
+    file.as_ref().map_or_else(
+        || "host configuration".to_owned(),
+        |f| f.display().to_string(),
+    )
+}
+
+impl HostConfigError {
+    fn in_file(mut self, path: &Path) -> Self {
+        match &mut self {
+            HostConfigError::Toml { file, .. } | HostConfigError::Invalid { file, .. } => {
+                *file = Some(path.to_path_buf());
+            }
+            HostConfigError::Io { .. } => {}
+        }
+        self
+    }
+}
+
+/// Reads and checks the host configuration at `path`; relative paths in it
+/// are resolved against `path`'s directory.
+///
+/// # Errors
+///
+/// [`HostConfigError::Io`] when the file cannot be read, otherwise as
+/// [`parse_str`], with the file named.
+pub fn load(path: &Path) -> Result<HostConfig, HostConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| HostConfigError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let base_dir = path.parent().unwrap_or(Path::new(""));
+    parse_str(&text, base_dir).map_err(|e| e.in_file(path))
+}
+
+/// Parses and checks a host configuration; relative paths in it are
+/// resolved against `base_dir`.
+///
+/// # Errors
+///
+/// [`HostConfigError::Toml`] for invalid TOML, wrong value types and unknown
+/// fields; [`HostConfigError::Invalid`] for a broken rule (see the
+/// [module documentation](self)).
+pub fn parse_str(text: &str, base_dir: &Path) -> Result<HostConfig, HostConfigError> {
+    let parser = Parser { text, base_dir };
+    let mut root = DeTable::parse(text).map_err(|e| parser.toml(e))?;
+    for (key, _) in root.get_ref().iter() {
+        if !TOP_LEVEL_KEYS.contains(&key.get_ref().as_ref()) {
+            return Err(parser.invalid(
+                key.span(),
+                format!(
+                    "unknown key `{}`; expected one of {}",
+                    key.get_ref(),
+                    TOP_LEVEL_KEYS.join(", ")
+                ),
+            ));
+        }
+    }
+    let plugins = root.get_mut().remove("plugins");
+    let raw =
+        RawTop::deserialize(toml::de::Deserializer::from(root)).map_err(|e| parser.toml(e))?;
+    let defaults = match raw.defaults {
+        Some(overrides) => parser.limits(overrides, &Limits::default())?,
+        None => Limits::default(),
+    };
+    let plugins = match plugins {
+        Some(table) => parser.plugins(table, &defaults)?,
+        None => BTreeMap::new(),
+    };
+    Ok(HostConfig {
+        slurm_conf: raw.slurm_conf.map(|p| parser.resolve(p)),
+        cache_dir: raw.cache_dir.map(|p| parser.resolve(p)),
+        state_dir: raw.state_dir.map(|p| parser.resolve(p)),
+        defaults,
+        plugins,
+    })
+}
+
+const TOP_LEVEL_KEYS: [&str; 5] = [
+    "slurm_conf",
+    "cache_dir",
+    "state_dir",
+    "defaults",
+    "plugins",
+];
+
+/// The top level, `plugins` aside (it is taken apart by hand, see
+/// [`Parser::plugins`]). Unknown keys were refused before.
+#[derive(serde::Deserialize)]
+struct RawTop {
+    slurm_conf: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
+    defaults: Option<RawLimits>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    fuel_per_call: Option<NonZeroU64>,
+    deadline_ms: Option<NonZeroU64>,
+    memory_mb: Option<Spanned<NonZeroU64>>,
+    table_elements: Option<NonZeroUsize>,
+    max_instances: Option<NonZeroU32>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlugin {
+    wasm: Option<PathBuf>,
+    bundled: Option<Spanned<String>>,
+    #[serde(default)]
+    grants: Vec<Spanned<Capability>>,
+    failure: Option<Spanned<FailureKind>>,
+    fallback: Option<Spanned<String>>,
+    max_restarts: Option<Spanned<u32>>,
+    limits: Option<RawLimits>,
+}
+
+#[derive(serde::Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum FailureKind {
+    Fail,
+    Restart,
+    Fallback,
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    base_dir: &'a Path,
+}
+
+impl Parser<'_> {
+    fn toml(&self, mut error: toml::de::Error) -> HostConfigError {
+        error.set_input(Some(self.text));
+        HostConfigError::Toml {
+            file: None,
+            source: error,
+        }
+    }
+
+    fn invalid(&self, span: Range<usize>, message: String) -> HostConfigError {
+        let before = self.text.get(..span.start).unwrap_or(self.text);
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        HostConfigError::Invalid {
+            file: None,
+            line: before.matches('\n').count() + 1,
+            column: before[line_start..].chars().count() + 1,
+            message,
+        }
+    }
+
+    fn resolve(&self, path: PathBuf) -> PathBuf {
+        if path.is_relative() {
+            self.base_dir.join(path)
+        } else {
+            path
+        }
+    }
+
+    fn limits(&self, raw: RawLimits, base: &Limits) -> Result<Limits, HostConfigError> {
+        let memory_bytes = match raw.memory_mb {
+            Some(mb) => mb
+                .get_ref()
+                .get()
+                .checked_mul(1 << 20)
+                .and_then(|bytes| usize::try_from(bytes).ok())
+                .ok_or_else(|| {
+                    self.invalid(
+                        mb.span(),
+                        format!(
+                            "memory_mb = {} is more memory than this host can address",
+                            mb.get_ref()
+                        ),
+                    )
+                })?,
+            None => base.memory_bytes,
+        };
+        Ok(Limits {
+            fuel_per_call: raw
+                .fuel_per_call
+                .map_or(base.fuel_per_call, NonZeroU64::get),
+            deadline: raw
+                .deadline_ms
+                .map_or(base.deadline, |ms| Duration::from_millis(ms.get())),
+            memory_bytes,
+            table_elements: raw
+                .table_elements
+                .map_or(base.table_elements, NonZeroUsize::get),
+            max_instances: raw
+                .max_instances
+                .map_or(base.max_instances, NonZeroU32::get),
+        })
+    }
+
+    /// Takes the `plugins` table apart: each key is a slot, except that a
+    /// table made only of tables is a group of qualified slots
+    /// (`[plugins.gres.gpu]`), which only `gres` and `task` may have.
+    fn plugins(
+        &self,
+        table: Spanned<DeValue<'_>>,
+        defaults: &Limits,
+    ) -> Result<BTreeMap<String, PluginConfig>, HostConfigError> {
+        let span = table.span();
+        let DeValue::Table(table) = table.into_inner() else {
+            return Err(self.invalid(span, "`plugins` must be a table of plugin slots".into()));
+        };
+        let mut plugins = BTreeMap::new();
+        for (key, value) in table {
+            let key_span = key.span();
+            let slot = key.into_inner().into_owned();
+            self.slot_kind(&slot, key_span.clone())?;
+            let entries: Vec<(String, Range<usize>, Spanned<DeValue<'_>>)> = if !slot.contains('.')
+                && is_group(&value)
+            {
+                let DeValue::Table(group) = value.into_inner() else {
+                    unreachable!("is_group checked that this is a table");
+                };
+                group
+                    .into_iter()
+                    .map(|(name, value)| (format!("{slot}.{}", name.get_ref()), name.span(), value))
+                    .collect()
+            } else {
+                vec![(slot, key_span, value)]
+            };
+            for (slot, slot_span, value) in entries {
+                let kind = self.slot_kind(&slot, slot_span.clone())?;
+                if plugins.contains_key(&slot) {
+                    return Err(
+                        self.invalid(slot_span, format!("slot `{slot}` is configured twice"))
+                    );
+                }
+                let plugin = self.plugin(&slot, kind, value, defaults)?;
+                plugins.insert(slot, plugin);
+            }
+        }
+        Ok(plugins)
+    }
+
+    /// Checks a slot name (`select`, `gres.gpu`) and returns its kind.
+    fn slot_kind(&self, slot: &str, span: Range<usize>) -> Result<PluginKind, HostConfigError> {
+        let (kind_name, qualifier) = match slot.split_once('.') {
+            Some((kind, qualifier)) => (kind, Some(qualifier)),
+            None => (slot, None),
+        };
+        let kind: PluginKind = kind_name.parse().map_err(|_| {
+            self.invalid(
+                span.clone(),
+                format!(
+                    "unknown plugin slot `{slot}`; expected select, gres, priority or task \
+                     (gres and task may be qualified, like gres.gpu)"
+                ),
+            )
+        })?;
+        match qualifier {
+            Some(_) if !kind.allows_several() => Err(self.invalid(
+                span,
+                format!("slot `{slot}`: only gres and task slots take a qualifier; Slurm loads one {kind} plugin"),
+            )),
+            Some(q)
+                if q.is_empty()
+                    || !q.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+            {
+                Err(self.invalid(
+                    span,
+                    format!("slot `{slot}`: a qualifier is made of letters, digits, `_` and `-`"),
+                ))
+            }
+            _ => Ok(kind),
+        }
+    }
+
+    fn plugin(
+        &self,
+        slot: &str,
+        kind: PluginKind,
+        value: Spanned<DeValue<'_>>,
+        defaults: &Limits,
+    ) -> Result<PluginConfig, HostConfigError> {
+        let table_span = value.span();
+        if !value.get_ref().is_table() {
+            return Err(self.invalid(
+                table_span,
+                format!("`plugins.{slot}` must be a table, like [plugins.{slot}]"),
+            ));
+        }
+        let mut raw =
+            RawPlugin::deserialize(ValueDeserializer::from(value)).map_err(|e| self.toml(e))?;
+        let source = match (raw.wasm.take(), raw.bundled.take()) {
+            (Some(path), None) => PluginSource::Wasm(self.resolve(path)),
+            (None, Some(bundled)) => {
+                self.plugin_type(kind, &bundled, "bundled")?;
+                PluginSource::Bundled(bundled.into_inner())
+            }
+            (Some(_), Some(bundled)) => {
+                return Err(self.invalid(
+                    bundled.span(),
+                    format!("[plugins.{slot}] gives both `wasm` and `bundled`; keep one"),
+                ))
+            }
+            (None, None) => {
+                return Err(self.invalid(
+                    table_span,
+                    format!(
+                        "[plugins.{slot}] needs `wasm = \"path/to/plugin.wasm\"` or \
+                         `bundled = \"{kind}/<name>\"`"
+                    ),
+                ))
+            }
+        };
+        let mut grants = BTreeSet::from([Capability::Log, Capability::Clock]);
+        for grant in &raw.grants {
+            let capability = *grant.get_ref();
+            if !capability.always_granted() && !kind.grantable().contains(&capability) {
+                let allowed = match kind.grantable() {
+                    [] => "nothing beyond log and clock".to_owned(),
+                    some => some
+                        .iter()
+                        .map(Capability::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                };
+                return Err(self.invalid(
+                    grant.span(),
+                    format!(
+                        "capability `{capability}` cannot be granted to a {kind} plugin; \
+                         its world imports {allowed}"
+                    ),
+                ));
+            }
+            grants.insert(capability);
+        }
+        let limits = match raw.limits.take() {
+            Some(overrides) => self.limits(overrides, defaults)?,
+            None => defaults.clone(),
+        };
+        let failure = self.failure(slot, kind, table_span, raw)?;
+        Ok(PluginConfig {
+            kind,
+            source,
+            grants,
+            failure,
+            limits,
+        })
+    }
+
+    /// The failure policy of a plugin table (`table_span` locates it).
+    fn failure(
+        &self,
+        slot: &str,
+        kind: PluginKind,
+        table_span: Range<usize>,
+        raw: RawPlugin,
+    ) -> Result<FailurePolicy, HostConfigError> {
+        let (failure, failure_span) = match &raw.failure {
+            Some(f) => (*f.get_ref(), f.span()),
+            None => (FailureKind::Fail, table_span),
+        };
+        let max_restarts = raw
+            .max_restarts
+            .as_ref()
+            .map_or(DEFAULT_MAX_RESTARTS, |m| *m.get_ref());
+        if let Some(fallback) = &raw.fallback {
+            if !matches!(failure, FailureKind::Fallback) {
+                return Err(self.invalid(
+                    fallback.span(),
+                    "`fallback` needs `failure = \"fallback\"`".into(),
+                ));
+            }
+        }
+        match failure {
+            FailureKind::Fail => match raw.max_restarts {
+                Some(m) => Err(self.invalid(
+                    m.span(),
+                    "`max_restarts` needs `failure = \"restart\"` or `\"fallback\"`".into(),
+                )),
+                None => Ok(FailurePolicy::Fail),
+            },
+            FailureKind::Restart => Ok(FailurePolicy::Restart { max_restarts }),
+            FailureKind::Fallback => {
+                let plugin = raw.fallback.ok_or_else(|| {
+                    self.invalid(
+                        failure_span,
+                        format!(
+                            "[plugins.{slot}] has `failure = \"fallback\"` but no \
+                             `fallback = \"{kind}/<name>\"` naming a bundled plugin"
+                        ),
+                    )
+                })?;
+                self.plugin_type(kind, &plugin, "fallback")?;
+                Ok(FailurePolicy::Fallback {
+                    plugin: plugin.into_inner(),
+                    max_restarts,
+                })
+            }
+        }
+    }
+
+    /// Checks that `value` is a plugin type of `kind` (`select/linear`).
+    fn plugin_type(
+        &self,
+        kind: PluginKind,
+        value: &Spanned<String>,
+        key: &str,
+    ) -> Result<(), HostConfigError> {
+        let valid = value.get_ref().split_once('/').is_some_and(|(k, name)| {
+            k == kind.name()
+                && !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        });
+        if valid {
+            Ok(())
+        } else {
+            Err(self.invalid(
+                value.span(),
+                format!(
+                    "{key} = \"{}\" is not a {kind} plugin type; expected `{kind}/<name>`, like `{}`",
+                    value.get_ref(),
+                    example_type(kind)
+                ),
+            ))
+        }
+    }
+}
+
+fn example_type(kind: PluginKind) -> &'static str {
+    match kind {
+        PluginKind::Select => "select/cons_tres",
+        PluginKind::Gres => "gres/gpu",
+        PluginKind::Priority => "priority/multifactor",
+        PluginKind::Task => "task/affinity",
+    }
+}
+
+/// A slot table whose entries are all tables (and none is called `limits`)
+/// groups qualified slots.
+fn is_group(value: &Spanned<DeValue<'_>>) -> bool {
+    match value.get_ref() {
+        DeValue::Table(table) => {
+            !table.is_empty()
+                && table
+                    .iter()
+                    .all(|(k, v)| k.get_ref() != "limits" && v.get_ref().is_table())
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> HostConfig {
+        parse_str(text, Path::new("/etc/slurm-wasm")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn invalid(text: &str) -> (usize, usize, String) {
+        match parse_str(text, Path::new("/etc/slurm-wasm")) {
+            Err(HostConfigError::Invalid {
+                line,
+                column,
+                message,
+                ..
+            }) => (line, column, message),
+            other => panic!("expected a rule violation, got {other:?}"),
+        }
+    }
+
+    fn toml_error(text: &str) -> String {
+        match parse_str(text, Path::new("/etc/slurm-wasm")) {
+            Err(e @ HostConfigError::Toml { .. }) => e.to_string(),
+            other => panic!("expected a TOML error, got {other:?}"),
+        }
+    }
+
+    /// The example of the module documentation, taken from this file so the
+    /// two cannot drift apart.
+    fn documented_example() -> String {
+        include_str!("host_config.rs")
+            .lines()
+            .map_while(|l| l.strip_prefix("//!"))
+            .skip_while(|l| l.trim() != "```toml")
+            .skip(1)
+            .take_while(|l| l.trim() != "```")
+            .map(|l| format!("{}\n", l.strip_prefix(' ').unwrap_or(l)))
+            .collect()
+    }
+
+    #[test]
+    fn empty_file_is_the_default() {
+        assert_eq!(parse(""), HostConfig::default());
+        let limits = Limits::default();
+        assert_eq!(limits.fuel_per_call, 10_000_000_000);
+        assert_eq!(limits.deadline, Duration::from_secs(10));
+        assert_eq!(limits.memory_bytes, 512 * 1024 * 1024);
+        assert_eq!((limits.table_elements, limits.max_instances), (100_000, 1));
+    }
+
+    #[test]
+    fn documented_example_parses() {
+        let example = documented_example();
+        assert!(example.contains("[plugins.select]"), "{example}");
+        let config = parse(&example);
+        assert_eq!(
+            config.slurm_conf.as_deref(),
+            Some(Path::new("/etc/slurm/slurm.conf"))
+        );
+        assert_eq!(
+            config.cache_dir.as_deref(),
+            Some(Path::new("/var/cache/slurm-wasm"))
+        );
+        assert_eq!(
+            config.state_dir.as_deref(),
+            Some(Path::new("/var/spool/slurm-wasm"))
+        );
+        assert_eq!(
+            config.defaults,
+            Limits {
+                fuel_per_call: 1_000_000_000,
+                deadline: Duration::from_millis(2000),
+                memory_bytes: 512 << 20,
+                table_elements: 100_000,
+                max_instances: 64,
+            }
+        );
+        let slots: Vec<&str> = config.plugins.keys().map(String::as_str).collect();
+        assert_eq!(slots, ["gres.gpu", "priority", "select", "task.affinity"]);
+
+        let select = &config.plugins["select"];
+        assert_eq!(select.kind, PluginKind::Select);
+        assert_eq!(
+            select.source,
+            PluginSource::Wasm("/etc/slurm-wasm/plugins/select_cons_tres.wasm".into())
+        );
+        assert_eq!(
+            select.failure,
+            FailurePolicy::Fallback {
+                plugin: "select/linear".into(),
+                max_restarts: 3
+            }
+        );
+        assert_eq!(select.limits.fuel_per_call, 5_000_000_000);
+        assert_eq!(
+            select.limits.max_instances, 64,
+            "other limits come from [defaults]"
+        );
+
+        let gpu = &config.plugins["gres.gpu"];
+        assert_eq!(gpu.kind, PluginKind::Gres);
+        assert_eq!(gpu.source, PluginSource::Bundled("gres/gpu".into()));
+        assert_eq!(
+            gpu.grants,
+            BTreeSet::from([
+                Capability::Log,
+                Capability::Clock,
+                Capability::Gpu,
+                Capability::GpuControl
+            ])
+        );
+        assert_eq!(gpu.failure, FailurePolicy::Fail);
+        assert_eq!(gpu.limits, config.defaults);
+
+        let affinity = &config.plugins["task.affinity"];
+        assert_eq!(affinity.kind, PluginKind::Task);
+        assert_eq!(affinity.failure, FailurePolicy::Restart { max_restarts: 3 });
+    }
+
+    #[test]
+    fn capability_and_kind_names_round_trip() {
+        for capability in Capability::ALL {
+            assert_eq!(capability.to_string().parse::<Capability>(), Ok(capability));
+        }
+        assert_eq!(
+            "gpu-control".parse::<Capability>(),
+            Ok(Capability::GpuControl)
+        );
+        assert_eq!(
+            "gpu_control".parse::<Capability>().unwrap_err().to_string(),
+            "unknown capability `gpu_control`; expected log, clock, topology, cpuset, gpu or gpu-control"
+        );
+        for kind in PluginKind::ALL {
+            assert_eq!(kind.to_string().parse::<PluginKind>(), Ok(kind));
+        }
+        assert!("sched".parse::<PluginKind>().is_err());
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_config_directory() {
+        let config = parse(
+            "slurm_conf = \"slurm.conf\"\ncache_dir = \"../cache\"\nstate_dir = \"/abs/state\"\n\
+             [plugins.task]\nwasm = \"t.wasm\"\n",
+        );
+        assert_eq!(
+            config.slurm_conf.unwrap(),
+            Path::new("/etc/slurm-wasm/slurm.conf")
+        );
+        assert_eq!(
+            config.cache_dir.unwrap(),
+            Path::new("/etc/slurm-wasm/../cache")
+        );
+        assert_eq!(config.state_dir.unwrap(), Path::new("/abs/state"));
+        assert_eq!(
+            config.plugins["task"].source,
+            PluginSource::Wasm("/etc/slurm-wasm/t.wasm".into())
+        );
+    }
+
+    #[test]
+    fn load_names_the_file_and_uses_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("host.toml");
+        std::fs::write(&path, "[plugins.select]\nwasm = \"s.wasm\"\n").unwrap();
+        let config = load(&path).unwrap();
+        assert_eq!(
+            config.plugins["select"].source,
+            PluginSource::Wasm(dir.path().join("s.wasm"))
+        );
+
+        std::fs::write(&path, "[plugins.select]\nwasm = 3\n").unwrap();
+        let message = load(&path).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!("{}: TOML parse error at line 2", path.display())),
+            "{message}"
+        );
+
+        std::fs::write(&path, "\n[plugins.sched]\nwasm = \"x\"\n").unwrap();
+        let message = load(&path).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!(
+                "{}:2:10: unknown plugin slot `sched`",
+                path.display()
+            )),
+            "{message}"
+        );
+
+        let missing = load(&dir.path().join("absent.toml")).unwrap_err();
+        assert!(matches!(missing, HostConfigError::Io { .. }));
+        assert!(missing
+            .to_string()
+            .contains("absent.toml: cannot read the host configuration"));
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_everywhere() {
+        let (line, column, message) = invalid("cache_dir = \"c\"\nplugin_dir = \"x\"\n");
+        assert_eq!((line, column), (2, 1));
+        assert_eq!(
+            message,
+            "unknown key `plugin_dir`; expected one of slurm_conf, cache_dir, state_dir, defaults, plugins"
+        );
+        let e = toml_error("[defaults]\nfuel = 5\n");
+        assert!(
+            e.contains("line 2") && e.contains("unknown field `fuel`"),
+            "{e}"
+        );
+        let e = toml_error("[plugins.select]\nwasm = \"s.wasm\"\ngrant = [\"gpu\"]\n");
+        assert!(
+            e.contains("line 3") && e.contains("unknown field `grant`"),
+            "{e}"
+        );
+        let e = toml_error(
+            "[plugins.select]\nwasm = \"s.wasm\"\n[plugins.select.limits]\nmemory = 1\n",
+        );
+        assert!(
+            e.contains("line 4") && e.contains("unknown field `memory`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wrong_types_and_syntax_are_toml_errors() {
+        let e = toml_error("[defaults]\ndeadline_ms = \"2s\"\n");
+        assert!(
+            e.starts_with("host configuration: TOML parse error at line 2"),
+            "{e}"
+        );
+        let e = toml_error("[plugins.select\n");
+        assert!(e.contains("line 1"), "{e}");
+        let e = toml_error("\nstate_dir = 3\n");
+        assert!(e.contains("line 2") && e.contains("invalid type"), "{e}");
+        let e = parse_str("\n  colour = 1\n", Path::new("")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "host configuration, line 2, column 3: unknown key `colour`; \
+             expected one of slurm_conf, cache_dir, state_dir, defaults, plugins"
+        );
+    }
+
+    #[test]
+    fn limits_must_be_positive_and_addressable() {
+        for key in [
+            "fuel_per_call",
+            "deadline_ms",
+            "memory_mb",
+            "table_elements",
+            "max_instances",
+        ] {
+            let e = toml_error(&format!("[defaults]\n{key} = 0\n"));
+            assert!(e.contains("nonzero"), "{key}: {e}");
+        }
+        let e = toml_error("[defaults]\nmax_instances = -1\n");
+        assert!(e.contains("line 2"), "{e}");
+        let (line, _, message) = invalid("[defaults]\nmemory_mb = 9223372036854775807\n");
+        assert_eq!(line, 2);
+        assert_eq!(
+            message,
+            "memory_mb = 9223372036854775807 is more memory than this host can address"
+        );
+    }
+
+    #[test]
+    fn plugin_limits_override_defaults_key_by_key() {
+        let config = parse(
+            "[defaults]\ndeadline_ms = 500\nmax_instances = 8\n\
+             [plugins.priority]\nbundled = \"priority/basic\"\n\
+             [plugins.priority.limits]\nmax_instances = 2\nmemory_mb = 64\n",
+        );
+        let limits = &config.plugins["priority"].limits;
+        assert_eq!(limits.deadline, Duration::from_millis(500));
+        assert_eq!(limits.max_instances, 2);
+        assert_eq!(limits.memory_bytes, 64 << 20);
+        assert_eq!(limits.fuel_per_call, Limits::default().fuel_per_call);
+    }
+
+    #[test]
+    fn slots_and_qualifiers() {
+        let config = parse(
+            "[plugins.gres]\nbundled = \"gres/gpu\"\n\
+             [plugins.\"gres.mps\"]\nbundled = \"gres/mps\"\n\
+             [plugins.task.none]\nbundled = \"task/none\"\n\
+             [plugins.task.cg]\nwasm = \"cg.wasm\"\n",
+        );
+        let slots: Vec<&str> = config.plugins.keys().map(String::as_str).collect();
+        assert_eq!(slots, ["gres", "gres.mps", "task.cg", "task.none"]);
+
+        let (line, column, message) = invalid("[plugins.sched]\nwasm = \"x\"\n");
+        assert_eq!((line, column), (1, 10));
+        assert!(
+            message.starts_with("unknown plugin slot `sched`"),
+            "{message}"
+        );
+        let (_, _, message) = invalid("[plugins.select.a]\nwasm = \"x\"\n");
+        assert_eq!(
+            message,
+            "slot `select.a`: only gres and task slots take a qualifier; Slurm loads one select plugin"
+        );
+        let (_, _, message) = invalid("[plugins.\"gres.a b\"]\nwasm = \"x\"\n");
+        assert_eq!(
+            message,
+            "slot `gres.a b`: a qualifier is made of letters, digits, `_` and `-`"
+        );
+        let (line, _, message) =
+            invalid("[plugins.gres.gpu]\nwasm = \"a\"\n[plugins.\"gres.gpu\"]\nwasm = \"b\"\n");
+        assert_eq!(message, "slot `gres.gpu` is configured twice");
+        assert!(line == 1 || line == 3, "{line}");
+        let (_, _, message) = invalid("plugins = { select = 3 }\n");
+        assert_eq!(
+            message,
+            "`plugins.select` must be a table, like [plugins.select]"
+        );
+        let (_, _, message) = invalid("plugins = 3\n");
+        assert_eq!(message, "`plugins` must be a table of plugin slots");
+    }
+
+    #[test]
+    fn source_is_wasm_or_bundled_of_the_slot_kind() {
+        let (line, _, message) = invalid("\n[plugins.select]\ngrants = []\n");
+        assert_eq!(line, 2);
+        assert_eq!(
+            message,
+            "[plugins.select] needs `wasm = \"path/to/plugin.wasm\"` or `bundled = \"select/<name>\"`"
+        );
+        let (line, column, message) =
+            invalid("[plugins.select]\nwasm = \"a.wasm\"\nbundled = \"select/linear\"\n");
+        assert_eq!((line, column), (3, 11));
+        assert_eq!(
+            message,
+            "[plugins.select] gives both `wasm` and `bundled`; keep one"
+        );
+        let (_, _, message) = invalid("[plugins.select]\nbundled = \"task/none\"\n");
+        assert_eq!(
+            message,
+            "bundled = \"task/none\" is not a select plugin type; expected `select/<name>`, like `select/cons_tres`"
+        );
+        let (_, _, message) = invalid("[plugins.priority]\nbundled = \"priority/\"\n");
+        assert!(
+            message.starts_with("bundled = \"priority/\" is not a priority plugin type"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn grants_are_limited_to_the_slot_world() {
+        let config = parse(
+            "[plugins.task]\nbundled = \"task/affinity\"\ngrants = [\"cpuset\", \"log\", \"clock\", \"cpuset\"]\n",
+        );
+        assert_eq!(
+            config.plugins["task"].grants,
+            BTreeSet::from([Capability::Log, Capability::Clock, Capability::Cpuset])
+        );
+        let bare = parse("[plugins.priority]\nbundled = \"priority/basic\"\n");
+        assert_eq!(
+            bare.plugins["priority"].grants,
+            BTreeSet::from([Capability::Log, Capability::Clock])
+        );
+
+        let (line, column, message) = invalid(
+            "[plugins.task]\nbundled = \"task/affinity\"\ngrants = [\"topology\", \"gpu\"]\n",
+        );
+        assert_eq!((line, column), (3, 23));
+        assert_eq!(
+            message,
+            "capability `gpu` cannot be granted to a task plugin; its world imports topology and cpuset"
+        );
+        let (_, _, message) =
+            invalid("[plugins.select]\nbundled = \"select/linear\"\ngrants = [\"topology\"]\n");
+        assert_eq!(
+            message,
+            "capability `topology` cannot be granted to a select plugin; its world imports nothing beyond log and clock"
+        );
+        let e = toml_error("[plugins.gres]\nbundled = \"gres/gpu\"\ngrants = [\"nvml\"]\n");
+        assert!(
+            e.contains("line 3") && e.contains("unknown capability `nvml`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn failure_policies() {
+        let base = "[plugins.select]\nbundled = \"select/cons_tres\"\n";
+        let policy = |extra: &str| {
+            parse(&format!("{base}{extra}")).plugins["select"]
+                .failure
+                .clone()
+        };
+        assert_eq!(policy(""), FailurePolicy::Fail);
+        assert_eq!(policy("failure = \"fail\"\n"), FailurePolicy::Fail);
+        assert_eq!(
+            policy("failure = \"restart\"\n"),
+            FailurePolicy::Restart {
+                max_restarts: DEFAULT_MAX_RESTARTS
+            }
+        );
+        assert_eq!(
+            policy("failure = \"restart\"\nmax_restarts = 0\n"),
+            FailurePolicy::Restart { max_restarts: 0 }
+        );
+        assert_eq!(
+            policy("failure = \"fallback\"\nfallback = \"select/linear\"\nmax_restarts = 1\n"),
+            FailurePolicy::Fallback {
+                plugin: "select/linear".into(),
+                max_restarts: 1
+            }
+        );
+
+        let rule = |extra: &str| invalid(&format!("{base}{extra}"));
+        let (line, _, message) = rule("failure = \"fallback\"\n");
+        assert_eq!(line, 3);
+        assert_eq!(
+            message,
+            "[plugins.select] has `failure = \"fallback\"` but no `fallback = \"select/<name>\"` naming a bundled plugin"
+        );
+        let (_, _, message) = rule("failure = \"fallback\"\nfallback = \"task/none\"\n");
+        assert!(
+            message.starts_with("fallback = \"task/none\" is not a select plugin type"),
+            "{message}"
+        );
+        let (line, _, message) = rule("failure = \"restart\"\nfallback = \"select/linear\"\n");
+        assert_eq!(
+            (line, message.as_str()),
+            (4, "`fallback` needs `failure = \"fallback\"`")
+        );
+        let (_, _, message) = rule("fallback = \"select/linear\"\n");
+        assert_eq!(message, "`fallback` needs `failure = \"fallback\"`");
+        let (line, _, message) = rule("max_restarts = 2\n");
+        assert_eq!(
+            (line, message.as_str()),
+            (
+                3,
+                "`max_restarts` needs `failure = \"restart\"` or `\"fallback\"`"
+            )
+        );
+        let e = toml_error(&format!("{base}failure = \"retry\"\n"));
+        assert!(e.contains("unknown variant `retry`"), "{e}");
+    }
+}
