@@ -16,7 +16,7 @@
 //!
 //! A plugin implements the world's `Guest` traits on one type and exports it:
 //!
-//! ```ignore
+//! ```text
 //! struct MyPriority;
 //! impl slurm_wasm_sdk::priority::IdentityGuest for MyPriority { /* describe() */ }
 //! impl slurm_wasm_sdk::priority::PriorityGuest for MyPriority { /* set(), ... */ }

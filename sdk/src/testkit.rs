@@ -49,6 +49,9 @@ pub struct MockHost {
     pub clocks_set: Vec<(u32, crate::gres::gpu_control::Clocks)>,
 }
 
+// Derivable only when neither `task` nor `gres` is enabled; written out so
+// every feature combination shares one definition.
+#[allow(clippy::derivable_impls)]
 impl Default for MockHost {
     fn default() -> Self {
         MockHost {

@@ -1,0 +1,153 @@
+//! The plugin's configuration, read once at `init` (and again at
+//! `reconfig`) from the host's `priority-config` into typed values.
+
+/// slurm.conf option holding the weight of the partition factor.
+pub const WEIGHT_PARTITION: &str = "PriorityWeightPartition";
+/// slurm.conf option holding the weight of the job-size factor.
+pub const WEIGHT_JOB_SIZE: &str = "PriorityWeightJobSize";
+/// Weight used when slurm.conf does not set one. (Slurm's own default is 0,
+/// which would switch this plugin off.)
+pub const DEFAULT_WEIGHT: u32 = 1000;
+
+/// Everything the priority rule reads.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    pub weights: Weights,
+    /// The partition table, by partition index.
+    pub partitions: Vec<Partition>,
+    /// CPUs and nodes of the whole cluster (denominators of the job-size factor).
+    pub cluster_cpus: u32,
+    pub cluster_nodes: u32,
+}
+
+/// The two weights of the rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Weights {
+    pub partition: u32,
+    pub job_size: u32,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            partition: DEFAULT_WEIGHT,
+            job_size: DEFAULT_WEIGHT,
+        }
+    }
+}
+
+impl Weights {
+    /// Reads the weights from slurm.conf options. Keys match without regard
+    /// to case, as in slurm.conf; a missing key keeps [`DEFAULT_WEIGHT`].
+    /// Fails, naming the option, on a value that is not an integer in
+    /// `0..=4294967295`.
+    pub fn from_options<'a>(
+        options: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Weights, String> {
+        let mut weights = Weights::default();
+        for (key, value) in options {
+            let slot = if key.eq_ignore_ascii_case(WEIGHT_PARTITION) {
+                &mut weights.partition
+            } else if key.eq_ignore_ascii_case(WEIGHT_JOB_SIZE) {
+                &mut weights.job_size
+            } else {
+                continue;
+            };
+            *slot = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("{key}={value}: expected an integer weight"))?;
+        }
+        Ok(weights)
+    }
+}
+
+/// One partition: its name (for `sprio` rows and filters) and `PriorityJobFactor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    pub name: String,
+    pub job_factor: u16,
+}
+
+/// Builds the partition table from the factors the host passes by index.
+///
+/// The contract gives priority plugins partitions by index only, so names
+/// come from the `PartitionName` options of slurm.conf, in file order (which
+/// is the order of the controller's partition table); `PartitionName=DEFAULT`
+/// lines set defaults and are skipped. A partition without a name there is
+/// named by its index.
+pub fn partitions<'a>(
+    job_factors: &[u16],
+    options: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<Partition> {
+    let mut names = options
+        .into_iter()
+        .filter(|(key, _)| key.eq_ignore_ascii_case("PartitionName"))
+        .filter_map(|(_, value)| value.split_whitespace().next())
+        .filter(|name| !name.eq_ignore_ascii_case("DEFAULT"));
+    job_factors
+        .iter()
+        .enumerate()
+        .map(|(index, &job_factor)| Partition {
+            name: names
+                .next()
+                .map_or_else(|| index.to_string(), str::to_string),
+            job_factor,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_default_and_parse_case_insensitively() {
+        assert_eq!(
+            Weights::from_options([]).unwrap(),
+            Weights {
+                partition: 1000,
+                job_size: 1000
+            }
+        );
+        let options = [
+            ("priorityweightpartition", "5000"),
+            ("PriorityWeightJobSize", " 20 "),
+        ];
+        assert_eq!(
+            Weights::from_options(options).unwrap(),
+            Weights {
+                partition: 5000,
+                job_size: 20
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_weight_names_the_option() {
+        let err = Weights::from_options([("PriorityWeightJobSize", "-3")]).unwrap_err();
+        assert_eq!(err, "PriorityWeightJobSize=-3: expected an integer weight");
+    }
+
+    #[test]
+    fn partition_names_follow_slurm_conf_order() {
+        let options = [
+            ("PartitionName", "DEFAULT MaxTime=60"),
+            ("PartitionName", "debug Nodes=n[1-4]"),
+            ("NodeName", "n[1-4]"),
+            ("PartitionName", "batch"),
+        ];
+        let names: Vec<_> = partitions(&[10, 20, 30], options)
+            .into_iter()
+            .map(|p| (p.name, p.job_factor))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("debug".to_string(), 10),
+                ("batch".into(), 20),
+                ("2".into(), 30)
+            ]
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! The `slurm-wasm` binary: inspect, check and compile on the bundled
+//! plugins, the SDK example plugin and a hostile plugin.
+
+use std::process::Command;
+
+fn slurm_wasm(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm")).args(args).output().expect("run slurm-wasm");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+const EXAMPLE: &str = env!("SLURM_WASM_TEST_EXAMPLE");
+const HOSTILE: &str = env!("SLURM_WASM_TEST_HOSTILE");
+
+#[test]
+fn inspect_bundled_plugins_as_json() {
+    for (name, kind) in [("priority/basic", "priority"), ("task/none", "task")] {
+        let (code, out, err) = slurm_wasm(&["inspect", "--bundled", name, "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        assert_eq!(v["kind"], kind);
+        assert_eq!(v["identity"]["plugin_type"], name);
+        assert_eq!(v["identity"]["slurm_version"], "22.05.8");
+        assert_eq!(v["identity"]["contract_version"], "0.1.0");
+        assert!(v["exports"].as_array().unwrap().iter().any(|e| e == &serde_json::json!(format!("slurm:plugin/{kind}@0.1.0"))));
+    }
+}
+
+#[test]
+fn inspect_example_plugin_as_text() {
+    let (code, out, err) = slurm_wasm(&["inspect", EXAMPLE]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("kind:              priority"), "{out}");
+    assert!(out.contains("type:              priority/partition_size"), "{out}");
+    assert!(out.contains("slurm:plugin/priority@0.1.0"), "{out}");
+}
+
+#[test]
+fn inspect_lists_capabilities_a_plugin_imports() {
+    let (code, out, _) = slurm_wasm(&["inspect", HOSTILE, "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let caps: Vec<&str> = v["capabilities"].as_array().unwrap().iter().filter_map(|c| c.as_str()).collect();
+    assert!(caps.contains(&"cpuset") && caps.contains(&"topology"), "{caps:?}");
+}
+
+#[test]
+fn check_passes_on_bundled_and_example_plugins() {
+    for args in [vec!["check", "--bundled", "priority/basic"], vec!["check", "--bundled", "task/none"], vec!["check", EXAMPLE]] {
+        let (code, out, err) = slurm_wasm(&args);
+        assert_eq!(code, 0, "{args:?}\n{out}\n{err}");
+        assert!(out.contains(" 0 failed"), "{out}");
+    }
+}
+
+#[test]
+fn check_of_a_non_component_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.wasm");
+    std::fs::write(&bad, b"\0asm\x01\0\0\0").unwrap();
+    let (code, out, _) = slurm_wasm(&["check", bad.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAIL  is a WebAssembly component"), "{out}");
+    let (code, _, err) = slurm_wasm(&["inspect", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.wasm") && err.contains("not a valid WebAssembly component"), "{err}");
+}
+
+#[test]
+fn compile_fills_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = slurm_wasm(&["compile", "--cache-dir", dir.path().to_str().unwrap(), EXAMPLE]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("priority/partition_size"), "{out}");
+    let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0].extension().is_some_and(|e| e == "cwasm"));
+}
+
+#[test]
+fn demo_prints_the_spec_sequence() {
+    let (code, out, err) = slurm_wasm(&["demo", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let priorities: Vec<u64> = v["priority"]["jobs"].as_array().unwrap().iter().map(|j| j["priority"].as_u64().unwrap()).collect();
+    assert_eq!(priorities, vec![4294901759, 4294901758, 4294901657, 4294901756, 4294901855]);
+}

@@ -1,0 +1,218 @@
+//! The misbehaviours of task/hostile, chosen by name.
+
+use std::hint::black_box;
+
+use slurm_wasm_sdk::codes::ESLURMD_CPU_BIND_ERROR;
+use slurm_wasm_sdk::host::{bind_cpus, cpu_layout};
+use slurm_wasm_sdk::task::CpuBinding;
+use slurm_wasm_sdk::types::PluginError;
+use slurm_wasm_sdk::{Bitmap, Error};
+
+/// Length of the `cpu-bind` string the `oversized` behaviour returns: 64 MiB.
+pub const OVERSIZED_LEN: usize = 64 << 20;
+/// The file `file` tries to read.
+pub const SECRET_FILE: &str = "/etc/passwd";
+/// The file `file` tries to create.
+pub const DROPPED_FILE: &str = "/tmp/hostile-was-here";
+/// The address `socket` tries to connect to.
+pub const SOCKET_ADDR: &str = "127.0.0.1:22";
+
+/// What `slurmd-launch-request` does, by the request's `cpu-bind` string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Behaviour {
+    /// `loop`: spins forever; only fuel or the deadline stops it.
+    Loop,
+    /// `grow`: allocates 1 MiB blocks without end, until an allocation fails
+    /// at the host's memory limit (an abort, hence a trap).
+    Grow,
+    /// `recurse`: recurses without end, until the stack overflows (a trap).
+    Recurse,
+    /// `trap`: panics, which aborts the instance (a trap).
+    Trap,
+    /// `oversized`: returns a binding whose `cpu-bind` is [`OVERSIZED_LEN`] bytes.
+    Oversized,
+    /// `file`: reads [`SECRET_FILE`] and creates [`DROPPED_FILE`]; answers
+    /// `Ok` with one message per attempt, `"<action> <path>: failed: <error>"`
+    /// or `"<action> <path>: succeeded"`.
+    File,
+    /// `socket`: connects to [`SOCKET_ADDR`]; answers `Ok` with the message
+    /// `"connect 127.0.0.1:22: failed: <error>"` (or `succeeded`).
+    Socket,
+    /// `cpuset`: binds pid 1 to CPU 0 and reads the CPU layout. Denied
+    /// capabilities answer `Err` with `ESLURMD_CPU_BIND_ERROR` and a message
+    /// holding each error's debug text; if both calls succeed, `Ok`.
+    Cpuset,
+    /// `env`: answers `Ok` with the messages `"vars=<n>"` and `"args=<n>"`,
+    /// the sizes of the environment and argument list WASI gave it.
+    Env,
+    /// Anything else: hands the requested binding back unchanged.
+    Normal,
+}
+
+impl Behaviour {
+    /// The behaviour a `cpu-bind` string names.
+    pub fn parse(name: &str) -> Behaviour {
+        match name {
+            "loop" => Behaviour::Loop,
+            "grow" => Behaviour::Grow,
+            "recurse" => Behaviour::Recurse,
+            "trap" => Behaviour::Trap,
+            "oversized" => Behaviour::Oversized,
+            "file" => Behaviour::File,
+            "socket" => Behaviour::Socket,
+            "cpuset" => Behaviour::Cpuset,
+            "env" => Behaviour::Env,
+            _ => Behaviour::Normal,
+        }
+    }
+
+    /// Acts the behaviour out for a request asking for `cpu_bind_type` and
+    /// `cpu_bind`.
+    pub fn run(self, cpu_bind_type: u32, cpu_bind: String) -> Result<CpuBinding, PluginError> {
+        let reply = |cpu_bind, messages| CpuBinding {
+            cpu_bind_type,
+            cpu_bind,
+            messages,
+        };
+        match self {
+            Behaviour::Loop => spin(),
+            Behaviour::Grow => hoard(),
+            Behaviour::Recurse => Ok(reply(descend(0).to_string(), Vec::new())),
+            Behaviour::Trap => unreachable!("task/hostile: deliberate trap"),
+            Behaviour::Oversized => Ok(reply("x".repeat(OVERSIZED_LEN), Vec::new())),
+            Behaviour::File => Ok(reply(cpu_bind, probe_files())),
+            Behaviour::Socket => Ok(reply(cpu_bind, vec![probe_socket()])),
+            Behaviour::Cpuset => probe_capabilities().map(|messages| reply(cpu_bind, messages)),
+            Behaviour::Env => Ok(reply(cpu_bind, probe_env())),
+            Behaviour::Normal => Ok(reply(cpu_bind, Vec::new())),
+        }
+    }
+}
+
+/// Counts forever; `black_box` keeps the optimiser from removing the loop.
+fn spin() -> ! {
+    let mut count = 0u64;
+    loop {
+        count = black_box(count.wrapping_add(1));
+    }
+}
+
+/// Keeps every 1 MiB block it allocates, filled so the pages are used.
+fn hoard() -> ! {
+    let mut blocks = Vec::new();
+    loop {
+        blocks.push(black_box(vec![1u8; 1 << 20]));
+        black_box(&blocks);
+    }
+}
+
+/// Recurses until the stack runs out. Each frame keeps 256 bytes alive and
+/// uses the result of the call below it, so the recursion is neither turned
+/// into a loop nor a tail call.
+fn descend(depth: u64) -> u64 {
+    if black_box(depth) == u64::MAX {
+        return 0;
+    }
+    let frame = black_box([depth; 32]);
+    let below = descend(depth + 1);
+    black_box(below ^ frame[(depth % 32) as usize])
+}
+
+fn outcome<T>(action: &str, result: std::io::Result<T>) -> String {
+    match result {
+        Ok(_) => format!("{action}: succeeded"),
+        Err(e) => format!("{action}: failed: {e}"),
+    }
+}
+
+fn probe_files() -> Vec<String> {
+    vec![
+        outcome(&format!("read {SECRET_FILE}"), std::fs::read(SECRET_FILE)),
+        outcome(
+            &format!("create {DROPPED_FILE}"),
+            std::fs::File::create(DROPPED_FILE),
+        ),
+    ]
+}
+
+fn probe_socket() -> String {
+    outcome(
+        &format!("connect {SOCKET_ADDR}"),
+        std::net::TcpStream::connect(SOCKET_ADDR),
+    )
+}
+
+fn probe_capabilities() -> Result<Vec<String>, PluginError> {
+    let bind = bind_cpus(1, &Bitmap::from_bits(1, [0]));
+    let layout = cpu_layout();
+    match (bind, layout) {
+        (Ok(()), Ok(layout)) => Ok(vec![
+            "cpuset.bind: succeeded".into(),
+            format!("topology.read-layout: {} CPUs", layout.block_map.len()),
+        ]),
+        (bind, layout) => {
+            let errors: Vec<String> = [
+                bind.err().map(|e| format!("cpuset.bind: {e:?}")),
+                layout.err().map(|e| format!("topology.read-layout: {e:?}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            Err(Error::new(ESLURMD_CPU_BIND_ERROR, errors.join("; ")).into())
+        }
+    }
+}
+
+fn probe_env() -> Vec<String> {
+    vec![
+        format!("vars={}", std::env::vars().count()),
+        format!("args={}", std::env::args().count()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slurm_wasm_sdk::testkit;
+
+    #[test]
+    fn names_select_behaviours() {
+        assert_eq!(Behaviour::parse("loop"), Behaviour::Loop);
+        assert_eq!(Behaviour::parse("cpuset"), Behaviour::Cpuset);
+        assert_eq!(Behaviour::parse("0-3"), Behaviour::Normal);
+        assert_eq!(Behaviour::parse(""), Behaviour::Normal);
+    }
+
+    #[test]
+    fn normal_keeps_the_binding() {
+        let binding = Behaviour::Normal.run(4, "0x3".into()).unwrap();
+        assert_eq!(
+            (binding.cpu_bind_type, binding.cpu_bind.as_str()),
+            (4, "0x3")
+        );
+        assert!(binding.messages.is_empty());
+    }
+
+    #[test]
+    fn denied_capabilities_are_reported_with_their_debug_text() {
+        testkit::reset();
+        let err = Behaviour::Cpuset.run(0, "cpuset".into()).unwrap_err();
+        assert_eq!(err.code, ESLURMD_CPU_BIND_ERROR);
+        assert!(
+            err.message.contains("Denied(Capability::Cpuset)"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.contains("Denied(Capability::Topology)"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn env_reports_counts() {
+        let messages = Behaviour::Env.run(0, "env".into()).unwrap().messages;
+        assert!(messages[0].starts_with("vars=") && messages[1].starts_with("args="));
+    }
+}

@@ -1,0 +1,109 @@
+//! `task/hostile`: a deliberately misbehaving task plugin.
+//!
+//! It exists only for the host's containment tests. Its
+//! `slurmd-launch-request` reads a behaviour name from the request's
+//! `cpu-bind` string and acts it out (see [`behaviour::Behaviour`]): spin
+//! forever, exhaust memory or the stack, trap, return a huge result, or probe
+//! the file system, the network, the environment and ungranted
+//! capabilities. Each must end in a clear error from the host, or in an
+//! answer showing that the sandbox held, while the host keeps serving.
+//! Any other `cpu-bind` value, and every other hook, behaves like task/none.
+//!
+//! Never load it outside tests.
+
+pub mod behaviour;
+
+use slurm_wasm_sdk::task::{
+    BatchRequest, CpuBinding, IdentityGuest, LaunchRequest, TaskConfig, TaskGuest,
+};
+use slurm_wasm_sdk::types::{PluginError, PluginIdentity, Step, Task};
+use slurm_wasm_sdk::{version, CONTRACT_VERSION};
+
+use behaviour::Behaviour;
+
+/// task/hostile, exported as a component.
+pub struct Hostile;
+
+impl IdentityGuest for Hostile {
+    /// Asks for no capability, so the host loads it with none granted.
+    fn describe() -> PluginIdentity {
+        PluginIdentity {
+            plugin_type: "task/hostile".into(),
+            plugin_name: "hostile task plugin (containment tests)".into(),
+            plugin_version: version::SLURM_22_05_8,
+            plugin_id: None,
+            contract_version: CONTRACT_VERSION.into(),
+            required_capabilities: Vec::new(),
+        }
+    }
+}
+
+impl TaskGuest for Hostile {
+    fn init(_config: TaskConfig) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn fini() -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    /// Leaves the batch script's binding as requested.
+    fn slurmd_batch_request(request: BatchRequest) -> Result<CpuBinding, PluginError> {
+        Ok(CpuBinding {
+            cpu_bind_type: request.cpu_bind_type,
+            cpu_bind: request.cpu_bind,
+            messages: Vec::new(),
+        })
+    }
+
+    /// Acts out the behaviour named by `request.cpu_bind`.
+    fn slurmd_launch_request(request: LaunchRequest) -> Result<CpuBinding, PluginError> {
+        Behaviour::parse(&request.cpu_bind).run(request.cpu_bind_type, request.cpu_bind)
+    }
+
+    fn slurmd_reserve_resources(_request: LaunchRequest) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn slurmd_suspend_job(_job_id: u32) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn slurmd_resume_job(_job_id: u32) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn slurmd_release_resources(_job_id: u32) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn pre_setuid(_step: Step) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn pre_launch_priv(_step: Step, _task: Task) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn pre_launch(_step: Step, _task: Task) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn post_term(_step: Step, _task: Task) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn post_step(_step: Step) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn add_pid(_pid: u32) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn update_mem_limit(_step: Step, _job_mem: u64, _step_mem: u64) -> Result<(), PluginError> {
+        Ok(())
+    }
+}
+
+slurm_wasm_sdk::export_task!(Hostile);
