@@ -7,14 +7,25 @@ use slurm_wasm_guest_build::{build, Guest};
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    let workspace = manifest.parent().expect("host/ lives in the workspace").to_path_buf();
+    let workspace = manifest
+        .parent()
+        .expect("host/ lives in the workspace")
+        .to_path_buf();
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     build(
         &workspace,
         &out_dir,
         &[
-            Guest { package: "priority-basic", dir: "guests/priority-basic", file_name: "priority_basic.wasm" },
-            Guest { package: "task-none", dir: "guests/task-none", file_name: "task_none.wasm" },
+            Guest {
+                package: "priority-basic",
+                dir: "guests/priority-basic",
+                file_name: "priority_basic.wasm",
+            },
+            Guest {
+                package: "task-none",
+                dir: "guests/task-none",
+                file_name: "task_none.wasm",
+            },
         ],
     );
 }

@@ -4,8 +4,15 @@
 use std::process::Command;
 
 fn slurm_wasm(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm")).args(args).output().expect("run slurm-wasm");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+        .args(args)
+        .output()
+        .expect("run slurm-wasm");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 const EXAMPLE: &str = env!("SLURM_WASM_TEST_EXAMPLE");
@@ -21,7 +28,11 @@ fn inspect_bundled_plugins_as_json() {
         assert_eq!(v["identity"]["plugin_type"], name);
         assert_eq!(v["identity"]["slurm_version"], "22.05.8");
         assert_eq!(v["identity"]["contract_version"], "0.1.0");
-        assert!(v["exports"].as_array().unwrap().iter().any(|e| e == &serde_json::json!(format!("slurm:plugin/{kind}@0.1.0"))));
+        assert!(v["exports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e == &serde_json::json!(format!("slurm:plugin/{kind}@0.1.0"))));
     }
 }
 
@@ -30,7 +41,10 @@ fn inspect_example_plugin_as_text() {
     let (code, out, err) = slurm_wasm(&["inspect", EXAMPLE]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("kind:              priority"), "{out}");
-    assert!(out.contains("type:              priority/partition_size"), "{out}");
+    assert!(
+        out.contains("type:              priority/partition_size"),
+        "{out}"
+    );
     assert!(out.contains("slurm:plugin/priority@0.1.0"), "{out}");
 }
 
@@ -39,13 +53,25 @@ fn inspect_lists_capabilities_a_plugin_imports() {
     let (code, out, _) = slurm_wasm(&["inspect", HOSTILE, "--json"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let caps: Vec<&str> = v["capabilities"].as_array().unwrap().iter().filter_map(|c| c.as_str()).collect();
-    assert!(caps.contains(&"cpuset") && caps.contains(&"topology"), "{caps:?}");
+    let caps: Vec<&str> = v["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    assert!(
+        caps.contains(&"cpuset") && caps.contains(&"topology"),
+        "{caps:?}"
+    );
 }
 
 #[test]
 fn check_passes_on_bundled_and_example_plugins() {
-    for args in [vec!["check", "--bundled", "priority/basic"], vec!["check", "--bundled", "task/none"], vec!["check", EXAMPLE]] {
+    for args in [
+        vec!["check", "--bundled", "priority/basic"],
+        vec!["check", "--bundled", "task/none"],
+        vec!["check", EXAMPLE],
+    ] {
         let (code, out, err) = slurm_wasm(&args);
         assert_eq!(code, 0, "{args:?}\n{out}\n{err}");
         assert!(out.contains(" 0 failed"), "{out}");
@@ -62,16 +88,27 @@ fn check_of_a_non_component_exits_non_zero() {
     assert!(out.contains("FAIL  is a WebAssembly component"), "{out}");
     let (code, _, err) = slurm_wasm(&["inspect", bad.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("bad.wasm") && err.contains("not a valid WebAssembly component"), "{err}");
+    assert!(
+        err.contains("bad.wasm") && err.contains("not a valid WebAssembly component"),
+        "{err}"
+    );
 }
 
 #[test]
 fn compile_fills_the_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, out, err) = slurm_wasm(&["compile", "--cache-dir", dir.path().to_str().unwrap(), EXAMPLE]);
+    let (code, out, err) = slurm_wasm(&[
+        "compile",
+        "--cache-dir",
+        dir.path().to_str().unwrap(),
+        EXAMPLE,
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("priority/partition_size"), "{out}");
-    let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    let entries: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert!(entries[0].extension().is_some_and(|e| e == "cwasm"));
 }
@@ -81,6 +118,130 @@ fn demo_prints_the_spec_sequence() {
     let (code, out, err) = slurm_wasm(&["demo", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let priorities: Vec<u64> = v["priority"]["jobs"].as_array().unwrap().iter().map(|j| j["priority"].as_u64().unwrap()).collect();
-    assert_eq!(priorities, vec![4294901759, 4294901758, 4294901657, 4294901756, 4294901855]);
+    let priorities: Vec<u64> = v["priority"]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["priority"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        priorities,
+        vec![4294901759, 4294901758, 4294901657, 4294901756, 4294901855]
+    );
+}
+
+#[test]
+fn demo_loads_the_plugins_a_slurm_conf_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(
+        &conf,
+        "ClusterName=demo\nPriorityType=priority/basic\nTaskPlugin=task/none\nNodeName=c[1-2] CPUs=4 RealMemory=1000\nPartitionName=p Nodes=ALL Default=YES\n",
+    )
+    .unwrap();
+    let (code, out, err) = slurm_wasm(&["demo", "--slurm-conf", conf.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let path = conf.display();
+    assert!(
+        out.contains(&format!(
+            "priority/basic       ({path}:2: PriorityType=priority/basic)"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "task/none            ({path}:3: TaskPlugin=task/none)"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("task/none (task NONE plugin): step 6.0, 4 tasks on c1"),
+        "{out}"
+    );
+
+    std::fs::write(&conf, "ClusterName=demo\nNodeName=c1\n").unwrap();
+    let (code, out, err) = slurm_wasm(&["demo", "--json", "--slurm-conf", conf.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let chosen: Vec<(&str, &str, &str)> = v["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["slot"].as_str().unwrap(),
+                p["plugin"].as_str().unwrap(),
+                p["chosen_by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let defaults = [
+        format!("{path}: no PriorityType, Slurm's default"),
+        format!("{path}: no TaskPlugin, Slurm's default"),
+    ];
+    assert_eq!(
+        chosen,
+        [
+            ("priority", "priority/basic", defaults[0].as_str()),
+            ("task.none", "task/none", defaults[1].as_str())
+        ]
+    );
+    let priorities: Vec<u64> = v["priority"]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["priority"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        priorities,
+        vec![4294901759, 4294901758, 4294901657, 4294901756, 4294901855]
+    );
+}
+
+#[test]
+fn demo_reports_a_bad_slurm_conf_line_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(&conf, "ClusterName=demo\nPriorityType priority/basic\n").unwrap();
+    let (code, _, err) = slurm_wasm(&["demo", "--slurm-conf", conf.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "slurm-wasm: {}:2: expected Key=Value, found `PriorityType`",
+            conf.display()
+        )
+    );
+
+    std::fs::write(
+        &conf,
+        "ClusterName=demo\n\nPriorityType=priority/multifactor\n",
+    )
+    .unwrap();
+    let (code, _, err) = slurm_wasm(&["demo", "--slurm-conf", conf.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "slurm-wasm: {}:3: PriorityType=priority/multifactor: no bundled plugin priority/multifactor in this build",
+            conf.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn demo_takes_a_priority_plugin_from_the_host_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("host.toml");
+    std::fs::write(&config, format!("[plugins.priority]\nwasm = {EXAMPLE:?}\n")).unwrap();
+    let (code, out, err) = slurm_wasm(&["--config", config.to_str().unwrap(), "demo"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("priority/partition_size") && out.contains("(host configuration)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("task/none (task NONE plugin): step 6.0, 4 tasks on n1"),
+        "{out}"
+    );
 }

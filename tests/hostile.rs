@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use slurm_wasm_host::{
-    fixtures, CallError, Capability, FailurePolicy, Grants, Host, HostOptions, Limits, LoadError, PluginSettings,
-    PluginSource, PriorityPlugin, TaskPlugin,
+    fixtures, CallError, Capability, FailurePolicy, Grants, Host, HostOptions, Limits, LoadError,
+    PluginSettings, PluginSource, PriorityPlugin, TaskPlugin,
 };
 
 fn hostile() -> PluginSource {
@@ -19,7 +19,12 @@ fn hostile() -> PluginSource {
 /// Tight limits so the tests stay quick: 200 million fuel, 1 s, 64 MiB.
 fn tight(failure: FailurePolicy) -> PluginSettings {
     PluginSettings {
-        limits: Limits { fuel_per_call: 200_000_000, deadline: Duration::from_secs(1), memory_bytes: 64 << 20, ..Limits::default() },
+        limits: Limits {
+            fuel_per_call: 200_000_000,
+            deadline: Duration::from_secs(1),
+            memory_bytes: 64 << 20,
+            ..Limits::default()
+        },
         failure,
         ..PluginSettings::default()
     }
@@ -35,12 +40,24 @@ fn fixture(settings: PluginSettings) -> Fixture {
     let host = Host::new(HostOptions::default()).expect("host");
     let hostile = TaskPlugin::load(&host, &hostile(), settings).expect("hostile plugin loads");
     hostile.init(&fixtures::task_config()).expect("init");
-    let healthy = PriorityPlugin::load(&host, &PluginSource::Bundled("priority/basic".into()), PluginSettings::default()).expect("priority/basic");
+    let healthy = PriorityPlugin::load(
+        &host,
+        &PluginSource::Bundled("priority/basic".into()),
+        PluginSettings::default(),
+    )
+    .expect("priority/basic");
     healthy.init(&fixtures::priority_config()).expect("init");
-    Fixture { host, hostile, healthy }
+    Fixture {
+        host,
+        hostile,
+        healthy,
+    }
 }
 
-fn provoke(plugin: &TaskPlugin, behaviour: &str) -> Result<slurm_wasm_host::kinds::task::CpuBinding, CallError> {
+fn provoke(
+    plugin: &TaskPlugin,
+    behaviour: &str,
+) -> Result<slurm_wasm_host::kinds::task::CpuBinding, CallError> {
     let mut request = fixtures::launch_request(1, 1, 4);
     request.cpu_bind = behaviour.into();
     plugin.slurmd_launch_request(&request)
@@ -49,12 +66,20 @@ fn provoke(plugin: &TaskPlugin, behaviour: &str) -> Result<slurm_wasm_host::kind
 /// The healthy plugin still answers exactly as spec 4.1 says.
 fn healthy_still_serves(f: &Fixture) {
     let job = fixtures::job(1);
-    assert_eq!(f.healthy.set(0xffff_0000, &job).expect("healthy plugin serves"), 4294901759);
+    assert_eq!(
+        f.healthy
+            .set(0xffff_0000, &job)
+            .expect("healthy plugin serves"),
+        4294901759
+    );
 }
 
 fn assert_names(message: &str, parts: &[&str]) {
     for part in parts {
-        assert!(message.contains(part), "`{message}` should mention `{part}`");
+        assert!(
+            message.contains(part),
+            "`{message}` should mention `{part}`"
+        );
     }
 }
 
@@ -62,8 +87,20 @@ fn assert_names(message: &str, parts: &[&str]) {
 fn infinite_loop_runs_out_of_fuel() {
     let f = fixture(tight(FailurePolicy::default()));
     let err = provoke(&f.hostile, "loop").unwrap_err();
-    assert!(matches!(err, CallError::Fuel { limit: 200_000_000, .. }), "{err:?}");
-    assert_names(&err.to_string(), &["task/hostile", "slurmd-launch-request", "fuel", "200000000"]);
+    assert!(
+        matches!(
+            err,
+            CallError::Fuel {
+                limit: 200_000_000,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_names(
+        &err.to_string(),
+        &["task/hostile", "slurmd-launch-request", "fuel", "200000000"],
+    );
     healthy_still_serves(&f);
 }
 
@@ -76,8 +113,19 @@ fn infinite_loop_hits_the_deadline_when_fuel_is_plentiful() {
     let started = Instant::now();
     let err = provoke(&f.hostile, "loop").unwrap_err();
     assert!(matches!(err, CallError::Deadline { .. }), "{err:?}");
-    assert_names(&err.to_string(), &["task/hostile", "slurmd-launch-request", "deadline", "200 ms"]);
-    assert!(started.elapsed() < Duration::from_secs(30), "the deadline stopped the loop");
+    assert_names(
+        &err.to_string(),
+        &[
+            "task/hostile",
+            "slurmd-launch-request",
+            "deadline",
+            "200 ms",
+        ],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the deadline stopped the loop"
+    );
     healthy_still_serves(&f);
 }
 
@@ -85,8 +133,19 @@ fn infinite_loop_hits_the_deadline_when_fuel_is_plentiful() {
 fn memory_growth_hits_the_memory_limit() {
     let f = fixture(tight(FailurePolicy::default()));
     let err = provoke(&f.hostile, "grow").unwrap_err();
-    assert!(matches!(err, CallError::Memory { limit_bytes, .. } if limit_bytes == 64 << 20), "{err:?}");
-    assert_names(&err.to_string(), &["task/hostile", "slurmd-launch-request", "memory limit", &(64u64 << 20).to_string()]);
+    assert!(
+        matches!(err, CallError::Memory { limit_bytes, .. } if limit_bytes == 64 << 20),
+        "{err:?}"
+    );
+    assert_names(
+        &err.to_string(),
+        &[
+            "task/hostile",
+            "slurmd-launch-request",
+            "memory limit",
+            &(64u64 << 20).to_string(),
+        ],
+    );
     healthy_still_serves(&f);
 }
 
@@ -97,8 +156,13 @@ fn unbounded_recursion_exhausts_the_stack() {
     // Either wasmtime's stack limit or the guest's shadow stack running into
     // its data ends the recursion; both are contained and named.
     match &err {
-        CallError::Stack { .. } => assert_names(&err.to_string(), &["task/hostile", "slurmd-launch-request", "call stack"]),
-        CallError::Trap { .. } | CallError::Fuel { .. } => assert_names(&err.to_string(), &["task/hostile", "slurmd-launch-request"]),
+        CallError::Stack { .. } => assert_names(
+            &err.to_string(),
+            &["task/hostile", "slurmd-launch-request", "call stack"],
+        ),
+        CallError::Trap { .. } | CallError::Fuel { .. } => {
+            assert_names(&err.to_string(), &["task/hostile", "slurmd-launch-request"])
+        }
         other => panic!("unexpected {other:?}"),
     }
     healthy_still_serves(&f);
@@ -109,7 +173,10 @@ fn trap_is_reported_and_the_plugin_restarts() {
     let f = fixture(tight(FailurePolicy::Restart { max_restarts: 3 }));
     let err = provoke(&f.hostile, "trap").unwrap_err();
     assert!(matches!(err, CallError::Trap { .. }), "{err:?}");
-    assert_names(&err.to_string(), &["task/hostile", "slurmd-launch-request", "trapped"]);
+    assert_names(
+        &err.to_string(),
+        &["task/hostile", "slurmd-launch-request", "trapped"],
+    );
     healthy_still_serves(&f);
     // The restarted instance serves a normal request.
     let binding = provoke(&f.hostile, "").expect("restarted instance serves");
@@ -123,7 +190,15 @@ fn oversized_result_is_rejected_without_poisoning() {
     let f = fixture(settings);
     let err = provoke(&f.hostile, "oversized").unwrap_err();
     assert!(matches!(err, CallError::Invalid { .. }), "{err:?}");
-    assert_names(&err.to_string(), &["task/hostile", "slurmd-launch-request", "cpu-bind", "67108864 bytes"]);
+    assert_names(
+        &err.to_string(),
+        &[
+            "task/hostile",
+            "slurmd-launch-request",
+            "cpu-bind",
+            "67108864 bytes",
+        ],
+    );
     // An invalid result is not a fault: even under `fail` the plugin serves on.
     provoke(&f.hostile, "").expect("plugin still serves after an invalid result");
     healthy_still_serves(&f);
@@ -136,8 +211,14 @@ fn wasi_files_are_not_reachable() {
     let binding = provoke(&f.hostile, "file").expect("the plugin reports what it got");
     let report = binding.messages.join("\n");
     assert!(report.contains("read /etc/passwd: failed"), "{report}");
-    assert!(report.contains("create /tmp/hostile-was-here: failed"), "{report}");
-    assert!(!std::path::Path::new("/tmp/hostile-was-here").exists(), "the plugin created a file");
+    assert!(
+        report.contains("create /tmp/hostile-was-here: failed"),
+        "{report}"
+    );
+    assert!(
+        !std::path::Path::new("/tmp/hostile-was-here").exists(),
+        "the plugin created a file"
+    );
     healthy_still_serves(&f);
 }
 
@@ -163,8 +244,14 @@ fn wasi_environment_and_arguments_are_empty() {
 fn ungranted_capability_is_denied_and_named() {
     let f = fixture(tight(FailurePolicy::default()));
     let err = provoke(&f.hostile, "cpuset").unwrap_err();
-    assert!(matches!(&err, CallError::Denied { capability, .. } if capability == "cpuset" || capability == "topology"), "{err:?}");
-    assert_names(&err.to_string(), &["task/hostile", "slurmd-launch-request", "not granted"]);
+    assert!(
+        matches!(&err, CallError::Denied { capability, .. } if capability == "cpuset" || capability == "topology"),
+        "{err:?}"
+    );
+    assert_names(
+        &err.to_string(),
+        &["task/hostile", "slurmd-launch-request", "not granted"],
+    );
     healthy_still_serves(&f);
 }
 
@@ -172,10 +259,21 @@ fn ungranted_capability_is_denied_and_named() {
 fn required_capability_without_grant_refuses_to_load() {
     let host = Host::new(HostOptions::default()).unwrap();
     let source = PluginSource::File(env!("SLURM_WASM_TEST_NEEDS_TOPOLOGY").into());
-    let err = TaskPlugin::load(&host, &source, PluginSettings::default()).err().expect("refused");
-    assert!(matches!(&err, LoadError::CapabilityNotGranted { capability, .. } if capability == "topology"), "{err:?}");
-    assert_names(&err.to_string(), &["task/needs_topology", "topology", "not granted"]);
-    let granted = PluginSettings { grants: Grants::none().with(Capability::Topology), ..PluginSettings::default() };
+    let err = TaskPlugin::load(&host, &source, PluginSettings::default())
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(&err, LoadError::CapabilityNotGranted { capability, .. } if capability == "topology"),
+        "{err:?}"
+    );
+    assert_names(
+        &err.to_string(),
+        &["task/needs_topology", "topology", "not granted"],
+    );
+    let granted = PluginSettings {
+        grants: Grants::none().with(Capability::Topology),
+        ..PluginSettings::default()
+    };
     TaskPlugin::load(&host, &source, granted).expect("loads once topology is granted");
 }
 
@@ -202,32 +300,76 @@ fn restarts_are_bounded() {
 
 #[test]
 fn fallback_policy_hands_over_to_a_bundled_plugin() {
-    let f = fixture(tight(FailurePolicy::Fallback { plugin: "task/none".into(), max_restarts: 1 }));
+    let f = fixture(tight(FailurePolicy::Fallback {
+        plugin: "task/none".into(),
+        max_restarts: 1,
+    }));
     provoke(&f.hostile, "loop").unwrap_err();
     assert_eq!(f.hostile.identity().plugin_type, "task/none");
     // task/none was initialised like the failed plugin and answers as itself.
     let binding = provoke(&f.hostile, "loop").expect("task/none serves the next call");
-    assert_eq!(binding.cpu_bind, "loop", "task/none hands the binding back unchanged");
+    assert_eq!(
+        binding.cpu_bind, "loop",
+        "task/none hands the binding back unchanged"
+    );
 }
 
 #[test]
 fn plugin_in_the_wrong_slot_is_refused() {
     let host = Host::new(HostOptions::default()).unwrap();
-    let err = PriorityPlugin::load(&host, &PluginSource::Bundled("task/none".into()), PluginSettings::default()).err().expect("refused");
-    assert!(matches!(err, LoadError::MissingExports { slot: "priority", .. }), "{err:?}");
+    let err = PriorityPlugin::load(
+        &host,
+        &PluginSource::Bundled("task/none".into()),
+        PluginSettings::default(),
+    )
+    .err()
+    .expect("refused");
+    assert!(
+        matches!(
+            err,
+            LoadError::MissingExports {
+                slot: "priority",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     // A task component that imports cpuset may not fill the priority slot at all.
-    let err = PriorityPlugin::load(&host, &hostile(), PluginSettings::default()).err().expect("refused");
-    assert!(matches!(err, LoadError::ForbiddenImport { slot: "priority", .. } | LoadError::MissingExports { .. }), "{err:?}");
+    let err = PriorityPlugin::load(&host, &hostile(), PluginSettings::default())
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(
+            err,
+            LoadError::ForbiddenImport {
+                slot: "priority",
+                ..
+            } | LoadError::MissingExports { .. }
+        ),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("priority"), "{err}");
 }
 
 #[test]
 fn malformed_wasm_is_refused_with_its_name() {
     let host = Host::new(HostOptions::default()).unwrap();
-    for (name, bytes) in [("empty.wasm", Vec::new()), ("text.wasm", b"not wasm at all".to_vec()), ("core-module.wasm", b"\0asm\x01\0\0\0".to_vec())] {
-        let source = PluginSource::Bytes { name: name.into(), bytes };
-        let err = TaskPlugin::load(&host, &source, PluginSettings::default()).err().expect("refused");
-        assert!(matches!(err, LoadError::Malformed { .. }), "{name}: {err:?}");
+    for (name, bytes) in [
+        ("empty.wasm", Vec::new()),
+        ("text.wasm", b"not wasm at all".to_vec()),
+        ("core-module.wasm", b"\0asm\x01\0\0\0".to_vec()),
+    ] {
+        let source = PluginSource::Bytes {
+            name: name.into(),
+            bytes,
+        };
+        let err = TaskPlugin::load(&host, &source, PluginSettings::default())
+            .err()
+            .expect("refused");
+        assert!(
+            matches!(err, LoadError::Malformed { .. }),
+            "{name}: {err:?}"
+        );
         assert!(err.to_string().starts_with(name), "{err}");
     }
     let _ = &host;
@@ -236,7 +378,13 @@ fn malformed_wasm_is_refused_with_its_name() {
 #[test]
 fn missing_file_is_an_io_error_naming_it() {
     let host = Host::new(HostOptions::default()).unwrap();
-    let err = TaskPlugin::load(&host, &PluginSource::File("/nonexistent/x.wasm".into()), PluginSettings::default()).err().expect("refused");
+    let err = TaskPlugin::load(
+        &host,
+        &PluginSource::File("/nonexistent/x.wasm".into()),
+        PluginSettings::default(),
+    )
+    .err()
+    .expect("refused");
     assert!(matches!(err, LoadError::Io { .. }), "{err:?}");
     assert!(err.to_string().contains("/nonexistent/x.wasm"));
 }
@@ -255,4 +403,14 @@ fn concurrent_calls_on_one_handle_are_serialised() {
         }
     });
     let _ = &f.host;
+}
+
+#[test]
+fn handles_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Host>();
+    assert_send_sync::<PriorityPlugin>();
+    assert_send_sync::<TaskPlugin>();
+    assert_send_sync::<slurm_wasm_host::SelectPlugin>();
+    assert_send_sync::<slurm_wasm_host::GresPlugin>();
 }

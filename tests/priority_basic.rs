@@ -2,11 +2,18 @@
 
 use slurm_wasm_host::kinds::priority::{AssociationUpdate, FactorsRequest, QosUpdate};
 use slurm_wasm_host::types::{Association, Qos, Shares, TresAmount};
-use slurm_wasm_host::{fixtures, CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin};
+use slurm_wasm_host::{
+    fixtures, CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin,
+};
 
 fn basic() -> PriorityPlugin {
     let host = Host::new(HostOptions::default()).expect("host");
-    let plugin = PriorityPlugin::load(&host, &PluginSource::Bundled("priority/basic".into()), PluginSettings::default()).expect("load");
+    let plugin = PriorityPlugin::load(
+        &host,
+        &PluginSource::Bundled("priority/basic".into()),
+        PluginSettings::default(),
+    )
+    .expect("load");
     plugin.init(&fixtures::priority_config()).expect("init");
     plugin
 }
@@ -16,7 +23,10 @@ fn identity_is_slurms() {
     let id = basic().identity();
     assert_eq!(id.plugin_type, "priority/basic");
     assert_eq!(id.plugin_name, "Priority BASIC plugin");
-    assert_eq!(id.plugin_version, 0x160508, "Slurm 22.05.8 by the version rule of spec 6");
+    assert_eq!(
+        id.plugin_version, 0x160508,
+        "Slurm 22.05.8 by the version rule of spec 6"
+    );
 }
 
 #[test]
@@ -34,7 +44,10 @@ fn spec_4_1_fifo_sequence() {
             plugin.assign(&mut lowest, &job).expect("set")
         })
         .collect();
-    assert_eq!(got, vec![4294901759, 4294901758, 4294901657, 4294901756, 4294901855]);
+    assert_eq!(
+        got,
+        vec![4294901759, 4294901758, 4294901657, 4294901756, 4294901855]
+    );
 }
 
 #[test]
@@ -45,8 +58,14 @@ fn direct_priority_is_kept_and_does_not_move_the_fifo() {
     direct.priority = 999;
     direct.direct_set_priority = true;
     assert_eq!(plugin.assign(&mut lowest, &direct).unwrap(), 999);
-    assert_eq!(lowest, 0xffff_0000, "spec 4.1: the controller ignores direct priorities for lowest_prio");
-    assert_eq!(plugin.assign(&mut lowest, &fixtures::job(2)).unwrap(), 4294901759);
+    assert_eq!(
+        lowest, 0xffff_0000,
+        "spec 4.1: the controller ignores direct priorities for lowest_prio"
+    );
+    assert_eq!(
+        plugin.assign(&mut lowest, &fixtures::job(2)).unwrap(),
+        4294901759
+    );
 }
 
 #[test]
@@ -55,7 +74,11 @@ fn priority_never_drops_below_one() {
     assert_eq!(plugin.set(1, &fixtures::job(1)).unwrap(), 1);
     let mut nice = fixtures::job(2);
     nice.details.nice = 10_000;
-    assert_eq!(plugin.set(5, &nice).unwrap(), 4, "positive nice larger than the priority is not applied");
+    assert_eq!(
+        plugin.set(5, &nice).unwrap(),
+        4,
+        "positive nice larger than the priority is not applied"
+    );
 }
 
 #[test]
@@ -71,18 +94,36 @@ fn recover_boosts_only_from_one_million() {
     direct.direct_set_priority = true;
     let jobs = [held, normal, direct];
     assert_eq!(plugin.recover(999_999, &jobs).unwrap(), (0, vec![]));
-    assert_eq!(plugin.recover(2_000_000, &jobs).unwrap(), (2_000_000, vec![(2, 2_000_100)]));
+    assert_eq!(
+        plugin.recover(2_000_000, &jobs).unwrap(),
+        (2_000_000, vec![(2, 2_000_100)])
+    );
 }
 
 #[test]
 fn sprio_list_is_empty_and_usage_is_untouched() {
     let plugin = basic();
-    let request = FactorsRequest { job_ids: vec![], user_ids: vec![], partitions: vec![] };
-    assert!(plugin.get_priority_factors_list(&[fixtures::job(1)], &request, 0).unwrap().is_empty());
-    assert!(plugin.calculate(&[], &[fixtures::job(1)]).unwrap().is_empty());
-    plugin.reconfig(&fixtures::priority_config(), true, &[]).unwrap();
+    let request = FactorsRequest {
+        job_ids: vec![],
+        user_ids: vec![],
+        partitions: vec![],
+    };
+    assert!(plugin
+        .get_priority_factors_list(&[fixtures::job(1)], &request, 0)
+        .unwrap()
+        .is_empty());
+    assert!(plugin
+        .calculate(&[], &[fixtures::job(1)])
+        .unwrap()
+        .is_empty());
+    plugin
+        .reconfig(&fixtures::priority_config(), true, &[])
+        .unwrap();
     let err = plugin.set_assoc_usage(42).unwrap_err();
-    assert!(matches!(err, CallError::Plugin { code: 22, .. }), "unknown association is EINVAL: {err:?}");
+    assert!(
+        matches!(err, CallError::Plugin { code: 22, .. }),
+        "unknown association is EINVAL: {err:?}"
+    );
 }
 
 fn association(id: u32, parent: Option<u32>, cpu_secs: u64) -> Association {
@@ -96,7 +137,10 @@ fn association(id: u32, parent: Option<u32>, cpu_secs: u64) -> Association {
         shares: Shares::Raw(1),
         usage_raw: 0.0,
         usage_tres_raw: vec![],
-        grp_used_tres_run_secs: vec![TresAmount { name: "cpu".into(), count: cpu_secs }],
+        grp_used_tres_run_secs: vec![TresAmount {
+            name: "cpu".into(),
+            count: cpu_secs,
+        }],
     }
 }
 
@@ -106,7 +150,10 @@ fn qos(cpu_secs: u64) -> QosUpdate {
         id: 1,
         priority: 0,
         usage_factor: 1.0,
-        grp_used_tres_run_secs: vec![TresAmount { name: "cpu".into(), count: cpu_secs }],
+        grp_used_tres_run_secs: vec![TresAmount {
+            name: "cpu".into(),
+            count: cpu_secs,
+        }],
     })
 }
 
@@ -127,7 +174,10 @@ fn job_end_releases_reserved_run_seconds_up_the_tree() {
     job.assoc_id = 2;
     job.qos = Some("normal".into());
     job.time_limit = Some(20);
-    job.tres_allocated = vec![TresAmount { name: "cpu".into(), count: 2 }];
+    job.tres_allocated = vec![TresAmount {
+        name: "cpu".into(),
+        count: 2,
+    }];
     plugin.job_end(&job).unwrap();
     // The plugin's ledger is what it saves; it must equal a ledger built with
     // the released values: 10000-2400, max(1000-2400, 0), 3000-2400.
@@ -140,5 +190,9 @@ fn job_end_releases_reserved_run_seconds_up_the_tree() {
         .unwrap();
     expected.update_qos(&[qos(600)]).unwrap();
     assert_eq!(plugin.state_save().unwrap(), expected.state_save().unwrap());
-    assert_eq!(plugin.set_assoc_usage(1).unwrap().usage_norm, 0.0, "basic computes no usage");
+    assert_eq!(
+        plugin.set_assoc_usage(1).unwrap().usage_norm,
+        0.0,
+        "basic computes no usage"
+    );
 }

@@ -4,10 +4,17 @@
 use slurm_wasm_host::kinds::priority::AssociationUpdate;
 use slurm_wasm_host::state::StateError;
 use slurm_wasm_host::types::{Association, Shares, TresAmount};
-use slurm_wasm_host::{fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, StateFileError};
+use slurm_wasm_host::{
+    fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, StateFileError,
+};
 
 fn basic(host: &Host) -> PriorityPlugin {
-    let plugin = PriorityPlugin::load(host, &PluginSource::Bundled("priority/basic".into()), PluginSettings::default()).expect("load");
+    let plugin = PriorityPlugin::load(
+        host,
+        &PluginSource::Bundled("priority/basic".into()),
+        PluginSettings::default(),
+    )
+    .expect("load");
     plugin.init(&fixtures::priority_config()).expect("init");
     plugin
 }
@@ -23,9 +30,14 @@ fn with_tree(plugin: &PriorityPlugin) {
         shares: Shares::Raw(10),
         usage_raw: 0.0,
         usage_tres_raw: vec![],
-        grp_used_tres_run_secs: vec![TresAmount { name: "cpu".into(), count: 7_200 }],
+        grp_used_tres_run_secs: vec![TresAmount {
+            name: "cpu".into(),
+            count: 7_200,
+        }],
     };
-    plugin.update_associations(&[AssociationUpdate::Upsert(assoc)]).unwrap();
+    plugin
+        .update_associations(&[AssociationUpdate::Upsert(assoc)])
+        .unwrap();
 }
 
 #[test]
@@ -39,8 +51,15 @@ fn state_round_trips_through_a_file() {
     let b = basic(&host);
     b.restore_state_file(&path).unwrap();
     assert_eq!(b.state_save().unwrap(), a.state_save().unwrap());
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(leftovers.len(), 1, "no temporary file remains: {leftovers:?}");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        1,
+        "no temporary file remains: {leftovers:?}"
+    );
 }
 
 /// A damaged file is refused and the plugin keeps exactly the state it had.
@@ -80,14 +99,18 @@ fn truncated_flipped_and_foreign_files_are_refused() {
     std::fs::write(&path, foreign).unwrap();
     let e = refused(&victim, &path);
     assert!(matches!(e, StateError::ForeignPlugin { .. }), "{e:?}");
-    assert!(e.to_string().contains("select/linear") && e.to_string().contains("priority/basic"), "{e}");
+    assert!(
+        e.to_string().contains("select/linear") && e.to_string().contains("priority/basic"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_valid_header_around_garbage_is_refused_by_the_plugin() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    slurm_wasm_host::state::write_state(&path, "priority/basic", 0x160508, b"PBAS\x09\x00junk").unwrap();
+    slurm_wasm_host::state::write_state(&path, "priority/basic", 0x160508, b"PBAS\x09\x00junk")
+        .unwrap();
     let host = Host::new(HostOptions::default()).unwrap();
     let plugin = basic(&host);
     let before = plugin.state_save().unwrap();

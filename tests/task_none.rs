@@ -5,7 +5,12 @@ use slurm_wasm_host::{fixtures, Host, HostOptions, PluginSettings, PluginSource,
 
 fn task_none() -> TaskPlugin {
     let host = Host::new(HostOptions::default()).expect("host");
-    let plugin = TaskPlugin::load(&host, &PluginSource::Bundled("task/none".into()), PluginSettings::default()).expect("load");
+    let plugin = TaskPlugin::load(
+        &host,
+        &PluginSource::Bundled("task/none".into()),
+        PluginSettings::default(),
+    )
+    .expect("load");
     plugin.init(&fixtures::task_config()).expect("init");
     plugin
 }
@@ -25,13 +30,19 @@ fn launch_and_batch_requests_keep_the_requested_binding() {
     launch.cpu_bind_type = 0x4 | 0x1; // TO_CORES | VERBOSE (spec 5.2)
     launch.cpu_bind = "0x1,0x2".into();
     let binding = plugin.slurmd_launch_request(&launch).unwrap();
-    assert_eq!((binding.cpu_bind_type, binding.cpu_bind.as_str()), (0x5, "0x1,0x2"));
+    assert_eq!(
+        (binding.cpu_bind_type, binding.cpu_bind.as_str()),
+        (0x5, "0x1,0x2")
+    );
     assert!(binding.messages.is_empty());
     let mut batch = fixtures::batch_request(3, 4);
     batch.cpu_bind_type = 0x100;
     batch.cpu_bind = "0xF".into();
     let binding = plugin.slurmd_batch_request(&batch).unwrap();
-    assert_eq!((binding.cpu_bind_type, binding.cpu_bind.as_str()), (0x100, "0xF"));
+    assert_eq!(
+        (binding.cpu_bind_type, binding.cpu_bind.as_str()),
+        (0x100, "0xF")
+    );
 }
 
 #[test]

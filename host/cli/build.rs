@@ -10,9 +10,30 @@ fn main() {
     let workspace = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let guests = [
-        ("EXAMPLE", Guest { package: "priority-partition-size", dir: "examples/priority-partition-size", file_name: "priority_partition_size.wasm" }),
-        ("HOSTILE", Guest { package: "hostile-plugin", dir: "tests/hostile", file_name: "task_hostile.wasm" }),
-        ("NEEDS_TOPOLOGY", Guest { package: "hostile-required", dir: "tests/hostile-required", file_name: "task_needs_topology.wasm" }),
+        (
+            "EXAMPLE",
+            Guest {
+                package: "priority-partition-size",
+                dir: "examples/priority-partition-size",
+                file_name: "priority_partition_size.wasm",
+            },
+        ),
+        (
+            "HOSTILE",
+            Guest {
+                package: "hostile-plugin",
+                dir: "tests/hostile",
+                file_name: "task_hostile.wasm",
+            },
+        ),
+        (
+            "NEEDS_TOPOLOGY",
+            Guest {
+                package: "hostile-required",
+                dir: "tests/hostile-required",
+                file_name: "task_needs_topology.wasm",
+            },
+        ),
     ];
     let paths = build(&workspace, &out_dir, &guests.map(|(_, g)| g));
     for ((name, _), path) in guests.iter().zip(paths) {

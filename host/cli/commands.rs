@@ -1,14 +1,22 @@
 //! The CLI's subcommands.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use serde_json::json;
 use slurm_wasm_host::conformance::{self, Report};
+use slurm_wasm_host::host_config::{self, HostConfig};
 use slurm_wasm_host::inspect::{inspect as inspect_plugin, Inspection};
+use slurm_wasm_host::kinds::priority::PriorityConfig;
+use slurm_wasm_host::kinds::task::{CpuBinding, TaskConfig};
+use slurm_wasm_host::setup::records::Cluster;
+use slurm_wasm_host::setup::{self, PlannedPlugin};
+use slurm_wasm_host::slurm_conf::{self, SlurmConf};
 use slurm_wasm_host::types::PluginIdentity;
-use slurm_wasm_host::{fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, TaskPlugin};
+use slurm_wasm_host::{
+    fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, Slot, TaskPlugin,
+};
 
 /// `x.y.z` of a Slurm version number.
 fn slurm_version(v: u32) -> String {
@@ -31,11 +39,18 @@ pub fn inspect(source: PluginSource, as_json: bool) -> anyhow::Result<ExitCode> 
     let host = Host::new(HostOptions::default())?;
     let inspection = inspect_plugin(&host, &source)?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&inspection_json(&inspection))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&inspection_json(&inspection))?
+        );
     } else {
         print_inspection(&inspection);
     }
-    Ok(if inspection.identity.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if inspection.identity.is_some() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn inspection_json(i: &Inspection) -> serde_json::Value {
@@ -53,20 +68,42 @@ fn inspection_json(i: &Inspection) -> serde_json::Value {
 
 fn print_inspection(i: &Inspection) {
     println!("{} ({} bytes)", i.source, i.size_bytes);
-    println!("  kind:              {}", i.slot.map_or("none (not a slurm:plugin component)", |s| s.name()));
+    println!(
+        "  kind:              {}",
+        i.slot
+            .map_or("none (not a slurm:plugin component)", |s| s.name())
+    );
     match &i.identity {
         Some(id) => {
             println!("  type:              {}", id.plugin_type);
             println!("  name:              {}", id.plugin_name);
-            println!("  version:           {} (Slurm {})", id.plugin_version, slurm_version(id.plugin_version));
+            println!(
+                "  version:           {} (Slurm {})",
+                id.plugin_version,
+                slurm_version(id.plugin_version)
+            );
             if let Some(plugin_id) = id.plugin_id {
                 println!("  plugin id:         {plugin_id}");
             }
             println!("  contract:          slurm:plugin@{}", id.contract_version);
-            let required: Vec<_> = id.required_capabilities.iter().map(|c| slurm_wasm_host::capability_name(*c)).collect();
-            println!("  requires:          {}", if required.is_empty() { "nothing beyond log and clock".into() } else { required.join(", ") });
+            let required: Vec<_> = id
+                .required_capabilities
+                .iter()
+                .map(|c| slurm_wasm_host::capability_name(*c))
+                .collect();
+            println!(
+                "  requires:          {}",
+                if required.is_empty() {
+                    "nothing beyond log and clock".into()
+                } else {
+                    required.join(", ")
+                }
+            );
         }
-        None => println!("  describe:          failed: {}", i.describe_error.as_deref().unwrap_or("unknown")),
+        None => println!(
+            "  describe:          failed: {}",
+            i.describe_error.as_deref().unwrap_or("unknown")
+        ),
     }
     println!("  capabilities used: {}", i.capabilities.join(", "));
     println!("  imports:");
@@ -86,7 +123,11 @@ pub fn check(source: PluginSource, as_json: bool) -> anyhow::Result<ExitCode> {
     } else {
         print_report(&report);
     }
-    Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn report_json(r: &Report) -> serde_json::Value {
@@ -100,7 +141,10 @@ fn report_json(r: &Report) -> serde_json::Value {
 }
 
 fn print_report(r: &Report) {
-    let ty = r.identity.as_ref().map_or("unknown plugin", |i| i.plugin_type.as_str());
+    let ty = r
+        .identity
+        .as_ref()
+        .map_or("unknown plugin", |i| i.plugin_type.as_str());
     println!("conformance of {ty} ({})", r.source);
     for c in &r.checks {
         match &c.outcome {
@@ -108,14 +152,19 @@ fn print_report(r: &Report) {
             Err(e) => println!("  FAIL  {}: {e}", c.name),
         }
     }
-    println!("{} passed, {} failed", r.checks.len() - r.failures(), r.failures());
+    println!(
+        "{} passed, {} failed",
+        r.checks.len() - r.failures(),
+        r.failures()
+    );
 }
 
 fn default_cache_dir() -> anyhow::Result<PathBuf> {
     if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
         return Ok(PathBuf::from(dir).join("slurm-wasm"));
     }
-    let home = std::env::var_os("HOME").context("neither --cache-dir, XDG_CACHE_HOME nor HOME is set")?;
+    let home =
+        std::env::var_os("HOME").context("neither --cache-dir, XDG_CACHE_HOME nor HOME is set")?;
     Ok(PathBuf::from(home).join(".cache").join("slurm-wasm"))
 }
 
@@ -124,11 +173,21 @@ pub fn compile(files: &[PathBuf], cache_dir: Option<PathBuf>) -> anyhow::Result<
         Some(dir) => dir,
         None => default_cache_dir()?,
     };
-    let host = Host::new(HostOptions { cache_dir: Some(cache_dir.clone()), ..HostOptions::default() })?;
+    let host = Host::new(HostOptions {
+        cache_dir: Some(cache_dir.clone()),
+        ..HostOptions::default()
+    })?;
     for file in files {
         let inspection = inspect_plugin(&host, &PluginSource::File(file.clone()))?;
-        let ty = inspection.identity.as_ref().map_or("not a plugin", |i| i.plugin_type.as_str());
-        println!("compiled {} ({ty}) into {}", file.display(), cache_dir.display());
+        let ty = inspection
+            .identity
+            .as_ref()
+            .map_or("not a plugin", |i| i.plugin_type.as_str());
+        println!(
+            "compiled {} ({ty}) into {}",
+            file.display(),
+            cache_dir.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -136,11 +195,100 @@ pub fn compile(files: &[PathBuf], cache_dir: Option<PathBuf>) -> anyhow::Result<
 /// Nice values of the demo's jobs: spec 4.1's FIFO example.
 const DEMO_NICE: [i32; 5] = [0, 0, 100, 0, -100];
 
-pub fn demo(as_json: bool) -> anyhow::Result<ExitCode> {
-    let host = Host::new(HostOptions::default())?;
-    let settings = PluginSettings::default();
-    let priority = PriorityPlugin::load(&host, &PluginSource::Bundled("priority/basic".into()), settings.clone())?;
-    priority.init(&fixtures::priority_config())?;
+/// The plugins the demo runs and the `init` configurations they get.
+struct DemoPlugins {
+    /// The planned priority and task slots; empty for the built-in demo.
+    plan: Vec<PlannedPlugin>,
+    priority: PriorityPlugin,
+    priority_config: PriorityConfig,
+    /// Task plugins in Slurm's stacking order, with their slot names.
+    tasks: Vec<(String, TaskPlugin)>,
+    task_config: TaskConfig,
+}
+
+/// The bundled priority/basic and task/none on fixture records, or, with a
+/// host configuration or a slurm.conf, the priority and task plugins they
+/// choose, initialised from the slurm.conf's records.
+fn demo_plugins(
+    host: &Host,
+    config: &HostConfig,
+    slurm: Option<&SlurmConf>,
+) -> anyhow::Result<DemoPlugins> {
+    let cluster = slurm.map(Cluster::from_slurm_conf).transpose()?;
+    let plan: Vec<PlannedPlugin> = setup::plan(config, slurm)?
+        .into_iter()
+        .filter(|p| matches!(p.slot, Slot::Priority | Slot::Task))
+        .collect();
+    let loaded = setup::load_all(host, &plan)?;
+    let priority = match loaded.priority {
+        Some(priority) => priority,
+        None => PriorityPlugin::load(
+            host,
+            &PluginSource::Bundled("priority/basic".into()),
+            PluginSettings::default(),
+        )?,
+    };
+    let tasks = if loaded.task.is_empty() {
+        vec![(
+            "task".to_owned(),
+            TaskPlugin::load(
+                host,
+                &PluginSource::Bundled("task/none".into()),
+                PluginSettings::default(),
+            )?,
+        )]
+    } else {
+        loaded.task
+    };
+    let (priority_config, task_config) = match &cluster {
+        Some(cluster) => {
+            let node_name = cluster.nodes.first().map_or("n1", |n| n.name.as_str());
+            (cluster.priority_config(), cluster.task_config(node_name))
+        }
+        None => (fixtures::priority_config(), fixtures::task_config()),
+    };
+    Ok(DemoPlugins {
+        plan,
+        priority,
+        priority_config,
+        tasks,
+        task_config,
+    })
+}
+
+/// A plugin source as the demo prints it.
+fn source_name(source: &PluginSource) -> String {
+    match source {
+        PluginSource::File(path) => path.display().to_string(),
+        PluginSource::Bytes { name, .. } => name.clone(),
+        PluginSource::Bundled(plugin_type) => plugin_type.clone(),
+    }
+}
+
+/// `slurm-wasm demo`: priorities for five jobs, then a step launch through
+/// the task plugins. With `config_path` or `slurm_conf_path`, the plugins
+/// come from [`setup::plan`] and the lines that chose them are printed.
+pub fn demo(
+    as_json: bool,
+    config_path: Option<&Path>,
+    slurm_conf_path: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let config = config_path
+        .map(host_config::load)
+        .transpose()?
+        .unwrap_or_default();
+    let slurm_path = slurm_conf_path
+        .map(Path::to_path_buf)
+        .or_else(|| config.slurm_conf.clone());
+    let slurm = slurm_path.as_deref().map(slurm_conf::load).transpose()?;
+    let configured = config_path.is_some() || slurm.is_some();
+    let host = Host::new(HostOptions {
+        cache_dir: config.cache_dir.clone(),
+        ..HostOptions::default()
+    })?;
+    let plugins = demo_plugins(&host, &config, slurm.as_ref())?;
+    let priority = &plugins.priority;
+    priority.init(&plugins.priority_config)?;
     let mut lowest = 0xffff_0000u32;
     let mut rows = Vec::new();
     for (i, nice) in DEMO_NICE.iter().enumerate() {
@@ -149,45 +297,102 @@ pub fn demo(as_json: bool) -> anyhow::Result<ExitCode> {
         let p = priority.assign(&mut lowest, &job)?;
         rows.push((job.job_id, *nice, p));
     }
-    let task = TaskPlugin::load(&host, &PluginSource::Bundled("task/none".into()), settings.clone())?;
-    task.init(&fixtures::task_config())?;
-    let launch = fixtures::launch_request(6, 4, 4);
-    let binding = task.slurmd_launch_request(&launch)?;
+    let node_name = plugins.task_config.node_name.clone();
+    let mut launch = fixtures::launch_request(6, 4, 4);
+    launch.node_name.clone_from(&node_name);
     let mut step = fixtures::step(6, 0);
+    step.node_name.clone_from(&node_name);
     step.task_pids = (0..4).map(|t| 10_000 + t).collect();
-    for t in 0..4 {
-        task.pre_launch(&step, &fixtures::task(t, 10_000 + t))?;
+    let mut bindings = Vec::new();
+    for (_, task) in &plugins.tasks {
+        task.init(&plugins.task_config)?;
+        let binding = task.slurmd_launch_request(&launch)?;
+        for t in 0..4 {
+            task.pre_launch(&step, &fixtures::task(t, 10_000 + t))?;
+        }
+        bindings.push((task.identity(), binding));
     }
+    let settings = priority.settings();
     let limits = &settings.limits;
     if as_json {
-        let out = json!({
+        let task_json = |(id, binding): &(PluginIdentity, CpuBinding)| json!({"plugin": identity_json(id), "cpu_bind_type": binding.cpu_bind_type, "cpu_bind": binding.cpu_bind});
+        let mut out = json!({
             "priority": {"plugin": identity_json(&priority.identity()), "jobs": rows.iter().map(|(id, nice, p)| json!({"job_id": id, "nice": nice, "priority": p})).collect::<Vec<_>>()},
-            "task": {"plugin": identity_json(&task.identity()), "cpu_bind_type": binding.cpu_bind_type, "cpu_bind": binding.cpu_bind},
+            "task": task_json(&bindings[0]),
             "limits": {"fuel_per_call": limits.fuel_per_call, "deadline_ms": limits.deadline.as_millis() as u64, "memory_bytes": limits.memory_bytes},
         });
+        if configured {
+            out["plugins"] = plugins
+                .plan
+                .iter()
+                .map(|p| json!({"slot": p.slot_name, "plugin": source_name(&p.source), "chosen_by": p.chosen_by.to_string()}))
+                .collect();
+            out["tasks"] = bindings.iter().map(task_json).collect();
+        }
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("slurm-wasm demo: Slurm's bundled plugins running as sandboxed WebAssembly components");
     println!(
-        "each call limited to {} fuel, {} ms, {} MiB of memory; capabilities granted: log, clock\n",
+        "slurm-wasm demo: Slurm's bundled plugins running as sandboxed WebAssembly components"
+    );
+    if configured {
+        println!("plugins chosen by the configuration:");
+        for p in &plugins.plan {
+            println!(
+                "  {:<14} {:<20} ({})",
+                p.slot_name,
+                source_name(&p.source),
+                p.chosen_by
+            );
+        }
+        println!();
+    }
+    let granted: Vec<String> = settings.grants.iter().map(|c| c.to_string()).collect();
+    println!(
+        "each call limited to {} fuel, {} ms, {} MiB of memory; capabilities granted: {}\n",
         limits.fuel_per_call,
         limits.deadline.as_millis(),
-        limits.memory_bytes >> 20
+        limits.memory_bytes >> 20,
+        granted.join(", ")
     );
     let id = priority.identity();
-    println!("{} ({}, Slurm {} behaviour): five jobs submitted in order", id.plugin_type, id.plugin_name, slurm_version(id.plugin_version));
+    println!(
+        "{} ({}, Slurm {} behaviour): five jobs submitted in order",
+        id.plugin_type,
+        id.plugin_name,
+        slurm_version(id.plugin_version)
+    );
     println!("  {:>6} {:>6} {:>12}", "JOBID", "NICE", "PRIORITY");
     for (job_id, nice, p) in &rows {
         println!("  {job_id:>6} {nice:>6} {p:>12}");
     }
-    println!("  (FIFO: each job one below the last; nice shifts a job without disturbing the order of later ones)\n");
-    let id = task.identity();
-    println!("{} ({}): step 6.0, 4 tasks on n1", id.plugin_type, id.plugin_name);
-    println!(
-        "  slurmd_launch_request -> cpu_bind_type={:#x} cpu_bind={:?} (task/none leaves the binding as requested)",
-        binding.cpu_bind_type, binding.cpu_bind
-    );
-    println!("  pre_launch for tasks 0-3: ok, no process bound (task/none binds nothing)");
+    if id.plugin_type == "priority/basic" {
+        println!("  (FIFO: each job one below the last; nice shifts a job without disturbing the order of later ones)");
+    }
+    for (id, binding) in &bindings {
+        println!(
+            "\n{} ({}): step 6.0, 4 tasks on {node_name}",
+            id.plugin_type, id.plugin_name
+        );
+        let none = id.plugin_type == "task/none";
+        println!(
+            "  slurmd_launch_request -> cpu_bind_type={:#x} cpu_bind={:?}{}",
+            binding.cpu_bind_type,
+            binding.cpu_bind,
+            if none {
+                " (task/none leaves the binding as requested)"
+            } else {
+                ""
+            }
+        );
+        println!(
+            "  pre_launch for tasks 0-3: ok{}",
+            if none {
+                ", no process bound (task/none binds nothing)"
+            } else {
+                ""
+            }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

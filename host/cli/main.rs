@@ -2,7 +2,8 @@
 //! built as WebAssembly components. A thin layer over `slurm-wasm-host`.
 //!
 //! Exit codes: 0 success, 1 a check failed or a plugin misbehaved, 2 bad
-//! usage or unreadable input.
+//! usage or unreadable input (a configuration error is printed as
+//! `slurm-wasm: <file>:<line>: <message>`).
 
 mod commands;
 
@@ -12,11 +13,19 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "slurm-wasm", version, about = "Slurm scheduler plugins as sandboxed WebAssembly components")]
+#[command(
+    name = "slurm-wasm",
+    version,
+    about = "Slurm scheduler plugins as sandboxed WebAssembly components"
+)]
 struct Cli {
     /// Log filter (`info`, `slurm_wasm=debug`, ...); also RUST_LOG.
     #[arg(long, global = true)]
     log: Option<String>,
+    /// Host configuration (TOML): which plugin fills each slot, grants,
+    /// limits, failure policy. Read by `demo`.
+    #[arg(long, global = true, value_name = "HOST_TOML")]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -59,10 +68,16 @@ enum Command {
         #[arg(long)]
         cache_dir: Option<PathBuf>,
     },
-    /// Load the bundled plugins and show their decisions on a small example.
+    /// Load the bundled plugins and show their decisions on a small example;
+    /// with `--slurm-conf` (or `--config`), the priority and task plugins
+    /// that configuration chooses.
     Demo {
         #[arg(long)]
         json: bool,
+        /// A slurm.conf whose PriorityType and TaskPlugin choose the plugins
+        /// (default: the host configuration's `slurm_conf`).
+        #[arg(long, value_name = "FILE")]
+        slurm_conf: Option<PathBuf>,
     },
 }
 
@@ -81,7 +96,9 @@ fn main() -> ExitCode {
         Command::Inspect { plugin, json } => commands::inspect(plugin.into(), json),
         Command::Check { plugin, json } => commands::check(plugin.into(), json),
         Command::Compile { files, cache_dir } => commands::compile(&files, cache_dir),
-        Command::Demo { json } => commands::demo(json),
+        Command::Demo { json, slurm_conf } => {
+            commands::demo(json, cli.config.as_deref(), slurm_conf.as_deref())
+        }
     };
     match result {
         Ok(code) => code,

@@ -34,5 +34,9 @@ pub fn find(plugin_type: &str) -> Option<&'static Bundled> {
 
 /// The bundled plugin types, comma-separated, for messages.
 pub fn names() -> String {
-    BUNDLED.iter().map(|b| b.plugin_type).collect::<Vec<_>>().join(", ")
+    BUNDLED
+        .iter()
+        .map(|b| b.plugin_type)
+        .collect::<Vec<_>>()
+        .join(", ")
 }

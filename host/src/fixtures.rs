@@ -2,8 +2,8 @@
 //! conformance suite and the demo. Adjust fields after building.
 
 use crate::bindings::types::{
-    Bitmap, ClusterConfig, Job, JobDetails, JobState, MemoryRequest, Node, NodeBaseState, NodeState, NodeStateFlags,
-    ShareRequest, Step, Task,
+    Bitmap, ClusterConfig, Job, JobDetails, JobState, MemoryRequest, Node, NodeBaseState,
+    NodeState, NodeStateFlags, ShareRequest, Step, Task,
 };
 use crate::kinds::gres::GresConfig;
 use crate::kinds::priority::PriorityConfig;
@@ -25,7 +25,13 @@ pub fn bitmap(len: u32, bits: impl IntoIterator<Item = u32>) -> Bitmap {
 
 /// The set bits of a bitmap, ascending.
 pub fn bits(map: &Bitmap) -> Vec<u32> {
-    (0..map.len).filter(|&i| map.words.get((i / 64) as usize).is_some_and(|w| w >> (i % 64) & 1 == 1)).collect()
+    (0..map.len)
+        .filter(|&i| {
+            map.words
+                .get((i / 64) as usize)
+                .is_some_and(|w| w >> (i % 64) & 1 == 1)
+        })
+        .collect()
 }
 
 pub fn cluster_config() -> ClusterConfig {
@@ -61,7 +67,10 @@ pub fn node(index: u32, name: &str, sockets: u16, cores: u16, threads: u16, memo
         weight: 1,
         features: Vec::new(),
         gres: Vec::new(),
-        state: NodeState { base: NodeBaseState::Idle, flags: NodeStateFlags::empty() },
+        state: NodeState {
+            base: NodeBaseState::Idle,
+            flags: NodeStateFlags::empty(),
+        },
         partitions: vec![0],
     }
 }
@@ -153,23 +162,43 @@ pub fn step(job_id: u32, step_id: u32) -> Step {
 }
 
 pub fn task(local_id: u32, pid: u32) -> Task {
-    Task { local_id, global_id: local_id, pid }
+    Task {
+        local_id,
+        global_id: local_id,
+        pid,
+    }
 }
 
 pub fn priority_config() -> PriorityConfig {
-    PriorityConfig { cluster: cluster_config(), partition_job_factors: vec![1], cluster_cpus: 8, cluster_nodes: 1, cluster_tres: Vec::new() }
+    PriorityConfig {
+        cluster: cluster_config(),
+        partition_names: vec!["debug".into()],
+        partition_job_factors: vec![1],
+        cluster_cpus: 8,
+        cluster_nodes: 1,
+        cluster_tres: Vec::new(),
+    }
 }
 
 pub fn task_config() -> TaskConfig {
-    TaskConfig { cluster: cluster_config(), node_name: "n1".into() }
+    TaskConfig {
+        cluster: cluster_config(),
+        node_name: "n1".into(),
+    }
 }
 
 pub fn select_config() -> SelectConfig {
-    SelectConfig { cluster: cluster_config(), partitions: Vec::new() }
+    SelectConfig {
+        cluster: cluster_config(),
+        partitions: Vec::new(),
+    }
 }
 
 pub fn gres_config() -> GresConfig {
-    GresConfig { cluster: cluster_config(), auto_detect: None }
+    GresConfig {
+        cluster: cluster_config(),
+        auto_detect: None,
+    }
 }
 
 /// A launch request for `tasks` tasks of step `job_id.0` on a one-socket,

@@ -19,16 +19,16 @@
 //! deadline_ms = 2000              # wall time per call
 //! memory_mb = 512                 # linear memory per instance
 //! table_elements = 100000         # elements per table
-//! max_instances = 64              # live instances of one plugin
+//! max_instances = 64              # core instances per component instance
 //!
 //! # One table per slot: select, priority, gres, task. Slurm loads several
 //! # gres and task plugins, so those slots may be qualified: gres.gpu, task.affinity.
 //! [plugins.select]
 //! wasm = "plugins/select_cons_tres.wasm"  # relative to this file's directory
 //! grants = ["log"]                        # log and clock are always granted
-//! failure = "fallback"                    # fail (the default), restart or fallback
+//! failure = "fallback"                    # restart (the default), fail or fallback
 //! fallback = "select/linear"              # a bundled plugin of the same kind
-//! max_restarts = 3                        # restarts before falling back
+//! max_restarts = 3                        # faults of the fallback before the slot is disabled
 //! [plugins.select.limits]
 //! fuel_per_call = 5_000_000_000
 //!
@@ -58,8 +58,9 @@
 //! - `grants` may name only what the slot's world imports: `gpu` and
 //!   `gpu-control` for gres plugins, `topology` and `cpuset` for task
 //!   plugins; `log` and `clock` are always granted and may be named anywhere.
-//! - `max_restarts` (default 3) goes with `failure = "restart"` or
-//!   `"fallback"`; `fallback` goes with `failure = "fallback"`, which
+//! - `failure` is `"restart"` when omitted ([`FailurePolicy::default`]);
+//!   `max_restarts` (default 3) goes with `"restart"` or `"fallback"`, not
+//!   with `"fail"`; `fallback` goes with `failure = "fallback"`, which
 //!   requires it.
 //! - Limits must be at least 1; a plugin's `limits` table overrides the
 //!   `[defaults]` key by key, which override [`Limits::default`].
@@ -70,12 +71,10 @@
 //! errors come with toml's own line, column and excerpt; the rules above are
 //! checked afterwards and reported at the offending key or value.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
+use std::collections::BTreeMap;
 use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
 use serde::de::{Deserialize, Deserializer};
@@ -83,14 +82,18 @@ use thiserror::Error;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 use toml::Spanned;
 
+use crate::capabilities::{Capability, Grants};
+use crate::limits::{FailurePolicy, Limits};
+use crate::plugin::{PluginSettings, PluginSource, Slot};
+
 /// The parsed host configuration, relative paths resolved.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostConfig {
     /// The site's `slurm.conf`, when the host should read one.
     pub slurm_conf: Option<PathBuf>,
-    /// Where compiled components are cached; `None` disables the cache.
+    /// Where compiled components are cached, when set.
     pub cache_dir: Option<PathBuf>,
-    /// Where plugin state files are kept; `None` keeps no state.
+    /// Where plugin state files are kept, when set.
     pub state_dir: Option<PathBuf>,
     /// Limits of a plugin that does not override them.
     pub defaults: Limits,
@@ -98,241 +101,32 @@ pub struct HostConfig {
     pub plugins: BTreeMap<String, PluginConfig>,
 }
 
-/// What one plugin may consume.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    /// Fuel per call into the plugin (`fuel_per_call`); running out is a
-    /// trap, deterministic and replayable.
-    pub fuel_per_call: u64,
-    /// Wall time per call (`deadline_ms`), enforced through epochs.
-    pub deadline: Duration,
-    /// Linear memory per instance in bytes (`memory_mb`).
-    pub memory_bytes: usize,
-    /// Elements per table (`table_elements`).
-    pub table_elements: usize,
-    /// Live instances of the plugin at once (`max_instances`).
-    pub max_instances: u32,
-}
-
-impl Default for Limits {
-    /// 10 000 000 000 fuel, 10 s, 512 MiB, 100 000 table elements, one
-    /// instance.
-    fn default() -> Self {
-        Limits {
-            fuel_per_call: 10_000_000_000,
-            deadline: Duration::from_secs(10),
-            memory_bytes: 512 << 20,
-            table_elements: 100_000,
-            max_instances: 1,
-        }
-    }
-}
-
 /// One configured plugin slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginConfig {
     /// The slot's kind (the part of the slot name before any `.`).
-    pub kind: PluginKind,
-    /// Where the component comes from.
+    pub kind: Slot,
+    /// Where the component comes from: [`PluginSource::File`] (`wasm =`,
+    /// path resolved) or [`PluginSource::Bundled`] (`bundled =`).
     pub source: PluginSource,
-    /// Granted capabilities; always holds [`Capability::Log`] and
-    /// [`Capability::Clock`].
-    pub grants: BTreeSet<Capability>,
-    /// What happens when a call traps or exhausts a limit.
-    pub failure: FailurePolicy,
-    /// Its limits, overrides merged over the defaults.
-    pub limits: Limits,
+    /// Its limits (overrides merged over the defaults), grants and failure
+    /// policy.
+    pub settings: PluginSettings,
 }
 
-/// The four plugin kinds, one WIT world each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PluginKind {
-    /// Node selection (`select/cons_tres`).
-    Select,
-    /// Generic resources (`gres/gpu`).
-    Gres,
-    /// Job priority (`priority/multifactor`).
-    Priority,
-    /// Task binding (`task/affinity`).
-    Task,
-}
+/// A `grants` entry: a capability by its WIT name.
+struct Grant(Capability);
 
-impl PluginKind {
-    /// Every kind.
-    pub const ALL: [PluginKind; 4] = [
-        PluginKind::Select,
-        PluginKind::Gres,
-        PluginKind::Priority,
-        PluginKind::Task,
-    ];
-
-    /// The capabilities, beyond `log` and `clock`, that this kind's world
-    /// imports and that may therefore be granted.
-    pub fn grantable(self) -> &'static [Capability] {
-        match self {
-            PluginKind::Select | PluginKind::Priority => &[],
-            PluginKind::Gres => &[Capability::Gpu, Capability::GpuControl],
-            PluginKind::Task => &[Capability::Topology, Capability::Cpuset],
-        }
-    }
-
-    /// True for kinds Slurm loads several of (`GresTypes`, `TaskPlugin`
-    /// lists), whose slots may be qualified (`gres.gpu`).
-    pub fn allows_several(self) -> bool {
-        matches!(self, PluginKind::Gres | PluginKind::Task)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            PluginKind::Select => "select",
-            PluginKind::Gres => "gres",
-            PluginKind::Priority => "priority",
-            PluginKind::Task => "task",
-        }
-    }
-}
-
-impl fmt::Display for PluginKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for PluginKind {
-    type Err = UnknownName;
-
-    /// Parses `select`, `gres`, `priority` or `task`.
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        PluginKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| UnknownName {
-                what: "plugin kind",
-                found: s.to_owned(),
-                expected: "select, gres, priority or task",
-            })
-    }
-}
-
-/// Where a plugin's component comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PluginSource {
-    /// A `.wasm` component file (`wasm = "..."`), path resolved.
-    Wasm(PathBuf),
-    /// A plugin built into the host, by plugin type (`bundled =
-    /// "select/cons_tres"`).
-    Bundled(String),
-}
-
-/// A host capability a plugin may import.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Capability {
-    /// `log`: write to the host's log. Always granted.
-    Log,
-    /// `clock`: wall or virtual time. Always granted.
-    Clock,
-    /// `topology`: read the CPU layout.
-    Topology,
-    /// `cpuset`: bind a step's processes to CPUs.
-    Cpuset,
-    /// `gpu`: query GPUs.
-    Gpu,
-    /// `gpu-control`: set GPU application clocks.
-    GpuControl,
-}
-
-impl Capability {
-    /// Every capability.
-    pub const ALL: [Capability; 6] = [
-        Capability::Log,
-        Capability::Clock,
-        Capability::Topology,
-        Capability::Cpuset,
-        Capability::Gpu,
-        Capability::GpuControl,
-    ];
-
-    /// True for `log` and `clock`, which every plugin gets.
-    pub fn always_granted(self) -> bool {
-        matches!(self, Capability::Log | Capability::Clock)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Capability::Log => "log",
-            Capability::Clock => "clock",
-            Capability::Topology => "topology",
-            Capability::Cpuset => "cpuset",
-            Capability::Gpu => "gpu",
-            Capability::GpuControl => "gpu-control",
-        }
-    }
-}
-
-impl fmt::Display for Capability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Capability {
-    type Err = UnknownName;
-
-    /// Parses the WIT interface name: `log`, `clock`, `topology`, `cpuset`,
-    /// `gpu` or `gpu-control`.
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        Capability::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| UnknownName {
-                what: "capability",
-                found: s.to_owned(),
-                expected: "log, clock, topology, cpuset, gpu or gpu-control",
-            })
-    }
-}
-
-impl<'de> Deserialize<'de> for Capability {
+impl<'de> Deserialize<'de> for Grant {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        name.parse().map_err(serde::de::Error::custom)
+        name.parse().map(Grant).map_err(serde::de::Error::custom)
     }
 }
 
-/// A name that [`PluginKind`] or [`Capability`] does not know.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("unknown {what} `{found}`; expected {expected}")]
-pub struct UnknownName {
-    what: &'static str,
-    found: String,
-    expected: &'static str,
-}
-
-/// What the host does when a call traps or exhausts a limit. The failed
-/// instance is discarded in every case; the policy decides what serves the
-/// next call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FailurePolicy {
-    /// The call fails and so does every later one (`failure = "fail"`, the
-    /// default).
-    Fail,
-    /// A fresh instance is started from the last saved state, at most
-    /// `max_restarts` times; after that the plugin stays failed.
-    Restart {
-        /// Restarts allowed.
-        max_restarts: u32,
-    },
-    /// Like `Restart`, then the bundled `plugin` takes the slot over.
-    Fallback {
-        /// The bundled plugin type.
-        plugin: String,
-        /// Restarts tried before falling back.
-        max_restarts: u32,
-    },
-}
-
-/// Restarts allowed when `max_restarts` is not given.
-pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+/// Restarts allowed when `max_restarts` is not given; the same as
+/// [`FailurePolicy::default`].
+const DEFAULT_MAX_RESTARTS: u32 = 3;
 
 /// Why a host configuration was refused.
 #[derive(Debug, Error)]
@@ -472,7 +266,7 @@ struct RawTop {
 }
 
 #[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of limits")]
 struct RawLimits {
     fuel_per_call: Option<NonZeroU64>,
     deadline_ms: Option<NonZeroU64>,
@@ -487,7 +281,7 @@ struct RawPlugin {
     wasm: Option<PathBuf>,
     bundled: Option<Spanned<String>>,
     #[serde(default)]
-    grants: Vec<Spanned<Capability>>,
+    grants: Vec<Spanned<Grant>>,
     failure: Option<Spanned<FailureKind>>,
     fallback: Option<Spanned<String>>,
     max_restarts: Option<Spanned<u32>>,
@@ -615,12 +409,12 @@ impl Parser<'_> {
     }
 
     /// Checks a slot name (`select`, `gres.gpu`) and returns its kind.
-    fn slot_kind(&self, slot: &str, span: Range<usize>) -> Result<PluginKind, HostConfigError> {
+    fn slot_kind(&self, slot: &str, span: Range<usize>) -> Result<Slot, HostConfigError> {
         let (kind_name, qualifier) = match slot.split_once('.') {
             Some((kind, qualifier)) => (kind, Some(qualifier)),
             None => (slot, None),
         };
-        let kind: PluginKind = kind_name.parse().map_err(|_| {
+        let kind: Slot = kind_name.parse().map_err(|_| {
             self.invalid(
                 span.clone(),
                 format!(
@@ -650,7 +444,7 @@ impl Parser<'_> {
     fn plugin(
         &self,
         slot: &str,
-        kind: PluginKind,
+        kind: Slot,
         value: Spanned<DeValue<'_>>,
         defaults: &Limits,
     ) -> Result<PluginConfig, HostConfigError> {
@@ -664,7 +458,7 @@ impl Parser<'_> {
         let mut raw =
             RawPlugin::deserialize(ValueDeserializer::from(value)).map_err(|e| self.toml(e))?;
         let source = match (raw.wasm.take(), raw.bundled.take()) {
-            (Some(path), None) => PluginSource::Wasm(self.resolve(path)),
+            (Some(path), None) => PluginSource::File(self.resolve(path)),
             (None, Some(bundled)) => {
                 self.plugin_type(kind, &bundled, "bundled")?;
                 PluginSource::Bundled(bundled.into_inner())
@@ -685,17 +479,15 @@ impl Parser<'_> {
                 ))
             }
         };
-        let mut grants = BTreeSet::from([Capability::Log, Capability::Clock]);
+        let mut grants = Grants::none();
         for grant in &raw.grants {
-            let capability = *grant.get_ref();
-            if !capability.always_granted() && !kind.grantable().contains(&capability) {
-                let allowed = match kind.grantable() {
-                    [] => "nothing beyond log and clock".to_owned(),
-                    some => some
-                        .iter()
-                        .map(Capability::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" and "),
+            let Grant(capability) = *grant.get_ref();
+            if !capability.always_granted() && !kind.grantable().any(|c| c == capability) {
+                let grantable: Vec<String> = kind.grantable().map(|c| c.to_string()).collect();
+                let allowed = if grantable.is_empty() {
+                    "nothing beyond log and clock".to_owned()
+                } else {
+                    grantable.join(" and ")
                 };
                 return Err(self.invalid(
                     grant.span(),
@@ -705,7 +497,7 @@ impl Parser<'_> {
                     ),
                 ));
             }
-            grants.insert(capability);
+            grants = grants.with(capability);
         }
         let limits = match raw.limits.take() {
             Some(overrides) => self.limits(overrides, defaults)?,
@@ -715,9 +507,11 @@ impl Parser<'_> {
         Ok(PluginConfig {
             kind,
             source,
-            grants,
-            failure,
-            limits,
+            settings: PluginSettings {
+                limits,
+                grants,
+                failure,
+            },
         })
     }
 
@@ -725,13 +519,13 @@ impl Parser<'_> {
     fn failure(
         &self,
         slot: &str,
-        kind: PluginKind,
+        kind: Slot,
         table_span: Range<usize>,
         raw: RawPlugin,
     ) -> Result<FailurePolicy, HostConfigError> {
         let (failure, failure_span) = match &raw.failure {
             Some(f) => (*f.get_ref(), f.span()),
-            None => (FailureKind::Fail, table_span),
+            None => (FailureKind::Restart, table_span),
         };
         let max_restarts = raw
             .max_restarts
@@ -776,18 +570,11 @@ impl Parser<'_> {
     /// Checks that `value` is a plugin type of `kind` (`select/linear`).
     fn plugin_type(
         &self,
-        kind: PluginKind,
+        kind: Slot,
         value: &Spanned<String>,
         key: &str,
     ) -> Result<(), HostConfigError> {
-        let valid = value.get_ref().split_once('/').is_some_and(|(k, name)| {
-            k == kind.name()
-                && !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        });
-        if valid {
+        if kind.accepts_type(value.get_ref()) {
             Ok(())
         } else {
             Err(self.invalid(
@@ -802,12 +589,12 @@ impl Parser<'_> {
     }
 }
 
-fn example_type(kind: PluginKind) -> &'static str {
+fn example_type(kind: Slot) -> &'static str {
     match kind {
-        PluginKind::Select => "select/cons_tres",
-        PluginKind::Gres => "gres/gpu",
-        PluginKind::Priority => "priority/multifactor",
-        PluginKind::Task => "task/affinity",
+        Slot::Select => "select/cons_tres",
+        Slot::Gres => "gres/gpu",
+        Slot::Priority => "priority/multifactor",
+        Slot::Task => "task/affinity",
     }
 }
 
@@ -867,12 +654,10 @@ mod tests {
 
     #[test]
     fn empty_file_is_the_default() {
-        assert_eq!(parse(""), HostConfig::default());
-        let limits = Limits::default();
-        assert_eq!(limits.fuel_per_call, 10_000_000_000);
-        assert_eq!(limits.deadline, Duration::from_secs(10));
-        assert_eq!(limits.memory_bytes, 512 * 1024 * 1024);
-        assert_eq!((limits.table_elements, limits.max_instances), (100_000, 1));
+        let config = parse("");
+        assert_eq!(config, HostConfig::default());
+        assert_eq!(config.defaults, Limits::default());
+        assert!(config.plugins.is_empty() && config.slurm_conf.is_none());
     }
 
     #[test]
@@ -906,61 +691,45 @@ mod tests {
         assert_eq!(slots, ["gres.gpu", "priority", "select", "task.affinity"]);
 
         let select = &config.plugins["select"];
-        assert_eq!(select.kind, PluginKind::Select);
+        assert_eq!(select.kind, Slot::Select);
         assert_eq!(
             select.source,
-            PluginSource::Wasm("/etc/slurm-wasm/plugins/select_cons_tres.wasm".into())
+            PluginSource::File("/etc/slurm-wasm/plugins/select_cons_tres.wasm".into())
         );
         assert_eq!(
-            select.failure,
+            select.settings.failure,
             FailurePolicy::Fallback {
                 plugin: "select/linear".into(),
                 max_restarts: 3
             }
         );
-        assert_eq!(select.limits.fuel_per_call, 5_000_000_000);
+        assert_eq!(select.settings.limits.fuel_per_call, 5_000_000_000);
         assert_eq!(
-            select.limits.max_instances, 64,
+            select.settings.limits.max_instances, 64,
             "other limits come from [defaults]"
         );
 
         let gpu = &config.plugins["gres.gpu"];
-        assert_eq!(gpu.kind, PluginKind::Gres);
+        assert_eq!(gpu.kind, Slot::Gres);
         assert_eq!(gpu.source, PluginSource::Bundled("gres/gpu".into()));
         assert_eq!(
-            gpu.grants,
-            BTreeSet::from([
+            gpu.settings.grants.iter().collect::<Vec<_>>(),
+            [
                 Capability::Log,
                 Capability::Clock,
                 Capability::Gpu,
                 Capability::GpuControl
-            ])
+            ]
         );
-        assert_eq!(gpu.failure, FailurePolicy::Fail);
-        assert_eq!(gpu.limits, config.defaults);
+        assert_eq!(gpu.settings.failure, FailurePolicy::default());
+        assert_eq!(gpu.settings.limits, config.defaults);
 
         let affinity = &config.plugins["task.affinity"];
-        assert_eq!(affinity.kind, PluginKind::Task);
-        assert_eq!(affinity.failure, FailurePolicy::Restart { max_restarts: 3 });
-    }
-
-    #[test]
-    fn capability_and_kind_names_round_trip() {
-        for capability in Capability::ALL {
-            assert_eq!(capability.to_string().parse::<Capability>(), Ok(capability));
-        }
+        assert_eq!(affinity.kind, Slot::Task);
         assert_eq!(
-            "gpu-control".parse::<Capability>(),
-            Ok(Capability::GpuControl)
+            affinity.settings.failure,
+            FailurePolicy::Restart { max_restarts: 3 }
         );
-        assert_eq!(
-            "gpu_control".parse::<Capability>().unwrap_err().to_string(),
-            "unknown capability `gpu_control`; expected log, clock, topology, cpuset, gpu or gpu-control"
-        );
-        for kind in PluginKind::ALL {
-            assert_eq!(kind.to_string().parse::<PluginKind>(), Ok(kind));
-        }
-        assert!("sched".parse::<PluginKind>().is_err());
     }
 
     #[test]
@@ -980,7 +749,7 @@ mod tests {
         assert_eq!(config.state_dir.unwrap(), Path::new("/abs/state"));
         assert_eq!(
             config.plugins["task"].source,
-            PluginSource::Wasm("/etc/slurm-wasm/t.wasm".into())
+            PluginSource::File("/etc/slurm-wasm/t.wasm".into())
         );
     }
 
@@ -992,7 +761,7 @@ mod tests {
         let config = load(&path).unwrap();
         assert_eq!(
             config.plugins["select"].source,
-            PluginSource::Wasm(dir.path().join("s.wasm"))
+            PluginSource::File(dir.path().join("s.wasm"))
         );
 
         std::fs::write(&path, "[plugins.select]\nwasm = 3\n").unwrap();
@@ -1079,6 +848,8 @@ mod tests {
         }
         let e = toml_error("[defaults]\nmax_instances = -1\n");
         assert!(e.contains("line 2"), "{e}");
+        let e = toml_error("defaults = 3\n");
+        assert!(e.contains("expected a table of limits"), "{e}");
         let (line, _, message) = invalid("[defaults]\nmemory_mb = 9223372036854775807\n");
         assert_eq!(line, 2);
         assert_eq!(
@@ -1094,7 +865,7 @@ mod tests {
              [plugins.priority]\nbundled = \"priority/basic\"\n\
              [plugins.priority.limits]\nmax_instances = 2\nmemory_mb = 64\n",
         );
-        let limits = &config.plugins["priority"].limits;
+        let limits = &config.plugins["priority"].settings.limits;
         assert_eq!(limits.deadline, Duration::from_millis(500));
         assert_eq!(limits.max_instances, 2);
         assert_eq!(limits.memory_bytes, 64 << 20);
@@ -1174,14 +945,11 @@ mod tests {
             "[plugins.task]\nbundled = \"task/affinity\"\ngrants = [\"cpuset\", \"log\", \"clock\", \"cpuset\"]\n",
         );
         assert_eq!(
-            config.plugins["task"].grants,
-            BTreeSet::from([Capability::Log, Capability::Clock, Capability::Cpuset])
+            config.plugins["task"].settings.grants,
+            Grants::none().with(Capability::Cpuset)
         );
         let bare = parse("[plugins.priority]\nbundled = \"priority/basic\"\n");
-        assert_eq!(
-            bare.plugins["priority"].grants,
-            BTreeSet::from([Capability::Log, Capability::Clock])
-        );
+        assert_eq!(bare.plugins["priority"].settings.grants, Grants::none());
 
         let (line, column, message) = invalid(
             "[plugins.task]\nbundled = \"task/affinity\"\ngrants = [\"topology\", \"gpu\"]\n",
@@ -1209,10 +977,15 @@ mod tests {
         let base = "[plugins.select]\nbundled = \"select/cons_tres\"\n";
         let policy = |extra: &str| {
             parse(&format!("{base}{extra}")).plugins["select"]
+                .settings
                 .failure
                 .clone()
         };
-        assert_eq!(policy(""), FailurePolicy::Fail);
+        assert_eq!(policy(""), FailurePolicy::default());
+        assert_eq!(
+            policy("max_restarts = 5\n"),
+            FailurePolicy::Restart { max_restarts: 5 }
+        );
         assert_eq!(policy("failure = \"fail\"\n"), FailurePolicy::Fail);
         assert_eq!(
             policy("failure = \"restart\"\n"),
@@ -1251,11 +1024,11 @@ mod tests {
         );
         let (_, _, message) = rule("fallback = \"select/linear\"\n");
         assert_eq!(message, "`fallback` needs `failure = \"fallback\"`");
-        let (line, _, message) = rule("max_restarts = 2\n");
+        let (line, _, message) = rule("failure = \"fail\"\nmax_restarts = 2\n");
         assert_eq!(
             (line, message.as_str()),
             (
-                3,
+                4,
                 "`max_restarts` needs `failure = \"restart\"` or `\"fallback\"`"
             )
         );

@@ -54,5 +54,14 @@ pub fn inspect(host: &Host, source: &PluginSource) -> Result<Inspection, LoadErr
         Some(Err(e)) => (None, Some(e.to_string())),
         None => (None, Some("exports no slurm:plugin interface".into())),
     };
-    Ok(Inspection { source: source_name, size_bytes: bytes.len(), slot, identity, describe_error, imports, exports, capabilities })
+    Ok(Inspection {
+        source: source_name,
+        size_bytes: bytes.len(),
+        slot,
+        identity,
+        describe_error,
+        imports,
+        exports,
+        capabilities,
+    })
 }

@@ -13,19 +13,27 @@
 //! * Capabilities are denied unless granted ([`Grants`]); WASI is linked
 //!   with nothing behind it.
 //! * [`state`]: atomic, checksummed state files.
+//! * Configuration: [`slurm_conf`] reads Slurm's own `slurm.conf` (with
+//!   [`hostlist`] expressions), [`host_config`] the host's TOML file, and
+//!   [`setup`] turns both into the plugins a site runs and the records
+//!   their `init` calls take.
 
 pub mod bindings;
 pub mod bundled;
-pub mod conformance;
-pub mod fixtures;
-pub mod inspect;
 mod cache;
 pub mod capabilities;
+pub mod conformance;
 mod engine;
 mod error;
+pub mod fixtures;
+pub mod host_config;
+pub mod hostlist;
+pub mod inspect;
 pub mod kinds;
 mod limits;
 mod plugin;
+pub mod setup;
+pub mod slurm_conf;
 mod store;
 mod validate;
 mod wasi_log;
@@ -33,7 +41,7 @@ mod wasi_log;
 pub use bindings::types;
 pub use capabilities::{Capability, Grants, Services};
 pub use engine::{Host, HostOptions};
-pub use error::{capability_name, CallError, LoadError};
+pub use error::{capability_name, CallError, LoadError, UnknownName};
 pub use kinds::gres::GresPlugin;
 pub use kinds::priority::PriorityPlugin;
 pub use kinds::select::SelectPlugin;

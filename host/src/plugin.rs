@@ -2,6 +2,8 @@
 //! instance behind a lock, limits per call, fault classification and the
 //! failure policy.
 
+use std::fmt;
+use std::str::FromStr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -12,23 +14,30 @@ use crate::bindings::types::{Capability, PluginError, PluginIdentity};
 use crate::bundled;
 use crate::capabilities::Grants;
 use crate::engine::{Host, Shared};
-use crate::error::{capability_name, CallError, LoadError};
+use crate::error::{capability_name, CallError, LoadError, UnknownName};
 use crate::limits::{FailurePolicy, Limits};
 use crate::store::HostState;
 
 /// The contract version this host speaks.
 pub const CONTRACT_VERSION: &str = "0.1.0";
 
-/// The four plugin kinds.
+/// The four plugin kinds, one WIT world each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Slot {
+    /// Node selection (`select/cons_tres`).
     Select,
+    /// Generic resources (`gres/gpu`).
     Gres,
+    /// Job priority (`priority/multifactor`).
     Priority,
+    /// Task binding (`task/affinity`).
     Task,
 }
 
 impl Slot {
+    /// Every kind.
+    pub const ALL: [Slot; 4] = [Slot::Select, Slot::Gres, Slot::Priority, Slot::Task];
+
     /// The kind as it starts a plugin type (`select` of `select/linear`).
     pub fn name(self) -> &'static str {
         match self {
@@ -43,18 +52,75 @@ impl Slot {
     pub fn allowed_capabilities(self) -> &'static [Capability] {
         match self {
             Slot::Select | Slot::Priority => &[Capability::Log, Capability::Clock],
-            Slot::Gres => &[Capability::Log, Capability::Clock, Capability::Gpu, Capability::GpuControl],
-            Slot::Task => &[Capability::Log, Capability::Clock, Capability::Topology, Capability::Cpuset],
+            Slot::Gres => &[
+                Capability::Log,
+                Capability::Clock,
+                Capability::Gpu,
+                Capability::GpuControl,
+            ],
+            Slot::Task => &[
+                Capability::Log,
+                Capability::Clock,
+                Capability::Topology,
+                Capability::Cpuset,
+            ],
         }
     }
 
+    /// The capabilities, beyond `log` and `clock`, that this kind's world
+    /// imports and that may therefore be granted.
+    pub fn grantable(self) -> impl Iterator<Item = Capability> {
+        self.allowed_capabilities()
+            .iter()
+            .copied()
+            .filter(|c| !c.always_granted())
+    }
+
+    /// Is `plugin_type` a type of this kind: `<kind>/<name>`, the name made
+    /// of letters, digits, `_` and `-` (`select/cons_tres`)?
+    pub fn accepts_type(self, plugin_type: &str) -> bool {
+        plugin_type.split_once('/').is_some_and(|(kind, name)| {
+            kind == self.name()
+                && !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+    }
+
+    /// True for kinds Slurm loads several of (`GresTypes`, `TaskPlugin`
+    /// lists), whose slots may be qualified (`gres.gpu`).
+    pub fn allows_several(self) -> bool {
+        matches!(self, Slot::Gres | Slot::Task)
+    }
+
+    /// The kind called `name` (`select`, `gres`, `priority` or `task`).
     pub fn from_name(name: &str) -> Option<Slot> {
-        [Slot::Select, Slot::Gres, Slot::Priority, Slot::Task].into_iter().find(|s| s.name() == name)
+        Slot::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Slot {
+    type Err = UnknownName;
+
+    /// Parses `select`, `gres`, `priority` or `task`.
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        Slot::from_name(s).ok_or_else(|| UnknownName {
+            what: "plugin kind",
+            found: s.to_owned(),
+            expected: "select, gres, priority or task",
+        })
     }
 }
 
 /// How one plugin is run: its limits, grants and failure policy.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PluginSettings {
     pub limits: Limits,
     pub grants: Grants,
@@ -62,7 +128,7 @@ pub struct PluginSettings {
 }
 
 /// Where a plugin's component comes from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PluginSource {
     /// A `.wasm` component file.
     File(std::path::PathBuf),
@@ -77,13 +143,21 @@ impl PluginSource {
         match self {
             PluginSource::File(path) => {
                 let name = path.display().to_string();
-                let bytes = std::fs::read(path).map_err(|e| LoadError::Io { source_name: name.clone(), reason: e.to_string() })?;
+                let bytes = std::fs::read(path).map_err(|e| LoadError::Io {
+                    source_name: name.clone(),
+                    reason: e.to_string(),
+                })?;
                 Ok((name, bytes.into()))
             }
             PluginSource::Bytes { name, bytes } => Ok((name.clone(), bytes.clone().into())),
             PluginSource::Bundled(plugin_type) => {
-                let plugin = bundled::find(plugin_type).ok_or_else(|| LoadError::UnknownBundled(plugin_type.clone(), bundled::names()))?;
-                Ok((format!("bundled {}", plugin.plugin_type), plugin.bytes.into()))
+                let plugin = bundled::find(plugin_type).ok_or_else(|| {
+                    LoadError::UnknownBundled(plugin_type.clone(), bundled::names())
+                })?;
+                Ok((
+                    format!("bundled {}", plugin.plugin_type),
+                    plugin.bytes.into(),
+                ))
             }
         }
     }
@@ -101,16 +175,32 @@ pub(crate) trait Kind: Sized + 'static {
 
     fn linker(shared: &Shared) -> &Linker<HostState>;
     fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre>;
-    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self::Bindings>;
-    fn describe(bindings: &Self::Bindings, store: &mut Store<HostState>) -> wasmtime::Result<PluginIdentity>;
-    fn init(bindings: &Self::Bindings, store: &mut Store<HostState>, config: &Self::Config) -> wasmtime::Result<Result<(), PluginError>>;
+    fn instantiate(
+        pre: &Self::Pre,
+        store: &mut Store<HostState>,
+    ) -> wasmtime::Result<Self::Bindings>;
+    fn describe(
+        bindings: &Self::Bindings,
+        store: &mut Store<HostState>,
+    ) -> wasmtime::Result<PluginIdentity>;
+    fn init(
+        bindings: &Self::Bindings,
+        store: &mut Store<HostState>,
+        config: &Self::Config,
+    ) -> wasmtime::Result<Result<(), PluginError>>;
     /// Restores saved state after a restart; kinds without state return `Ok(Ok(()))`.
-    fn restore(bindings: &Self::Bindings, store: &mut Store<HostState>, data: &[u8]) -> wasmtime::Result<Result<(), PluginError>>;
+    fn restore(
+        bindings: &Self::Bindings,
+        store: &mut Store<HostState>,
+        data: &[u8],
+    ) -> wasmtime::Result<Result<(), PluginError>>;
 }
 
 /// A compiled, checked plugin ready to instantiate.
 struct Loaded<K: Kind> {
     identity: PluginIdentity,
+    /// `identity.plugin_type`, shared so a call does not allocate for it.
+    plugin_type: Arc<str>,
     pre: K::Pre,
 }
 
@@ -147,7 +237,11 @@ impl<K: Kind> PluginCore<K> {
     /// Compiles (or fetches from the cache), checks imports and exports,
     /// asks the plugin to `describe` itself and checks its slot, contract
     /// version and required capabilities.
-    pub(crate) fn load(host: &Host, source: &PluginSource, settings: PluginSettings) -> Result<Self, LoadError> {
+    pub(crate) fn load(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError> {
         let loaded = load_checked::<K>(host, source, &settings)?;
         Ok(PluginCore {
             host: host.clone(),
@@ -173,6 +267,11 @@ impl<K: Kind> PluginCore<K> {
         self.lock().loaded.identity.clone()
     }
 
+    /// The plugin's type, cheaply (of the fallback once it took over).
+    pub(crate) fn plugin_type(&self) -> Arc<str> {
+        self.lock().loaded.plugin_type.clone()
+    }
+
     pub(crate) fn settings(&self) -> &PluginSettings {
         &self.settings
     }
@@ -189,7 +288,13 @@ impl<K: Kind> PluginCore<K> {
 
     fn new_store(&self, plugin: &str) -> Store<HostState> {
         let shared = &self.host.shared;
-        let state = HostState::new(plugin.into(), &self.settings.limits, self.settings.grants.clone(), shared.services.clone(), shared.random_seed);
+        let state = HostState::new(
+            plugin.into(),
+            &self.settings.limits,
+            self.settings.grants.clone(),
+            shared.services.clone(),
+            shared.random_seed,
+        );
         let mut store = Store::new(&shared.engine, state);
         store.limiter(|s| &mut s.limiter);
         store
@@ -204,9 +309,13 @@ impl<K: Kind> PluginCore<K> {
         f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
     ) -> Result<(R, CallStats), CallError> {
         let mut slot = self.lock();
-        let plugin = slot.loaded.identity.plugin_type.clone();
+        let plugin = slot.loaded.plugin_type.clone();
         if let Some(reason) = &slot.disabled {
-            return Err(CallError::Disabled { plugin, function, reason: reason.clone() });
+            return Err(CallError::Disabled {
+                plugin: plugin.to_string(),
+                function,
+                reason: reason.clone(),
+            });
         }
         if slot.live.is_none() {
             match self.start(&slot, function) {
@@ -220,7 +329,9 @@ impl<K: Kind> PluginCore<K> {
         let limits = &self.settings.limits;
         let live = slot.live.as_mut().expect("instance started above");
         let store = &mut live.store;
-        store.set_fuel(limits.fuel_per_call).expect("fuel is enabled on the engine");
+        store
+            .set_fuel(limits.fuel_per_call)
+            .expect("fuel is enabled on the engine");
         store.set_epoch_deadline(limits.deadline_ticks());
         {
             let data = store.data_mut();
@@ -230,11 +341,17 @@ impl<K: Kind> PluginCore<K> {
         }
         let span = tracing::debug_span!("plugin_call", plugin = %plugin, function, fuel_used = tracing::field::Empty, micros = tracing::field::Empty);
         let _entered = span.enter();
-        let started = Instant::now();
+        // Reading the clock costs more than the rest of this bookkeeping:
+        // only when someone listens.
+        let started = (!span.is_disabled()).then(Instant::now);
         let outcome = f(&live.bindings, store);
-        let fuel_used = limits.fuel_per_call.saturating_sub(store.get_fuel().unwrap_or(0));
-        span.record("fuel_used", fuel_used);
-        span.record("micros", started.elapsed().as_micros() as u64);
+        let fuel_used = limits
+            .fuel_per_call
+            .saturating_sub(store.get_fuel().unwrap_or(0));
+        if let Some(started) = started {
+            span.record("fuel_used", fuel_used);
+            span.record("micros", started.elapsed().as_micros() as u64);
+        }
         let denied = store.data().call.denied.first().copied();
         let memory_refused = store.data().limiter.memory_refused;
         store.data_mut().call.allowed_pids.clear();
@@ -242,8 +359,18 @@ impl<K: Kind> PluginCore<K> {
         match outcome {
             Ok(Ok(value)) => Ok((value, stats)),
             Ok(Err(e)) => Err(match denied {
-                Some(c) => CallError::Denied { plugin, function, capability: capability_name(c).into(), detail: e.message },
-                None => CallError::Plugin { plugin, function, code: e.code, message: e.message },
+                Some(c) => CallError::Denied {
+                    plugin: plugin.to_string(),
+                    function,
+                    capability: capability_name(c).into(),
+                    detail: e.message,
+                },
+                None => CallError::Plugin {
+                    plugin: plugin.to_string(),
+                    function,
+                    code: e.code,
+                    message: e.message,
+                },
             }),
             Err(trap) => {
                 let error = classify(&plugin, function, limits, trap, denied, memory_refused);
@@ -259,30 +386,44 @@ impl<K: Kind> PluginCore<K> {
     fn start(&self, slot: &Slotted<K>, function: &'static str) -> Result<Live<K>, CallError> {
         let plugin = slot.loaded.identity.plugin_type.clone();
         let mut store = self.new_store(&plugin);
-        let fail = |trap: wasmtime::Error| CallError::Start { plugin: plugin.clone(), function, reason: format!("{trap:#}") };
+        let fail = |trap: wasmtime::Error| CallError::Start {
+            plugin: plugin.clone(),
+            function,
+            reason: format!("{trap:#}"),
+        };
         let limits = &self.settings.limits;
-        store.set_fuel(limits.fuel_per_call).expect("fuel is enabled");
+        store
+            .set_fuel(limits.fuel_per_call)
+            .expect("fuel is enabled");
         store.set_epoch_deadline(limits.deadline_ticks());
         let bindings = K::instantiate(&slot.loaded.pre, &mut store).map_err(fail)?;
         if let Some(config) = &slot.config {
-            store.set_fuel(limits.fuel_per_call).expect("fuel is enabled");
+            store
+                .set_fuel(limits.fuel_per_call)
+                .expect("fuel is enabled");
             store.set_epoch_deadline(limits.deadline_ticks());
-            K::init(&bindings, &mut store, config).map_err(fail)?.map_err(|e| CallError::Plugin {
-                plugin: plugin.clone(),
-                function: "init",
-                code: e.code,
-                message: e.message,
-            })?;
+            K::init(&bindings, &mut store, config)
+                .map_err(fail)?
+                .map_err(|e| CallError::Plugin {
+                    plugin: plugin.clone(),
+                    function: "init",
+                    code: e.code,
+                    message: e.message,
+                })?;
         }
         if let Some(state) = &slot.saved_state {
-            store.set_fuel(limits.fuel_per_call).expect("fuel is enabled");
+            store
+                .set_fuel(limits.fuel_per_call)
+                .expect("fuel is enabled");
             store.set_epoch_deadline(limits.deadline_ticks());
-            K::restore(&bindings, &mut store, state).map_err(fail)?.map_err(|e| CallError::Plugin {
-                plugin: plugin.clone(),
-                function: "state-restore",
-                code: e.code,
-                message: e.message,
-            })?;
+            K::restore(&bindings, &mut store, state)
+                .map_err(fail)?
+                .map_err(|e| CallError::Plugin {
+                    plugin: plugin.clone(),
+                    function: "state-restore",
+                    code: e.code,
+                    message: e.message,
+                })?;
         }
         Ok(Live { store, bindings })
     }
@@ -294,22 +435,37 @@ impl<K: Kind> PluginCore<K> {
         slot.faults += 1;
         let plugin = slot.loaded.identity.plugin_type.clone();
         match &self.settings.failure {
-            FailurePolicy::Fail => slot.disabled = Some(format!("a fault ({error}); its failure policy is `fail`")),
+            FailurePolicy::Fail => {
+                slot.disabled = Some(format!("a fault ({error}); its failure policy is `fail`"))
+            }
             FailurePolicy::Restart { max_restarts } => {
                 if slot.faults > *max_restarts {
-                    slot.disabled = Some(format!("{} faults (max_restarts = {max_restarts}); last: {error}", slot.faults));
+                    slot.disabled = Some(format!(
+                        "{} faults (max_restarts = {max_restarts}); last: {error}",
+                        slot.faults
+                    ));
                 } else {
                     tracing::info!(plugin = %plugin, "restarting after fault {} of at most {max_restarts}", slot.faults);
                 }
             }
-            FailurePolicy::Fallback { plugin: fallback, max_restarts } => {
+            FailurePolicy::Fallback {
+                plugin: fallback,
+                max_restarts,
+            } => {
                 if slot.fell_back {
                     if slot.faults > *max_restarts {
-                        slot.disabled = Some(format!("its fallback {fallback} faulted {} times; last: {error}", slot.faults));
+                        slot.disabled = Some(format!(
+                            "its fallback {fallback} faulted {} times; last: {error}",
+                            slot.faults
+                        ));
                     }
                     return;
                 }
-                match load_checked::<K>(&self.host, &PluginSource::Bundled(fallback.clone()), &self.settings) {
+                match load_checked::<K>(
+                    &self.host,
+                    &PluginSource::Bundled(fallback.clone()),
+                    &self.settings,
+                ) {
                     Ok(loaded) => {
                         tracing::warn!(plugin = %plugin, "falling back to bundled {fallback} after: {error}");
                         slot.loaded = Arc::new(loaded);
@@ -317,7 +473,11 @@ impl<K: Kind> PluginCore<K> {
                         slot.faults = 0;
                         slot.saved_state = None;
                     }
-                    Err(e) => slot.disabled = Some(format!("a fault ({error}) and its fallback {fallback} could not load: {e}")),
+                    Err(e) => {
+                        slot.disabled = Some(format!(
+                            "a fault ({error}) and its fallback {fallback} could not load: {e}"
+                        ))
+                    }
                 }
             }
         }
@@ -325,52 +485,123 @@ impl<K: Kind> PluginCore<K> {
 }
 
 /// Turns a wasmtime error from a call into a [`CallError`] naming the limit.
-fn classify(plugin: &str, function: &'static str, limits: &Limits, error: wasmtime::Error, denied: Option<Capability>, memory_refused: bool) -> CallError {
+fn classify(
+    plugin: &str,
+    function: &'static str,
+    limits: &Limits,
+    error: wasmtime::Error,
+    denied: Option<Capability>,
+    memory_refused: bool,
+) -> CallError {
     let plugin = plugin.to_string();
     match error.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => CallError::Fuel { plugin, function, limit: limits.fuel_per_call },
-        Some(Trap::Interrupt) => CallError::Deadline { plugin, function, limit: limits.deadline },
+        Some(Trap::OutOfFuel) => CallError::Fuel {
+            plugin,
+            function,
+            limit: limits.fuel_per_call,
+        },
+        Some(Trap::Interrupt) => CallError::Deadline {
+            plugin,
+            function,
+            limit: limits.deadline,
+        },
         Some(Trap::StackOverflow) => CallError::Stack { plugin, function },
-        _ if memory_refused => CallError::Memory { plugin, function, limit_bytes: limits.memory_bytes },
+        _ if memory_refused => CallError::Memory {
+            plugin,
+            function,
+            limit_bytes: limits.memory_bytes,
+        },
         _ => match denied {
-            Some(c) => CallError::Denied { plugin, function, capability: capability_name(c).into(), detail: format!("trap: {error:#}") },
-            None => CallError::Trap { plugin, function, trap: format!("{error:#}") },
+            Some(c) => CallError::Denied {
+                plugin,
+                function,
+                capability: capability_name(c).into(),
+                detail: format!("trap: {error:#}"),
+            },
+            None => CallError::Trap {
+                plugin,
+                function,
+                trap: format!("{error:#}"),
+            },
         },
     }
 }
 
 /// Reads, compiles and checks a plugin for kind `K`.
-fn load_checked<K: Kind>(host: &Host, source: &PluginSource, settings: &PluginSettings) -> Result<Loaded<K>, LoadError> {
+fn load_checked<K: Kind>(
+    host: &Host,
+    source: &PluginSource,
+    settings: &PluginSettings,
+) -> Result<Loaded<K>, LoadError> {
     let (source_name, bytes) = source.read()?;
     let shared = &host.shared;
     let component = shared.cache.get(&shared.engine, &source_name, &bytes)?;
     check_imports(&component, &shared.engine, &source_name, K::SLOT)?;
-    let instance_pre = K::linker(shared)
-        .instantiate_pre(&component)
-        .map_err(|e| LoadError::Instantiate { source_name: source_name.clone(), reason: format!("{e:#}") })?;
-    let pre = K::pre(instance_pre).map_err(|e| LoadError::MissingExports { source_name: source_name.clone(), slot: K::SLOT.name(), reason: format!("{e:#}") })?;
+    let instance_pre =
+        K::linker(shared)
+            .instantiate_pre(&component)
+            .map_err(|e| LoadError::Instantiate {
+                source_name: source_name.clone(),
+                reason: format!("{e:#}"),
+            })?;
+    let pre = K::pre(instance_pre).map_err(|e| LoadError::MissingExports {
+        source_name: source_name.clone(),
+        slot: K::SLOT.name(),
+        reason: format!("{e:#}"),
+    })?;
     let identity = describe::<K>(shared, &pre, &source_name, settings)?;
     check_identity(&identity, &source_name, K::SLOT, settings)?;
-    Ok(Loaded { identity, pre })
+    Ok(Loaded {
+        plugin_type: identity.plugin_type.as_str().into(),
+        identity,
+        pre,
+    })
 }
 
 /// Calls `describe` in a throwaway instance, under the plugin's limits.
-fn describe<K: Kind>(shared: &Shared, pre: &K::Pre, source_name: &str, settings: &PluginSettings) -> Result<PluginIdentity, LoadError> {
-    let state = HostState::new(source_name.into(), &settings.limits, Grants::none(), shared.services.clone(), shared.random_seed);
+fn describe<K: Kind>(
+    shared: &Shared,
+    pre: &K::Pre,
+    source_name: &str,
+    settings: &PluginSettings,
+) -> Result<PluginIdentity, LoadError> {
+    let state = HostState::new(
+        source_name.into(),
+        &settings.limits,
+        Grants::none(),
+        shared.services.clone(),
+        shared.random_seed,
+    );
     let mut store = Store::new(&shared.engine, state);
     store.limiter(|s| &mut s.limiter);
-    store.set_fuel(settings.limits.fuel_per_call).expect("fuel is enabled");
+    store
+        .set_fuel(settings.limits.fuel_per_call)
+        .expect("fuel is enabled");
     store.set_epoch_deadline(settings.limits.deadline_ticks());
-    let fail = |e: wasmtime::Error| LoadError::Instantiate { source_name: source_name.into(), reason: format!("describe failed: {e:#}") };
+    let fail = |e: wasmtime::Error| LoadError::Instantiate {
+        source_name: source_name.into(),
+        reason: format!("describe failed: {e:#}"),
+    };
     let bindings = K::instantiate(pre, &mut store).map_err(fail)?;
     K::describe(&bindings, &mut store).map_err(fail)
 }
 
 /// Refuses imports outside the slot's world, with a message naming them.
-fn check_imports(component: &Component, engine: &wasmtime::Engine, source_name: &str, slot: Slot) -> Result<(), LoadError> {
-    let allowed: Vec<&str> = slot.allowed_capabilities().iter().map(|c| capability_name(*c)).collect();
+fn check_imports(
+    component: &Component,
+    engine: &wasmtime::Engine,
+    source_name: &str,
+    slot: Slot,
+) -> Result<(), LoadError> {
+    let allowed: Vec<&str> = slot
+        .allowed_capabilities()
+        .iter()
+        .map(|c| capability_name(*c))
+        .collect();
     for (name, _) in component.component_type().imports(engine) {
-        let Some(rest) = name.strip_prefix("slurm:plugin/") else { continue };
+        let Some(rest) = name.strip_prefix("slurm:plugin/") else {
+            continue;
+        };
         let interface = rest.split('@').next().unwrap_or(rest);
         if interface == "types" || allowed.contains(&interface) {
             continue;
@@ -386,10 +617,19 @@ fn check_imports(component: &Component, engine: &wasmtime::Engine, source_name: 
 }
 
 /// Slot, contract version and required capabilities.
-fn check_identity(identity: &PluginIdentity, source_name: &str, slot: Slot, settings: &PluginSettings) -> Result<(), LoadError> {
+fn check_identity(
+    identity: &PluginIdentity,
+    source_name: &str,
+    slot: Slot,
+    settings: &PluginSettings,
+) -> Result<(), LoadError> {
     let kind = identity.plugin_type.split('/').next().unwrap_or_default();
     if kind != slot.name() || !identity.plugin_type.contains('/') {
-        return Err(LoadError::WrongSlot { source_name: source_name.into(), found: identity.plugin_type.clone(), slot: slot.name() });
+        return Err(LoadError::WrongSlot {
+            source_name: source_name.into(),
+            found: identity.plugin_type.clone(),
+            slot: slot.name(),
+        });
     }
     if let Some(reason) = contract_incompatibility(&identity.contract_version) {
         return Err(LoadError::IncompatibleContract {
@@ -417,8 +657,11 @@ fn contract_incompatibility(version: &str) -> Option<&'static str> {
         let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
         Some((parts.next()??, parts.next()??, parts.next()??))
     };
-    let Some((major, minor, patch)) = parse(version) else { return Some("not a semver version") };
-    let (h_major, h_minor, h_patch) = parse(CONTRACT_VERSION).expect("host contract version is semver");
+    let Some((major, minor, patch)) = parse(version) else {
+        return Some("not a semver version");
+    };
+    let (h_major, h_minor, h_patch) =
+        parse(CONTRACT_VERSION).expect("host contract version is semver");
     if major != h_major || (major == 0 && minor != h_minor) {
         return Some("different major version");
     }
@@ -428,6 +671,41 @@ fn contract_incompatibility(version: &str) -> Option<&'static str> {
     None
 }
 
+/// The slot a component's exports say it fills (`slurm:plugin/priority`
+/// exported → priority), if any.
+pub(crate) fn slot_of(component: &Component, engine: &wasmtime::Engine) -> Option<Slot> {
+    component
+        .component_type()
+        .exports(engine)
+        .find_map(|(name, _)| {
+            let rest = name.strip_prefix("slurm:plugin/")?;
+            Slot::from_name(rest.split('@').next().unwrap_or(rest))
+        })
+}
+
+/// Runs `describe` of a component as kind `K` without the slot, version and
+/// grant checks of a real load (for `inspect`).
+pub(crate) fn describe_unchecked<K: Kind>(
+    host: &Host,
+    component: &Component,
+    source_name: &str,
+) -> Result<PluginIdentity, LoadError> {
+    let shared = &host.shared;
+    let instance_pre =
+        K::linker(shared)
+            .instantiate_pre(component)
+            .map_err(|e| LoadError::Instantiate {
+                source_name: source_name.into(),
+                reason: format!("{e:#}"),
+            })?;
+    let pre = K::pre(instance_pre).map_err(|e| LoadError::MissingExports {
+        source_name: source_name.into(),
+        slot: K::SLOT.name(),
+        reason: format!("{e:#}"),
+    })?;
+    describe::<K>(shared, &pre, source_name, &PluginSettings::default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,29 +713,37 @@ mod tests {
     #[test]
     fn contract_versions() {
         assert_eq!(contract_incompatibility("0.1.0"), None);
-        assert_eq!(contract_incompatibility("0.2.0"), Some("different major version"));
-        assert_eq!(contract_incompatibility("1.1.0"), Some("different major version"));
-        assert_eq!(contract_incompatibility("0.1"), Some("not a semver version"));
-        assert_eq!(contract_incompatibility("0.1.9"), Some("plugin is newer than the host"));
+        assert_eq!(
+            contract_incompatibility("0.2.0"),
+            Some("different major version")
+        );
+        assert_eq!(
+            contract_incompatibility("1.1.0"),
+            Some("different major version")
+        );
+        assert_eq!(
+            contract_incompatibility("0.1"),
+            Some("not a semver version")
+        );
+        assert_eq!(
+            contract_incompatibility("0.1.9"),
+            Some("plugin is newer than the host")
+        );
     }
-}
 
-/// The slot a component's exports say it fills (`slurm:plugin/priority`
-/// exported → priority), if any.
-pub(crate) fn slot_of(component: &Component, engine: &wasmtime::Engine) -> Option<Slot> {
-    component.component_type().exports(engine).find_map(|(name, _)| {
-        let rest = name.strip_prefix("slurm:plugin/")?;
-        Slot::from_name(rest.split('@').next().unwrap_or(rest))
-    })
-}
-
-/// Runs `describe` of a component as kind `K` without the slot, version and
-/// grant checks of a real load (for `inspect`).
-pub(crate) fn describe_unchecked<K: Kind>(host: &Host, component: &Component, source_name: &str) -> Result<PluginIdentity, LoadError> {
-    let shared = &host.shared;
-    let instance_pre = K::linker(shared)
-        .instantiate_pre(component)
-        .map_err(|e| LoadError::Instantiate { source_name: source_name.into(), reason: format!("{e:#}") })?;
-    let pre = K::pre(instance_pre).map_err(|e| LoadError::MissingExports { source_name: source_name.into(), slot: K::SLOT.name(), reason: format!("{e:#}") })?;
-    describe::<K>(shared, &pre, source_name, &PluginSettings::default())
+    #[test]
+    fn slot_names_round_trip() {
+        for slot in Slot::ALL {
+            assert_eq!(slot.to_string().parse::<Slot>(), Ok(slot));
+        }
+        assert_eq!(
+            "sched".parse::<Slot>().unwrap_err().to_string(),
+            "unknown plugin kind `sched`; expected select, gres, priority or task"
+        );
+        assert_eq!(
+            Slot::Task.grantable().collect::<Vec<_>>(),
+            [Capability::Topology, Capability::Cpuset]
+        );
+        assert_eq!(Slot::Select.grantable().count(), 0);
+    }
 }

@@ -71,20 +71,50 @@ impl fmt::Display for ConfError {
 
 impl std::error::Error for ConfError {}
 
-/// Keys and values in file order, looked up without regard to key case.
+/// Where a value was written: a file and a line in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The file (the top-level one or an included one).
+    pub file: PathBuf,
+    /// Its line, from 1.
+    pub line: usize,
+}
+
+impl Origin {
+    /// A [`ConfError`] at this place.
+    pub fn error(&self, message: impl Into<String>) -> ConfError {
+        ConfError {
+            file: self.file.clone(),
+            line: self.line,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    /// `file:line`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// Keys and values in file order, each with where it was written, looked
+/// up without regard to key case.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
-    entries: Vec<(String, String)>,
+    entries: Vec<(String, String, Origin)>,
 }
 
 impl Options {
     /// The value of the last occurrence of `key` (the one `slurmctld` uses).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.entries
-            .iter()
-            .rev()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
+        self.last(key).map(|(_, v, _)| v.as_str())
+    }
+
+    /// Where the last occurrence of `key` (the one [`get`](Self::get)
+    /// returns) was written.
+    pub fn origin(&self, key: &str) -> Option<&Origin> {
+        self.last(key).map(|(_, _, origin)| origin)
     }
 
     /// Every value given for `key`, in file order (`SlurmctldHost` may
@@ -92,13 +122,15 @@ impl Options {
     pub fn get_all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.entries
             .iter()
-            .filter(move |(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
+            .filter(move |(k, _, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v, _)| v.as_str())
     }
 
     /// All entries in file order, keys spelled as written.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+        self.entries
+            .iter()
+            .map(|(k, v, _)| (k.as_str(), v.as_str()))
     }
 
     /// Number of entries, repeated keys counted each time.
@@ -111,8 +143,16 @@ impl Options {
         self.entries.is_empty()
     }
 
-    fn push(&mut self, key: &str, value: &str) {
-        self.entries.push((key.to_owned(), value.to_owned()));
+    fn last(&self, key: &str) -> Option<&(String, String, Origin)> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _, _)| k.eq_ignore_ascii_case(key))
+    }
+
+    fn push(&mut self, key: &str, value: &str, origin: Origin) {
+        self.entries
+            .push((key.to_owned(), value.to_owned(), origin));
     }
 }
 
@@ -351,7 +391,9 @@ impl SlurmConf {
     }
 }
 
-fn comma_list(value: Option<&str>) -> Vec<String> {
+/// A comma-separated value as its trimmed, non-empty items (`a, b,` gives
+/// `a` and `b`; none for an absent value).
+pub(crate) fn comma_list(value: Option<&str>) -> Vec<String> {
     value
         .unwrap_or("")
         .split(',')
@@ -434,12 +476,15 @@ struct Reader {
     lines: Vec<Vec<Token>>,
 }
 
-fn error_at(files: &[PathBuf], loc: Loc, message: impl Into<String>) -> ConfError {
-    ConfError {
+fn origin(files: &[PathBuf], loc: Loc) -> Origin {
+    Origin {
         file: files[loc.file].clone(),
         line: loc.line,
-        message: message.into(),
     }
+}
+
+fn error_at(files: &[PathBuf], loc: Loc, message: impl Into<String>) -> ConfError {
+    origin(files, loc).error(message)
 }
 
 impl Reader {
@@ -812,10 +857,10 @@ impl KeySet {
         line
     }
 
-    fn extra(&self, params: &[Param]) -> Options {
+    fn extra(&self, files: &[PathBuf], params: &[Param]) -> Options {
         let mut extra = Options::default();
         for p in params.iter().filter(|p| self.kept.contains(&p.key)) {
-            extra.push(p.key, &p.value);
+            extra.push(p.key, &p.value, origin(files, p.loc));
         }
         extra
     }
@@ -830,7 +875,8 @@ struct Builder<'a> {
     files: &'a [PathBuf],
     options: Options,
     nodes: Vec<NodeConf>,
-    node_names: HashMap<String, Loc>,
+    /// Each node's index and the line that defined it.
+    node_names: HashMap<String, (usize, Loc)>,
     node_defaults: Vec<Param>,
     partition_defaults: Vec<Param>,
     /// Partitions are resolved once every node is known.
@@ -858,7 +904,7 @@ impl Builder<'_> {
             {
                 let mut params = Options::default();
                 for t in rest {
-                    params.push(&t.key, &t.value);
+                    params.push(&t.key, &t.value, origin(self.files, t.loc));
                 }
                 self.records.push(Record {
                     kind,
@@ -869,7 +915,8 @@ impl Builder<'_> {
                 });
                 return Ok(());
             }
-            self.options.push(&token.key, &token.value);
+            self.options
+                .push(&token.key, &token.value, origin(self.files, token.loc));
         }
         Ok(())
     }
@@ -895,7 +942,7 @@ impl Builder<'_> {
             )
         })?;
         for name in names {
-            if let Some(first) = self.node_names.get(&name) {
+            if let Some((_, first)) = self.node_names.get(&name) {
                 return Err(self.error(
                     head.loc,
                     format!(
@@ -905,7 +952,8 @@ impl Builder<'_> {
                     ),
                 ));
             }
-            self.node_names.insert(name.clone(), head.loc);
+            self.node_names
+                .insert(name.clone(), (self.nodes.len(), head.loc));
             self.nodes.push(NodeConf {
                 name,
                 ..template.clone()
@@ -1032,7 +1080,7 @@ impl Builder<'_> {
             core_spec_count,
             mem_spec_limit,
             state,
-            extra: NODE_KEYS.extra(params),
+            extra: NODE_KEYS.extra(self.files, params),
         })
     }
 
@@ -1136,7 +1184,7 @@ impl Builder<'_> {
                 .unwrap_or(0),
             max_cpus_per_node: self.limit(params, "MaxCPUsPerNode", "a number of CPUs")?,
             state,
-            extra: PARTITION_KEYS.extra(params),
+            extra: PARTITION_KEYS.extra(self.files, params),
         })
     }
 
@@ -1156,16 +1204,10 @@ impl Builder<'_> {
                 ),
             )
         })?;
-        let index: HashMap<&str, usize> = self
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
         let mut nodes = names
             .iter()
             .map(|n| {
-                index.get(n.as_str()).copied().ok_or_else(|| {
+                self.node_names.get(n).map(|&(i, _)| i).ok_or_else(|| {
                     self.error(
                         p.loc,
                         format!("unknown node `{n}` in PartitionName={partition} Nodes"),
@@ -1384,55 +1426,8 @@ mod tests {
         assert_eq!((e.line, e.message.as_str()), (line, message), "{e}");
     }
 
-    /// The `slurm.conf` that `slurm-anchor/setup.sh` writes with its
-    /// defaults (select/cons_tres, slurmdbd), on a host called `anchorhost`.
-    const ANCHOR: &str = r"ClusterName=anchor
-SlurmctldHost=anchorhost(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-SlurmctldPort=6817
-StateSaveLocation=/tmp/slurm-anchor/spool/ctld
-SlurmdSpoolDir=/tmp/slurm-anchor/spool/d-%n
-SlurmctldPidFile=/tmp/slurm-anchor/run/slurmctld.pid
-SlurmdPidFile=/tmp/slurm-anchor/run/slurmd-%n.pid
-SlurmctldLogFile=/tmp/slurm-anchor/log/slurmctld.log
-SlurmdLogFile=/tmp/slurm-anchor/log/slurmd-%n.log
-SlurmctldDebug=info
-SlurmdDebug=info
-MailProg=/bin/true
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/affinity
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/slurmdbd
-AccountingStorageHost=127.0.0.1
-AccountingStorageTRES=gres/gpu,gres/mps
-AccountingStorageEnforce=associations
-MpiDefault=none
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-DefMemPerCPU=250
-GresTypes=gpu,mps
-PriorityType=priority/multifactor
-PriorityDecayHalfLife=1-0
-PriorityMaxAge=00:10:00
-PriorityCalcPeriod=1
-PriorityWeightAge=1000
-PriorityWeightFairshare=2000
-PriorityWeightJobSize=1000
-PriorityWeightPartition=1000
-PriorityWeightQOS=0
-PriorityWeightTRES=CPU=100,Mem=1,GRES/gpu=500
-ReturnToService=2
-SlurmdParameters=config_overrides
-NodeName=n[1-4] NodeHostname=anchorhost NodeAddr=127.0.0.1 Port=[17001-17004] Sockets=2 CoresPerSocket=2 ThreadsPerCore=2 RealMemory=4000 Gres=gpu:2,mps:200
-NodeName=h[1-2] NodeHostname=anchorhost NodeAddr=127.0.0.1 Port=[17011-17012] Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=2000
-PartitionName=big Nodes=n[1-4] Default=YES DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityJobFactor=1
-PartitionName=hw  Nodes=h[1-2] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityJobFactor=2
-
-";
+    /// The anchor cluster's `slurm.conf` (see the file's header).
+    const ANCHOR: &str = include_str!("../testdata/anchor-slurm.conf");
 
     #[test]
     fn anchor_cluster() {
@@ -1517,6 +1512,9 @@ PartitionName=hw  Nodes=h[1-2] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP Pr
             Some("anchorhost(127.0.0.1)")
         );
         assert_eq!(conf.options.len(), 41);
+        let select = conf.options.origin("selecttype").unwrap();
+        assert_eq!(select.to_string(), "/etc/slurm/slurm.conf:29");
+        assert_eq!(conf.nodes[0].extra.origin("Port").map(|o| o.line), Some(45));
         assert_eq!(conf.options.iter().next(), Some(("ClusterName", "anchor")));
         assert!(conf.records.is_empty());
     }
@@ -1788,10 +1786,19 @@ PartitionName=hw  Nodes=h[1-2] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP Pr
             "NodeName=n[1-2] CPUs=2\ninclude \"more.conf\"\n",
         )
         .unwrap();
-        std::fs::write(dir.path().join("conf.d/more.conf"), "NodeName=m1\n").unwrap();
+        std::fs::write(
+            dir.path().join("conf.d/more.conf"),
+            "NodeName=m1\nGresTypes=gpu\n",
+        )
+        .unwrap();
         let conf = load(&dir.path().join("slurm.conf")).unwrap();
         let names: Vec<&str> = conf.nodes.iter().map(|n| n.name.as_str()).collect();
         assert_eq!(names, ["n1", "n2", "m1"]);
+        let gres_types = conf.options.origin("GresTypes").unwrap();
+        assert_eq!(
+            (gres_types.file.as_path(), gres_types.line),
+            (dir.path().join("conf.d/more.conf").as_path(), 2)
+        );
         assert_eq!(conf.partitions[0].nodes, [0, 1, 2]);
 
         std::fs::write(dir.path().join("conf.d/more.conf"), "NodeName=m1 CPUs=x\n").unwrap();

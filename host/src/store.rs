@@ -34,7 +34,13 @@ pub(crate) struct CallContext {
 impl HostState {
     /// A state with WASI linked to nothing: no preopened directories, no
     /// environment or arguments, no network, stdout and stderr to `tracing`.
-    pub(crate) fn new(plugin: Arc<str>, limits: &Limits, grants: Grants, services: Services, seed: u64) -> Self {
+    pub(crate) fn new(
+        plugin: Arc<str>,
+        limits: &Limits,
+        grants: Grants,
+        services: Services,
+        seed: u64,
+    ) -> Self {
         let wasi = WasiCtxBuilder::new()
             .stdout(TracingStream::new(plugin.clone(), "stdout"))
             .stderr(TracingStream::new(plugin.clone(), "stderr"))
@@ -64,7 +70,10 @@ impl HostState {
 
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -91,13 +100,23 @@ impl Limiter {
 }
 
 impl ResourceLimiter for Limiter {
-    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         let ok = self.inner.memory_growing(current, desired, maximum)?;
         self.memory_refused |= !ok;
         Ok(ok)
     }
 
-    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         self.inner.table_growing(current, desired, maximum)
     }
 

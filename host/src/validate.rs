@@ -17,19 +17,28 @@ pub(crate) struct Checker<'a> {
 
 impl Checker<'_> {
     pub fn fail(&self, reason: impl Into<String>) -> CallError {
-        CallError::Invalid { plugin: self.plugin.into(), function: self.function, reason: reason.into() }
+        CallError::Invalid {
+            plugin: self.plugin.into(),
+            function: self.function,
+            reason: reason.into(),
+        }
     }
 
     pub fn text(&self, field: &str, value: &str) -> Result<(), CallError> {
         if value.len() > MAX_TEXT {
-            return Err(self.fail(format!("{field} is {} bytes, more than the {MAX_TEXT} a result may carry", value.len())));
+            return Err(self.fail(format!(
+                "{field} is {} bytes, more than the {MAX_TEXT} a result may carry",
+                value.len()
+            )));
         }
         Ok(())
     }
 
     pub fn items(&self, field: &str, len: usize) -> Result<(), CallError> {
         if len > MAX_ITEMS {
-            return Err(self.fail(format!("{field} has {len} entries, more than the {MAX_ITEMS} a result may carry")));
+            return Err(self.fail(format!(
+                "{field} has {len} entries, more than the {MAX_ITEMS} a result may carry"
+            )));
         }
         Ok(())
     }
@@ -37,12 +46,19 @@ impl Checker<'_> {
     pub fn bitmap(&self, field: &str, map: &Bitmap) -> Result<(), CallError> {
         let expected = (map.len as usize).div_ceil(64);
         if map.words.len() != expected {
-            return Err(self.fail(format!("{field}: a bitmap of {} bits needs {expected} words, got {}", map.len, map.words.len())));
+            return Err(self.fail(format!(
+                "{field}: a bitmap of {} bits needs {expected} words, got {}",
+                map.len,
+                map.words.len()
+            )));
         }
-        if map.len % 64 != 0 {
+        if !map.len.is_multiple_of(64) {
             if let Some(last) = map.words.last() {
                 if last >> (map.len % 64) != 0 {
-                    return Err(self.fail(format!("{field}: bits set past the bitmap's length {}", map.len)));
+                    return Err(self.fail(format!(
+                        "{field}: bits set past the bitmap's length {}",
+                        map.len
+                    )));
                 }
             }
         }
@@ -52,7 +68,9 @@ impl Checker<'_> {
     /// A finite, non-negative priority factor.
     pub fn factor(&self, field: &str, value: f64) -> Result<(), CallError> {
         if !value.is_finite() || value < 0.0 {
-            return Err(self.fail(format!("{field} = {value}: priority factors must be finite and not negative")));
+            return Err(self.fail(format!(
+                "{field} = {value}: priority factors must be finite and not negative"
+            )));
         }
         Ok(())
     }
@@ -71,36 +89,64 @@ impl Checker<'_> {
     /// A select allocation against the candidates and the node table:
     /// chosen nodes inside the candidates, one entry per chosen node in
     /// index order, cores inside the node, memory within the node.
-    pub fn job_resources(&self, resources: &JobResources, candidates: Option<&Bitmap>, nodes: &[Node]) -> Result<(), CallError> {
+    pub fn job_resources(
+        &self,
+        resources: &JobResources,
+        candidates: Option<&Bitmap>,
+        nodes: &[Node],
+    ) -> Result<(), CallError> {
         self.bitmap("nodes", &resources.nodes)?;
         let chosen: Vec<u32> = ones(&resources.nodes).collect();
         if let Some(candidates) = candidates {
             if let Some(bad) = chosen.iter().find(|&&i| !is_set(candidates, i)) {
-                return Err(self.fail(format!("node {bad} was chosen but is not among the candidate nodes")));
+                return Err(self.fail(format!(
+                    "node {bad} was chosen but is not among the candidate nodes"
+                )));
             }
         }
         if resources.per_node.len() != chosen.len() {
-            return Err(self.fail(format!("{} nodes chosen but {} per-node entries", chosen.len(), resources.per_node.len())));
+            return Err(self.fail(format!(
+                "{} nodes chosen but {} per-node entries",
+                chosen.len(),
+                resources.per_node.len()
+            )));
         }
         for (entry, &index) in resources.per_node.iter().zip(&chosen) {
             if entry.node_index != index {
-                return Err(self.fail(format!("per-node entry for node {} where node {index} was expected", entry.node_index)));
+                return Err(self.fail(format!(
+                    "per-node entry for node {} where node {index} was expected",
+                    entry.node_index
+                )));
             }
             self.bitmap("cores", &entry.cores)?;
             let Some(node) = nodes.get(index as usize) else {
-                return Err(self.fail(format!("node {index} is not in the node table ({} nodes)", nodes.len())));
+                return Err(self.fail(format!(
+                    "node {index} is not in the node table ({} nodes)",
+                    nodes.len()
+                )));
             };
-            let cores = u32::from(node.sockets) * u32::from(node.cores_per_socket) * u32::from(node.boards.max(1));
+            let cores = u32::from(node.sockets)
+                * u32::from(node.cores_per_socket)
+                * u32::from(node.boards.max(1));
             if let Some(last) = ones(&entry.cores).last() {
                 if last >= cores {
-                    return Err(self.fail(format!("core {last} allocated on {}, which has {cores} cores", node.name)));
+                    return Err(self.fail(format!(
+                        "core {last} allocated on {}, which has {cores} cores",
+                        node.name
+                    )));
                 }
             }
             if entry.cpus > node.cpus {
-                return Err(self.fail(format!("{} CPUs allocated on {}, which has {}", entry.cpus, node.name, node.cpus)));
+                return Err(self.fail(format!(
+                    "{} CPUs allocated on {}, which has {}",
+                    entry.cpus, node.name, node.cpus
+                )));
             }
             if entry.memory > node.real_memory {
-                return Err(self.fail(format!("{} MB allocated on {}, which has {} MB", entry.memory, node.name, node.real_memory)));
+                return Err(self.fail(format!(
+                    "{} MB allocated on {}, which has {} MB",
+                    entry.memory, node.name, node.real_memory
+                )));
             }
         }
         Ok(())
@@ -108,7 +154,11 @@ impl Checker<'_> {
 }
 
 fn is_set(map: &Bitmap, i: u32) -> bool {
-    i < map.len && map.words.get((i / 64) as usize).is_some_and(|w| w >> (i % 64) & 1 == 1)
+    i < map.len
+        && map
+            .words
+            .get((i / 64) as usize)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
 }
 
 fn ones(map: &Bitmap) -> impl Iterator<Item = u32> + '_ {
@@ -120,7 +170,10 @@ mod tests {
     use super::*;
 
     fn checker() -> Checker<'static> {
-        Checker { plugin: "test/x", function: "f" }
+        Checker {
+            plugin: "test/x",
+            function: "f",
+        }
     }
 
     #[test]
@@ -135,9 +188,33 @@ mod tests {
     #[test]
     fn bitmaps_and_factors() {
         let c = checker();
-        assert!(c.bitmap("b", &Bitmap { len: 3, words: vec![0b111] }).is_ok());
-        assert!(c.bitmap("b", &Bitmap { len: 3, words: vec![0b1000] }).is_err());
-        assert!(c.bitmap("b", &Bitmap { len: 65, words: vec![0] }).is_err());
+        assert!(c
+            .bitmap(
+                "b",
+                &Bitmap {
+                    len: 3,
+                    words: vec![0b111]
+                }
+            )
+            .is_ok());
+        assert!(c
+            .bitmap(
+                "b",
+                &Bitmap {
+                    len: 3,
+                    words: vec![0b1000]
+                }
+            )
+            .is_err());
+        assert!(c
+            .bitmap(
+                "b",
+                &Bitmap {
+                    len: 65,
+                    words: vec![0]
+                }
+            )
+            .is_err());
         assert!(c.factor("age", -0.5).is_err());
         assert!(c.factor("age", f64::NAN).is_err());
         assert!(c.text("s", &"x".repeat(MAX_TEXT + 1)).is_err());

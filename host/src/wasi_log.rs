@@ -22,7 +22,11 @@ pub(crate) struct TracingStream {
 
 impl TracingStream {
     pub(crate) fn new(plugin: Arc<str>, stream: &'static str) -> Self {
-        TracingStream { plugin, stream, pending: Arc::new(Mutex::new(Vec::new())) }
+        TracingStream {
+            plugin,
+            stream,
+            pending: Arc::new(Mutex::new(Vec::new())),
+        }
     }
 
     fn emit(&self, line: &[u8]) {
@@ -82,7 +86,11 @@ impl OutputStream for TracingStream {
 }
 
 impl tokio::io::AsyncWrite for TracingStream {
-    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         self.push(buf);
         Poll::Ready(Ok(buf.len()))
     }

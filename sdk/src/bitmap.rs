@@ -49,7 +49,10 @@ impl Bitmap {
         }
         // bitvec stores u32 on every target (it has no u64 store on wasm32):
         // each contract word becomes its low half, then its high half.
-        let halves = words.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]).collect();
+        let halves = words
+            .iter()
+            .flat_map(|w| [*w as u32, (*w >> 32) as u32])
+            .collect();
         let mut bits = BitVec::<u32, Lsb0>::from_vec(halves);
         if bits[len..].any() {
             return Err(format!("bitmap of {len} bits has bits set past its end"));
@@ -157,7 +160,11 @@ impl Bitmap {
         out.push_str("0x");
         for d in (0..digits).rev() {
             let nibble = (0..4).fold(0u8, |acc, b| acc | (u8::from(self.get(d * 4 + b)) << b));
-            out.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0').to_ascii_uppercase());
+            out.push(
+                char::from_digit(u32::from(nibble), 16)
+                    .unwrap_or('0')
+                    .to_ascii_uppercase(),
+            );
         }
         out
     }

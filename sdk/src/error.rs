@@ -31,7 +31,10 @@ impl Error {
 
     /// `ESLURM_NOT_SUPPORTED`.
     pub fn not_supported(what: impl std::fmt::Display) -> Self {
-        Self::new(codes::ESLURM_NOT_SUPPORTED, format!("{what} is not supported"))
+        Self::new(
+            codes::ESLURM_NOT_SUPPORTED,
+            format!("{what} is not supported"),
+        )
     }
 }
 

@@ -48,7 +48,6 @@ pub mod base {
 /// The contract's shared records (`job`, `node`, `bitmap`, ...).
 pub use base::slurm::plugin::types;
 
-
 /// Bindings of the `select-plugin` world.
 #[cfg(feature = "select")]
 pub mod select {
@@ -64,9 +63,9 @@ pub mod select {
         export_macro_name: "__export_select_plugin",
         default_bindings_module: "slurm_wasm_sdk::select",
     });
-    pub use exports::slurm::plugin::select::*;
-    pub use exports::slurm::plugin::select::Guest as SelectGuest;
     pub use self::Guest as IdentityGuest;
+    pub use exports::slurm::plugin::select::Guest as SelectGuest;
+    pub use exports::slurm::plugin::select::*;
 }
 
 /// Bindings of the `gres-plugin` world.
@@ -84,9 +83,9 @@ pub mod gres {
         export_macro_name: "__export_gres_plugin",
         default_bindings_module: "slurm_wasm_sdk::gres",
     });
-    pub use exports::slurm::plugin::gres::*;
-    pub use exports::slurm::plugin::gres::Guest as GresGuest;
     pub use self::Guest as IdentityGuest;
+    pub use exports::slurm::plugin::gres::Guest as GresGuest;
+    pub use exports::slurm::plugin::gres::*;
     pub use slurm::plugin::{gpu, gpu_control};
 }
 
@@ -105,9 +104,9 @@ pub mod priority {
         export_macro_name: "__export_priority_plugin",
         default_bindings_module: "slurm_wasm_sdk::priority",
     });
-    pub use exports::slurm::plugin::priority::*;
-    pub use exports::slurm::plugin::priority::Guest as PriorityGuest;
     pub use self::Guest as IdentityGuest;
+    pub use exports::slurm::plugin::priority::Guest as PriorityGuest;
+    pub use exports::slurm::plugin::priority::*;
 }
 
 /// Bindings of the `task-plugin` world.
@@ -125,9 +124,9 @@ pub mod task {
         export_macro_name: "__export_task_plugin",
         default_bindings_module: "slurm_wasm_sdk::task",
     });
-    pub use exports::slurm::plugin::task::*;
-    pub use exports::slurm::plugin::task::Guest as TaskGuest;
     pub use self::Guest as IdentityGuest;
+    pub use exports::slurm::plugin::task::Guest as TaskGuest;
+    pub use exports::slurm::plugin::task::*;
     pub use slurm::plugin::{cpuset, topology};
 }
 

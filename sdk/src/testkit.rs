@@ -121,7 +121,14 @@ pub mod fixtures {
 
     /// An idle node `index` named `name` with `sockets x cores x threads`
     /// CPUs and `memory` MB.
-    pub fn node(index: u32, name: &str, sockets: u16, cores: u16, threads: u16, memory: u64) -> Node {
+    pub fn node(
+        index: u32,
+        name: &str,
+        sockets: u16,
+        cores: u16,
+        threads: u16,
+        memory: u64,
+    ) -> Node {
         Node {
             index,
             name: name.into(),

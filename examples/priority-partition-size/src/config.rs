@@ -69,29 +69,17 @@ pub struct Partition {
     pub job_factor: u16,
 }
 
-/// Builds the partition table from the factors the host passes by index.
-///
-/// The contract gives priority plugins partitions by index only, so names
-/// come from the `PartitionName` options of slurm.conf, in file order (which
-/// is the order of the controller's partition table); `PartitionName=DEFAULT`
-/// lines set defaults and are skipped. A partition without a name there is
-/// named by its index.
-pub fn partitions<'a>(
-    job_factors: &[u16],
-    options: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Vec<Partition> {
-    let mut names = options
-        .into_iter()
-        .filter(|(key, _)| key.eq_ignore_ascii_case("PartitionName"))
-        .filter_map(|(_, value)| value.split_whitespace().next())
-        .filter(|name| !name.eq_ignore_ascii_case("DEFAULT"));
+/// The partitions by index: names from the host (the index as text when the
+/// host sent fewer names than factors), `PriorityJobFactor` as given.
+pub fn partitions(names: &[String], job_factors: &[u16]) -> Vec<Partition> {
     job_factors
         .iter()
         .enumerate()
         .map(|(index, &job_factor)| Partition {
             name: names
-                .next()
-                .map_or_else(|| index.to_string(), str::to_string),
+                .get(index)
+                .cloned()
+                .unwrap_or_else(|| index.to_string()),
             job_factor,
         })
         .collect()
@@ -130,14 +118,8 @@ mod tests {
     }
 
     #[test]
-    fn partition_names_follow_slurm_conf_order() {
-        let options = [
-            ("PartitionName", "DEFAULT MaxTime=60"),
-            ("PartitionName", "debug Nodes=n[1-4]"),
-            ("NodeName", "n[1-4]"),
-            ("PartitionName", "batch"),
-        ];
-        let names: Vec<_> = partitions(&[10, 20, 30], options)
+    fn partition_names_come_from_the_host_by_index() {
+        let names: Vec<_> = partitions(&["debug".into(), "batch".into()], &[10, 20, 30])
             .into_iter()
             .map(|p| (p.name, p.job_factor))
             .collect();

@@ -30,16 +30,15 @@ fn with_config<R>(f: impl FnOnce(&Config) -> R) -> R {
 
 /// Reads the host's configuration; `EINVAL` when a weight is malformed.
 fn parse(host: &PriorityConfig) -> Result<Config, PluginError> {
-    let options = || {
-        host.cluster
-            .raw
-            .iter()
-            .map(|kv| (kv.key.as_str(), kv.value.as_str()))
-    };
-    let weights = Weights::from_options(options()).map_err(Error::invalid)?;
+    let options = host
+        .cluster
+        .raw
+        .iter()
+        .map(|kv| (kv.key.as_str(), kv.value.as_str()));
+    let weights = Weights::from_options(options).map_err(Error::invalid)?;
     Ok(Config {
         weights,
-        partitions: config::partitions(&host.partition_job_factors, options()),
+        partitions: config::partitions(&host.partition_names, &host.partition_job_factors),
         cluster_cpus: host.cluster_cpus,
         cluster_nodes: host.cluster_nodes,
     })
@@ -270,18 +269,13 @@ mod tests {
     /// PriorityWeightPartition=2000 and the default job-size weight.
     fn host_config() -> PriorityConfig {
         let mut cluster = fixtures::cluster_config();
-        for (key, value) in [
-            ("PartitionName", "debug Nodes=n[001-100]"),
-            ("PartitionName", "batch Nodes=n[001-100]"),
-            ("PriorityWeightPartition", "2000"),
-        ] {
-            cluster.raw.push(KeyValue {
-                key: key.into(),
-                value: value.into(),
-            });
-        }
+        cluster.raw.push(KeyValue {
+            key: "PriorityWeightPartition".into(),
+            value: "2000".into(),
+        });
         PriorityConfig {
             cluster,
+            partition_names: vec!["debug".into(), "batch".into()],
             partition_job_factors: vec![1, 10],
             cluster_cpus: 1000,
             cluster_nodes: 100,

@@ -18,7 +18,11 @@ pub fn priority(last_prio: u32, nice: i32, direct: Option<u32>) -> u32 {
     if let Some(p) = direct.filter(|&p| p > 1) {
         return p;
     }
-    let mut p = if last_prio >= 2 { i64::from(last_prio) - 1 } else { 1 };
+    let mut p = if last_prio >= 2 {
+        i64::from(last_prio) - 1
+    } else {
+        1
+    };
     let offset = i64::from(nice);
     if offset <= 0 || p > offset + 1 {
         p -= offset;

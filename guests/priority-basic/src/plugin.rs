@@ -16,7 +16,9 @@ use crate::reservation::{reserved, Assoc, Ledger};
 static LEDGER: Mutex<Option<Ledger>> = Mutex::new(None);
 
 fn ledger() -> MutexGuard<'static, Option<Ledger>> {
-    LEDGER.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    LEDGER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn with_ledger<R>(f: impl FnOnce(&mut Ledger) -> R) -> R {
@@ -59,7 +61,11 @@ impl PriorityGuest for PriorityBasic {
     }
 
     /// Slurm's priority/basic does nothing on reconfiguration.
-    fn reconfig(_config: PriorityConfig, _assoc_clear: bool, _running: Vec<Job>) -> Result<(), PluginError> {
+    fn reconfig(
+        _config: PriorityConfig,
+        _assoc_clear: bool,
+        _running: Vec<Job>,
+    ) -> Result<(), PluginError> {
         Ok(())
     }
 
@@ -91,8 +97,11 @@ impl PriorityGuest for PriorityBasic {
 
     /// Releases the job's reserved TRES run-seconds (spec 4.1).
     fn job_end(job: Job) -> Result<(), PluginError> {
-        let alloc: Vec<(String, u64)> =
-            job.tres_allocated.iter().map(|t| (t.name.clone(), t.count)).collect();
+        let alloc: Vec<(String, u64)> = job
+            .tres_allocated
+            .iter()
+            .map(|t| (t.name.clone(), t.count))
+            .collect();
         let amount = reserved(&alloc, job.time_limit);
         with_ledger(|l| l.job_end(job.assoc_id, job.qos.as_deref(), &amount));
         Ok(())
@@ -118,8 +127,18 @@ impl PriorityGuest for PriorityBasic {
             for update in updates {
                 match update {
                     AssociationUpdate::Upsert(a) => {
-                        let used = a.grp_used_tres_run_secs.iter().map(|t| (t.name.clone(), t.count)).collect();
-                        l.assocs.insert(a.id, Assoc { parent: a.parent_id, used });
+                        let used = a
+                            .grp_used_tres_run_secs
+                            .iter()
+                            .map(|t| (t.name.clone(), t.count))
+                            .collect();
+                        l.assocs.insert(
+                            a.id,
+                            Assoc {
+                                parent: a.parent_id,
+                                used,
+                            },
+                        );
                     }
                     AssociationUpdate::Remove(id) => {
                         l.assocs.remove(&id);
@@ -135,11 +154,17 @@ impl PriorityGuest for PriorityBasic {
             for update in updates {
                 match update {
                     QosUpdate::Upsert(q) => {
-                        let used = q.grp_used_tres_run_secs.iter().map(|t| (t.name.clone(), t.count)).collect();
+                        let used = q
+                            .grp_used_tres_run_secs
+                            .iter()
+                            .map(|t| (t.name.clone(), t.count))
+                            .collect();
                         l.qos.insert(q.name, used);
                     }
                     QosUpdate::Remove(id) => {
-                        slurm_wasm_sdk::debug!("priority/basic: QOS {id} removed (tracked by name)");
+                        slurm_wasm_sdk::debug!(
+                            "priority/basic: QOS {id} removed (tracked by name)"
+                        );
                     }
                 }
             }

@@ -59,7 +59,9 @@ impl Ledger {
             if visited > self.assocs.len() {
                 break;
             }
-            let Some(node) = self.assocs.get_mut(&id) else { break };
+            let Some(node) = self.assocs.get_mut(&id) else {
+                break;
+            };
             release(&mut node.used, amount);
             next = node.parent;
         }
@@ -108,7 +110,10 @@ impl Ledger {
             ledger.qos.insert(name, used);
         }
         if r.pos != data.len() {
-            return Err(format!("{} trailing bytes after priority/basic state", data.len() - r.pos));
+            return Err(format!(
+                "{} trailing bytes after priority/basic state",
+                data.len() - r.pos
+            ));
         }
         Ok(ledger)
     }
@@ -135,23 +140,31 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len());
-        let end = end.ok_or_else(|| format!("priority/basic state truncated at byte {}", self.pos))?;
+        let end =
+            end.ok_or_else(|| format!("priority/basic state truncated at byte {}", self.pos))?;
         let bytes = &self.data[self.pos..end];
         self.pos = end;
         Ok(bytes)
     }
     fn u16(&mut self) -> Result<u16, String> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().map_err(|_| "short read")?))
+        Ok(u16::from_le_bytes(
+            self.take(2)?.try_into().map_err(|_| "short read")?,
+        ))
     }
     fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().map_err(|_| "short read")?))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().map_err(|_| "short read")?,
+        ))
     }
     fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().map_err(|_| "short read")?))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().map_err(|_| "short read")?,
+        ))
     }
     fn string(&mut self) -> Result<String, String> {
         let len = self.u32()? as usize;
-        String::from_utf8(self.take(len)?.to_vec()).map_err(|_| "invalid UTF-8 in state".to_string())
+        String::from_utf8(self.take(len)?.to_vec())
+            .map_err(|_| "invalid UTF-8 in state".to_string())
     }
     fn tres(&mut self) -> Result<TresSeconds, String> {
         let mut out = TresSeconds::new();
@@ -173,9 +186,27 @@ mod tests {
 
     fn tree() -> Ledger {
         let mut l = Ledger::default();
-        l.assocs.insert(1, Assoc { parent: None, used: tres(&[("cpu", 10_000)]) });
-        l.assocs.insert(2, Assoc { parent: Some(1), used: tres(&[("cpu", 5_000)]) });
-        l.assocs.insert(3, Assoc { parent: Some(2), used: tres(&[("cpu", 1_000)]) });
+        l.assocs.insert(
+            1,
+            Assoc {
+                parent: None,
+                used: tres(&[("cpu", 10_000)]),
+            },
+        );
+        l.assocs.insert(
+            2,
+            Assoc {
+                parent: Some(1),
+                used: tres(&[("cpu", 5_000)]),
+            },
+        );
+        l.assocs.insert(
+            3,
+            Assoc {
+                parent: Some(2),
+                used: tres(&[("cpu", 1_000)]),
+            },
+        );
         l.qos.insert("normal".into(), tres(&[("cpu", 2_400)]));
         l
     }
@@ -212,7 +243,9 @@ mod tests {
         let l = tree();
         let bytes = l.encode();
         assert_eq!(Ledger::decode(&bytes).unwrap(), l);
-        assert!(Ledger::decode(&bytes[..bytes.len() - 1]).unwrap_err().contains("truncated"));
+        assert!(Ledger::decode(&bytes[..bytes.len() - 1])
+            .unwrap_err()
+            .contains("truncated"));
         let mut extra = bytes.clone();
         extra.push(0);
         assert!(Ledger::decode(&extra).unwrap_err().contains("trailing"));

@@ -5,7 +5,9 @@
 //! the launch hooks hand the request's binding back unchanged. It imports no
 //! capability beyond `log`.
 
-use slurm_wasm_sdk::task::{BatchRequest, CpuBinding, IdentityGuest, LaunchRequest, TaskConfig, TaskGuest};
+use slurm_wasm_sdk::task::{
+    BatchRequest, CpuBinding, IdentityGuest, LaunchRequest, TaskConfig, TaskGuest,
+};
 use slurm_wasm_sdk::types::{PluginError, PluginIdentity, Step, Task};
 use slurm_wasm_sdk::{debug, version};
 
@@ -39,13 +41,24 @@ impl TaskGuest for TaskNone {
     /// Leaves the batch script's binding as requested.
     fn slurmd_batch_request(request: BatchRequest) -> Result<CpuBinding, PluginError> {
         debug!("task/none: slurmd_batch_request: job {}", request.job_id);
-        Ok(CpuBinding { cpu_bind_type: request.cpu_bind_type, cpu_bind: request.cpu_bind, messages: Vec::new() })
+        Ok(CpuBinding {
+            cpu_bind_type: request.cpu_bind_type,
+            cpu_bind: request.cpu_bind,
+            messages: Vec::new(),
+        })
     }
 
     /// Leaves the step's binding as requested.
     fn slurmd_launch_request(request: LaunchRequest) -> Result<CpuBinding, PluginError> {
-        debug!("task/none: slurmd_launch_request: {}.{}, node {}", request.job_id, request.step_id, request.node_id);
-        Ok(CpuBinding { cpu_bind_type: request.cpu_bind_type, cpu_bind: request.cpu_bind, messages: Vec::new() })
+        debug!(
+            "task/none: slurmd_launch_request: {}.{}, node {}",
+            request.job_id, request.step_id, request.node_id
+        );
+        Ok(CpuBinding {
+            cpu_bind_type: request.cpu_bind_type,
+            cpu_bind: request.cpu_bind,
+            messages: Vec::new(),
+        })
     }
 
     fn slurmd_reserve_resources(request: LaunchRequest) -> Result<(), PluginError> {
@@ -74,17 +87,26 @@ impl TaskGuest for TaskNone {
     }
 
     fn pre_launch_priv(step: Step, task: Task) -> Result<(), PluginError> {
-        debug!("task/none: pre_launch_priv: {}.{} task {}", step.job_id, step.step_id, task.global_id);
+        debug!(
+            "task/none: pre_launch_priv: {}.{} task {}",
+            step.job_id, step.step_id, task.global_id
+        );
         Ok(())
     }
 
     fn pre_launch(step: Step, task: Task) -> Result<(), PluginError> {
-        debug!("task/none: pre_launch: {}.{} task {}", step.job_id, step.step_id, task.global_id);
+        debug!(
+            "task/none: pre_launch: {}.{} task {}",
+            step.job_id, step.step_id, task.global_id
+        );
         Ok(())
     }
 
     fn post_term(step: Step, task: Task) -> Result<(), PluginError> {
-        debug!("task/none: post_term: {}.{} task {}", step.job_id, step.step_id, task.global_id);
+        debug!(
+            "task/none: post_term: {}.{} task {}",
+            step.job_id, step.step_id, task.global_id
+        );
         Ok(())
     }
 
@@ -99,7 +121,10 @@ impl TaskGuest for TaskNone {
     }
 
     fn update_mem_limit(step: Step, job_mem: u64, step_mem: u64) -> Result<(), PluginError> {
-        debug!("task/none: update_mem_limit: {}.{} job {job_mem} MB step {step_mem} MB", step.job_id, step.step_id);
+        debug!(
+            "task/none: update_mem_limit: {}.{} job {job_mem} MB step {step_mem} MB",
+            step.job_id, step.step_id
+        );
         Ok(())
     }
 }

@@ -38,11 +38,23 @@ pub fn build(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<Path
     let mut outputs = Vec::new();
     for guest in guests {
         let manifest = workspace.join(guest.dir);
-        assert!(manifest.join("Cargo.toml").is_file(), "guest package `{}` not found in {}", guest.package, manifest.display());
+        assert!(
+            manifest.join("Cargo.toml").is_file(),
+            "guest package `{}` not found in {}",
+            guest.package,
+            manifest.display()
+        );
         println!("cargo:rerun-if-changed={}", manifest.display());
         let mut cmd = Command::new(&cargo);
         cmd.current_dir(workspace)
-            .args(["rustc", "--quiet", "--lib", "--release", "--crate-type", "cdylib"])
+            .args([
+                "rustc",
+                "--quiet",
+                "--lib",
+                "--release",
+                "--crate-type",
+                "cdylib",
+            ])
             .args(["--target", "wasm32-wasip2", "-p", guest.package])
             .arg("--target-dir")
             .arg(&target_dir);
@@ -60,9 +72,12 @@ pub fn build(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<Path
         // Components carry no DWARF (names stay, so traps are readable).
         cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false")
             .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");
-        let status = cmd
-            .status()
-            .unwrap_or_else(|e| panic!("could not run `{cargo}` to build guest {}: {e}", guest.package));
+        let status = cmd.status().unwrap_or_else(|e| {
+            panic!(
+                "could not run `{cargo}` to build guest {}: {e}",
+                guest.package
+            )
+        });
         assert!(
             status.success(),
             "building guest `{}` for wasm32-wasip2 failed (see cargo's output above)",
@@ -73,9 +88,8 @@ pub fn build(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<Path
             .join("release")
             .join(format!("{}.wasm", guest.package.replace('-', "_")));
         let dest = out_dir.join(guest.file_name);
-        std::fs::copy(&built, &dest).unwrap_or_else(|e| {
-            panic!("copying {} to {}: {e}", built.display(), dest.display())
-        });
+        std::fs::copy(&built, &dest)
+            .unwrap_or_else(|e| panic!("copying {} to {}: {e}", built.display(), dest.display()));
         outputs.push(dest);
     }
     outputs

@@ -42,7 +42,9 @@ pub struct VirtualClock {
 
 impl VirtualClock {
     pub fn new(start: i64) -> Self {
-        VirtualClock { seconds: AtomicI64::new(start) }
+        VirtualClock {
+            seconds: AtomicI64::new(start),
+        }
     }
 
     /// Moves the clock to `seconds`.

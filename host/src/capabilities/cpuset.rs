@@ -22,28 +22,51 @@ impl CpusetProvider for SchedAffinity {
         let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
         for &cpu in cpus {
             if cpu as usize >= max {
-                return Err(CapabilityError::Failed(format!("CPU {cpu} is beyond the {max} CPUs sched_setaffinity can address")));
+                return Err(CapabilityError::Failed(format!(
+                    "CPU {cpu} is beyond the {max} CPUs sched_setaffinity can address"
+                )));
             }
             unsafe { libc::CPU_SET(cpu as usize, &mut set) };
         }
         // SAFETY: `set` is a valid cpu_set_t of the size passed.
-        let rc = unsafe { libc::sched_setaffinity(pid as libc::pid_t, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        let rc = unsafe {
+            libc::sched_setaffinity(
+                pid as libc::pid_t,
+                std::mem::size_of::<libc::cpu_set_t>(),
+                &set,
+            )
+        };
         if rc == 0 {
             Ok(())
         } else {
-            Err(CapabilityError::Failed(format!("sched_setaffinity({pid}): {}", std::io::Error::last_os_error())))
+            Err(CapabilityError::Failed(format!(
+                "sched_setaffinity({pid}): {}",
+                std::io::Error::last_os_error()
+            )))
         }
     }
 
     fn get(&self, pid: u32) -> Result<Vec<u32>, CapabilityError> {
         // SAFETY: as above; the kernel fills `set`.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe { libc::sched_getaffinity(pid as libc::pid_t, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        let rc = unsafe {
+            libc::sched_getaffinity(
+                pid as libc::pid_t,
+                std::mem::size_of::<libc::cpu_set_t>(),
+                &mut set,
+            )
+        };
         if rc != 0 {
-            return Err(CapabilityError::Failed(format!("sched_getaffinity({pid}): {}", std::io::Error::last_os_error())));
+            return Err(CapabilityError::Failed(format!(
+                "sched_getaffinity({pid}): {}",
+                std::io::Error::last_os_error()
+            )));
         }
         let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-        Ok((0..max).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).map(|c| c as u32).collect())
+        Ok((0..max)
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+            .map(|c| c as u32)
+            .collect())
     }
 }
 
@@ -55,7 +78,10 @@ pub struct RecordingCpuset {
 
 impl CpusetProvider for RecordingCpuset {
     fn bind(&self, pid: u32, cpus: &[u32]) -> Result<(), CapabilityError> {
-        self.bound.lock().unwrap_or_else(|p| p.into_inner()).push((pid, cpus.to_vec()));
+        self.bound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((pid, cpus.to_vec()));
         Ok(())
     }
 
@@ -79,7 +105,9 @@ mod tests {
         let pid = std::process::id();
         let current = SchedAffinity.get(pid).expect("sched_getaffinity on self");
         assert!(!current.is_empty());
-        SchedAffinity.bind(pid, &current).expect("rebinding to the same set");
+        SchedAffinity
+            .bind(pid, &current)
+            .expect("rebinding to the same set");
         assert_eq!(SchedAffinity.get(pid).unwrap(), current);
     }
 }

@@ -8,7 +8,11 @@ use crate::bindings::types::CapabilityError;
 pub trait GpuProvider: Send + Sync {
     fn devices(&self) -> Result<Vec<GpuDevice>, CapabilityError>;
     fn supported_memory_clocks(&self, index: u32) -> Result<Vec<u32>, CapabilityError>;
-    fn supported_graphics_clocks(&self, index: u32, memory_mhz: u32) -> Result<Vec<u32>, CapabilityError>;
+    fn supported_graphics_clocks(
+        &self,
+        index: u32,
+        memory_mhz: u32,
+    ) -> Result<Vec<u32>, CapabilityError>;
     fn application_clocks(&self, index: u32) -> Result<Clocks, CapabilityError>;
     fn set_application_clocks(&self, index: u32, clocks: Clocks) -> Result<(), CapabilityError>;
     fn reset_application_clocks(&self, index: u32) -> Result<(), CapabilityError>;
@@ -19,7 +23,9 @@ pub trait GpuProvider: Send + Sync {
 pub struct NoGpu;
 
 fn unavailable<T>() -> Result<T, CapabilityError> {
-    Err(CapabilityError::Unavailable("no GPU provider is configured on this host".into()))
+    Err(CapabilityError::Unavailable(
+        "no GPU provider is configured on this host".into(),
+    ))
 }
 
 impl GpuProvider for NoGpu {
@@ -29,7 +35,11 @@ impl GpuProvider for NoGpu {
     fn supported_memory_clocks(&self, _index: u32) -> Result<Vec<u32>, CapabilityError> {
         unavailable()
     }
-    fn supported_graphics_clocks(&self, _index: u32, _memory_mhz: u32) -> Result<Vec<u32>, CapabilityError> {
+    fn supported_graphics_clocks(
+        &self,
+        _index: u32,
+        _memory_mhz: u32,
+    ) -> Result<Vec<u32>, CapabilityError> {
         unavailable()
     }
     fn application_clocks(&self, _index: u32) -> Result<Clocks, CapabilityError> {

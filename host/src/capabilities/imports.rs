@@ -63,7 +63,9 @@ fn bitmap_ones(map: &types::Bitmap) -> Result<Vec<u32>, CapabilityError> {
             map.words.len()
         )));
     }
-    Ok((0..map.len).filter(|&i| map.words[(i / 64) as usize] >> (i % 64) & 1 == 1).collect())
+    Ok((0..map.len)
+        .filter(|&i| map.words[(i / 64) as usize] >> (i % 64) & 1 == 1)
+        .collect())
 }
 
 fn to_bitmap(ids: &[u32]) -> types::Bitmap {
@@ -88,7 +90,9 @@ impl cpuset::Host for HostState {
         }
         let ids = bitmap_ones(&cpus)?;
         if ids.is_empty() {
-            return Err(CapabilityError::Failed("refusing to bind to an empty CPU set".into()));
+            return Err(CapabilityError::Failed(
+                "refusing to bind to an empty CPU set".into(),
+            ));
         }
         self.services.cpuset.bind(pid, &ids)
     }
@@ -98,7 +102,9 @@ impl cpuset::Host for HostState {
             return Err(self.deny(Capability::Cpuset));
         }
         if !self.call.allowed_pids.contains(&pid) {
-            return Err(CapabilityError::Failed(format!("pid {pid} is not a task of the step this call serves")));
+            return Err(CapabilityError::Failed(format!(
+                "pid {pid} is not a task of the step this call serves"
+            )));
         }
         self.services.cpuset.get(pid).map(|ids| to_bitmap(&ids))
     }
@@ -119,11 +125,17 @@ impl gpu::Host for HostState {
         self.services.gpu.supported_memory_clocks(index)
     }
 
-    fn supported_graphics_clocks(&mut self, index: u32, memory_mhz: u32) -> Result<Vec<u32>, CapabilityError> {
+    fn supported_graphics_clocks(
+        &mut self,
+        index: u32,
+        memory_mhz: u32,
+    ) -> Result<Vec<u32>, CapabilityError> {
         if !self.grants.allows(Capability::Gpu) {
             return Err(self.deny(Capability::Gpu));
         }
-        self.services.gpu.supported_graphics_clocks(index, memory_mhz)
+        self.services
+            .gpu
+            .supported_graphics_clocks(index, memory_mhz)
     }
 }
 
@@ -135,7 +147,11 @@ impl gpu_control::Host for HostState {
         self.services.gpu.application_clocks(index)
     }
 
-    fn set_application_clocks(&mut self, index: u32, clocks: gpu_control::Clocks) -> Result<(), CapabilityError> {
+    fn set_application_clocks(
+        &mut self,
+        index: u32,
+        clocks: gpu_control::Clocks,
+    ) -> Result<(), CapabilityError> {
         if !self.grants.allows(Capability::GpuControl) {
             return Err(self.deny(Capability::GpuControl));
         }
@@ -159,7 +175,10 @@ mod tests {
         let map = to_bitmap(&[0, 3, 64]);
         assert_eq!(map.len, 65);
         assert_eq!(bitmap_ones(&map).unwrap(), vec![0, 3, 64]);
-        let bad = types::Bitmap { len: 65, words: vec![1] };
+        let bad = types::Bitmap {
+            len: 65,
+            words: vec![1],
+        };
         assert!(bitmap_ones(&bad).is_err());
     }
 }

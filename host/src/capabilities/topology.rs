@@ -53,8 +53,9 @@ pub struct SysfsTopology;
 
 impl TopologyProvider for SysfsTopology {
     fn cpu_layout(&self) -> Result<CpuLayout, CapabilityError> {
-        read_sysfs(std::path::Path::new("/sys/devices/system/cpu"))
-            .map_err(|e| CapabilityError::Unavailable(format!("reading CPU topology from sysfs: {e}")))
+        read_sysfs(std::path::Path::new("/sys/devices/system/cpu")).map_err(|e| {
+            CapabilityError::Unavailable(format!("reading CPU topology from sysfs: {e}"))
+        })
     }
 }
 
@@ -67,9 +68,12 @@ struct SysCpu {
 
 fn read_number(path: &std::path::Path) -> std::io::Result<u32> {
     let text = std::fs::read_to_string(path)?;
-    text.trim()
-        .parse()
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: not a number", path.display())))
+    text.trim().parse().map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: not a number", path.display()),
+        )
+    })
 }
 
 /// Builds Slurm's abstract order (socket, core, thread) from sysfs ids.
@@ -78,7 +82,9 @@ fn read_sysfs(root: &std::path::Path) -> std::io::Result<CpuLayout> {
     for entry in std::fs::read_dir(root)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(id) = name.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Some(id) = name.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
         let topo = entry.path().join("topology");
         if !topo.is_dir() {
             continue;
@@ -90,7 +96,10 @@ fn read_sysfs(root: &std::path::Path) -> std::io::Result<CpuLayout> {
         });
     }
     if cpus.is_empty() {
-        return Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no CPUs listed"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no CPUs listed",
+        ));
     }
     cpus.sort_by_key(|c| (c.package, c.core, c.os_id));
     let mut packages: Vec<u32> = cpus.iter().map(|c| c.package).collect();
@@ -129,7 +138,9 @@ mod tests {
             eprintln!("skipped: no sysfs CPU topology on this machine");
             return;
         };
-        let n = usize::from(layout.sockets) * usize::from(layout.cores_per_socket) * usize::from(layout.threads_per_core);
+        let n = usize::from(layout.sockets)
+            * usize::from(layout.cores_per_socket)
+            * usize::from(layout.threads_per_core);
         assert_eq!(layout.block_map.len(), n);
     }
 }

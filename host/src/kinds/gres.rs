@@ -13,7 +13,10 @@ use crate::plugin::{Kind, PluginCore, PluginSettings, PluginSource, Slot};
 use crate::store::HostState;
 use crate::validate::Checker;
 
-pub use wit::{Device, EnvChange, EnvFlags, GresConfRecord, GresConfig, InfoField, InfoValue, NodeAllocation, NodeConfigResult, NodeHardware};
+pub use wit::{
+    Device, EnvChange, EnvFlags, GresConfRecord, GresConfig, InfoField, InfoValue, NodeAllocation,
+    NodeConfigResult, NodeHardware,
+};
 
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
     let mut linker = Linker::new(engine);
@@ -42,12 +45,20 @@ impl Kind for GresKind {
     fn describe(b: &World, store: &mut Store<HostState>) -> wasmtime::Result<PluginIdentity> {
         b.call_describe(store)
     }
-    fn init(b: &World, store: &mut Store<HostState>, config: &GresConfig) -> wasmtime::Result<Result<(), PluginError>> {
+    fn init(
+        b: &World,
+        store: &mut Store<HostState>,
+        config: &GresConfig,
+    ) -> wasmtime::Result<Result<(), PluginError>> {
         b.slurm_plugin_gres().call_init(store, config)
     }
     /// The stepd state of gres plugins is carried by `send-stepd`/`recv-stepd`;
     /// a restart replays the last `recv-stepd` bytes.
-    fn restore(b: &World, store: &mut Store<HostState>, data: &[u8]) -> wasmtime::Result<Result<(), PluginError>> {
+    fn restore(
+        b: &World,
+        store: &mut Store<HostState>,
+        data: &[u8],
+    ) -> wasmtime::Result<Result<(), PluginError>> {
         b.slurm_plugin_gres().call_recv_stepd(store, data)
     }
 }
@@ -68,8 +79,14 @@ macro_rules! plain {
 }
 
 impl GresPlugin {
-    pub fn load(host: &Host, source: &PluginSource, settings: PluginSettings) -> Result<Self, LoadError> {
-        Ok(GresPlugin { core: PluginCore::load(host, source, settings)? })
+    pub fn load(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError> {
+        Ok(GresPlugin {
+            core: PluginCore::load(host, source, settings)?,
+        })
     }
 
     pub fn identity(&self) -> PluginIdentity {
@@ -77,8 +94,11 @@ impl GresPlugin {
     }
 
     fn check_env(&self, function: &'static str, changes: &[EnvChange]) -> Result<(), CallError> {
-        let plugin = self.core.identity().plugin_type;
-        let c = Checker { plugin: &plugin, function };
+        let plugin = self.core.plugin_type();
+        let c = Checker {
+            plugin: &plugin,
+            function,
+        };
         c.items("environment", changes.len())?;
         for change in changes {
             match change {
@@ -93,7 +113,9 @@ impl GresPlugin {
     }
 
     pub fn init(&self, config: &GresConfig) -> Result<(), CallError> {
-        plain!(self, "init", |b, s| b.slurm_plugin_gres().call_init(s, config))?;
+        plain!(self, "init", |b, s| b
+            .slurm_plugin_gres()
+            .call_init(s, config))?;
         self.core.remember_config(config);
         Ok(())
     }
@@ -102,75 +124,139 @@ impl GresPlugin {
         plain!(self, "fini", |b, s| b.slurm_plugin_gres().call_fini(s))
     }
 
-    pub fn node_config_load(&self, records: &[GresConfRecord], node: &NodeHardware) -> Result<NodeConfigResult, CallError> {
-        plain!(self, "node-config-load", |b, s| b.slurm_plugin_gres().call_node_config_load(s, records, node))
+    pub fn node_config_load(
+        &self,
+        records: &[GresConfRecord],
+        node: &NodeHardware,
+    ) -> Result<NodeConfigResult, CallError> {
+        plain!(self, "node-config-load", |b, s| b
+            .slurm_plugin_gres()
+            .call_node_config_load(s, records, node))
     }
 
-    pub fn job_set_env(&self, allocation: Option<&GresAllocation>, flags: EnvFlags) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "job-set-env", |b, s| b.slurm_plugin_gres().call_job_set_env(s, allocation, flags))?;
+    pub fn job_set_env(
+        &self,
+        allocation: Option<&GresAllocation>,
+        flags: EnvFlags,
+    ) -> Result<Vec<EnvChange>, CallError> {
+        let env = plain!(self, "job-set-env", |b, s| b
+            .slurm_plugin_gres()
+            .call_job_set_env(s, allocation, flags))?;
         self.check_env("job-set-env", &env)?;
         Ok(env)
     }
 
-    pub fn step_set_env(&self, allocation: Option<&GresAllocation>, flags: EnvFlags) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "step-set-env", |b, s| b.slurm_plugin_gres().call_step_set_env(s, allocation, flags))?;
+    pub fn step_set_env(
+        &self,
+        allocation: Option<&GresAllocation>,
+        flags: EnvFlags,
+    ) -> Result<Vec<EnvChange>, CallError> {
+        let env = plain!(self, "step-set-env", |b, s| b
+            .slurm_plugin_gres()
+            .call_step_set_env(s, allocation, flags))?;
         self.check_env("step-set-env", &env)?;
         Ok(env)
     }
 
-    pub fn task_set_env(&self, allocation: Option<&NodeAllocation>, flags: EnvFlags) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "task-set-env", |b, s| b.slurm_plugin_gres().call_task_set_env(s, allocation, flags))?;
+    pub fn task_set_env(
+        &self,
+        allocation: Option<&NodeAllocation>,
+        flags: EnvFlags,
+    ) -> Result<Vec<EnvChange>, CallError> {
+        let env = plain!(self, "task-set-env", |b, s| b
+            .slurm_plugin_gres()
+            .call_task_set_env(s, allocation, flags))?;
         self.check_env("task-set-env", &env)?;
         Ok(env)
     }
 
     pub fn send_stepd(&self) -> Result<Vec<u8>, CallError> {
-        plain!(self, "send-stepd", |b, s| b.slurm_plugin_gres().call_send_stepd(s))
+        plain!(self, "send-stepd", |b, s| b
+            .slurm_plugin_gres()
+            .call_send_stepd(s))
     }
 
     /// `recv-stepd`; the bytes are kept so a restarted instance gets them again.
     pub fn recv_stepd(&self, data: &[u8]) -> Result<(), CallError> {
-        plain!(self, "recv-stepd", |b, s| b.slurm_plugin_gres().call_recv_stepd(s, data))?;
+        plain!(self, "recv-stepd", |b, s| b
+            .slurm_plugin_gres()
+            .call_recv_stepd(s, data))?;
         self.core.remember_state(data);
         Ok(())
     }
 
-    pub fn job_info(&self, allocation: &GresAllocation, field: InfoField) -> Result<InfoValue, CallError> {
-        plain!(self, "job-info", |b, s| b.slurm_plugin_gres().call_job_info(s, allocation, field))
+    pub fn job_info(
+        &self,
+        allocation: &GresAllocation,
+        field: InfoField,
+    ) -> Result<InfoValue, CallError> {
+        plain!(self, "job-info", |b, s| b
+            .slurm_plugin_gres()
+            .call_job_info(s, allocation, field))
     }
 
-    pub fn step_info(&self, allocation: &GresAllocation, field: InfoField) -> Result<InfoValue, CallError> {
-        plain!(self, "step-info", |b, s| b.slurm_plugin_gres().call_step_info(s, allocation, field))
+    pub fn step_info(
+        &self,
+        allocation: &GresAllocation,
+        field: InfoField,
+    ) -> Result<InfoValue, CallError> {
+        plain!(self, "step-info", |b, s| b
+            .slurm_plugin_gres()
+            .call_step_info(s, allocation, field))
     }
 
     pub fn get_devices(&self) -> Result<Vec<Device>, CallError> {
-        plain!(self, "get-devices", |b, s| b.slurm_plugin_gres().call_get_devices(s))
+        plain!(self, "get-devices", |b, s| b
+            .slurm_plugin_gres()
+            .call_get_devices(s))
     }
 
-    pub fn step_hardware_init(&self, usable: Option<&Bitmap>, tres_freq: Option<&str>) -> Result<(), CallError> {
-        plain!(self, "step-hardware-init", |b, s| b.slurm_plugin_gres().call_step_hardware_init(s, usable, tres_freq))
+    pub fn step_hardware_init(
+        &self,
+        usable: Option<&Bitmap>,
+        tres_freq: Option<&str>,
+    ) -> Result<(), CallError> {
+        plain!(self, "step-hardware-init", |b, s| b
+            .slurm_plugin_gres()
+            .call_step_hardware_init(s, usable, tres_freq))
     }
 
     pub fn step_hardware_fini(&self) -> Result<(), CallError> {
-        plain!(self, "step-hardware-fini", |b, s| b.slurm_plugin_gres().call_step_hardware_fini(s))
+        plain!(self, "step-hardware-fini", |b, s| b
+            .slurm_plugin_gres()
+            .call_step_hardware_fini(s))
     }
 
     pub fn epilog_build_env(&self, job: &Job) -> Result<Option<EpilogInfo>, CallError> {
-        plain!(self, "epilog-build-env", |b, s| b.slurm_plugin_gres().call_epilog_build_env(s, job)).map(|r| r.map(EpilogInfo))
+        plain!(self, "epilog-build-env", |b, s| b
+            .slurm_plugin_gres()
+            .call_epilog_build_env(s, job))
+        .map(|r| r.map(EpilogInfo))
     }
 
-    pub fn epilog_set_env(&self, info: EpilogInfo, node_index: u32) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "epilog-info.set-env", |b, s| b.slurm_plugin_gres().epilog_info().call_set_env(s, info.0, node_index))?;
+    pub fn epilog_set_env(
+        &self,
+        info: EpilogInfo,
+        node_index: u32,
+    ) -> Result<Vec<EnvChange>, CallError> {
+        let env = plain!(self, "epilog-info.set-env", |b, s| b
+            .slurm_plugin_gres()
+            .epilog_info()
+            .call_set_env(s, info.0, node_index))?;
         self.check_env("epilog-info.set-env", &env)?;
         Ok(env)
     }
 
     /// Frees an epilog info (`xfree` of `gres_epilog_info_t`).
     pub fn drop_epilog_info(&self, info: EpilogInfo) -> Result<(), CallError> {
-        self.core.call("resource-drop", &[], |_, s| info.0.resource_drop(s).map(Ok)).map(|_| ())
+        self.core
+            .call("resource-drop", &[], |_, s| info.0.resource_drop(s).map(Ok))
+            .map(|_| ())
     }
 
     pub fn step_context(&self, step: &Step) -> Result<(), CallError> {
-        plain!(self, "step-context", |b, s| b.slurm_plugin_gres().call_step_context(s, step))
+        plain!(self, "step-context", |b, s| b
+            .slurm_plugin_gres()
+            .call_step_context(s, step))
     }
 }

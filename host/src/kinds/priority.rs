@@ -12,7 +12,9 @@ use crate::plugin::{Kind, PluginCore, PluginSettings, PluginSource, Slot};
 use crate::store::HostState;
 use crate::validate::Checker;
 
-pub use wit::{AssociationUpdate, AssociationUsage, FactorsRequest, PriorityConfig, PriorityFactors, QosUpdate};
+pub use wit::{
+    AssociationUpdate, AssociationUsage, FactorsRequest, PriorityConfig, PriorityFactors, QosUpdate,
+};
 
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
     let mut linker = Linker::new(engine);
@@ -41,10 +43,18 @@ impl Kind for PriorityKind {
     fn describe(b: &World, store: &mut Store<HostState>) -> wasmtime::Result<PluginIdentity> {
         b.call_describe(store)
     }
-    fn init(b: &World, store: &mut Store<HostState>, config: &PriorityConfig) -> wasmtime::Result<Result<(), PluginError>> {
+    fn init(
+        b: &World,
+        store: &mut Store<HostState>,
+        config: &PriorityConfig,
+    ) -> wasmtime::Result<Result<(), PluginError>> {
         b.slurm_plugin_priority().call_init(store, config)
     }
-    fn restore(b: &World, store: &mut Store<HostState>, data: &[u8]) -> wasmtime::Result<Result<(), PluginError>> {
+    fn restore(
+        b: &World,
+        store: &mut Store<HostState>,
+        data: &[u8],
+    ) -> wasmtime::Result<Result<(), PluginError>> {
         b.slurm_plugin_priority().call_state_restore(store, data)
     }
 }
@@ -57,8 +67,14 @@ pub struct PriorityPlugin {
 
 impl PriorityPlugin {
     /// Loads and checks a priority plugin (see [`Host`] for what is checked).
-    pub fn load(host: &Host, source: &PluginSource, settings: PluginSettings) -> Result<Self, LoadError> {
-        Ok(PriorityPlugin { core: PluginCore::load(host, source, settings)? })
+    pub fn load(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError> {
+        Ok(PriorityPlugin {
+            core: PluginCore::load(host, source, settings)?,
+        })
     }
 
     pub fn identity(&self) -> PluginIdentity {
@@ -69,42 +85,70 @@ impl PriorityPlugin {
         self.core.settings()
     }
 
-    fn checker(&self, function: &'static str) -> (String, &'static str) {
-        (self.core.identity().plugin_type, function)
+    fn checker(&self, function: &'static str) -> (std::sync::Arc<str>, &'static str) {
+        (self.core.plugin_type(), function)
     }
 
     /// `priority_p_init`; the configuration is kept for restarts.
     pub fn init(&self, config: &PriorityConfig) -> Result<(), CallError> {
-        self.core.call("init", &[], |b, s| b.slurm_plugin_priority().call_init(s, config))?;
+        self.core.call("init", &[], |b, s| {
+            b.slurm_plugin_priority().call_init(s, config)
+        })?;
         self.core.remember_config(config);
         Ok(())
     }
 
     pub fn fini(&self) -> Result<(), CallError> {
-        self.core.call("fini", &[], |b, s| b.slurm_plugin_priority().call_fini(s)).map(|_| ())
+        self.core
+            .call("fini", &[], |b, s| b.slurm_plugin_priority().call_fini(s))
+            .map(|_| ())
     }
 
     /// `priority_p_set`; a result of 0 (held) is refused: plugins return 1..=u32::MAX.
     pub fn set(&self, last_prio: u32, job: &Job) -> Result<u32, CallError> {
-        let (p, _) = self.core.call("set", &[], |b, s| b.slurm_plugin_priority().call_set(s, last_prio, job))?;
+        let (p, _) = self.core.call("set", &[], |b, s| {
+            b.slurm_plugin_priority().call_set(s, last_prio, job)
+        })?;
         if p == 0 {
             let (plugin, function) = self.checker("set");
-            return Err(Checker { plugin: &plugin, function }.fail(format!("priority 0 for job {} (0 means held)", job.job_id)));
+            return Err(Checker {
+                plugin: &plugin,
+                function,
+            }
+            .fail(format!("priority 0 for job {} (0 means held)", job.job_id)));
         }
         Ok(p)
     }
 
-    pub fn reconfig(&self, config: &PriorityConfig, assoc_clear: bool, running: &[Job]) -> Result<(), CallError> {
-        self.core.call("reconfig", &[], |b, s| b.slurm_plugin_priority().call_reconfig(s, config, assoc_clear, running))?;
+    pub fn reconfig(
+        &self,
+        config: &PriorityConfig,
+        assoc_clear: bool,
+        running: &[Job],
+    ) -> Result<(), CallError> {
+        self.core.call("reconfig", &[], |b, s| {
+            b.slurm_plugin_priority()
+                .call_reconfig(s, config, assoc_clear, running)
+        })?;
         self.core.remember_config(config);
         Ok(())
     }
 
     pub fn set_assoc_usage(&self, assoc_id: u32) -> Result<AssociationUsage, CallError> {
-        let (u, _) = self.core.call("set-assoc-usage", &[], |b, s| b.slurm_plugin_priority().call_set_assoc_usage(s, assoc_id))?;
+        let (u, _) = self.core.call("set-assoc-usage", &[], |b, s| {
+            b.slurm_plugin_priority().call_set_assoc_usage(s, assoc_id)
+        })?;
         let (plugin, function) = self.checker("set-assoc-usage");
-        let c = Checker { plugin: &plugin, function };
-        for (name, v) in [("usage-norm", u.usage_norm), ("usage-effective", u.usage_effective), ("shares-norm", u.shares_norm), ("fair-share", u.fair_share)] {
+        let c = Checker {
+            plugin: &plugin,
+            function,
+        };
+        for (name, v) in [
+            ("usage-norm", u.usage_norm),
+            ("usage-effective", u.usage_effective),
+            ("shares-norm", u.shares_norm),
+            ("fair-share", u.fair_share),
+        ] {
             c.factor(name, v)?;
         }
         Ok(u)
@@ -112,15 +156,31 @@ impl PriorityPlugin {
 
     /// `priority_p_get_priority_factors_list`; every weighted factor must be
     /// finite and not negative.
-    pub fn get_priority_factors_list(&self, jobs: &[Job], request: &FactorsRequest, uid: u32) -> Result<Vec<PriorityFactors>, CallError> {
+    pub fn get_priority_factors_list(
+        &self,
+        jobs: &[Job],
+        request: &FactorsRequest,
+        uid: u32,
+    ) -> Result<Vec<PriorityFactors>, CallError> {
         let (rows, _) = self.core.call("get-priority-factors-list", &[], |b, s| {
-            b.slurm_plugin_priority().call_get_priority_factors_list(s, jobs, request, uid)
+            b.slurm_plugin_priority()
+                .call_get_priority_factors_list(s, jobs, request, uid)
         })?;
         let (plugin, function) = self.checker("get-priority-factors-list");
-        let c = Checker { plugin: &plugin, function };
+        let c = Checker {
+            plugin: &plugin,
+            function,
+        };
         c.items("rows", rows.len())?;
         for row in &rows {
-            for (name, v) in [("age", row.age), ("association", row.association), ("fair-share", row.fair_share), ("job-size", row.job_size), ("partition", row.partition_factor), ("qos", row.qos_factor)] {
+            for (name, v) in [
+                ("age", row.age),
+                ("association", row.association),
+                ("fair-share", row.fair_share),
+                ("job-size", row.job_size),
+                ("partition", row.partition_factor),
+                ("qos", row.qos_factor),
+            ] {
                 c.factor(name, v)?;
             }
             for (name, v) in &row.tres {
@@ -131,40 +191,74 @@ impl PriorityPlugin {
     }
 
     pub fn job_end(&self, job: &Job) -> Result<(), CallError> {
-        self.core.call("job-end", &[], |b, s| b.slurm_plugin_priority().call_job_end(s, job)).map(|_| ())
+        self.core
+            .call("job-end", &[], |b, s| {
+                b.slurm_plugin_priority().call_job_end(s, job)
+            })
+            .map(|_| ())
     }
 
     /// `priority_p_recover`: the boost to add to `lowest_prio` and the new
     /// priorities of the jobs it changed.
     pub fn recover(&self, boost: u32, jobs: &[Job]) -> Result<(u32, Vec<(u32, u32)>), CallError> {
-        self.core.call("recover", &[], |b, s| b.slurm_plugin_priority().call_recover(s, boost, jobs)).map(|(r, _)| r)
+        self.core
+            .call("recover", &[], |b, s| {
+                b.slurm_plugin_priority().call_recover(s, boost, jobs)
+            })
+            .map(|(r, _)| r)
     }
 
     pub fn update_associations(&self, updates: &[AssociationUpdate]) -> Result<(), CallError> {
-        self.core.call("update-associations", &[], |b, s| b.slurm_plugin_priority().call_update_associations(s, updates)).map(|_| ())
+        self.core
+            .call("update-associations", &[], |b, s| {
+                b.slurm_plugin_priority()
+                    .call_update_associations(s, updates)
+            })
+            .map(|_| ())
     }
 
     pub fn update_qos(&self, updates: &[QosUpdate]) -> Result<(), CallError> {
-        self.core.call("update-qos", &[], |b, s| b.slurm_plugin_priority().call_update_qos(s, updates)).map(|_| ())
+        self.core
+            .call("update-qos", &[], |b, s| {
+                b.slurm_plugin_priority().call_update_qos(s, updates)
+            })
+            .map(|_| ())
     }
 
-    pub fn calculate(&self, running: &[Job], pending: &[Job]) -> Result<Vec<(u32, u32)>, CallError> {
-        self.core.call("calculate", &[], |b, s| b.slurm_plugin_priority().call_calculate(s, running, pending)).map(|(r, _)| r)
+    pub fn calculate(
+        &self,
+        running: &[Job],
+        pending: &[Job],
+    ) -> Result<Vec<(u32, u32)>, CallError> {
+        self.core
+            .call("calculate", &[], |b, s| {
+                b.slurm_plugin_priority()
+                    .call_calculate(s, running, pending)
+            })
+            .map(|(r, _)| r)
     }
 
     pub fn association_usages(&self) -> Result<Vec<AssociationUsage>, CallError> {
-        self.core.call("association-usages", &[], |b, s| b.slurm_plugin_priority().call_association_usages(s)).map(|(r, _)| r)
+        self.core
+            .call("association-usages", &[], |b, s| {
+                b.slurm_plugin_priority().call_association_usages(s)
+            })
+            .map(|(r, _)| r)
     }
 
     /// The plugin's state; remembered for restarts.
     pub fn state_save(&self) -> Result<Vec<u8>, CallError> {
-        let (data, _) = self.core.call("state-save", &[], |b, s| b.slurm_plugin_priority().call_state_save(s))?;
+        let (data, _) = self.core.call("state-save", &[], |b, s| {
+            b.slurm_plugin_priority().call_state_save(s)
+        })?;
         self.core.remember_state(&data);
         Ok(data)
     }
 
     pub fn state_restore(&self, data: &[u8]) -> Result<(), CallError> {
-        self.core.call("state-restore", &[], |b, s| b.slurm_plugin_priority().call_state_restore(s, data))?;
+        self.core.call("state-restore", &[], |b, s| {
+            b.slurm_plugin_priority().call_state_restore(s, data)
+        })?;
         self.core.remember_state(data);
         Ok(())
     }
@@ -191,7 +285,8 @@ impl PriorityPlugin {
     pub fn assign(&self, lowest_prio: &mut u32, job: &Job) -> Result<u32, CallError> {
         let p = self.set(*lowest_prio, job)?;
         if !job.direct_set_priority {
-            let relative = (i64::from(p) + i64::from(job.details.nice)).clamp(0, i64::from(u32::MAX)) as u32;
+            let relative =
+                (i64::from(p) + i64::from(job.details.nice)).clamp(0, i64::from(u32::MAX)) as u32;
             *lowest_prio = (*lowest_prio).min(relative);
         }
         Ok(p)

@@ -16,8 +16,9 @@ use crate::store::HostState;
 use crate::validate::Checker;
 
 pub use wit::{
-    JobTestFlags, JobTestMode, JobTestRequest, JobTestResult, JobinfoField, JobinfoValue, NodeinfoField, NodeinfoValue,
-    PluginInfoField, PluginInfoValue, ReservationRequest, ReservationResult, SelectConfig, SprintMode,
+    JobTestFlags, JobTestMode, JobTestRequest, JobTestResult, JobinfoField, JobinfoValue,
+    NodeinfoField, NodeinfoValue, PluginInfoField, PluginInfoValue, ReservationRequest,
+    ReservationResult, SelectConfig, SprintMode,
 };
 
 pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
@@ -47,10 +48,18 @@ impl Kind for SelectKind {
     fn describe(b: &World, store: &mut Store<HostState>) -> wasmtime::Result<PluginIdentity> {
         b.call_describe(store)
     }
-    fn init(b: &World, store: &mut Store<HostState>, config: &SelectConfig) -> wasmtime::Result<Result<(), PluginError>> {
+    fn init(
+        b: &World,
+        store: &mut Store<HostState>,
+        config: &SelectConfig,
+    ) -> wasmtime::Result<Result<(), PluginError>> {
         b.slurm_plugin_select().call_init(store, config)
     }
-    fn restore(b: &World, store: &mut Store<HostState>, data: &[u8]) -> wasmtime::Result<Result<(), PluginError>> {
+    fn restore(
+        b: &World,
+        store: &mut Store<HostState>,
+        data: &[u8],
+    ) -> wasmtime::Result<Result<(), PluginError>> {
         b.slurm_plugin_select().call_state_restore(store, data)
     }
 }
@@ -73,8 +82,15 @@ macro_rules! plain {
 }
 
 impl SelectPlugin {
-    pub fn load(host: &Host, source: &PluginSource, settings: PluginSettings) -> Result<Self, LoadError> {
-        Ok(SelectPlugin { core: PluginCore::load(host, source, settings)?, nodes: Mutex::new(Vec::new()) })
+    pub fn load(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError> {
+        Ok(SelectPlugin {
+            core: PluginCore::load(host, source, settings)?,
+            nodes: Mutex::new(Vec::new()),
+        })
     }
 
     pub fn identity(&self) -> PluginIdentity {
@@ -85,13 +101,24 @@ impl SelectPlugin {
         self.nodes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn check_resources(&self, function: &'static str, resources: &JobResources, candidates: Option<&Bitmap>) -> Result<(), CallError> {
-        let plugin = self.core.identity().plugin_type;
-        Checker { plugin: &plugin, function }.job_resources(resources, candidates, &self.nodes())
+    fn check_resources(
+        &self,
+        function: &'static str,
+        resources: &JobResources,
+        candidates: Option<&Bitmap>,
+    ) -> Result<(), CallError> {
+        let plugin = self.core.plugin_type();
+        Checker {
+            plugin: &plugin,
+            function,
+        }
+        .job_resources(resources, candidates, &self.nodes())
     }
 
     pub fn init(&self, config: &SelectConfig) -> Result<(), CallError> {
-        plain!(self, "init", |b, s| b.slurm_plugin_select().call_init(s, config))?;
+        plain!(self, "init", |b, s| b
+            .slurm_plugin_select()
+            .call_init(s, config))?;
         self.core.remember_config(config);
         Ok(())
     }
@@ -101,13 +128,17 @@ impl SelectPlugin {
     }
 
     pub fn state_save(&self) -> Result<Vec<u8>, CallError> {
-        let data = plain!(self, "state-save", |b, s| b.slurm_plugin_select().call_state_save(s))?;
+        let data = plain!(self, "state-save", |b, s| b
+            .slurm_plugin_select()
+            .call_state_save(s))?;
         self.core.remember_state(&data);
         Ok(data)
     }
 
     pub fn state_restore(&self, data: &[u8]) -> Result<(), CallError> {
-        plain!(self, "state-restore", |b, s| b.slurm_plugin_select().call_state_restore(s, data))?;
+        plain!(self, "state-restore", |b, s| b
+            .slurm_plugin_select()
+            .call_state_restore(s, data))?;
         self.core.remember_state(data);
         Ok(())
     }
@@ -129,12 +160,16 @@ impl SelectPlugin {
     }
 
     pub fn job_init(&self, jobs: &[Job]) -> Result<(), CallError> {
-        plain!(self, "job-init", |b, s| b.slurm_plugin_select().call_job_init(s, jobs))
+        plain!(self, "job-init", |b, s| b
+            .slurm_plugin_select()
+            .call_job_init(s, jobs))
     }
 
     /// `select_p_node_init`; the host keeps the table to check allocations.
     pub fn node_init(&self, nodes: &[Node]) -> Result<(), CallError> {
-        plain!(self, "node-init", |b, s| b.slurm_plugin_select().call_node_init(s, nodes))?;
+        plain!(self, "node-init", |b, s| b
+            .slurm_plugin_select()
+            .call_node_init(s, nodes))?;
         *self.nodes() = nodes.to_vec();
         Ok(())
     }
@@ -142,75 +177,115 @@ impl SelectPlugin {
     /// `select_p_job_test`, with the result checked against the candidates
     /// and the node table.
     pub fn job_test(&self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
-        let result = plain!(self, "job-test", |b, s| b.slurm_plugin_select().call_job_test(s, request))?;
+        let result = plain!(self, "job-test", |b, s| b
+            .slurm_plugin_select()
+            .call_job_test(s, request))?;
         self.check_resources("job-test", &result.resources, Some(&request.candidates))?;
         Ok(result)
     }
 
     pub fn job_begin(&self, job: &Job) -> Result<(), CallError> {
-        plain!(self, "job-begin", |b, s| b.slurm_plugin_select().call_job_begin(s, job))
+        plain!(self, "job-begin", |b, s| b
+            .slurm_plugin_select()
+            .call_job_begin(s, job))
     }
 
     pub fn job_ready(&self, job: &Job) -> Result<bool, CallError> {
-        plain!(self, "job-ready", |b, s| b.slurm_plugin_select().call_job_ready(s, job))
+        plain!(self, "job-ready", |b, s| b
+            .slurm_plugin_select()
+            .call_job_ready(s, job))
     }
 
     pub fn job_expand_allow(&self) -> Result<bool, CallError> {
-        self.core.call("job-expand-allow", &[], |b, s| b.slurm_plugin_select().call_job_expand_allow(s).map(Ok)).map(|(r, _)| r)
+        self.core
+            .call("job-expand-allow", &[], |b, s| {
+                b.slurm_plugin_select().call_job_expand_allow(s).map(Ok)
+            })
+            .map(|(r, _)| r)
     }
 
     pub fn job_expand(&self, from: &Job, to: &Job) -> Result<JobResources, CallError> {
-        let resources = plain!(self, "job-expand", |b, s| b.slurm_plugin_select().call_job_expand(s, from, to))?;
+        let resources = plain!(self, "job-expand", |b, s| b
+            .slurm_plugin_select()
+            .call_job_expand(s, from, to))?;
         self.check_resources("job-expand", &resources, None)?;
         Ok(resources)
     }
 
     pub fn job_resized(&self, job: &Job, node_index: u32) -> Result<(), CallError> {
-        plain!(self, "job-resized", |b, s| b.slurm_plugin_select().call_job_resized(s, job, node_index))
+        plain!(self, "job-resized", |b, s| b
+            .slurm_plugin_select()
+            .call_job_resized(s, job, node_index))
     }
 
     pub fn job_signal(&self, job: &Job, signal: i32) -> Result<(), CallError> {
-        plain!(self, "job-signal", |b, s| b.slurm_plugin_select().call_job_signal(s, job, signal))
+        plain!(self, "job-signal", |b, s| b
+            .slurm_plugin_select()
+            .call_job_signal(s, job, signal))
     }
 
     pub fn job_mem_confirm(&self, job: &Job) -> Result<(), CallError> {
-        plain!(self, "job-mem-confirm", |b, s| b.slurm_plugin_select().call_job_mem_confirm(s, job))
+        plain!(self, "job-mem-confirm", |b, s| b
+            .slurm_plugin_select()
+            .call_job_mem_confirm(s, job))
     }
 
     pub fn job_fini(&self, job: &Job) -> Result<(), CallError> {
-        plain!(self, "job-fini", |b, s| b.slurm_plugin_select().call_job_fini(s, job))
+        plain!(self, "job-fini", |b, s| b
+            .slurm_plugin_select()
+            .call_job_fini(s, job))
     }
 
     pub fn job_suspend(&self, job: &Job, indefinite: bool) -> Result<(), CallError> {
-        plain!(self, "job-suspend", |b, s| b.slurm_plugin_select().call_job_suspend(s, job, indefinite))
+        plain!(self, "job-suspend", |b, s| b
+            .slurm_plugin_select()
+            .call_job_suspend(s, job, indefinite))
     }
 
     pub fn job_resume(&self, job: &Job, indefinite: bool) -> Result<(), CallError> {
-        plain!(self, "job-resume", |b, s| b.slurm_plugin_select().call_job_resume(s, job, indefinite))
+        plain!(self, "job-resume", |b, s| b
+            .slurm_plugin_select()
+            .call_job_resume(s, job, indefinite))
     }
 
-    pub fn step_pick_nodes(&self, job: &Job, step: &Step, node_count: u32, available: Option<&Bitmap>) -> Result<Option<Bitmap>, CallError> {
-        plain!(self, "step-pick-nodes", |b, s| b.slurm_plugin_select().call_step_pick_nodes(s, job, step, node_count, available))
+    pub fn step_pick_nodes(
+        &self,
+        job: &Job,
+        step: &Step,
+        node_count: u32,
+        available: Option<&Bitmap>,
+    ) -> Result<Option<Bitmap>, CallError> {
+        plain!(self, "step-pick-nodes", |b, s| b
+            .slurm_plugin_select()
+            .call_step_pick_nodes(s, job, step, node_count, available))
     }
 
     pub fn step_finish(&self, step: &Step, killing: bool) -> Result<(), CallError> {
-        plain!(self, "step-finish", |b, s| b.slurm_plugin_select().call_step_finish(s, step, killing))
+        plain!(self, "step-finish", |b, s| b
+            .slurm_plugin_select()
+            .call_step_finish(s, step, killing))
     }
 
     pub fn reconfigure(&self, config: &SelectConfig, running: &[Job]) -> Result<(), CallError> {
-        plain!(self, "reconfigure", |b, s| b.slurm_plugin_select().call_reconfigure(s, config, running))?;
+        plain!(self, "reconfigure", |b, s| b
+            .slurm_plugin_select()
+            .call_reconfigure(s, config, running))?;
         self.core.remember_config(config);
         Ok(())
     }
 
     pub fn update_node_config(&self, node: &Node) -> Result<(), CallError> {
-        plain!(self, "update-node-config", |b, s| b.slurm_plugin_select().call_update_node_config(s, node))?;
+        plain!(self, "update-node-config", |b, s| b
+            .slurm_plugin_select()
+            .call_update_node_config(s, node))?;
         self.replace_node(node);
         Ok(())
     }
 
     pub fn update_node_state(&self, node: &Node) -> Result<(), CallError> {
-        plain!(self, "update-node-state", |b, s| b.slurm_plugin_select().call_update_node_state(s, node))?;
+        plain!(self, "update-node-state", |b, s| b
+            .slurm_plugin_select()
+            .call_update_node_state(s, node))?;
         self.replace_node(node);
         Ok(())
     }
@@ -222,90 +297,184 @@ impl SelectPlugin {
     }
 
     pub fn node_ranking(&self, nodes: &[Node]) -> Result<Option<Vec<u32>>, CallError> {
-        let ranks = plain!(self, "node-ranking", |b, s| b.slurm_plugin_select().call_node_ranking(s, nodes))?;
+        let ranks = plain!(self, "node-ranking", |b, s| b
+            .slurm_plugin_select()
+            .call_node_ranking(s, nodes))?;
         if let Some(r) = &ranks {
             if r.len() != nodes.len() {
-                let plugin = self.core.identity().plugin_type;
-                return Err(Checker { plugin: &plugin, function: "node-ranking" }.fail(format!("{} weights for {} nodes", r.len(), nodes.len())));
+                let plugin = self.core.plugin_type();
+                return Err(Checker {
+                    plugin: &plugin,
+                    function: "node-ranking",
+                }
+                .fail(format!("{} weights for {} nodes", r.len(), nodes.len())));
             }
         }
         Ok(ranks)
     }
 
     pub fn nodeinfo_set_all(&self) -> Result<(), CallError> {
-        plain!(self, "nodeinfo-set-all", |b, s| b.slurm_plugin_select().call_nodeinfo_set_all(s))
+        plain!(self, "nodeinfo-set-all", |b, s| b
+            .slurm_plugin_select()
+            .call_nodeinfo_set_all(s))
     }
 
     pub fn nodeinfo_set(&self, job: &Job) -> Result<(), CallError> {
-        plain!(self, "nodeinfo-set", |b, s| b.slurm_plugin_select().call_nodeinfo_set(s, job))
+        plain!(self, "nodeinfo-set", |b, s| b
+            .slurm_plugin_select()
+            .call_nodeinfo_set(s, job))
     }
 
     pub fn node_nodeinfo(&self, node_index: u32) -> Result<Opaque, CallError> {
-        plain!(self, "node-nodeinfo", |b, s| b.slurm_plugin_select().call_node_nodeinfo(s, node_index)).map(Opaque)
+        plain!(self, "node-nodeinfo", |b, s| b
+            .slurm_plugin_select()
+            .call_node_nodeinfo(s, node_index))
+        .map(Opaque)
     }
 
     pub fn nodeinfo_alloc(&self) -> Result<Opaque, CallError> {
-        self.core.call("select-nodeinfo.constructor", &[], |b, s| b.slurm_plugin_select().select_nodeinfo().call_constructor(s).map(Ok)).map(|(r, _)| Opaque(r))
+        self.core
+            .call("select-nodeinfo.constructor", &[], |b, s| {
+                b.slurm_plugin_select()
+                    .select_nodeinfo()
+                    .call_constructor(s)
+                    .map(Ok)
+            })
+            .map(|(r, _)| Opaque(r))
     }
 
     pub fn nodeinfo_pack(&self, info: Opaque, protocol_version: u16) -> Result<Vec<u8>, CallError> {
-        plain!(self, "select-nodeinfo.pack", |b, s| b.slurm_plugin_select().select_nodeinfo().call_pack(s, info.0, protocol_version))
+        plain!(self, "select-nodeinfo.pack", |b, s| b
+            .slurm_plugin_select()
+            .select_nodeinfo()
+            .call_pack(s, info.0, protocol_version))
     }
 
     pub fn nodeinfo_unpack(&self, data: &[u8], protocol_version: u16) -> Result<Opaque, CallError> {
-        plain!(self, "select-nodeinfo.unpack", |b, s| b.slurm_plugin_select().select_nodeinfo().call_unpack(s, data, protocol_version)).map(Opaque)
+        plain!(self, "select-nodeinfo.unpack", |b, s| b
+            .slurm_plugin_select()
+            .select_nodeinfo()
+            .call_unpack(s, data, protocol_version))
+        .map(Opaque)
     }
 
-    pub fn nodeinfo_get(&self, info: Opaque, field: NodeinfoField, state: u32) -> Result<NodeinfoValue, CallError> {
-        plain!(self, "select-nodeinfo.get", |b, s| b.slurm_plugin_select().select_nodeinfo().call_get(s, info.0, field, state))
+    pub fn nodeinfo_get(
+        &self,
+        info: Opaque,
+        field: NodeinfoField,
+        state: u32,
+    ) -> Result<NodeinfoValue, CallError> {
+        plain!(self, "select-nodeinfo.get", |b, s| b
+            .slurm_plugin_select()
+            .select_nodeinfo()
+            .call_get(s, info.0, field, state))
     }
 
     pub fn jobinfo_alloc(&self) -> Result<Opaque, CallError> {
-        self.core.call("select-jobinfo.constructor", &[], |b, s| b.slurm_plugin_select().select_jobinfo().call_constructor(s).map(Ok)).map(|(r, _)| Opaque(r))
+        self.core
+            .call("select-jobinfo.constructor", &[], |b, s| {
+                b.slurm_plugin_select()
+                    .select_jobinfo()
+                    .call_constructor(s)
+                    .map(Ok)
+            })
+            .map(|(r, _)| Opaque(r))
     }
 
     pub fn jobinfo_copy(&self, info: Opaque) -> Result<Opaque, CallError> {
-        self.core.call("select-jobinfo.copy", &[], |b, s| b.slurm_plugin_select().select_jobinfo().call_copy(s, info.0).map(Ok)).map(|(r, _)| Opaque(r))
+        self.core
+            .call("select-jobinfo.copy", &[], |b, s| {
+                b.slurm_plugin_select()
+                    .select_jobinfo()
+                    .call_copy(s, info.0)
+                    .map(Ok)
+            })
+            .map(|(r, _)| Opaque(r))
     }
 
     pub fn jobinfo_pack(&self, info: Opaque, protocol_version: u16) -> Result<Vec<u8>, CallError> {
-        plain!(self, "select-jobinfo.pack", |b, s| b.slurm_plugin_select().select_jobinfo().call_pack(s, info.0, protocol_version))
+        plain!(self, "select-jobinfo.pack", |b, s| b
+            .slurm_plugin_select()
+            .select_jobinfo()
+            .call_pack(s, info.0, protocol_version))
     }
 
     pub fn jobinfo_unpack(&self, data: &[u8], protocol_version: u16) -> Result<Opaque, CallError> {
-        plain!(self, "select-jobinfo.unpack", |b, s| b.slurm_plugin_select().select_jobinfo().call_unpack(s, data, protocol_version)).map(Opaque)
+        plain!(self, "select-jobinfo.unpack", |b, s| b
+            .slurm_plugin_select()
+            .select_jobinfo()
+            .call_unpack(s, data, protocol_version))
+        .map(Opaque)
     }
 
-    pub fn jobinfo_get(&self, info: Opaque, field: JobinfoField) -> Result<JobinfoValue, CallError> {
-        plain!(self, "select-jobinfo.get", |b, s| b.slurm_plugin_select().select_jobinfo().call_get(s, info.0, field))
+    pub fn jobinfo_get(
+        &self,
+        info: Opaque,
+        field: JobinfoField,
+    ) -> Result<JobinfoValue, CallError> {
+        plain!(self, "select-jobinfo.get", |b, s| b
+            .slurm_plugin_select()
+            .select_jobinfo()
+            .call_get(s, info.0, field))
     }
 
-    pub fn jobinfo_set(&self, info: Opaque, field: JobinfoField, value: &JobinfoValue) -> Result<(), CallError> {
-        plain!(self, "select-jobinfo.set", |b, s| b.slurm_plugin_select().select_jobinfo().call_set(s, info.0, field, value))
+    pub fn jobinfo_set(
+        &self,
+        info: Opaque,
+        field: JobinfoField,
+        value: &JobinfoValue,
+    ) -> Result<(), CallError> {
+        plain!(self, "select-jobinfo.set", |b, s| b
+            .slurm_plugin_select()
+            .select_jobinfo()
+            .call_set(s, info.0, field, value))
     }
 
     pub fn jobinfo_to_string(&self, info: Opaque, mode: SprintMode) -> Result<String, CallError> {
-        self.core.call("select-jobinfo.to-string", &[], |b, s| b.slurm_plugin_select().select_jobinfo().call_to_string(s, info.0, mode).map(Ok)).map(|(r, _)| r)
+        self.core
+            .call("select-jobinfo.to-string", &[], |b, s| {
+                b.slurm_plugin_select()
+                    .select_jobinfo()
+                    .call_to_string(s, info.0, mode)
+                    .map(Ok)
+            })
+            .map(|(r, _)| r)
     }
 
     /// Frees a nodeinfo or jobinfo (`select_p_select_*_free`).
     pub fn drop_resource(&self, info: Opaque) -> Result<(), CallError> {
-        self.core.call("resource-drop", &[], |_, s| info.0.resource_drop(s).map(Ok)).map(|_| ())
+        self.core
+            .call("resource-drop", &[], |_, s| info.0.resource_drop(s).map(Ok))
+            .map(|_| ())
     }
 
-    pub fn get_info_from_plugin(&self, field: PluginInfoField, job: Option<&Job>) -> Result<PluginInfoValue, CallError> {
-        plain!(self, "get-info-from-plugin", |b, s| b.slurm_plugin_select().call_get_info_from_plugin(s, field, job))
+    pub fn get_info_from_plugin(
+        &self,
+        field: PluginInfoField,
+        job: Option<&Job>,
+    ) -> Result<PluginInfoValue, CallError> {
+        plain!(self, "get-info-from-plugin", |b, s| b
+            .slurm_plugin_select()
+            .call_get_info_from_plugin(s, field, job))
     }
 
     pub fn resv_test(&self, request: &ReservationRequest) -> Result<ReservationResult, CallError> {
-        plain!(self, "resv-test", |b, s| b.slurm_plugin_select().call_resv_test(s, request))
+        plain!(self, "resv-test", |b, s| b
+            .slurm_plugin_select()
+            .call_resv_test(s, request))
     }
 
     pub fn ba_init(&self, nodes: &[Node], sanity_check: bool) -> Result<(), CallError> {
-        plain!(self, "ba-init", |b, s| b.slurm_plugin_select().call_ba_init(s, nodes, sanity_check))
+        plain!(self, "ba-init", |b, s| b
+            .slurm_plugin_select()
+            .call_ba_init(s, nodes, sanity_check))
     }
 
     pub fn ba_get_dims(&self) -> Result<Option<Vec<u32>>, CallError> {
-        self.core.call("ba-get-dims", &[], |b, s| b.slurm_plugin_select().call_ba_get_dims(s).map(Ok)).map(|(r, _)| r)
+        self.core
+            .call("ba-get-dims", &[], |b, s| {
+                b.slurm_plugin_select().call_ba_get_dims(s).map(Ok)
+            })
+            .map(|(r, _)| r)
     }
 }

@@ -45,6 +45,14 @@ pub enum Behaviour {
     /// `env`: answers `Ok` with the messages `"vars=<n>"` and `"args=<n>"`,
     /// the sizes of the environment and argument list WASI gave it.
     Env,
+    /// `work:<n>`: a bounded, deterministic compute kernel (`n` rounds of
+    /// xorshift64) whose result is returned as `cpu-bind`; the benchmarks
+    /// use it to weigh fuel against epoch interruption.
+    Work(u64),
+    /// `sort:<n>`: sorts `n` pseudo-random numbers and returns a checksum
+    /// of the result as `cpu-bind`: branchy, memory-bound work like a
+    /// scheduler's, for the same comparison.
+    Sort(u64),
     /// Anything else: hands the requested binding back unchanged.
     Normal,
 }
@@ -62,7 +70,14 @@ impl Behaviour {
             "socket" => Behaviour::Socket,
             "cpuset" => Behaviour::Cpuset,
             "env" => Behaviour::Env,
-            _ => Behaviour::Normal,
+            other => {
+                let count = |prefix: &str| other.strip_prefix(prefix).and_then(|n| n.parse().ok());
+                match (count("work:"), count("sort:")) {
+                    (Some(rounds), _) => Behaviour::Work(rounds),
+                    (_, Some(n)) => Behaviour::Sort(n),
+                    _ => Behaviour::Normal,
+                }
+            }
         }
     }
 
@@ -84,6 +99,8 @@ impl Behaviour {
             Behaviour::Socket => Ok(reply(cpu_bind, vec![probe_socket()])),
             Behaviour::Cpuset => probe_capabilities().map(|messages| reply(cpu_bind, messages)),
             Behaviour::Env => Ok(reply(cpu_bind, probe_env())),
+            Behaviour::Work(rounds) => Ok(reply(work(rounds).to_string(), Vec::new())),
+            Behaviour::Sort(n) => Ok(reply(sort(n).to_string(), Vec::new())),
             Behaviour::Normal => Ok(reply(cpu_bind, Vec::new())),
         }
     }
@@ -95,6 +112,35 @@ fn spin() -> ! {
     loop {
         count = black_box(count.wrapping_add(1));
     }
+}
+
+/// `rounds` steps of xorshift64 from a fixed seed.
+pub fn work(rounds: u64) -> u64 {
+    let mut x = black_box(0x9E37_79B9_7F4A_7C15u64);
+    for _ in 0..rounds {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    x
+}
+
+/// Sorts `n` numbers from xorshift64 and folds the sorted sequence into a
+/// position-dependent checksum.
+pub fn sort(n: u64) -> u64 {
+    let mut x = black_box(0x2545_F491_4F6C_DD1Du64);
+    let mut values: Vec<u32> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        })
+        .collect();
+    values.sort_unstable();
+    values.iter().enumerate().fold(0u64, |acc, (i, v)| {
+        acc.wrapping_mul(31).wrapping_add(u64::from(*v) ^ i as u64)
+    })
 }
 
 /// Keeps every 1 MiB block it allocates, filled so the pages are used.
@@ -179,6 +225,9 @@ mod tests {
     fn names_select_behaviours() {
         assert_eq!(Behaviour::parse("loop"), Behaviour::Loop);
         assert_eq!(Behaviour::parse("cpuset"), Behaviour::Cpuset);
+        assert_eq!(Behaviour::parse("work:1000"), Behaviour::Work(1000));
+        assert_eq!(Behaviour::parse("work:x"), Behaviour::Normal);
+        assert_eq!(Behaviour::parse("sort:10"), Behaviour::Sort(10));
         assert_eq!(Behaviour::parse("0-3"), Behaviour::Normal);
         assert_eq!(Behaviour::parse(""), Behaviour::Normal);
     }

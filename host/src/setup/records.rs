@@ -1,0 +1,544 @@
+//! The contract's records for the cluster a `slurm.conf` describes.
+//!
+//! [`Cluster::from_slurm_conf`] builds the node table, the partition table
+//! and the cluster-wide settings (`cluster-config`) once; its `*_config`
+//! methods then give each kind's `init` argument. Conventions are the
+//! contract's (`wit/types.wit`): a node's index is its position in
+//! `slurm.conf`, a partition's index its order of definition, memory is in
+//! MB and times are in minutes.
+//!
+//! Where `slurm.conf` is silent, the records say what Slurm assumes:
+//!
+//! - A node is idle unless its `State=` says otherwise: `UNKNOWN` (the
+//!   default) means "as the node reports", and a node with no jobs reports
+//!   idle. `DOWN` and `FUTURE` are those base states; `DRAIN`, `FAIL` (or
+//!   `FAILING`: no job runs yet) and `CLOUD` are idle with the `drain`,
+//!   `fail` and `cloud` + `power-save` flags.
+//! - A partition without its own `DefMemPerCPU`/`DefMemPerNode` (or
+//!   `MaxMemPerCPU`/`MaxMemPerNode`) takes the cluster-wide option. A value
+//!   of 0 means no default (no limit), as in Slurm.
+//! - `KillWait` is 30 seconds and `OverTimeLimit` 0 minutes unless set;
+//!   `OverTimeLimit=UNLIMITED` is 65535 (Slurm's `INFINITE16`).
+//! - `raw` holds every option outside node, partition and other record
+//!   lines, in file order, keys as written.
+//!
+//! # Failure modes
+//!
+//! A [`ConfError`] at the option's file and line when a value the records
+//! carry typed is malformed (`KillWait=soon`), when both `DefMemPerCPU` and
+//! `DefMemPerNode` (or both `MaxMemPerCPU` and `MaxMemPerNode`) are set
+//! cluster-wide, or when a node's `CPUSpecList` is not a list of CPU ids
+//! below its `CPUs`.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use crate::bindings::types::{
+    ClusterConfig, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState, NodeState,
+    NodeStateFlags, Oversubscribe, Partition, TresAmount,
+};
+use crate::fixtures::bitmap;
+use crate::kinds::gres::GresConfig;
+use crate::kinds::priority::PriorityConfig;
+use crate::kinds::select::SelectConfig;
+use crate::kinds::task::TaskConfig;
+use crate::slurm_conf::{
+    self, comma_list, ConfError, MemoryLimit, NodeConf, Options, OverSubscribe, PartitionConf,
+    SlurmConf,
+};
+
+/// A cluster as the contract's records.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    /// The node table, in `slurm.conf` order: `nodes[i].index == i`.
+    pub nodes: Vec<Node>,
+    /// The partition table, in order of definition; each partition's
+    /// `nodes` bitmap spans the node table.
+    pub partitions: Vec<Partition>,
+    /// The settings every plugin's `init` receives.
+    pub config: ClusterConfig,
+}
+
+impl Cluster {
+    /// The records of `conf`.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfError`] naming the file and line of a value listed in the
+    /// [module documentation](self).
+    pub fn from_slurm_conf(conf: &SlurmConf) -> Result<Cluster, ConfError> {
+        let options = &conf.options;
+        let default_memory = memory_option(options, "DefMemPerCPU", "DefMemPerNode")?;
+        let max_memory = memory_option(options, "MaxMemPerCPU", "MaxMemPerNode")?;
+        let partitions = conf
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| partition(i, p, conf.nodes.len(), &default_memory, &max_memory))
+            .collect();
+        let nodes = conf
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| node(i, n, &conf.partitions))
+            .collect::<Result<_, _>>()?;
+        let over_time_limit = match options.get("OverTimeLimit") {
+            Some(v) if v.eq_ignore_ascii_case("UNLIMITED") => u16::MAX,
+            _ => number(options, "OverTimeLimit", "a number of minutes or UNLIMITED")?.unwrap_or(0),
+        };
+        let config = ClusterConfig {
+            cluster_name: options.get("ClusterName").unwrap_or_default().to_owned(),
+            select_type_parameters: conf.select_type_parameters(),
+            default_memory,
+            scheduler_parameters: comma_list(options.get("SchedulerParameters")),
+            preempt_mode: comma_list(options.get("PreemptMode")),
+            over_time_limit,
+            kill_wait: number(options, "KillWait", "a number of seconds")?.unwrap_or(30),
+            task_plugin_param: comma_list(options.get("TaskPluginParam")),
+            gres_types: conf.gres_types(),
+            raw: options
+                .iter()
+                .map(|(key, value)| KeyValue {
+                    key: key.to_owned(),
+                    value: value.to_owned(),
+                })
+                .collect(),
+        };
+        Ok(Cluster {
+            nodes,
+            partitions,
+            config,
+        })
+    }
+
+    /// `init` of a select plugin: the settings and the partition table.
+    pub fn select_config(&self) -> SelectConfig {
+        SelectConfig {
+            cluster: self.config.clone(),
+            partitions: self.partitions.clone(),
+        }
+    }
+
+    /// `init` of a priority plugin: partition factors and the cluster's
+    /// totals, with TRES `cpu`, `mem` (MB), `node` and `gres/<name>` for
+    /// every GRES a node has (types summed under their name).
+    pub fn priority_config(&self) -> PriorityConfig {
+        let cpus = self
+            .nodes
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(u64::from(n.cpus)));
+        let memory = self
+            .nodes
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(n.real_memory));
+        let mut gres: BTreeMap<&str, u64> = BTreeMap::new();
+        for g in self.nodes.iter().flat_map(|n| &n.gres) {
+            let total = gres.entry(&g.name).or_default();
+            *total = total.saturating_add(g.count);
+        }
+        let node_count = table_index(self.nodes.len());
+        let mut cluster_tres = vec![
+            TresAmount {
+                name: "cpu".into(),
+                count: cpus,
+            },
+            TresAmount {
+                name: "mem".into(),
+                count: memory,
+            },
+            TresAmount {
+                name: "node".into(),
+                count: u64::from(node_count),
+            },
+        ];
+        cluster_tres.extend(gres.into_iter().map(|(name, count)| TresAmount {
+            name: format!("gres/{name}"),
+            count,
+        }));
+        PriorityConfig {
+            cluster: self.config.clone(),
+            partition_names: self.partitions.iter().map(|p| p.name.clone()).collect(),
+            partition_job_factors: self
+                .partitions
+                .iter()
+                .map(|p| p.priority_job_factor)
+                .collect(),
+            cluster_cpus: u32::try_from(cpus).unwrap_or(u32::MAX),
+            cluster_nodes: node_count,
+            cluster_tres,
+        }
+    }
+
+    /// `init` of a task plugin running on the node called `node_name`.
+    pub fn task_config(&self, node_name: &str) -> TaskConfig {
+        TaskConfig {
+            cluster: self.config.clone(),
+            node_name: node_name.to_owned(),
+        }
+    }
+
+    /// `init` of a gres plugin. `gres.conf` is not read here, so
+    /// `auto-detect` is none.
+    pub fn gres_config(&self) -> GresConfig {
+        GresConfig {
+            cluster: self.config.clone(),
+            auto_detect: None,
+        }
+    }
+}
+
+/// A table position as the contract's `u32` index.
+fn table_index(i: usize) -> u32 {
+    u32::try_from(i).expect("a slurm.conf holds fewer than 2^32 nodes or partitions")
+}
+
+fn node(index: usize, conf: &NodeConf, partitions: &[PartitionConf]) -> Result<Node, ConfError> {
+    Ok(Node {
+        index: table_index(index),
+        name: conf.name.clone(),
+        cpus: conf.cpus,
+        boards: conf.boards,
+        sockets: conf.sockets,
+        cores_per_socket: conf.cores_per_socket,
+        threads_per_core: conf.threads_per_core,
+        real_memory: conf.real_memory,
+        mem_spec_limit: conf.mem_spec_limit,
+        core_spec_count: conf.core_spec_count,
+        cpu_spec_list: cpu_spec_list(conf)?,
+        tmp_disk: conf.tmp_disk,
+        weight: conf.weight,
+        features: conf.features.clone(),
+        gres: conf
+            .gres
+            .iter()
+            .map(|g| GresCount {
+                name: g.name.clone(),
+                type_name: g.type_name.clone(),
+                count: g.count,
+            })
+            .collect(),
+        state: node_state(conf.state),
+        partitions: partitions
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.nodes.binary_search(&index).is_ok())
+            .map(|(i, _)| table_index(i))
+            .collect(),
+    })
+}
+
+fn node_state(state: slurm_conf::NodeState) -> NodeState {
+    use slurm_conf::NodeState as Conf;
+    let (base, flags) = match state {
+        Conf::Unknown | Conf::Idle => (NodeBaseState::Idle, NodeStateFlags::empty()),
+        Conf::Down => (NodeBaseState::Down, NodeStateFlags::empty()),
+        Conf::Future => (NodeBaseState::Future, NodeStateFlags::empty()),
+        Conf::Drain => (NodeBaseState::Idle, NodeStateFlags::DRAIN),
+        Conf::Fail | Conf::Failing => (NodeBaseState::Idle, NodeStateFlags::FAIL),
+        Conf::Cloud => (
+            NodeBaseState::Idle,
+            NodeStateFlags::CLOUD | NodeStateFlags::POWER_SAVE,
+        ),
+    };
+    NodeState { base, flags }
+}
+
+/// `CPUSpecList` (`0-1,4`) as a bitmap over the node's CPUs, when set.
+fn cpu_spec_list(node: &NodeConf) -> Result<Option<crate::bindings::types::Bitmap>, ConfError> {
+    let Some(list) = node.extra.get("CPUSpecList") else {
+        return Ok(None);
+    };
+    let bad = || {
+        let origin = node
+            .extra
+            .origin("CPUSpecList")
+            .expect("a value has an origin");
+        origin.error(format!(
+            "CPUSpecList: expected CPU ids below the node's {} CPUs, like 0-1,4; found `{list}`",
+            node.cpus
+        ))
+    };
+    let cpus = u32::from(node.cpus);
+    let mut ids = Vec::new();
+    for item in list.split(',') {
+        let (lo, hi) = item.split_once('-').unwrap_or((item, item));
+        let (lo, hi) = (cpu_id(lo).ok_or_else(bad)?, cpu_id(hi).ok_or_else(bad)?);
+        if lo > hi || hi >= cpus {
+            return Err(bad());
+        }
+        ids.extend(lo..=hi);
+    }
+    Ok(Some(bitmap(cpus, ids)))
+}
+
+fn cpu_id(text: &str) -> Option<u32> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+fn partition(
+    index: usize,
+    conf: &PartitionConf,
+    node_count: usize,
+    default_memory: &MemoryRequest,
+    max_memory: &MemoryRequest,
+) -> Partition {
+    Partition {
+        index: table_index(index),
+        name: conf.name.clone(),
+        nodes: bitmap(
+            table_index(node_count),
+            conf.nodes.iter().map(|&i| table_index(i)),
+        ),
+        oversubscribe: match conf.oversubscribe {
+            OverSubscribe::No => Oversubscribe::No,
+            OverSubscribe::Exclusive => Oversubscribe::Exclusive,
+            OverSubscribe::Yes(n) => Oversubscribe::Yes(n),
+            OverSubscribe::Force(n) => Oversubscribe::Force(n),
+        },
+        priority_job_factor: conf.priority_job_factor,
+        priority_tier: conf.priority_tier,
+        max_time: conf.max_time,
+        default_time: conf.default_time,
+        max_nodes: conf.max_nodes,
+        min_nodes: conf.min_nodes,
+        default_memory: conf.default_memory.map_or(*default_memory, memory_request),
+        max_memory: conf.max_memory.map_or(*max_memory, memory_request),
+        max_cpus_per_node: conf.max_cpus_per_node,
+    }
+}
+
+/// A memory default or limit; 0 MB means none.
+fn memory_request(limit: MemoryLimit) -> MemoryRequest {
+    match limit {
+        MemoryLimit::PerCpu(0) | MemoryLimit::PerNode(0) => MemoryRequest::None,
+        MemoryLimit::PerCpu(mb) => MemoryRequest::PerCpu(mb),
+        MemoryLimit::PerNode(mb) => MemoryRequest::PerNode(mb),
+    }
+}
+
+/// A cluster-wide pair of memory options that exclude each other.
+fn memory_option(
+    options: &Options,
+    per_cpu: &str,
+    per_node: &str,
+) -> Result<MemoryRequest, ConfError> {
+    let cpu = number(options, per_cpu, "a number of MB")?;
+    let node = number(options, per_node, "a number of MB")?;
+    match (cpu, node) {
+        (Some(_), Some(_)) => {
+            let origin = options.origin(per_node).expect("a value has an origin");
+            Err(origin.error(format!(
+                "{per_cpu} and {per_node} exclude each other; give one"
+            )))
+        }
+        (Some(mb), None) => Ok(memory_request(MemoryLimit::PerCpu(mb))),
+        (None, Some(mb)) => Ok(memory_request(MemoryLimit::PerNode(mb))),
+        (None, None) => Ok(MemoryRequest::None),
+    }
+}
+
+/// The decimal value of `key`, when set.
+fn number<T: FromStr>(options: &Options, key: &str, what: &str) -> Result<Option<T>, ConfError> {
+    let Some(value) = options.get(key) else {
+        return Ok(None);
+    };
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(n) = value.parse() {
+            return Ok(Some(n));
+        }
+    }
+    let origin = options.origin(key).expect("a value has an origin");
+    Err(origin.error(format!("{key}: expected {what}, found `{value}`")))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::fixtures::bits;
+
+    /// The generated variants have no `PartialEq`: tests compare their
+    /// `Debug` text.
+    fn debug(value: &impl std::fmt::Debug) -> String {
+        format!("{value:?}")
+    }
+
+    fn cluster(text: &str) -> Cluster {
+        let conf = slurm_conf::parse_str(text, Path::new("/etc/slurm/slurm.conf"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        Cluster::from_slurm_conf(&conf).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn error(text: &str) -> String {
+        let conf =
+            slurm_conf::parse_str(text, Path::new("slurm.conf")).unwrap_or_else(|e| panic!("{e}"));
+        Cluster::from_slurm_conf(&conf).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn anchor_cluster_records() {
+        let cluster = cluster(include_str!("../../testdata/anchor-slurm.conf"));
+        let names: Vec<&str> = cluster.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["n1", "n2", "n3", "n4", "h1", "h2"]);
+        for (i, node) in cluster.nodes.iter().enumerate() {
+            assert_eq!(node.index, i as u32);
+            assert_eq!(
+                (node.state.base, node.state.flags),
+                (NodeBaseState::Idle, NodeStateFlags::empty())
+            );
+        }
+        for n in &cluster.nodes[..4] {
+            assert_eq!(
+                (n.cpus, n.sockets, n.cores_per_socket, n.threads_per_core),
+                (8, 2, 2, 2)
+            );
+            assert_eq!(n.real_memory, 4000);
+            let gres: Vec<(&str, u64)> =
+                n.gres.iter().map(|g| (g.name.as_str(), g.count)).collect();
+            assert_eq!(gres, [("gpu", 2), ("mps", 200)]);
+            assert_eq!(n.partitions, [0]);
+        }
+        for h in &cluster.nodes[4..] {
+            assert_eq!(
+                (h.cpus, h.sockets, h.cores_per_socket, h.threads_per_core),
+                (2, 1, 2, 1)
+            );
+            assert_eq!(h.real_memory, 2000);
+            assert!(h.gres.is_empty());
+            assert_eq!(h.partitions, [1]);
+        }
+
+        let [big, hw] = &cluster.partitions[..] else {
+            panic!("{:?}", cluster.partitions)
+        };
+        assert_eq!(
+            (big.index, big.name.as_str(), hw.index, hw.name.as_str()),
+            (0, "big", 1, "hw")
+        );
+        assert_eq!((big.nodes.len, bits(&big.nodes)), (6, vec![0, 1, 2, 3]));
+        assert_eq!((hw.nodes.len, bits(&hw.nodes)), (6, vec![4, 5]));
+        assert_eq!((big.default_time, big.max_time), (Some(5), Some(60)));
+        assert_eq!((big.priority_job_factor, hw.priority_job_factor), (1, 2));
+        assert_eq!(debug(&big.oversubscribe), debug(&Oversubscribe::No));
+        assert_eq!(
+            debug(&big.default_memory),
+            debug(&MemoryRequest::PerCpu(250)),
+            "the cluster's DefMemPerCPU"
+        );
+        assert_eq!(debug(&big.max_memory), debug(&MemoryRequest::None));
+
+        let config = &cluster.config;
+        assert_eq!(config.cluster_name, "anchor");
+        assert_eq!(config.select_type_parameters, ["CR_Core_Memory"]);
+        assert_eq!(
+            debug(&config.default_memory),
+            debug(&MemoryRequest::PerCpu(250))
+        );
+        assert_eq!((config.over_time_limit, config.kill_wait), (0, 30));
+        assert_eq!(config.gres_types, ["gpu", "mps"]);
+        assert_eq!(config.raw.len(), 41);
+        assert!(config
+            .raw
+            .iter()
+            .any(|kv| kv.key == "PriorityWeightTRES" && kv.value == "CPU=100,Mem=1,GRES/gpu=500"));
+
+        let priority = cluster.priority_config();
+        assert_eq!(priority.partition_job_factors, [1, 2]);
+        assert_eq!(priority.partition_names, ["big", "hw"]);
+        assert_eq!((priority.cluster_cpus, priority.cluster_nodes), (36, 6));
+        let tres: Vec<(&str, u64)> = priority
+            .cluster_tres
+            .iter()
+            .map(|t| (t.name.as_str(), t.count))
+            .collect();
+        assert_eq!(
+            tres,
+            [
+                ("cpu", 36),
+                ("mem", 20_000),
+                ("node", 6),
+                ("gres/gpu", 8),
+                ("gres/mps", 800)
+            ]
+        );
+        assert_eq!(cluster.select_config().partitions.len(), 2);
+        assert_eq!(cluster.task_config("n2").node_name, "n2");
+        assert_eq!(cluster.gres_config().auto_detect, None);
+    }
+
+    #[test]
+    fn states_memory_and_cluster_options() {
+        let cluster = cluster(concat!(
+            "ClusterName=c MaxMemPerNode=9000 OverTimeLimit=UNLIMITED KillWait=5\n",
+            "SchedulerParameters=bf_window=60,defer PreemptMode=SUSPEND,GANG TaskPluginParam=Cores,Verbose\n",
+            "NodeName=a State=DRAIN CPUs=4 CPUSpecList=0,2-3\n",
+            "NodeName=b State=CLOUD\n",
+            "NodeName=c State=DOWN\n",
+            "NodeName=d State=FUTURE\n",
+            "PartitionName=p Nodes=a,c DefMemPerNode=100 MaxMemPerCPU=0 OverSubscribe=FORCE:2\n",
+            "PartitionName=q Nodes=ALL\n",
+        ));
+        let state = |i: usize| (cluster.nodes[i].state.base, cluster.nodes[i].state.flags);
+        assert_eq!(state(0), (NodeBaseState::Idle, NodeStateFlags::DRAIN));
+        assert_eq!(
+            state(1),
+            (
+                NodeBaseState::Idle,
+                NodeStateFlags::CLOUD | NodeStateFlags::POWER_SAVE
+            )
+        );
+        assert_eq!(state(2), (NodeBaseState::Down, NodeStateFlags::empty()));
+        assert_eq!(state(3), (NodeBaseState::Future, NodeStateFlags::empty()));
+        let spec = cluster.nodes[0].cpu_spec_list.as_ref().unwrap();
+        assert_eq!((spec.len, bits(spec)), (4, vec![0, 2, 3]));
+        assert!(cluster.nodes[1].cpu_spec_list.is_none());
+        assert_eq!(cluster.nodes[0].partitions, [0, 1]);
+        assert_eq!(cluster.nodes[1].partitions, [1]);
+
+        let (p, q) = (&cluster.partitions[0], &cluster.partitions[1]);
+        assert_eq!(
+            debug(&p.default_memory),
+            debug(&MemoryRequest::PerNode(100))
+        );
+        assert_eq!(
+            debug(&p.max_memory),
+            debug(&MemoryRequest::None),
+            "0 is no limit"
+        );
+        assert_eq!(debug(&p.oversubscribe), debug(&Oversubscribe::Force(2)));
+        assert_eq!(debug(&q.default_memory), debug(&MemoryRequest::None));
+        assert_eq!(debug(&q.max_memory), debug(&MemoryRequest::PerNode(9000)));
+
+        let config = &cluster.config;
+        assert_eq!((config.over_time_limit, config.kill_wait), (u16::MAX, 5));
+        assert_eq!(config.scheduler_parameters, ["bf_window=60", "defer"]);
+        assert_eq!(config.preempt_mode, ["SUSPEND", "GANG"]);
+        assert_eq!(config.task_plugin_param, ["Cores", "Verbose"]);
+        assert!(config.select_type_parameters.is_empty() && config.gres_types.is_empty());
+    }
+
+    #[test]
+    fn bad_values_name_file_and_line() {
+        assert_eq!(
+            error("ClusterName=c\nKillWait=soon\n"),
+            "slurm.conf:2: KillWait: expected a number of seconds, found `soon`"
+        );
+        assert_eq!(
+            error("OverTimeLimit=70000\n"),
+            "slurm.conf:1: OverTimeLimit: expected a number of minutes or UNLIMITED, found `70000`"
+        );
+        assert_eq!(
+            error("DefMemPerCPU=1\nDefMemPerNode=2\n"),
+            "slurm.conf:2: DefMemPerCPU and DefMemPerNode exclude each other; give one"
+        );
+        assert_eq!(
+            error("\nNodeName=a CPUs=4 CPUSpecList=1-4\n"),
+            "slurm.conf:2: CPUSpecList: expected CPU ids below the node's 4 CPUs, like 0-1,4; found `1-4`"
+        );
+        assert!(error("NodeName=a CPUs=4 CPUSpecList=2-1\n").contains("found `2-1`"));
+    }
+}
