@@ -19,11 +19,13 @@ fn main() {
             Guest {
                 package: "priority-basic",
                 dir: "guests/priority-basic",
+                features: &[],
                 file_name: "priority_basic.wasm",
             },
             Guest {
                 package: "task-none",
                 dir: "guests/task-none",
+                features: &[],
                 file_name: "task_none.wasm",
             },
         ],

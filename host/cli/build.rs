@@ -1,6 +1,7 @@
 //! Builds the components the integration tests load: the SDK example plugin
-//! and the hostile plugins. Their paths reach the tests as
-//! `env!("SLURM_WASM_TEST_<NAME>")`.
+//! and the hostile plugins (task/hostile, and task/needs_topology: the same
+//! package with its `requires-topology` feature). Their paths reach the
+//! tests as `env!("SLURM_WASM_TEST_<NAME>")`.
 
 use std::path::PathBuf;
 
@@ -15,6 +16,7 @@ fn main() {
             Guest {
                 package: "priority-partition-size",
                 dir: "examples/priority-partition-size",
+                features: &[],
                 file_name: "priority_partition_size.wasm",
             },
         ),
@@ -23,14 +25,16 @@ fn main() {
             Guest {
                 package: "hostile-plugin",
                 dir: "tests/hostile",
+                features: &[],
                 file_name: "task_hostile.wasm",
             },
         ),
         (
             "NEEDS_TOPOLOGY",
             Guest {
-                package: "hostile-required",
-                dir: "tests/hostile-required",
+                package: "hostile-plugin",
+                dir: "tests/hostile",
+                features: &["requires-topology"],
                 file_name: "task_needs_topology.wasm",
             },
         ),

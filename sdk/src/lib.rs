@@ -8,9 +8,11 @@
 //! * [`Bitmap`], a `bitvec` bitmap that converts to and from the contract's
 //!   `bitmap` record;
 //! * [`Error`] and the Slurm error [`codes`];
+//! * [`identity()`], the usual answer of `describe()`;
 //! * [`host`]: logging and the clock, which call the host inside a component
 //!   and the [`testkit`] mock host in native unit tests;
-//! * export macros ([`export_priority!`], [`export_task!`], ...);
+//! * export macros (`export_select!`, `export_gres!`, `export_priority!`,
+//!   `export_task!`, one per enabled feature);
 //! * [`testkit`]: an in-process mock host and fixtures, so a plugin's logic
 //!   is tested with plain `cargo test`.
 //!
@@ -27,12 +29,14 @@ pub mod bitmap;
 pub mod codes;
 pub mod error;
 pub mod host;
+pub mod identity;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testkit;
 pub mod version;
 
 pub use bitmap::Bitmap;
 pub use error::Error;
+pub use identity::identity;
 pub use version::{slurm_version_number, CONTRACT_VERSION};
 
 /// Bindings of the `plugin-imports` world: the shared `types`, and the

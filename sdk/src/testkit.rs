@@ -89,162 +89,19 @@ pub fn reset() {
 }
 
 /// Record builders with neutral defaults, to be adjusted field by field.
+///
+/// `cluster_config`, `node`, `job_details`, `job`, `step` and `task` are the
+/// host's fixtures too ([`slurm_wasm_fixtures::record_builders`]).
 pub mod fixtures {
-    use crate::types::{
-        Bitmap, ClusterConfig, Job, JobDetails, JobState, MemoryRequest, Node, NodeBaseState,
-        NodeState, NodeStateFlags, ShareRequest, Step, Task,
-    };
+    use crate::types::Bitmap;
+
+    slurm_wasm_fixtures::record_builders!(crate::types);
 
     /// An empty bitmap record of `len` bits.
     pub fn bitmap(len: u32) -> Bitmap {
         Bitmap {
             len,
             words: vec![0; (len as usize).div_ceil(64)],
-        }
-    }
-
-    /// A cluster configuration with nothing set.
-    pub fn cluster_config() -> ClusterConfig {
-        ClusterConfig {
-            cluster_name: "test".into(),
-            select_type_parameters: Vec::new(),
-            default_memory: MemoryRequest::None,
-            scheduler_parameters: Vec::new(),
-            preempt_mode: Vec::new(),
-            over_time_limit: 0,
-            kill_wait: 30,
-            task_plugin_param: Vec::new(),
-            gres_types: Vec::new(),
-            raw: Vec::new(),
-        }
-    }
-
-    /// An idle node `index` named `name` with `sockets x cores x threads`
-    /// CPUs and `memory` MB.
-    pub fn node(
-        index: u32,
-        name: &str,
-        sockets: u16,
-        cores: u16,
-        threads: u16,
-        memory: u64,
-    ) -> Node {
-        Node {
-            index,
-            name: name.into(),
-            cpus: sockets * cores * threads,
-            boards: 1,
-            sockets,
-            cores_per_socket: cores,
-            threads_per_core: threads,
-            real_memory: memory,
-            mem_spec_limit: 0,
-            core_spec_count: 0,
-            cpu_spec_list: None,
-            tmp_disk: 0,
-            weight: 1,
-            features: Vec::new(),
-            gres: Vec::new(),
-            state: NodeState {
-                base: NodeBaseState::Idle,
-                flags: NodeStateFlags::empty(),
-            },
-            partitions: vec![0],
-        }
-    }
-
-    /// Job details of a one-node, one-task request.
-    pub fn job_details() -> JobDetails {
-        JobDetails {
-            min_nodes: 1,
-            max_nodes: None,
-            num_tasks: 1,
-            min_cpus: 1,
-            max_cpus: None,
-            cpus_per_task: 1,
-            ntasks_per_node: 0,
-            ntasks_per_socket: 0,
-            ntasks_per_core: 0,
-            ntasks_per_board: 0,
-            threads_per_core: 0,
-            sockets_per_node: 0,
-            cores_per_socket: 0,
-            pn_min_cpus: 1,
-            memory: MemoryRequest::None,
-            pn_min_tmp_disk: 0,
-            contiguous: false,
-            share: ShareRequest::PartitionDefault,
-            core_spec: None,
-            overcommit: false,
-            required_nodes: None,
-            excluded_nodes: None,
-            features: None,
-            task_dist: 0,
-            plane_size: 0,
-            cpu_bind_type: 0,
-            gres: Vec::new(),
-            nice: 0,
-            begin_time: 0,
-            accrue_time: 0,
-            submit_time: 0,
-        }
-    }
-
-    /// A pending job `job_id` of user 1000 in partition 0.
-    pub fn job(job_id: u32) -> Job {
-        Job {
-            job_id,
-            array_job_id: 0,
-            array_task_id: None,
-            name: format!("job{job_id}"),
-            user_id: 1000,
-            group_id: 1000,
-            account: None,
-            assoc_id: 0,
-            partitions: vec![0],
-            qos: None,
-            state: JobState::Pending,
-            priority: 0,
-            direct_set_priority: false,
-            site_factor: 0,
-            time_limit: None,
-            time_min: None,
-            start_time: 0,
-            end_time: 0,
-            suspended_seconds: 0,
-            details: job_details(),
-            tres_requested: Vec::new(),
-            tres_allocated: Vec::new(),
-            resources: None,
-        }
-    }
-
-    /// Step `step_id` of `job_id` with one task on node `n1` and no cores.
-    pub fn step(job_id: u32, step_id: u32) -> Step {
-        Step {
-            job_id,
-            step_id,
-            user_id: 1000,
-            group_id: 1000,
-            node_name: "n1".into(),
-            node_id: 0,
-            local_tasks: 1,
-            total_tasks: 1,
-            cpus_per_task: 1,
-            cpu_bind_type: 0,
-            cpu_bind: String::new(),
-            tres_freq: None,
-            cores: bitmap(0),
-            task_pids: Vec::new(),
-        }
-    }
-
-    /// Task `local_id` (global id the same) running as `pid`.
-    pub fn task(local_id: u32, pid: u32) -> Task {
-        Task {
-            local_id,
-            global_id: local_id,
-            pid,
         }
     }
 }

@@ -8,7 +8,7 @@ use slurm_wasm_sdk::priority::{
     PriorityFactors, PriorityGuest, QosUpdate,
 };
 use slurm_wasm_sdk::types::{Job, PluginError, PluginIdentity};
-use slurm_wasm_sdk::{version, Error, CONTRACT_VERSION};
+use slurm_wasm_sdk::{identity, Error};
 
 use crate::config::{self, Config, Weights};
 use crate::score::{score, JobShape, Score};
@@ -122,15 +122,10 @@ pub struct PartitionSize;
 
 impl IdentityGuest for PartitionSize {
     fn describe() -> PluginIdentity {
-        PluginIdentity {
-            plugin_type: "priority/partition_size".into(),
-            plugin_name: "Priority by partition and job size (example)".into(),
-            // Slurm loads a plugin only when its version matches the release.
-            plugin_version: version::SLURM_22_05_8,
-            plugin_id: None,
-            contract_version: CONTRACT_VERSION.into(),
-            required_capabilities: Vec::new(),
-        }
+        identity(
+            "priority/partition_size",
+            "Priority by partition and job size (example)",
+        )
     }
 }
 

@@ -7,7 +7,7 @@ use slurm_wasm_sdk::priority::{
     PriorityFactors, PriorityGuest, QosUpdate,
 };
 use slurm_wasm_sdk::types::{Job, PluginError, PluginIdentity};
-use slurm_wasm_sdk::{codes, version, Error};
+use slurm_wasm_sdk::{codes, identity, Error};
 
 use crate::fifo;
 use crate::reservation::{reserved, Assoc, Ledger};
@@ -30,14 +30,7 @@ pub struct PriorityBasic;
 
 impl IdentityGuest for PriorityBasic {
     fn describe() -> PluginIdentity {
-        PluginIdentity {
-            plugin_type: "priority/basic".into(),
-            plugin_name: "Priority BASIC plugin".into(),
-            plugin_version: version::SLURM_22_05_8,
-            plugin_id: None,
-            contract_version: version::CONTRACT_VERSION.into(),
-            required_capabilities: Vec::new(),
-        }
+        identity("priority/basic", "Priority BASIC plugin")
     }
 }
 

@@ -9,21 +9,14 @@ use slurm_wasm_sdk::task::{
     BatchRequest, CpuBinding, IdentityGuest, LaunchRequest, TaskConfig, TaskGuest,
 };
 use slurm_wasm_sdk::types::{PluginError, PluginIdentity, Step, Task};
-use slurm_wasm_sdk::{debug, version};
+use slurm_wasm_sdk::{debug, identity};
 
 /// task/none, exported as a component.
 pub struct TaskNone;
 
 impl IdentityGuest for TaskNone {
     fn describe() -> PluginIdentity {
-        PluginIdentity {
-            plugin_type: "task/none".into(),
-            plugin_name: "task NONE plugin".into(),
-            plugin_version: version::SLURM_22_05_8,
-            plugin_id: None,
-            contract_version: version::CONTRACT_VERSION.into(),
-            required_capabilities: Vec::new(),
-        }
+        identity("task/none", "task NONE plugin")
     }
 }
 

@@ -7,6 +7,11 @@
 //! programs. One invocation per guest keeps cargo's feature unification from
 //! mixing the SDK features of different plugin kinds into one component.
 //!
+//! One package may be listed more than once with different features. Its
+//! builds then share one output file (a `cdylib`'s name carries no hash);
+//! cargo rebuilds it whenever the feature list changes from the last build,
+//! and each component is copied out right after its own build.
+//!
 //! Failure modes, all fatal to the calling build script with a message:
 //! the `wasm32-wasip2` target is missing (the message gives the `rustup`
 //! command), or a guest fails to compile (cargo's output is shown).
@@ -21,6 +26,8 @@ pub struct Guest<'a> {
     pub package: &'a str,
     /// The package's directory, relative to the workspace root.
     pub dir: &'a str,
+    /// Cargo features of the package to enable (`--features`); usually none.
+    pub features: &'a [&'a str],
     /// Output file name, e.g. `priority_basic.wasm` (Slurm's naming).
     pub file_name: &'a str,
 }
@@ -56,6 +63,7 @@ pub fn build(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<Path
                 "cdylib",
             ])
             .args(["--target", "wasm32-wasip2", "-p", guest.package])
+            .args(["--features", &guest.features.join(",")])
             .arg("--target-dir")
             .arg(&target_dir);
         // Flags meant for the host build must not leak into the guest build.

@@ -1,16 +1,14 @@
 //! The typed gres API: [`GresPlugin`]. Environment edits are checked for
 //! valid variable names before a caller applies them.
 
-use wasmtime::component::{HasSelf, InstancePre, Linker, ResourceAny};
-use wasmtime::{Engine, Store};
+use wasmtime::component::ResourceAny;
 
 use crate::bindings::gres::exports::slurm::plugin::gres as wit;
 use crate::bindings::gres::{GresPlugin as World, GresPluginPre as WorldPre};
-use crate::bindings::types::{Bitmap, GresAllocation, Job, PluginError, PluginIdentity, Step};
-use crate::engine::{add_wasi, Host, Shared};
+use crate::bindings::types::{Bitmap, GresAllocation, Job, Step};
+use crate::engine::Host;
 use crate::error::{CallError, LoadError};
-use crate::plugin::{Kind, PluginCore, PluginSettings, PluginSource, Slot};
-use crate::store::HostState;
+use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::validate::Checker;
 
 pub use wit::{
@@ -18,49 +16,16 @@ pub use wit::{
     NodeConfigResult, NodeHardware,
 };
 
-pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
-    let mut linker = Linker::new(engine);
-    add_wasi(&mut linker)?;
-    World::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
-    Ok(linker)
-}
-
-pub(crate) struct GresKind;
-
-impl Kind for GresKind {
-    const SLOT: Slot = Slot::Gres;
-    type Pre = WorldPre<HostState>;
-    type Bindings = World;
-    type Config = GresConfig;
-
-    fn linker(shared: &Shared) -> &Linker<HostState> {
-        &shared.linkers.gres
-    }
-    fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
-        WorldPre::new(instance_pre)
-    }
-    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<World> {
-        pre.instantiate(store)
-    }
-    fn describe(b: &World, store: &mut Store<HostState>) -> wasmtime::Result<PluginIdentity> {
-        b.call_describe(store)
-    }
-    fn init(
-        b: &World,
-        store: &mut Store<HostState>,
-        config: &GresConfig,
-    ) -> wasmtime::Result<Result<(), PluginError>> {
-        b.slurm_plugin_gres().call_init(store, config)
-    }
-    /// The stepd state of gres plugins is carried by `send-stepd`/`recv-stepd`;
-    /// a restart replays the last `recv-stepd` bytes.
-    fn restore(
-        b: &World,
-        store: &mut Store<HostState>,
-        data: &[u8],
-    ) -> wasmtime::Result<Result<(), PluginError>> {
-        b.slurm_plugin_gres().call_recv_stepd(store, data)
-    }
+super::plugin_kind! {
+    handle: GresPlugin,
+    kind: GresKind,
+    slot: Gres,
+    linker: gres,
+    world: World,
+    pre: WorldPre,
+    interface: slurm_plugin_gres,
+    config: GresConfig,
+    restore: |b, store, data| b.slurm_plugin_gres().call_recv_stepd(store, data),
 }
 
 /// A plugin-side `gres_epilog_info_t`, valid until the plugin restarts.
@@ -89,10 +54,6 @@ impl GresPlugin {
         })
     }
 
-    pub fn identity(&self) -> PluginIdentity {
-        self.core.identity()
-    }
-
     fn check_env(&self, function: &'static str, changes: &[EnvChange]) -> Result<(), CallError> {
         let plugin = self.core.plugin_type();
         let c = Checker {
@@ -110,18 +71,6 @@ impl GresPlugin {
             }
         }
         Ok(())
-    }
-
-    pub fn init(&self, config: &GresConfig) -> Result<(), CallError> {
-        plain!(self, "init", |b, s| b
-            .slurm_plugin_gres()
-            .call_init(s, config))?;
-        self.core.remember_config(config);
-        Ok(())
-    }
-
-    pub fn fini(&self) -> Result<(), CallError> {
-        plain!(self, "fini", |b, s| b.slurm_plugin_gres().call_fini(s))
     }
 
     pub fn node_config_load(

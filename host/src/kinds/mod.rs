@@ -1,6 +1,175 @@
 //! Typed handles for the four plugin kinds.
+//!
+//! Each kind module wires its bindgen world to the shared machinery with
+//! `plugin_kind!` and adds one method per contract function, with the
+//! checks that function's results need.
 
 pub mod gres;
 pub mod priority;
 pub mod select;
 pub mod task;
+
+/// Wires a kind: the linker of its world (WASI plus the world's imports),
+/// its [`crate::plugin::Kind`] implementation, and on its handle the methods
+/// every kind has: `identity`, `settings`, `init` (remembering the
+/// configuration for restarts) and `fini`.
+///
+/// `restore` is what a restarted instance replays its remembered state
+/// bytes through.
+macro_rules! plugin_kind {
+    (
+        handle: $Handle:ident,
+        kind: $Kind:ident,
+        slot: $Slot:ident,
+        linker: $field:ident,
+        world: $World:ident,
+        pre: $WorldPre:ident,
+        interface: $iface:ident,
+        config: $Config:ty,
+        restore: |$b:ident, $store:ident, $data:ident| $restore:expr $(,)?
+    ) => {
+        pub(crate) fn linker(
+            engine: &wasmtime::Engine,
+        ) -> wasmtime::Result<wasmtime::component::Linker<crate::store::HostState>> {
+            let mut linker = wasmtime::component::Linker::new(engine);
+            crate::engine::add_wasi(&mut linker)?;
+            $World::add_to_linker::<
+                crate::store::HostState,
+                wasmtime::component::HasSelf<crate::store::HostState>,
+            >(&mut linker, |s| s)?;
+            Ok(linker)
+        }
+
+        pub(crate) struct $Kind;
+
+        impl crate::plugin::Kind for $Kind {
+            const SLOT: crate::plugin::Slot = crate::plugin::Slot::$Slot;
+            type Pre = $WorldPre<crate::store::HostState>;
+            type Bindings = $World;
+            type Config = $Config;
+
+            fn linker(
+                shared: &crate::engine::Shared,
+            ) -> &wasmtime::component::Linker<crate::store::HostState> {
+                &shared.linkers.$field
+            }
+            fn pre(
+                instance_pre: wasmtime::component::InstancePre<crate::store::HostState>,
+            ) -> wasmtime::Result<Self::Pre> {
+                $WorldPre::new(instance_pre)
+            }
+            fn instantiate(
+                pre: &Self::Pre,
+                store: &mut wasmtime::Store<crate::store::HostState>,
+            ) -> wasmtime::Result<$World> {
+                pre.instantiate(store)
+            }
+            fn describe(
+                b: &$World,
+                store: &mut wasmtime::Store<crate::store::HostState>,
+            ) -> wasmtime::Result<crate::bindings::types::PluginIdentity> {
+                b.call_describe(store)
+            }
+            fn init(
+                b: &$World,
+                store: &mut wasmtime::Store<crate::store::HostState>,
+                config: &$Config,
+            ) -> wasmtime::Result<Result<(), crate::bindings::types::PluginError>> {
+                b.$iface().call_init(store, config)
+            }
+            fn restore(
+                $b: &$World,
+                $store: &mut wasmtime::Store<crate::store::HostState>,
+                $data: &[u8],
+            ) -> wasmtime::Result<Result<(), crate::bindings::types::PluginError>> {
+                $restore
+            }
+        }
+
+        impl $Handle {
+            /// The plugin's identity (of its fallback once that took over).
+            pub fn identity(&self) -> crate::bindings::types::PluginIdentity {
+                self.core.identity()
+            }
+
+            /// The limits, grants and failure policy it runs under.
+            pub fn settings(&self) -> &crate::plugin::PluginSettings {
+                self.core.settings()
+            }
+
+            /// The plugin's `init()`; the configuration is kept so a restarted
+            /// instance is initialised the same way.
+            pub fn init(&self, config: &$Config) -> Result<(), crate::error::CallError> {
+                self.core
+                    .call("init", &[], |b, s| b.$iface().call_init(s, config))?;
+                self.core.remember_config(config);
+                Ok(())
+            }
+
+            /// The plugin's `fini()`.
+            pub fn fini(&self) -> Result<(), crate::error::CallError> {
+                self.core
+                    .call("fini", &[], |b, s| b.$iface().call_fini(s))
+                    .map(|_| ())
+            }
+        }
+    };
+}
+pub(crate) use plugin_kind;
+
+/// The state methods of kinds whose plugins save state (`state-save` /
+/// `state-restore`): the calls, remembering the bytes for restarts, and the
+/// same through the host's checked state files.
+macro_rules! plugin_state {
+    (handle: $Handle:ident, interface: $iface:ident $(,)?) => {
+        impl $Handle {
+            /// The plugin's state; remembered for restarts.
+            pub fn state_save(&self) -> Result<Vec<u8>, crate::error::CallError> {
+                let (data, _) = self
+                    .core
+                    .call("state-save", &[], |b, s| b.$iface().call_state_save(s))?;
+                self.core.remember_state(&data);
+                Ok(data)
+            }
+
+            /// Hands saved bytes back to the plugin, which must refuse what it
+            /// cannot read completely; remembered for restarts.
+            pub fn state_restore(&self, data: &[u8]) -> Result<(), crate::error::CallError> {
+                self.core.call("state-restore", &[], |b, s| {
+                    b.$iface().call_state_restore(s, data)
+                })?;
+                self.core.remember_state(data);
+                Ok(())
+            }
+
+            /// Saves the plugin's state to `path`, atomically and with a
+            /// checked header ([`crate::state`]).
+            pub fn save_state_file(
+                &self,
+                path: &std::path::Path,
+            ) -> Result<(), crate::StateFileError> {
+                let data = self.state_save()?;
+                let identity = self.identity();
+                crate::state::write_state(
+                    path,
+                    &identity.plugin_type,
+                    identity.plugin_version,
+                    &data,
+                )?;
+                Ok(())
+            }
+
+            /// Restores from a state file; a truncated, corrupted or foreign
+            /// file is refused before the plugin sees any of it.
+            pub fn restore_state_file(
+                &self,
+                path: &std::path::Path,
+            ) -> Result<(), crate::StateFileError> {
+                let file = crate::state::read_state(path, &self.core.plugin_type())?;
+                self.state_restore(&file.blob)?;
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use plugin_state;

@@ -1,62 +1,32 @@
 //! The typed priority API: [`PriorityPlugin`].
 
-use wasmtime::component::{HasSelf, InstancePre, Linker};
-use wasmtime::{Engine, Store};
-
 use crate::bindings::priority::exports::slurm::plugin::priority as wit;
 use crate::bindings::priority::{PriorityPlugin as World, PriorityPluginPre as WorldPre};
-use crate::bindings::types::{Job, PluginError, PluginIdentity};
-use crate::engine::{add_wasi, Host, Shared};
+use crate::bindings::types::Job;
+use crate::engine::Host;
 use crate::error::{CallError, LoadError};
-use crate::plugin::{Kind, PluginCore, PluginSettings, PluginSource, Slot};
-use crate::store::HostState;
+use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::validate::Checker;
 
 pub use wit::{
     AssociationUpdate, AssociationUsage, FactorsRequest, PriorityConfig, PriorityFactors, QosUpdate,
 };
 
-pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
-    let mut linker = Linker::new(engine);
-    add_wasi(&mut linker)?;
-    World::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
-    Ok(linker)
+super::plugin_kind! {
+    handle: PriorityPlugin,
+    kind: PriorityKind,
+    slot: Priority,
+    linker: priority,
+    world: World,
+    pre: WorldPre,
+    interface: slurm_plugin_priority,
+    config: PriorityConfig,
+    restore: |b, store, data| b.slurm_plugin_priority().call_state_restore(store, data),
 }
 
-pub(crate) struct PriorityKind;
-
-impl Kind for PriorityKind {
-    const SLOT: Slot = Slot::Priority;
-    type Pre = WorldPre<HostState>;
-    type Bindings = World;
-    type Config = PriorityConfig;
-
-    fn linker(shared: &Shared) -> &Linker<HostState> {
-        &shared.linkers.priority
-    }
-    fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
-        WorldPre::new(instance_pre)
-    }
-    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<World> {
-        pre.instantiate(store)
-    }
-    fn describe(b: &World, store: &mut Store<HostState>) -> wasmtime::Result<PluginIdentity> {
-        b.call_describe(store)
-    }
-    fn init(
-        b: &World,
-        store: &mut Store<HostState>,
-        config: &PriorityConfig,
-    ) -> wasmtime::Result<Result<(), PluginError>> {
-        b.slurm_plugin_priority().call_init(store, config)
-    }
-    fn restore(
-        b: &World,
-        store: &mut Store<HostState>,
-        data: &[u8],
-    ) -> wasmtime::Result<Result<(), PluginError>> {
-        b.slurm_plugin_priority().call_state_restore(store, data)
-    }
+super::plugin_state! {
+    handle: PriorityPlugin,
+    interface: slurm_plugin_priority,
 }
 
 /// A loaded priority plugin. Every method is one contract call under the
@@ -77,31 +47,8 @@ impl PriorityPlugin {
         })
     }
 
-    pub fn identity(&self) -> PluginIdentity {
-        self.core.identity()
-    }
-
-    pub fn settings(&self) -> &PluginSettings {
-        self.core.settings()
-    }
-
     fn checker(&self, function: &'static str) -> (std::sync::Arc<str>, &'static str) {
         (self.core.plugin_type(), function)
-    }
-
-    /// `priority_p_init`; the configuration is kept for restarts.
-    pub fn init(&self, config: &PriorityConfig) -> Result<(), CallError> {
-        self.core.call("init", &[], |b, s| {
-            b.slurm_plugin_priority().call_init(s, config)
-        })?;
-        self.core.remember_config(config);
-        Ok(())
-    }
-
-    pub fn fini(&self) -> Result<(), CallError> {
-        self.core
-            .call("fini", &[], |b, s| b.slurm_plugin_priority().call_fini(s))
-            .map(|_| ())
     }
 
     /// `priority_p_set`; a result of 0 (held) is refused: plugins return 1..=u32::MAX.
@@ -244,39 +191,6 @@ impl PriorityPlugin {
                 b.slurm_plugin_priority().call_association_usages(s)
             })
             .map(|(r, _)| r)
-    }
-
-    /// The plugin's state; remembered for restarts.
-    pub fn state_save(&self) -> Result<Vec<u8>, CallError> {
-        let (data, _) = self.core.call("state-save", &[], |b, s| {
-            b.slurm_plugin_priority().call_state_save(s)
-        })?;
-        self.core.remember_state(&data);
-        Ok(data)
-    }
-
-    pub fn state_restore(&self, data: &[u8]) -> Result<(), CallError> {
-        self.core.call("state-restore", &[], |b, s| {
-            b.slurm_plugin_priority().call_state_restore(s, data)
-        })?;
-        self.core.remember_state(data);
-        Ok(())
-    }
-
-    /// Saves the plugin's state to `path` through [`crate::state`].
-    pub fn save_state_file(&self, path: &std::path::Path) -> Result<(), crate::StateFileError> {
-        let data = self.state_save()?;
-        let identity = self.identity();
-        crate::state::write_state(path, &identity.plugin_type, identity.plugin_version, &data)?;
-        Ok(())
-    }
-
-    /// Restores from a state file; a corrupt or foreign file is refused
-    /// before the plugin sees any of it.
-    pub fn restore_state_file(&self, path: &std::path::Path) -> Result<(), crate::StateFileError> {
-        let file = crate::state::read_state(path, &self.identity().plugin_type)?;
-        self.state_restore(&file.blob)?;
-        Ok(())
     }
 
     /// Calls `set` as the controller does for each new job, keeping

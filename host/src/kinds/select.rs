@@ -3,16 +3,14 @@
 
 use std::sync::Mutex;
 
-use wasmtime::component::{HasSelf, InstancePre, Linker, ResourceAny};
-use wasmtime::{Engine, Store};
+use wasmtime::component::ResourceAny;
 
 use crate::bindings::select::exports::slurm::plugin::select as wit;
 use crate::bindings::select::{SelectPlugin as World, SelectPluginPre as WorldPre};
-use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, PluginIdentity, Step};
-use crate::engine::{add_wasi, Host, Shared};
+use crate::bindings::types::{Bitmap, Job, JobResources, Node, Step};
+use crate::engine::Host;
 use crate::error::{CallError, LoadError};
-use crate::plugin::{Kind, PluginCore, PluginSettings, PluginSource, Slot};
-use crate::store::HostState;
+use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::validate::Checker;
 
 pub use wit::{
@@ -21,47 +19,21 @@ pub use wit::{
     ReservationResult, SelectConfig, SprintMode,
 };
 
-pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
-    let mut linker = Linker::new(engine);
-    add_wasi(&mut linker)?;
-    World::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
-    Ok(linker)
+super::plugin_kind! {
+    handle: SelectPlugin,
+    kind: SelectKind,
+    slot: Select,
+    linker: select,
+    world: World,
+    pre: WorldPre,
+    interface: slurm_plugin_select,
+    config: SelectConfig,
+    restore: |b, store, data| b.slurm_plugin_select().call_state_restore(store, data),
 }
 
-pub(crate) struct SelectKind;
-
-impl Kind for SelectKind {
-    const SLOT: Slot = Slot::Select;
-    type Pre = WorldPre<HostState>;
-    type Bindings = World;
-    type Config = SelectConfig;
-
-    fn linker(shared: &Shared) -> &Linker<HostState> {
-        &shared.linkers.select
-    }
-    fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
-        WorldPre::new(instance_pre)
-    }
-    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<World> {
-        pre.instantiate(store)
-    }
-    fn describe(b: &World, store: &mut Store<HostState>) -> wasmtime::Result<PluginIdentity> {
-        b.call_describe(store)
-    }
-    fn init(
-        b: &World,
-        store: &mut Store<HostState>,
-        config: &SelectConfig,
-    ) -> wasmtime::Result<Result<(), PluginError>> {
-        b.slurm_plugin_select().call_init(store, config)
-    }
-    fn restore(
-        b: &World,
-        store: &mut Store<HostState>,
-        data: &[u8],
-    ) -> wasmtime::Result<Result<(), PluginError>> {
-        b.slurm_plugin_select().call_state_restore(store, data)
-    }
+super::plugin_state! {
+    handle: SelectPlugin,
+    interface: slurm_plugin_select,
 }
 
 /// A plugin-side `select_nodeinfo_t` or `select_jobinfo_t`: valid until the
@@ -93,10 +65,6 @@ impl SelectPlugin {
         })
     }
 
-    pub fn identity(&self) -> PluginIdentity {
-        self.core.identity()
-    }
-
     fn nodes(&self) -> std::sync::MutexGuard<'_, Vec<Node>> {
         self.nodes.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -113,50 +81,6 @@ impl SelectPlugin {
             function,
         }
         .job_resources(resources, candidates, &self.nodes())
-    }
-
-    pub fn init(&self, config: &SelectConfig) -> Result<(), CallError> {
-        plain!(self, "init", |b, s| b
-            .slurm_plugin_select()
-            .call_init(s, config))?;
-        self.core.remember_config(config);
-        Ok(())
-    }
-
-    pub fn fini(&self) -> Result<(), CallError> {
-        plain!(self, "fini", |b, s| b.slurm_plugin_select().call_fini(s))
-    }
-
-    pub fn state_save(&self) -> Result<Vec<u8>, CallError> {
-        let data = plain!(self, "state-save", |b, s| b
-            .slurm_plugin_select()
-            .call_state_save(s))?;
-        self.core.remember_state(&data);
-        Ok(data)
-    }
-
-    pub fn state_restore(&self, data: &[u8]) -> Result<(), CallError> {
-        plain!(self, "state-restore", |b, s| b
-            .slurm_plugin_select()
-            .call_state_restore(s, data))?;
-        self.core.remember_state(data);
-        Ok(())
-    }
-
-    /// Saves the plugin's state to `path` through [`crate::state`].
-    pub fn save_state_file(&self, path: &std::path::Path) -> Result<(), crate::StateFileError> {
-        let data = self.state_save()?;
-        let identity = self.identity();
-        crate::state::write_state(path, &identity.plugin_type, identity.plugin_version, &data)?;
-        Ok(())
-    }
-
-    /// Restores from a state file; a corrupt or foreign file is refused
-    /// before the plugin sees any of it.
-    pub fn restore_state_file(&self, path: &std::path::Path) -> Result<(), crate::StateFileError> {
-        let file = crate::state::read_state(path, &self.identity().plugin_type)?;
-        self.state_restore(&file.blob)?;
-        Ok(())
     }
 
     pub fn job_init(&self, jobs: &[Job]) -> Result<(), CallError> {

@@ -1,61 +1,29 @@
 //! The typed task API: [`TaskPlugin`].
 
-use wasmtime::component::{HasSelf, InstancePre, Linker};
-use wasmtime::{Engine, Store};
-
 use crate::bindings::task::exports::slurm::plugin::task as wit;
 use crate::bindings::task::{TaskPlugin as World, TaskPluginPre as WorldPre};
-use crate::bindings::types::{PluginError, PluginIdentity, Step, Task};
-use crate::engine::{add_wasi, Host, Shared};
+use crate::bindings::types::{Step, Task};
+use crate::engine::Host;
 use crate::error::{CallError, LoadError};
-use crate::plugin::{Kind, PluginCore, PluginSettings, PluginSource, Slot};
-use crate::store::HostState;
+use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::validate::Checker;
 
 pub use wit::{BatchRequest, CpuBinding, LaunchRequest, TaskConfig};
 
-pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
-    let mut linker = Linker::new(engine);
-    add_wasi(&mut linker)?;
-    World::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
-    Ok(linker)
-}
-
-pub(crate) struct TaskKind;
-
-impl Kind for TaskKind {
-    const SLOT: Slot = Slot::Task;
-    type Pre = WorldPre<HostState>;
-    type Bindings = World;
-    type Config = TaskConfig;
-
-    fn linker(shared: &Shared) -> &Linker<HostState> {
-        &shared.linkers.task
-    }
-    fn pre(instance_pre: InstancePre<HostState>) -> wasmtime::Result<Self::Pre> {
-        WorldPre::new(instance_pre)
-    }
-    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<World> {
-        pre.instantiate(store)
-    }
-    fn describe(b: &World, store: &mut Store<HostState>) -> wasmtime::Result<PluginIdentity> {
-        b.call_describe(store)
-    }
-    fn init(
-        b: &World,
-        store: &mut Store<HostState>,
-        config: &TaskConfig,
-    ) -> wasmtime::Result<Result<(), PluginError>> {
-        b.slurm_plugin_task().call_init(store, config)
-    }
-    /// Task plugins keep no state across restarts.
-    fn restore(
-        _b: &World,
-        _store: &mut Store<HostState>,
-        _data: &[u8],
-    ) -> wasmtime::Result<Result<(), PluginError>> {
+super::plugin_kind! {
+    handle: TaskPlugin,
+    kind: TaskKind,
+    slot: Task,
+    linker: task,
+    world: World,
+    pre: WorldPre,
+    interface: slurm_plugin_task,
+    config: TaskConfig,
+    restore: |b, store, data| {
+        // Task plugins keep no state across restarts.
+        let _ = (b, store, data);
         Ok(Ok(()))
-    }
+    },
 }
 
 /// A loaded task plugin. Calls that may bind processes let the plugin touch
@@ -82,10 +50,6 @@ impl TaskPlugin {
         })
     }
 
-    pub fn identity(&self) -> PluginIdentity {
-        self.core.identity()
-    }
-
     fn check_binding(&self, function: &'static str, binding: &CpuBinding) -> Result<(), CallError> {
         let plugin = self.core.plugin_type();
         let c = Checker {
@@ -98,20 +62,6 @@ impl TaskPlugin {
             .messages
             .iter()
             .try_for_each(|m| c.text("message", m))
-    }
-
-    pub fn init(&self, config: &TaskConfig) -> Result<(), CallError> {
-        self.core.call("init", &[], |b, s| {
-            b.slurm_plugin_task().call_init(s, config)
-        })?;
-        self.core.remember_config(config);
-        Ok(())
-    }
-
-    pub fn fini(&self) -> Result<(), CallError> {
-        self.core
-            .call("fini", &[], |b, s| b.slurm_plugin_task().call_fini(s))
-            .map(|_| ())
     }
 
     pub fn slurmd_batch_request(&self, request: &BatchRequest) -> Result<CpuBinding, CallError> {

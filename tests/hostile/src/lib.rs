@@ -9,15 +9,20 @@
 //! answer showing that the sandbox held, while the host keeps serving.
 //! Any other `cpu-bind` value, and every other hook, behaves like task/none.
 //!
+//! Built with the cargo feature `requires-topology`, the same plugin
+//! becomes `task/needs_topology`, which lists `topology` among its required
+//! capabilities: the host must refuse to load it without that grant. Only
+//! its identity changes.
+//!
 //! Never load it outside tests.
 
 pub mod behaviour;
 
+use slurm_wasm_sdk::identity;
 use slurm_wasm_sdk::task::{
     BatchRequest, CpuBinding, IdentityGuest, LaunchRequest, TaskConfig, TaskGuest,
 };
-use slurm_wasm_sdk::types::{PluginError, PluginIdentity, Step, Task};
-use slurm_wasm_sdk::{version, CONTRACT_VERSION};
+use slurm_wasm_sdk::types::{Capability, PluginError, PluginIdentity, Step, Task};
 
 use behaviour::Behaviour;
 
@@ -25,15 +30,21 @@ use behaviour::Behaviour;
 pub struct Hostile;
 
 impl IdentityGuest for Hostile {
-    /// Asks for no capability, so the host loads it with none granted.
+    /// task/hostile asks for no capability, so the host loads it with none
+    /// granted. task/needs_topology (feature `requires-topology`) requires
+    /// `topology`, so the host must refuse to load it unless that capability
+    /// is granted, and name it.
     fn describe() -> PluginIdentity {
-        PluginIdentity {
-            plugin_type: "task/hostile".into(),
-            plugin_name: "hostile task plugin (containment tests)".into(),
-            plugin_version: version::SLURM_22_05_8,
-            plugin_id: None,
-            contract_version: CONTRACT_VERSION.into(),
-            required_capabilities: Vec::new(),
+        if cfg!(feature = "requires-topology") {
+            PluginIdentity {
+                required_capabilities: vec![Capability::Topology],
+                ..identity(
+                    "task/needs_topology",
+                    "task plugin requiring topology (containment tests)",
+                )
+            }
+        } else {
+            identity("task/hostile", "hostile task plugin (containment tests)")
         }
     }
 }
@@ -107,3 +118,20 @@ impl TaskGuest for Hostile {
 }
 
 slurm_wasm_sdk::export_task!(Hostile);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_follows_the_feature() {
+        let identity = Hostile::describe();
+        if cfg!(feature = "requires-topology") {
+            assert_eq!(identity.plugin_type, "task/needs_topology");
+            assert_eq!(identity.required_capabilities, [Capability::Topology]);
+        } else {
+            assert_eq!(identity.plugin_type, "task/hostile");
+            assert!(identity.required_capabilities.is_empty());
+        }
+    }
+}
