@@ -134,6 +134,7 @@ fn association(id: u32, parent: Option<u32>, cpu_secs: u64) -> Association {
         user: None,
         user_id: None,
         partition: None,
+        priority: None,
         shares: Shares::Raw(1),
         usage_raw: 0.0,
         usage_tres_raw: vec![],
@@ -150,6 +151,7 @@ fn qos(cpu_secs: u64) -> QosUpdate {
         id: 1,
         priority: 0,
         usage_factor: 1.0,
+        no_decay: false,
         grp_used_tres_run_secs: vec![TresAmount {
             name: "cpu".into(),
             count: cpu_secs,

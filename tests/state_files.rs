@@ -27,6 +27,7 @@ fn with_tree(plugin: &PriorityPlugin) {
         user: None,
         user_id: None,
         partition: None,
+        priority: None,
         shares: Shares::Raw(10),
         usage_raw: 0.0,
         usage_tres_raw: vec![],

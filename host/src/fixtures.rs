@@ -40,8 +40,8 @@ slurm_wasm_fixtures::record_builders!(crate::bindings::types);
 pub fn priority_config() -> PriorityConfig {
     PriorityConfig {
         cluster: cluster_config(),
-        partition_names: vec!["debug".into()],
-        partition_job_factors: vec![1],
+        partitions: vec![partition(0, "debug", 1)],
+        partition_tres: vec![Vec::new()],
         cluster_cpus: 8,
         cluster_nodes: 1,
         cluster_tres: Vec::new(),

@@ -69,22 +69,6 @@ pub struct Partition {
     pub job_factor: u16,
 }
 
-/// The partitions by index: names from the host (the index as text when the
-/// host sent fewer names than factors), `PriorityJobFactor` as given.
-pub fn partitions(names: &[String], job_factors: &[u16]) -> Vec<Partition> {
-    job_factors
-        .iter()
-        .enumerate()
-        .map(|(index, &job_factor)| Partition {
-            name: names
-                .get(index)
-                .cloned()
-                .unwrap_or_else(|| index.to_string()),
-            job_factor,
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,21 +99,5 @@ mod tests {
     fn malformed_weight_names_the_option() {
         let err = Weights::from_options([("PriorityWeightJobSize", "-3")]).unwrap_err();
         assert_eq!(err, "PriorityWeightJobSize=-3: expected an integer weight");
-    }
-
-    #[test]
-    fn partition_names_come_from_the_host_by_index() {
-        let names: Vec<_> = partitions(&["debug".into(), "batch".into()], &[10, 20, 30])
-            .into_iter()
-            .map(|p| (p.name, p.job_factor))
-            .collect();
-        assert_eq!(
-            names,
-            [
-                ("debug".to_string(), 10),
-                ("batch".into(), 20),
-                ("2".into(), 30)
-            ]
-        );
     }
 }

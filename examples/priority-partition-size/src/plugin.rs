@@ -38,7 +38,14 @@ fn parse(host: &PriorityConfig) -> Result<Config, PluginError> {
     let weights = Weights::from_options(options).map_err(Error::invalid)?;
     Ok(Config {
         weights,
-        partitions: config::partitions(&host.partition_names, &host.partition_job_factors),
+        partitions: host
+            .partitions
+            .iter()
+            .map(|p| config::Partition {
+                name: p.name.clone(),
+                job_factor: p.priority_job_factor,
+            })
+            .collect(),
         cluster_cpus: host.cluster_cpus,
         cluster_nodes: host.cluster_nodes,
     })
@@ -164,6 +171,7 @@ impl PriorityGuest for PartitionSize {
     fn set_assoc_usage(assoc_id: u32) -> Result<AssociationUsage, PluginError> {
         Ok(AssociationUsage {
             id: assoc_id,
+            usage_raw: 0.0,
             usage_norm: 0.0,
             usage_effective: 0.0,
             shares_norm: 0.0,
@@ -270,8 +278,12 @@ mod tests {
         });
         PriorityConfig {
             cluster,
-            partition_names: vec!["debug".into(), "batch".into()],
-            partition_job_factors: vec![1, 10],
+            partitions: vec![fixtures::partition(0, "debug", 100), {
+                let mut batch = fixtures::partition(1, "batch", 100);
+                batch.priority_job_factor = 10;
+                batch
+            }],
+            partition_tres: vec![Vec::new(), Vec::new()],
             cluster_cpus: 1000,
             cluster_nodes: 100,
             cluster_tres: Vec::new(),

@@ -71,6 +71,7 @@ impl PriorityGuest for PriorityBasic {
         }
         Ok(AssociationUsage {
             id: assoc_id,
+            usage_raw: 0.0,
             usage_norm: 0.0,
             usage_effective: 0.0,
             shares_norm: 0.0,

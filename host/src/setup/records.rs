@@ -37,7 +37,7 @@ use crate::bindings::types::{
     ClusterConfig, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState, NodeState,
     NodeStateFlags, Oversubscribe, Partition, TresAmount,
 };
-use crate::fixtures::bitmap;
+use crate::fixtures::{bitmap, bits};
 use crate::kinds::gres::GresConfig;
 use crate::kinds::priority::PriorityConfig;
 use crate::kinds::select::SelectConfig;
@@ -119,53 +119,30 @@ impl Cluster {
         }
     }
 
-    /// `init` of a priority plugin: partition factors and the cluster's
-    /// totals, with TRES `cpu`, `mem` (MB), `node` and `gres/<name>` for
-    /// every GRES a node has (types summed under their name).
+    /// `init` of a priority plugin: the partition table, and the TRES
+    /// totals of the cluster and of each partition (`cpu`, `mem` in MB,
+    /// `node`, and `gres/<name>` for every GRES a node has, types summed
+    /// under their name).
     pub fn priority_config(&self) -> PriorityConfig {
         let cpus = self
             .nodes
             .iter()
             .fold(0u64, |sum, n| sum.saturating_add(u64::from(n.cpus)));
-        let memory = self
-            .nodes
+        let partition_tres = self
+            .partitions
             .iter()
-            .fold(0u64, |sum, n| sum.saturating_add(n.real_memory));
-        let mut gres: BTreeMap<&str, u64> = BTreeMap::new();
-        for g in self.nodes.iter().flat_map(|n| &n.gres) {
-            let total = gres.entry(&g.name).or_default();
-            *total = total.saturating_add(g.count);
-        }
-        let node_count = table_index(self.nodes.len());
-        let mut cluster_tres = vec![
-            TresAmount {
-                name: "cpu".into(),
-                count: cpus,
-            },
-            TresAmount {
-                name: "mem".into(),
-                count: memory,
-            },
-            TresAmount {
-                name: "node".into(),
-                count: u64::from(node_count),
-            },
-        ];
-        cluster_tres.extend(gres.into_iter().map(|(name, count)| TresAmount {
-            name: format!("gres/{name}"),
-            count,
-        }));
+            .map(|p| {
+                let members = bits(&p.nodes);
+                tres_totals(self.nodes.iter().filter(|n| members.contains(&n.index)))
+            })
+            .collect();
         PriorityConfig {
             cluster: self.config.clone(),
-            partition_names: self.partitions.iter().map(|p| p.name.clone()).collect(),
-            partition_job_factors: self
-                .partitions
-                .iter()
-                .map(|p| p.priority_job_factor)
-                .collect(),
+            partitions: self.partitions.clone(),
+            partition_tres,
             cluster_cpus: u32::try_from(cpus).unwrap_or(u32::MAX),
-            cluster_nodes: node_count,
-            cluster_tres,
+            cluster_nodes: table_index(self.nodes.len()),
+            cluster_tres: tres_totals(self.nodes.iter()),
         }
     }
 
@@ -354,6 +331,41 @@ fn number<T: FromStr>(options: &Options, key: &str, what: &str) -> Result<Option
     Err(origin.error(format!("{key}: expected {what}, found `{value}`")))
 }
 
+/// TRES totals of `nodes`: `cpu`, `mem` (MB), `node`, then `gres/<name>`
+/// by name.
+fn tres_totals<'a>(nodes: impl Iterator<Item = &'a Node>) -> Vec<TresAmount> {
+    let (mut cpus, mut memory, mut count) = (0u64, 0u64, 0u64);
+    let mut gres: BTreeMap<&str, u64> = BTreeMap::new();
+    for node in nodes {
+        cpus = cpus.saturating_add(u64::from(node.cpus));
+        memory = memory.saturating_add(node.real_memory);
+        count += 1;
+        for g in &node.gres {
+            let total = gres.entry(&g.name).or_default();
+            *total = total.saturating_add(g.count);
+        }
+    }
+    let mut totals = vec![
+        TresAmount {
+            name: "cpu".into(),
+            count: cpus,
+        },
+        TresAmount {
+            name: "mem".into(),
+            count: memory,
+        },
+        TresAmount {
+            name: "node".into(),
+            count,
+        },
+    ];
+    totals.extend(gres.into_iter().map(|(name, count)| TresAmount {
+        name: format!("gres/{name}"),
+        count,
+    }));
+    totals
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -447,8 +459,33 @@ mod tests {
             .any(|kv| kv.key == "PriorityWeightTRES" && kv.value == "CPU=100,Mem=1,GRES/gpu=500"));
 
         let priority = cluster.priority_config();
-        assert_eq!(priority.partition_job_factors, [1, 2]);
-        assert_eq!(priority.partition_names, ["big", "hw"]);
+        let partitions: Vec<(&str, u16)> = priority
+            .partitions
+            .iter()
+            .map(|p| (p.name.as_str(), p.priority_job_factor))
+            .collect();
+        assert_eq!(partitions, [("big", 1), ("hw", 2)]);
+        let tres = |p: usize| -> Vec<(&str, u64)> {
+            priority.partition_tres[p]
+                .iter()
+                .map(|t| (t.name.as_str(), t.count))
+                .collect()
+        };
+        // big = n[1-4]: 4 x 8 CPUs, 4 x 4000 MB, gpu:2 and mps:200 each; hw = h[1-2]: 2 x 2 CPUs.
+        assert_eq!(
+            tres(0),
+            [
+                ("cpu", 32),
+                ("mem", 16000),
+                ("node", 4),
+                ("gres/gpu", 8),
+                ("gres/mps", 800)
+            ]
+        );
+        assert_eq!(
+            &tres(1)[..3],
+            [("cpu", 4), ("mem", tres(1)[1].1), ("node", 2)]
+        );
         assert_eq!((priority.cluster_cpus, priority.cluster_nodes), (36, 6));
         let tres: Vec<(&str, u64)> = priority
             .cluster_tres
