@@ -321,3 +321,18 @@ mod interruption {
         b.bench_local(|| plugin.slurmd_launch_request(&request).unwrap());
     }
 }
+
+/// Passing pending jobs across the boundary in one call: priority/basic's
+/// `calculate` returns at once, so this is the cost of the job records.
+mod job_batch {
+    use super::*;
+
+    #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
+    fn calculate_lowering(b: Bencher, jobs: u32) {
+        let host = Host::new(HostOptions::default()).unwrap();
+        let plugin = PriorityPlugin::load(&host, &PluginSource::Bundled("priority/basic".into()), PluginSettings::default()).unwrap();
+        plugin.init(&fixtures::priority_config()).unwrap();
+        let pending: Vec<_> = (0..jobs).map(fixtures::job).collect();
+        b.bench_local(|| plugin.calculate(&[], &pending).unwrap());
+    }
+}

@@ -6,6 +6,8 @@
 //! `slurm-wasm: <file>:<line>: <message>`).
 
 mod commands;
+mod priority;
+mod scenario;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -79,6 +81,28 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         slurm_conf: Option<PathBuf>,
     },
+    /// Job priorities and fair-share of a described scenario (a TOML file:
+    /// slurm.conf, associations, QOS, pending jobs), as sprio and sshare show them.
+    Priority {
+        #[command(subcommand)]
+        table: PriorityTable,
+    },
+}
+
+#[derive(Subcommand)]
+enum PriorityTable {
+    /// `sprio -l`: each pending job's weighted factors and priority.
+    Sprio {
+        scenario: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// `sshare -a -l`: shares, usage and fair-share of every association.
+    Sshare {
+        scenario: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -99,6 +123,14 @@ fn main() -> ExitCode {
         Command::Demo { json, slurm_conf } => {
             commands::demo(json, cli.config.as_deref(), slurm_conf.as_deref())
         }
+        Command::Priority { table } => match table {
+            PriorityTable::Sprio { scenario, json } => {
+                scenario::load(&scenario).and_then(|s| priority::sprio(&s, json))
+            }
+            PriorityTable::Sshare { scenario, json } => {
+                scenario::load(&scenario).and_then(|s| priority::sshare(&s, json))
+            }
+        },
     };
     match result {
         Ok(code) => code,

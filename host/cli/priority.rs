@@ -1,0 +1,237 @@
+//! `slurm-wasm priority sprio|sshare`: the tables Slurm's `sprio -l` and
+//! `sshare -a -l` print, computed by a priority plugin for a scenario.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::json;
+use slurm_wasm_host::capabilities::clock::VirtualClock;
+use slurm_wasm_host::kinds::priority::{AssociationUsage, FactorsRequest, PriorityFactors};
+use slurm_wasm_host::types::Shares;
+use slurm_wasm_host::{Host, HostOptions, PluginSettings, PriorityPlugin, Services};
+
+use crate::scenario::Scenario;
+
+/// Loads the scenario's plugin with the clock at the scenario's `now`,
+/// initialises it from the cluster and feeds it the tree and QOS, then runs
+/// one calculation pass (what the decay thread does every PriorityCalcPeriod).
+fn prepared(scenario: &Scenario) -> anyhow::Result<(Host, PriorityPlugin)> {
+    let services = Services {
+        clock: Arc::new(VirtualClock::new(scenario.now)),
+        ..Services::default()
+    };
+    let host = Host::new(HostOptions {
+        services,
+        ..HostOptions::default()
+    })?;
+    let plugin = PriorityPlugin::load(&host, &scenario.plugin, PluginSettings::default())?;
+    plugin.init(&scenario.cluster.priority_config())?;
+    plugin.update_qos(&scenario.qos_updates())?;
+    plugin.update_associations(&scenario.association_updates())?;
+    plugin.calculate(&[], &scenario.jobs)?;
+    Ok((host, plugin))
+}
+
+/// Right-aligns (Slurm's `%.N`), cutting to the width.
+fn right(text: &str, width: usize) -> String {
+    let cut: String = text.chars().take(width).collect();
+    format!("{cut:>width$}")
+}
+
+/// Left-aligns (Slurm's `%N`), cutting to the width.
+fn left(text: &str, width: usize) -> String {
+    let cut: String = text.chars().take(width).collect();
+    format!("{cut:<width$}")
+}
+
+fn tres_text(tres: &[(String, f64)]) -> String {
+    tres.iter()
+        .map(|(name, v)| format!("{name}={v:.0}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+pub fn sprio(scenario: &Scenario, as_json: bool) -> anyhow::Result<ExitCode> {
+    let (_host, plugin) = prepared(scenario)?;
+    let request = FactorsRequest {
+        job_ids: Vec::new(),
+        user_ids: Vec::new(),
+        partitions: Vec::new(),
+    };
+    let rows = plugin.get_priority_factors_list(&scenario.jobs, &request, 0)?;
+    let user_of = |uid: u32| {
+        scenario
+            .associations
+            .iter()
+            .find(|a| a.user_id == Some(uid))
+            .and_then(|a| a.user.clone())
+            .unwrap_or_else(|| uid.to_string())
+    };
+    if as_json {
+        let out: Vec<_> = rows
+            .iter()
+            .map(|r| row_json(r, &user_of(r.user_id)))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+        right("JOBID", 15),
+        left("PARTITION", 9),
+        right("USER", 8),
+        right("ACCOUNT", 8),
+        right("PRIORITY", 10),
+        right("SITE", 10),
+        right("AGE", 10),
+        right("ASSOC", 10),
+        right("FAIRSHARE", 10),
+        right("JOBSIZE", 10),
+        right("PARTITION", 10),
+        right("QOSNAME", 10),
+        right("QOS", 10),
+        right("NICE", 11),
+        right("TRES", 20)
+    );
+    for r in &rows {
+        println!(
+            "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+            right(&r.job_id.to_string(), 15),
+            left(&r.partition, 9),
+            right(&user_of(r.user_id), 8),
+            right(r.account.as_deref().unwrap_or(""), 8),
+            right(&r.priority.to_string(), 10),
+            right(&r.site.to_string(), 10),
+            right(&format!("{:.0}", r.age), 10),
+            right(&format!("{:.0}", r.association), 10),
+            right(&format!("{:.0}", r.fair_share), 10),
+            right(&format!("{:.0}", r.job_size), 10),
+            right(&format!("{:.0}", r.partition_factor), 10),
+            right(r.qos.as_deref().unwrap_or(""), 10),
+            right(&format!("{:.0}", r.qos_factor), 10),
+            right(&r.nice.to_string(), 11),
+            right(&tres_text(&r.tres), 20)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn row_json(r: &PriorityFactors, user: &str) -> serde_json::Value {
+    json!({
+        "job_id": r.job_id, "partition": r.partition, "user": user, "account": r.account,
+        "priority": r.priority, "direct_priority": r.direct_priority, "site": r.site,
+        "age": r.age, "assoc": r.association, "fairshare": r.fair_share, "jobsize": r.job_size,
+        "partition_factor": r.partition_factor, "qos": r.qos, "qos_factor": r.qos_factor,
+        "nice": r.nice, "tres": r.tres.iter().map(|(n, v)| json!({"tres": n, "value": v})).collect::<Vec<_>>(),
+    })
+}
+
+/// Depth-first order of the tree (children in definition order), with depths.
+fn tree_order(scenario: &Scenario) -> Vec<(u32, usize)> {
+    fn walk(scenario: &Scenario, id: u32, depth: usize, out: &mut Vec<(u32, usize)>) {
+        out.push((id, depth));
+        let children = scenario
+            .associations
+            .iter()
+            .filter(|a| a.parent_id == Some(id));
+        // Users before sub-accounts, as sshare lists them.
+        let (users, accounts): (Vec<_>, Vec<_>) = children.partition(|a| a.user.is_some());
+        for child in users.into_iter().chain(accounts) {
+            walk(scenario, child.id, depth + 1, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(scenario, 1, 0, &mut out);
+    out
+}
+
+pub fn sshare(scenario: &Scenario, as_json: bool) -> anyhow::Result<ExitCode> {
+    let (_host, plugin) = prepared(scenario)?;
+    let usages: Vec<AssociationUsage> = plugin.association_usages()?;
+    let usage_of = |id: u32| usages.iter().find(|u| u.id == id);
+    let mut rows = Vec::new();
+    for (id, depth) in tree_order(scenario) {
+        let assoc = scenario
+            .associations
+            .iter()
+            .find(|a| a.id == id)
+            .expect("ids come from the tree");
+        let (account, user) = scenario.names.get(&id).cloned().unwrap_or_default();
+        let raw_shares = match assoc.shares {
+            Shares::Raw(n) => n.to_string(),
+            Shares::Parent => "parent".into(),
+        };
+        rows.push((depth, account, user, raw_shares, usage_of(id).cloned()));
+    }
+    if as_json {
+        let out: Vec<_> = rows
+            .iter()
+            .map(|(depth, account, user, raw_shares, u)| {
+                json!({
+                    "depth": depth, "account": account, "user": user, "raw_shares": raw_shares,
+                    "norm_shares": u.as_ref().map(|u| u.shares_norm), "raw_usage": u.as_ref().map(|u| u.usage_raw),
+                    "norm_usage": u.as_ref().map(|u| u.usage_norm), "effective_usage": u.as_ref().map(|u| u.usage_effective),
+                    "fairshare": u.as_ref().map(|u| u.fair_share), "level_fs": u.as_ref().and_then(|u| u.level_fs),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} {} {} {} {} {} {} {} {}",
+        left("Account", 20),
+        right("User", 10),
+        right("RawShares", 10),
+        right("NormShares", 11),
+        right("RawUsage", 11),
+        right("NormUsage", 11),
+        right("EffectvUsage", 13),
+        right("FairShare", 10),
+        right("LevelFS", 10)
+    );
+    println!(
+        "{} {} {} {} {} {} {} {} {}",
+        "-".repeat(20),
+        "-".repeat(10),
+        "-".repeat(10),
+        "-".repeat(11),
+        "-".repeat(11),
+        "-".repeat(11),
+        "-".repeat(13),
+        "-".repeat(10),
+        "-".repeat(10)
+    );
+    for (depth, account, user, raw_shares, u) in &rows {
+        let indent = " ".repeat(*depth);
+        let fmt = |v: Option<f64>| {
+            v.map_or(String::new(), |v| {
+                if v.is_infinite() {
+                    "inf".into()
+                } else {
+                    format!("{v:.6}")
+                }
+            })
+        };
+        println!(
+            "{} {} {} {} {} {} {} {} {}",
+            left(&format!("{indent}{account}"), 20),
+            right(user.as_deref().unwrap_or(""), 10),
+            right(if *depth == 0 { "" } else { raw_shares }, 10),
+            right(&fmt(u.as_ref().map(|u| u.shares_norm)), 11),
+            right(
+                &u.as_ref()
+                    .map_or(String::new(), |u| format!("{:.0}", u.usage_raw)),
+                11
+            ),
+            right(&fmt(u.as_ref().map(|u| u.usage_norm)), 11),
+            right(&fmt(u.as_ref().map(|u| u.usage_effective)), 13),
+            right(
+                &fmt(u.as_ref().filter(|_| user.is_some()).map(|u| u.fair_share)),
+                10
+            ),
+            right(&fmt(u.as_ref().and_then(|u| u.level_fs)), 10)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

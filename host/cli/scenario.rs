@@ -1,0 +1,418 @@
+//! A priority scenario: a cluster (`slurm.conf`), an association tree, QOS
+//! and pending jobs, described in one TOML file for `slurm-wasm priority`.
+//!
+//! ```toml
+//! now = 1700000000            # when priorities are computed (default: now)
+//! slurm_conf = "slurm.conf"   # nodes, partitions, Priority* options (relative to this file)
+//! plugin = "priority/multifactor"  # bundled type or a .wasm path (default: PriorityType)
+//!
+//! [options]                   # slurm.conf options to add or override
+//! PriorityWeightFairshare = 2000
+//!
+//! [[account]]
+//! name = "physics"            # parent = "root" unless given
+//! shares = 40                 # or "parent" (FairShare=parent)
+//!                             # (an account's usage is the sum of its users')
+//!
+//! [[user]]
+//! name = "alice"
+//! account = "physics"
+//! shares = 1
+//! usage = 3600.0              # raw usage, CPU-seconds
+//!
+//! [[qos]]
+//! name = "high"
+//! priority = 100
+//!
+//! [[job]]
+//! id = 1
+//! user = "alice"              # account = the user's first association unless given
+//! partition = "big"           # default: the default partition
+//! submit = 1699990000         # eligible = submit unless given
+//! cpus = 4                    # nodes = 1, time_limit (minutes), nice, qos, priority (direct)
+//! ```
+//!
+//! Errors name the file and what is wrong (toml's errors carry the line).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context};
+use serde::Deserialize;
+use slurm_wasm_host::fixtures;
+use slurm_wasm_host::kinds::priority::{AssociationUpdate, QosUpdate};
+use slurm_wasm_host::setup::records::Cluster;
+use slurm_wasm_host::slurm_conf;
+use slurm_wasm_host::types::{Association, Job, KeyValue, Qos, Shares, TresAmount};
+use slurm_wasm_host::PluginSource;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    now: Option<i64>,
+    slurm_conf: PathBuf,
+    plugin: Option<String>,
+    #[serde(default)]
+    options: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    account: Vec<AccountEntry>,
+    #[serde(default)]
+    user: Vec<UserEntry>,
+    #[serde(default)]
+    qos: Vec<QosEntry>,
+    #[serde(default)]
+    job: Vec<JobEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SharesEntry {
+    Raw(u32),
+    Parent(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccountEntry {
+    name: String,
+    parent: Option<String>,
+    shares: Option<SharesEntry>,
+    priority: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserEntry {
+    name: String,
+    account: String,
+    uid: Option<u32>,
+    shares: Option<SharesEntry>,
+    #[serde(default)]
+    usage: f64,
+    priority: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QosEntry {
+    name: String,
+    #[serde(default)]
+    priority: u32,
+    #[serde(default = "one")]
+    usage_factor: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobEntry {
+    id: u32,
+    user: String,
+    account: Option<String>,
+    partition: Option<String>,
+    qos: Option<String>,
+    submit: i64,
+    eligible: Option<i64>,
+    #[serde(default = "one_u32")]
+    nodes: u32,
+    #[serde(default = "one_u32")]
+    cpus: u32,
+    mem: Option<u64>,
+    #[serde(default)]
+    gpus: u64,
+    time_limit: Option<u32>,
+    #[serde(default)]
+    nice: i32,
+    priority: Option<u32>,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+/// A scenario ready to feed a priority plugin.
+pub struct Scenario {
+    pub now: i64,
+    pub plugin: PluginSource,
+    pub cluster: Cluster,
+    pub associations: Vec<Association>,
+    pub qos: Vec<Qos>,
+    pub jobs: Vec<Job>,
+    /// `(account, user)` of each association id, for tables.
+    pub names: BTreeMap<u32, (String, Option<String>)>,
+}
+
+impl Scenario {
+    pub fn association_updates(&self) -> Vec<AssociationUpdate> {
+        self.associations
+            .iter()
+            .cloned()
+            .map(AssociationUpdate::Upsert)
+            .collect()
+    }
+
+    pub fn qos_updates(&self) -> Vec<QosUpdate> {
+        self.qos.iter().cloned().map(QosUpdate::Upsert).collect()
+    }
+}
+
+/// Reads and checks a scenario file.
+pub fn load(path: &Path) -> anyhow::Result<Scenario> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let file: File = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    build(file, base).map_err(|e| anyhow!("{}: {e:#}", path.display()))
+}
+
+fn shares(entry: Option<SharesEntry>) -> anyhow::Result<Shares> {
+    match entry {
+        None => Ok(Shares::Raw(1)),
+        Some(SharesEntry::Raw(n)) => Ok(Shares::Raw(n)),
+        Some(SharesEntry::Parent(word)) if word.eq_ignore_ascii_case("parent") => {
+            Ok(Shares::Parent)
+        }
+        Some(SharesEntry::Parent(word)) => {
+            bail!("shares = {word:?}: expected a number or \"parent\"")
+        }
+    }
+}
+
+fn option_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
+    let conf = slurm_conf::load(&base.join(&file.slurm_conf))?;
+    let mut cluster = Cluster::from_slurm_conf(&conf)?;
+    for (key, value) in &file.options {
+        cluster
+            .config
+            .raw
+            .retain(|kv| !kv.key.eq_ignore_ascii_case(key));
+        cluster.config.raw.push(KeyValue {
+            key: key.clone(),
+            value: option_text(value),
+        });
+    }
+    let plugin_name = file
+        .plugin
+        .or_else(|| conf.priority_type().map(str::to_owned))
+        .unwrap_or_else(|| "priority/multifactor".into());
+    let plugin = if plugin_name.ends_with(".wasm") {
+        PluginSource::File(base.join(plugin_name))
+    } else {
+        PluginSource::Bundled(plugin_name)
+    };
+
+    let mut names = BTreeMap::new();
+    let mut associations = vec![fixtures::association(1, None, "root", None, 1)];
+    names.insert(1, ("root".to_owned(), None));
+    let mut account_ids: BTreeMap<String, u32> = BTreeMap::from([("root".to_owned(), 1)]);
+    for account in file.account {
+        let parent_name = account.parent.clone().unwrap_or_else(|| "root".into());
+        let parent = *account_ids.get(&parent_name).ok_or_else(|| {
+            anyhow!(
+                "account {}: parent account {parent_name} is not defined before it",
+                account.name
+            )
+        })?;
+        if account_ids.contains_key(&account.name) {
+            bail!("account {} is defined twice", account.name);
+        }
+        let id = associations.len() as u32 + 1;
+        let mut assoc = fixtures::association(id, Some(parent), &account.name, None, 1);
+        assoc.shares =
+            shares(account.shares).with_context(|| format!("account {}", account.name))?;
+        assoc.priority = account.priority;
+        associations.push(assoc);
+        account_ids.insert(account.name.clone(), id);
+        names.insert(id, (account.name, None));
+    }
+    let mut user_assocs: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut uids: BTreeMap<String, u32> = BTreeMap::new();
+    for user in file.user {
+        let parent = *account_ids.get(&user.account).ok_or_else(|| {
+            anyhow!(
+                "user {}: account {} is not defined",
+                user.name,
+                user.account
+            )
+        })?;
+        let id = associations.len() as u32 + 1;
+        let next_uid = 1000 + uids.len() as u32;
+        let uid = *uids
+            .entry(user.name.clone())
+            .or_insert(user.uid.unwrap_or(next_uid));
+        let mut assoc = fixtures::association(id, Some(parent), &user.account, Some(&user.name), 1);
+        assoc.user_id = Some(uid);
+        assoc.shares = shares(user.shares).with_context(|| format!("user {}", user.name))?;
+        assoc.usage_raw = user.usage;
+        assoc.priority = user.priority;
+        associations.push(assoc);
+        if user_assocs
+            .insert((user.name.clone(), user.account.clone()), id)
+            .is_some()
+        {
+            bail!("user {} is in account {} twice", user.name, user.account);
+        }
+        names.insert(id, (user.account, Some(user.name)));
+        roll_up(&mut associations, parent, user.usage);
+    }
+
+    let mut qos: Vec<Qos> = file
+        .qos
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let mut entry = fixtures::qos(i as u32 + 1, &q.name, q.priority);
+            entry.usage_factor = q.usage_factor;
+            entry
+        })
+        .collect();
+    if !qos.iter().any(|q| q.name == "normal") {
+        qos.push(fixtures::qos(qos.len() as u32 + 1, "normal", 0));
+    }
+
+    let default_partition = conf.default_partition().map(|p| p.name.clone());
+    let jobs = file
+        .job
+        .into_iter()
+        .map(|entry| {
+            job(
+                entry,
+                &cluster,
+                &user_assocs,
+                &uids,
+                &qos,
+                default_partition.as_deref(),
+            )
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let now = file.now.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    });
+    Ok(Scenario {
+        now,
+        plugin,
+        cluster,
+        associations,
+        qos,
+        jobs,
+        names,
+    })
+}
+
+/// Adds a user's usage to its account and every ancestor up to root, as
+/// slurmdbd's account totals are the sums of their users'.
+fn roll_up(associations: &mut [Association], mut id: u32, usage: f64) {
+    while let Some(assoc) = associations.get_mut(id as usize - 1) {
+        assoc.usage_raw += usage;
+        match assoc.parent_id {
+            Some(parent) => id = parent,
+            None => break,
+        }
+    }
+}
+
+fn job(
+    entry: JobEntry,
+    cluster: &Cluster,
+    user_assocs: &BTreeMap<(String, String), u32>,
+    uids: &BTreeMap<String, u32>,
+    qos: &[Qos],
+    default_partition: Option<&str>,
+) -> anyhow::Result<Job> {
+    let context = || format!("job {}", entry.id);
+    let uid = *uids
+        .get(&entry.user)
+        .ok_or_else(|| anyhow!("user {} is not defined", entry.user))
+        .with_context(context)?;
+    let (account, assoc_id) = match &entry.account {
+        Some(account) => (
+            account.clone(),
+            *user_assocs
+                .get(&(entry.user.clone(), account.clone()))
+                .ok_or_else(|| {
+                    anyhow!(
+                        "user {} has no association in account {account}",
+                        entry.user
+                    )
+                })
+                .with_context(context)?,
+        ),
+        None => user_assocs
+            .iter()
+            .find(|((user, _), _)| *user == entry.user)
+            .map(|((_, account), id)| (account.clone(), *id))
+            .ok_or_else(|| anyhow!("user {} has no association", entry.user))
+            .with_context(context)?,
+    };
+    let partition_name = entry
+        .partition
+        .as_deref()
+        .or(default_partition)
+        .ok_or_else(|| anyhow!("no partition given and slurm.conf has none"))
+        .with_context(context)?;
+    let partition = cluster
+        .partitions
+        .iter()
+        .position(|p| p.name == partition_name)
+        .ok_or_else(|| anyhow!("partition {partition_name} is not in slurm.conf"))
+        .with_context(context)?;
+    let qos_name = entry.qos.clone().unwrap_or_else(|| "normal".into());
+    if !qos.iter().any(|q| q.name == qos_name) {
+        return Err(anyhow!("QOS {qos_name} is not defined")).with_context(context);
+    }
+    let mut job = fixtures::job(entry.id);
+    job.user_id = uid;
+    job.account = Some(account);
+    job.assoc_id = assoc_id;
+    job.partitions = vec![partition as u32];
+    job.qos = Some(qos_name);
+    job.time_limit = entry.time_limit;
+    if let Some(priority) = entry.priority {
+        job.priority = priority;
+        job.direct_set_priority = true;
+    }
+    job.details.submit_time = entry.submit;
+    job.details.begin_time = entry.eligible.unwrap_or(entry.submit);
+    job.details.accrue_time = entry.eligible.unwrap_or(entry.submit);
+    job.details.min_nodes = entry.nodes;
+    job.details.min_cpus = entry.cpus;
+    job.details.num_tasks = entry.cpus;
+    job.details.nice = entry.nice;
+    let mut tres = vec![
+        TresAmount {
+            name: "cpu".into(),
+            count: u64::from(entry.cpus),
+        },
+        TresAmount {
+            name: "node".into(),
+            count: u64::from(entry.nodes),
+        },
+    ];
+    if let Some(mem) = entry.mem {
+        tres.push(TresAmount {
+            name: "mem".into(),
+            count: mem,
+        });
+    }
+    if entry.gpus > 0 {
+        tres.push(TresAmount {
+            name: "gres/gpu".into(),
+            count: entry.gpus,
+        });
+    }
+    job.tres_requested = tres;
+    Ok(job)
+}
