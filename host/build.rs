@@ -23,6 +23,18 @@ fn main() {
                 file_name: "priority_basic.wasm",
             },
             Guest {
+                package: "priority-multifactor",
+                dir: "guests/priority-multifactor",
+                features: &[],
+                file_name: "priority_multifactor.wasm",
+            },
+            Guest {
+                package: "task-affinity",
+                dir: "guests/task-affinity",
+                features: &[],
+                file_name: "task_affinity.wasm",
+            },
+            Guest {
                 package: "task-none",
                 dir: "guests/task-none",
                 features: &[],

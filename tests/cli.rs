@@ -69,6 +69,8 @@ fn inspect_lists_capabilities_a_plugin_imports() {
 fn check_passes_on_bundled_and_example_plugins() {
     for args in [
         vec!["check", "--bundled", "priority/basic"],
+        vec!["check", "--bundled", "priority/multifactor"],
+        vec!["check", "--bundled", "task/affinity"],
         vec!["check", "--bundled", "task/none"],
         vec!["check", EXAMPLE],
     ] {
@@ -213,16 +215,12 @@ fn demo_reports_a_bad_slurm_conf_line_with_exit_2() {
         )
     );
 
-    std::fs::write(
-        &conf,
-        "ClusterName=demo\n\nPriorityType=priority/multifactor\n",
-    )
-    .unwrap();
+    std::fs::write(&conf, "ClusterName=demo\n\nTaskPlugin=task/cgroup\n").unwrap();
     let (code, _, err) = slurm_wasm(&["demo", "--slurm-conf", conf.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.starts_with(&format!(
-            "slurm-wasm: {}:3: PriorityType=priority/multifactor: no bundled plugin priority/multifactor in this build",
+            "slurm-wasm: {}:3: TaskPlugin=task/cgroup: no bundled plugin task/cgroup in this build",
             conf.display()
         )),
         "{err}"
@@ -243,5 +241,80 @@ fn demo_takes_a_priority_plugin_from_the_host_configuration() {
     assert!(
         out.contains("task/none (task NONE plugin): step 6.0, 4 tasks on n1"),
         "{out}"
+    );
+}
+
+#[test]
+fn priority_sshare_reproduces_the_classic_fair_share_example() {
+    // spec 4.4 (classic_fair_share.shtml, test24.1): FairShare per user.
+    let (code, out, err) = slurm_wasm(&[
+        "priority",
+        "sshare",
+        "examples/scenarios/classic-fair-share.toml",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let fairshare = |user: &str| {
+        rows.iter()
+            .find(|r| r["user"] == user)
+            .and_then(|r| r["fairshare"].as_f64())
+            .unwrap_or_else(|| panic!("{user} in {out}"))
+    };
+    for (user, expected) in [
+        ("User1", 0.408479),
+        ("User2", 0.022097),
+        ("User3", 0.125),
+        ("User4", 0.5),
+        ("User5", 0.749154),
+    ] {
+        assert!(
+            (fairshare(user) - expected).abs() < 5e-7,
+            "{user}: {} vs {expected}",
+            fairshare(user)
+        );
+    }
+}
+
+#[test]
+fn priority_sprio_orders_the_light_user_first() {
+    let (code, out, err) = slurm_wasm(&[
+        "priority",
+        "sprio",
+        "examples/scenarios/classic-fair-share.toml",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].contains("JOBID") && lines[0].contains("FAIRSHARE"),
+        "{out}"
+    );
+    // User5 (no usage, fair-share 0.749154) outranks User1 (0.408479) at
+    // PriorityWeightFairshare=10000: 7492 vs 4085 weighted.
+    let fairshare = |job: &str| {
+        lines
+            .iter()
+            .find(|l| l.trim_start().starts_with(job))
+            .map(|l| l.split_whitespace().nth(8).unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(fairshare("101"), "4085");
+    assert_eq!(fairshare("102"), "7492");
+}
+
+#[test]
+fn priority_scenario_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "slurm_conf = \"missing.conf\"\n[[user]]\nname = \"x\"\naccount = \"nope\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = slurm_wasm(&["priority", "sprio", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bad.toml") && err.contains("missing.conf"),
+        "{err}"
     );
 }

@@ -184,6 +184,22 @@ fn trap_is_reported_and_the_plugin_restarts() {
 }
 
 #[test]
+fn malformed_environment_names_are_rejected() {
+    let f = fixture(tight(FailurePolicy::Fail));
+    let err = provoke(&f.hostile, "bad-env").unwrap_err();
+    assert!(matches!(err, CallError::Invalid { .. }), "{err:?}");
+    assert_names(
+        &err.to_string(),
+        &[
+            "task/hostile",
+            "slurmd-launch-request",
+            "`NOT A NAME` is not a valid environment variable name",
+        ],
+    );
+    provoke(&f.hostile, "").expect("plugin still serves after an invalid result");
+}
+
+#[test]
 fn oversized_result_is_rejected_without_poisoning() {
     let mut settings = tight(FailurePolicy::Fail);
     settings.limits.memory_bytes = 256 << 20;

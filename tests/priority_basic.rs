@@ -112,10 +112,7 @@ fn sprio_list_is_empty_and_usage_is_untouched() {
         .get_priority_factors_list(&[fixtures::job(1)], &request, 0)
         .unwrap()
         .is_empty());
-    assert!(plugin
-        .calculate(&[], &[fixtures::job(1)])
-        .unwrap()
-        .is_empty());
+    assert!(plugin.calculate(&[], &[1]).unwrap().is_empty());
     plugin
         .reconfig(&fixtures::priority_config(), true, &[])
         .unwrap();

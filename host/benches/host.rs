@@ -12,6 +12,7 @@ use slurm_wasm_host::bindings::base::slurm::plugin::{clock, log, types};
 use slurm_wasm_host::bindings::priority::{PriorityPlugin as PriorityWorld, PriorityPluginPre};
 use slurm_wasm_host::bindings::task::slurm::plugin::{cpuset, topology};
 use slurm_wasm_host::bindings::task::TaskPlugin as TaskWorld;
+use slurm_wasm_host::kinds::priority::FactorsRequest;
 use slurm_wasm_host::{
     fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, TaskPlugin,
 };
@@ -322,17 +323,198 @@ mod interruption {
     }
 }
 
-/// Passing pending jobs across the boundary in one call: priority/basic's
-/// `calculate` returns at once, so this is the cost of the job records.
+/// Passing job records across the boundary in one call: priority/basic's
+/// `get-priority-factors-list` returns an empty list at once, so this is the
+/// cost of the records.
 mod job_batch {
     use super::*;
 
     #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
-    fn calculate_lowering(b: Bencher, jobs: u32) {
+    fn records_lowering(b: Bencher, jobs: u32) {
         let host = Host::new(HostOptions::default()).unwrap();
-        let plugin = PriorityPlugin::load(&host, &PluginSource::Bundled("priority/basic".into()), PluginSettings::default()).unwrap();
+        let plugin = PriorityPlugin::load(
+            &host,
+            &PluginSource::Bundled("priority/basic".into()),
+            PluginSettings::default(),
+        )
+        .unwrap();
         plugin.init(&fixtures::priority_config()).unwrap();
         let pending: Vec<_> = (0..jobs).map(fixtures::job).collect();
-        b.bench_local(|| plugin.calculate(&[], &pending).unwrap());
+        let request = FactorsRequest {
+            job_ids: Vec::new(),
+            user_ids: Vec::new(),
+            partitions: Vec::new(),
+        };
+        b.bench_local(|| {
+            plugin
+                .get_priority_factors_list(&pending, &request, 0)
+                .unwrap()
+        });
+    }
+}
+
+/// priority/multifactor recomputing pending jobs over a 5,000-association
+/// tree (Fair Tree, every weight set): one `calculate` pass, the jobs
+/// registered beforehand with `set`. Through wasm and natively.
+mod multifactor {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000;
+    const ACCOUNTS: u32 = 50;
+    const USERS_PER_ACCOUNT: u32 = 99;
+
+    /// The same inputs for either set of bindings: the configuration, the
+    /// tree (root, 50 accounts, 4,950 users with varied shares and usage)
+    /// and `jobs` pending jobs spread over the users.
+    macro_rules! inputs {
+        ($fx:path, $kinds:path, $jobs:expr) => {{
+            use $fx as fx;
+            use $kinds as kinds;
+            let mut cluster = fx::cluster_config();
+            for (key, value) in [
+                ("AccountingStorageType", "accounting_storage/slurmdbd"),
+                ("PriorityWeightAge", "1000"),
+                ("PriorityWeightFairshare", "10000"),
+                ("PriorityWeightJobSize", "1000"),
+                ("PriorityWeightPartition", "1000"),
+                ("PriorityWeightQOS", "1000"),
+                ("PriorityWeightTRES", "CPU=2000"),
+            ] {
+                cluster.raw.push(kinds::KeyValue {
+                    key: key.into(),
+                    value: value.into(),
+                });
+            }
+            let config = kinds::PriorityConfig {
+                cluster,
+                partitions: vec![fx::partition(0, "batch", 1000)],
+                partition_tres: vec![vec![kinds::TresAmount {
+                    name: "cpu".into(),
+                    count: 10_000,
+                }]],
+                cluster_cpus: 10_000,
+                cluster_nodes: 1000,
+                cluster_tres: vec![kinds::TresAmount {
+                    name: "cpu".into(),
+                    count: 10_000,
+                }],
+            };
+            let mut tree = vec![kinds::AssociationUpdate::Upsert(fx::association(
+                1, None, "root", None, 1,
+            ))];
+            let mut users = Vec::new();
+            for a in 0..ACCOUNTS {
+                let account_id = 2 + a;
+                let name = format!("acct{a}");
+                tree.push(kinds::AssociationUpdate::Upsert(fx::association(
+                    account_id,
+                    Some(1),
+                    &name,
+                    None,
+                    1 + a % 7,
+                )));
+                for u in 0..USERS_PER_ACCOUNT {
+                    let id = 100 + a * USERS_PER_ACCOUNT + u;
+                    let mut user = fx::association(
+                        id,
+                        Some(account_id),
+                        &name,
+                        Some(&format!("u{id}")),
+                        1 + u % 5,
+                    );
+                    user.user_id = Some(id);
+                    user.usage_raw = f64::from((id * 7919) % 100_000);
+                    tree.push(kinds::AssociationUpdate::Upsert(user));
+                    users.push((id, name.clone()));
+                }
+            }
+            let jobs: Vec<_> = (0..$jobs)
+                .map(|i: u32| {
+                    let (assoc, account) = &users[i as usize % users.len()];
+                    let mut job = fx::job(i + 1);
+                    job.assoc_id = *assoc;
+                    job.user_id = *assoc;
+                    job.account = Some(account.clone());
+                    job.details.submit_time = NOW - i64::from(i % 86_400);
+                    job.details.accrue_time = job.details.submit_time;
+                    job.details.min_cpus = 1 + i % 64;
+                    job.details.min_nodes = 1 + i % 4;
+                    job.tres_requested = vec![kinds::TresAmount {
+                        name: "cpu".into(),
+                        count: u64::from(1 + i % 64),
+                    }];
+                    job
+                })
+                .collect();
+            (config, tree, jobs)
+        }};
+    }
+
+    mod host_kinds {
+        pub use slurm_wasm_host::kinds::priority::{AssociationUpdate, PriorityConfig};
+        pub use slurm_wasm_host::types::{KeyValue, TresAmount};
+    }
+
+    mod sdk_kinds {
+        pub use slurm_wasm_sdk::priority::{AssociationUpdate, PriorityConfig};
+        pub use slurm_wasm_sdk::types::{KeyValue, TresAmount};
+    }
+
+    #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
+    fn wasm(b: Bencher, jobs: u32) {
+        let (config, tree, jobs) = inputs!(slurm_wasm_host::fixtures, host_kinds, jobs);
+        let clock =
+            std::sync::Arc::new(slurm_wasm_host::capabilities::clock::VirtualClock::new(NOW));
+        let services = slurm_wasm_host::Services {
+            clock: clock.clone(),
+            ..Default::default()
+        };
+        let host = Host::new(HostOptions {
+            services,
+            ..HostOptions::default()
+        })
+        .unwrap();
+        let plugin = PriorityPlugin::load(
+            &host,
+            &PluginSource::Bundled("priority/multifactor".into()),
+            PluginSettings::default(),
+        )
+        .unwrap();
+        plugin.init(&config).unwrap();
+        plugin.update_associations(&tree).unwrap();
+        let mut lowest = 0xffff_0000;
+        for job in &jobs {
+            plugin.assign(&mut lowest, job).unwrap();
+        }
+        let ids: Vec<u32> = jobs.iter().map(|j| j.job_id).collect();
+        let mut now = NOW;
+        b.bench_local(|| {
+            now += 60;
+            clock.set(now);
+            let out = plugin.calculate(&[], &ids).unwrap();
+            assert_eq!(out.len(), ids.len());
+        });
+    }
+
+    #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
+    fn native(b: Bencher, jobs: u32) {
+        use priority_multifactor::plugin::PriorityMultifactor as Native;
+        use slurm_wasm_sdk::priority::PriorityGuest;
+        let (config, tree, jobs) = inputs!(slurm_wasm_sdk::testkit::fixtures, sdk_kinds, jobs);
+        slurm_wasm_sdk::testkit::with(|h| h.now = NOW);
+        Native::init(config).unwrap();
+        Native::update_associations(tree).unwrap();
+        for job in &jobs {
+            Native::set(0xffff_0000, job.clone()).unwrap();
+        }
+        let ids: Vec<u32> = jobs.iter().map(|j| j.job_id).collect();
+        let mut now = NOW;
+        b.bench_local(|| {
+            now += 60;
+            slurm_wasm_sdk::testkit::with(|h| h.now = now);
+            let out = Native::calculate(Vec::new(), ids.clone()).unwrap();
+            assert_eq!(out.len(), ids.len());
+        });
+        Native::fini().unwrap();
     }
 }

@@ -7,15 +7,17 @@ use std::sync::Arc;
 use serde_json::json;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::priority::{AssociationUsage, FactorsRequest, PriorityFactors};
-use slurm_wasm_host::types::Shares;
+use slurm_wasm_host::types::{Job, Shares};
 use slurm_wasm_host::{Host, HostOptions, PluginSettings, PriorityPlugin, Services};
 
 use crate::scenario::Scenario;
 
 /// Loads the scenario's plugin with the clock at the scenario's `now`,
-/// initialises it from the cluster and feeds it the tree and QOS, then runs
-/// one calculation pass (what the decay thread does every PriorityCalcPeriod).
-fn prepared(scenario: &Scenario) -> anyhow::Result<(Host, PriorityPlugin)> {
+/// initialises it from the cluster, feeds it the tree and QOS, submits the
+/// jobs (`set`, as the controller does at submission, keeping `lowest_prio`)
+/// and runs one calculation pass (what the decay thread does every
+/// PriorityCalcPeriod). Returns the jobs with their priorities.
+fn prepared(scenario: &Scenario) -> anyhow::Result<(Host, PriorityPlugin, Vec<Job>)> {
     let services = Services {
         clock: Arc::new(VirtualClock::new(scenario.now)),
         ..Services::default()
@@ -28,8 +30,22 @@ fn prepared(scenario: &Scenario) -> anyhow::Result<(Host, PriorityPlugin)> {
     plugin.init(&scenario.cluster.priority_config())?;
     plugin.update_qos(&scenario.qos_updates())?;
     plugin.update_associations(&scenario.association_updates())?;
-    plugin.calculate(&[], &scenario.jobs)?;
-    Ok((host, plugin))
+    let mut lowest = 0xffff_0000;
+    let mut jobs = scenario.jobs.clone();
+    for job in &mut jobs {
+        job.priority = plugin.assign(&mut lowest, job)?;
+    }
+    let ids: Vec<u32> = jobs
+        .iter()
+        .filter(|j| !j.direct_set_priority)
+        .map(|j| j.job_id)
+        .collect();
+    for (id, priority) in plugin.calculate(&[], &ids)? {
+        if let Some(job) = jobs.iter_mut().find(|j| j.job_id == id) {
+            job.priority = priority;
+        }
+    }
+    Ok((host, plugin, jobs))
 }
 
 /// Right-aligns (Slurm's `%.N`), cutting to the width.
@@ -52,13 +68,13 @@ fn tres_text(tres: &[(String, f64)]) -> String {
 }
 
 pub fn sprio(scenario: &Scenario, as_json: bool) -> anyhow::Result<ExitCode> {
-    let (_host, plugin) = prepared(scenario)?;
+    let (_host, plugin, jobs) = prepared(scenario)?;
     let request = FactorsRequest {
         job_ids: Vec::new(),
         user_ids: Vec::new(),
         partitions: Vec::new(),
     };
-    let rows = plugin.get_priority_factors_list(&scenario.jobs, &request, 0)?;
+    let rows = plugin.get_priority_factors_list(&jobs, &request, 0)?;
     let user_of = |uid: u32| {
         scenario
             .associations
@@ -146,7 +162,7 @@ fn tree_order(scenario: &Scenario) -> Vec<(u32, usize)> {
 }
 
 pub fn sshare(scenario: &Scenario, as_json: bool) -> anyhow::Result<ExitCode> {
-    let (_host, plugin) = prepared(scenario)?;
+    let (_host, plugin, _jobs) = prepared(scenario)?;
     let usages: Vec<AssociationUsage> = plugin.association_usages()?;
     let usage_of = |id: u32| usages.iter().find(|u| u.id == id);
     let mut rows = Vec::new();

@@ -20,6 +20,18 @@ pub const BUNDLED: &[Bundled] = &[
         bytes: include_bytes!(concat!(env!("OUT_DIR"), "/priority_basic.wasm")),
     },
     Bundled {
+        plugin_type: "priority/multifactor",
+        file_name: "priority_multifactor.wasm",
+        slot: Slot::Priority,
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/priority_multifactor.wasm")),
+    },
+    Bundled {
+        plugin_type: "task/affinity",
+        file_name: "task_affinity.wasm",
+        slot: Slot::Task,
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/task_affinity.wasm")),
+    },
+    Bundled {
         plugin_type: "task/none",
         file_name: "task_none.wasm",
         slot: Slot::Task,

@@ -245,7 +245,7 @@ fn priority_checks(
         plugin.reconfig(&config, false, &[]).map_err(fault)
     });
     suite.run("calculate does not fault", || {
-        no_fault(plugin.calculate(&[], std::slice::from_ref(&job)))
+        no_fault(plugin.calculate(&[], &[job.job_id]))
     });
     suite.run("recover does not fault", || {
         no_fault(plugin.recover(0, std::slice::from_ref(&job)))

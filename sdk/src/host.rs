@@ -56,6 +56,28 @@ pub fn bind_cpus(pid: u32, cpus: &crate::Bitmap) -> Result<(), CapabilityError> 
     });
 }
 
+/// The OS CPUs `pid` may currently run on (`cpuset` capability; denied
+/// unless granted). The mock host answers the last binding it recorded for
+/// `pid`, or `failed` when it recorded none.
+#[cfg(feature = "task")]
+pub fn cpus_of(pid: u32) -> Result<crate::Bitmap, CapabilityError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::task::cpuset::get(pid).and_then(|map| {
+        crate::Bitmap::from_words(map.len, &map.words).map_err(CapabilityError::Failed)
+    });
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| match &mock.cpuset_denied {
+        Some(e) => Err(e.clone()),
+        None => mock
+            .bound
+            .iter()
+            .rev()
+            .find(|(p, _)| *p == pid)
+            .map(|(_, cpus)| cpus.clone())
+            .ok_or_else(|| CapabilityError::Failed(format!("pid {pid} was never bound"))),
+    });
+}
+
 /// The GPUs of the node (`gpu` capability; denied unless granted).
 #[cfg(feature = "gres")]
 pub fn gpu_devices() -> Result<Vec<crate::gres::gpu::GpuDevice>, CapabilityError> {

@@ -32,7 +32,7 @@ pub struct MockHost {
     /// `topology.cpu-layout`'s answer.
     #[cfg(feature = "task")]
     pub cpu_layout: Result<crate::task::topology::CpuLayout, CapabilityError>,
-    /// When set, `cpuset.bind` answers this error.
+    /// When set, `cpuset.bind` and `cpuset.get` answer this error.
     #[cfg(feature = "task")]
     pub cpuset_denied: Option<CapabilityError>,
     /// Every successful `cpuset.bind`.

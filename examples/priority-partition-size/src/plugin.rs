@@ -217,20 +217,11 @@ impl PriorityGuest for PartitionSize {
         Ok(())
     }
 
-    /// Priorities do not change with time, only with the configuration:
-    /// returns the pending jobs (neither held nor explicitly prioritised)
-    /// whose priority differs from the rule's, e.g. after a `reconfig`.
-    fn calculate(_running: Vec<Job>, pending: Vec<Job>) -> Result<Vec<(u32, u32)>, PluginError> {
-        Ok(with_config(|c| {
-            pending
-                .iter()
-                .filter(|j| j.priority != 0 && !j.direct_set_priority)
-                .filter_map(|j| {
-                    let new = priority(c, j);
-                    (new != j.priority).then_some((j.job_id, new))
-                })
-                .collect()
-        }))
+    /// A partition and size priority depends only on the job and the
+    /// weights, which the periodic pass does not change: nothing to
+    /// recompute, whatever `pending` names.
+    fn calculate(_running: Vec<Job>, _pending: Vec<u32>) -> Result<Vec<(u32, u32)>, PluginError> {
+        Ok(Vec::new())
     }
 
     /// No usage is kept: an empty table.
@@ -372,19 +363,16 @@ mod tests {
     }
 
     #[test]
-    fn calculate_reports_only_changed_priorities() {
+    fn calculate_changes_nothing() {
         let _turn = serial();
         PartitionSize::init(host_config()).unwrap();
-        let mut current = job(1, 1000, 1, 10, 100);
-        current.priority = 20_100;
-        let mut stale = job(2, 1000, 0, 1, 1);
-        stale.priority = 7;
-        let held = job(3, 1000, 0, 1, 1);
-        let pending = vec![current, stale, held];
         assert_eq!(
-            PartitionSize::calculate(Vec::new(), pending).unwrap(),
-            vec![(2, 2_005)]
+            PartitionSize::set(0, job(1, 1000, 1, 10, 100)).unwrap(),
+            20_100
         );
+        assert!(PartitionSize::calculate(Vec::new(), vec![1])
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

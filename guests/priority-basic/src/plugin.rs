@@ -167,7 +167,7 @@ impl PriorityGuest for PriorityBasic {
     }
 
     /// priority/basic has no decay thread: nothing to recompute.
-    fn calculate(_running: Vec<Job>, _pending: Vec<Job>) -> Result<Vec<(u32, u32)>, PluginError> {
+    fn calculate(_running: Vec<Job>, _pending: Vec<u32>) -> Result<Vec<(u32, u32)>, PluginError> {
         Ok(Vec::new())
     }
 

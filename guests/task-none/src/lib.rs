@@ -31,17 +31,18 @@ impl TaskGuest for TaskNone {
         Ok(())
     }
 
-    /// Leaves the batch script's binding as requested.
+    /// Leaves the batch script's binding as requested; no environment.
     fn slurmd_batch_request(request: BatchRequest) -> Result<CpuBinding, PluginError> {
         debug!("task/none: slurmd_batch_request: job {}", request.job_id);
         Ok(CpuBinding {
             cpu_bind_type: request.cpu_bind_type,
             cpu_bind: request.cpu_bind,
             messages: Vec::new(),
+            env: Vec::new(),
         })
     }
 
-    /// Leaves the step's binding as requested.
+    /// Leaves the step's binding as requested; no environment.
     fn slurmd_launch_request(request: LaunchRequest) -> Result<CpuBinding, PluginError> {
         debug!(
             "task/none: slurmd_launch_request: {}.{}, node {}",
@@ -51,6 +52,7 @@ impl TaskGuest for TaskNone {
             cpu_bind_type: request.cpu_bind_type,
             cpu_bind: request.cpu_bind,
             messages: Vec::new(),
+            env: Vec::new(),
         })
     }
 

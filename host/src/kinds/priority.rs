@@ -172,10 +172,13 @@ impl PriorityPlugin {
             .map(|_| ())
     }
 
+    /// One PriorityCalcPeriod pass: `running` jobs in full, `pending` jobs by
+    /// id (the plugin keeps each as last given to [`PriorityPlugin::set`]).
+    /// Returns `(job-id, priority)` pairs.
     pub fn calculate(
         &self,
         running: &[Job],
-        pending: &[Job],
+        pending: &[u32],
     ) -> Result<Vec<(u32, u32)>, CallError> {
         self.core
             .call("calculate", &[], |b, s| {

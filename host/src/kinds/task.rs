@@ -50,6 +50,8 @@ impl TaskPlugin {
         })
     }
 
+    /// Contract checks on a returned binding: text sizes, list lengths and
+    /// environment variable names.
     fn check_binding(&self, function: &'static str, binding: &CpuBinding) -> Result<(), CallError> {
         let plugin = self.core.plugin_type();
         let c = Checker {
@@ -61,7 +63,12 @@ impl TaskPlugin {
         binding
             .messages
             .iter()
-            .try_for_each(|m| c.text("message", m))
+            .try_for_each(|m| c.text("message", m))?;
+        c.items("env", binding.env.len())?;
+        binding.env.iter().try_for_each(|kv| {
+            c.env_name(&kv.key)?;
+            c.text(&kv.key, &kv.value)
+        })
     }
 
     pub fn slurmd_batch_request(&self, request: &BatchRequest) -> Result<CpuBinding, CallError> {

@@ -5,7 +5,7 @@ use std::hint::black_box;
 use slurm_wasm_sdk::codes::ESLURMD_CPU_BIND_ERROR;
 use slurm_wasm_sdk::host::{bind_cpus, cpu_layout};
 use slurm_wasm_sdk::task::CpuBinding;
-use slurm_wasm_sdk::types::PluginError;
+use slurm_wasm_sdk::types::{KeyValue, PluginError};
 use slurm_wasm_sdk::{Bitmap, Error};
 
 /// Length of the `cpu-bind` string the `oversized` behaviour returns: 64 MiB.
@@ -45,6 +45,9 @@ pub enum Behaviour {
     /// `env`: answers `Ok` with the messages `"vars=<n>"` and `"args=<n>"`,
     /// the sizes of the environment and argument list WASI gave it.
     Env,
+    /// `bad-env`: hands the binding back with an environment variable
+    /// named `NOT A NAME`, which the host must reject.
+    BadEnv,
     /// `work:<n>`: a bounded, deterministic compute kernel (`n` rounds of
     /// xorshift64) whose result is returned as `cpu-bind`; the benchmarks
     /// use it to weigh fuel against epoch interruption.
@@ -70,6 +73,7 @@ impl Behaviour {
             "socket" => Behaviour::Socket,
             "cpuset" => Behaviour::Cpuset,
             "env" => Behaviour::Env,
+            "bad-env" => Behaviour::BadEnv,
             other => {
                 let count = |prefix: &str| other.strip_prefix(prefix).and_then(|n| n.parse().ok());
                 match (count("work:"), count("sort:")) {
@@ -88,7 +92,9 @@ impl Behaviour {
             cpu_bind_type,
             cpu_bind,
             messages,
+            env: Vec::new(),
         };
+
         match self {
             Behaviour::Loop => spin(),
             Behaviour::Grow => hoard(),
@@ -99,6 +105,13 @@ impl Behaviour {
             Behaviour::Socket => Ok(reply(cpu_bind, vec![probe_socket()])),
             Behaviour::Cpuset => probe_capabilities().map(|messages| reply(cpu_bind, messages)),
             Behaviour::Env => Ok(reply(cpu_bind, probe_env())),
+            Behaviour::BadEnv => Ok(CpuBinding {
+                env: vec![KeyValue {
+                    key: "NOT A NAME".into(),
+                    value: "1".into(),
+                }],
+                ..reply(cpu_bind, Vec::new())
+            }),
             Behaviour::Work(rounds) => Ok(reply(work(rounds).to_string(), Vec::new())),
             Behaviour::Sort(n) => Ok(reply(sort(n).to_string(), Vec::new())),
             Behaviour::Normal => Ok(reply(cpu_bind, Vec::new())),

@@ -64,6 +64,7 @@ impl TaskGuest for Hostile {
             cpu_bind_type: request.cpu_bind_type,
             cpu_bind: request.cpu_bind,
             messages: Vec::new(),
+            env: Vec::new(),
         })
     }
 

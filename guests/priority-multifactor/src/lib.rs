@@ -1,0 +1,32 @@
+//! `priority/multifactor`: Slurm's multifactor priority plugin (spec
+//! sections 4.2-4.6) as a WebAssembly component.
+//!
+//! The algorithm is plain Rust that builds natively as well:
+//!
+//! * [`config`]: the Priority* settings read from `slurm.conf` options;
+//! * [`tree`]: the association tree, shares and usage; [`qos`]: the QOS
+//!   table; [`usage`]: usage and reserved run-seconds;
+//! * [`classic`] and [`fair_tree`]: the two fair-share algorithms;
+//! * [`decay`]: usage accumulation and decay; [`reset`]: usage reset
+//!   periods;
+//! * [`factors`]: the priority formula; [`sprio`]: the `sprio` rows;
+//! * [`state`]: the saved state; [`job`]: what the plugin reads of a job;
+//! * [`instance`]: one plugin instance tying them together.
+//!
+//! [`plugin`] exports it through the `priority-plugin` world, taking the
+//! time from the host's clock.
+
+pub mod classic;
+pub mod config;
+pub mod decay;
+pub mod factors;
+pub mod fair_tree;
+pub mod instance;
+pub mod job;
+pub mod plugin;
+pub mod qos;
+pub mod reset;
+pub mod sprio;
+pub mod state;
+pub mod tree;
+pub mod usage;

@@ -1,0 +1,677 @@
+//! The `priority-plugin` world export of priority/multifactor: converts the
+//! contract's records to and from [`Multifactor`], with the time from the
+//! host's clock (virtual time in simulations).
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use slurm_wasm_sdk::priority::{
+    AssociationUpdate, AssociationUsage, FactorsRequest, IdentityGuest, PriorityConfig,
+    PriorityFactors, PriorityGuest, QosUpdate,
+};
+use slurm_wasm_sdk::types::{
+    Association, Job, JobState, PluginError, PluginIdentity, Qos, Shares as WitShares, TresAmount,
+};
+use slurm_wasm_sdk::{host, identity, Error};
+
+use crate::config::{Config, Flags};
+use crate::factors::PartitionInfo;
+use crate::instance::{Cluster, Multifactor, Report};
+use crate::job::{JobView, RunState};
+use crate::qos::{QosSpec, QosUpdate as Change};
+use crate::sprio::{Filter, Row};
+use crate::tree::{AssocSpec, NewAssoc, Shares, Update};
+use crate::usage::{TresSeconds, Usage};
+
+/// The instance; `None` before `init` and after `fini`, when calls use
+/// Slurm's defaults with an empty partition table.
+static INSTANCE: Mutex<Option<Multifactor>> = Mutex::new(None);
+
+fn instance() -> MutexGuard<'static, Option<Multifactor>> {
+    INSTANCE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn with<R>(f: impl FnOnce(&mut Multifactor) -> R) -> R {
+    f(instance().get_or_insert_with(|| Multifactor::new(Config::default(), Cluster::default())))
+}
+
+/// Pending jobs as last given to `set`, by id, each with the priority `set`
+/// or the last `calculate` gave it (INCR_ONLY compares against it).
+/// `calculate` names pending jobs by id and finds them here; `job-end` and
+/// `fini` forget them.
+static JOBS: Mutex<BTreeMap<u32, Job>> = Mutex::new(BTreeMap::new());
+
+fn jobs() -> MutexGuard<'static, BTreeMap<u32, Job>> {
+    JOBS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Reads the settings (`EINVAL` naming a malformed key) and the cluster,
+/// logging what Slurm logs: age and fair-share weights dropped without
+/// slurmdbd, TRES weights naming a TRES the cluster does not have.
+fn load(config: &PriorityConfig) -> Result<(Config, Cluster), Error> {
+    let settings = Config::from_options(
+        config
+            .cluster
+            .raw
+            .iter()
+            .map(|kv| (kv.key.as_str(), kv.value.as_str())),
+    )?;
+    if settings.weights_dropped {
+        slurm_wasm_sdk::error!(
+            "priority/multifactor: AccountingStorageType is not accounting_storage/slurmdbd: \
+             PriorityWeightAge and PriorityWeightFairshare are set to 0"
+        );
+    }
+    if !config.cluster_tres.is_empty() {
+        for (name, _) in &settings.tres_weights {
+            if !config
+                .cluster_tres
+                .iter()
+                .any(|t| t.name.eq_ignore_ascii_case(name))
+            {
+                slurm_wasm_sdk::warn!(
+                    "priority/multifactor: PriorityWeightTRES names {name}, which the cluster does not have"
+                );
+            }
+        }
+    }
+    let partitions = config
+        .partitions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PartitionInfo {
+            name: p.name.clone(),
+            job_factor: p.priority_job_factor,
+            max_time: p.max_time,
+            tres: config
+                .partition_tres
+                .get(i)
+                .map(|list| {
+                    list.iter()
+                        .map(|t| (t.name.to_ascii_lowercase(), t.count))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect();
+    let cluster = Cluster {
+        partitions,
+        cpus: config.cluster_cpus,
+        nodes: config.cluster_nodes,
+    };
+    Ok((settings, cluster))
+}
+
+fn tres_list(list: &[TresAmount]) -> Vec<(&str, u64)> {
+    list.iter().map(|t| (t.name.as_str(), t.count)).collect()
+}
+
+fn run_secs(list: &[TresAmount]) -> TresSeconds {
+    list.iter()
+        .map(|t| (t.name.to_ascii_lowercase(), t.count))
+        .collect()
+}
+
+/// What the plugin reads of a job. CPUs and billable TRES come from the
+/// allocation (`resources.ncpus`, else allocated `cpu`); a pending job's
+/// CPU count for the job size factor is its maximum, else minimum request.
+fn view(job: &Job) -> JobView<'_> {
+    let allocated = tres_list(&job.tres_allocated);
+    let allocated_cpus = job
+        .resources
+        .as_ref()
+        .map(|r| r.ncpus)
+        .filter(|&n| n > 0)
+        .or_else(|| {
+            allocated
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("cpu"))
+                .map(|(_, c)| u32::try_from(*c).unwrap_or(u32::MAX))
+        });
+    let d = &job.details;
+    JobView {
+        job_id: job.job_id,
+        user_id: job.user_id,
+        account: job.account.as_deref(),
+        assoc_id: job.assoc_id,
+        partitions: &job.partitions,
+        qos: job.qos.as_deref(),
+        state: match job.state {
+            JobState::Pending => RunState::Pending,
+            JobState::Running => RunState::Running,
+            JobState::Suspended => RunState::Suspended,
+            _ => RunState::Finished,
+        },
+        priority: job.priority,
+        direct_priority: job.direct_set_priority,
+        site_factor: job.site_factor,
+        nice: d.nice,
+        time_limit: job.time_limit,
+        start_time: job.start_time,
+        end_time: job.end_time,
+        submit_time: d.submit_time,
+        begin_time: d.begin_time,
+        accrue_time: d.accrue_time,
+        min_nodes: d.min_nodes,
+        cpus: allocated_cpus.or(d.max_cpus).unwrap_or(d.min_cpus),
+        tres: if allocated.is_empty() {
+            tres_list(&job.tres_requested)
+        } else {
+            allocated.clone()
+        },
+        tres_allocated: allocated,
+        billable: job
+            .billable_tres
+            .unwrap_or_else(|| f64::from(allocated_cpus.unwrap_or(0))),
+    }
+}
+
+/// An association record as a tree update. The contract carries no
+/// `grp_used_wall`: a new association starts with none.
+fn new_assoc(a: Association) -> NewAssoc {
+    let usage = Usage {
+        raw: a.usage_raw,
+        tres: a
+            .usage_tres_raw
+            .iter()
+            .map(|t| (t.name.to_ascii_lowercase(), t.usage))
+            .collect(),
+        wall: 0.0,
+    };
+    NewAssoc {
+        run_secs: run_secs(&a.grp_used_tres_run_secs),
+        spec: AssocSpec {
+            id: a.id,
+            parent: a.parent_id,
+            account: a.account,
+            user: a.user,
+            user_id: a.user_id,
+            partition: a.partition,
+            shares: match a.shares {
+                WitShares::Raw(n) => Shares::Raw(n),
+                WitShares::Parent => Shares::Parent,
+            },
+            priority: a.priority,
+        },
+        usage,
+    }
+}
+
+fn qos_change(q: Qos) -> Change {
+    Change::Upsert(
+        QosSpec {
+            id: q.id,
+            name: q.name,
+            priority: q.priority,
+            usage_factor: q.usage_factor,
+            no_decay: q.no_decay,
+        },
+        run_secs(&q.grp_used_tres_run_secs),
+    )
+}
+
+fn usage(r: Report) -> AssociationUsage {
+    AssociationUsage {
+        id: r.id,
+        usage_raw: r.usage_raw,
+        usage_norm: r.usage_norm,
+        usage_effective: r.usage_effective,
+        shares_norm: r.shares_norm,
+        fair_share: r.fair_share,
+        level_fs: r.level_fs,
+    }
+}
+
+fn factors(row: Row, tres_names: &[(String, f64)]) -> PriorityFactors {
+    let w = row.weighted;
+    PriorityFactors {
+        job_id: row.job_id,
+        user_id: row.user_id,
+        account: row.account,
+        partition: row.partition,
+        qos: row.qos,
+        direct_priority: row.direct,
+        age: w.age,
+        association: w.assoc,
+        fair_share: w.fair_share,
+        job_size: w.job_size,
+        partition_factor: w.partition,
+        qos_factor: w.qos,
+        tres: tres_names
+            .iter()
+            .zip(w.tres)
+            .map(|((name, _), v)| (name.clone(), v))
+            .collect(),
+        site: row.site,
+        nice: row.nice,
+        priority: row.priority,
+    }
+}
+
+/// priority/multifactor, exported as a component.
+pub struct PriorityMultifactor;
+
+impl IdentityGuest for PriorityMultifactor {
+    fn describe() -> PluginIdentity {
+        identity("priority/multifactor", "Priority MULTIFACTOR plugin")
+    }
+}
+
+impl PriorityGuest for PriorityMultifactor {
+    /// Reads the Priority* settings from `cluster.raw` and starts with an
+    /// empty association tree and QOS table. `EINVAL` naming the key when a
+    /// value is malformed (the previous instance is kept).
+    fn init(config: PriorityConfig) -> Result<(), PluginError> {
+        let (settings, cluster) = load(&config)?;
+        *instance() = Some(Multifactor::new(settings, cluster));
+        Ok(())
+    }
+
+    fn fini() -> Result<(), PluginError> {
+        *instance() = None;
+        jobs().clear();
+        Ok(())
+    }
+
+    /// `priority_p_set`: a directly set priority is kept; otherwise the
+    /// formula of spec 4.2 in the job's first partition, at the host's
+    /// `now`. `last-prio` is not used (multifactor does not need it).
+    /// `EINVAL` when the job names a partition outside the table. The job
+    /// is kept, with its new priority, for `calculate`.
+    fn set(_last_prio: u32, job: Job) -> Result<u32, PluginError> {
+        let now = host::now();
+        let priority = with(|m| m.set(&view(&job), now))?;
+        let mut kept = job;
+        kept.priority = priority;
+        jobs().insert(kept.job_id, kept);
+        Ok(priority)
+    }
+
+    /// New settings (see [`Multifactor::reconfigure`]); `EINVAL` naming the
+    /// key when one is malformed, keeping the previous settings.
+    fn reconfig(
+        config: PriorityConfig,
+        assoc_clear: bool,
+        running: Vec<Job>,
+    ) -> Result<(), PluginError> {
+        let (settings, cluster) = load(&config)?;
+        let running: Vec<JobView<'_>> = running.iter().map(view).collect();
+        let now = host::now();
+        with(|m| m.reconfigure(settings, cluster, assoc_clear, &running, now));
+        Ok(())
+    }
+
+    /// Recomputes and returns an association's usage figures; `EINVAL` for
+    /// an unknown association.
+    fn set_assoc_usage(assoc_id: u32) -> Result<AssociationUsage, PluginError> {
+        Ok(with(|m| m.set_assoc_usage(assoc_id)).map(usage)?)
+    }
+
+    /// The `sprio` rows (spec 4.6) of `jobs` at the host's `now`. Every job
+    /// is visible to every `uid` (the contract has no PrivateData).
+    fn get_priority_factors_list(
+        jobs: Vec<Job>,
+        request: FactorsRequest,
+        _uid: u32,
+    ) -> Result<Vec<PriorityFactors>, PluginError> {
+        let views: Vec<JobView<'_>> = jobs.iter().map(view).collect();
+        let filter = Filter {
+            job_ids: &request.job_ids,
+            user_ids: &request.user_ids,
+            partitions: &request.partitions,
+        };
+        let now = host::now();
+        with(|m| {
+            let rows = m.factors_list(&views, &filter, now)?;
+            let names = &m.config().tres_weights;
+            Ok(rows.into_iter().map(|r| factors(r, names)).collect())
+        })
+        .map_err(|e: Error| e.into())
+    }
+
+    /// Charges the job's last stretch of usage, once (spec 4.3).
+    fn job_end(job: Job) -> Result<(), PluginError> {
+        let now = host::now();
+        with(|m| m.job_end(&view(&job), now));
+        jobs().remove(&job.job_id);
+        Ok(())
+    }
+
+    /// Multifactor returns no boost. Without slurmdbd it recomputes the
+    /// priority of every job that is not held and has no explicit priority
+    /// (pending, or running with CALCULATE_RUNNING); with slurmdbd the next
+    /// decay cycle does that, and the list is empty.
+    fn recover(_boost: u32, jobs: Vec<Job>) -> Result<(u32, Vec<(u32, u32)>), PluginError> {
+        let now = host::now();
+        let views: Vec<JobView<'_>> = jobs.iter().map(view).collect();
+        with(|m| {
+            if m.config().with_slurmdbd {
+                return Ok((0, Vec::new()));
+            }
+            let calc_running = m.config().flags.contains(Flags::CALCULATE_RUNNING);
+            let mut out = Vec::new();
+            for job in &views {
+                let listed =
+                    job.state == RunState::Pending || (calc_running && job.state.is_active());
+                if listed && job.priority != 0 && !job.direct_priority {
+                    out.push((job.job_id, m.set(job, now)?));
+                }
+            }
+            Ok((0, out))
+        })
+        .map_err(|e: Error| e.into())
+    }
+
+    /// Incremental tree changes, all or nothing (see [`crate::tree`]).
+    fn update_associations(updates: Vec<AssociationUpdate>) -> Result<(), PluginError> {
+        let updates = updates
+            .into_iter()
+            .map(|u| match u {
+                AssociationUpdate::Upsert(a) => Update::Upsert(new_assoc(a)),
+                AssociationUpdate::Remove(id) => Update::Remove(id),
+            })
+            .collect();
+        Ok(with(|m| m.update_associations(updates))?)
+    }
+
+    /// Incremental QOS changes, all or nothing (see [`crate::qos`]).
+    fn update_qos(updates: Vec<QosUpdate>) -> Result<(), PluginError> {
+        let updates = updates
+            .into_iter()
+            .map(|u| match u {
+                QosUpdate::Upsert(q) => qos_change(q),
+                QosUpdate::Remove(id) => Change::Remove(id),
+            })
+            .collect();
+        Ok(with(|m| m.update_qos(updates))?)
+    }
+
+    /// One decay cycle at the host's `now` (see [`Multifactor::calculate`]);
+    /// the host calls it every PriorityCalcPeriod, as Slurm's decay thread
+    /// runs. `pending` names jobs kept from `set` (`EINVAL` for an id that
+    /// never was); the new priorities are kept for INCR_ONLY.
+    fn calculate(running: Vec<Job>, pending: Vec<u32>) -> Result<Vec<(u32, u32)>, PluginError> {
+        let mut kept = jobs();
+        let now = host::now();
+        let out = {
+            let pending = pending
+                .iter()
+                .map(|id| {
+                    kept.get(id).map(view).ok_or_else(|| {
+                        Error::invalid(format!("calculate: job {id} was never given to set"))
+                    })
+                })
+                .collect::<Result<Vec<JobView<'_>>, Error>>()?;
+            let running: Vec<JobView<'_>> = running.iter().map(view).collect();
+            with(|m| m.calculate(&running, &pending, now))?
+        };
+        for (id, priority) in &out {
+            if let Some(job) = kept.get_mut(id) {
+                job.priority = *priority;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every association's usage figures, parents first.
+    fn association_usages() -> Result<Vec<AssociationUsage>, PluginError> {
+        Ok(with(|m| m.association_usages())
+            .into_iter()
+            .map(usage)
+            .collect())
+    }
+
+    fn state_save() -> Result<Vec<u8>, PluginError> {
+        Ok(with(|m| m.save()))
+    }
+
+    /// Replaces the state only when the whole blob reads; `EINVAL` saying
+    /// what is wrong otherwise.
+    fn state_restore(data: Vec<u8>) -> Result<(), PluginError> {
+        Ok(with(|m| m.restore(&data))?)
+    }
+}
+
+slurm_wasm_sdk::export_priority!(PriorityMultifactor);
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use slurm_wasm_sdk::testkit::{self, fixtures};
+    use slurm_wasm_sdk::types::KeyValue;
+
+    use super::*;
+
+    /// The instance is process-wide and tests run on several threads.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    const NOW: i64 = 1_700_000_000;
+
+    fn options(pairs: &[(&str, &str)]) -> PriorityConfig {
+        let mut cluster = fixtures::cluster_config();
+        cluster.raw = pairs
+            .iter()
+            .map(|(k, v)| KeyValue {
+                key: (*k).into(),
+                value: (*v).into(),
+            })
+            .collect();
+        PriorityConfig {
+            cluster,
+            partitions: vec![fixtures::partition(0, "debug", 100)],
+            partition_tres: vec![vec![TresAmount {
+                name: "cpu".into(),
+                count: 1000,
+            }]],
+            cluster_cpus: 1000,
+            cluster_nodes: 100,
+            cluster_tres: vec![TresAmount {
+                name: "cpu".into(),
+                count: 1000,
+            }],
+        }
+    }
+
+    /// spec 4.2's weights, classic fair-share.
+    const SPEC_4_2: &[(&str, &str)] = &[
+        ("AccountingStorageType", "accounting_storage/slurmdbd"),
+        ("PriorityFlags", "NO_FAIR_TREE"),
+        ("PriorityWeightAge", "1000"),
+        ("PriorityMaxAge", "7-0"),
+        ("PriorityWeightFairshare", "10000"),
+        ("PriorityWeightJobSize", "1000"),
+        ("PriorityWeightPartition", "1000"),
+        ("PriorityWeightQOS", "2000"),
+        ("PriorityWeightTRES", "CPU=2000"),
+    ];
+
+    /// The spec 4.4 tree (test24.1) as contract records.
+    fn classic_tree() -> Vec<AssociationUpdate> {
+        let mut out = vec![fixtures::association(1, None, "root", None, 1)];
+        for (id, parent, name, shares) in [
+            (2, 1, "AccountA", 40),
+            (3, 2, "AccountB", 30),
+            (4, 2, "AccountC", 10),
+            (5, 1, "AccountD", 60),
+            (6, 5, "AccountE", 25),
+            (7, 5, "AccountF", 35),
+            (8, 1, "AccountG", 0),
+        ] {
+            out.push(fixtures::association(id, Some(parent), name, None, shares));
+        }
+        for (id, parent, account, user, shares, usage) in [
+            (11, 3, "AccountB", "User1", 1, 20.0),
+            (12, 4, "AccountC", "User2", 1, 25.0),
+            (13, 4, "AccountC", "User3", 1, 0.0),
+            (14, 6, "AccountE", "User4", 1, 25.0),
+            (15, 7, "AccountF", "User5", 1, 0.0),
+            (16, 8, "AccountG", "User6", 0, 30.0),
+        ] {
+            let mut a = fixtures::association(id, Some(parent), account, Some(user), shares);
+            a.usage_raw = usage;
+            out.push(a);
+        }
+        out.into_iter().map(AssociationUpdate::Upsert).collect()
+    }
+
+    fn setup(pairs: &[(&str, &str)]) {
+        testkit::reset();
+        testkit::with(|h| h.now = NOW);
+        PriorityMultifactor::init(options(pairs)).unwrap();
+        PriorityMultifactor::update_qos(vec![
+            QosUpdate::Upsert(fixtures::qos(1, "normal", 50)),
+            QosUpdate::Upsert(fixtures::qos(2, "high", 100)),
+        ])
+        .unwrap();
+        PriorityMultifactor::update_associations(classic_tree()).unwrap();
+    }
+
+    /// spec 4.2's job: eligible a day ago, 10 nodes, 100 CPUs, QOS priority
+    /// 50 of 100, in User4's association (fair-share 0.5).
+    fn spec_job() -> Job {
+        let mut job = fixtures::job(1);
+        job.assoc_id = 14;
+        job.qos = Some("normal".into());
+        job.priority = 1;
+        job.details.min_nodes = 10;
+        job.details.min_cpus = 100;
+        job.details.submit_time = NOW - 86_400;
+        job.details.begin_time = NOW - 86_400;
+        job.details.accrue_time = NOW - 86_400;
+        job.tres_requested = vec![TresAmount {
+            name: "cpu".into(),
+            count: 100,
+        }];
+        job
+    }
+
+    #[test]
+    fn identity_is_slurms() {
+        let id = PriorityMultifactor::describe();
+        assert_eq!(id.plugin_type, "priority/multifactor");
+        assert_eq!(id.plugin_name, "Priority MULTIFACTOR plugin");
+    }
+
+    #[test]
+    fn spec_4_2_vector_through_the_export_layer() {
+        let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        setup(SPEC_4_2);
+        assert_eq!(PriorityMultifactor::set(0, spec_job()).unwrap(), 7442);
+        let request = FactorsRequest {
+            job_ids: vec![],
+            user_ids: vec![],
+            partitions: vec![],
+        };
+        let rows =
+            PriorityMultifactor::get_priority_factors_list(vec![spec_job()], request, 0).unwrap();
+        let r = &rows[0];
+        assert_eq!(format!("{:.3}", r.age), "142.857");
+        assert_eq!(
+            (r.fair_share, r.job_size, r.partition_factor, r.qos_factor),
+            (5000.0, 100.0, 1000.0, 1000.0)
+        );
+        assert_eq!(r.tres, vec![("cpu".to_string(), 200.0)]);
+        assert_eq!((r.partition.as_str(), r.priority), ("debug", 7442));
+        // Without slurmdbd, age and fair-share weigh nothing (and it is logged).
+        setup(&SPEC_4_2[1..]);
+        assert_eq!(PriorityMultifactor::set(0, spec_job()).unwrap(), 2300);
+        assert!(testkit::with(|h| h.logs.iter().any(
+            |(_, m)| m.contains("PriorityWeightFairshare are set to 0")
+        )));
+    }
+
+    #[test]
+    fn spec_4_4_classic_vector_through_the_export_layer() {
+        let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        setup(SPEC_4_2);
+        let usages = PriorityMultifactor::association_usages().unwrap();
+        let line = |id: u32| {
+            let u = usages.iter().find(|u| u.id == id).unwrap();
+            format!(
+                "{:.6}|{}|{:.6}|{:.6}|{:.6}",
+                u.shares_norm, u.usage_raw, u.usage_norm, u.usage_effective, u.fair_share
+            )
+        };
+        assert_eq!(line(11), "0.300000|20|0.200000|0.387500|0.408479");
+        assert_eq!(line(12), "0.050000|25|0.250000|0.275000|0.022097");
+        assert_eq!(line(13), "0.050000|0|0.000000|0.150000|0.125000");
+        assert_eq!(line(14), "0.250000|25|0.250000|0.250000|0.500000");
+        assert_eq!(line(15), "0.350000|0|0.000000|0.145833|0.749154");
+        assert_eq!(line(16), "0.000000|30|0.300000|0.300000|0.000000");
+    }
+
+    #[test]
+    fn spec_4_3_decay_follows_the_host_clock() {
+        let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        setup(SPEC_4_2);
+        PriorityMultifactor::calculate(vec![], vec![]).unwrap();
+        testkit::with(|h| h.now = NOW + 7 * 86_400);
+        PriorityMultifactor::calculate(vec![], vec![]).unwrap();
+        let root = PriorityMultifactor::set_assoc_usage(1).unwrap();
+        assert_eq!(format!("{:.8}", root.usage_raw / 100.0), "0.50007340");
+    }
+
+    #[test]
+    fn running_job_usage_is_charged_once_at_its_end() {
+        let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        setup(SPEC_4_2);
+        let mut job = spec_job();
+        job.job_id = 5;
+        job.state = JobState::Running;
+        job.start_time = NOW;
+        job.end_time = NOW + 100;
+        job.tres_allocated = vec![TresAmount {
+            name: "cpu".into(),
+            count: 10,
+        }];
+        PriorityMultifactor::calculate(vec![job.clone()], vec![]).unwrap();
+        testkit::with(|h| h.now = NOW + 500);
+        job.state = JobState::Complete;
+        PriorityMultifactor::job_end(job.clone()).unwrap();
+        PriorityMultifactor::job_end(job).unwrap();
+        let user4 = PriorityMultifactor::set_assoc_usage(14).unwrap();
+        let df: f64 = 1.0 - 0.693 / (7.0 * 86_400.0);
+        let expected = 25.0 + 10.0 * (100.0 * df.powf(100.0));
+        assert!(
+            (user4.usage_raw - expected).abs() < 1e-9,
+            "{}",
+            user4.usage_raw
+        );
+    }
+
+    #[test]
+    fn malformed_settings_and_states_are_refused() {
+        let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        setup(SPEC_4_2);
+        let e =
+            PriorityMultifactor::init(options(&[("PriorityDecayHalfLife", "soon")])).unwrap_err();
+        assert_eq!(e.code, slurm_wasm_sdk::codes::EINVAL);
+        assert!(
+            e.message.starts_with("PriorityDecayHalfLife=soon"),
+            "{}",
+            e.message
+        );
+        let saved = PriorityMultifactor::state_save().unwrap();
+        let e = PriorityMultifactor::state_restore(b"\xffgarbage".to_vec()).unwrap_err();
+        assert_eq!(e.code, slurm_wasm_sdk::codes::EINVAL);
+        assert_eq!(PriorityMultifactor::state_save().unwrap(), saved);
+        let mut bad_tree = classic_tree();
+        bad_tree.push(AssociationUpdate::Upsert(fixtures::association(
+            40,
+            Some(41),
+            "x",
+            None,
+            1,
+        )));
+        let e = PriorityMultifactor::update_associations(bad_tree).unwrap_err();
+        assert!(
+            e.message.contains("parent 41 does not exist"),
+            "{}",
+            e.message
+        );
+        assert_eq!(PriorityMultifactor::state_save().unwrap(), saved);
+    }
+}

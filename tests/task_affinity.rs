@@ -1,0 +1,262 @@
+//! task/affinity through the host, as wasm: spec 5.8 rows end to end on a
+//! 2 sockets × 4 cores × 2 threads node in both CPU numberings, the
+//! capability rules (topology required, cpuset optional) and binding through
+//! `cpuset` in `pre-launch-priv` (Slurm 22.05's `task_p_set_affinity`).
+
+use std::sync::Arc;
+
+use slurm_wasm_host::capabilities::cpuset::RecordingCpuset;
+use slurm_wasm_host::capabilities::topology::FixedTopology;
+use slurm_wasm_host::kinds::task::LaunchRequest;
+use slurm_wasm_host::{
+    fixtures, CallError, Capability, Grants, Host, HostOptions, LoadError, PluginSettings,
+    PluginSource, Services, TaskPlugin,
+};
+
+/// `CPU_BIND_*` bits (spec 5.2).
+const VERBOSE: u32 = 0x1;
+const TO_THREADS: u32 = 0x2;
+const TO_CORES: u32 = 0x4;
+const TO_SOCKETS: u32 = 0x8;
+const MASK: u32 = 0x100;
+const LDRANK: u32 = 0x200;
+/// `task_dist` of `-m block:block` and `-m block:fcyclic`.
+const BLOCK: u32 = 0x2;
+const BLOCK_BLOCK: u32 = 0x22;
+const BLOCK_CFULL: u32 = 0x32;
+
+/// A host whose node is 2x4x2 (`hyperthread`: OS id = core + 8 x thread)
+/// and whose cpuset provider records bindings.
+struct Node {
+    host: Host,
+    cpuset: Arc<RecordingCpuset>,
+}
+
+fn node(hyperthread: bool) -> Node {
+    let cpuset = Arc::new(RecordingCpuset::default());
+    let services = Services {
+        topology: Arc::new(FixedTopology::new(2, 4, 2, hyperthread)),
+        cpuset: cpuset.clone(),
+        ..Services::default()
+    };
+    let host = Host::new(HostOptions {
+        services,
+        ..HostOptions::default()
+    })
+    .expect("host");
+    Node { host, cpuset }
+}
+
+fn load(node: &Node, grants: &[Capability]) -> Result<TaskPlugin, LoadError> {
+    let settings = PluginSettings {
+        grants: grants.iter().copied().collect::<Grants>(),
+        ..PluginSettings::default()
+    };
+    let plugin = TaskPlugin::load(
+        &node.host,
+        &PluginSource::Bundled("task/affinity".into()),
+        settings,
+    )?;
+    plugin.init(&fixtures::task_config()).expect("init");
+    Ok(plugin)
+}
+
+/// `tasks` tasks of `cpt` CPUs on the 2x4x2 node (`CPUs=16`), the step
+/// owning `cores`.
+fn launch(tasks: u32, cpt: u16, bind: u32, dist: u32, cores: &[u32]) -> LaunchRequest {
+    let mut request = fixtures::launch_request(5, tasks, 8);
+    request.cpus_per_task = cpt;
+    request.cpu_bind_type = bind;
+    request.task_dist = dist;
+    request.sockets = 2;
+    request.cores_per_socket = 4;
+    request.threads_per_core_conf = 2;
+    request.cpus_conf = 16;
+    request.step_cores = fixtures::bitmap(8, cores.iter().copied());
+    request
+}
+
+const WHOLE: &[u32] = &[0, 1, 2, 3, 4, 5, 6, 7];
+
+/// Runs a spec 5.8 row in both numberings and compares `cpu_bind`.
+fn row(source: &str, request: &LaunchRequest, identity: &str, ht: &str) {
+    for (hyperthread, expected) in [(false, identity), (true, ht)] {
+        let node = node(hyperthread);
+        let plugin = load(&node, &[Capability::Topology]).expect("load");
+        let binding = plugin
+            .slurmd_launch_request(request)
+            .unwrap_or_else(|e| panic!("{source}: {e}"));
+        assert_eq!(binding.cpu_bind_type, MASK, "{source}");
+        assert_eq!(
+            binding.cpu_bind, expected,
+            "{source} (HT numbering: {hyperthread})"
+        );
+    }
+}
+
+#[test]
+fn spec_5_8_rows_through_wasm() {
+    row(
+        "spec 5.8 row `-n2` (auto -> sockets)",
+        &launch(2, 1, 0, BLOCK, WHOLE),
+        "0x00FF,0xFF00",
+        "0x0F0F,0xF0F0",
+    );
+    row(
+        "spec 5.8 row `-n8` (auto -> cores)",
+        &launch(8, 1, 0, BLOCK, WHOLE),
+        "0x0003,0x0300,0x000C,0x0C00,0x0030,0x3000,0x00C0,0xC000",
+        "0x0101,0x1010,0x0202,0x2020,0x0404,0x4040,0x0808,0x8080",
+    );
+    row(
+        "spec 5.8 row `-n4` (no bind): auto binding off",
+        &launch(4, 1, 0, BLOCK, WHOLE),
+        "0xFFFF",
+        "0xFFFF",
+    );
+    row(
+        "spec 5.8 row `-n4 --cpu-bind=threads`",
+        &launch(4, 1, TO_THREADS, BLOCK, WHOLE),
+        "0x0001,0x0100,0x0002,0x0200",
+        "0x0001,0x0010,0x0100,0x1000",
+    );
+    row(
+        "spec 5.8 row `-n4 -m block:block --cpu-bind=cores`",
+        &launch(4, 1, TO_CORES, BLOCK_BLOCK, WHOLE),
+        "0x0003,0x000C,0x0030,0x00C0",
+        "0x0101,0x0202,0x0404,0x0808",
+    );
+    row(
+        "spec 5.8 row `-n2 -c4 -m block:fcyclic --cpu-bind=threads`",
+        &launch(2, 4, TO_THREADS, BLOCK_CFULL, WHOLE),
+        "0x0303,0x0C0C",
+        "0x1111,0x2222",
+    );
+    row(
+        "spec 5.8 row: step owns cores {0,1,4}, `-n2 --cpu-bind=sockets`",
+        &launch(2, 1, TO_SOCKETS, BLOCK, &[0, 1, 4]),
+        "0x000F,0x0300",
+        "0x0303,0x1010",
+    );
+}
+
+#[test]
+fn partial_node_rank_ldom_is_a_bind_error() {
+    // spec 5.8 last row; an error in Slurm 22.05.8.
+    let node = node(false);
+    let plugin = load(&node, &[Capability::Topology]).expect("load");
+    let err = plugin
+        .slurmd_launch_request(&launch(3, 1, LDRANK, BLOCK, &[0, 1, 4]))
+        .unwrap_err();
+    match err {
+        CallError::Plugin { code, message, .. } => {
+            assert_eq!(code, 4032);
+            assert_eq!(message, "Entire node must be allocated for rank_ldom");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn launch_sets_the_cpu_bind_environment() {
+    let node = node(false);
+    let plugin = load(&node, &[Capability::Topology]).expect("load");
+    let binding = plugin
+        .slurmd_launch_request(&launch(2, 1, VERBOSE | TO_CORES, BLOCK, WHOLE))
+        .unwrap();
+    let env: Vec<(&str, &str)> = binding
+        .env
+        .iter()
+        .map(|kv| (kv.key.as_str(), kv.value.as_str()))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("SLURM_CPU_BIND", "verbose,mask_cpu:0x0003,0x0300"),
+            ("SLURM_CPU_BIND_LIST", "0x0003,0x0300"),
+            ("SLURM_CPU_BIND_TYPE", "mask_cpu:"),
+            ("SLURM_CPU_BIND_VERBOSE", "verbose"),
+        ]
+    );
+}
+
+#[test]
+fn loading_without_topology_is_refused_naming_it() {
+    let node = node(false);
+    let err = load(&node, &[Capability::Cpuset]).err().expect("refused");
+    assert!(
+        matches!(&err, LoadError::CapabilityNotGranted { capability, .. } if capability == "topology"),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("task/affinity") && text.contains("topology"),
+        "{text}"
+    );
+}
+
+#[test]
+fn pre_launch_priv_binds_through_cpuset() {
+    let node = node(true);
+    let plugin = load(&node, &[Capability::Topology, Capability::Cpuset]).expect("load");
+    let binding = plugin
+        .slurmd_launch_request(&launch(2, 1, TO_CORES, BLOCK, WHOLE))
+        .unwrap();
+    assert_eq!(binding.cpu_bind, "0x0101,0x1010");
+    let mut step = fixtures::step(5, 0);
+    step.cpu_bind_type = binding.cpu_bind_type;
+    step.cpu_bind = binding.cpu_bind;
+    step.cores = fixtures::bitmap(8, 0..8);
+    step.local_tasks = 2;
+    step.task_pids = vec![4100, 4101];
+    for (local_id, pid) in [(0, 4100), (1, 4101)] {
+        let task = fixtures::task(local_id, pid);
+        plugin.pre_launch_priv(&step, &task).expect("bound");
+        plugin.pre_launch(&step, &task).expect("pre_launch");
+    }
+    let bound = node.cpuset.bound.lock().unwrap().clone();
+    // HT numbering: core 0 is OS CPUs 0 and 8, core 4 is 4 and 12; the
+    // unprivileged pre-launch binds nothing more.
+    assert_eq!(bound, [(4100, vec![0, 8]), (4101, vec![4, 12])]);
+}
+
+#[test]
+fn without_cpuset_binding_fails_naming_it() {
+    let node = node(false);
+    let plugin = load(&node, &[Capability::Topology]).expect("loads without cpuset");
+    let mut step = fixtures::step(5, 0);
+    step.cpu_bind_type = MASK;
+    step.cpu_bind = "0x0003".into();
+    step.task_pids = vec![4100];
+    let err = plugin
+        .pre_launch_priv(&step, &fixtures::task(0, 4100))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("`cpuset`") && text.contains("not granted"),
+        "{text}"
+    );
+    assert!(node.cpuset.bound.lock().unwrap().is_empty());
+}
+
+#[test]
+fn identity_and_batch_binding() {
+    let node = node(false);
+    let plugin = load(&node, &[Capability::Topology]).expect("load");
+    let id = plugin.identity();
+    assert_eq!(
+        (id.plugin_type.as_str(), id.plugin_name.as_str()),
+        ("task/affinity", "task affinity plugin")
+    );
+    let mut batch = fixtures::batch_request(5, 8);
+    batch.sockets = 2;
+    batch.cores_per_socket = 4;
+    batch.threads_per_core_conf = 2;
+    batch.cpus_conf = 16;
+    batch.job_cores = fixtures::bitmap(8, [1, 5]);
+    let binding = plugin.slurmd_batch_request(&batch).unwrap();
+    assert_eq!(
+        (binding.cpu_bind_type, binding.cpu_bind.as_str()),
+        (MASK, "0x0C0C")
+    );
+}
