@@ -518,3 +518,111 @@ mod multifactor {
         Native::fini().unwrap();
     }
 }
+
+/// task/affinity's `slurmd-launch-request` for 256 tasks on a whole
+/// 2 sockets x 64 cores x 2 threads node (auto-binding to threads,
+/// `lllp_distribution`), through wasm and natively.
+mod affinity {
+    use super::*;
+
+    const TASKS: u32 = 256;
+
+    #[divan::bench]
+    fn wasm(b: Bencher) {
+        use slurm_wasm_host::capabilities::topology::FixedTopology;
+        use slurm_wasm_host::{Capability, Grants, Services};
+        let services = Services {
+            topology: std::sync::Arc::new(FixedTopology::new(2, 64, 2, true)),
+            ..Services::default()
+        };
+        let host = Host::new(HostOptions {
+            services,
+            ..HostOptions::default()
+        })
+        .unwrap();
+        let settings = PluginSettings {
+            grants: Grants::none().with(Capability::Topology),
+            ..PluginSettings::default()
+        };
+        let plugin = TaskPlugin::load(
+            &host,
+            &PluginSource::Bundled("task/affinity".into()),
+            settings,
+        )
+        .unwrap();
+        plugin.init(&fixtures::task_config()).unwrap();
+        let mut request = fixtures::launch_request(1, TASKS, 128);
+        request.sockets = 2;
+        request.cores_per_socket = 64;
+        request.threads_per_core_conf = 2;
+        request.cpus_conf = 256;
+        b.bench_local(|| {
+            let binding = plugin.slurmd_launch_request(&request).unwrap();
+            assert_eq!(binding.cpu_bind.split(',').count(), TASKS as usize);
+        });
+    }
+
+    #[divan::bench]
+    fn native(b: Bencher) {
+        use slurm_wasm_sdk::task::TaskGuest;
+        use task_affinity::plugin::TaskAffinity as Native;
+        let block_map = (0..256u32).map(|a| a / 2 + (a % 2) * 128).collect();
+        slurm_wasm_sdk::testkit::with(|h| {
+            h.cpu_layout = Ok(slurm_wasm_sdk::task::topology::CpuLayout {
+                sockets: 2,
+                cores_per_socket: 64,
+                threads_per_core: 2,
+                block_map,
+                numa_node_of_cpu: Vec::new(),
+            })
+        });
+        Native::init(slurm_wasm_sdk::task::TaskConfig {
+            cluster: slurm_wasm_sdk::testkit::fixtures::cluster_config(),
+            node_name: "n1".into(),
+        })
+        .unwrap();
+        let mut request = native_request();
+        request.global_task_ids = (0..TASKS).collect();
+        b.bench_local(|| {
+            let binding = Native::slurmd_launch_request(request.clone()).unwrap();
+            assert_eq!(binding.cpu_bind.split(',').count(), TASKS as usize);
+        });
+    }
+
+    /// The same request as the wasm bench, in the SDK's types.
+    fn native_request() -> slurm_wasm_sdk::task::LaunchRequest {
+        let cores = slurm_wasm_sdk::Bitmap::full(128);
+        slurm_wasm_sdk::task::LaunchRequest {
+            job_id: 1,
+            step_id: 0,
+            user_id: 1000,
+            group_id: 1000,
+            node_count: 1,
+            node_id: 0,
+            node_name: "n1".into(),
+            total_tasks: TASKS,
+            global_task_ids: Vec::new(),
+            cpus_per_task: 1,
+            cpu_bind_type: 0,
+            cpu_bind: String::new(),
+            task_dist: 0,
+            plane_size: 0,
+            ntasks_per_board: 0,
+            ntasks_per_socket: 0,
+            ntasks_per_core: 0,
+            threads_per_core: 0,
+            overcommit: false,
+            step_cores: (&cores).into(),
+            job_cores: (&cores).into(),
+            sockets: 2,
+            cores_per_socket: 64,
+            threads_per_core_conf: 2,
+            cpus_conf: 256,
+            job_core_spec: None,
+            mem_bind_type: 0,
+            mem_bind: String::new(),
+            env: Vec::new(),
+            interactive: false,
+        }
+    }
+}

@@ -8,6 +8,7 @@
 mod commands;
 mod priority;
 mod scenario;
+mod task;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -87,6 +88,60 @@ enum Command {
         #[command(subcommand)]
         table: PriorityTable,
     },
+    /// Run processes bound by a task plugin on this machine.
+    Task {
+        #[command(subcommand)]
+        command: TaskCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TaskCommand {
+    /// Launch N processes of a command bound the way the task plugin decides
+    /// on this machine (srun -n N on a node allocated whole), and print the
+    /// CPUs each task got.
+    Run {
+        /// Number of tasks (`-n`).
+        #[arg(short = 'n', long = "ntasks", default_value_t = 1)]
+        ntasks: u32,
+        /// CPUs per task (`-c`).
+        #[arg(short = 'c', long = "cpus-per-task", default_value_t = 1)]
+        cpus_per_task: u16,
+        /// srun's `--cpu-bind` (none, cores, threads, sockets, map_cpu:..., mask_cpu:..., verbose, ...).
+        #[arg(long = "cpu-bind", value_name = "SPEC")]
+        cpu_bind: Option<String>,
+        /// srun's `-m` (block, cyclic, plane=N, block:cyclic, ...).
+        #[arg(short = 'm', long = "distribution", value_name = "DIST")]
+        distribution: Option<String>,
+        /// Capabilities granted to the plugin (comma-separated; `none` for none).
+        #[arg(long, value_delimiter = ',', default_value = "topology,cpuset")]
+        grant: Vec<String>,
+        /// Print the binding as JSON on stderr.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        plugin: TaskPluginArg,
+        /// The command each task runs.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Internal: stop until bound by the launcher, then run the command.
+    #[command(hide = true)]
+    ExecStopped {
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+}
+
+/// The task plugin of `task run`: task/affinity unless told otherwise.
+#[derive(clap::Args)]
+struct TaskPluginArg {
+    /// A task plugin component instead of the bundled task/affinity.
+    #[arg(long, value_name = "FILE")]
+    plugin: Option<PathBuf>,
+    /// A bundled task plugin (`task/affinity`, `task/none`).
+    #[arg(long, conflicts_with = "plugin", default_value = "task/affinity")]
+    bundled: String,
 }
 
 #[derive(Subcommand)]
@@ -123,6 +178,31 @@ fn main() -> ExitCode {
         Command::Demo { json, slurm_conf } => {
             commands::demo(json, cli.config.as_deref(), slurm_conf.as_deref())
         }
+        Command::Task { command } => match command {
+            TaskCommand::Run {
+                ntasks,
+                cpus_per_task,
+                cpu_bind,
+                distribution,
+                grant,
+                json,
+                plugin,
+                command,
+            } => task::run(task::RunRequest {
+                ntasks,
+                cpus_per_task,
+                cpu_bind,
+                distribution,
+                plugin: match plugin.plugin {
+                    Some(path) => slurm_wasm_host::PluginSource::File(path),
+                    None => slurm_wasm_host::PluginSource::Bundled(plugin.bundled),
+                },
+                grants: grant,
+                json,
+                command,
+            }),
+            TaskCommand::ExecStopped { command } => task::exec_stopped(&command),
+        },
         Command::Priority { table } => match table {
             PriorityTable::Sprio { scenario, json } => {
                 scenario::load(&scenario).and_then(|s| priority::sprio(&s, json))
