@@ -5,11 +5,13 @@
 //! The misbehaving component is `tests/hostile` (`task/hostile`): its
 //! `slurmd-launch-request` does what the request's `cpu-bind` text names.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use slurm_wasm_host::capabilities::cpuset::CgroupCpuset;
 use slurm_wasm_host::{
     fixtures, CallError, Capability, FailurePolicy, Grants, Host, HostOptions, Limits, LoadError,
-    PluginSettings, PluginSource, PriorityPlugin, TaskPlugin,
+    PluginSettings, PluginSource, PriorityPlugin, Services, TaskPlugin,
 };
 
 fn hostile() -> PluginSource {
@@ -269,6 +271,52 @@ fn ungranted_capability_is_denied_and_named() {
         &["task/hostile", "slurmd-launch-request", "not granted"],
     );
     healthy_still_serves(&f);
+}
+
+/// With `cpuset` granted, binding a pid of no step this call serves (pid 1
+/// from `slurmd-launch-request`) is still refused, before the provider
+/// touches anything: the fake cgroupfs tree stays as it was.
+#[test]
+fn granted_cpuset_refuses_pids_outside_the_step() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("cgroup.controllers"), "cpuset cpu\n").unwrap();
+    std::fs::write(root.path().join("cgroup.subtree_control"), "").unwrap();
+    let services = Services {
+        cpuset: Arc::new(CgroupCpuset::under(root.path(), "/")),
+        ..Services::default()
+    };
+    let host = Host::new(HostOptions {
+        services,
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let settings = PluginSettings {
+        grants: [Capability::Cpuset, Capability::Topology]
+            .into_iter()
+            .collect(),
+        ..tight(FailurePolicy::default())
+    };
+    let hostile = TaskPlugin::load(&host, &hostile(), settings).expect("loads");
+    hostile.init(&fixtures::task_config()).expect("init");
+    let err = provoke(&hostile, "cpuset").unwrap_err();
+    assert!(matches!(&err, CallError::Plugin { .. }), "{err:?}");
+    assert_names(
+        &err.to_string(),
+        &[
+            "cpuset.bind",
+            "pid 1 is not a task of the step this call serves",
+        ],
+    );
+    let mut left: Vec<_> = std::fs::read_dir(root.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["cgroup.controllers", "cgroup.subtree_control"]);
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("cgroup.subtree_control")).unwrap(),
+        ""
+    );
 }
 
 #[test]

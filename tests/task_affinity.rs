@@ -1,11 +1,15 @@
 //! task/affinity through the host, as wasm: spec 5.8 rows end to end on a
 //! 2 sockets × 4 cores × 2 threads node in both CPU numberings, the
 //! capability rules (topology required, cpuset optional) and binding through
-//! `cpuset` in `pre-launch-priv` (Slurm 22.05's `task_p_set_affinity`).
+//! `cpuset` in `pre-launch-priv` (Slurm 22.05's `task_p_set_affinity`), real
+//! processes bound through a cgroup v2 step cpuset in a fake cgroupfs tree,
+//! and the step's cgroups released at `post-step`.
 
+use std::path::Path;
+use std::process::{Child, Command};
 use std::sync::Arc;
 
-use slurm_wasm_host::capabilities::cpuset::RecordingCpuset;
+use slurm_wasm_host::capabilities::cpuset::{CgroupCpuset, RecordingCpuset};
 use slurm_wasm_host::capabilities::topology::FixedTopology;
 use slurm_wasm_host::kinds::task::LaunchRequest;
 use slurm_wasm_host::{
@@ -218,6 +222,132 @@ fn pre_launch_priv_binds_through_cpuset() {
     // HT numbering: core 0 is OS CPUs 0 and 8, core 4 is 4 and 12; the
     // unprivileged pre-launch binds nothing more.
     assert_eq!(bound, [(4100, vec![0, 8]), (4101, vec![4, 12])]);
+    plugin.post_step(&step).expect("post_step");
+    plugin
+        .slurmd_release_resources(5)
+        .expect("release_resources");
+    assert_eq!(
+        *node.cpuset.released.lock().unwrap(),
+        [(5, Some(0)), (5, None)]
+    );
+}
+
+/// A process that sleeps until dropped; a task to bind.
+struct Sleeper(Child);
+
+impl Sleeper {
+    fn start() -> Sleeper {
+        Sleeper(
+            Command::new("sleep")
+                .arg("60")
+                .spawn()
+                .expect("spawn sleep"),
+        )
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// `Cpus_allowed_list` from `/proc/<pid>/status`.
+    fn cpus_allowed(&self) -> String {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .expect("Cpus_allowed_list")
+            .trim()
+            .to_owned()
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn read(path: impl AsRef<Path>) -> String {
+    let path = path.as_ref();
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Two real processes bound by task/affinity (`--cpu-bind=cores` on a
+/// 1 x 2 x 1 node: OS CPUs 0 and 1, which this machine has) through a
+/// cgroup v2 provider over a fake cgroupfs: each lands in its task cgroup
+/// with its CPUs, and also has them as its affinity; `post-step` removes
+/// the step's cgroups.
+#[test]
+fn binding_goes_through_step_cgroups_and_post_step_removes_them() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("cgroup.controllers"), "cpuset cpu\n").unwrap();
+    std::fs::write(root.path().join("cgroup.subtree_control"), "").unwrap();
+    let cpuset = CgroupCpuset::under(root.path(), "/");
+    assert_eq!(cpuset.step_parent(), Ok(root.path()));
+    let services = Services {
+        topology: Arc::new(FixedTopology::new(1, 2, 1, false)),
+        cpuset: Arc::new(cpuset),
+        ..Services::default()
+    };
+    let host = Host::new(HostOptions {
+        services,
+        ..HostOptions::default()
+    })
+    .expect("host");
+    let settings = PluginSettings {
+        grants: [Capability::Topology, Capability::Cpuset]
+            .into_iter()
+            .collect(),
+        ..PluginSettings::default()
+    };
+    let plugin = TaskPlugin::load(
+        &host,
+        &PluginSource::Bundled("task/affinity".into()),
+        settings,
+    )
+    .expect("load");
+    plugin.init(&fixtures::task_config()).expect("init");
+    let mut request = fixtures::launch_request(9, 2, 2);
+    request.cpu_bind_type = TO_CORES;
+    request.task_dist = BLOCK;
+    let binding = plugin.slurmd_launch_request(&request).unwrap();
+    assert_eq!(binding.cpu_bind, "0x1,0x2");
+
+    let tasks = [Sleeper::start(), Sleeper::start()];
+    let mut step = fixtures::step(9, 0);
+    step.cpu_bind_type = binding.cpu_bind_type;
+    step.cpu_bind = binding.cpu_bind;
+    step.cores = fixtures::bitmap(2, 0..2);
+    step.local_tasks = 2;
+    step.task_pids = tasks.iter().map(Sleeper::pid).collect();
+    for (local_id, task) in (0..).zip(&tasks) {
+        plugin
+            .pre_launch_priv(&step, &fixtures::task(local_id, task.pid()))
+            .expect("bound");
+    }
+
+    let step_dir = root.path().join("slurm-wasm/job_9/step_0");
+    for level in [
+        "",
+        "slurm-wasm",
+        "slurm-wasm/job_9",
+        "slurm-wasm/job_9/step_0",
+    ] {
+        assert_eq!(
+            read(root.path().join(level).join("cgroup.subtree_control")),
+            "+cpuset"
+        );
+    }
+    for (local_id, task) in tasks.iter().enumerate() {
+        let dir = step_dir.join(format!("task_{local_id}"));
+        assert_eq!(read(dir.join("cpuset.cpus")), local_id.to_string());
+        assert_eq!(read(dir.join("cgroup.procs")), task.pid().to_string());
+        assert_eq!(task.cpus_allowed(), local_id.to_string());
+    }
+
+    plugin.post_step(&step).expect("post_step");
+    assert!(!root.path().join("slurm-wasm/job_9").exists());
 }
 
 #[test]

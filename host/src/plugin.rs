@@ -12,11 +12,11 @@ use wasmtime::{Store, Trap};
 
 use crate::bindings::types::{Capability, PluginError, PluginIdentity};
 use crate::bundled;
-use crate::capabilities::Grants;
+use crate::capabilities::{Grants, Services};
 use crate::engine::{Host, Shared};
 use crate::error::{capability_name, CallError, LoadError, UnknownName};
 use crate::limits::{FailurePolicy, Limits};
-use crate::store::HostState;
+use crate::store::{HostState, StepScope};
 
 /// The contract version this host speaks.
 pub const CONTRACT_VERSION: &str = "0.1.0";
@@ -276,6 +276,11 @@ impl<K: Kind> PluginCore<K> {
         &self.settings
     }
 
+    /// The capability providers of the plugin's host.
+    pub(crate) fn services(&self) -> &Services {
+        self.host.services()
+    }
+
     /// Remembers the configuration `init` was called with (for restarts).
     pub(crate) fn remember_config(&self, config: &K::Config) {
         self.lock().config = Some(config.clone());
@@ -300,12 +305,13 @@ impl<K: Kind> PluginCore<K> {
         store
     }
 
-    /// Runs one call: fresh fuel and deadline, `pids` as the processes the
-    /// plugin may bind, fault classification, and the failure policy.
+    /// Runs one call: fresh fuel and deadline, `step` as the step whose
+    /// processes the plugin may bind, fault classification, and the failure
+    /// policy.
     pub(crate) fn call<R>(
         &self,
         function: &'static str,
-        pids: &[u32],
+        step: Option<StepScope>,
         f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
     ) -> Result<(R, CallStats), CallError> {
         let mut slot = self.lock();
@@ -336,7 +342,7 @@ impl<K: Kind> PluginCore<K> {
         {
             let data = store.data_mut();
             data.call.denied.clear();
-            data.call.allowed_pids = pids.to_vec();
+            data.call.step = step;
             data.limiter.memory_refused = false;
         }
         let span = tracing::debug_span!("plugin_call", plugin = %plugin, function, fuel_used = tracing::field::Empty, micros = tracing::field::Empty);
@@ -354,7 +360,7 @@ impl<K: Kind> PluginCore<K> {
         }
         let denied = store.data().call.denied.first().copied();
         let memory_refused = store.data().limiter.memory_refused;
-        store.data_mut().call.allowed_pids.clear();
+        store.data_mut().call.step = None;
         let stats = CallStats { fuel_used };
         match outcome {
             Ok(Ok(value)) => Ok((value, stats)),

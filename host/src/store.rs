@@ -6,6 +6,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use crate::capabilities::cpuset::BindTarget;
 use crate::capabilities::{Capability, Grants, Services};
 use crate::limits::Limits;
 use crate::wasi_log::TracingStream;
@@ -27,8 +28,49 @@ pub struct HostState {
 pub(crate) struct CallContext {
     /// Capabilities the plugin asked for without a grant during this call.
     pub denied: Vec<Capability>,
-    /// Process ids the plugin may bind in this call (the step's tasks).
-    pub allowed_pids: Vec<u32>,
+    /// The step this call is about, whose task processes the plugin may
+    /// bind; `None` for calls about no step (nothing may be bound).
+    pub step: Option<StepScope>,
+}
+
+/// The step a call is about: its ids and its task processes on this node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StepScope {
+    job_id: u32,
+    step_id: u32,
+    /// `(pid, local task id)`, the first entry for a pid winning.
+    tasks: Vec<(u32, u32)>,
+}
+
+impl StepScope {
+    /// The scope of step `job_id.step_id` with `tasks` as `(pid, local task
+    /// id)`. Pid 0 is dropped: the kernel reads it as "the caller", which
+    /// here would be the host itself.
+    pub fn new(job_id: u32, step_id: u32, tasks: impl IntoIterator<Item = (u32, u32)>) -> Self {
+        StepScope {
+            job_id,
+            step_id,
+            tasks: tasks.into_iter().filter(|&(pid, _)| pid != 0).collect(),
+        }
+    }
+
+    /// What binding `pid` means, or `None` if `pid` is no task of the step.
+    pub fn target(&self, pid: u32) -> Option<BindTarget> {
+        self.tasks
+            .iter()
+            .find(|&&(p, _)| p == pid)
+            .map(|&(pid, local_id)| BindTarget {
+                job_id: self.job_id,
+                step_id: self.step_id,
+                local_id,
+                pid,
+            })
+    }
+
+    /// The step's task pids, for messages.
+    pub fn pids(&self) -> Vec<u32> {
+        self.tasks.iter().map(|&(pid, _)| pid).collect()
+    }
 }
 
 impl HostState {
@@ -130,5 +172,29 @@ impl ResourceLimiter for Limiter {
 
     fn memories(&self) -> usize {
         self.inner.memories()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_scope_maps_task_pids_and_never_pid_zero() {
+        let scope = StepScope::new(5, 2, [(4101, 1), (0, 0), (4100, 0), (4101, 3)]);
+        assert_eq!(scope.pids(), [4101, 4100, 4101]);
+        assert_eq!(
+            scope.target(4101),
+            Some(BindTarget {
+                job_id: 5,
+                step_id: 2,
+                local_id: 1,
+                pid: 4101
+            })
+        );
+        assert_eq!(scope.target(4100).map(|t| t.local_id), Some(0));
+        // Pid 0 would make the kernel bind (or move) the host itself.
+        assert_eq!(scope.target(0), None);
+        assert_eq!(scope.target(1), None);
     }
 }

@@ -4,8 +4,9 @@
 use crate::bindings::base::slurm::plugin::{clock, log, types};
 use crate::bindings::gres::slurm::plugin::{gpu, gpu_control};
 use crate::bindings::task::slurm::plugin::{cpuset, topology};
+use crate::capabilities::cpuset::BindTarget;
 use crate::capabilities::{Capability, CapabilityError};
-use crate::store::HostState;
+use crate::store::{HostState, StepScope};
 
 /// Longest log message kept; the rest is cut with a marker.
 const MAX_LOG_MESSAGE: usize = 64 * 1024;
@@ -77,35 +78,40 @@ fn to_bitmap(ids: &[u32]) -> types::Bitmap {
     types::Bitmap { len, words }
 }
 
+impl HostState {
+    /// What binding `pid` means in this call, if `pid` is a task of the
+    /// step the call serves; checked before any provider sees the pid.
+    fn bind_target(&self, pid: u32) -> Result<BindTarget, CapabilityError> {
+        let step = self.call.step.as_ref();
+        step.and_then(|s| s.target(pid)).ok_or_else(|| {
+            CapabilityError::Failed(format!(
+                "pid {pid} is not a task of the step this call serves (allowed: {:?})",
+                step.map(StepScope::pids).unwrap_or_default()
+            ))
+        })
+    }
+}
+
 impl cpuset::Host for HostState {
     fn bind(&mut self, pid: u32, cpus: types::Bitmap) -> Result<(), CapabilityError> {
         if !self.grants.allows(Capability::Cpuset) {
             return Err(self.deny(Capability::Cpuset));
         }
-        if !self.call.allowed_pids.contains(&pid) {
-            return Err(CapabilityError::Failed(format!(
-                "pid {pid} is not a task of the step this call serves (allowed: {:?})",
-                self.call.allowed_pids
-            )));
-        }
+        let target = self.bind_target(pid)?;
         let ids = bitmap_ones(&cpus)?;
         if ids.is_empty() {
             return Err(CapabilityError::Failed(
                 "refusing to bind to an empty CPU set".into(),
             ));
         }
-        self.services.cpuset.bind(pid, &ids)
+        self.services.cpuset.bind(&target, &ids)
     }
 
     fn get(&mut self, pid: u32) -> Result<types::Bitmap, CapabilityError> {
         if !self.grants.allows(Capability::Cpuset) {
             return Err(self.deny(Capability::Cpuset));
         }
-        if !self.call.allowed_pids.contains(&pid) {
-            return Err(CapabilityError::Failed(format!(
-                "pid {pid} is not a task of the step this call serves"
-            )));
-        }
+        self.bind_target(pid)?;
         self.services.cpuset.get(pid).map(|ids| to_bitmap(&ids))
     }
 }

@@ -7,6 +7,7 @@
 //! is served by a provider (a trait object) so embedders and tests can
 //! substitute their own: a file-described GPU inventory, a fixed topology.
 
+pub mod cgroup;
 pub mod clock;
 pub mod cpuset;
 pub mod gpu;
@@ -110,13 +111,15 @@ pub struct Services {
 }
 
 impl Default for Services {
-    /// The real machine: system clock, sysfs topology, `sched_setaffinity`,
-    /// and no GPU provider.
+    /// The real machine: system clock, sysfs topology, binding through a
+    /// cgroup v2 step cpuset where the host can use one and
+    /// `sched_setaffinity` ([`cpuset::CgroupCpuset::default`]), and no GPU
+    /// provider.
     fn default() -> Self {
         Services {
             clock: Arc::new(clock::SystemClock),
             topology: Arc::new(topology::SysfsTopology),
-            cpuset: Arc::new(cpuset::SchedAffinity),
+            cpuset: Arc::new(cpuset::CgroupCpuset::default()),
             gpu: Arc::new(gpu::NoGpu),
         }
     }

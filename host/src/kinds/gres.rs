@@ -39,7 +39,7 @@ pub struct GresPlugin {
 
 macro_rules! plain {
     ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr) => {
-        $self.core.call($name, &[], |$b, $s| $call).map(|(r, _)| r)
+        $self.core.call($name, None, |$b, $s| $call).map(|(r, _)| r)
     };
 }
 
@@ -199,7 +199,9 @@ impl GresPlugin {
     /// Frees an epilog info (`xfree` of `gres_epilog_info_t`).
     pub fn drop_epilog_info(&self, info: EpilogInfo) -> Result<(), CallError> {
         self.core
-            .call("resource-drop", &[], |_, s| info.0.resource_drop(s).map(Ok))
+            .call("resource-drop", None, |_, s| {
+                info.0.resource_drop(s).map(Ok)
+            })
             .map(|_| ())
     }
 

@@ -101,7 +101,7 @@ macro_rules! plugin_kind {
             /// instance is initialised the same way.
             pub fn init(&self, config: &$Config) -> Result<(), crate::error::CallError> {
                 self.core
-                    .call("init", &[], |b, s| b.$iface().call_init(s, config))?;
+                    .call("init", None, |b, s| b.$iface().call_init(s, config))?;
                 self.core.remember_config(config);
                 Ok(())
             }
@@ -109,7 +109,7 @@ macro_rules! plugin_kind {
             /// The plugin's `fini()`.
             pub fn fini(&self) -> Result<(), crate::error::CallError> {
                 self.core
-                    .call("fini", &[], |b, s| b.$iface().call_fini(s))
+                    .call("fini", None, |b, s| b.$iface().call_fini(s))
                     .map(|_| ())
             }
         }
@@ -127,7 +127,7 @@ macro_rules! plugin_state {
             pub fn state_save(&self) -> Result<Vec<u8>, crate::error::CallError> {
                 let (data, _) = self
                     .core
-                    .call("state-save", &[], |b, s| b.$iface().call_state_save(s))?;
+                    .call("state-save", None, |b, s| b.$iface().call_state_save(s))?;
                 self.core.remember_state(&data);
                 Ok(data)
             }
@@ -135,7 +135,7 @@ macro_rules! plugin_state {
             /// Hands saved bytes back to the plugin, which must refuse what it
             /// cannot read completely; remembered for restarts.
             pub fn state_restore(&self, data: &[u8]) -> Result<(), crate::error::CallError> {
-                self.core.call("state-restore", &[], |b, s| {
+                self.core.call("state-restore", None, |b, s| {
                     b.$iface().call_state_restore(s, data)
                 })?;
                 self.core.remember_state(data);

@@ -53,7 +53,7 @@ impl PriorityPlugin {
 
     /// `priority_p_set`; a result of 0 (held) is refused: plugins return 1..=u32::MAX.
     pub fn set(&self, last_prio: u32, job: &Job) -> Result<u32, CallError> {
-        let (p, _) = self.core.call("set", &[], |b, s| {
+        let (p, _) = self.core.call("set", None, |b, s| {
             b.slurm_plugin_priority().call_set(s, last_prio, job)
         })?;
         if p == 0 {
@@ -73,7 +73,7 @@ impl PriorityPlugin {
         assoc_clear: bool,
         running: &[Job],
     ) -> Result<(), CallError> {
-        self.core.call("reconfig", &[], |b, s| {
+        self.core.call("reconfig", None, |b, s| {
             b.slurm_plugin_priority()
                 .call_reconfig(s, config, assoc_clear, running)
         })?;
@@ -82,7 +82,7 @@ impl PriorityPlugin {
     }
 
     pub fn set_assoc_usage(&self, assoc_id: u32) -> Result<AssociationUsage, CallError> {
-        let (u, _) = self.core.call("set-assoc-usage", &[], |b, s| {
+        let (u, _) = self.core.call("set-assoc-usage", None, |b, s| {
             b.slurm_plugin_priority().call_set_assoc_usage(s, assoc_id)
         })?;
         let (plugin, function) = self.checker("set-assoc-usage");
@@ -109,7 +109,7 @@ impl PriorityPlugin {
         request: &FactorsRequest,
         uid: u32,
     ) -> Result<Vec<PriorityFactors>, CallError> {
-        let (rows, _) = self.core.call("get-priority-factors-list", &[], |b, s| {
+        let (rows, _) = self.core.call("get-priority-factors-list", None, |b, s| {
             b.slurm_plugin_priority()
                 .call_get_priority_factors_list(s, jobs, request, uid)
         })?;
@@ -139,7 +139,7 @@ impl PriorityPlugin {
 
     pub fn job_end(&self, job: &Job) -> Result<(), CallError> {
         self.core
-            .call("job-end", &[], |b, s| {
+            .call("job-end", None, |b, s| {
                 b.slurm_plugin_priority().call_job_end(s, job)
             })
             .map(|_| ())
@@ -149,7 +149,7 @@ impl PriorityPlugin {
     /// priorities of the jobs it changed.
     pub fn recover(&self, boost: u32, jobs: &[Job]) -> Result<(u32, Vec<(u32, u32)>), CallError> {
         self.core
-            .call("recover", &[], |b, s| {
+            .call("recover", None, |b, s| {
                 b.slurm_plugin_priority().call_recover(s, boost, jobs)
             })
             .map(|(r, _)| r)
@@ -157,7 +157,7 @@ impl PriorityPlugin {
 
     pub fn update_associations(&self, updates: &[AssociationUpdate]) -> Result<(), CallError> {
         self.core
-            .call("update-associations", &[], |b, s| {
+            .call("update-associations", None, |b, s| {
                 b.slurm_plugin_priority()
                     .call_update_associations(s, updates)
             })
@@ -166,7 +166,7 @@ impl PriorityPlugin {
 
     pub fn update_qos(&self, updates: &[QosUpdate]) -> Result<(), CallError> {
         self.core
-            .call("update-qos", &[], |b, s| {
+            .call("update-qos", None, |b, s| {
                 b.slurm_plugin_priority().call_update_qos(s, updates)
             })
             .map(|_| ())
@@ -181,7 +181,7 @@ impl PriorityPlugin {
         pending: &[u32],
     ) -> Result<Vec<(u32, u32)>, CallError> {
         self.core
-            .call("calculate", &[], |b, s| {
+            .call("calculate", None, |b, s| {
                 b.slurm_plugin_priority()
                     .call_calculate(s, running, pending)
             })
@@ -190,7 +190,7 @@ impl PriorityPlugin {
 
     pub fn association_usages(&self) -> Result<Vec<AssociationUsage>, CallError> {
         self.core
-            .call("association-usages", &[], |b, s| {
+            .call("association-usages", None, |b, s| {
                 b.slurm_plugin_priority().call_association_usages(s)
             })
             .map(|(r, _)| r)

@@ -49,7 +49,7 @@ pub struct SelectPlugin {
 
 macro_rules! plain {
     ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr) => {
-        $self.core.call($name, &[], |$b, $s| $call).map(|(r, _)| r)
+        $self.core.call($name, None, |$b, $s| $call).map(|(r, _)| r)
     };
 }
 
@@ -122,7 +122,7 @@ impl SelectPlugin {
 
     pub fn job_expand_allow(&self) -> Result<bool, CallError> {
         self.core
-            .call("job-expand-allow", &[], |b, s| {
+            .call("job-expand-allow", None, |b, s| {
                 b.slurm_plugin_select().call_job_expand_allow(s).map(Ok)
             })
             .map(|(r, _)| r)
@@ -258,7 +258,7 @@ impl SelectPlugin {
 
     pub fn nodeinfo_alloc(&self) -> Result<Opaque, CallError> {
         self.core
-            .call("select-nodeinfo.constructor", &[], |b, s| {
+            .call("select-nodeinfo.constructor", None, |b, s| {
                 b.slurm_plugin_select()
                     .select_nodeinfo()
                     .call_constructor(s)
@@ -296,7 +296,7 @@ impl SelectPlugin {
 
     pub fn jobinfo_alloc(&self) -> Result<Opaque, CallError> {
         self.core
-            .call("select-jobinfo.constructor", &[], |b, s| {
+            .call("select-jobinfo.constructor", None, |b, s| {
                 b.slurm_plugin_select()
                     .select_jobinfo()
                     .call_constructor(s)
@@ -307,7 +307,7 @@ impl SelectPlugin {
 
     pub fn jobinfo_copy(&self, info: Opaque) -> Result<Opaque, CallError> {
         self.core
-            .call("select-jobinfo.copy", &[], |b, s| {
+            .call("select-jobinfo.copy", None, |b, s| {
                 b.slurm_plugin_select()
                     .select_jobinfo()
                     .call_copy(s, info.0)
@@ -356,7 +356,7 @@ impl SelectPlugin {
 
     pub fn jobinfo_to_string(&self, info: Opaque, mode: SprintMode) -> Result<String, CallError> {
         self.core
-            .call("select-jobinfo.to-string", &[], |b, s| {
+            .call("select-jobinfo.to-string", None, |b, s| {
                 b.slurm_plugin_select()
                     .select_jobinfo()
                     .call_to_string(s, info.0, mode)
@@ -368,7 +368,9 @@ impl SelectPlugin {
     /// Frees a nodeinfo or jobinfo (`select_p_select_*_free`).
     pub fn drop_resource(&self, info: Opaque) -> Result<(), CallError> {
         self.core
-            .call("resource-drop", &[], |_, s| info.0.resource_drop(s).map(Ok))
+            .call("resource-drop", None, |_, s| {
+                info.0.resource_drop(s).map(Ok)
+            })
             .map(|_| ())
     }
 
@@ -396,7 +398,7 @@ impl SelectPlugin {
 
     pub fn ba_get_dims(&self) -> Result<Option<Vec<u32>>, CallError> {
         self.core
-            .call("ba-get-dims", &[], |b, s| {
+            .call("ba-get-dims", None, |b, s| {
                 b.slurm_plugin_select().call_ba_get_dims(s).map(Ok)
             })
             .map(|(r, _)| r)

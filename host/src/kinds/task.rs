@@ -3,9 +3,11 @@
 use crate::bindings::task::exports::slurm::plugin::task as wit;
 use crate::bindings::task::{TaskPlugin as World, TaskPluginPre as WorldPre};
 use crate::bindings::types::{Step, Task};
+use crate::capabilities::Capability;
 use crate::engine::Host;
 use crate::error::{CallError, LoadError};
 use crate::plugin::{PluginCore, PluginSettings, PluginSource};
+use crate::store::StepScope;
 use crate::validate::Checker;
 
 pub use wit::{BatchRequest, CpuBinding, LaunchRequest, TaskConfig};
@@ -27,16 +29,22 @@ super::plugin_kind! {
 }
 
 /// A loaded task plugin. Calls that may bind processes let the plugin touch
-/// only the step's task pids (see the `cpuset` capability).
+/// only the step's task pids (see the `cpuset` capability); the end of a
+/// step or job releases what binding set up for it (step cgroups), when the
+/// plugin holds the `cpuset` grant.
 pub struct TaskPlugin {
     core: PluginCore<TaskKind>,
 }
 
-/// The pids of a step's tasks, which `cpuset` may bind during calls about it.
-fn step_pids(step: &Step, task: Option<&Task>) -> Vec<u32> {
-    let mut pids = step.task_pids.clone();
-    pids.extend(task.map(|t| t.pid));
-    pids
+/// The step a call is about: `cpuset` may bind its task pids (`task-pids`
+/// is indexed by local task id; `task`, the call's own task, comes first so
+/// its local id wins over a disagreeing list).
+fn scope(step: &Step, task: Option<&Task>) -> StepScope {
+    let own = task.map(|t| (t.pid, t.local_id));
+    let listed = (0u32..)
+        .zip(&step.task_pids)
+        .map(|(local, &pid)| (pid, local));
+    StepScope::new(step.job_id, step.step_id, own.into_iter().chain(listed))
 }
 
 impl TaskPlugin {
@@ -72,7 +80,7 @@ impl TaskPlugin {
     }
 
     pub fn slurmd_batch_request(&self, request: &BatchRequest) -> Result<CpuBinding, CallError> {
-        let (binding, _) = self.core.call("slurmd-batch-request", &[], |b, s| {
+        let (binding, _) = self.core.call("slurmd-batch-request", None, |b, s| {
             b.slurm_plugin_task().call_slurmd_batch_request(s, request)
         })?;
         self.check_binding("slurmd-batch-request", &binding)?;
@@ -80,7 +88,7 @@ impl TaskPlugin {
     }
 
     pub fn slurmd_launch_request(&self, request: &LaunchRequest) -> Result<CpuBinding, CallError> {
-        let (binding, _) = self.core.call("slurmd-launch-request", &[], |b, s| {
+        let (binding, _) = self.core.call("slurmd-launch-request", None, |b, s| {
             b.slurm_plugin_task().call_slurmd_launch_request(s, request)
         })?;
         self.check_binding("slurmd-launch-request", &binding)?;
@@ -89,7 +97,7 @@ impl TaskPlugin {
 
     pub fn slurmd_reserve_resources(&self, request: &LaunchRequest) -> Result<(), CallError> {
         self.core
-            .call("slurmd-reserve-resources", &[], |b, s| {
+            .call("slurmd-reserve-resources", None, |b, s| {
                 b.slurm_plugin_task()
                     .call_slurmd_reserve_resources(s, request)
             })
@@ -98,7 +106,7 @@ impl TaskPlugin {
 
     pub fn slurmd_suspend_job(&self, job_id: u32) -> Result<(), CallError> {
         self.core
-            .call("slurmd-suspend-job", &[], |b, s| {
+            .call("slurmd-suspend-job", None, |b, s| {
                 b.slurm_plugin_task().call_slurmd_suspend_job(s, job_id)
             })
             .map(|_| ())
@@ -106,24 +114,29 @@ impl TaskPlugin {
 
     pub fn slurmd_resume_job(&self, job_id: u32) -> Result<(), CallError> {
         self.core
-            .call("slurmd-resume-job", &[], |b, s| {
+            .call("slurmd-resume-job", None, |b, s| {
                 b.slurm_plugin_task().call_slurmd_resume_job(s, job_id)
             })
             .map(|_| ())
     }
 
+    /// The plugin's `slurmd-release-resources`; then, whatever it answered,
+    /// the job's step cgroups are released (see [`Self::post_step`]).
     pub fn slurmd_release_resources(&self, job_id: u32) -> Result<(), CallError> {
-        self.core
-            .call("slurmd-release-resources", &[], |b, s| {
+        let outcome = self
+            .core
+            .call("slurmd-release-resources", None, |b, s| {
                 b.slurm_plugin_task()
                     .call_slurmd_release_resources(s, job_id)
             })
-            .map(|_| ())
+            .map(|_| ());
+        self.release("slurmd-release-resources", job_id, None);
+        outcome
     }
 
     pub fn pre_setuid(&self, step: &Step) -> Result<(), CallError> {
         self.core
-            .call("pre-setuid", &step_pids(step, None), |b, s| {
+            .call("pre-setuid", Some(scope(step, None)), |b, s| {
                 b.slurm_plugin_task().call_pre_setuid(s, step)
             })
             .map(|_| ())
@@ -131,7 +144,7 @@ impl TaskPlugin {
 
     pub fn pre_launch_priv(&self, step: &Step, task: &Task) -> Result<(), CallError> {
         self.core
-            .call("pre-launch-priv", &step_pids(step, Some(task)), |b, s| {
+            .call("pre-launch-priv", Some(scope(step, Some(task))), |b, s| {
                 b.slurm_plugin_task().call_pre_launch_priv(s, step, *task)
             })
             .map(|_| ())
@@ -139,7 +152,7 @@ impl TaskPlugin {
 
     pub fn pre_launch(&self, step: &Step, task: &Task) -> Result<(), CallError> {
         self.core
-            .call("pre-launch", &step_pids(step, Some(task)), |b, s| {
+            .call("pre-launch", Some(scope(step, Some(task))), |b, s| {
                 b.slurm_plugin_task().call_pre_launch(s, step, *task)
             })
             .map(|_| ())
@@ -147,23 +160,42 @@ impl TaskPlugin {
 
     pub fn post_term(&self, step: &Step, task: &Task) -> Result<(), CallError> {
         self.core
-            .call("post-term", &[], |b, s| {
+            .call("post-term", None, |b, s| {
                 b.slurm_plugin_task().call_post_term(s, step, *task)
             })
             .map(|_| ())
     }
 
+    /// The plugin's `post-step`; then, whatever it answered (the step's
+    /// tasks have ended either way), the step's cgroups are released like
+    /// Slurm's task/cgroup removes them at step end.
     pub fn post_step(&self, step: &Step) -> Result<(), CallError> {
-        self.core
-            .call("post-step", &[], |b, s| {
+        let outcome = self
+            .core
+            .call("post-step", None, |b, s| {
                 b.slurm_plugin_task().call_post_step(s, step)
             })
-            .map(|_| ())
+            .map(|_| ());
+        self.release("post-step", step.job_id, Some(step.step_id));
+        outcome
+    }
+
+    /// Asks the `cpuset` provider to release step `step_id` of `job_id`
+    /// (every step when `None`) if this plugin may bind at all. A failure
+    /// (a cgroup that still holds processes) is logged, not returned: it is
+    /// the host's cleanup, not the plugin's answer.
+    fn release(&self, function: &'static str, job_id: u32, step_id: Option<u32>) {
+        if !self.core.settings().grants.allows(Capability::Cpuset) {
+            return;
+        }
+        if let Err(error) = self.core.services().cpuset.release(job_id, step_id) {
+            tracing::warn!(plugin = %self.core.plugin_type(), function, job_id, step_id, "releasing the step's CPU binding: {error:?}");
+        }
     }
 
     pub fn add_pid(&self, pid: u32) -> Result<(), CallError> {
         self.core
-            .call("add-pid", &[], |b, s| {
+            .call("add-pid", None, |b, s| {
                 b.slurm_plugin_task().call_add_pid(s, pid)
             })
             .map(|_| ())
@@ -176,7 +208,7 @@ impl TaskPlugin {
         step_mem: u64,
     ) -> Result<(), CallError> {
         self.core
-            .call("update-mem-limit", &[], |b, s| {
+            .call("update-mem-limit", None, |b, s| {
                 b.slurm_plugin_task()
                     .call_update_mem_limit(s, step, job_mem, step_mem)
             })
