@@ -1,0 +1,608 @@
+//! task/affinity against real Slurm 22.05.8 (issue 6, "Must show": the
+//! anchor's `hw` partition results reproduced).
+//!
+//! `tests/anchor/task/record.sh` ran srun cases on the anchor's `hw`
+//! partition, whose nodes h[1-2] have this machine's shape (1 socket × 2
+//! cores × 1 thread) so their masks are real, and recorded each task's
+//! `Cpus_allowed_list`, its `SLURM_CPU_BIND*` variables, the
+//! `--cpu-bind=verbose` lines, the job's allocation and slurmd's log.
+//! `anchor_task` parses it.
+//!
+//! For each case and each node of its job, the test builds the launch
+//! request that node's slurmd received:
+//!
+//! * the node as the controller knows it (the credential's sockets and
+//!   cores, `CPUs=`) from the recorded `slurm.conf`; the plugin's `init`
+//!   gets that file's settings (`TaskPluginParam`, `SelectTypeParameters`);
+//! * the machine as slurmd detects it (`slurmd -C`) through `FixedTopology`,
+//!   in identity numbering, which `lscpu` shows is this machine's;
+//! * the step's cores on the node from the job's `CPU_IDs` there (one thread
+//!   per core, so CPU id = core); the step is the job's only one and owns
+//!   the whole allocation;
+//! * the global ids of the tasks placed on the node, in local order, from
+//!   the verbose lines (which name node, global and local id); a case whose
+//!   launch failed has one node and every task on it;
+//! * `cpus_per_task`, `--overcommit`, and `cpu_bind_type`, `cpu_bind` and
+//!   `task_dist` from the srun options. The plugin's own `--cpu-bind` and
+//!   `--distribution` parsers are not part of the host's API, so the bits
+//!   are built here from spec 5.2 and 5.7 ([`cpu_bind`], [`task_dist`]);
+//!   slurmd's log line `... dist <n>` confirms the `task_dist` it received.
+//!
+//! It runs the request through the bundled task/affinity (wasm):
+//! `slurmd_launch_request`, then `pre_launch_priv` for each task of the node
+//! with the pid Slurm's task had, binding through `RecordingCpuset`. It
+//! requires what Slurm did: the CPUs each task ran on, the `SLURM_CPU_BIND*`
+//! values, the verbose line (word for word, mask included), the
+//! `cpu_bind_type` slurmstepd held (its debug line), the decision slurmd
+//! logged, and for a launch Slurm refused, the error code and the message
+//! srun printed.
+//!
+//! What the recording shows of 22.05.8, all of which the plugin matches (no
+//! case needs an exception):
+//!
+//! * without `-m`, slurmd receives `task_dist` 0x2000 (unknown), and the
+//!   layout is cyclic;
+//! * on a node without SMT (`CPUs=` equals the core count) slurmd adds
+//!   `one_thread` to every binding; the task environment does not show it;
+//! * a `mask_cpu` list comes back rewritten in CPU set form (`0x1,0x2`
+//!   becomes `1,2` in `SLURM_CPU_BIND`);
+//! * a `map_cpu` or `mask_cpu` CPU outside the step's allocation fails the
+//!   launch with `ESLURMD_CPU_BIND_ERROR` ("CPU binding outside of job step
+//!   allocation, allocated CPUs are: 0x1."), where spec 5.4 says releases up
+//!   to 22.05 only logged it and went on;
+//! * `none` prints `mask 0x0` in its verbose line, not the inherited set,
+//!   and the task keeps slurmstepd's CPUs;
+//! * h1 and h2 are one machine: a two-node job's tasks on both nodes bind to
+//!   the same two CPUs, and `CPU_IDs` agree with the machine's cores.
+
+mod anchor_task;
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use anchor_task::{Case, Recording};
+use slurm_wasm_host::capabilities::cpuset::RecordingCpuset;
+use slurm_wasm_host::capabilities::topology::FixedTopology;
+use slurm_wasm_host::kinds::task::LaunchRequest;
+use slurm_wasm_host::setup::records::Cluster;
+use slurm_wasm_host::slurm_conf::{self, NodeConf, SlurmConf};
+use slurm_wasm_host::types::{Step, Task};
+use slurm_wasm_host::{
+    fixtures, CallError, Capability, Grants, Host, HostOptions, PluginSettings, PluginSource,
+    Services, TaskPlugin,
+};
+
+/// `CPU_BIND_*` bits (spec 5.2).
+const VERBOSE: u32 = 0x1;
+const TO_THREADS: u32 = 0x2;
+const TO_CORES: u32 = 0x4;
+const TO_SOCKETS: u32 = 0x8;
+const NONE: u32 = 0x20;
+/// `rank`: Slurm 22.05 still has it (removed in 24.11).
+const RANK: u32 = 0x40;
+const MAP: u32 = 0x80;
+const MASK: u32 = 0x100;
+const ONE_THREAD_PER_CORE: u32 = 0x2000;
+
+/// `task_dist` (spec 5.2): node level, socket level << 4; `UNKNOWN` when
+/// srun got no `-m`.
+const DIST_CYCLIC: u32 = 0x1;
+const DIST_BLOCK: u32 = 0x2;
+const DIST_UNKNOWN: u32 = 0x2000;
+
+/// `ESLURMD_CPU_BIND_ERROR`, which srun reports as "Unable to satisfy cpu
+/// bind request".
+const ESLURMD_CPU_BIND_ERROR: i32 = 4032;
+
+/// The recording, parsed once.
+fn recording() -> &'static Recording {
+    static RECORDING: OnceLock<Recording> = OnceLock::new();
+    RECORDING.get_or_init(|| {
+        Recording::load(&anchor_task::fixture_dir()).unwrap_or_else(|e| panic!("fixtures: {e}"))
+    })
+}
+
+fn conf() -> &'static SlurmConf {
+    static CONF: OnceLock<SlurmConf> = OnceLock::new();
+    CONF.get_or_init(|| {
+        slurm_conf::parse_str(&recording().slurm_conf, std::path::Path::new("slurm.conf"))
+            .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+/// `--cpu-bind` as srun 22.05 sends it (spec 5.7): tokens split at commas,
+/// except that a comma followed by a digit continues a map or mask list.
+/// Only the words the recording uses.
+fn cpu_bind(text: &str) -> (u32, String) {
+    let mut tokens: Vec<String> = Vec::new();
+    for piece in text.split(',') {
+        match tokens.last_mut() {
+            Some(last) if piece.starts_with(|c: char| c.is_ascii_digit()) => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => tokens.push(piece.to_owned()),
+        }
+    }
+    let mut bits = 0;
+    let mut list = String::new();
+    for token in &tokens {
+        bits |= match token.split_once(':') {
+            Some(("map_cpu", l)) => {
+                list = l.to_owned();
+                MAP
+            }
+            Some(("mask_cpu", l)) => {
+                list = l.to_owned();
+                MASK
+            }
+            _ => match token.as_str() {
+                "verbose" => VERBOSE,
+                "threads" => TO_THREADS,
+                "cores" => TO_CORES,
+                "sockets" => TO_SOCKETS,
+                "none" => NONE,
+                "rank" => RANK,
+                other => panic!("--cpu-bind word `{other}` is not taught to this test"),
+            },
+        };
+    }
+    (bits, list)
+}
+
+/// `-m` as `task_dist` (spec 5.2): `node[:socket]`.
+fn task_dist(text: Option<&str>) -> u32 {
+    let level = |word: &str| match word {
+        "cyclic" => DIST_CYCLIC,
+        "block" => DIST_BLOCK,
+        other => panic!("distribution `{other}` is not taught to this test"),
+    };
+    match text.map(|t| t.split(':').collect::<Vec<_>>()).as_deref() {
+        None => DIST_UNKNOWN,
+        Some([node]) => level(node),
+        Some([node, socket]) => level(node) | level(socket) << 4,
+        Some(other) => panic!("distribution {other:?} is not taught to this test"),
+    }
+}
+
+/// The names slurmd gives `cpu_bind_type` bits in its log
+/// (`slurm_sprint_cpu_bind_type`), as bits.
+fn bind_words(words: &[&str]) -> u32 {
+    words
+        .iter()
+        .map(|w| match *w {
+            "verbose" => VERBOSE,
+            "threads" => TO_THREADS,
+            "cores" => TO_CORES,
+            "sockets" => TO_SOCKETS,
+            "none" => NONE,
+            "rank" => RANK,
+            "map_cpu" => MAP,
+            "mask_cpu" => MASK,
+            "one_thread" => ONE_THREAD_PER_CORE,
+            other => panic!("cpu_bind_type word `{other}` is not taught to this test"),
+        })
+        .fold(0, |bits, bit| bits | bit)
+}
+
+/// A task of the case on a node.
+#[derive(Debug, Clone, Copy)]
+struct Placed {
+    global_id: u32,
+    /// The pid Slurm's task had; none when the launch failed.
+    pid: Option<u32>,
+}
+
+/// The tasks placed on `node`, in local order.
+fn placed(case: &Case, node: &str) -> Vec<Placed> {
+    if case.verbose.is_empty() {
+        assert_eq!(
+            case.job.nodes.len(),
+            1,
+            "{}: no verbose line to place tasks by",
+            case.name
+        );
+        return (0..case.srun.ntasks)
+            .map(|global_id| Placed {
+                global_id,
+                pid: None,
+            })
+            .collect();
+    }
+    let mut lines: Vec<_> = case.verbose.iter().filter(|l| l.node == node).collect();
+    lines.sort_by_key(|l| l.local_id);
+    for (local_id, line) in lines.iter().enumerate() {
+        assert_eq!(line.local_id, local_id as u32, "{}: {line:?}", case.name);
+    }
+    lines
+        .iter()
+        .map(|l| Placed {
+            global_id: l.global_id,
+            pid: Some(l.pid),
+        })
+        .collect()
+}
+
+fn node_conf(name: &str) -> &'static NodeConf {
+    conf()
+        .nodes
+        .iter()
+        .find(|n| n.name == name)
+        .unwrap_or_else(|| panic!("node {name} not in the recorded slurm.conf"))
+}
+
+/// The launch request `node`'s slurmd received for `case`.
+fn launch_request(case: &Case, node: &str, tasks: &[Placed]) -> LaunchRequest {
+    let conf = node_conf(node);
+    let cores = u32::from(conf.sockets) * u32::from(conf.cores_per_socket);
+    let threads = u32::from(conf.threads_per_core);
+    let cpu_ids = case
+        .job
+        .cpu_ids(node)
+        .unwrap_or_else(|| panic!("{}: no CPU_IDs on {node}", case.name));
+    let step_cores = fixtures::bitmap(cores, cpu_ids.iter().map(|cpu| cpu / threads));
+    let (cpu_bind_type, cpu_bind) = cpu_bind(case.srun.cpu_bind.as_deref().unwrap_or(""));
+    let mut request = fixtures::launch_request(case.job.job_id, tasks.len() as u32, 0);
+    request.node_count = case.job.nodes.len() as u32;
+    request.node_id = case.job.nodes.iter().position(|n| n == node).unwrap() as u32;
+    request.node_name = node.to_owned();
+    request.user_id = 0;
+    request.group_id = 0;
+    request.total_tasks = case.srun.ntasks;
+    request.global_task_ids = tasks.iter().map(|t| t.global_id).collect();
+    request.cpus_per_task = case.srun.cpus_per_task;
+    request.cpu_bind_type = cpu_bind_type;
+    request.cpu_bind = cpu_bind;
+    request.task_dist = task_dist(case.srun.distribution.as_deref());
+    request.overcommit = case.srun.overcommit;
+    request.job_cores = step_cores.clone();
+    request.step_cores = step_cores;
+    request.sockets = conf.sockets;
+    request.cores_per_socket = conf.cores_per_socket;
+    request.threads_per_core_conf = conf.threads_per_core;
+    request.cpus_conf = conf.cpus;
+    request
+}
+
+/// The bundled task/affinity on `node`, on the machine `slurmd -C` saw,
+/// with `cpuset` recording bindings.
+fn plugin_on(node: &str) -> (TaskPlugin, Arc<RecordingCpuset>) {
+    let hw = recording().hardware;
+    let cpuset = Arc::new(RecordingCpuset::default());
+    let services = Services {
+        topology: Arc::new(FixedTopology::new(
+            hw.boards * hw.sockets_per_board,
+            hw.cores_per_socket,
+            hw.threads_per_core,
+            false,
+        )),
+        cpuset: cpuset.clone(),
+        ..Services::default()
+    };
+    let host = Host::new(HostOptions {
+        services,
+        ..HostOptions::default()
+    })
+    .expect("host");
+    let settings = PluginSettings {
+        grants: [Capability::Topology, Capability::Cpuset]
+            .into_iter()
+            .collect::<Grants>(),
+        ..PluginSettings::default()
+    };
+    let plugin = TaskPlugin::load(
+        &host,
+        &PluginSource::Bundled("task/affinity".into()),
+        settings,
+    )
+    .expect("load task/affinity");
+    let cluster = Cluster::from_slurm_conf(conf()).unwrap_or_else(|e| panic!("{e}"));
+    plugin.init(&cluster.task_config(node)).expect("init");
+    (plugin, cpuset)
+}
+
+/// Runs `f`, returning what it returned and the lines plugins logged
+/// meanwhile on this thread.
+fn logged<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let subscriber = tracing_subscriber::registry().with(PluginLog(lines.clone()));
+    let out = tracing::subscriber::with_default(subscriber, f);
+    let lines = std::mem::take(&mut *lines.lock().unwrap());
+    (out, lines)
+}
+
+/// Collects the messages of the host's plugin log target.
+struct PluginLog(Arc<Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for PluginLog {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Message(Option<String>);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = Some(format!("{value:?}"));
+                }
+            }
+        }
+        if event.metadata().target() == "slurm_wasm::plugin" {
+            let mut message = Message(None);
+            event.record(&mut message);
+            self.0.lock().unwrap().extend(message.0);
+        }
+    }
+}
+
+/// Replays the case `name` on every node of its job.
+fn replay(name: &str) {
+    let case = recording()
+        .case(name)
+        .unwrap_or_else(|| panic!("case {name} not recorded"));
+    for node in &case.job.nodes {
+        replay_node(case, node);
+    }
+}
+
+fn replay_node(case: &Case, node: &str) {
+    let name = &case.name;
+    let tasks = placed(case, node);
+    let request = launch_request(case, node, &tasks);
+    let (plugin, cpuset) = plugin_on(node);
+    let (result, log) = logged(|| plugin.slurmd_launch_request(&request));
+
+    // The decision slurmd logged, word for word (it names the dist the
+    // request carried and the type the plugin reached).
+    let decision = case
+        .decision(node)
+        .unwrap_or_else(|| panic!("{name}: slurmd on {node} logged no decision"));
+    assert!(
+        log.iter().any(|l| l == decision),
+        "{name} on {node}: Slurm logged `{decision}`, the plugin {log:#?}"
+    );
+    if let Some((_, dist)) = decision.rsplit_once(", dist ") {
+        assert_eq!(dist, request.task_dist.to_string(), "{name}: task_dist");
+    }
+
+    if case.exit_status != 0 {
+        // srun printed slurmd's message, then the launch failure.
+        let message = case.stderr[0]
+            .strip_prefix("srun: error: ")
+            .unwrap_or_else(|| panic!("{name}: {:?}", case.stderr));
+        let failure = format!("failed on node {node}: Unable to satisfy cpu bind request");
+        assert!(
+            case.stderr[1].ends_with(&failure),
+            "{name}: {:?}",
+            case.stderr
+        );
+        match result {
+            Err(CallError::Plugin {
+                code, message: m, ..
+            }) => {
+                assert_eq!(
+                    (code, m.as_str()),
+                    (ESLURMD_CPU_BIND_ERROR, message),
+                    "{name}"
+                );
+            }
+            other => {
+                panic!("{name} on {node}: Slurm refused the launch, the plugin gave {other:?}")
+            }
+        }
+        return;
+    }
+    let binding = result.unwrap_or_else(|e| panic!("{name} on {node}: {e}"));
+
+    // The environment of every task on the node.
+    let mut env: Vec<(String, String)> = binding
+        .env
+        .iter()
+        .map(|kv| (kv.key.clone(), kv.value.clone()))
+        .collect();
+    env.sort();
+    for task in &tasks {
+        assert_eq!(
+            env, case.tasks[&task.global_id].env,
+            "{name} on {node}: SLURM_CPU_BIND* of task {}",
+            task.global_id
+        );
+    }
+
+    let mut step = fixtures::step(case.job.job_id, 0);
+    step.user_id = 0;
+    step.group_id = 0;
+    step.node_name = node.to_owned();
+    step.node_id = request.node_id;
+    step.local_tasks = tasks.len() as u32;
+    step.total_tasks = request.total_tasks;
+    step.cpus_per_task = request.cpus_per_task;
+    step.cpu_bind_type = binding.cpu_bind_type;
+    step.cpu_bind = binding.cpu_bind.clone();
+    step.cores = request.step_cores.clone();
+    step.task_pids = tasks.iter().map(|t| t.pid.unwrap()).collect();
+    for (local_id, placed) in tasks.iter().enumerate() {
+        launch_task(case, node, &plugin, &cpuset, &step, local_id as u32, placed);
+    }
+}
+
+/// `pre_launch_priv` for one task, compared with what Slurm's task ran on
+/// and printed.
+fn launch_task(
+    case: &Case,
+    node: &str,
+    plugin: &TaskPlugin,
+    cpuset: &RecordingCpuset,
+    step: &Step,
+    local_id: u32,
+    placed: &Placed,
+) {
+    let name = &case.name;
+    let global_id = placed.global_id;
+    let pid = placed.pid.unwrap();
+    let stepd_bind = case
+        .stepd_bind(node, global_id)
+        .unwrap_or_else(|| panic!("{name}: no bind type logged for task {global_id}"));
+    assert_eq!(
+        step.cpu_bind_type,
+        bind_words(&stepd_bind),
+        "{name} on {node}: cpu_bind_type slurmstepd held ({stepd_bind:?})"
+    );
+    let task = Task {
+        local_id,
+        global_id,
+        pid,
+    };
+    let (result, log) = logged(|| plugin.pre_launch_priv(step, &task));
+    result.unwrap_or_else(|e| panic!("{name} on {node}: task {global_id}: {e}"));
+
+    let line = case
+        .verbose
+        .iter()
+        .find(|l| l.global_id == global_id)
+        .unwrap();
+    assert!(
+        log.contains(&line.text),
+        "{name} on {node}: Slurm printed `{}`, the plugin logged {log:#?}",
+        line.text
+    );
+
+    let bound: Vec<Vec<u32>> = cpuset
+        .bound
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(p, _)| *p == pid)
+        .map(|(_, cpus)| cpus.clone())
+        .collect();
+    let ran_on = &case.tasks[&global_id].cpus_allowed;
+    if line.set {
+        assert_eq!(
+            bound,
+            std::slice::from_ref(ran_on),
+            "{name} on {node}: task {global_id}"
+        );
+    } else {
+        // Not bound: the task kept slurmstepd's CPUs.
+        assert!(
+            bound.is_empty(),
+            "{name} on {node}: task {global_id} bound to {bound:?}"
+        );
+        let inherited = case
+            .stepd_cpus(node)
+            .unwrap_or_else(|| panic!("{name}: slurmstepd's CPU mask not logged"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&inherited, ran_on, "{name} on {node}: task {global_id}");
+    }
+}
+
+#[test]
+fn the_machine_numbers_cpus_in_identity_order() {
+    // FixedTopology's identity numbering: the OS id of each CPU is its
+    // position in socket, core order.
+    let mut cpus = recording().cpus.clone();
+    cpus.sort_by_key(|c| (c.socket, c.core, c.cpu));
+    for (position, cpu) in cpus.iter().enumerate() {
+        assert_eq!(cpu.cpu, position as u32, "{cpu:?}");
+    }
+    let hw = recording().hardware;
+    assert_eq!(
+        hw.threads_per_core, 1,
+        "one thread per core: CPU_IDs are cores"
+    );
+    // The controller's view of h[1-2] is the machine's.
+    for node in ["h1", "h2"] {
+        let conf = node_conf(node);
+        assert_eq!(
+            (
+                conf.sockets,
+                conf.cores_per_socket,
+                conf.threads_per_core,
+                conf.cpus
+            ),
+            (
+                hw.boards * hw.sockets_per_board,
+                hw.cores_per_socket,
+                hw.threads_per_core,
+                hw.cpus
+            ),
+            "{node}"
+        );
+    }
+}
+
+#[test]
+fn srun_options_as_bits() {
+    assert_eq!(cpu_bind("verbose"), (VERBOSE, String::new()));
+    assert_eq!(
+        cpu_bind("verbose,map_cpu:1,0"),
+        (VERBOSE | MAP, "1,0".into())
+    );
+    assert_eq!(
+        cpu_bind("verbose,mask_cpu:0x1,0x2"),
+        (VERBOSE | MASK, "0x1,0x2".into())
+    );
+    assert_eq!(
+        cpu_bind("cores,verbose"),
+        (VERBOSE | TO_CORES, String::new())
+    );
+    assert_eq!(task_dist(None), DIST_UNKNOWN);
+    assert_eq!(task_dist(Some("block:cyclic")), 0x12, "spec 5.2's example");
+    assert_eq!(bind_words(&["verbose", "mask_cpu", "one_thread"]), 0x2101);
+}
+
+/// The cases replayed below, which must be every case recorded.
+const CASES: &[&str] = &[
+    "N1-n4-overcommit",
+    "N2-n3",
+    "N2-n4",
+    "n1",
+    "n1-c2",
+    "n1-map_cpu-outside",
+    "n1-mask_cpu-wider",
+    "n1-sockets",
+    "n2",
+    "n2-block-cyclic",
+    "n2-cores",
+    "n2-map_cpu",
+    "n2-mask_cpu",
+    "n2-none",
+    "n2-rank",
+    "n2-sockets",
+    "n2-threads",
+];
+
+#[test]
+fn every_recorded_case_is_replayed() {
+    let recorded: Vec<&str> = recording().cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(recorded, CASES);
+}
+
+/// One test per case, so a failure names it.
+macro_rules! cases {
+    ($($test:ident => $name:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                replay($name);
+            }
+        )*
+    };
+}
+
+cases! {
+    n1_n4_overcommit_one_cpu_auto_binding_off => "N1-n4-overcommit",
+    two_nodes_three_tasks => "N2-n3",
+    two_nodes_four_tasks => "N2-n4",
+    one_task => "n1",
+    one_task_two_cpus => "n1-c2",
+    map_cpu_outside_the_allocation_is_refused => "n1-map_cpu-outside",
+    mask_cpu_wider_than_the_allocation_is_refused => "n1-mask_cpu-wider",
+    sockets_on_part_of_a_node => "n1-sockets",
+    two_tasks => "n2",
+    block_cyclic => "n2-block-cyclic",
+    cores => "n2-cores",
+    map_cpu => "n2-map_cpu",
+    mask_cpu => "n2-mask_cpu",
+    none => "n2-none",
+    rank => "n2-rank",
+    sockets => "n2-sockets",
+    threads => "n2-threads",
+}
