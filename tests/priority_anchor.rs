@@ -39,12 +39,13 @@
 //! the plugin is given, so each is compared within the bound that rounding
 //! allows (see `Given`).
 //!
-//! Where the contract cannot carry what Slurm used, the test says so:
 //! Slurm 22.05's job-size factor counts `job_ptr->total_cpus`, which for a
-//! pending job is the CPU count of the scheduler's last estimate (whole
-//! cores: 2 CPUs for `-n 1` on the 2-thread `big` nodes), not the CPUs asked
-//! for; the contract's job has no such field. The one job recorded for it
-//! (`alice-small`) is bounded by both counts.
+//! pending job is the scheduler's last estimate in whole cores (2 CPUs for
+//! `-n 1` on the 2-thread `big` nodes), not the CPUs asked for. The
+//! controller hands that to the plugin as the job's `total-cpus`; the test
+//! plays the controller and rounds each pending job's CPUs up to whole
+//! cores of its first partition's nodes (`alice-small` is the job where it
+//! matters).
 
 mod anchor_priority;
 
@@ -89,18 +90,22 @@ struct Inputs {
 fn inputs(rec: &Recording, sample: &Sample) -> Inputs {
     let conf = slurm_conf::parse_str(&rec.slurm_conf, Path::new("slurm.conf"))
         .unwrap_or_else(|e| panic!("{e}"));
-    let mut config = Cluster::from_slurm_conf(&conf)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .priority_config();
+    let cluster = Cluster::from_slurm_conf(&conf).unwrap_or_else(|e| panic!("{e}"));
+    let mut config = cluster.priority_config();
     config.cluster.raw = last_occurrences(&config.cluster.raw);
     let tree = tree(rec, sample);
     let job = |r: &JobRecord| {
-        job(
+        let mut job = job(
             r,
             rec.submitted.iter().find(|s| s.job_id == r.job_id),
             &config,
             &tree,
-        )
+        );
+        job.total_cpus = Some(match job.state {
+            JobState::Pending => whole_cores(&cluster, job.partitions[0], r.min_cpus),
+            _ => r.min_cpus,
+        });
+        job
     };
     let mut pending: Vec<Job> = sample
         .jobs
@@ -335,19 +340,16 @@ fn tres_weights(rec: &Recording) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// The job-size factor of favour-large (spec 4.2) for `cpus` CPUs.
-fn job_size_factor(config: &PriorityConfig, min_nodes: u32, cpus: u32) -> f64 {
-    (f64::from(min_nodes) / f64::from(config.cluster_nodes)
-        + f64::from(cpus) / f64::from(config.cluster_cpus))
-        / 2.0
-}
-
-/// The job whose job-size factor Slurm took from the scheduler's estimate,
-/// which the contract cannot carry (module documentation): its CPUs asked
-/// for, and the whole cores of a 2-thread node they round up to.
-fn scheduler_estimated(rec: &Recording, job_id: u32) -> Option<(u32, u32)> {
-    let sub = rec.submitted.iter().find(|s| s.job_id == job_id)?;
-    (sub.label == "alice-small").then_some((1, 2))
+/// The controller's `total_cpus` of a pending job: its CPUs rounded up to
+/// whole cores of the nodes of `partition` (Slurm 22.05's scheduling
+/// estimate, which the job-size factor reads).
+fn whole_cores(cluster: &Cluster, partition: u32, cpus: u32) -> u32 {
+    let threads = cluster
+        .nodes
+        .iter()
+        .find(|n| n.partitions.contains(&partition))
+        .map_or(1, |n| u32::from(n.threads_per_core.max(1)));
+    cpus.div_ceil(threads) * threads
 }
 
 /// Compares our sprio rows with Slurm's, factor by factor.
@@ -418,8 +420,7 @@ fn compare_factors(
             );
             continue;
         }
-        let mut expected_priority = long.priority;
-        let estimate = scheduler_estimated(rec, long.job_id);
+        let expected_priority = long.priority;
         for (name, ours_w, weighted, normalised, w) in [
             ("age", row.age, long.age, norm.age, weight("AGE")),
             (
@@ -454,25 +455,13 @@ fn compare_factors(
         ] {
             let exact = within(ours_w, weighted, 0.5)
                 && (w == 0.0 || within(ours_w / w, normalised, 0.5e-7));
-            if let (false, "job-size", Some((asked, cores))) = (exact, name, estimate) {
-                // Bounded: Slurm used the estimate (`cores`), the contract
-                // carries what the job asked for (`asked`).
-                let by_asked = w * job_size_factor(&inputs.config, given.details.min_nodes, asked);
-                let by_cores = w * job_size_factor(&inputs.config, given.details.min_nodes, cores);
-                report.check(within(weighted, by_cores, 0.5) && within(ours_w, by_asked, 1e-9 * w), || {
-                    format!("{at}: job-size {ours_w} (Slurm {weighted}; from {asked} CPUs {by_asked}, {cores} CPUs {by_cores})")
-                });
-                expected_priority += ours_w - by_cores;
-                continue;
-            }
             report.check(exact, || {
                 format!("{at}: {name} {ours_w} (Slurm {weighted}, normalised {normalised} x {w})")
             });
         }
         compare_tres(&at, row, full, norm_full, &tres_weights, report);
         let expected = expected_priority.trunc();
-        let bound = if estimate.is_some() { 1.0 } else { 0.0 };
-        report.check((f64::from(row.priority) - expected).abs() <= bound, || {
+        report.check(f64::from(row.priority) == expected, || {
             format!(
                 "{at}: priority {} (Slurm {}, expected {expected})",
                 row.priority, long.priority
@@ -519,30 +508,16 @@ fn compare_tres(
 
 /// Compares `calculate`'s priorities with what slurmctld held. A job with
 /// an explicit priority keeps it: the plugin may leave it out.
-fn compare_priorities(
-    rec: &Recording,
-    sample: &Sample,
-    inputs: &Inputs,
-    ours: &[(u32, u32)],
-    report: &mut Report,
-) {
+fn compare_priorities(sample: &Sample, inputs: &Inputs, ours: &[(u32, u32)], report: &mut Report) {
     for job in inputs.pending.iter().filter(|j| j.priority != 0) {
         let recorded = sample.job(job.job_id).expect("recorded").priority;
         let got = ours
             .iter()
             .find(|(id, _)| *id == job.job_id)
             .map(|(_, p)| *p);
-        let ok = match (got, scheduler_estimated(rec, job.job_id)) {
-            (None, _) => job.direct_set_priority,
-            (Some(p), None) => p == recorded,
-            // The job-size difference of `scheduler_estimated`, times its weight.
-            (Some(p), Some((asked, cores))) => {
-                let w = f64::from(sample.weights.factors["JOBSIZE"]);
-                let delta = w
-                    * (job_size_factor(&inputs.config, job.details.min_nodes, cores)
-                        - job_size_factor(&inputs.config, job.details.min_nodes, asked));
-                p == recorded || (f64::from(p) - (f64::from(recorded) - delta)).abs() <= 1.0
-            }
+        let ok = match got {
+            None => job.direct_set_priority,
+            Some(p) => p == recorded,
         };
         report.check(ok, || {
             format!("job {}: priority {got:?} (Slurm {recorded})", job.job_id)
@@ -721,7 +696,7 @@ fn check_sample(index: usize) {
     // The recorded usage already holds the running jobs' usage up to this
     // pass: they are not given again.
     let priorities = plugin.calculate(&[], &ids).expect("calculate");
-    compare_priorities(rec, sample, &inputs, &priorities, &mut report);
+    compare_priorities(sample, &inputs, &priorities, &mut report);
     let rows = plugin
         .get_priority_factors_list(&inputs.pending, &all_rows(), 0)
         .expect("get-priority-factors-list");
@@ -854,7 +829,7 @@ fn one_decay_pass_from_sample_1_reaches_sample_2() {
             },
         );
     }
-    compare_priorities(rec, second, &after, &priorities, &mut report);
+    compare_priorities(second, &after, &priorities, &mut report);
     let rows = plugin
         .get_priority_factors_list(&after.pending, &all_rows(), 0)
         .expect("get-priority-factors-list");

@@ -114,9 +114,10 @@ fn run_secs(list: &[TresAmount]) -> TresSeconds {
         .collect()
 }
 
-/// What the plugin reads of a job. CPUs and billable TRES come from the
-/// allocation (`resources.ncpus`, else allocated `cpu`); a pending job's
-/// CPU count for the job size factor is its maximum, else minimum request.
+/// What the plugin reads of a job. Billable TRES come from the allocation
+/// (`resources.ncpus`, else allocated `cpu`). The CPU count of the job size
+/// factor is Slurm's: the controller's `total-cpus` when it has one, else
+/// the allocation, else the maximum, else the minimum request.
 fn view(job: &Job) -> JobView<'_> {
     let allocated = tres_list(&job.tres_allocated);
     let allocated_cpus = job
@@ -155,7 +156,12 @@ fn view(job: &Job) -> JobView<'_> {
         begin_time: d.begin_time,
         accrue_time: d.accrue_time,
         min_nodes: d.min_nodes,
-        cpus: allocated_cpus.or(d.max_cpus).unwrap_or(d.min_cpus),
+        cpus: job
+            .total_cpus
+            .filter(|&n| n > 0)
+            .or(allocated_cpus)
+            .or(d.max_cpus)
+            .unwrap_or(d.min_cpus),
         tres: if allocated.is_empty() {
             tres_list(&job.tres_requested)
         } else {
