@@ -194,6 +194,7 @@ fn node(index: usize, conf: &NodeConf, partitions: &[PartitionConf]) -> Result<N
                 count: g.count,
             })
             .collect(),
+        gres_topology: Vec::new(),
         state: node_state(conf.state),
         partitions: partitions
             .iter()
