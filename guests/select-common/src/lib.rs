@@ -1,0 +1,32 @@
+//! `select-common`: the code Slurm's select plugins share, in plain Rust
+//! that builds natively as well as for `wasm32-wasip2`.
+//!
+//! * [`pack`]: Slurm's network byte order packing (`pack16`, `packstr`,
+//!   `packdouble`, ...) with bounds-checked unpacking;
+//! * [`protocol`]: the RPC protocol versions a plugin accepts in
+//!   `pack`/`unpack` (20.11 to 22.05);
+//! * [`nodes`]: the compact node table built from `node-init`;
+//! * [`job`]: what a select plugin reads of a `job` record;
+//! * [`nodeinfo`] and [`jobinfo`]: the `select-nodeinfo` and
+//!   `select-jobinfo` resources (`select_nodeinfo_t`, `select_jobinfo_t`);
+//! * [`state`]: a self-describing, versioned state blob for
+//!   `state-save`/`state-restore`;
+//! * [`resources`]: `job_resources` builders (per-node entries in node-index
+//!   order, run-length CPU arrays).
+//!
+//! Nothing here is specific to one plugin's algorithm.
+
+pub mod job;
+pub mod jobinfo;
+pub mod nodeinfo;
+pub mod nodes;
+pub mod pack;
+pub mod protocol;
+pub mod resources;
+pub mod state;
+
+pub use job::{Allocation, JobView, MemRequest, NodeAlloc};
+pub use jobinfo::JobInfo;
+pub use nodeinfo::{NodeInfo, NodeInfoTable};
+pub use nodes::{NodeRec, NodeTable};
+pub use resources::{cpu_array, ResourcesBuilder};

@@ -1,0 +1,291 @@
+//! `select_nodeinfo_t`: what a select plugin tells the controller about a
+//! node's allocation (`sinfo`'s allocated CPUs and memory, the node's
+//! allocated TRES), and the table `nodeinfo-set-all` refreshes.
+//!
+//! Packed as Slurm 20.11–22.05 do for both select/linear and
+//! select/cons_tres: `pack16(alloc_cpus)`, `pack64(alloc_memory)`,
+//! `packstr(tres_alloc_fmt_str)`, `packdouble(tres_alloc_weighted)`.
+
+use slurm_wasm_sdk::select::{GuestSelectNodeinfo, NodeinfoField, NodeinfoValue, SelectNodeinfo};
+use slurm_wasm_sdk::types::PluginError;
+use slurm_wasm_sdk::{codes, Error};
+
+use crate::pack::{Packer, Unpacker};
+use crate::protocol;
+
+/// `NODE_STATE_ALLOCATED` (base state 3): the `state` argument of `get`
+/// for which `subcnt` reports the allocated CPUs.
+pub const NODE_STATE_ALLOCATED: u32 = 3;
+
+/// One node's `select_nodeinfo_t`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeInfo {
+    /// CPUs allocated on the node.
+    pub alloc_cpus: u16,
+    /// MB allocated on the node.
+    pub alloc_memory: u64,
+    /// `cpu=4,mem=2000M`; `None` when nothing is allocated (Slurm's NULL).
+    pub tres_alloc_fmt_str: Option<String>,
+    /// The allocated TRES weighted by the node's TRES weights (the CPU
+    /// count when the node has none, as Slurm's `assoc_mgr_tres_weighted`).
+    pub tres_alloc_weighted: f64,
+}
+
+impl NodeInfo {
+    /// The record for `alloc_cpus` CPUs and `alloc_memory` MB allocated,
+    /// whose allocated TRES are `tres_cpus` CPUs and `tres_memory` MB: the
+    /// TRES string and the weight Slurm derives from them (no node TRES
+    /// weights: weight = CPU count).
+    pub fn with_tres(alloc_cpus: u16, alloc_memory: u64, tres_cpus: u16, tres_memory: u64) -> Self {
+        NodeInfo {
+            alloc_cpus,
+            alloc_memory,
+            tres_alloc_fmt_str: tres_alloc_string(tres_cpus, tres_memory),
+            tres_alloc_weighted: f64::from(tres_cpus),
+        }
+    }
+
+    /// A node with nothing allocated but `alloc_memory` MB reserved: no
+    /// CPUs, no TRES string, weight 0.
+    pub fn idle(alloc_memory: u64) -> Self {
+        NodeInfo {
+            alloc_memory,
+            ..NodeInfo::default()
+        }
+    }
+
+    /// `select_p_select_nodeinfo_pack`; `EINVAL` for an unsupported
+    /// protocol version.
+    pub fn pack(&self, protocol_version: u16) -> Result<Vec<u8>, Error> {
+        protocol::check(protocol_version, "select nodeinfo pack")?;
+        let mut p = Packer::new();
+        p.u16(self.alloc_cpus)
+            .u64(self.alloc_memory)
+            .str(self.tres_alloc_fmt_str.as_deref())
+            .f64(self.tres_alloc_weighted);
+        Ok(p.finish())
+    }
+
+    /// `select_p_select_nodeinfo_unpack`; `EINVAL` for an unsupported
+    /// protocol version, truncated data or bytes left over.
+    pub fn unpack(data: &[u8], protocol_version: u16) -> Result<Self, Error> {
+        protocol::check(protocol_version, "select nodeinfo unpack")?;
+        let mut u = Unpacker::new(data, "select nodeinfo unpack");
+        let info = NodeInfo {
+            alloc_cpus: u.u16("alloc_cpus")?,
+            alloc_memory: u.u64("alloc_memory")?,
+            tres_alloc_fmt_str: u.str("tres_alloc_fmt_str")?,
+            tres_alloc_weighted: u.f64("tres_alloc_weighted")?,
+        };
+        u.finish()?;
+        Ok(info)
+    }
+
+    /// `select_p_select_nodeinfo_get`: `subcnt` is the allocated CPUs when
+    /// `state` is `NODE_STATE_ALLOCATED` and 0 for any other state; `ptr`
+    /// has no meaning across the boundary and is `SLURM_ERROR`.
+    pub fn get(&self, field: NodeinfoField, state: u32) -> Result<NodeinfoValue, Error> {
+        Ok(match field {
+            NodeinfoField::Subcnt => NodeinfoValue::Count(if state == NODE_STATE_ALLOCATED {
+                self.alloc_cpus
+            } else {
+                0
+            }),
+            NodeinfoField::Ptr => return Err(Error::new(
+                codes::SLURM_ERROR,
+                "select nodeinfo get: the ptr field is a C pointer and cannot cross the boundary",
+            )),
+            NodeinfoField::MemAlloc => NodeinfoValue::Memory(self.alloc_memory),
+            NodeinfoField::TresAllocFmtStr => {
+                NodeinfoValue::Text(self.tres_alloc_fmt_str.clone().unwrap_or_default())
+            }
+            NodeinfoField::TresAllocWeighted => NodeinfoValue::Weighted(self.tres_alloc_weighted),
+        })
+    }
+}
+
+/// Slurm's allocated-TRES string of a node (`assoc_mgr_make_tres_str_from_array`
+/// with unit conversion): `cpu=N` and `mem=` in the largest exact unit
+/// (`2000M`, `4G`), zero counts left out, `None` when both are zero.
+pub fn tres_alloc_string(cpus: u16, memory_mb: u64) -> Option<String> {
+    let mut parts = Vec::new();
+    if cpus > 0 {
+        parts.push(format!("cpu={cpus}"));
+    }
+    if memory_mb > 0 {
+        parts.push(format!("mem={}", exact_unit(memory_mb)));
+    }
+    (!parts.is_empty()).then(|| parts.join(","))
+}
+
+/// A MB count in the largest unit that divides it exactly (M, G, T, P).
+fn exact_unit(mut value: u64) -> String {
+    let units = ['M', 'G', 'T', 'P'];
+    let mut unit = 0;
+    while unit + 1 < units.len() && value.is_multiple_of(1024) {
+        value /= 1024;
+        unit += 1;
+    }
+    format!("{value}{}", units[unit])
+}
+
+impl GuestSelectNodeinfo for NodeInfo {
+    fn new() -> Self {
+        NodeInfo::default()
+    }
+
+    fn pack(&self, protocol_version: u16) -> Result<Vec<u8>, PluginError> {
+        NodeInfo::pack(self, protocol_version).map_err(Into::into)
+    }
+
+    fn unpack(data: Vec<u8>, protocol_version: u16) -> Result<SelectNodeinfo, PluginError> {
+        NodeInfo::unpack(&data, protocol_version)
+            .map(SelectNodeinfo::new)
+            .map_err(Into::into)
+    }
+
+    fn get(&self, field: NodeinfoField, state: u32) -> Result<NodeinfoValue, PluginError> {
+        NodeInfo::get(self, field, state).map_err(Into::into)
+    }
+}
+
+/// Every node's nodeinfo, as `nodeinfo-set-all` last left it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeInfoTable {
+    infos: Vec<NodeInfo>,
+    /// Set once the first `refresh` ran.
+    refreshed: bool,
+}
+
+impl NodeInfoTable {
+    /// Replaces the table with `fresh`. Returns `false` when a previous
+    /// refresh left exactly the same table: `nodeinfo-set-all` then answers
+    /// `SLURM_NO_CHANGE_IN_DATA`.
+    pub fn refresh(&mut self, fresh: Vec<NodeInfo>) -> bool {
+        let changed = !self.refreshed || fresh != self.infos;
+        self.infos = fresh;
+        self.refreshed = true;
+        changed
+    }
+
+    /// Updates one node (`nodeinfo-set` of a job's nodes).
+    pub fn set(&mut self, node: usize, info: NodeInfo) {
+        if self.infos.len() <= node {
+            self.infos.resize(node + 1, NodeInfo::default());
+        }
+        self.infos[node] = info;
+    }
+
+    /// Node `node`'s info: an empty record if the node was never refreshed.
+    pub fn get(&self, node: usize) -> NodeInfo {
+        self.infos.get(node).cloned().unwrap_or_default()
+    }
+
+    /// Forgets everything (`node-init`): the next refresh reports a change.
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+}
+
+/// `SLURM_NO_CHANGE_IN_DATA` as the error `nodeinfo-set-all` returns when
+/// nothing changed.
+pub fn no_change() -> Error {
+    Error::new(
+        codes::SLURM_NO_CHANGE_IN_DATA,
+        "no node information changed since the last nodeinfo-set-all",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_layout_is_slurms() {
+        // select_p_select_nodeinfo_pack (20.11-22.05): u16 cpus, u64 memory,
+        // packstr, packdouble (bits of value * 1e6), big-endian.
+        let info = NodeInfo::with_tres(4, 2000, 4, 2000);
+        let bytes = info.pack(protocol::SLURM_22_05).unwrap();
+        let mut expected = vec![0, 4, 0, 0, 0, 0, 0, 0, 0x07, 0xd0];
+        let s = b"cpu=4,mem=2000M\0";
+        expected.extend_from_slice(&(s.len() as u32).to_be_bytes());
+        expected.extend_from_slice(s);
+        expected.extend_from_slice(&4_000_000.0f64.to_bits().to_be_bytes());
+        assert_eq!(bytes, expected);
+        for v in [
+            protocol::SLURM_20_11,
+            protocol::SLURM_21_08,
+            protocol::SLURM_22_05,
+        ] {
+            assert_eq!(NodeInfo::unpack(&bytes, v).unwrap(), info);
+        }
+    }
+
+    #[test]
+    fn unpack_refuses_truncation_versions_and_trailing_bytes() {
+        let bytes = NodeInfo::with_tres(4, 2000, 4, 2000)
+            .pack(protocol::CURRENT)
+            .unwrap();
+        for cut in 0..bytes.len() {
+            let err = NodeInfo::unpack(&bytes[..cut], protocol::CURRENT).unwrap_err();
+            assert_eq!(err.code, codes::EINVAL, "cut at {cut}");
+        }
+        let mut long = bytes.clone();
+        long.push(0);
+        assert_eq!(
+            NodeInfo::unpack(&long, protocol::CURRENT).unwrap_err().code,
+            codes::EINVAL
+        );
+        // 23.02's protocol version (39 << 8) is not one 22.05 speaks.
+        assert_eq!(
+            NodeInfo::unpack(&bytes, 39 << 8).unwrap_err().code,
+            codes::EINVAL
+        );
+        assert!(NodeInfo::default().pack(0x2300).is_err());
+    }
+
+    #[test]
+    fn subcnt_only_for_allocated_state() {
+        // select_p_select_nodeinfo_get: SUBCNT answers alloc_cpus only for
+        // NODE_STATE_ALLOCATED.
+        let info = NodeInfo::with_tres(8, 0, 8, 0);
+        let get = |field, state| info.get(field, state).unwrap();
+        assert!(matches!(
+            get(NodeinfoField::Subcnt, NODE_STATE_ALLOCATED),
+            NodeinfoValue::Count(8)
+        ));
+        assert!(matches!(
+            get(NodeinfoField::Subcnt, 2),
+            NodeinfoValue::Count(0)
+        ));
+        assert!(matches!(
+            get(NodeinfoField::TresAllocFmtStr, 0),
+            NodeinfoValue::Text(t) if t == "cpu=8"
+        ));
+        assert!(matches!(
+            get(NodeinfoField::TresAllocWeighted, 0),
+            NodeinfoValue::Weighted(w) if w == 8.0
+        ));
+        assert_eq!(
+            info.get(NodeinfoField::Ptr, 0).unwrap_err().code,
+            codes::SLURM_ERROR
+        );
+    }
+
+    #[test]
+    fn tres_string_uses_exact_units() {
+        assert_eq!(tres_alloc_string(0, 0), None);
+        assert_eq!(tres_alloc_string(4, 4096).as_deref(), Some("cpu=4,mem=4G"));
+        assert_eq!(tres_alloc_string(0, 1000).as_deref(), Some("mem=1000M"));
+    }
+
+    #[test]
+    fn refresh_reports_no_change_only_after_an_identical_refresh() {
+        let mut table = NodeInfoTable::default();
+        assert!(table.refresh(vec![NodeInfo::default()]));
+        assert!(!table.refresh(vec![NodeInfo::default()]));
+        assert!(table.refresh(vec![NodeInfo::with_tres(1, 0, 1, 0)]));
+        table.clear();
+        assert!(table.refresh(vec![NodeInfo::with_tres(1, 0, 1, 0)]));
+    }
+}

@@ -1,0 +1,370 @@
+//! Which candidate nodes a job may use (`_job_count_bitmap`, spec 1.3) and
+//! how many CPUs each contributes (`_get_avail_cpus`, spec 1.2).
+
+use select_common::{MemRequest, NodeRec, NodeTable};
+use slurm_wasm_sdk::types::{GresRequest, GresScope, JobDetails};
+use slurm_wasm_sdk::{Bitmap, Error};
+
+use crate::config::Config;
+use crate::usage::{NodeUsage, Usage};
+
+/// `NO_SHARE_LIMIT`: no limit on the run or tot job counts.
+pub const NO_SHARE_LIMIT: u32 = 0xfffe;
+
+/// How the filter treats current usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterMode {
+    /// `SELECT_MODE_TEST_ONLY`: total GRES, nothing else checked.
+    TestOnly,
+    /// RUN_NOW and WILL_RUN: free GRES, memory, exclusivity, job counts.
+    Live,
+}
+
+/// CPUs a node contributes to the job (spec 1.2): the node's CPUs, raised
+/// to cores × ntasks-per-core × cpus-per-task when `--ntasks-per-core` is
+/// set, then capped at ntasks-per-node × cpus-per-task when
+/// `--ntasks-per-node` is set.
+pub fn avail_cpus(node: &NodeRec, d: &JobDetails) -> u32 {
+    let cpus_per_task = u32::from(d.cpus_per_task.max(1));
+    let mut avail = u32::from(node.cpus);
+    if d.ntasks_per_core != 0 && d.ntasks_per_core != 0xffff {
+        avail = avail.max(node.cores() * u32::from(d.ntasks_per_core) * cpus_per_task);
+    }
+    if d.ntasks_per_node > 0 {
+        avail = avail.min(u32::from(d.ntasks_per_node) * cpus_per_task);
+    }
+    avail
+}
+
+/// Memory the job needs on `node` under `CR_Memory` (spec 1.3 step 3).
+pub fn job_node_memory(memory: MemRequest, node: &NodeRec) -> u64 {
+    match memory {
+        MemRequest::PerCpu(m) => m * u64::from(node.cpus),
+        MemRequest::PerNode(m) => m,
+        MemRequest::None => node.real_memory,
+    }
+}
+
+/// `ESLURM_UNSUPPORTED_GRES`: "Requested GRES option unsupported by
+/// configured SelectType plugin".
+pub const ESLURM_UNSUPPORTED_GRES: i32 = 2122;
+
+/// Slurm 22.05 refuses, for any select plugin but cons_tres, GRES requested
+/// per job, per socket or per task (`--gpus`, `--gpus-per-socket`,
+/// `--gpus-per-task`) and CPUs or memory per GRES (`--cpus-per-gpu`,
+/// `--mem-per-gpu`): only per-node requests (`--gres`, `--gpus-per-node`)
+/// reach linear. `ESLURM_UNSUPPORTED_GRES` naming the request otherwise.
+pub fn check_gres(d: &JobDetails) -> Result<(), Error> {
+    for req in &d.gres {
+        if req.scope != GresScope::PerNode
+            || req.cpus_per_gres.is_some()
+            || req.mem_per_gres.is_some()
+        {
+            return Err(Error::new(
+                ESLURM_UNSUPPORTED_GRES,
+                format!(
+                    "Requested GRES option unsupported by configured SelectType plugin: \
+                     {} {:?} (select/linear takes per-node GRES counts only; \
+                     per-job/socket/task GRES and CPUs or memory per GRES need select/cons_tres)",
+                    req.name, req.scope
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The per-node GRES requests of a job: `(name, type, count)`.
+pub fn per_node_gres(d: &JobDetails) -> impl Iterator<Item = &GresRequest> {
+    d.gres.iter().filter(|g| g.scope == GresScope::PerNode)
+}
+
+/// Step 1 of spec 1.3: can the node's GRES (total in TEST_ONLY, free
+/// otherwise) satisfy every per-node GRES request of the job? A node that cannot
+/// gives the job no usable cores and is rejected.
+fn gres_fits(node: &NodeRec, usage: &NodeUsage, d: &JobDetails, mode: FilterMode) -> bool {
+    per_node_gres(d).all(|req| {
+        let total = node.gres_count(&req.name, req.type_name.as_deref());
+        let free = match mode {
+            FilterMode::TestOnly => total,
+            FilterMode::Live => {
+                total.saturating_sub(usage.gres_allocated(&req.name, req.type_name.as_deref()))
+            }
+        };
+        free >= req.count
+    })
+}
+
+/// The tables every test reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    pub nodes: &'a NodeTable,
+    pub config: &'a Config,
+}
+
+/// The job being placed, as the filter reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct Pending<'a> {
+    pub details: &'a JobDetails,
+    pub memory: MemRequest,
+}
+
+/// `_job_count_bitmap` (spec 1.3): the candidates the job may use given
+/// at most `run_cnt` running and `tot_cnt` running-plus-suspended jobs per
+/// node, counted over **all** partitions of the node. Returns the accepted
+/// nodes (a subset of `candidates`).
+pub fn count_bitmap(
+    ctx: Ctx<'_>,
+    usage: &Usage,
+    job: Pending<'_>,
+    candidates: &Bitmap,
+    run_cnt: u32,
+    tot_cnt: u32,
+    mode: FilterMode,
+) -> Bitmap {
+    let mut out = Bitmap::new(candidates.len());
+    for i in candidates.ones() {
+        let (Some(node), Some(use_)) = (ctx.nodes.get(i), usage.nodes.get(i)) else {
+            continue;
+        };
+        if !gres_fits(node, use_, job.details, mode) {
+            continue;
+        }
+        if mode == FilterMode::TestOnly {
+            out.set(i, true);
+            continue;
+        }
+        if ctx.config.memory
+            && use_.alloc_memory + job_node_memory(job.memory, node) > node.usable_memory()
+        {
+            continue;
+        }
+        if use_.exclusive_cnt != 0 {
+            continue;
+        }
+        if use_.run_sum() > run_cnt || use_.tot_sum() > tot_cnt {
+            continue;
+        }
+        out.set(i, true);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slurm_wasm_sdk::testkit::fixtures;
+    use slurm_wasm_sdk::types::GresCount;
+
+    fn node(cpus_s: u16, cores: u16, threads: u16) -> NodeRec {
+        NodeRec::from_node(&fixtures::node(0, "n", cpus_s, cores, threads, 1000)).unwrap()
+    }
+
+    #[test]
+    fn avail_cpus_rules_of_1_2() {
+        // Spec 1.2: avail = cpus, ntasks-per-node caps at ntpn * cpt.
+        let n = node(2, 4, 2); // 16 CPUs, 8 cores
+        let mut d = fixtures::job_details();
+        assert_eq!(avail_cpus(&n, &d), 16);
+        d.ntasks_per_node = 2;
+        d.cpus_per_task = 3;
+        assert_eq!(avail_cpus(&n, &d), 6);
+        // ntasks-per-core raises to cores * ntpc * cpt (8*2*3 = 48), then the
+        // ntasks-per-node cap still applies.
+        d.ntasks_per_node = 0;
+        d.ntasks_per_core = 2;
+        assert_eq!(avail_cpus(&n, &d), 48);
+        d.ntasks_per_core = 0xffff;
+        assert_eq!(avail_cpus(&n, &d), 16);
+    }
+
+    fn setup() -> (NodeTable, Usage) {
+        let mut n0 = fixtures::node(0, "n0", 1, 4, 1, 1000);
+        n0.partitions = vec![0, 1];
+        let mut n1 = fixtures::node(1, "n1", 1, 4, 1, 1000);
+        n1.gres = vec![GresCount {
+            name: "gpu".into(),
+            type_name: None,
+            count: 2,
+        }];
+        let nodes = NodeTable::new(&[n0, n1]).unwrap();
+        let usage = Usage::new(&nodes);
+        (nodes, usage)
+    }
+
+    #[test]
+    fn counts_are_summed_over_partitions() {
+        // Spec 1.3 step 5: run/tot counts summed over all partitions.
+        let (nodes, mut usage) = setup();
+        usage.nodes[0].parts[0].run = 1;
+        usage.nodes[0].parts[0].tot = 1;
+        usage.nodes[0].parts[1].run = 1;
+        usage.nodes[0].parts[1].tot = 1;
+        let d = fixtures::job_details();
+        let job = Pending {
+            details: &d,
+            memory: MemRequest::None,
+        };
+        let all = Bitmap::full(2);
+        let c = Config::default();
+        let got = count_bitmap(
+            Ctx {
+                nodes: &nodes,
+                config: &c,
+            },
+            &usage,
+            job,
+            &all,
+            1,
+            1,
+            FilterMode::Live,
+        );
+        assert_eq!(
+            got.ones().collect::<Vec<_>>(),
+            vec![1],
+            "n0 has 2 jobs in total"
+        );
+        let got = count_bitmap(
+            Ctx {
+                nodes: &nodes,
+                config: &c,
+            },
+            &usage,
+            job,
+            &all,
+            2,
+            2,
+            FilterMode::Live,
+        );
+        assert_eq!(got.count(), 2);
+        // TEST_ONLY ignores counts (spec 1.3 step 2).
+        let got = count_bitmap(
+            Ctx {
+                nodes: &nodes,
+                config: &c,
+            },
+            &usage,
+            job,
+            &all,
+            0,
+            0,
+            FilterMode::TestOnly,
+        );
+        assert_eq!(got.count(), 2);
+    }
+
+    #[test]
+    fn memory_exclusive_and_gres_reject() {
+        // Spec 1.3 steps 1, 3, 4.
+        let (nodes, mut usage) = setup();
+        let mut d = fixtures::job_details();
+        let all = Bitmap::full(2);
+        let mem = Config {
+            memory: true,
+            ..Config::default()
+        };
+        usage.nodes[0].alloc_memory = 600;
+        let job = Pending {
+            details: &d,
+            memory: MemRequest::PerNode(500),
+        };
+        let got = count_bitmap(
+            Ctx {
+                nodes: &nodes,
+                config: &mem,
+            },
+            &usage,
+            job,
+            &all,
+            9,
+            9,
+            FilterMode::Live,
+        );
+        assert_eq!(got.ones().collect::<Vec<_>>(), vec![1]);
+        // Without CR_Memory memory is not checked.
+        let got = count_bitmap(
+            Ctx {
+                nodes: &nodes,
+                config: &Config::default(),
+            },
+            &usage,
+            job,
+            &all,
+            9,
+            9,
+            FilterMode::Live,
+        );
+        assert_eq!(got.count(), 2);
+        usage.nodes[1].exclusive_cnt = 1;
+        let got = count_bitmap(
+            Ctx {
+                nodes: &nodes,
+                config: &Config::default(),
+            },
+            &usage,
+            job,
+            &all,
+            9,
+            9,
+            FilterMode::Live,
+        );
+        assert_eq!(got.ones().collect::<Vec<_>>(), vec![0]);
+        usage.nodes[1].exclusive_cnt = 0;
+        d.gres = vec![GresRequest {
+            name: "gpu".into(),
+            type_name: None,
+            scope: GresScope::PerNode,
+            count: 2,
+            cpus_per_gres: None,
+            mem_per_gres: None,
+        }];
+        let job = Pending {
+            details: &d,
+            memory: MemRequest::None,
+        };
+        let got = count_bitmap(
+            Ctx {
+                nodes: &nodes,
+                config: &Config::default(),
+            },
+            &usage,
+            job,
+            &all,
+            9,
+            9,
+            FilterMode::Live,
+        );
+        assert_eq!(got.ones().collect::<Vec<_>>(), vec![1], "only n1 has GPUs");
+        usage.nodes[1].gres = vec![crate::jobs::GresHeld {
+            name: "gpu".into(),
+            type_name: None,
+            count: 1,
+        }];
+        let got = count_bitmap(
+            Ctx {
+                nodes: &nodes,
+                config: &Config::default(),
+            },
+            &usage,
+            job,
+            &all,
+            9,
+            9,
+            FilterMode::Live,
+        );
+        assert_eq!(got.count(), 0, "one GPU in use leaves one free");
+        let got = count_bitmap(
+            Ctx {
+                nodes: &nodes,
+                config: &Config::default(),
+            },
+            &usage,
+            job,
+            &all,
+            9,
+            9,
+            FilterMode::TestOnly,
+        );
+        assert_eq!(got.count(), 1, "TEST_ONLY counts total GRES");
+    }
+}

@@ -1,0 +1,424 @@
+//! Linear's node placement (`_job_test`, spec 1.4): best fit over sets of
+//! consecutive usable nodes, with required nodes, contiguity, node counts
+//! and the heterogeneous-CPU shortcut.
+
+use slurm_wasm_sdk::Bitmap;
+
+/// What the placement needs.
+#[derive(Debug, Clone)]
+pub struct Placement<'a> {
+    /// CPUs each usable node contributes (spec 1.2); indexed by node, any
+    /// value for nodes outside `usable` (they count as 0).
+    pub avail: &'a [u32],
+    /// Configured CPUs of every node (`total_cpus` sums these).
+    pub cpus: &'a [u32],
+    /// The job's minimum CPU count (`min_cpus`).
+    pub min_cpus: u32,
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    /// Desired node count (`req_nodes`).
+    pub req_nodes: u32,
+    /// `-w`: nodes that must be used.
+    pub required: Option<&'a Bitmap>,
+    /// `--contiguous`.
+    pub contiguous: bool,
+}
+
+/// A successful placement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    pub nodes: Bitmap,
+    /// Σ configured CPUs of the chosen nodes (`job_ptr->total_cpus`).
+    pub total_cpus: u32,
+}
+
+/// `_enough_nodes`: with a desired count above the minimum, only the
+/// minimum is truly needed.
+fn enough_nodes(avail: i64, rem: i64, min: i64, req: i64) -> bool {
+    let needed = if req > min { rem + min - req } else { rem };
+    avail >= needed
+}
+
+#[derive(Debug, Clone)]
+struct Set {
+    cpus: i64,
+    nodes: i64,
+    start: usize,
+    end: usize,
+    /// First required node of the set.
+    req: Option<usize>,
+}
+
+struct Walk<'a> {
+    chosen: Bitmap,
+    rem_cpus: i64,
+    rem_nodes: i64,
+    max_nodes: i64,
+    total_cpus: u32,
+    avail: Vec<i64>,
+    cpus: &'a [u32],
+}
+
+impl Walk<'_> {
+    fn done(&self) -> bool {
+        self.max_nodes <= 0 || (self.rem_nodes <= 0 && self.rem_cpus <= 0)
+    }
+
+    fn take(&mut self, i: usize) {
+        self.chosen.set(i, true);
+        self.rem_nodes -= 1;
+        self.max_nodes -= 1;
+        self.rem_cpus -= self.avail[i];
+        self.total_cpus += self.cpus[i];
+    }
+}
+
+/// Places the job on `usable` nodes (spec 1.4). `None` (Slurm: EINVAL)
+/// when fewer usable nodes than `min_nodes`, required nodes outside
+/// `usable`, or no placement satisfies the CPU and node counts.
+pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
+    let n = usable.len();
+    if usable.count() < p.min_nodes as usize {
+        return None;
+    }
+    if let Some(req) = p.required {
+        if !req.is_subset_of(usable) {
+            return None;
+        }
+    }
+    let min_nodes = i64::from(p.min_nodes);
+    let req_nodes = i64::from(p.req_nodes);
+    let mut w = Walk {
+        chosen: Bitmap::new(n),
+        rem_cpus: i64::from(p.min_cpus),
+        rem_nodes: min_nodes.max(req_nodes),
+        max_nodes: i64::from(p.max_nodes),
+        total_cpus: 0,
+        avail: vec![0; n],
+        cpus: p.cpus,
+    };
+
+    // Build the consecutive sets, selecting required nodes on the way.
+    let mut sets: Vec<Set> = Vec::new();
+    let mut cur = Set {
+        cpus: 0,
+        nodes: 0,
+        start: 0,
+        end: 0,
+        req: None,
+    };
+    let mut first_cnt: Option<i64> = None;
+    let mut heterogeneous = false;
+    let mut low_cnt = i64::MAX;
+    for i in 0..n {
+        if usable.get(i) {
+            let avail = i64::from(p.avail[i]);
+            w.avail[i] = avail;
+            match first_cnt {
+                None => first_cnt = Some(avail),
+                Some(f) if f != avail => heterogeneous = true,
+                Some(_) => {}
+            }
+            low_cnt = low_cnt.min(avail);
+            if cur.nodes == 0 {
+                cur.start = i;
+            }
+            if w.max_nodes > 0 && p.required.is_some_and(|r| r.get(i)) {
+                cur.req.get_or_insert(i);
+                w.take(i);
+            } else {
+                cur.cpus += avail;
+                cur.nodes += 1;
+            }
+        } else if cur.nodes == 0 {
+            // Only required nodes so far (already taken): reuse the record.
+            cur.req = None;
+        } else {
+            cur.end = i - 1;
+            sets.push(std::mem::replace(
+                &mut cur,
+                Set {
+                    cpus: 0,
+                    nodes: 0,
+                    start: 0,
+                    end: 0,
+                    req: None,
+                },
+            ));
+        }
+    }
+    if cur.nodes != 0 {
+        cur.end = n - 1;
+        sets.push(cur);
+    }
+
+    let mut success = false;
+    if heterogeneous && w.rem_cpus > low_cnt * w.rem_nodes {
+        // Ignore consecutiveness: take the highest-CPU node left (the last
+        // one on ties), over the whole table.
+        while w.max_nodes > 0 && (w.rem_nodes > 0 || w.rem_cpus > 0) {
+            let mut best: Option<usize> = None;
+            let mut high = 0i64;
+            for i in 0..n {
+                if high > w.avail[i] || w.chosen.get(i) {
+                    continue;
+                }
+                high = w.avail[i];
+                best = Some(i);
+            }
+            let Some(i) = best else { break };
+            w.take(i);
+            w.avail[i] = 0;
+        }
+    } else {
+        success = best_fit(p, &mut w, &mut sets, min_nodes, req_nodes);
+    }
+
+    if !success && w.rem_cpus <= 0 && enough_nodes(0, w.rem_nodes, min_nodes, req_nodes) {
+        success = true;
+    }
+    success.then(|| Placed {
+        nodes: w.chosen,
+        total_cpus: w.total_cpus,
+    })
+}
+
+/// Step 5 of spec 1.4: repeatedly take the best consecutive set.
+fn best_fit(p: &Placement<'_>, w: &mut Walk<'_>, sets: &mut [Set], min: i64, req: i64) -> bool {
+    let contiguous_req = p.contiguous && p.required.is_some();
+    while !sets.is_empty() && w.max_nodes > 0 {
+        let mut best: Option<usize> = None;
+        let mut best_cpus = 0i64;
+        let mut best_nodes = 0i64;
+        let mut best_req: Option<usize> = None;
+        let mut best_sufficient = false;
+        for (i, set) in sets.iter().enumerate() {
+            if set.nodes == 0 {
+                continue;
+            }
+            if contiguous_req && set.req.is_none() {
+                continue;
+            }
+            let sufficient =
+                set.cpus >= w.rem_cpus && enough_nodes(set.nodes, w.rem_nodes, min, req);
+            if best_nodes == 0
+                || (best_req.is_none() && set.req.is_some())
+                || (sufficient && !best_sufficient)
+                || (sufficient && set.cpus < best_cpus)
+                || (!sufficient && set.cpus > best_cpus)
+            {
+                best = Some(i);
+                best_cpus = set.cpus;
+                best_nodes = set.nodes;
+                best_req = set.req;
+                best_sufficient = sufficient;
+            }
+            if contiguous_req && sets[i + 1..].iter().any(|s| s.req.is_some()) {
+                // Every required node must lie in one run.
+                best_nodes = 0;
+                break;
+            }
+        }
+        let Some(b) = best.filter(|_| best_nodes != 0) else {
+            return false;
+        };
+        if p.contiguous
+            && (best_cpus < w.rem_cpus || !enough_nodes(best_nodes, w.rem_nodes, min, req))
+        {
+            return false;
+        }
+        let (start, end) = (sets[b].start, sets[b].end);
+        match best_req {
+            Some(r) => {
+                for i in r..=end {
+                    if w.done() {
+                        break;
+                    }
+                    if !w.chosen.get(i) {
+                        w.take(i);
+                    }
+                }
+                for i in (start..r).rev() {
+                    if w.done() {
+                        break;
+                    }
+                    if !w.chosen.get(i) {
+                        w.take(i);
+                    }
+                }
+            }
+            None => {
+                for i in start..=end {
+                    if w.done() {
+                        break;
+                    }
+                    if !w.chosen.get(i) {
+                        w.take(i);
+                    }
+                }
+            }
+        }
+        if p.contiguous || (w.rem_nodes <= 0 && w.rem_cpus <= 0) {
+            return true;
+        }
+        sets[b].cpus = 0;
+        sets[b].nodes = 0;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(
+        avail: &[u32],
+        usable: &[usize],
+        min_cpus: u32,
+        (min, max, req): (u32, u32, u32),
+        required: Option<&[usize]>,
+        contiguous: bool,
+    ) -> Option<Vec<usize>> {
+        let n = avail.len();
+        let required = required.map(|r| Bitmap::from_bits(n, r.iter().copied()));
+        let p = Placement {
+            avail,
+            cpus: avail,
+            min_cpus,
+            min_nodes: min,
+            max_nodes: max,
+            req_nodes: req,
+            required: required.as_ref(),
+            contiguous,
+        };
+        place(&p, &Bitmap::from_bits(n, usable.iter().copied())).map(|r| r.nodes.ones().collect())
+    }
+
+    #[test]
+    fn best_fit_picks_the_tightest_sufficient_set() {
+        // Spec 1.4 step 5: sets {0,1,2} (12 CPUs) and {4,5} (8 CPUs); a
+        // 2-node job fits both and takes the tighter {4,5}.
+        let avail = [4; 6];
+        assert_eq!(
+            run(&avail, &[0, 1, 2, 4, 5], 8, (2, 2, 2), None, false),
+            Some(vec![4, 5])
+        );
+        // A 3-node job only fits the first set.
+        assert_eq!(
+            run(&avail, &[0, 1, 2, 4, 5], 12, (3, 3, 3), None, false),
+            Some(vec![0, 1, 2])
+        );
+    }
+
+    #[test]
+    fn insufficient_sets_are_combined_largest_first() {
+        // Spec 1.4: while nothing is sufficient the largest set is taken,
+        // then the search repeats over the remaining sets.
+        let avail = [4; 7];
+        assert_eq!(
+            run(&avail, &[0, 2, 3, 5, 6], 16, (4, 4, 4), None, false),
+            Some(vec![2, 3, 5, 6])
+        );
+    }
+
+    #[test]
+    fn contiguous_fails_when_no_run_is_large_enough() {
+        // Spec 1.4: with --contiguous the best set must be sufficient.
+        let avail = [4; 6];
+        assert_eq!(run(&avail, &[0, 1, 3, 4], 12, (3, 3, 3), None, true), None);
+        assert_eq!(
+            run(&avail, &[0, 1, 3, 4, 5], 12, (3, 3, 3), None, true),
+            Some(vec![3, 4, 5])
+        );
+    }
+
+    #[test]
+    fn contiguous_required_nodes_must_share_one_run() {
+        // Spec 1.4: required nodes in two runs => give up.
+        let avail = [4; 6];
+        assert_eq!(
+            run(&avail, &[0, 1, 3, 4], 12, (3, 3, 3), Some(&[1, 3]), true),
+            None
+        );
+    }
+
+    #[test]
+    fn required_nodes_walk_up_then_down() {
+        // Spec 1.4: from the required node upward to the set end, then
+        // downward. Set 0..=5, required 3, 3 nodes => 3,4,5.
+        let avail = [4; 6];
+        assert_eq!(
+            run(
+                &avail,
+                &[0, 1, 2, 3, 4, 5],
+                12,
+                (3, 3, 3),
+                Some(&[3]),
+                false
+            ),
+            Some(vec![3, 4, 5])
+        );
+        // Required 4 of a 6-node set, 4 nodes: 4,5 upward, then 3 and 2.
+        assert_eq!(
+            run(
+                &avail,
+                &[0, 1, 2, 3, 4, 5],
+                16,
+                (4, 4, 4),
+                Some(&[4]),
+                false
+            ),
+            Some(vec![2, 3, 4, 5])
+        );
+    }
+
+    #[test]
+    fn required_node_outside_usable_fails() {
+        assert_eq!(run(&[4; 3], &[0, 1], 4, (1, 1, 1), Some(&[2]), false), None);
+    }
+
+    #[test]
+    fn heterogeneous_shortcut_takes_the_last_highest_node() {
+        // Spec 1.4 step 4: CPU counts differ and 10 CPUs > low(2) × 2 nodes:
+        // pick highest avail, ties to the last one in index order.
+        let avail = [8, 2, 8, 2];
+        assert_eq!(
+            run(&avail, &[0, 1, 2, 3], 10, (2, 2, 2), None, false),
+            Some(vec![0, 2])
+        );
+        assert_eq!(
+            run(&avail, &[0, 1, 2, 3], 8, (1, 1, 1), None, false),
+            Some(vec![2]),
+            "one node: the last of the two 8-CPU nodes"
+        );
+    }
+
+    #[test]
+    fn heterogeneous_quirk_picks_nodes_outside_the_bitmap() {
+        // Spec 1.4 quirk: with 2 usable nodes, 3 desired (2 minimum) and
+        // 7 CPUs > low(2) × 3, the shortcut takes nodes 0 and 1 and then
+        // node 2, outside the usable bitmap (avail 0); the final check
+        // accepts since only desired nodes were missing.
+        let avail = [8, 2, 0];
+        assert_eq!(
+            run(&avail, &[0, 1], 7, (2, 3, 3), None, false),
+            Some(vec![0, 1, 2])
+        );
+    }
+
+    #[test]
+    fn desired_count_above_minimum_accepts_fewer_nodes() {
+        // Spec 1.4 step 6: only the extra desired nodes missing => success.
+        let avail = [4; 4];
+        assert_eq!(
+            run(&avail, &[0, 1], 8, (2, 4, 4), None, false),
+            Some(vec![0, 1])
+        );
+        assert_eq!(run(&avail, &[0], 8, (2, 4, 4), None, false), None);
+    }
+
+    #[test]
+    fn too_few_usable_nodes_fail_at_once() {
+        assert_eq!(run(&[4; 4], &[0], 4, (2, 2, 2), None, false), None);
+    }
+}

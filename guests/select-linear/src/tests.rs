@@ -1,0 +1,598 @@
+//! Scenario tests of [`Linear`] through the contract's records (spec
+//! section 1; each test names the rule or worked example it checks).
+
+use slurm_wasm_sdk::select::{
+    JobTestFlags, JobTestMode, JobTestRequest, PluginInfoField, PluginInfoValue, PreemptMode,
+    PreempteeCandidate, ReservationRequest, SelectConfig,
+};
+use slurm_wasm_sdk::testkit::fixtures;
+use slurm_wasm_sdk::types::{Job, JobState, Node, Oversubscribe, Partition, ShareRequest};
+use slurm_wasm_sdk::{codes, Bitmap};
+
+use crate::Linear;
+
+const T: i64 = 1_700_000_000;
+
+/// `n` nodes of 1 socket × 4 cores × 1 thread, 1000 MB, all in partition 0.
+fn nodes(n: u32) -> Vec<Node> {
+    (0..n)
+        .map(|i| fixtures::node(i, &format!("n{i}"), 1, 4, 1, 1000))
+        .collect()
+}
+
+fn config(params: &[&str], partitions: Vec<Partition>) -> SelectConfig {
+    let mut cluster = fixtures::cluster_config();
+    cluster.select_type_parameters = params.iter().map(|s| s.to_string()).collect();
+    SelectConfig {
+        cluster,
+        partitions,
+    }
+}
+
+fn linear(n: u32, params: &[&str]) -> Linear {
+    let mut l = Linear::init(&config(params, vec![fixtures::partition(0, "p0", n)])).unwrap();
+    l.node_init(&nodes(n)).unwrap();
+    l
+}
+
+/// A pending job asking for `n` nodes (and `4n` CPUs).
+fn pending(id: u32, n: u32) -> Job {
+    let mut job = fixtures::job(id);
+    job.details.min_nodes = n;
+    job.details.min_cpus = 4 * n;
+    job.details.num_tasks = 4 * n;
+    job
+}
+
+fn request(job: Job, n_nodes: u32, mode: JobTestMode) -> JobTestRequest {
+    let n = job.details.min_nodes;
+    JobTestRequest {
+        job,
+        candidates: (&Bitmap::full(n_nodes as usize)).into(),
+        min_nodes: n,
+        max_nodes: n,
+        req_nodes: n,
+        mode,
+        flags: JobTestFlags::empty(),
+        preemptee_candidates: Vec::new(),
+        excluded_cores: None,
+    }
+}
+
+fn chosen(r: &slurm_wasm_sdk::select::JobTestResult) -> Vec<usize> {
+    Bitmap::try_from(&r.resources.nodes)
+        .unwrap()
+        .ones()
+        .collect()
+}
+
+/// Places `job` with RUN_NOW on `n_nodes` nodes and starts it, ending at `end`.
+fn start(l: &mut Linear, mut job: Job, n_nodes: u32, end: i64) -> Job {
+    let r = l
+        .job_test(&request(job.clone(), n_nodes, JobTestMode::RunNow), T)
+        .unwrap();
+    job.state = JobState::Running;
+    job.start_time = T;
+    job.end_time = end;
+    job.resources = Some(r.resources);
+    l.job_begin(&job).unwrap();
+    job
+}
+
+/// Starts `job` on exactly `nodes` (as the controller would after its own test).
+fn start_on(l: &mut Linear, mut job: Job, n_nodes: u32, on: &[usize], end: i64) -> Job {
+    let mut req = request(job.clone(), n_nodes, JobTestMode::RunNow);
+    req.candidates = (&Bitmap::from_bits(n_nodes as usize, on.iter().copied())).into();
+    let r = l.job_test(&req, T).unwrap();
+    assert_eq!(chosen(&r), on.to_vec());
+    job.state = JobState::Running;
+    job.end_time = end;
+    job.resources = Some(r.resources);
+    l.job_begin(&job).unwrap();
+    job
+}
+
+#[test]
+fn identity_is_slurms() {
+    // Spec 1 / 6: select/linear, id 102, version 22.05.8.
+    use slurm_wasm_sdk::select::IdentityGuest;
+    let id = crate::plugin::Plugin::describe();
+    assert_eq!(id.plugin_type, "select/linear");
+    assert_eq!(id.plugin_name, "Linear node selection plugin");
+    assert_eq!(id.plugin_id, Some(102));
+    assert_eq!(id.plugin_version, 0x160508);
+}
+
+#[test]
+fn init_refuses_consumable_resource_parameters() {
+    // Spec 1: CR_CPU/CR_Core/CR_Socket are fatal for linear.
+    let err = Linear::init(&config(&["CR_Core_Memory"], Vec::new())).unwrap_err();
+    assert_eq!(err.code, codes::EINVAL);
+    assert!(
+        Linear::init(&config(&["CR_Memory"], Vec::new()))
+            .unwrap()
+            .config()
+            .memory
+    );
+}
+
+#[test]
+fn run_now_gives_whole_nodes() {
+    // Spec 1.7: every core, configured CPUs, ncpus = Σ CPUs, memory with CR_Memory.
+    let l = linear(4, &["CR_Memory"]);
+    let mut job = pending(1, 2);
+    job.details.memory = slurm_wasm_sdk::types::MemoryRequest::PerNode(300);
+    let r = l
+        .job_test(&request(job, 4, JobTestMode::RunNow), T)
+        .unwrap();
+    assert_eq!(chosen(&r), vec![0, 1]);
+    assert!(r.resources.whole_nodes);
+    assert_eq!(r.resources.ncpus, 8);
+    assert_eq!(r.resources.per_node[0].cpus, 4);
+    assert_eq!(r.resources.per_node[0].memory, 300);
+    assert_eq!(
+        Bitmap::try_from(&r.resources.per_node[1].cores)
+            .unwrap()
+            .count(),
+        4
+    );
+    assert_eq!(r.start_time, None);
+}
+
+#[test]
+fn run_now_best_fit_takes_the_tightest_hole() {
+    // Spec 1.4: node 3 busy leaves sets {0,1,2} and {4,5}; -N2 takes {4,5}.
+    let mut l = linear(6, &[]);
+    start_on(&mut l, pending(1, 1), 6, &[3], T + 100);
+    let r = l
+        .job_test(&request(pending(2, 2), 6, JobTestMode::RunNow), T)
+        .unwrap();
+    assert_eq!(chosen(&r), vec![4, 5]);
+}
+
+#[test]
+fn exclusive_nodes_are_not_shared_with_oversubscribe_no() {
+    // Spec 1.3 step 4 / 1.5: OverSubscribe=NO => max_share 1, exclusive_cnt.
+    let mut l = linear(1, &[]);
+    start(&mut l, pending(1, 1), 1, T + 100);
+    let err = l
+        .job_test(&request(pending(2, 1), 1, JobTestMode::RunNow), T)
+        .unwrap_err();
+    assert_eq!(err.code, codes::EINVAL);
+}
+
+#[test]
+fn force_2_counts_jobs_of_every_partition() {
+    // Spec 1.3 step 5 and slurm.conf man page: FORCE:2 on two partitions
+    // sharing node n0; one job from each partition fills the node.
+    let mut p0 = fixtures::partition(0, "p0", 1);
+    p0.oversubscribe = Oversubscribe::Force(2);
+    let mut p1 = fixtures::partition(1, "p1", 1);
+    p1.oversubscribe = Oversubscribe::Force(2);
+    let mut l = Linear::init(&config(&[], vec![p0, p1])).unwrap();
+    let mut n = nodes(1);
+    n[0].partitions = vec![0, 1];
+    l.node_init(&n).unwrap();
+    let mut a = pending(1, 1);
+    a.partitions = vec![1];
+    start(&mut l, a, 1, T + 100);
+    // B (p0) shares n0 with A (job mate on the second pass).
+    let b = start(&mut l, pending(2, 1), 1, T + 100);
+    assert_eq!(b.resources.as_ref().unwrap().ncpus, 4);
+    // C (p0) sees two jobs on n0 although p0 holds only one: refused.
+    assert!(l
+        .job_test(&request(pending(3, 1), 1, JobTestMode::RunNow), T)
+        .is_err());
+    // With only p0's job counted it would fit: TEST_ONLY ignores counts.
+    assert!(l
+        .job_test(&request(pending(3, 1), 1, JobTestMode::TestOnly), T)
+        .is_ok());
+}
+
+#[test]
+fn oversubscribe_yes_needs_the_job_to_ask() {
+    // Controller's share resolution: YES:2 shares only with --oversubscribe.
+    let mut p0 = fixtures::partition(0, "p0", 1);
+    p0.oversubscribe = Oversubscribe::Yes(2);
+    let mut l = Linear::init(&config(&[], vec![p0])).unwrap();
+    l.node_init(&nodes(1)).unwrap();
+    let mut a = pending(1, 1);
+    a.details.share = ShareRequest::Oversubscribe;
+    start(&mut l, a, 1, T + 100);
+    assert!(l
+        .job_test(&request(pending(2, 1), 1, JobTestMode::RunNow), T)
+        .is_err());
+    let mut b = pending(2, 1);
+    b.details.share = ShareRequest::Oversubscribe;
+    assert!(l.job_test(&request(b, 1, JobTestMode::RunNow), T).is_ok());
+}
+
+#[test]
+fn will_run_worked_example_of_1_5() {
+    // Spec 1.5 worked example: J1 on n0,n1 until t+100, J2 on n2,n3 until
+    // t+50; a -N3 job starts at t+100 on n0-n2.
+    let mut l = linear(4, &[]);
+    start_on(&mut l, pending(1, 2), 4, &[0, 1], T + 100);
+    start_on(&mut l, pending(2, 2), 4, &[2, 3], T + 50);
+    let r = l
+        .job_test(&request(pending(3, 3), 4, JobTestMode::WillRun), T)
+        .unwrap();
+    assert_eq!(r.start_time, Some(T + 100));
+    assert_eq!(chosen(&r), vec![0, 1, 2]);
+    assert!(r.preemptees.is_empty());
+    // Reservation mode is treated as will-run.
+    let r = l
+        .job_test(&request(pending(3, 3), 4, JobTestMode::Reservation), T)
+        .unwrap();
+    assert_eq!(r.start_time, Some(T + 100));
+}
+
+#[test]
+fn will_run_now_and_past_end_times() {
+    // Spec 1.5: success now => start = now; an end time already passed => now + 1.
+    let mut l = linear(2, &[]);
+    let r = l
+        .job_test(&request(pending(1, 1), 2, JobTestMode::WillRun), T)
+        .unwrap();
+    assert_eq!(r.start_time, Some(T));
+    start(&mut l, pending(1, 2), 2, T - 10);
+    let r = l
+        .job_test(&request(pending(2, 1), 2, JobTestMode::WillRun), T)
+        .unwrap();
+    assert_eq!(r.start_time, Some(T + 1));
+}
+
+#[test]
+fn will_run_with_preemptable_jobs_starts_now() {
+    // Spec 1.5 WILL_RUN step 2: candidates removed at once => start = now,
+    // preemptees = candidates overlapping the chosen nodes.
+    let mut l = linear(2, &[]);
+    start_on(&mut l, pending(1, 1), 2, &[0], T + 100);
+    start_on(&mut l, pending(2, 1), 2, &[1], T + 200);
+    let mut req = request(pending(3, 1), 2, JobTestMode::WillRun);
+    req.preemptee_candidates = vec![PreempteeCandidate {
+        job_id: 2,
+        mode: PreemptMode::Requeue,
+    }];
+    let r = l.job_test(&req, T).unwrap();
+    assert_eq!(r.start_time, Some(T));
+    assert_eq!(chosen(&r), vec![1]);
+    assert_eq!(r.preemptees, vec![2]);
+}
+
+#[test]
+fn run_now_preemption_reorders_and_reports_needed_jobs() {
+    // Spec 1.5 RUN_NOW step 2: J1..J3 on n0..n2; -N2 with candidates
+    // [J1, J2, J3]. Pass 1 succeeds after removing J1 and J2 (J2 = 9999,
+    // J3 = 0, sorted: J2, J1, J3); pass 2 succeeds after J2 and J1.
+    let mut l = linear(3, &[]);
+    for (id, node) in [(1, 0), (2, 1), (3, 2)] {
+        start_on(&mut l, pending(id, 1), 3, &[node], T + 100);
+    }
+    let mut req = request(pending(4, 2), 3, JobTestMode::RunNow);
+    req.preemptee_candidates = [1, 2, 3]
+        .into_iter()
+        .map(|job_id| PreempteeCandidate {
+            job_id,
+            mode: PreemptMode::Requeue,
+        })
+        .collect();
+    let r = l.job_test(&req, T).unwrap();
+    assert_eq!(chosen(&r), vec![0, 1]);
+    assert_eq!(r.preemptees, vec![2, 1]);
+}
+
+#[test]
+fn run_now_single_candidate_is_used_directly() {
+    let mut l = linear(1, &[]);
+    start(&mut l, pending(1, 1), 1, T + 100);
+    let mut req = request(pending(2, 1), 1, JobTestMode::RunNow);
+    req.preemptee_candidates = vec![PreempteeCandidate {
+        job_id: 1,
+        mode: PreemptMode::Cancel,
+    }];
+    let r = l.job_test(&req, T).unwrap();
+    assert_eq!(r.preemptees, vec![1]);
+}
+
+#[test]
+fn test_only_ignores_usage() {
+    // Spec 1.5 TEST_ONLY: limits NO_SHARE_LIMIT, usage not checked.
+    let mut l = linear(2, &["CR_Memory"]);
+    start(&mut l, pending(1, 2), 2, T + 100);
+    let r = l
+        .job_test(&request(pending(2, 2), 2, JobTestMode::TestOnly), T)
+        .unwrap();
+    assert_eq!(chosen(&r), vec![0, 1]);
+    assert!(l
+        .job_test(&request(pending(2, 3), 2, JobTestMode::TestOnly), T)
+        .is_err());
+}
+
+#[test]
+fn fini_after_begin_restores_the_tables() {
+    // Spec 1.6: job_fini reverses job_begin.
+    let mut l = linear(3, &["CR_Memory"]);
+    let fresh = l.usage().clone();
+    let job = start(&mut l, pending(1, 2), 3, T + 100);
+    assert_ne!(l.usage(), &fresh);
+    l.job_fini(&job).unwrap();
+    assert_eq!(l.usage(), &fresh);
+    // A second fini: the job is no longer allocated => SLURM_ERROR.
+    assert_eq!(l.job_fini(&job).unwrap_err().code, codes::SLURM_ERROR);
+}
+
+#[test]
+fn suspend_and_resume_keep_slurms_asymmetry() {
+    // Spec 1.6: gang suspends are ignored; an indefinite suspend keeps the
+    // tot counter, the resume then adds it again (tot = 2, run = 0).
+    let mut l = linear(1, &["CR_Memory"]);
+    let job = start(&mut l, pending(1, 1), 1, T + 100);
+    let before = l.usage().clone();
+    l.job_suspend(&job, false).unwrap();
+    assert_eq!(l.usage(), &before);
+    l.job_suspend(&job, true).unwrap();
+    let n0 = &l.usage().nodes[0];
+    assert_eq!((n0.parts[0].run, n0.parts[0].tot), (0, 1));
+    assert_eq!(n0.exclusive_cnt, 0);
+    assert_eq!(n0.alloc_memory, 0);
+    l.job_resume(&job, true).unwrap();
+    let n0 = &l.usage().nodes[0];
+    assert_eq!((n0.parts[0].run, n0.parts[0].tot), (0, 2));
+    assert_eq!(n0.exclusive_cnt, 1);
+    assert_eq!(
+        n0.alloc_memory, 1000,
+        "resume charges the whole node's memory"
+    );
+}
+
+#[test]
+fn save_restore_gives_identical_decisions() {
+    let mut l = linear(4, &["CR_Memory"]);
+    start_on(&mut l, pending(1, 2), 4, &[0, 1], T + 100);
+    start_on(&mut l, pending(2, 1), 4, &[3], T + 50);
+    let blob = l.state_save();
+    let mut other = linear(4, &["CR_Memory"]);
+    other.state_restore(&blob).unwrap();
+    assert_eq!(other.usage(), l.usage());
+    for mode in [
+        JobTestMode::RunNow,
+        JobTestMode::WillRun,
+        JobTestMode::TestOnly,
+    ] {
+        for n in 1..=4 {
+            let a = l.job_test(&request(pending(9, n), 4, mode), T);
+            let b = other.job_test(&request(pending(9, n), 4, mode), T);
+            assert_eq!(
+                a.map(|r| (chosen(&r), r.start_time)),
+                b.map(|r| (chosen(&r), r.start_time))
+            );
+        }
+    }
+    assert_eq!(other.state_save(), blob);
+}
+
+#[test]
+fn corrupt_state_is_refused_and_nothing_changes() {
+    let mut l = linear(2, &[]);
+    start(&mut l, pending(1, 1), 2, T + 100);
+    let blob = l.state_save();
+    let mut target = linear(2, &[]);
+    let before = target.usage().clone();
+    for i in 0..blob.len() {
+        let mut bad = blob.clone();
+        bad[i] ^= 0x21;
+        assert_eq!(
+            target.state_restore(&bad).unwrap_err().code,
+            codes::EINVAL,
+            "byte {i}"
+        );
+        assert_eq!(target.usage(), &before);
+    }
+    assert!(target.state_restore(&blob[..blob.len() - 1]).is_err());
+    // A blob for another node table is refused too.
+    let mut bigger = linear(3, &[]);
+    let err = bigger.state_restore(&blob).unwrap_err();
+    assert!(err.message.contains("2 nodes"), "{}", err.message);
+}
+
+#[test]
+fn job_init_rebuilds_from_running_jobs() {
+    // Spec 1.1: tables rebuilt from RUNNING/SUSPENDED jobs.
+    let mut l = linear(2, &["CR_Memory"]);
+    let job = start(&mut l, pending(1, 1), 2, T + 100);
+    let expected = l.usage().clone();
+    let mut done = pending(2, 1);
+    done.state = JobState::Complete;
+    let mut other = linear(2, &["CR_Memory"]);
+    other.job_init(&[job, done]).unwrap();
+    assert_eq!(other.usage(), &expected);
+}
+
+#[test]
+fn nodeinfo_set_all_reports_changes_once() {
+    // Spec 1.6: allocated nodes report all CPUs; unchanged => 1900.
+    let mut l = linear(2, &["CR_Memory"]);
+    start(&mut l, pending(1, 1), 2, T + 100);
+    l.nodeinfo_set_all().unwrap();
+    let n0 = l.nodeinfo(0).unwrap();
+    assert_eq!((n0.alloc_cpus, n0.alloc_memory), (4, 1000));
+    assert_eq!(n0.tres_alloc_fmt_str.as_deref(), Some("cpu=4,mem=1000M"));
+    assert_eq!(l.nodeinfo(1).unwrap().alloc_cpus, 0);
+    assert_eq!(
+        l.nodeinfo_set_all().unwrap_err().code,
+        codes::SLURM_NO_CHANGE_IN_DATA
+    );
+    assert!(l.nodeinfo(7).is_err());
+}
+
+#[test]
+fn job_ready_needs_powered_nodes() {
+    // Spec 1.6 job_ready.
+    let mut l = linear(2, &[]);
+    let job = start(&mut l, pending(1, 1), 2, T + 100);
+    assert!(l.job_ready(&job).unwrap());
+    assert!(!l.job_ready(&pending(2, 1)).unwrap());
+    let mut n = nodes(2);
+    n[0].state.flags = slurm_wasm_sdk::types::NodeStateFlags::POWERING_UP;
+    l.update_node(&n[0]).unwrap();
+    assert!(!l.job_ready(&job).unwrap());
+}
+
+#[test]
+fn resv_test_is_first_fit() {
+    let l = linear(4, &[]);
+    let req = ReservationRequest {
+        node_count: 2,
+        core_count: 0,
+        cores_per_node: Vec::new(),
+        available: (&Bitmap::from_bits(4, [1, 2, 3])).into(),
+        excluded_cores: None,
+        flags: 0,
+    };
+    let r = l.resv_test(&req).unwrap();
+    assert_eq!(
+        Bitmap::try_from(&r.nodes)
+            .unwrap()
+            .ones()
+            .collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    let too_many = ReservationRequest {
+        node_count: 4,
+        ..req.clone()
+    };
+    assert_eq!(
+        l.resv_test(&too_many).unwrap_err().code,
+        codes::ESLURM_NODES_BUSY
+    );
+    let cores = ReservationRequest {
+        node_count: 0,
+        core_count: 2,
+        ..req
+    };
+    assert_eq!(l.resv_test(&cores).unwrap_err().code, codes::EINVAL);
+}
+
+#[test]
+fn info_answers_slurms_defaults() {
+    let l = linear(1, &[]);
+    assert!(matches!(
+        l.info(PluginInfoField::CrPlugin),
+        PluginInfoValue::Number(0)
+    ));
+    assert!(matches!(
+        l.info(PluginInfoField::SingleJobTest),
+        PluginInfoValue::Flag(false)
+    ));
+    assert!(
+        matches!(l.info(PluginInfoField::ConfigInfo), PluginInfoValue::Config(c) if c.is_empty())
+    );
+}
+
+#[test]
+fn expand_moves_everything_to_the_target() {
+    let mut l = linear(3, &[]);
+    let a = start_on(&mut l, pending(1, 1), 3, &[0], T + 100);
+    let b = start_on(&mut l, pending(2, 1), 3, &[2], T + 100);
+    let r = l.job_expand(&a, &b).unwrap();
+    assert_eq!(
+        Bitmap::try_from(&r.nodes)
+            .unwrap()
+            .ones()
+            .collect::<Vec<_>>(),
+        vec![0, 2]
+    );
+    assert_eq!(r.ncpus, 8);
+    assert!(!l.usage().tot_jobs.contains(&1));
+    assert_eq!(l.usage().nodes[0].parts[0].run, 1);
+    assert_eq!(l.job_expand(&b, &b).unwrap_err().code, codes::SLURM_ERROR);
+}
+
+#[test]
+fn resized_releases_the_node() {
+    let mut l = linear(2, &[]);
+    let job = start(&mut l, pending(1, 2), 2, T + 100);
+    l.job_resized(&job, 1).unwrap();
+    assert_eq!(l.usage().nodes[1].exclusive_cnt, 0);
+    assert!(l
+        .job_test(&request(pending(2, 1), 2, JobTestMode::RunNow), T)
+        .is_ok());
+    assert!(l.job_resized(&job, 1).is_err(), "node 1 already released");
+}
+
+#[test]
+fn malformed_requests_are_einval() {
+    let l = linear(2, &[]);
+    let mut req = request(pending(1, 1), 2, JobTestMode::RunNow);
+    req.candidates = (&Bitmap::full(3)).into();
+    let err = l.job_test(&req, T).unwrap_err();
+    assert_eq!(err.code, codes::EINVAL);
+    assert!(err.message.contains("candidates"), "{}", err.message);
+    let mut job = pending(1, 1);
+    job.partitions = vec![5];
+    let err = l
+        .job_test(&request(job, 2, JobTestMode::RunNow), T)
+        .unwrap_err();
+    assert!(err.message.contains("partition 5"), "{}", err.message);
+}
+
+#[test]
+fn gres_options_of_cons_tres_are_refused() {
+    // Anchor (real Slurm 22.05, linear): `--gpus-per-task=1` is refused with
+    // "Requested GRES option unsupported by configured SelectType plugin".
+    use slurm_wasm_sdk::types::{GresCount, GresRequest, GresScope};
+    let mut n = nodes(2);
+    for node in &mut n {
+        node.gres = vec![GresCount {
+            name: "gpu".into(),
+            type_name: None,
+            count: 2,
+        }];
+    }
+    // FORCE:4: nodes are shared, only GRES can keep a job out.
+    let mut p0 = fixtures::partition(0, "p0", 2);
+    p0.oversubscribe = Oversubscribe::Force(4);
+    let mut l = Linear::init(&config(&[], vec![p0])).unwrap();
+    l.node_init(&n).unwrap();
+    let gpu = |scope, count| GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope,
+        count,
+        cpus_per_gres: None,
+        mem_per_gres: None,
+    };
+    let mut job = pending(1, 1);
+    job.details.gres = vec![gpu(GresScope::PerTask, 1)];
+    let err = l
+        .job_test(&request(job, 2, JobTestMode::RunNow), T)
+        .unwrap_err();
+    assert_eq!(err.code, 2122);
+    // Per-node GRES is filtered and consumed: two jobs of gpu:2 fill both
+    // nodes, a third cannot run now; resources carry no GRES (anchor: the
+    // GRES column of `scontrol show job -d` is empty under linear).
+    let mut job = pending(1, 1);
+    job.details.gres = vec![gpu(GresScope::PerNode, 2)];
+    let first = start(&mut l, job.clone(), 2, T + 100);
+    assert!(first.resources.as_ref().unwrap().per_node[0]
+        .gres
+        .is_empty());
+    job.job_id = 2;
+    let second = start(&mut l, job.clone(), 2, T + 100);
+    assert_eq!(
+        Bitmap::try_from(&second.resources.as_ref().unwrap().nodes)
+            .unwrap()
+            .ones()
+            .collect::<Vec<_>>(),
+        vec![1],
+        "n0's GPUs are taken"
+    );
+    job.job_id = 3;
+    assert!(l
+        .job_test(&request(job.clone(), 2, JobTestMode::RunNow), T)
+        .is_err());
+    assert!(l
+        .job_test(&request(job, 2, JobTestMode::TestOnly), T)
+        .is_ok());
+}

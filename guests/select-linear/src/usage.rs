@@ -1,0 +1,485 @@
+//! The usage tables ("cr record", spec 1.1) and their transitions (1.6).
+//!
+//! Per node: memory reserved, how many jobs hold it exclusively, one
+//! `{run, tot}` job counter per partition containing the node, and the
+//! GRES allocated there. Globally: the ids of running jobs and of running
+//! plus suspended jobs.
+
+use std::collections::BTreeSet;
+
+use select_common::{MemRequest, NodeRec, NodeTable};
+use slurm_wasm_sdk::Error;
+
+use crate::config::Config;
+use crate::jobs::{ActiveJob, GresHeld, NodeHeld};
+
+/// Job counters of one partition on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartCount {
+    pub part: u32,
+    pub run: u16,
+    pub tot: u16,
+}
+
+/// One node's usage.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeUsage {
+    /// MB reserved by jobs.
+    pub alloc_memory: u64,
+    /// Jobs holding the node exclusively (`share_res == 0`).
+    pub exclusive_cnt: u16,
+    pub parts: Vec<PartCount>,
+    /// GRES allocated, summed per name and type.
+    pub gres: Vec<GresHeld>,
+}
+
+impl NodeUsage {
+    /// Running jobs over all partitions of the node (spec 1.3 step 5).
+    pub fn run_sum(&self) -> u32 {
+        self.parts.iter().map(|p| u32::from(p.run)).sum()
+    }
+
+    /// Running plus suspended jobs over all partitions of the node.
+    pub fn tot_sum(&self) -> u32 {
+        self.parts.iter().map(|p| u32::from(p.tot)).sum()
+    }
+
+    /// GRES `name` (of `type_name`, or any type when `None`) allocated here.
+    pub fn gres_allocated(&self, name: &str, type_name: Option<&str>) -> u64 {
+        self.gres
+            .iter()
+            .filter(|g| {
+                g.name.eq_ignore_ascii_case(name)
+                    && type_name.is_none_or(|t| g.type_name.as_deref() == Some(t))
+            })
+            .map(|g| g.count)
+            .sum()
+    }
+
+    fn gres_add(&mut self, held: &[GresHeld]) {
+        for g in held {
+            match self
+                .gres
+                .iter_mut()
+                .find(|h| h.name == g.name && h.type_name == g.type_name)
+            {
+                Some(h) => h.count += g.count,
+                None => self.gres.push(g.clone()),
+            }
+        }
+    }
+
+    fn gres_release(&mut self, held: &[GresHeld]) {
+        for g in held {
+            if let Some(h) = self
+                .gres
+                .iter_mut()
+                .find(|h| h.name == g.name && h.type_name == g.type_name)
+            {
+                h.count = h.count.saturating_sub(g.count);
+            }
+        }
+        self.gres.retain(|g| g.count > 0);
+    }
+}
+
+/// The whole cr record.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Usage {
+    pub nodes: Vec<NodeUsage>,
+    /// `run_job_ids`.
+    pub run_jobs: BTreeSet<u32>,
+    /// `tot_job_ids`.
+    pub tot_jobs: BTreeSet<u32>,
+}
+
+/// Memory a job's full addition or removal moves on `node` (spec 1.6):
+/// per-CPU × node CPUs, per-node, or the node's whole memory when the job
+/// asked for none — only with `CR_Memory`; nothing otherwise.
+fn job_memory(config: &Config, memory: MemRequest, node: &NodeRec) -> u64 {
+    if !config.memory {
+        return 0;
+    }
+    match memory {
+        MemRequest::PerCpu(m) => m * u64::from(node.cpus),
+        MemRequest::PerNode(m) => m,
+        MemRequest::None => node.real_memory,
+    }
+}
+
+/// Memory a partial (suspend/resume) transition moves: Slurm's quirk is the
+/// node's whole memory under `CR_Memory`, whatever the job asked for.
+fn partial_memory(config: &Config, node: &NodeRec) -> u64 {
+    if config.memory {
+        node.real_memory
+    } else {
+        0
+    }
+}
+
+impl Usage {
+    /// Empty tables for `nodes`, one counter per partition of each node.
+    pub fn new(nodes: &NodeTable) -> Self {
+        Usage {
+            nodes: nodes
+                .iter()
+                .map(|n| NodeUsage {
+                    parts: n
+                        .partitions
+                        .iter()
+                        .map(|&part| PartCount {
+                            part,
+                            run: 0,
+                            tot: 0,
+                        })
+                        .collect(),
+                    ..NodeUsage::default()
+                })
+                .collect(),
+            ..Usage::default()
+        }
+    }
+
+    fn node_mut(&mut self, i: usize, job: u32) -> Result<&mut NodeUsage, Error> {
+        let count = self.nodes.len();
+        self.nodes.get_mut(i).ok_or_else(|| {
+            Error::invalid(format!(
+                "job {job} holds node {i}, outside the node table of {count} nodes"
+            ))
+        })
+    }
+
+    /// Records a job found running or suspended when the tables are
+    /// (re)built (`_init_node_cr`): running jobs, and suspended jobs with
+    /// priority ≠ 0 (gang suspended), count as running. Under `CR_Memory`
+    /// a job without a memory request charges every node the *first*
+    /// node's memory (Slurm computes it once per job).
+    pub fn add_initial(
+        &mut self,
+        job: &ActiveJob,
+        nodes: &NodeTable,
+        config: &Config,
+    ) -> Result<(), Error> {
+        if job.running {
+            self.run_jobs.insert(job.id);
+        }
+        self.tot_jobs.insert(job.id);
+        let mut none_memory: Option<u64> = None;
+        for held in &job.held {
+            let node = nodes.node(held.node, "job-init")?;
+            let memory = match (config.memory, job.memory) {
+                (false, _) => 0,
+                (true, MemRequest::PerCpu(m)) => m * u64::from(node.cpus),
+                (true, MemRequest::PerNode(m)) => m,
+                (true, MemRequest::None) => *none_memory.get_or_insert(node.real_memory),
+            };
+            let usage = self.node_mut(held.node, job.id)?;
+            if !job.share_res {
+                usage.exclusive_cnt += 1;
+            }
+            usage.alloc_memory += memory;
+            usage.gres_add(&held.gres);
+            if let Some(p) = Self::part(usage, job) {
+                if job.running {
+                    p.run += 1;
+                }
+                p.tot += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn part<'a>(usage: &'a mut NodeUsage, job: &ActiveJob) -> Option<&'a mut PartCount> {
+        let part = job.partition?;
+        usage.parts.iter_mut().find(|p| p.part == part)
+    }
+
+    /// `job_begin` (`full`) or `job_resume` (partial) (spec 1.6).
+    ///
+    /// Full: the job joins the run and tot sets, each node gets its memory
+    /// and GRES, `exclusive_cnt` (when the job does not share) and the
+    /// partition's run and tot counters. Partial: tot set, the node's whole
+    /// memory under `CR_Memory`, `exclusive_cnt`, tot counter only.
+    pub fn add(
+        &mut self,
+        job: &ActiveJob,
+        nodes: &NodeTable,
+        config: &Config,
+        full: bool,
+    ) -> Result<(), Error> {
+        if full {
+            self.run_jobs.insert(job.id);
+        }
+        self.tot_jobs.insert(job.id);
+        for held in &job.held {
+            let node = nodes.node(held.node, "job usage")?;
+            let memory = if full {
+                job_memory(config, job.memory, node)
+            } else {
+                partial_memory(config, node)
+            };
+            let usage = self.node_mut(held.node, job.id)?;
+            usage.alloc_memory += memory;
+            if full {
+                usage.gres_add(&held.gres);
+            }
+            if !job.share_res {
+                usage.exclusive_cnt += 1;
+            }
+            match Self::part(usage, job) {
+                Some(p) => {
+                    if full {
+                        p.run += 1;
+                    }
+                    p.tot += 1;
+                }
+                None => slurm_wasm_sdk::info!(
+                    "select/linear: job {} could not find its partition on node {}",
+                    job.id,
+                    node.name
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    /// `job_fini` (`full`) or `job_suspend` (partial) (spec 1.6).
+    ///
+    /// `SLURM_ERROR` when the job is not in the tot set (nothing changes).
+    /// Full: memory (clamped at 0), GRES, `exclusive_cnt`, run (if the job
+    /// was running) and tot counters; a partition whose tot reaches 0 with
+    /// run left over has run forced to 0. Partial: the whole node's memory
+    /// under `CR_Memory`, `exclusive_cnt`, run counter; tot counter kept.
+    pub fn remove(
+        &mut self,
+        job: &ActiveJob,
+        nodes: &NodeTable,
+        config: &Config,
+        full: bool,
+    ) -> Result<(), Error> {
+        if !self.tot_jobs.remove(&job.id) {
+            return Err(Error::generic(format!(
+                "select/linear: job {} has no resources allocated",
+                job.id
+            )));
+        }
+        let was_running = self.run_jobs.remove(&job.id);
+        for held in &job.held {
+            let node = nodes.node(held.node, "job usage")?;
+            let memory = if full {
+                job_memory(config, job.memory, node)
+            } else {
+                partial_memory(config, node)
+            };
+            let usage = self.node_mut(held.node, job.id)?;
+            Self::release(usage, job, held, memory, was_running, full);
+        }
+        Ok(())
+    }
+
+    fn release(
+        usage: &mut NodeUsage,
+        job: &ActiveJob,
+        held: &NodeHeld,
+        memory: u64,
+        was_running: bool,
+        full: bool,
+    ) {
+        usage.alloc_memory = usage.alloc_memory.saturating_sub(memory);
+        if full {
+            usage.gres_release(&held.gres);
+        }
+        if !job.share_res {
+            usage.exclusive_cnt = usage.exclusive_cnt.saturating_sub(1);
+        }
+        if let Some(p) = Self::part(usage, job) {
+            if was_running {
+                p.run = p.run.saturating_sub(1);
+            }
+            if full {
+                p.tot = p.tot.saturating_sub(1);
+                if p.tot == 0 {
+                    p.run = 0;
+                }
+            }
+        }
+    }
+
+    /// `job_resized`: releases everything the job holds on `node` (memory
+    /// with `CR_Memory`, GRES, exclusivity, run and tot counters). The job
+    /// stays in the run and tot sets. `SLURM_ERROR` when the job is not
+    /// in the tot set or does not hold `node`.
+    pub fn remove_node(
+        &mut self,
+        job: &ActiveJob,
+        node: usize,
+        nodes: &NodeTable,
+        config: &Config,
+    ) -> Result<(), Error> {
+        if !self.tot_jobs.contains(&job.id) {
+            return Err(Error::generic(format!(
+                "select/linear: job {} has no resources allocated",
+                job.id
+            )));
+        }
+        let Some(held) = job.held.iter().find(|h| h.node == node) else {
+            return Err(Error::generic(format!(
+                "select/linear: job {} does not hold node {node}",
+                job.id
+            )));
+        };
+        let rec = nodes.node(node, "job-resized")?;
+        let memory = job_memory(config, job.memory, rec);
+        let running = self.run_jobs.contains(&job.id);
+        let usage = self.node_mut(node, job.id)?;
+        Self::release(usage, job, held, memory, running, true);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slurm_wasm_sdk::testkit::fixtures;
+    use slurm_wasm_sdk::Bitmap;
+
+    fn table() -> NodeTable {
+        NodeTable::new(&[
+            fixtures::node(0, "n0", 1, 4, 1, 1000),
+            fixtures::node(1, "n1", 1, 4, 1, 1000),
+        ])
+        .unwrap()
+    }
+
+    fn job(memory: MemRequest, share_res: bool) -> ActiveJob {
+        ActiveJob {
+            id: 5,
+            running: true,
+            partition: Some(0),
+            share_res,
+            end_time: 100,
+            contiguous: false,
+            memory,
+            nodes: Bitmap::from_bits(2, [0, 1]),
+            total_cpus: 8,
+            held: (0..2)
+                .map(|node| NodeHeld {
+                    node,
+                    cpus: 4,
+                    memory: 0,
+                    gres: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    fn memory_on() -> Config {
+        Config {
+            memory: true,
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn begin_then_fini_restores_the_tables() {
+        // Spec 1.6: job_fini is the reverse of job_begin.
+        let nodes = table();
+        let empty = Usage::new(&nodes);
+        let mut usage = empty.clone();
+        let j = job(MemRequest::PerCpu(100), false);
+        usage.add(&j, &nodes, &memory_on(), true).unwrap();
+        assert_eq!(usage.nodes[0].alloc_memory, 400);
+        assert_eq!(usage.nodes[1].exclusive_cnt, 1);
+        assert_eq!(
+            usage.nodes[1].parts[0],
+            PartCount {
+                part: 0,
+                run: 1,
+                tot: 1
+            }
+        );
+        usage.remove(&j, &nodes, &memory_on(), true).unwrap();
+        assert_eq!(usage, empty);
+    }
+
+    #[test]
+    fn fini_of_unknown_job_is_slurm_error() {
+        // Spec 1.6: a job not in the tot set => SLURM_ERROR.
+        let nodes = table();
+        let mut usage = Usage::new(&nodes);
+        let err = usage
+            .remove(
+                &job(MemRequest::None, false),
+                &nodes,
+                &Config::default(),
+                true,
+            )
+            .unwrap_err();
+        assert_eq!(err.code, slurm_wasm_sdk::codes::SLURM_ERROR);
+    }
+
+    #[test]
+    fn suspend_resume_asymmetry() {
+        // Spec 1.6: suspend drops run (tot kept) and, under CR_Memory, the
+        // node's whole memory; resume adds tot (run not) and whole memory.
+        let nodes = table();
+        let mut usage = Usage::new(&nodes);
+        let j = job(MemRequest::PerNode(300), false);
+        usage.add(&j, &nodes, &memory_on(), true).unwrap();
+        usage.remove(&j, &nodes, &memory_on(), false).unwrap();
+        assert_eq!(
+            usage.nodes[0].parts[0],
+            PartCount {
+                part: 0,
+                run: 0,
+                tot: 1
+            }
+        );
+        assert_eq!(usage.nodes[0].alloc_memory, 0, "1000 clamped against 300");
+        assert_eq!(usage.nodes[0].exclusive_cnt, 0);
+        assert!(!usage.tot_jobs.contains(&5) && !usage.run_jobs.contains(&5));
+        usage.add(&j, &nodes, &memory_on(), false).unwrap();
+        assert_eq!(
+            usage.nodes[0].parts[0],
+            PartCount {
+                part: 0,
+                run: 0,
+                tot: 2
+            }
+        );
+        assert_eq!(usage.nodes[0].alloc_memory, 1000);
+        assert_eq!(usage.nodes[0].exclusive_cnt, 1);
+        assert!(usage.tot_jobs.contains(&5) && !usage.run_jobs.contains(&5));
+    }
+
+    #[test]
+    fn without_cr_memory_nothing_is_reserved() {
+        // Spec 1.6: memory is only charged as a consumable with CR_Memory.
+        let nodes = table();
+        let mut usage = Usage::new(&nodes);
+        usage
+            .add(
+                &job(MemRequest::PerNode(300), true),
+                &nodes,
+                &Config::default(),
+                true,
+            )
+            .unwrap();
+        assert_eq!(usage.nodes[0].alloc_memory, 0);
+        assert_eq!(
+            usage.nodes[0].exclusive_cnt, 0,
+            "a sharing job is not exclusive"
+        );
+    }
+
+    #[test]
+    fn resized_releases_one_node() {
+        let nodes = table();
+        let mut usage = Usage::new(&nodes);
+        let j = job(MemRequest::PerNode(300), false);
+        usage.add(&j, &nodes, &memory_on(), true).unwrap();
+        usage.remove_node(&j, 1, &nodes, &memory_on()).unwrap();
+        assert_eq!(usage.nodes[1], Usage::new(&nodes).nodes[1]);
+        assert_eq!(usage.nodes[0].alloc_memory, 300);
+    }
+}
