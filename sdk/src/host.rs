@@ -105,6 +105,67 @@ pub fn set_gpu_clocks(
     });
 }
 
+/// Supported memory clocks of GPU `index` in MHz, highest first (`gpu`
+/// capability; denied unless granted). The mock host answers from
+/// `MockHost::gpu_clocks`, or with `MockHost::gpus`'s error when that is one.
+#[cfg(feature = "gres")]
+pub fn gpu_memory_clocks(index: u32) -> Result<Vec<u32>, CapabilityError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::gres::gpu::supported_memory_clocks(index);
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| {
+        mock.gpus.as_ref().map_err(Clone::clone)?;
+        let clocks: Vec<u32> = mock
+            .gpu_clocks
+            .iter()
+            .filter(|(i, _, _)| *i == index)
+            .map(|(_, memory, _)| *memory)
+            .collect();
+        if clocks.is_empty() {
+            return Err(CapabilityError::Failed(format!(
+                "no GPU with index {index}"
+            )));
+        }
+        Ok(clocks)
+    });
+}
+
+/// Supported graphics clocks of GPU `index` at memory clock `memory_mhz`,
+/// highest first (`gpu` capability; denied unless granted).
+#[cfg(feature = "gres")]
+pub fn gpu_graphics_clocks(index: u32, memory_mhz: u32) -> Result<Vec<u32>, CapabilityError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::gres::gpu::supported_graphics_clocks(index, memory_mhz);
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| {
+        mock.gpus.as_ref().map_err(Clone::clone)?;
+        mock.gpu_clocks
+            .iter()
+            .find(|(i, memory, _)| *i == index && *memory == memory_mhz)
+            .map(|(_, _, graphics)| graphics.clone())
+            .ok_or_else(|| {
+                CapabilityError::Failed(format!(
+                    "GPU {index} does not support a memory clock of {memory_mhz} MHz"
+                ))
+            })
+    });
+}
+
+/// Restores a GPU's default clocks (`gpu-control` capability; denied unless granted).
+#[cfg(feature = "gres")]
+pub fn reset_gpu_clocks(index: u32) -> Result<(), CapabilityError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::gres::gpu_control::reset_application_clocks(index);
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::testkit::with(|mock| match &mock.gpu_control_denied {
+        Some(e) => Err(e.clone()),
+        None => {
+            mock.clocks_reset.push(index);
+            Ok(())
+        }
+    });
+}
+
 /// Logs at error level: `slurm_wasm_sdk::error!("bad {x}")`.
 #[macro_export]
 macro_rules! error {

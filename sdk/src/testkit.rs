@@ -47,6 +47,13 @@ pub struct MockHost {
     /// Every successful `gpu-control.set-application-clocks`.
     #[cfg(feature = "gres")]
     pub clocks_set: Vec<(u32, crate::gres::gpu_control::Clocks)>,
+    /// `gpu.supported-*-clocks` answers: `(index, memory MHz, graphics MHz
+    /// at that memory clock)`, memory clocks of one index highest first.
+    #[cfg(feature = "gres")]
+    pub gpu_clocks: Vec<(u32, u32, Vec<u32>)>,
+    /// Every successful `gpu-control.reset-application-clocks`.
+    #[cfg(feature = "gres")]
+    pub clocks_reset: Vec<u32>,
 }
 
 // Derivable only when neither `task` nor `gres` is enabled; written out so
@@ -70,6 +77,10 @@ impl Default for MockHost {
             gpu_control_denied: Some(CapabilityError::Denied(Capability::GpuControl)),
             #[cfg(feature = "gres")]
             clocks_set: Vec::new(),
+            #[cfg(feature = "gres")]
+            gpu_clocks: Vec::new(),
+            #[cfg(feature = "gres")]
+            clocks_reset: Vec::new(),
         }
     }
 }

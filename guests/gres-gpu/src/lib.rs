@@ -1,0 +1,323 @@
+//! `gres/gpu`: Slurm's GPU generic resource plugin (spec section 3) as a
+//! wasm component.
+//!
+//! [`Gpu`] holds the node's device list and implements every entry point
+//! over the SDK's records, so it also runs natively (tests, benchmarks);
+//! [`plugin`] exports it through the `gres-plugin` world with the state in
+//! a static, as the C plugin keeps it in globals.
+
+pub mod plugin;
+
+use slurm_wasm_sdk::gres::{
+    Device, EnvChange, EnvFlags, GresConfRecord, NodeConfigResult, NodeHardware,
+};
+use slurm_wasm_sdk::host::{self, CapabilityError};
+use slurm_wasm_sdk::types::{self, Capability, GresAllocation, Job, Step};
+use slurm_wasm_sdk::{debug, error, info, warn, Bitmap, Error};
+
+use gres_common::alloc::{bitmap, capture_nodes};
+use gres_common::conf::{
+    add_slurm_conf_counts, check_total, default_env, node_env, validate, EnvVendors,
+};
+use gres_common::env::{epilog_env, gpu_set_env, Scope};
+use gres_common::freq::{gpu_part, GpuFreq};
+use gres_common::node::load_gpus;
+use gres_common::stepd::StepdState;
+use gres_common::{build_devices, Settings};
+
+/// The GRES name this plugin manages.
+pub const NAME: &str = "gpu";
+/// `plugin_type`.
+pub const PLUGIN_TYPE: &str = "gres/gpu";
+/// `plugin_name`.
+pub const PLUGIN_NAME: &str = "Gres GPU plugin";
+
+/// The state gres/gpu keeps between calls.
+#[derive(Debug, Clone)]
+pub struct Gpu {
+    pub settings: Settings,
+    /// `gres_devices`: from `node_config_load` in slurmd, `recv_stepd` in
+    /// slurmstepd.
+    pub devices: Vec<Device>,
+    /// `node_flags`: the union of the records' env flags.
+    pub vendors: EnvVendors,
+    /// GPU indices whose clocks `step_hardware_init` changed.
+    touched: Vec<u32>,
+    /// The step this node runs (`step-context`). Kept for inspection only:
+    /// Slurm's plugin takes everything it needs from each call's arguments.
+    pub step: Option<Step>,
+}
+
+/// `gres_p_epilog_build_env`'s capture: per node of the job, the allocated
+/// device bitmap (none where the node holds no GPU).
+#[derive(Debug, Clone)]
+pub struct GpuEpilog {
+    devices: Vec<Device>,
+    vendors: EnvVendors,
+    nodes: Vec<Option<Bitmap>>,
+}
+
+impl GpuEpilog {
+    /// `gres_p_epilog_set_env`: the vendor variables (unique ids where known,
+    /// else indices) and `SLURM_JOB_GPUS` of node `node_index` of the job;
+    /// nothing where the node holds no GPU; an error past the job's nodes.
+    pub fn set_env(&self, node_index: u32) -> Result<Vec<EnvChange>, Error> {
+        let Some(node) = self.nodes.get(node_index as usize) else {
+            return Err(Error::invalid(format!(
+                "{PLUGIN_TYPE}: epilog node index {node_index} out of range (the job has {} nodes)",
+                self.nodes.len()
+            )));
+        };
+        Ok(node
+            .as_ref()
+            .map(|alloc| epilog_env(&self.devices, alloc, self.vendors))
+            .unwrap_or_default())
+    }
+}
+
+impl Gpu {
+    /// A plugin after `init`, with no devices loaded yet.
+    pub fn new(settings: Settings) -> Self {
+        Gpu {
+            settings,
+            devices: Vec::new(),
+            vendors: EnvVendors::NONE,
+            touched: Vec::new(),
+            step: None,
+        }
+    }
+
+    /// `gres_p_node_config_load` (spec 3.2): validates every record, merges
+    /// the GPU records with detected GPUs (`AutoDetect`), checks the total
+    /// against slurm.conf `Gres=`, builds the device list and the node's env
+    /// flags. Without any GPU record or detected GPU, slurm.conf's count is
+    /// taken (records without files). Returns the GPU records in Slurm's
+    /// order followed by the other records unchanged, and the warnings Slurm
+    /// would log.
+    pub fn node_config_load(
+        &mut self,
+        records: &[GresConfRecord],
+        node: &NodeHardware,
+    ) -> Result<NodeConfigResult, Error> {
+        self.devices.clear();
+        self.vendors = EnvVendors::NONE;
+        let conf = validate(records, node, &self.settings)?;
+        let mut warnings = Vec::new();
+        let mut gpus = load_gpus(PLUGIN_TYPE, &conf, node, &self.settings, &mut warnings);
+        add_slurm_conf_counts(NAME, &mut gpus, node);
+        default_env(&mut gpus, self.settings.auto_detect.env_vendors());
+        check_total(NAME, &gpus, node, &mut warnings)?;
+        self.devices = build_devices(&gpus, NAME)?;
+        self.vendors = node_env(&gpus, NAME);
+        for w in &warnings {
+            warn!("{w}");
+        }
+        let records = gpus
+            .iter()
+            .chain(conf.iter().filter(|r| r.name != NAME))
+            .map(|r| r.to_record())
+            .collect();
+        Ok(NodeConfigResult { records, warnings })
+    }
+
+    /// `job_set_env`, `step_set_env` and `task_set_env` (spec 3.3); the
+    /// `gpu-bind:` line goes to the log at info level.
+    pub fn set_env(
+        &self,
+        scope: Scope,
+        allocation: Option<&GresAllocation>,
+        usable: Option<&types::Bitmap>,
+        flags: EnvFlags,
+    ) -> Result<Vec<EnvChange>, Error> {
+        let alloc = allocation
+            .and_then(|a| a.devices.as_ref())
+            .map(|m| bitmap(m, "gres/gpu allocation devices"))
+            .transpose()?;
+        let usable = usable
+            .map(|m| bitmap(m, "gres/gpu usable devices"))
+            .transpose()?;
+        let env = gpu_set_env(
+            scope,
+            &self.devices,
+            alloc.as_ref(),
+            usable.as_ref(),
+            self.settings.use_local,
+            self.vendors,
+            flags,
+        );
+        if let Some(line) = env.verbose {
+            info!("{line}");
+        }
+        Ok(env.changes)
+    }
+
+    /// `send_stepd`: the device list and env flags.
+    pub fn send_stepd(&self) -> Vec<u8> {
+        StepdState {
+            devices: self.devices.clone(),
+            vendors: self.vendors,
+            shared: Vec::new(),
+        }
+        .encode()
+    }
+
+    /// `recv_stepd`: replaces the device list and env flags; malformed
+    /// bytes (or an MPS table) are refused and leave the state unchanged.
+    pub fn recv_stepd(&mut self, data: &[u8]) -> Result<(), Error> {
+        let state = StepdState::decode(data)?;
+        if !state.shared.is_empty() {
+            return Err(Error::invalid(
+                "gres/gpu stepd data carries a shared (MPS) table; it was written by another plugin",
+            ));
+        }
+        self.devices = state.devices;
+        self.vendors = state.vendors;
+        Ok(())
+    }
+
+    /// `gres_p_epilog_build_env`: the job's per-node device bitmaps.
+    pub fn epilog_build_env(&self, job: &Job) -> Result<Option<GpuEpilog>, Error> {
+        let Some(nodes) = capture_nodes(job, NAME) else {
+            return Ok(None);
+        };
+        let nodes = nodes
+            .iter()
+            .map(|n| {
+                n.as_ref()
+                    .and_then(|a| a.devices.as_ref())
+                    .map(|m| bitmap(m, "gres/gpu job allocation devices"))
+                    .transpose()
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Some(GpuEpilog {
+            devices: self.devices.clone(),
+            vendors: self.vendors,
+            nodes,
+        }))
+    }
+
+    /// The NVML index of device `index`: the minor number of a
+    /// `/dev/nvidia<N>` file when the `gpu` capability lists a device with
+    /// it, otherwise the device index itself.
+    fn gpu_index(&self, index: usize, detected: &[slurm_wasm_sdk::gres::gpu::GpuDevice]) -> u32 {
+        self.devices
+            .iter()
+            .find(|d| d.index as usize == index)
+            .and_then(|d| {
+                detected
+                    .iter()
+                    .find(|g| format!("/dev/nvidia{}", g.minor_number) == d.path)
+            })
+            .map_or(index as u32, |g| g.index)
+    }
+
+    /// `gres_p_step_hardware_init` (spec 3.4): applies the `gpu:` part of
+    /// `tres_freq` (with `GpuFreqDef` filling unset clocks) to each usable
+    /// GPU: memory clock resolved first, then the graphics clock among those
+    /// valid at that memory clock (the highest where the request names
+    /// none), set through `gpu-control`. Nothing happens without usable GPUs
+    /// or a `gpu:` part. A missing `gpu` or `gpu-control` grant is logged as
+    /// a warning naming the capability and the step goes on with unchanged
+    /// clocks, as Slurm continues when it cannot set frequencies; other
+    /// failures are logged (`Could not set frequencies for all GPUs`).
+    pub fn step_hardware_init(
+        &mut self,
+        usable: Option<&types::Bitmap>,
+        tres_freq: Option<&str>,
+    ) -> Result<(), Error> {
+        let Some(usable) = usable.map(|m| bitmap(m, "usable GPUs")).transpose()? else {
+            return Ok(());
+        };
+        let Some(part) = tres_freq.and_then(gpu_part) else {
+            return Ok(());
+        };
+        if usable.count() == 0 {
+            return Ok(());
+        }
+        let (request, ignored) = GpuFreq::parse(part);
+        for t in ignored {
+            debug!("{PLUGIN_TYPE}: ignoring invalid --gpu-freq token `{t}`");
+        }
+        let (defaults, _) = GpuFreq::parse(&self.settings.gpu_freq_def);
+        let freq = request.with_defaults(&defaults);
+        if freq.graphics.is_none() && freq.memory.is_none() {
+            return Ok(());
+        }
+        let detected = host::gpu_devices().unwrap_or_default();
+        let total = usable.count();
+        let mut set = 0;
+        let mut reported = false;
+        for index in usable.ones() {
+            let gpu = self.gpu_index(index, &detected);
+            let result = host::gpu_memory_clocks(gpu).and_then(|mem| {
+                let memory = freq
+                    .memory
+                    .and_then(|m| m.resolve(&mem))
+                    .or_else(|| mem.first().copied())
+                    .ok_or_else(|| {
+                        CapabilityError::Failed(format!("GPU {gpu} reports no memory clocks"))
+                    })?;
+                let gfx = host::gpu_graphics_clocks(gpu, memory)?;
+                let graphics = freq
+                    .graphics
+                    .and_then(|g| g.resolve(&gfx))
+                    .or_else(|| gfx.first().copied())
+                    .ok_or_else(|| {
+                        CapabilityError::Failed(format!(
+                            "GPU {gpu} reports no graphics clocks at {memory} MHz"
+                        ))
+                    })?;
+                let clocks = slurm_wasm_sdk::gres::gpu_control::Clocks {
+                    memory_mhz: memory,
+                    graphics_mhz: graphics,
+                };
+                host::set_gpu_clocks(gpu, clocks)?;
+                Ok((memory, graphics))
+            });
+            match result {
+                Ok((memory, graphics)) => {
+                    set += 1;
+                    self.touched.push(gpu);
+                    if freq.verbose && !reported {
+                        reported = true;
+                        info!("GpuFreq=memory_freq:{memory},graphics_freq:{graphics}");
+                    }
+                }
+                Err(CapabilityError::Denied(c)) => {
+                    let name = match c {
+                        Capability::GpuControl => "gpu-control",
+                        Capability::Gpu => "gpu",
+                        _ => "a GPU",
+                    };
+                    warn!(
+                        "{PLUGIN_TYPE}: cannot apply --gpu-freq={part}: the `{name}` capability is not granted \
+                         to this plugin (grant it in the host configuration); the step runs with unchanged GPU clocks"
+                    );
+                    return Ok(());
+                }
+                Err(CapabilityError::Unavailable(why)) | Err(CapabilityError::Failed(why)) => {
+                    error!("{PLUGIN_TYPE}: setting clocks of GPU {gpu}: {why}");
+                }
+            }
+        }
+        if set != total {
+            error!("Could not set frequencies for all GPUs. Set {set}/{total} total GPUs");
+        }
+        Ok(())
+    }
+
+    /// `gres_p_step_hardware_fini`: resets every GPU `step_hardware_init`
+    /// changed to its default clocks. Failures are logged, not returned: the
+    /// step has ended either way.
+    pub fn step_hardware_fini(&mut self) -> Result<(), Error> {
+        for gpu in std::mem::take(&mut self.touched) {
+            if let Err(e) = host::reset_gpu_clocks(gpu) {
+                error!("{PLUGIN_TYPE}: resetting clocks of GPU {gpu}: {e:?}");
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,412 @@
+use super::*;
+use crate::fixtures::bits;
+use crate::slurm_conf::{self, SlurmConf};
+
+/// Two nodes of 2 sockets x 4 cores x 2 threads, with GPUs and MPS.
+const SLURM: &str = "ClusterName=c\nGresTypes=gpu,mps\n\
+    NodeName=g[1-2] Sockets=2 CoresPerSocket=4 ThreadsPerCore=2 Gres=gpu:tesla:4,mps:400\n\
+    PartitionName=p Nodes=ALL\n";
+
+fn slurm() -> SlurmConf {
+    slurm_conf::parse_str(SLURM, Path::new("/etc/slurm/slurm.conf")).unwrap()
+}
+
+fn parse(text: &str) -> GresConfFile {
+    parse_str(text, Path::new("/etc/slurm/gres.conf")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn node(text: &str, name: &str) -> Result<NodeGres, String> {
+    let conf = slurm();
+    let node = &conf.nodes[conf.node_index(name).unwrap()];
+    parse(text)
+        .node(node, &conf.gres_types())
+        .map_err(|e| e.to_string())
+}
+
+fn error(text: &str) -> String {
+    match parse_str(text, Path::new("gres.conf")) {
+        Ok(file) => panic!("accepted: {file:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn group(g: &GresDeviceGroup) -> (&str, Option<&str>, u64, Option<Vec<u32>>, &[i32]) {
+    (
+        g.name.as_str(),
+        g.type_name.as_deref(),
+        g.count,
+        g.cores.as_ref().map(bits),
+        &g.links,
+    )
+}
+
+#[test]
+fn node_lines_give_records_and_device_groups() {
+    // gres.conf man page layout: typed GPUs per socket, keys in any case,
+    // comments, a continued line; expectations from SLURM-BEHAVIOUR.md 3.1
+    // (File hostlists, Count defaults to the number of files, Cores are
+    // core indices of the node: 8 cores here).
+    let text = "# GPUs of the g nodes\n\
+        NodeName=g[1-2] name=gpu Type=tesla File=/dev/nvidia[0-1] Cores=0-3  # socket 0\n\
+        NodeName=g[1-2] Name=gpu Type=tesla \\\n  FILE=/dev/nvidia[2-3] CPUs=4-7 Flags=nvidia_gpu_env\n\
+        NodeName=g1 Name=mps Count=400\n";
+    let g1 = node(text, "g1").unwrap();
+    assert_eq!(g1.auto_detect, None);
+    let records: Vec<_> = g1
+        .records
+        .iter()
+        .map(|r| {
+            (
+                r.origin.as_str(),
+                r.name.as_str(),
+                r.files.clone(),
+                r.count,
+                r.cores.as_ref().map(bits),
+                r.flags.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        records,
+        [
+            (
+                "/etc/slurm/gres.conf:2",
+                "gpu",
+                vec!["/dev/nvidia0".to_owned(), "/dev/nvidia1".to_owned()],
+                2,
+                Some(vec![0, 1, 2, 3]),
+                vec![]
+            ),
+            (
+                "/etc/slurm/gres.conf:3",
+                "gpu",
+                vec!["/dev/nvidia2".to_owned(), "/dev/nvidia3".to_owned()],
+                2,
+                Some(vec![4, 5, 6, 7]),
+                vec!["nvidia_gpu_env".to_owned()]
+            ),
+            ("/etc/slurm/gres.conf:5", "mps", vec![], 400, None, vec![]),
+        ]
+    );
+    assert_eq!(g1.records_for("mps").len(), 1);
+    assert_eq!(g1.records[0].type_name.as_deref(), Some("tesla"));
+    // MPS without File spreads over the four GPUs, 100 each, taking each
+    // GPU's cores (SLURM-BEHAVIOUR.md 3.2, gres/mps node_config_load).
+    let groups: Vec<_> = g1.topology.iter().map(group).collect();
+    let socket0 = Some(vec![0, 1, 2, 3]);
+    let socket1 = Some(vec![4, 5, 6, 7]);
+    assert_eq!(
+        groups,
+        [
+            ("gpu", Some("tesla"), 2, socket0.clone(), &[][..]),
+            ("gpu", Some("tesla"), 2, socket1.clone(), &[][..]),
+            ("mps", None, 100, socket0.clone(), &[][..]),
+            ("mps", None, 100, socket0, &[][..]),
+            ("mps", None, 100, socket1.clone(), &[][..]),
+            ("mps", None, 100, socket1, &[][..]),
+        ]
+    );
+    // The MPS line names g1 only.
+    let g2 = node(text, "g2").unwrap();
+    assert_eq!(g2.records.len(), 2);
+    assert_eq!(g2.topology.len(), 2);
+}
+
+#[test]
+fn shares_are_spread_as_slurm_spreads_them() {
+    // SLURM-BEHAVIOUR.md 3.2: share_i = remaining / gpus_left, so 301
+    // over 2 GPUs is 150 then 151.
+    let text = "Name=gpu File=/dev/nvidia[0-1]\nName=mps Count=301\n";
+    let counts: Vec<u64> = node(text, "g1")
+        .unwrap()
+        .topology
+        .iter()
+        .filter(|g| g.name == "mps")
+        .map(|g| g.count)
+        .collect();
+    assert_eq!(counts, [150, 151]);
+    // With File, the MPS line's count is spread over its own files, and a
+    // K suffix multiplies by 1024 (3.1 Count).
+    let text = "Name=mps Count=2K File=/dev/nvidia[0-1]\n";
+    let counts: Vec<u64> = node(text, "g1")
+        .unwrap()
+        .topology
+        .iter()
+        .map(|g| g.count)
+        .collect();
+    assert_eq!(counts, [1024, 1024]);
+}
+
+#[test]
+fn links_and_multiple_files() {
+    // 3.1 Links: one device per line, -1 marks the device itself.
+    // MultipleFiles: several files forming one device, count 1.
+    let text = "Name=gpu File=/dev/nvidia0 Links=-1,2\n\
+        Name=gpu File=/dev/nvidia1 Links=2,-1\n\
+        Name=gpu MultipleFiles=/dev/nvidia2,/dev/nvidia-caps/nvidia-cap21\n";
+    let g1 = node(text, "g1").unwrap();
+    let groups: Vec<_> = g1.topology.iter().map(group).collect();
+    assert_eq!(
+        groups,
+        [
+            ("gpu", None, 1, None, &[-1, 2][..]),
+            ("gpu", None, 1, None, &[2, -1][..]),
+            ("gpu", None, 1, None, &[][..]),
+        ]
+    );
+    assert_eq!(g1.records[0].links.as_deref(), Some("-1,2"));
+    assert_eq!(g1.records[2].files.len(), 2);
+    assert_eq!(g1.records[2].count, 1);
+}
+
+#[test]
+fn auto_detect_node_value_wins_over_global() {
+    // 3.1 AutoDetect: global line or per node, node value wins.
+    let text = "AutoDetect=NVML\nNodeName=g2 AutoDetect=off\nName=gpu\n";
+    assert_eq!(
+        node(text, "g1").unwrap().auto_detect.as_deref(),
+        Some("nvml")
+    );
+    assert_eq!(
+        node(text, "g2").unwrap().auto_detect.as_deref(),
+        Some("off")
+    );
+    let text = "NodeName=g1 AutoDetect=rsmi\nAutoDetect=nvml\n";
+    assert_eq!(
+        node(text, "g1").unwrap().auto_detect.as_deref(),
+        Some("rsmi")
+    );
+}
+
+#[test]
+fn count_defaults() {
+    // 3.1 Count: defaults to the number of files; 1 without files.
+    let file = parse("Name=gpu File=/dev/nvidia[0-3]\nName=gpu Type=x\n");
+    assert_eq!(file.lines[0].count, 4);
+    assert_eq!(file.lines[1].count, 1);
+    assert_eq!(file.lines[0].nodes, None);
+}
+
+#[test]
+fn per_node_errors_name_the_line() {
+    assert_eq!(
+        node("Name=gpu\nName=nic Count=1\n", "g1").unwrap_err(),
+        "/etc/slurm/gres.conf:2: Name=nic: not in slurm.conf GresTypes (gpu,mps)"
+    );
+    assert_eq!(
+        node("Name=gpu File=/dev/nvidia0 Cores=8\n", "g1").unwrap_err(),
+        "/etc/slurm/gres.conf:1: Cores: core 8 is outside node g1, which has 8 cores \
+         (2 sockets x 4 cores); expected indices 0-7"
+    );
+    assert_eq!(
+        node(
+            "NodeName=g1 Name=gpu File=/dev/nvidia[0-1]\nName=gpu File=/dev/nvidia1\n",
+            "g1"
+        )
+        .unwrap_err(),
+        "/etc/slurm/gres.conf:2: File /dev/nvidia1 of gpu on node g1 is already listed at \
+         /etc/slurm/gres.conf:1"
+    );
+    // The same file for gpu and mps is how MPS names its GPU: allowed.
+    assert!(node(
+        "Name=gpu File=/dev/nvidia0\nName=mps File=/dev/nvidia0\n",
+        "g1"
+    )
+    .is_ok());
+    // The duplicate only matters on the node holding both lines.
+    assert!(node(
+        "NodeName=g1 Name=gpu File=/dev/nvidia0\nNodeName=g2 Name=gpu File=/dev/nvidia0\n",
+        "g2"
+    )
+    .is_ok());
+    assert_eq!(
+        node(
+            "Name=mps File=/dev/nvidia0 Count=100\nName=mps Count=100\n",
+            "g1"
+        )
+        .unwrap_err(),
+        "/etc/slurm/gres.conf:2: mps on node g1: lines without File= cannot be mixed with \
+         lines with File= (as at /etc/slurm/gres.conf:1)"
+    );
+}
+
+#[test]
+fn syntax_errors_name_file_line_and_expectation() {
+    let cases = [
+        (
+            "\nName=gpu File\n",
+            "gres.conf:2: expected Key=Value, found `File`",
+        ),
+        (
+            "Name=gpu Model=a100\n",
+            "gres.conf:1: unknown key `Model`; expected one of AutoDetect, Cores, CPUs, Count, \
+             File, Files, Flags, Links, MultipleFiles, Name, NodeName, Type",
+        ),
+        (
+            "Name=gpu File=/dev/a Files=/dev/b\n",
+            "gres.conf:1: File given twice on one line",
+        ),
+        (
+            "Name=gpu Cores=1 CPUs=2\n",
+            "gres.conf:1: Cores given twice on one line",
+        ),
+        (
+            "NodeName=g1 Type=a100\n",
+            "gres.conf:1: Type= needs a Name= on its line",
+        ),
+        (
+            "AutoDetect=cuda\n",
+            "gres.conf:1: AutoDetect=`cuda`: expected one of nvml, nvidia, rsmi, oneapi, nrt, \
+             full, off",
+        ),
+        (
+            "NodeName=g[1-\n",
+            "gres.conf:1: NodeName=`g[1-`: `[` at column 2 is never closed",
+        ),
+        (
+            "Name=gpu File=/dev/nvidia[3-1]\n",
+            "gres.conf:1: File=`/dev/nvidia[3-1]`: range `3-1` is reversed",
+        ),
+        (
+            "Name=gpu File=/dev/nvidia[0-1024]\n",
+            "gres.conf:1: File=`/dev/nvidia[0-1024]` lists 1025 files; at most 1024 are allowed",
+        ),
+        (
+            "Name=mps Count=lots\n",
+            "gres.conf:1: Count=`lots`: expected a number with an optional K, M, G, T or P suffix",
+        ),
+        (
+            "Name=mps Count=99999999999P\n",
+            "gres.conf:1: Count=`99999999999P`: expected a number with an optional K, M, G, T \
+             or P suffix",
+        ),
+        (
+            "Name=gpu File=/dev/nvidia[0-1] Count=4\n",
+            "gres.conf:1: Count=4 does not match the 2 device(s) of its File",
+        ),
+        (
+            "Name=gpu File=/dev/a MultipleFiles=/dev/b\n",
+            "gres.conf:1: File and MultipleFiles exclude each other; give one",
+        ),
+        (
+            "Name=gpu Cores=3-1\n",
+            "gres.conf:1: Cores=`3-1`: expected core indices and ranges, like 0-1,4",
+        ),
+        (
+            "Name=gpu Cores=0,,1\n",
+            "gres.conf:1: Cores=`0,,1`: expected core indices and ranges, like 0-1,4",
+        ),
+        (
+            "Name=gpu File=/dev/nvidia0 Links=-1,-3\n",
+            "gres.conf:1: Links=`-1,-3`: `-3` is not a link count; expected integers of -2 or \
+             more, like -1,2,0,2",
+        ),
+        (
+            "Name=gpu File=/dev/nvidia[0-1] Links=-1,2\n",
+            "gres.conf:1: Links describes one device, but the line has 2; give one File per line",
+        ),
+        (
+            "Name=gpu Flags=nvidia_gpu_env,cuda_env\n",
+            "gres.conf:1: Flags: unknown flag `cuda_env`; expected CountOnly, explicit, \
+             one_sharing, all_sharing, env_uuid, nvidia_gpu_env, amd_gpu_env, intel_gpu_env, \
+             opencl_env, no_gpu_env",
+        ),
+        (
+            "Name= Count=1\n",
+            "gres.conf:1: Name: expected a GRES name, like gpu",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(error(text), expected, "for {text:?}");
+    }
+    assert_eq!(
+        load(Path::new("/nonexistent/gres.conf"))
+            .unwrap_err()
+            .to_string(),
+        "/nonexistent/gres.conf: cannot read: No such file or directory (os error 2)"
+    );
+}
+
+#[test]
+fn flags_are_case_insensitive_and_canonical() {
+    // 3.1 Flags: keywords are case-insensitive; the records carry the
+    // spelling the contract documents (`CountOnly`, `nvidia_gpu_env`).
+    let file = parse("Name=gpu Flags=countonly,NVIDIA_GPU_ENV\n");
+    assert_eq!(file.lines[0].flags, ["CountOnly", "nvidia_gpu_env"]);
+}
+
+#[test]
+fn default_path_is_next_to_slurm_conf() {
+    assert_eq!(
+        default_path(Path::new("/etc/slurm/slurm.conf")),
+        Path::new("/etc/slurm/gres.conf")
+    );
+    assert_eq!(
+        default_path(Path::new("slurm.conf")),
+        Path::new("gres.conf")
+    );
+}
+
+proptest::proptest! {
+    /// No input makes the parser or the per-node checks panic.
+    #[test]
+    fn gres_conf_shaped_text_never_panics(parts in proptest::collection::vec(
+        proptest::sample::select(vec![
+            "Name=gpu", "name=mps", "Name=nic", "Name=", "Type=a100", "File=/dev/nvidia[0-3]",
+            "File=/dev/nvidia[0-", "Files=/dev/nvidia1", "MultipleFiles=/dev/a,/dev/b",
+            "Count=4", "Count=2K", "Count=", "Count=-1", "Cores=0-3", "Cores=9", "CPUs=1-",
+            "Links=-1,2", "Links=-3", "Flags=explicit", "Flags=x", "AutoDetect=nvml",
+            "AutoDetect=", "NodeName=g1", "NodeName=g[1-2]", "NodeName=[", "=", "#", "\\",
+            "\n", " ", "x", "Name=gpu File=/dev/nvidia0", "Count=0",
+        ]),
+        0..24,
+    )) {
+        let text = parts.join(" ");
+        if let Ok(file) = parse_str(&text, Path::new("gres.conf")) {
+            let conf = slurm();
+            for node in &conf.nodes {
+                let _ = file.node(node, &conf.gres_types());
+            }
+        }
+    }
+
+    /// Arbitrary text neither.
+    #[test]
+    fn any_text_never_panics(text in "\\PC{0,200}") {
+        let _ = parse_str(&text, Path::new("gres.conf"));
+    }
+}
+
+#[test]
+fn anchor_cluster_gres_conf() {
+    // The gres.conf and slurm.conf of the real Slurm 22.05 cluster the
+    // select anchors were recorded on (tests/fixtures/anchor/select): two
+    // GPUs per n node, one per socket (2 sockets x 2 cores), 100 MPS
+    // shares each; MPS takes the cores of the GPU with its file
+    // (SLURM-BEHAVIOUR.md 3.2).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/anchor/select/cons_tres-CR_Core_Memory");
+    let conf = slurm_conf::load(&dir.join("slurm.conf")).unwrap();
+    let file = load(&default_path(&conf.path)).unwrap();
+    let n1 = &conf.nodes[conf.node_index("n1").unwrap()];
+    let gres = file.node(n1, &conf.gres_types()).unwrap();
+    assert_eq!(gres.auto_detect.as_deref(), Some("off"));
+    let groups: Vec<_> = gres.topology.iter().map(group).collect();
+    assert_eq!(
+        groups,
+        [
+            ("gpu", None, 1, Some(vec![0, 1]), &[][..]),
+            ("gpu", None, 1, Some(vec![2, 3]), &[][..]),
+            ("mps", None, 100, Some(vec![0, 1]), &[][..]),
+            ("mps", None, 100, Some(vec![2, 3]), &[][..]),
+        ]
+    );
+    assert_eq!(
+        gres.records_for("gpu")[1].origin,
+        format!("{}:3", dir.join("gres.conf").display())
+    );
+    let h1 = &conf.nodes[conf.node_index("h1").unwrap()];
+    let none = file.node(h1, &conf.gres_types()).unwrap();
+    assert!(none.records.is_empty() && none.topology.is_empty());
+    assert_eq!(none.auto_detect.as_deref(), Some("off"));
+}
