@@ -1,0 +1,315 @@
+//! `slurm-wasm select place`: where would this job go?
+//!
+//! Builds the cluster of a `slurm.conf` (with the `gres.conf` beside it, or
+//! the one named), loads the select plugin its `SelectType` names (bundled;
+//! `select/cons_res` is served by `select/cons_tres`; without `SelectType`
+//! Slurm 22.05's default, `select/linear`), starts the `--running` jobs in
+//! order the way `slurmctld` starts a job (`job-test` RUN_NOW, then
+//! `job-begin` and `nodeinfo-set`), and asks for the new job: RUN_NOW, and
+//! when it cannot start now WILL_RUN. The answer is printed the way
+//! `scontrol show job -d` shows a job (`--json` for machines). Every job
+//! runs for its time limit from `--now`, so WILL_RUN start times follow
+//! from the running jobs' `-t`.
+//!
+//! Exit codes: 0 the job starts now, 3 it would start later (WILL_RUN),
+//! 1 it cannot run at all or a running job could not start, 2 bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{anyhow, Context};
+use serde_json::json;
+use slurm_wasm_host::allocation::{compress_hostlist, node_allocations};
+use slurm_wasm_host::capabilities::clock::VirtualClock;
+use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
+use slurm_wasm_host::kinds::select::{JobTestMode, JobTestResult};
+use slurm_wasm_host::setup::records::Cluster;
+use slurm_wasm_host::types::Job;
+use slurm_wasm_host::{
+    gres_conf, slurm_conf, CallError, Host, HostOptions, PluginSettings, PluginSource,
+    SelectPlugin, Services,
+};
+
+/// What `select place` was asked.
+pub struct PlaceRequest {
+    pub slurm_conf: PathBuf,
+    pub gres_conf: Option<PathBuf>,
+    /// sbatch options of each running job, in start order.
+    pub running: Vec<String>,
+    /// Unix seconds the decision is made at; the system time when none.
+    pub now: Option<i64>,
+    pub json: bool,
+    /// sbatch options of the job to place.
+    pub options: Vec<String>,
+}
+
+/// The cluster of `slurm_conf`, with each node's GRES device groups from
+/// `gres_conf` (or the `gres.conf` beside `slurm_conf`, when there is one),
+/// and the name of the default partition.
+pub fn cluster(
+    slurm_conf: &Path,
+    gres_conf: Option<&Path>,
+) -> anyhow::Result<(Cluster, Option<String>, String)> {
+    let conf = slurm_conf::load(slurm_conf)?;
+    let mut cluster = Cluster::from_slurm_conf(&conf)?;
+    if let Some(gres) = gres_conf::find(slurm_conf, gres_conf)? {
+        for (node, gres) in cluster.nodes.iter_mut().zip(gres.nodes(&conf)?) {
+            node.gres_topology = gres.topology;
+        }
+    }
+    let select = match conf.select_type() {
+        Some("select/cons_res") => "select/cons_tres".to_owned(),
+        Some(other) => other.to_owned(),
+        None => "select/linear".to_owned(),
+    };
+    let default = conf.default_partition().map(|p| p.name.clone());
+    Ok((cluster, default, select))
+}
+
+/// A job's options as shell words (`-N2 --mem=1G`); quotes are not
+/// interpreted.
+fn words(options: &str) -> Vec<String> {
+    options.split_whitespace().map(str::to_owned).collect()
+}
+
+fn now_or_system(now: Option<i64>) -> i64 {
+    now.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64)
+    })
+}
+
+/// The outcome for the new job.
+enum Outcome {
+    Now(Job),
+    Later(Job, i64),
+    Never(CallError),
+}
+
+pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
+    let now = now_or_system(request.now);
+    let (cluster, default, select) = cluster(&request.slurm_conf, request.gres_conf.as_deref())?;
+    // Every job's options are checked before anything is loaded.
+    let mut running = Vec::new();
+    for (i, options) in request.running.iter().enumerate() {
+        let id = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let prepared = JobRequest::parse(&words(options))
+            .and_then(|r| r.prepare(id, &cluster, default.as_deref()))
+            .map_err(|e| anyhow!("--running '{options}': {e}"))?;
+        running.push((options, prepared));
+    }
+    let id = u32::try_from(request.running.len() + 1).unwrap_or(u32::MAX);
+    let prepared = JobRequest::parse(&request.options)
+        .and_then(|r| r.prepare(id, &cluster, default.as_deref()))
+        .map_err(|e| anyhow!("{e}"))?;
+
+    let services = Services {
+        clock: Arc::new(VirtualClock::new(now)),
+        ..Services::default()
+    };
+    let host = Host::new(HostOptions {
+        services,
+        ..HostOptions::default()
+    })?;
+    let plugin = SelectPlugin::load(
+        &host,
+        &PluginSource::Bundled(select.clone()),
+        PluginSettings::default(),
+    )
+    .with_context(|| {
+        format!(
+            "loading {select} (SelectType of {})",
+            request.slurm_conf.display()
+        )
+    })?;
+    plugin.init(&cluster.select_config())?;
+    plugin.node_init(&cluster.nodes)?;
+
+    for (options, job) in &running {
+        let result = match plugin.job_test(&job.test_request(JobTestMode::RunNow)) {
+            Ok(result) => result,
+            Err(e) => {
+                eprintln!(
+                    "slurm-wasm: --running '{options}' (job {}) cannot start now: {e}",
+                    job.job.job_id
+                );
+                return Ok(ExitCode::from(1));
+            }
+        };
+        let job = job.started(result.resources, now);
+        plugin.job_begin(&job)?;
+        plugin.nodeinfo_set(&job)?;
+    }
+
+    let outcome = match plugin.job_test(&prepared.test_request(JobTestMode::RunNow)) {
+        Ok(result) => Outcome::Now(prepared.started(result.resources, now)),
+        Err(CallError::Plugin { .. }) => {
+            match plugin.job_test(&prepared.test_request(JobTestMode::WillRun)) {
+                Ok(JobTestResult {
+                    resources,
+                    start_time,
+                    ..
+                }) => {
+                    let start = start_time.unwrap_or(now);
+                    Outcome::Later(prepared.started(resources, start), start)
+                }
+                Err(e @ CallError::Plugin { .. }) => Outcome::Never(e),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if request.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&as_json(&cluster, &prepared, &outcome, &select, now))?
+        );
+    } else {
+        print!("{}", as_text(&cluster, &prepared, &outcome));
+    }
+    Ok(match outcome {
+        Outcome::Now(_) => ExitCode::SUCCESS,
+        Outcome::Later(..) => ExitCode::from(3),
+        Outcome::Never(_) => ExitCode::from(1),
+    })
+}
+
+/// `2026-11-21T16:29:39` (UTC) for Unix seconds.
+pub fn timestamp(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    let secs = seconds.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> String {
+    let job = &prepared.job;
+    let d = &job.details;
+    let mut out = format!("JobId={} JobName={}\n", job.job_id, job.name);
+    let partition = cluster
+        .partitions
+        .iter()
+        .find(|p| job.partitions.first() == Some(&p.index))
+        .map_or("", |p| p.name.as_str());
+    let planned = match outcome {
+        Outcome::Now(job) => {
+            out.push_str("   JobState=RUNNING Reason=None\n");
+            out.push_str(&format!(
+                "   StartTime={} EndTime={}\n",
+                timestamp(job.start_time),
+                timestamp(job.end_time)
+            ));
+            Some(job)
+        }
+        Outcome::Later(job, start) => {
+            out.push_str("   JobState=PENDING Reason=Resources\n");
+            out.push_str(&format!(
+                "   StartTime={} EndTime={} (will run)\n",
+                timestamp(*start),
+                timestamp(job.end_time)
+            ));
+            Some(job)
+        }
+        Outcome::Never(e) => {
+            out.push_str(&format!("   JobState=PENDING Reason=cannot run: {e}\n"));
+            None
+        }
+    };
+    out.push_str(&format!("   Partition={partition}\n"));
+    let Some(resources) = planned.and_then(|j| j.resources.as_ref()) else {
+        out.push_str(&format!(
+            "   NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}\n",
+            d.min_nodes, d.min_cpus, d.num_tasks, d.cpus_per_task
+        ));
+        return out;
+    };
+    let nodes = node_allocations(&cluster.nodes, resources);
+    let names: Vec<&str> = nodes.iter().map(|n| n.node.as_str()).collect();
+    out.push_str(&format!("   NodeList={}\n", compress_hostlist(&names)));
+    out.push_str(&format!(
+        "   NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}\n",
+        nodes.len(),
+        resources.ncpus,
+        d.num_tasks,
+        d.cpus_per_task
+    ));
+    for n in &nodes {
+        out.push_str(&format!(
+            "     Nodes={} CPU_IDs={} Mem={} GRES={}\n",
+            n.node, n.cpu_ids, n.memory, n.gres
+        ));
+    }
+    out
+}
+
+fn as_json(
+    cluster: &Cluster,
+    prepared: &PreparedJob,
+    outcome: &Outcome,
+    select: &str,
+    now: i64,
+) -> serde_json::Value {
+    let job = &prepared.job;
+    let (state, start, planned, error) = match outcome {
+        Outcome::Now(job) => ("RUNNING", Some(job.start_time), Some(job), None),
+        Outcome::Later(job, start) => ("PENDING", Some(*start), Some(job), None),
+        Outcome::Never(e) => ("PENDING", None, None, Some(e.to_string())),
+    };
+    let resources = planned.and_then(|j| j.resources.as_ref());
+    let nodes = resources
+        .map(|r| node_allocations(&cluster.nodes, r))
+        .unwrap_or_default();
+    let names: Vec<&str> = nodes.iter().map(|n| n.node.as_str()).collect();
+    json!({
+        "select": select,
+        "now": now,
+        "job_id": job.job_id,
+        "job_name": job.name,
+        "state": state,
+        "will_run": matches!(outcome, Outcome::Later(..)),
+        "start_time": start,
+        "end_time": planned.map(|j| j.end_time),
+        "error": error,
+        "node_list": compress_hostlist(&names),
+        "num_nodes": nodes.len(),
+        "num_cpus": resources.map(|r| r.ncpus),
+        "num_tasks": job.details.num_tasks,
+        "cpus_per_task": job.details.cpus_per_task,
+        "nodes": nodes.iter().map(|n| json!({
+            "node": n.node,
+            "cpus": n.cpus,
+            "cpu_ids": n.cpu_ids,
+            "mem": n.memory,
+            "gres": n.gres,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::timestamp;
+
+    #[test]
+    fn timestamps_are_utc_civil_times() {
+        // `date -u -d @1795278279 +%FT%T` on the recording machine.
+        assert_eq!(timestamp(1_795_278_279), "2026-11-21T16:24:39");
+        assert_eq!(timestamp(0), "1970-01-01T00:00:00");
+        assert_eq!(timestamp(951_782_400), "2000-02-29T00:00:00");
+    }
+}

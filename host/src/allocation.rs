@@ -1,0 +1,226 @@
+//! An allocation (`job-resources`) as `scontrol show job -d` shows it: the
+//! node list, and per node the CPU ids, memory and GRES devices
+//! (`Nodes=n1 CPU_IDs=0-3 Mem=1000 GRES=gpu:1(IDX:0)`).
+//!
+//! Conventions are Slurm 22.05's:
+//!
+//! - `CPU_IDs` are abstract CPU ids of the allocated cores, every thread of
+//!   each: core `k` of a node with `T` threads per core is CPUs
+//!   `k*T .. k*T+T-1` (so a `-n1` job under `CR_CPU` still shows `0-1` on
+//!   two-thread cores), written as ranges (`0-1,4-5`).
+//! - `GRES` lists each allocated GRES as `name[:type]:count(IDX:devices)`,
+//!   comma-separated, empty when the node has none for the job.
+//! - Node lists are compressed the way Slurm's hostlists print
+//!   (`n[1-2,4]`).
+
+use crate::bindings::types::{JobResources, Node};
+use crate::fixtures::bits;
+
+/// One node of an allocation, as the `Nodes=` line of `scontrol show job
+/// -d` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeAllocation {
+    /// The node's name.
+    pub node: String,
+    /// CPUs allocated (threads counted).
+    pub cpus: u16,
+    /// `CPU_IDs=`.
+    pub cpu_ids: String,
+    /// `Mem=` in MB.
+    pub memory: u64,
+    /// `GRES=`.
+    pub gres: String,
+}
+
+/// The per-node view of `resources` on the node table `nodes`, in
+/// node-index order. A `per-node` entry whose index is not in `nodes` is
+/// shown under the name `#<index>`.
+pub fn node_allocations(nodes: &[Node], resources: &JobResources) -> Vec<NodeAllocation> {
+    resources
+        .per_node
+        .iter()
+        .map(|r| {
+            let node = nodes.iter().find(|n| n.index == r.node_index);
+            let threads = node.map_or(1, |n| u32::from(n.threads_per_core.max(1)));
+            let cpu_ids = bits(&r.cores)
+                .into_iter()
+                .flat_map(|core| core * threads..(core + 1) * threads);
+            let gres = r
+                .gres
+                .iter()
+                .map(|g| {
+                    let devices = g.devices.as_ref().map(bits).unwrap_or_default();
+                    let name = match &g.type_name {
+                        Some(t) => format!("{}:{t}", g.name),
+                        None => g.name.clone(),
+                    };
+                    format!("{name}:{}(IDX:{})", g.count, ranges(devices))
+                })
+                .collect::<Vec<_>>()
+                .join(",");
+            NodeAllocation {
+                node: node.map_or_else(|| format!("#{}", r.node_index), |n| n.name.clone()),
+                cpus: r.cpus,
+                cpu_ids: ranges(cpu_ids),
+                memory: r.memory,
+                gres,
+            }
+        })
+        .collect()
+}
+
+/// Ascending ids as ranges: `0-1,4,6-7`; empty for none.
+pub fn ranges(ids: impl IntoIterator<Item = u32>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Option<(u32, u32)> = None;
+    for id in ids {
+        run = match run {
+            Some((lo, hi)) if id == hi + 1 => Some((lo, id)),
+            Some(done) => {
+                out.push(range(done));
+                Some((id, id))
+            }
+            None => Some((id, id)),
+        };
+    }
+    out.extend(run.map(range));
+    out.join(",")
+}
+
+fn range((lo, hi): (u32, u32)) -> String {
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}-{hi}")
+    }
+}
+
+/// Host names compressed into a hostlist expression, in the given order:
+/// neighbours sharing a prefix and number width merge (`n1,n2,n4` gives
+/// `n[1-2,4]`); a lone name stays as it is.
+pub fn compress_hostlist<S: AsRef<str>>(names: &[S]) -> String {
+    let split = |name: &str| -> (String, Option<(u32, usize)>) {
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (prefix, number) = name.split_at(name.len() - digits);
+        match number.parse() {
+            Ok(n) if digits > 0 => (prefix.to_owned(), Some((n, digits))),
+            _ => (name.to_owned(), None),
+        }
+    };
+    let mut groups: Vec<(String, usize, Vec<u32>)> = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    let flush = |groups: &mut Vec<(String, usize, Vec<u32>)>, out: &mut Vec<String>| {
+        for (prefix, width, numbers) in groups.drain(..) {
+            if numbers.len() == 1 {
+                out.push(format!("{prefix}{:0width$}", numbers[0]));
+            } else {
+                let mut parts = Vec::new();
+                let mut run: Option<(u32, u32)> = None;
+                for n in numbers {
+                    run = match run {
+                        Some((lo, hi)) if n == hi + 1 => Some((lo, n)),
+                        Some((lo, hi)) => {
+                            parts.push(padded(lo, hi, width));
+                            Some((n, n))
+                        }
+                        None => Some((n, n)),
+                    };
+                }
+                if let Some((lo, hi)) = run {
+                    parts.push(padded(lo, hi, width));
+                }
+                out.push(format!("{prefix}[{}]", parts.join(",")));
+            }
+        }
+    };
+    for name in names {
+        match split(name.as_ref()) {
+            (prefix, Some((n, width))) => match groups.last_mut() {
+                Some((p, w, numbers)) if *p == prefix && *w == width => numbers.push(n),
+                _ => {
+                    flush(&mut groups, &mut out);
+                    groups.push((prefix, width, vec![n]));
+                }
+            },
+            (plain, None) => {
+                flush(&mut groups, &mut out);
+                out.push(plain);
+            }
+        }
+    }
+    flush(&mut groups, &mut out);
+    out.join(",")
+}
+
+fn padded(lo: u32, hi: u32, width: usize) -> String {
+    if lo == hi {
+        format!("{lo:0width$}")
+    } else {
+        format!("{lo:0width$}-{hi:0width$}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::types::{GresAllocation, NodeResources};
+    use crate::fixtures::{bitmap, node};
+
+    #[test]
+    fn ranges_and_hostlists() {
+        assert_eq!(ranges([0, 1, 4, 6, 7]), "0-1,4,6-7");
+        assert_eq!(ranges([]), "");
+        // Hostlists as scontrol printed them on the anchor cluster
+        // (tests/fixtures/anchor/select/*/stream.txt): n[1-4], n[1,4], n1.
+        assert_eq!(compress_hostlist(&["n1", "n2", "n3", "n4"]), "n[1-4]");
+        assert_eq!(compress_hostlist(&["n1", "n4"]), "n[1,4]");
+        assert_eq!(compress_hostlist(&["n1"]), "n1");
+        assert_eq!(compress_hostlist(&["n1", "n2", "h1"]), "n[1-2],h1");
+        assert_eq!(
+            compress_hostlist(&["node01", "node02", "login"]),
+            "node[01-02],login"
+        );
+    }
+
+    #[test]
+    fn scontrol_node_lines() {
+        // Anchor job a24 (cons_tres CR_Core_Memory): `--gres=gpu:1 -n4` got
+        // `Nodes=n3 CPU_IDs=4-7 Mem=1000 GRES=gpu:1(IDX:1)`: cores 2-3 of a
+        // 2-thread node.
+        let nodes: Vec<Node> = (0..4)
+            .map(|i| {
+                let mut n = node(i, &format!("n{}", i + 1), 2, 2, 2, 4000);
+                n.threads_per_core = 2;
+                n
+            })
+            .collect();
+        let resources = JobResources {
+            nodes: bitmap(4, [2]),
+            ncpus: 4,
+            per_node: vec![NodeResources {
+                node_index: 2,
+                cores: bitmap(4, [2, 3]),
+                cpus: 4,
+                memory: 1000,
+                gres: vec![GresAllocation {
+                    name: "gpu".into(),
+                    type_name: None,
+                    count: 1,
+                    devices: Some(bitmap(2, [1])),
+                    per_device: vec![1],
+                }],
+            }],
+            whole_nodes: false,
+        };
+        assert_eq!(
+            node_allocations(&nodes, &resources),
+            [NodeAllocation {
+                node: "n3".into(),
+                cpus: 4,
+                cpu_ids: "4-7".into(),
+                memory: 1000,
+                gres: "gpu:1(IDX:1)".into(),
+            }]
+        );
+    }
+}

@@ -1,0 +1,993 @@
+//! sbatch-style job options turned into the contract's `job` record and
+//! the arguments of `job-test`, the way `sbatch` and `slurmctld` (Slurm
+//! 22.05) prepare a job before they ask the select plugin where it goes.
+//!
+//! [`JobRequest::parse`] reads the options as `sbatch` takes them
+//! (`-N 2-3`, `--mem=1G`, `--gres=gpu:1,mps:50`, `-w n[1-2]`, ...);
+//! [`JobRequest::prepare`] then places the request in a [`Cluster`]:
+//!
+//! - **Tasks**: `-n` as given; without it `--ntasks-per-node` x the minimum
+//!   node count, else the minimum node count (what `sbatch` and `slurmctld`
+//!   record, `NumTasks=` of `scontrol show job`).
+//! - **Nodes**: `-N a-b` gives a minimum and a maximum, `-N a` both; without
+//!   `-N`, at least `ceil(tasks / --ntasks-per-node)` nodes (or 1) and no
+//!   maximum. `-w` raises the minimum to the number of nodes it names.
+//! - **CPUs**: `min_cpus` = tasks x `--cpus-per-task` (`NumCPUs=` of a
+//!   pending job); `pn_min_cpus` = `--ntasks-per-node` x `--cpus-per-task`
+//!   when `--ntasks-per-node` is given, else `--cpus-per-task`
+//!   (`MinCPUsNode=`).
+//! - **Memory**: `--mem` (MB per node; `--mem=0`: all of the node) or
+//!   `--mem-per-cpu`; with neither, the partition's `DefMemPerCPU` /
+//!   `DefMemPerNode` (the cluster's when the partition has none), as
+//!   `slurmctld` applies it (`MinMemoryCPU=250M` on the anchor cluster).
+//! - **Time**: `-t`, else the partition's `DefaultTime`, else its `MaxTime`.
+//! - **Arguments of job-test** ([`PreparedJob::test_request`]), as
+//!   `select_nodes` computes them: `min-nodes` = max(job, partition
+//!   `MinNodes`); `max-nodes` = the job's maximum capped by the partition's
+//!   `MaxNodes` (500000 when neither sets one); `req-nodes` = that maximum
+//!   when the job gave one, else the minimum. Candidates are the partition's
+//!   nodes without the `-x` ones.
+//!
+//! GRES requests become one `gres-request` each: `--gres=gpu[:type][:N]`
+//! per node, `--gpus` per job, `--gpus-per-node` per node,
+//! `--gpus-per-task` per task; `--cpus-per-gpu` and `--mem-per-gpu` are
+//! attached to every GPU request.
+//!
+//! # Failure modes
+//!
+//! Every [`RequestError`] names the option as written and what was
+//! expected: an unknown option, a missing or malformed value (`-N 0`,
+//! `--mem=lots`, `-t 1:2:3:4`), a partition the cluster does not have, a
+//! `-w`/`-x` node outside the cluster, a `-w` node outside the job's
+//! partition, `-w` naming more nodes than `-N` allows, or options that
+//! exclude each other (`--mem` with `--mem-per-cpu`).
+
+use std::fmt;
+
+use crate::bindings::select::exports::slurm::plugin::select::{
+    JobTestFlags, JobTestMode, JobTestRequest,
+};
+use crate::bindings::types::{
+    Bitmap, GresFlags, GresRequest, GresScope, Job, JobResources, JobState, MemoryRequest,
+    ShareRequest, TresAmount,
+};
+use crate::fixtures::{bitmap, bits, job};
+use crate::hostlist;
+use crate::setup::records::Cluster;
+
+/// The most nodes `select_nodes` passes as `max-nodes` when neither the job
+/// nor its partition limits the count.
+pub const MAX_NODES_UNLIMITED: u32 = 500_000;
+
+/// A bad option: which one, and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError {
+    /// The option as written (`--mem`, `-N`).
+    pub option: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.option, self.message)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+fn bad(option: &str, message: impl Into<String>) -> RequestError {
+    RequestError {
+        option: option.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// A memory option: MB per node or per CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memory {
+    /// `--mem` (0 = all the memory of each node).
+    PerNode(u64),
+    /// `--mem-per-cpu`.
+    PerCpu(u64),
+}
+
+/// One `--gres` / `--gpus*` request before it is tied to a cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gres {
+    pub name: String,
+    pub type_name: Option<String>,
+    pub scope: GresScope,
+    pub count: u64,
+}
+
+/// The options of one job, as given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobRequest {
+    /// `-J`.
+    pub name: Option<String>,
+    /// `-N`: minimum and optional maximum.
+    pub nodes: Option<(u32, Option<u32>)>,
+    /// `-n`.
+    pub ntasks: Option<u32>,
+    /// `-c`.
+    pub cpus_per_task: Option<u16>,
+    /// `--ntasks-per-node`.
+    pub ntasks_per_node: Option<u16>,
+    /// `--mem` or `--mem-per-cpu`.
+    pub memory: Option<Memory>,
+    /// `--exclusive[=user|mcs]` or `--oversubscribe`.
+    pub share: Option<ShareRequest>,
+    /// `-w`, expanded.
+    pub nodelist: Vec<String>,
+    /// `-x`, expanded.
+    pub exclude: Vec<String>,
+    /// `--contiguous`.
+    pub contiguous: bool,
+    /// `--gres`, `--gpus`, `--gpus-per-node`, `--gpus-per-task`, in order.
+    pub gres: Vec<Gres>,
+    /// `--cpus-per-gpu`.
+    pub cpus_per_gpu: Option<u16>,
+    /// `--mem-per-gpu` in MB.
+    pub mem_per_gpu: Option<u64>,
+    /// `--gres-flags`.
+    pub gres_flags: Option<GresFlags>,
+    /// `-p`.
+    pub partition: Option<String>,
+    /// `-t` in minutes; `Some(None)` for `UNLIMITED`.
+    pub time_limit: Option<Option<u32>>,
+}
+
+/// A job placed in a cluster: the record and the `job-test` arguments
+/// `slurmctld` would pass for it.
+#[derive(Debug, Clone)]
+pub struct PreparedJob {
+    pub job: Job,
+    /// The partition's nodes without the excluded ones.
+    pub candidates: Bitmap,
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    pub req_nodes: u32,
+}
+
+impl PreparedJob {
+    /// The `job-test` request for `mode`, without preemption candidates or
+    /// reserved cores.
+    pub fn test_request(&self, mode: JobTestMode) -> JobTestRequest {
+        JobTestRequest {
+            job: self.job.clone(),
+            candidates: self.candidates.clone(),
+            min_nodes: self.min_nodes,
+            max_nodes: self.max_nodes,
+            req_nodes: self.req_nodes,
+            mode,
+            flags: JobTestFlags::empty(),
+            preemptee_candidates: Vec::new(),
+            excluded_cores: None,
+        }
+    }
+}
+
+impl PreparedJob {
+    /// The job as it runs from `now` on the resources a RUN_NOW `job-test`
+    /// chose: state running, `start-time` now, `end-time` now plus its
+    /// time limit (none: a year, as `slurmctld` assumes for unlimited
+    /// jobs), `total-cpus` and the allocated TRES taken from `resources`.
+    /// This is the record `job-begin`, `nodeinfo-set` and `job-fini` take.
+    pub fn started(&self, resources: JobResources, now: i64) -> Job {
+        let mut job = self.job.clone();
+        let limit = job.time_limit.map_or(YEAR, |m| i64::from(m) * 60);
+        job.state = JobState::Running;
+        job.start_time = now;
+        job.end_time = now.saturating_add(limit);
+        job.total_cpus = Some(resources.ncpus);
+        let memory: u64 = resources.per_node.iter().map(|n| n.memory).sum();
+        job.tres_allocated = vec![
+            TresAmount {
+                name: "cpu".into(),
+                count: u64::from(resources.ncpus),
+            },
+            TresAmount {
+                name: "mem".into(),
+                count: memory,
+            },
+            TresAmount {
+                name: "node".into(),
+                count: resources.per_node.len() as u64,
+            },
+        ];
+        job.resources = Some(resources);
+        job
+    }
+}
+
+/// One year in seconds: the run time `slurmctld` assumes for a job without
+/// a time limit when it plans ahead.
+const YEAR: i64 = 365 * 24 * 3600;
+
+/// Options that take a value, by every name they go by; the first name is
+/// the one errors use.
+const VALUED: &[&[&str]] = &[
+    &["--job-name", "-J"],
+    &["--nodes", "-N"],
+    &["--ntasks", "-n"],
+    &["--cpus-per-task", "-c"],
+    &["--ntasks-per-node"],
+    &["--mem"],
+    &["--mem-per-cpu"],
+    &["--nodelist", "-w"],
+    &["--exclude", "-x"],
+    &["--gres"],
+    &["--gpus", "-G"],
+    &["--gpus-per-node"],
+    &["--gpus-per-task"],
+    &["--cpus-per-gpu"],
+    &["--mem-per-gpu"],
+    &["--partition", "-p"],
+    &["--time", "-t"],
+    &["--gres-flags"],
+];
+
+/// Options without a value (`--exclusive` takes an optional `=value`).
+const FLAGS: &[&[&str]] = &[
+    &["--exclusive"],
+    &["--oversubscribe", "-s"],
+    &["--contiguous"],
+];
+
+fn canonical(table: &[&[&'static str]], name: &str) -> Option<&'static str> {
+    table
+        .iter()
+        .find(|names| names.contains(&name))
+        .map(|names| names[0])
+}
+
+impl JobRequest {
+    /// Parses sbatch options: `--name=value`, `--name value`, `-Xvalue` and
+    /// `-X value`.
+    ///
+    /// # Errors
+    ///
+    /// A [`RequestError`] naming the first unknown, incomplete or malformed
+    /// option.
+    pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<JobRequest, RequestError> {
+        let mut request = JobRequest::default();
+        let mut i = 0;
+        while i < args.len() {
+            let arg = args[i].as_ref();
+            i += 1;
+            let (name, inline) = if let Some(long) = arg.strip_prefix("--") {
+                match long.split_once('=') {
+                    Some((n, v)) => (format!("--{n}"), Some(v.to_owned())),
+                    None => (arg.to_owned(), None),
+                }
+            } else if arg.starts_with('-') && arg.len() >= 2 && !arg.starts_with("--") {
+                let (n, rest) = arg.split_at(2);
+                (n.to_owned(), (!rest.is_empty()).then(|| rest.to_owned()))
+            } else {
+                return Err(bad(
+                    arg,
+                    "expected an option (sbatch options only, no script)",
+                ));
+            };
+            if let Some(option) = canonical(FLAGS, &name) {
+                request.flag(option, inline.as_deref())?;
+                continue;
+            }
+            let Some(option) = canonical(VALUED, &name) else {
+                return Err(bad(&name, "unknown option"));
+            };
+            let value = match inline {
+                Some(v) => v,
+                None => {
+                    let Some(v) = args.get(i) else {
+                        return Err(bad(option, "expected a value"));
+                    };
+                    i += 1;
+                    v.as_ref().to_owned()
+                }
+            };
+            request.valued(option, &value)?;
+        }
+        Ok(request)
+    }
+
+    fn flag(&mut self, option: &str, value: Option<&str>) -> Result<(), RequestError> {
+        match (option, value) {
+            ("--exclusive", None) => self.share = Some(ShareRequest::Exclusive),
+            ("--exclusive", Some("user")) => self.share = Some(ShareRequest::ExclusiveUser),
+            ("--exclusive", Some("mcs")) => self.share = Some(ShareRequest::ExclusiveMcs),
+            ("--exclusive", Some(v)) => {
+                return Err(bad(
+                    option,
+                    format!("expected no value, `user` or `mcs`, found `{v}`"),
+                ))
+            }
+            (_, Some(v)) => return Err(bad(option, format!("takes no value, found `{v}`"))),
+            ("--oversubscribe", None) => self.share = Some(ShareRequest::Oversubscribe),
+            ("--contiguous", None) => self.contiguous = true,
+            _ => unreachable!("every flag is handled"),
+        }
+        Ok(())
+    }
+
+    fn valued(&mut self, option: &str, value: &str) -> Result<(), RequestError> {
+        match option {
+            "--job-name" => self.name = Some(value.to_owned()),
+            "--nodes" => self.nodes = Some(node_range(option, value)?),
+            "--ntasks" => self.ntasks = Some(positive(option, value)?),
+            "--cpus-per-task" => self.cpus_per_task = Some(positive(option, value)?),
+            "--ntasks-per-node" => self.ntasks_per_node = Some(positive(option, value)?),
+            "--mem" => {
+                if matches!(self.memory, Some(Memory::PerCpu(_))) {
+                    return Err(bad(option, "excludes --mem-per-cpu: give one of them"));
+                }
+                self.memory = Some(Memory::PerNode(megabytes(option, value)?));
+            }
+            "--mem-per-cpu" => {
+                if matches!(self.memory, Some(Memory::PerNode(_))) {
+                    return Err(bad(option, "excludes --mem: give one of them"));
+                }
+                self.memory = Some(Memory::PerCpu(megabytes(option, value)?));
+            }
+            "--nodelist" => self.nodelist = hosts(option, value)?,
+            "--exclude" => self.exclude = hosts(option, value)?,
+            "--gres" => {
+                for item in value.split(',') {
+                    self.gres.push(gres_item(option, item, GresScope::PerNode)?);
+                }
+            }
+            "--gpus" => self.gres.push(gpus(option, value, GresScope::PerJob)?),
+            "--gpus-per-node" => self.gres.push(gpus(option, value, GresScope::PerNode)?),
+            "--gpus-per-task" => self.gres.push(gpus(option, value, GresScope::PerTask)?),
+            "--cpus-per-gpu" => self.cpus_per_gpu = Some(positive(option, value)?),
+            "--mem-per-gpu" => self.mem_per_gpu = Some(megabytes(option, value)?),
+            "--partition" => {
+                if value.contains(',') {
+                    return Err(bad(
+                        option,
+                        "expected one partition; lists are not supported",
+                    ));
+                }
+                self.partition = Some(value.to_owned());
+            }
+            "--time" => self.time_limit = Some(minutes(option, value)?),
+            "--gres-flags" => {
+                self.gres_flags = Some(match value {
+                    "enforce-binding" => GresFlags::ENFORCE_BINDING,
+                    "disable-binding" => GresFlags::DISABLE_BINDING,
+                    _ => {
+                        return Err(bad(
+                            option,
+                            format!("expected enforce-binding or disable-binding, found `{value}`"),
+                        ))
+                    }
+                });
+            }
+            _ => unreachable!("every valued option is handled"),
+        }
+        Ok(())
+    }
+
+    /// The job `job_id` as `slurmctld` records it in `cluster` (see the
+    /// [module documentation](self)), submitted to `-p` or else to
+    /// `default_partition`.
+    ///
+    /// # Errors
+    ///
+    /// A [`RequestError`] when there is no partition (none given and no
+    /// default), the partition or a `-w`/`-x` node is not in the cluster,
+    /// a `-w` node is outside the partition, or `-w` names more nodes than
+    /// the maximum of `-N`.
+    pub fn prepare(
+        &self,
+        job_id: u32,
+        cluster: &Cluster,
+        default_partition: Option<&str>,
+    ) -> Result<PreparedJob, RequestError> {
+        let partition = match (&self.partition, default_partition) {
+            (Some(name), _) => cluster
+                .partitions
+                .iter()
+                .find(|p| &p.name == name)
+                .ok_or_else(|| {
+                    bad(
+                        "--partition",
+                        format!("no partition `{name}` in the cluster"),
+                    )
+                })?,
+            (None, Some(name)) => cluster
+                .partitions
+                .iter()
+                .find(|p| p.name == name)
+                .ok_or_else(|| {
+                    bad(
+                        "--partition",
+                        format!("the default partition `{name}` is not in the cluster"),
+                    )
+                })?,
+            (None, None) => {
+                return Err(bad(
+                    "--partition",
+                    "none given and the cluster has no default partition",
+                ))
+            }
+        };
+        let node_count = u32::try_from(cluster.nodes.len()).unwrap_or(u32::MAX);
+        let indices = |option: &str, names: &[String]| -> Result<Vec<u32>, RequestError> {
+            names
+                .iter()
+                .map(|name| {
+                    cluster
+                        .nodes
+                        .iter()
+                        .find(|n| &n.name == name)
+                        .map(|n| n.index)
+                        .ok_or_else(|| bad(option, format!("no node `{name}` in the cluster")))
+                })
+                .collect()
+        };
+        let required = indices("--nodelist", &self.nodelist)?;
+        let excluded = indices("--exclude", &self.exclude)?;
+        let members = bits(&partition.nodes);
+        if let Some(outside) = required.iter().find(|i| !members.contains(i)) {
+            return Err(bad(
+                "--nodelist",
+                format!(
+                    "node `{}` is not in partition `{}`",
+                    cluster.nodes[*outside as usize].name, partition.name
+                ),
+            ));
+        }
+        if let Some(both) = required.iter().find(|i| excluded.contains(i)) {
+            return Err(bad(
+                "--exclude",
+                format!(
+                    "node `{}` is also required by --nodelist",
+                    cluster.nodes[*both as usize].name
+                ),
+            ));
+        }
+
+        let cpus_per_task = self.cpus_per_task.unwrap_or(1);
+        let ntasks_per_node = self.ntasks_per_node.unwrap_or(0);
+        let (mut min_nodes, max_nodes) = match self.nodes {
+            Some((min, max)) => (min, max),
+            None => {
+                let min = match (self.ntasks, ntasks_per_node) {
+                    (Some(n), per) if per > 0 => n.div_ceil(u32::from(per)).max(1),
+                    _ => 1,
+                };
+                (min, None)
+            }
+        };
+        let listed = u32::try_from(required.len()).unwrap_or(u32::MAX);
+        if let Some(max) = max_nodes.filter(|&max| listed > max) {
+            return Err(bad(
+                "--nodelist",
+                format!("names {listed} nodes but --nodes allows at most {max}"),
+            ));
+        }
+        min_nodes = min_nodes.max(listed);
+        let num_tasks = match self.ntasks {
+            Some(n) => n,
+            None if ntasks_per_node > 0 => min_nodes * u32::from(ntasks_per_node),
+            None => min_nodes,
+        };
+        let min_cpus = num_tasks.saturating_mul(u32::from(cpus_per_task));
+        let pn_min_cpus = if ntasks_per_node > 0 {
+            ntasks_per_node.saturating_mul(cpus_per_task)
+        } else {
+            cpus_per_task
+        };
+        let memory = match self.memory {
+            Some(Memory::PerNode(mb)) => MemoryRequest::PerNode(mb),
+            Some(Memory::PerCpu(mb)) => MemoryRequest::PerCpu(mb),
+            None => partition.default_memory,
+        };
+        let time_limit = match self.time_limit {
+            Some(limit) => limit,
+            None => partition.default_time.or(partition.max_time),
+        };
+
+        let mut job = job(job_id);
+        job.name = self.name.clone().unwrap_or_else(|| format!("job{job_id}"));
+        job.partitions = vec![partition.index];
+        job.time_limit = time_limit;
+        let d = &mut job.details;
+        d.min_nodes = min_nodes;
+        d.max_nodes = max_nodes;
+        d.num_tasks = num_tasks;
+        d.min_cpus = min_cpus;
+        d.cpus_per_task = cpus_per_task;
+        d.ntasks_per_node = ntasks_per_node;
+        d.pn_min_cpus = pn_min_cpus;
+        d.memory = memory;
+        d.contiguous = self.contiguous;
+        d.share = self.share.unwrap_or(ShareRequest::PartitionDefault);
+        d.required_nodes =
+            (!required.is_empty()).then(|| bitmap(node_count, required.iter().copied()));
+        d.excluded_nodes =
+            (!excluded.is_empty()).then(|| bitmap(node_count, excluded.iter().copied()));
+        d.gres = self
+            .gres
+            .iter()
+            .map(|g| {
+                let gpu = g.name == "gpu";
+                GresRequest {
+                    name: g.name.clone(),
+                    type_name: g.type_name.clone(),
+                    scope: g.scope,
+                    count: g.count,
+                    cpus_per_gres: self.cpus_per_gpu.filter(|_| gpu),
+                    mem_per_gres: self.mem_per_gpu.filter(|_| gpu),
+                }
+            })
+            .collect();
+        d.gres_flags = self.gres_flags.unwrap_or(GresFlags::empty());
+
+        let memory_mb = match memory {
+            MemoryRequest::PerNode(mb) => mb.saturating_mul(u64::from(min_nodes)),
+            MemoryRequest::PerCpu(mb) => mb.saturating_mul(u64::from(min_cpus)),
+            MemoryRequest::None => 0,
+        };
+        job.tres_requested = vec![
+            TresAmount {
+                name: "cpu".into(),
+                count: u64::from(min_cpus),
+            },
+            TresAmount {
+                name: "mem".into(),
+                count: memory_mb,
+            },
+            TresAmount {
+                name: "node".into(),
+                count: u64::from(min_nodes),
+            },
+        ];
+
+        let min_nodes = min_nodes.max(partition.min_nodes);
+        let job_max = max_nodes.unwrap_or(MAX_NODES_UNLIMITED);
+        let max_nodes_arg = job_max
+            .min(partition.max_nodes.unwrap_or(MAX_NODES_UNLIMITED))
+            .min(MAX_NODES_UNLIMITED);
+        let req_nodes = if max_nodes.is_some() {
+            max_nodes_arg
+        } else {
+            min_nodes
+        };
+        let candidates = bitmap(
+            node_count,
+            members.into_iter().filter(|i| !excluded.contains(i)),
+        );
+        Ok(PreparedJob {
+            job,
+            candidates,
+            min_nodes,
+            max_nodes: max_nodes_arg,
+            req_nodes,
+        })
+    }
+}
+
+fn number<T: std::str::FromStr>(option: &str, value: &str, what: &str) -> Result<T, RequestError> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad(option, format!("expected {what}, found `{value}`")));
+    }
+    value.parse().map_err(|_| {
+        bad(
+            option,
+            format!("expected {what}, found `{value}` (too large)"),
+        )
+    })
+}
+
+fn positive<T: std::str::FromStr + Default + PartialEq>(
+    option: &str,
+    value: &str,
+) -> Result<T, RequestError> {
+    let n: T = number(option, value, "a positive number")?;
+    if n == T::default() {
+        return Err(bad(option, "expected a positive number, found 0"));
+    }
+    Ok(n)
+}
+
+/// `-N a` or `-N a-b`.
+fn node_range(option: &str, value: &str) -> Result<(u32, Option<u32>), RequestError> {
+    match value.split_once('-') {
+        None => {
+            let n = positive(option, value)?;
+            Ok((n, Some(n)))
+        }
+        Some((lo, hi)) => {
+            let lo: u32 = positive(option, lo)?;
+            let hi: u32 = positive(option, hi)?;
+            if hi < lo {
+                return Err(bad(
+                    option,
+                    format!("the range `{value}` ends below its start"),
+                ));
+            }
+            Ok((lo, Some(hi)))
+        }
+    }
+}
+
+/// A size in MB: a number with an optional `K`, `M`, `G` or `T` suffix
+/// (MB when none; K rounds up to whole MB), as sbatch reads `--mem`.
+fn megabytes(option: &str, value: &str) -> Result<u64, RequestError> {
+    let what = "a size in MB, optionally with a K, M, G or T suffix";
+    let (digits, unit) = match value.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&value[..i], c.to_ascii_uppercase()),
+        _ => (value, 'M'),
+    };
+    let n: u64 = number(option, digits, what)
+        .map_err(|_| bad(option, format!("expected {what}, found `{value}`")))?;
+    let mb = match unit {
+        'K' => Some(n.div_ceil(1024)),
+        'M' => Some(n),
+        'G' => n.checked_mul(1024),
+        'T' => n.checked_mul(1024 * 1024),
+        _ => return Err(bad(option, format!("expected {what}, found `{value}`"))),
+    };
+    mb.ok_or_else(|| bad(option, format!("`{value}` is too large")))
+}
+
+fn hosts(option: &str, value: &str) -> Result<Vec<String>, RequestError> {
+    hostlist::expand(value).map_err(|e| bad(option, format!("`{value}`: {e}")))
+}
+
+/// One `--gres` item: `name`, `name:N`, `name:type` or `name:type:N`.
+fn gres_item(option: &str, item: &str, scope: GresScope) -> Result<Gres, RequestError> {
+    let parts: Vec<&str> = item.split(':').collect();
+    let is_count = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (name, type_name, count) = match parts.as_slice() {
+        [name] => (*name, None, "1"),
+        [name, c] if is_count(c) => (*name, None, *c),
+        [name, t] => (*name, Some(*t), "1"),
+        [name, t, c] => (*name, Some(*t), *c),
+        _ => {
+            return Err(bad(
+                option,
+                format!("expected name[:type][:count] items, found `{item}`"),
+            ))
+        }
+    };
+    if name.is_empty() || type_name.is_some_and(str::is_empty) {
+        return Err(bad(
+            option,
+            format!("expected name[:type][:count] items, found `{item}`"),
+        ));
+    }
+    Ok(Gres {
+        name: name.to_owned(),
+        type_name: type_name.map(str::to_owned),
+        scope,
+        count: positive(option, count)?,
+    })
+}
+
+/// `--gpus*`: `N` or `type:N`.
+fn gpus(option: &str, value: &str, scope: GresScope) -> Result<Gres, RequestError> {
+    let (type_name, count) = match value.split_once(':') {
+        Some((t, c)) if !t.is_empty() => (Some(t.to_owned()), c),
+        Some(_) => {
+            return Err(bad(
+                option,
+                format!("expected [type:]count, found `{value}`"),
+            ))
+        }
+        None => (None, value),
+    };
+    Ok(Gres {
+        name: "gpu".into(),
+        type_name,
+        scope,
+        count: positive(option, count)?,
+    })
+}
+
+/// `-t`: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`, or
+/// `UNLIMITED`/`INFINITE` (none). Seconds round up to a whole minute.
+fn minutes(option: &str, value: &str) -> Result<Option<u32>, RequestError> {
+    if value.eq_ignore_ascii_case("UNLIMITED") || value.eq_ignore_ascii_case("INFINITE") {
+        return Ok(None);
+    }
+    let what = "a time like M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED";
+    let err = || bad(option, format!("expected {what}, found `{value}`"));
+    let field =
+        |s: &str| -> Result<u64, RequestError> { number(option, s, what).map_err(|_| err()) };
+    let (days, rest) = match value.split_once('-') {
+        Some((d, rest)) => (Some(field(d)?), rest),
+        None => (None, value),
+    };
+    let parts = rest
+        .split(':')
+        .map(field)
+        .collect::<Result<Vec<u64>, _>>()?;
+    let seconds = match (days, parts.as_slice()) {
+        (None, [m]) => m * 60,
+        (None, [m, s]) => m * 60 + s,
+        (None, [h, m, s]) => h * 3600 + m * 60 + s,
+        (Some(d), [h]) => d * 86400 + h * 3600,
+        (Some(d), [h, m]) => d * 86400 + h * 3600 + m * 60,
+        (Some(d), [h, m, s]) => d * 86400 + h * 3600 + m * 60 + s,
+        _ => return Err(err()),
+    };
+    u32::try_from(seconds.div_ceil(60))
+        .map(Some)
+        .map_err(|_| bad(option, format!("`{value}` is too long")))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::slurm_conf;
+
+    /// The anchor cluster (`../shared/slurm-anchor/setup.sh`): n[1-4] in
+    /// `big` (default), h[1-2] in `hw`, DefMemPerCPU=250, DefaultTime=5.
+    fn anchor() -> Cluster {
+        let conf = slurm_conf::parse_str(
+            include_str!("../testdata/anchor-slurm.conf"),
+            Path::new("slurm.conf"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        Cluster::from_slurm_conf(&conf).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn prepare(args: &[&str]) -> PreparedJob {
+        JobRequest::parse(args)
+            .and_then(|r| r.prepare(7, &anchor(), Some("big")))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    fn error(args: &[&str]) -> String {
+        match JobRequest::parse(args).and_then(|r| r.prepare(7, &anchor(), Some("big"))) {
+            Ok(_) => panic!("{args:?} was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn memory(m: &MemoryRequest) -> String {
+        format!("{m:?}")
+    }
+
+    // Expected values below are what `scontrol show job -d` showed for the
+    // same options on the anchor cluster while the job was pending
+    // (tests/fixtures/anchor/select/cons_tres-CR_Core_Memory/stream.txt):
+    // NumNodes= (min[-max]), NumCPUs= (min_cpus), NumTasks=, MinCPUsNode=
+    // (pn_min_cpus), MinMemoryCPU=/MinMemoryNode=.
+
+    #[test]
+    fn ntasks_per_node_sets_the_minimum_node_count() {
+        // a23 `-n4 --ntasks-per-node=2`: NumNodes=2 NumCPUs=4 NumTasks=4
+        // MinCPUsNode=2 MinMemoryCPU=250M.
+        let p = prepare(&["-n4", "--ntasks-per-node=2"]);
+        let d = &p.job.details;
+        assert_eq!((d.min_nodes, d.max_nodes), (2, None));
+        assert_eq!((d.min_cpus, d.num_tasks, d.pn_min_cpus), (4, 4, 2));
+        assert_eq!(memory(&d.memory), "MemoryRequest::PerCpu(250)");
+        // select_nodes: no job maximum -> partition's (none) -> 500000,
+        // req_nodes = min_nodes.
+        assert_eq!((p.min_nodes, p.max_nodes, p.req_nodes), (2, 500_000, 2));
+    }
+
+    #[test]
+    fn nodes_without_tasks_gives_a_task_per_node() {
+        // a16 `--contiguous -N2`: NumNodes=2-2 NumCPUs=2 NumTasks=2 Contiguous=1.
+        let p = prepare(&["--contiguous", "-N", "2"]);
+        let d = &p.job.details;
+        assert_eq!((d.min_nodes, d.max_nodes), (2, Some(2)));
+        assert_eq!((d.min_cpus, d.num_tasks, d.pn_min_cpus), (2, 2, 1));
+        assert!(d.contiguous);
+        assert_eq!((p.min_nodes, p.max_nodes, p.req_nodes), (2, 2, 2));
+    }
+
+    #[test]
+    fn cpus_per_task_and_gres_per_node() {
+        // a25 `--gres=gpu:1 -c4`: NumCPUs=4 NumTasks=1 CPUs/Task=4
+        // MinCPUsNode=4 TresPerNode=gres:gpu:1.
+        let p = prepare(&["--gres=gpu:1", "-c4"]);
+        let d = &p.job.details;
+        assert_eq!(
+            (d.min_cpus, d.num_tasks, d.cpus_per_task, d.pn_min_cpus),
+            (4, 1, 4, 4)
+        );
+        assert_eq!(d.gres.len(), 1);
+        assert_eq!((d.gres[0].name.as_str(), d.gres[0].count), ("gpu", 1));
+        assert!(matches!(d.gres[0].scope, GresScope::PerNode));
+    }
+
+    #[test]
+    fn mem_per_node_replaces_the_default() {
+        // a10 `-n8 --mem=3000`: NumNodes=1 NumCPUs=8 MinMemoryNode=3000M;
+        // a22 `--mem=1G`: Mem=1024 on its node.
+        let d = prepare(&["-n8", "--mem=3000"]).job.details;
+        assert_eq!((d.min_nodes, d.max_nodes, d.min_cpus), (1, None, 8));
+        assert_eq!(memory(&d.memory), "MemoryRequest::PerNode(3000)");
+        assert_eq!(
+            memory(&prepare(&["--mem=1G"]).job.details.memory),
+            "MemoryRequest::PerNode(1024)"
+        );
+        assert_eq!(
+            memory(&prepare(&["--mem", "100M"]).job.details.memory),
+            "MemoryRequest::PerNode(100)"
+        );
+        // sbatch rounds K up to whole MB.
+        assert_eq!(
+            memory(&prepare(&["--mem=1025K"]).job.details.memory),
+            "MemoryRequest::PerNode(2)"
+        );
+        assert_eq!(
+            memory(&prepare(&["--mem-per-cpu=300"]).job.details.memory),
+            "MemoryRequest::PerCpu(300)"
+        );
+    }
+
+    #[test]
+    fn gpus_per_task_and_mps() {
+        // a13 `-n2 --gpus-per-task=1`: TresPerTask=gres:gpu:1;
+        // a15 `--gres=mps:100`: TresPerNode=gres:mps:100.
+        let d = prepare(&[
+            "-n2",
+            "--gpus-per-task=1",
+            "--cpus-per-gpu=2",
+            "--mem-per-gpu=1G",
+        ])
+        .job
+        .details;
+        assert!(matches!(d.gres[0].scope, GresScope::PerTask));
+        assert_eq!(d.gres[0].count, 1);
+        assert_eq!(
+            (d.gres[0].cpus_per_gres, d.gres[0].mem_per_gres),
+            (Some(2), Some(1024))
+        );
+        let d = prepare(&["--gres=gpu:tesla:2,mps:100", "--gres-flags=enforce-binding"])
+            .job
+            .details;
+        assert_eq!(d.gres[0].type_name.as_deref(), Some("tesla"));
+        assert_eq!(d.gres[0].count, 2);
+        assert_eq!((d.gres[1].name.as_str(), d.gres[1].count), ("mps", 100));
+        assert_eq!(d.gres_flags, GresFlags::ENFORCE_BINDING);
+        let d = prepare(&["--gpus=a100:3", "--gpus-per-node", "1"])
+            .job
+            .details;
+        assert!(matches!(d.gres[0].scope, GresScope::PerJob));
+        assert_eq!(
+            (d.gres[0].type_name.as_deref(), d.gres[0].count),
+            (Some("a100"), 3)
+        );
+        assert!(matches!(d.gres[1].scope, GresScope::PerNode));
+    }
+
+    #[test]
+    fn nodelist_and_exclude() {
+        // a26 `-w n2,n4 -N2 --ntasks-per-node=2`: ReqNodeList=n[2,4]
+        // NumNodes=2-2 NumCPUs=4 NumTasks=4 MinCPUsNode=2.
+        let p = prepare(&["-w", "n2,n4", "-N2", "--ntasks-per-node=2"]);
+        let d = &p.job.details;
+        assert_eq!(d.required_nodes.as_ref().map(bits), Some(vec![1, 3]));
+        assert_eq!(
+            (d.min_nodes, d.min_cpus, d.num_tasks, d.pn_min_cpus),
+            (2, 4, 4, 2)
+        );
+        // a28 `-x n1 --exclusive -N1`: ExcNodeList=n1 OverSubscribe=NO.
+        let p = prepare(&["-x", "n1", "--exclusive", "-N1"]);
+        assert_eq!(
+            p.job.details.excluded_nodes.as_ref().map(bits),
+            Some(vec![0])
+        );
+        assert!(matches!(p.job.details.share, ShareRequest::Exclusive));
+        // Candidates: big's nodes n[1-4] (indices 0-3) without n1.
+        assert_eq!(bits(&p.candidates), [1, 2, 3]);
+        // -w raises the minimum node count to the nodes it names.
+        assert_eq!(prepare(&["-w", "n[1-3]"]).job.details.min_nodes, 3);
+    }
+
+    #[test]
+    fn partition_and_time() {
+        let p = prepare(&["-p", "hw", "-t", "1-2:30"]);
+        assert_eq!(p.job.partitions, [1]);
+        assert_eq!(p.job.time_limit, Some(24 * 60 + 2 * 60 + 30));
+        assert_eq!(bits(&p.candidates), [4, 5]);
+        // DefaultTime=00:05:00 of both partitions.
+        assert_eq!(prepare(&[]).job.time_limit, Some(5));
+        assert_eq!(prepare(&["-t", "10:30"]).job.time_limit, Some(11));
+        assert_eq!(prepare(&["--time=UNLIMITED"]).job.time_limit, None);
+        assert_eq!(prepare(&["-t", "1:00:00"]).job.time_limit, Some(60));
+        // Neither -n nor -N: one task, one CPU, one node.
+        let d = prepare(&[]).job.details;
+        assert_eq!((d.min_nodes, d.num_tasks, d.min_cpus), (1, 1, 1));
+    }
+
+    #[test]
+    fn a_started_job_runs_for_its_time_limit() {
+        // Anchor job a1 (`-n1`): StartTime=16:24:27 EndTime=16:29:27, the
+        // partition's DefaultTime of 5 minutes; TRES=cpu=2,mem=500M,node=1.
+        let p = prepare(&["-n1"]);
+        let resources = JobResources {
+            nodes: bitmap(6, [0]),
+            ncpus: 2,
+            per_node: vec![crate::bindings::types::NodeResources {
+                node_index: 0,
+                cores: bitmap(4, [0]),
+                cpus: 2,
+                memory: 500,
+                gres: Vec::new(),
+            }],
+            whole_nodes: false,
+        };
+        let job = p.started(resources, 1_795_278_267);
+        assert!(matches!(job.state, JobState::Running));
+        assert_eq!(
+            (job.start_time, job.end_time),
+            (1_795_278_267, 1_795_278_567)
+        );
+        assert_eq!(job.total_cpus, Some(2));
+        let tres: Vec<(&str, u64)> = job
+            .tres_allocated
+            .iter()
+            .map(|t| (t.name.as_str(), t.count))
+            .collect();
+        assert_eq!(tres, [("cpu", 2), ("mem", 500), ("node", 1)]);
+        assert!(job.resources.is_some());
+    }
+
+    #[test]
+    fn errors_name_the_option() {
+        assert_eq!(error(&["--frobnicate"]), "--frobnicate: unknown option");
+        assert_eq!(error(&["-N"]), "--nodes: expected a value");
+        assert_eq!(
+            error(&["-N", "0"]),
+            "--nodes: expected a positive number, found 0"
+        );
+        assert_eq!(
+            error(&["-N3-2"]),
+            "--nodes: the range `3-2` ends below its start"
+        );
+        assert_eq!(
+            error(&["--mem=lots"]),
+            "--mem: expected a size in MB, optionally with a K, M, G or T suffix, found `lots`"
+        );
+        assert_eq!(
+            error(&["--mem=1G", "--mem-per-cpu=100"]),
+            "--mem-per-cpu: excludes --mem: give one of them"
+        );
+        assert_eq!(
+            error(&["-w", "n9"]),
+            "--nodelist: no node `n9` in the cluster"
+        );
+        assert_eq!(
+            error(&["-w", "h1"]),
+            "--nodelist: node `h1` is not in partition `big`"
+        );
+        assert_eq!(
+            error(&["-w", "n[1-3]", "-N2"]),
+            "--nodelist: names 3 nodes but --nodes allows at most 2"
+        );
+        assert_eq!(
+            error(&["-p", "gpu"]),
+            "--partition: no partition `gpu` in the cluster"
+        );
+        assert_eq!(
+            error(&["-t", "1:2:3:4"]),
+            "--time: expected a time like M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED, found `1:2:3:4`"
+        );
+        assert_eq!(
+            error(&["--gres=gpu:a:b:c"]),
+            "--gres: expected name[:type][:count] items, found `gpu:a:b:c`"
+        );
+        assert_eq!(
+            error(&["--exclusive=node"]),
+            "--exclusive: expected no value, `user` or `mcs`, found `node`"
+        );
+        assert_eq!(
+            error(&["script.sh"]),
+            "script.sh: expected an option (sbatch options only, no script)"
+        );
+        assert!(error(&["-w", "n[1-"]).starts_with("--nodelist: `n[1-`: "));
+    }
+}

@@ -1,0 +1,319 @@
+#!/bin/bash
+# record.sh -- records how real Slurm 22.05.8 places a scripted stream of batch jobs on the
+# anchor's `big` partition (n[1-4]: 2 sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200),
+# as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
+#
+# Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
+# configuration, ~7 min for all three):
+#     bash tests/anchor/select/record.sh              # all three configurations
+#     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
+# It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
+#
+# Configurations (<config> = directory name | SelectType | SelectTypeParameters):
+#     cons_tres-CR_Core_Memory   select/cons_tres   CR_Core_Memory
+#     cons_tres-CR_CPU_Memory    select/cons_tres   CR_CPU_Memory
+#     linear-CR_Memory           select/linear      CR_Memory
+# Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
+# without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
+# cores; those submits are kept in the stream and recorded as what sbatch answered.
+#
+# What it does, per configuration:
+#   1. starts the anchor cluster with ../shared/slurm-anchor/setup.sh (WITH_DBD=0: placement
+#      needs no accounting), checks SelectType/SelectTypeParameters in `scontrol show config`,
+#      and waits for the first scheduling pass (a probe job that must start, then is cancelled);
+#   2. runs STEPS below in order. Every submitted job is `sbatch -J <name> -o /dev/null <options>
+#      --wrap 'sleep 1000'`, so it runs until the stream cancels it. After each submit the script
+#      waits until the job is RUNNING, or PENDING with a reason other than None for 3 s (then
+#      records it and cancels it at once, so no pending job can start later and make the stream
+#      depend on timing); `cancel` waits until the job has left the queue;
+#   3. stops the cluster with the teardown.sh setup.sh wrote (also on failure).
+#
+# Output in tests/fixtures/anchor/select/<config>/:
+#   slurm.conf, gres.conf   the configuration files in use (the replay builds the same cluster)
+#   config.txt              `scontrol show config`, select keys
+#   stream.txt              one section per step:
+#       [submit <name>] <options>        then `rc=`, `id=` (or sbatch's stderr when refused),
+#                                        `--- scontrol show job -d` and the job's record;
+#                                        a pending job ends with `--- cancelled (pending)`
+#       [cancel <name>] id=<id>
+#       [test-only] <options>            then `now=<epoch>`, sbatch's answer (`sbatch: Job N to
+#                                        start at <time> using <n> processors on nodes <list> in
+#                                        partition <p>` or its error), and `--- running` with
+#                                        `<id> <name> <EndTime epoch>` for each running job, so a
+#                                        start time can be matched to the job whose end frees it
+#
+# Environment: SLURM_ANCHOR (the slurm-anchor directory, default ../shared/slurm-anchor beside the
+# repository), SLURM_ANCHOR_DIR (its state directory, default /tmp/slurm-anchor), OUT (output
+# root). Refuses to run while an anchor cluster is already up: it stops only what it started.
+set -euo pipefail
+export TZ=UTC   # scontrol and sbatch --test-only print local times; the fixtures hold UTC
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+ANCHOR=${SLURM_ANCHOR:-$REPO/../shared/slurm-anchor}
+A=${SLURM_ANCHOR_DIR:-/tmp/slurm-anchor}
+OUT=${OUT:-$REPO/tests/fixtures/anchor/select}
+T0=$(date +%s)
+
+CONFIGS="cons_tres-CR_Core_Memory|select/cons_tres|CR_Core_Memory
+cons_tres-CR_CPU_Memory|select/cons_tres|CR_CPU_Memory
+linear-CR_Memory|select/linear|CR_Memory"
+
+# One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
+# Names are unique; options are sbatch words (no quoting inside).
+STEPS="submit a1 -n1
+submit a2 -n2
+submit a3 -c3
+submit a4 -n2 --mem=1000
+submit a5 -N2 --ntasks-per-node=1
+test-only -N4 --exclusive
+submit a6 -n1 --exclusive
+submit a7 -n4 --mem-per-cpu=300
+cancel a2
+submit a8 -w n3 -n2
+submit a9 -x n1,n2 -n3
+test-only -n8 --mem=3000
+submit a10 -n8 --mem=3000
+cancel a1
+cancel a3
+submit a11 -n1 --gres=gpu:1
+submit a12 -n2 --gres=gpu:2
+submit a13 -n2 --gpus-per-task=1
+submit a14 -n1 --gres=mps:50
+submit a15 -n1 --gres=mps:100
+test-only -n1 --gres=gpu:2
+cancel a6
+submit a16 --contiguous -N2
+submit a17 -N1 --mem=3500
+cancel a4
+cancel a5
+submit a18 -N1-2 -n6 --mem-per-cpu=200
+submit a19 -n3 -c2
+test-only -N3 -n3
+cancel a7
+cancel a8
+cancel a9
+submit a20 -N3 -n3
+submit a21 -n1 --mem=100M
+submit a22 -n1 --mem=1G
+submit a23 -n4 --ntasks-per-node=2
+cancel a10
+cancel a11
+cancel a12
+cancel a13
+submit a24 --gres=gpu:1 -n4
+submit a25 --gres=gpu:1 -c4
+test-only --exclusive -N2 -w n1,n2
+cancel a14
+cancel a15
+submit a26 -w n2,n4 -N2 --ntasks-per-node=2
+submit a27 --gres=mps:200 -n1
+submit a28 -x n1 --exclusive -N1
+cancel a16
+cancel a17
+cancel a18
+cancel a19
+test-only -N4 -n4 --gpus-per-task=1
+submit a29 -N2 --gpus-per-task=1 -n4
+submit a30 -n2 --mem-per-cpu=1000
+submit a31 -c8
+cancel a20
+cancel a21
+cancel a22
+cancel a23
+submit a32 --contiguous -N3 --exclusive
+submit a33 -n16
+cancel a24
+cancel a25
+cancel a26
+cancel a27
+cancel a28
+test-only -n16 --mem-per-cpu=250
+submit a34 -n16 --mem-per-cpu=250
+submit a35 -n2 --gres=gpu:1 --mem=2000
+cancel a29
+cancel a30
+cancel a31
+cancel a32
+submit a36 -N4 --ntasks-per-node=3
+submit a37 -n1 --gres=mps:30
+submit a38 -w n1 -c2 --mem=500
+cancel a33
+cancel a34
+submit a39 -n24
+submit a40 -N2 -n2 --exclusive
+submit a41 -n1 --gpus-per-task=1 --mem-per-cpu=100"
+
+say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
+die() { echo "[record] error: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (setup.sh installs and starts daemons)"
+[ -f "$ANCHOR/setup.sh" ] || die "no setup.sh in $ANCHOR (set SLURM_ANCHOR)"
+if [ -f "$A/run/slurmctld.pid" ] && kill -0 "$(cat "$A/run/slurmctld.pid")" 2>/dev/null; then
+  die "an anchor cluster is already running ($A/run/slurmctld.pid); stop it with $A/teardown.sh first"
+fi
+
+# sbatch reads options from SLURM_*/SBATCH_* variables: none may leak in from the caller.
+while read -r var; do unset "$var"; done < <(env | grep -oE '^(SLURM|SRUN|SALLOC|SBATCH)_[A-Za-z0-9_]*')
+
+WORK=$(mktemp -d)
+# ------------------------------------------------------------------ teardown on every exit
+STARTED=0
+stop_cluster() {
+  [ "$STARTED" = 1 ] || return 0
+  if [ -x "$A/teardown.sh" ]; then
+    say "stopping the cluster ($A/teardown.sh)"
+    bash "$A/teardown.sh" || true
+  else
+    # setup.sh failed before writing teardown.sh: stop, by PID file, the daemons it started
+    say "setup.sh wrote no teardown.sh; stopping daemons by their PID files"
+    for f in "$A"/run/slurmd-*.pid "$A/run/slurmctld.pid"; do
+      [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null && echo "sent TERM to $(cat "$f") ($f)"
+    done
+  fi
+  STARTED=0
+}
+on_exit() {
+  local rc=$?
+  stop_cluster
+  rm -rf "$WORK"
+  [ $rc = 0 ] || echo "[record] failed (exit $rc); daemon logs are in $A/log" >&2
+  exit $rc
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+field() { sed -n "s/.*[[:space:]]$2=\([^[:space:]]*\).*/\1/p" <<< "$1" | head -n 1; }
+
+# job_state ID -> "STATE REASON"
+job_state() {
+  local rec
+  rec=$(scontrol show job "$1" 2>/dev/null || true)
+  echo "$(field "$rec" JobState) $(field "$rec" Reason)"
+}
+
+# settle ID: wait until the job runs, or has pended with a reason for 3 s
+settle() {
+  local st since=""
+  for _ in $(seq 1 100); do
+    st=$(job_state "$1")
+    case "$st" in
+      RUNNING*) return 0 ;;
+      "PENDING None"|"PENDING "|CONFIGURING*) since="" ;;
+      PENDING*) [ -n "$since" ] || since=$(date +%s)
+                [ $(($(date +%s) - since)) -ge 3 ] && return 0 ;;
+      *) die "job $1 in unexpected state: $st" ;;
+    esac
+    sleep 0.2
+  done
+  die "job $1 neither started nor pended with a reason in 20 s (last: $st)"
+}
+
+gone() {
+  for _ in $(seq 1 100); do
+    [ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ] && return 0
+    sleep 0.2
+  done
+  die "job $1 still in the queue 20 s after scancel"
+}
+
+declare -A ID
+
+run_stream() {
+  local out=$1 kind name opts id rc st
+  : > "$out"
+  while read -r -u 3 kind rest; do
+    case "$kind" in
+      submit)
+        read -r name opts <<< "$rest"
+        rc=0
+        # shellcheck disable=SC2086 # the options are words on purpose
+        sbatch -J "$name" -o /dev/null $opts --wrap 'sleep 1000' >"$WORK/out" 2>"$WORK/err" || rc=$?
+        {
+          echo "[submit $name] $opts"
+          echo "rc=$rc"
+        } >> "$out"
+        if [ $rc != 0 ]; then
+          sed 's/^/sbatch: /; s/^sbatch: sbatch: /sbatch: /' "$WORK/err" >> "$out"
+          say "$name: refused ($(head -n 1 "$WORK/err"))"
+          continue
+        fi
+        id=$(sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p' "$WORK/out")
+        [ -n "$id" ] || die "$name: no job id in sbatch's answer: $(cat "$WORK/out")"
+        ID[$name]=$id
+        settle "$id"
+        st=$(job_state "$id")
+        {
+          echo "id=$id"
+          echo "--- scontrol show job -d"
+          scontrol show job -d "$id" | sed '/^ *$/d'
+        } >> "$out"
+        if [[ $st == PENDING* ]]; then
+          scancel "$id"; gone "$id"
+          echo "--- cancelled (pending)" >> "$out"
+        fi
+        say "$name: job $id $st"
+        ;;
+      cancel)
+        name=$rest
+        id=${ID[$name]:-}
+        if [ -z "$id" ] || [ -z "$(squeue -h -j "$id" -o %i 2>/dev/null)" ]; then
+          echo "[cancel $name] not running" >> "$out"
+          continue
+        fi
+        scancel "$id"; gone "$id"
+        echo "[cancel $name] id=$id" >> "$out"
+        ;;
+      test-only)
+        opts=$rest
+        {
+          echo "[test-only] $opts"
+          echo "now=$(date +%s)"
+          # shellcheck disable=SC2086
+          sbatch --test-only -o /dev/null $opts --wrap 'sleep 1000' 2>&1 || true
+          echo "--- running"
+          squeue -h -t running -o '%i %j %e' | sort -n | while read -r i n e; do
+            echo "$i $n $(date -d "$e" +%s)"
+          done
+        } >> "$out"
+        say "test-only $opts"
+        ;;
+      *) die "unknown step: $kind $rest" ;;
+    esac
+  done 3<<< "$STEPS"
+}
+
+record_config() {
+  local dir=$1 stype=$2 sparams=$3 line probe
+  rm -f "$A/teardown.sh"
+  say "== $dir: starting the anchor cluster ($stype $sparams)"
+  STARTED=1
+  SELECT_TYPE=$stype SELECT_PARAMS=$sparams WITH_DBD=0 bash "$ANCHOR/setup.sh" > "$WORK/setup.log"
+  line=$(scontrol show config | grep -E '^SelectType ' || true)
+  [[ $line =~ =\ $stype$ ]] || die "slurmctld does not run $stype: $line"
+  line=$(scontrol show config | grep -E '^SelectTypeParameters ' || true)
+  [[ ${line^^} =~ =\ ${sparams^^}$ ]] || die "slurmctld does not run $sparams: $line"
+
+  # the first scheduling pass comes a few seconds after slurmctld starts
+  probe=$(sbatch --parsable -J probe -o /dev/null -p hw --wrap 'sleep 1000')
+  for _ in $(seq 1 100); do
+    [[ $(job_state "$probe") == RUNNING* ]] && break; sleep 0.2
+  done
+  [[ $(job_state "$probe") == RUNNING* ]] || die "probe job $probe did not start"
+  scancel "$probe"; gone "$probe"
+
+  mkdir -p "$OUT/$dir"
+  rm -f "$OUT/$dir"/*
+  cp /etc/slurm/slurm.conf "$OUT/$dir/slurm.conf"
+  cp /etc/slurm/gres.conf "$OUT/$dir/gres.conf"
+  scontrol show config | grep -E '^(SelectType|SelectTypeParameters|DefMemPerCPU|DefMemPerNode|GresTypes) ' \
+    > "$OUT/$dir/config.txt"
+  run_stream "$OUT/$dir/stream.txt"
+  stop_cluster
+  say "== $dir: $(grep -c '^\[submit' "$OUT/$dir/stream.txt") submits recorded"
+}
+
+while IFS='|' read -r -u 3 dir stype sparams; do
+  if [ $# -gt 0 ] && [[ " $* " != *" $dir "* ]]; then continue; fi
+  record_config "$dir" "$stype" "$sparams"
+done 3<<< "$CONFIGS"
+say "done"

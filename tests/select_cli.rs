@@ -1,0 +1,142 @@
+//! `slurm-wasm select place`: where would this job go?
+//!
+//! The cluster is the anchor's (the `slurm.conf` and `gres.conf`
+//! `tests/anchor/select/record.sh` recorded with select/cons_tres
+//! CR_Core_Memory), so the expected placements are the ones real Slurm
+//! 22.05.8 made for the same jobs in the same order
+//! (`tests/fixtures/anchor/select/cons_tres-CR_Core_Memory/stream.txt`,
+//! `tests/fixtures/anchor/gres/case-gpu1-second.txt`).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixture(file: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/anchor/select/cons_tres-CR_Core_Memory")
+        .join(file)
+        .display()
+        .to_string()
+}
+
+/// Runs `slurm-wasm select place` on the anchor cluster at time `NOW`.
+fn place(running: &[&str], options: &[&str], json: bool) -> (i32, String, String) {
+    let (conf, gres) = (fixture("slurm.conf"), fixture("gres.conf"));
+    let mut args = vec![
+        "select",
+        "place",
+        "--slurm-conf",
+        &conf,
+        "--gres-conf",
+        &gres,
+        "--now",
+        NOW,
+    ];
+    for r in running {
+        args.push("--running");
+        args.push(r);
+    }
+    if json {
+        args.push("--json");
+    }
+    args.push("--");
+    args.extend(options);
+    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+        .args(&args)
+        .output()
+        .expect("run slurm-wasm");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// 2026-11-21T16:24:39 UTC, the recording's first `--test-only` time.
+const NOW: &str = "1795278279";
+
+#[test]
+fn first_job_goes_to_the_first_cores_of_n1() {
+    // a1 `-n1`: `Nodes=n1 CPU_IDs=0-1 Mem=500` (one task, a whole
+    // two-thread core, DefMemPerCPU=250 for each of its 2 CPUs).
+    let (code, out, err) = place(&[], &["-n1", "-J", "a1"], false);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "JobId=1 JobName=a1\n   JobState=RUNNING Reason=None\n   StartTime=2026-11-21T16:24:39 \
+         EndTime=2026-11-21T16:29:39\n   Partition=big\n   NodeList=n1\n   NumNodes=1 NumCPUs=2 \
+         NumTasks=1 CPUs/Task=1\n     Nodes=n1 CPU_IDs=0-1 Mem=500 GRES=\n"
+    );
+}
+
+#[test]
+fn running_jobs_are_placed_first() {
+    // a1 `-n1` and a2 `-n2` run on n1 (CPU_IDs 0-1 and 2-3); a3 `-c3`
+    // then got `Nodes=n1 CPU_IDs=4-7 Mem=1000`.
+    let (code, out, err) = place(&["-n1", "-n2"], &["-c3"], true);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["job_id"], 3);
+    assert_eq!(v["state"], "RUNNING");
+    assert_eq!(v["node_list"], "n1");
+    assert_eq!(v["num_cpus"], 4);
+    assert_eq!(v["nodes"][0]["cpu_ids"], "4-7");
+    assert_eq!(v["nodes"][0]["mem"], 1000);
+}
+
+#[test]
+fn a_second_gpu_job_gets_the_other_gpu() {
+    // case-gpu1-second.txt: beside `-n1 --gres=gpu:1 -w n1` (GPU 0, cores
+    // 0), `-n1 --gres=gpu:1 -w n1` got `CPU_IDs=4-5 Mem=500 GRES=gpu:1(IDX:1)`.
+    let (code, out, err) = place(
+        &["-n1 --gres=gpu:1 -w n1"],
+        &["-n1", "--gres=gpu:1", "-w", "n1"],
+        false,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("     Nodes=n1 CPU_IDs=4-5 Mem=500 GRES=gpu:1(IDX:1)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_job_that_must_wait_gets_a_will_run_answer() {
+    // The recording's first test-only question: with a1..a5 running, `-N4
+    // --exclusive` would start when the last of them ends, on n[1-4] with
+    // all 32 CPUs. Here the five run for 5..9 minutes from NOW, so the
+    // last ends at NOW + 9 min = 16:33:39.
+    let running = [
+        "-n1 -t 5",
+        "-n2 -t 6",
+        "-c3 -t 7",
+        "-n2 --mem=1000 -t 8",
+        "-N2 --ntasks-per-node=1 -t 9",
+    ];
+    let (code, out, err) = place(&running, &["-N4", "--exclusive"], false);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("   JobState=PENDING Reason=Resources\n"),
+        "{out}"
+    );
+    assert!(out.contains("   StartTime=2026-11-21T16:33:39 "), "{out}");
+    assert!(
+        out.contains("   NodeList=n[1-4]\n   NumNodes=4 NumCPUs=32 "),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_options_are_refused_before_anything_runs() {
+    let (code, _, err) = place(&[], &["-n1", "--mem=lots"], false);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim(),
+        "slurm-wasm: --mem: expected a size in MB, optionally with a K, M, G or T suffix, found `lots`"
+    );
+    let (code, _, err) = place(&["-w n9"], &["-n1"], false);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim(),
+        "slurm-wasm: --running '-w n9': --nodelist: no node `n9` in the cluster"
+    );
+}
