@@ -1,0 +1,204 @@
+//! Flat bitmaps: the cluster-wide core map (bit = first core of the node +
+//! core index, Slurm's `core_bitmap` layout) and small per-node core sets.
+
+/// A fixed-length bitmap of 64-bit words, bit `i` in word `i / 64`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Bits {
+    len: usize,
+    words: Vec<u64>,
+}
+
+impl Bits {
+    /// `len` clear bits.
+    pub fn new(len: usize) -> Self {
+        Bits {
+            len,
+            words: vec![0; len.div_ceil(64)],
+        }
+    }
+
+    /// `len` set bits.
+    pub fn full(len: usize) -> Self {
+        let mut b = Bits {
+            len,
+            words: vec![u64::MAX; len.div_ceil(64)],
+        };
+        b.trim();
+        b
+    }
+
+    /// From the contract's words; fails on a wrong word count.
+    pub fn from_words(len: usize, words: &[u64]) -> Result<Self, String> {
+        if words.len() != len.div_ceil(64) {
+            return Err(format!(
+                "bitmap of {len} bits needs {} words, got {}",
+                len.div_ceil(64),
+                words.len()
+            ));
+        }
+        let mut b = Bits {
+            len,
+            words: words.to_vec(),
+        };
+        b.trim();
+        Ok(b)
+    }
+
+    fn trim(&mut self) {
+        if !self.len.is_multiple_of(64) {
+            if let Some(last) = self.words.last_mut() {
+                *last &= (1u64 << (self.len % 64)) - 1;
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len && self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    pub fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+
+    pub fn clear(&mut self, i: usize) {
+        self.words[i / 64] &= !(1 << (i % 64));
+    }
+
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn any(&self) -> bool {
+        self.words.iter().any(|w| *w != 0)
+    }
+
+    pub fn ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+
+    /// `self &= !other` (lengths must match).
+    pub fn and_not(&mut self, other: &Bits) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= !b;
+        }
+    }
+
+    pub fn or(&mut self, other: &Bits) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= b;
+        }
+    }
+
+    pub fn intersects(&self, other: &Bits) -> bool {
+        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+    }
+
+    /// Bits `off..off + n` as a bitmap of `n` bits.
+    pub fn extract(&self, off: usize, n: usize) -> Bits {
+        let mut out = Bits::new(n);
+        for w in 0..out.words.len() {
+            let start = off + w * 64;
+            let (q, r) = (start / 64, start % 64);
+            let lo = self.words.get(q).copied().unwrap_or(0) >> r;
+            let hi = if r == 0 {
+                0
+            } else {
+                self.words.get(q + 1).copied().unwrap_or(0) << (64 - r)
+            };
+            out.words[w] = lo | hi;
+        }
+        out.trim();
+        out
+    }
+
+    /// Writes `src` over bits `off..off + src.len()`.
+    pub fn insert(&mut self, off: usize, src: &Bits) {
+        for i in 0..src.len {
+            if src.get(i) {
+                self.set(off + i);
+            } else {
+                self.clear(off + i);
+            }
+        }
+    }
+
+    /// ORs `src` into bits `off..`.
+    pub fn or_at(&mut self, off: usize, src: &Bits) {
+        for i in src.ones() {
+            self.set(off + i);
+        }
+    }
+
+    /// Clears the set bits of `src` at `off..`.
+    pub fn clear_at(&mut self, off: usize, src: &Bits) {
+        for i in src.ones() {
+            self.clear(off + i);
+        }
+    }
+
+    /// Any bit set in `off..off + n`?
+    pub fn any_in(&self, off: usize, n: usize) -> bool {
+        self.count_range(off, off + n) > 0
+    }
+
+    /// Set bits in `lo..hi`, a word at a time.
+    pub fn count_range(&self, lo: usize, hi: usize) -> usize {
+        let hi = hi.min(self.len);
+        let mut i = lo;
+        let mut total = 0;
+        while i < hi {
+            let (q, r) = (i / 64, i % 64);
+            let span = (64 - r).min(hi - i);
+            let mask = if span == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << span) - 1) << r
+            };
+            total += (self.words[q] & mask).count_ones() as usize;
+            i += span;
+        }
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extract_and_insert_cross_words() {
+        let mut b = Bits::new(200);
+        for i in [3, 63, 64, 65, 130, 199] {
+            b.set(i);
+        }
+        let e = b.extract(60, 10);
+        assert_eq!(e.ones().collect::<Vec<_>>(), vec![3, 4, 5]);
+        let mut c = Bits::new(200);
+        c.insert(60, &e);
+        assert_eq!(c.ones().collect::<Vec<_>>(), vec![63, 64, 65]);
+        assert_eq!(b.count(), 6);
+        assert_eq!(Bits::full(70).count(), 70);
+    }
+}

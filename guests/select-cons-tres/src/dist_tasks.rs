@@ -1,0 +1,299 @@
+//! `dist_tasks`: tasks per node and which cores of each node are kept
+//! (spec 2.8).
+
+use crate::bits::Bits;
+use crate::node_usage::NodeRec;
+use crate::params::{Params, Unit};
+use crate::request::{JobView, SockDist};
+
+/// One chosen node before trimming.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeShare {
+    pub node: usize,
+    /// CPUs given by `eval_nodes`; rewritten to the final count.
+    pub cpus: u32,
+    /// Cores the node offered; trimmed to the kept ones.
+    pub cores: Bits,
+    pub cpus_per_core: u32,
+    /// Sockets GRES require (cyclic walks only those).
+    pub req_sockets: Vec<usize>,
+    pub tasks: u32,
+}
+
+/// Why task distribution failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DistError {
+    /// Fewer tasks fit than requested (`ESLURM_BAD_TASK_COUNT`).
+    BadTaskCount { wanted: u32, placed: u32 },
+}
+
+/// Total tasks of the job (`ntasks_per_node × nhosts`, else `-n`, else
+/// `ncpus / cpus_per_task`).
+pub fn task_count(job: &JobView, nhosts: u32, ncpus: u32) -> u32 {
+    if job.ntasks_per_node > 0 {
+        job.ntasks_per_node * nhosts
+    } else if job.num_tasks > 0 {
+        job.num_tasks
+    } else {
+        (ncpus / job.cpt).max(1)
+    }
+}
+
+/// Distributes tasks and trims cores on every node of `shares`.
+pub fn dist_tasks(
+    recs: &[NodeRec],
+    shares: &mut [NodeShare],
+    job: &JobView,
+    params: &Params,
+    ncpus: u32,
+) -> Result<(), DistError> {
+    if shares.is_empty() {
+        return Ok(());
+    }
+    let maxtasks = task_count(job, shares.len() as u32, ncpus);
+    let cpt = job.cpt;
+    if job.whole_node {
+        // Keep every core; count tasks only (spec 2.8 first bullet).
+        let plane = if job.node_dist_plane {
+            job.plane_size
+        } else {
+            1
+        };
+        let mut placed = 0;
+        for s in shares.iter_mut() {
+            s.tasks = 0;
+        }
+        let mut progress = true;
+        let mut first = true;
+        while placed < maxtasks && progress {
+            progress = false;
+            for s in shares.iter_mut() {
+                if placed >= maxtasks {
+                    break;
+                }
+                let step = if first { 1 } else { (s.tasks % plane).max(1) };
+                for _ in 0..step {
+                    if placed < maxtasks && ((s.tasks + 1) * cpt <= s.cpus || job.overcommit) {
+                        s.tasks += 1;
+                        placed += 1;
+                        progress = true;
+                    }
+                }
+            }
+            first = false;
+            if job.overcommit && placed < maxtasks && !progress {
+                break;
+            }
+        }
+        if placed < maxtasks {
+            return Err(DistError::BadTaskCount {
+                wanted: maxtasks,
+                placed,
+            });
+        }
+        return Ok(());
+    }
+    if job.node_dist_plane {
+        let p = job.plane_size;
+        let mut avail: Vec<u32> = shares.iter().map(|s| s.cpus).collect();
+        let mut used = vec![0u32; shares.len()];
+        let mut placed = 0;
+        let mut progress = true;
+        while placed < maxtasks && progress {
+            progress = false;
+            for (i, s) in shares.iter_mut().enumerate() {
+                let mut k = 0;
+                while k < p && placed < maxtasks && avail[i] >= cpt {
+                    avail[i] -= cpt;
+                    used[i] += cpt;
+                    s.tasks += 1;
+                    placed += 1;
+                    k += 1;
+                    progress = true;
+                }
+            }
+        }
+        if placed < maxtasks {
+            return Err(DistError::BadTaskCount {
+                wanted: maxtasks,
+                placed,
+            });
+        }
+        for (i, s) in shares.iter_mut().enumerate() {
+            s.cpus = used[i];
+        }
+    } else {
+        cyclic_block_counts(recs, shares, job, maxtasks)?;
+    }
+    for s in shares.iter_mut() {
+        trim_cores(&recs[s.node], s, job, params);
+    }
+    Ok(())
+}
+
+/// Pass 1: one task per node; pass 2: leftover threads of touched cores;
+/// pass 3: round-robin `max(tpc / cpt, 1)` tasks per node per round.
+fn cyclic_block_counts(
+    recs: &[NodeRec],
+    shares: &mut [NodeShare],
+    job: &JobView,
+    maxtasks: u32,
+) -> Result<(), DistError> {
+    let cpt = job.cpt;
+    let limit = |s: &NodeShare| job.ntasks_per_node == 0 || s.tasks < job.ntasks_per_node;
+    let fits = |s: &NodeShare| (s.tasks + 1) * cpt <= s.cpus || job.overcommit;
+    let mut placed = 0;
+    for s in shares.iter_mut() {
+        if placed < maxtasks && (s.cpus >= cpt || job.overcommit) {
+            s.tasks = 1;
+            placed += 1;
+        }
+    }
+    for s in shares.iter_mut() {
+        let tpc = recs[s.node].tpc as u32;
+        let used = s.tasks * cpt;
+        let spare = (tpc - used % tpc) % tpc;
+        let mut extra = spare / cpt;
+        while extra > 0 && placed < maxtasks && limit(s) && (s.tasks + 1) * cpt <= s.cpus {
+            s.tasks += 1;
+            placed += 1;
+            extra -= 1;
+        }
+    }
+    let mut progress = true;
+    while placed < maxtasks && progress {
+        progress = false;
+        for s in shares.iter_mut() {
+            let step = (recs[s.node].tpc as u32 / cpt).max(1);
+            for _ in 0..step {
+                if placed < maxtasks && limit(s) && fits(s) {
+                    s.tasks += 1;
+                    placed += 1;
+                    progress = true;
+                }
+            }
+        }
+    }
+    if placed < maxtasks {
+        return Err(DistError::BadTaskCount {
+            wanted: maxtasks,
+            placed,
+        });
+    }
+    for s in shares.iter_mut() {
+        if !job.overcommit {
+            // GRES CPU minimums (`--cpus-per-gpu`) raise pn_min_cpus above tasks × cpt.
+            s.cpus = s.cpus.min((s.tasks * cpt).max(job.pn_min_cpus));
+        }
+    }
+    Ok(())
+}
+
+/// Keeps the cores needed for `share.cpus` CPUs (block or cyclic over
+/// sockets) and sets `cpus` to the kept cores' CPUs for CR_Core/CR_Socket.
+fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Params) {
+    let v = share.cpus_per_core.max(1);
+    let cps = rec.cores_per_socket as usize;
+    let sockets = rec.sockets as usize;
+    let ntpc = crate::allocate_sc::effective_ntasks_per_core(job, params);
+    let mut need = if ntpc == 1 && job.cpt > v {
+        (share.tasks * job.cpt.div_ceil(v)) as usize
+    } else {
+        share.cpus.div_ceil(v) as usize
+    };
+    let avail: Vec<Vec<usize>> = (0..sockets)
+        .map(|s| {
+            (s * cps..(s + 1) * cps)
+                .filter(|&c| share.cores.get(c))
+                .collect()
+        })
+        .collect();
+    need = need.min(avail.iter().map(Vec::len).sum());
+    let mut kept = Bits::new(rec.cores as usize);
+    let block = params.unit == Unit::Cpu || job.sock_dist == SockDist::Block;
+    if block {
+        let mut used = vec![false; sockets];
+        let mut left = need;
+        while left > 0 {
+            let tight = (0..sockets)
+                .filter(|&s| !used[s] && avail[s].len() >= left)
+                .min_by_key(|&s| (avail[s].len(), s));
+            let s = match tight {
+                Some(s) => s,
+                None => match (0..sockets)
+                    .filter(|&s| !used[s] && !avail[s].is_empty())
+                    .max_by_key(|&s| (avail[s].len(), std::cmp::Reverse(s)))
+                {
+                    Some(s) => s,
+                    None => break,
+                },
+            };
+            used[s] = true;
+            for &c in avail[s].iter().take(left) {
+                kept.set(c);
+                left -= 1;
+            }
+        }
+    } else {
+        let mut next = vec![0usize; sockets];
+        let mut left = need;
+        let order: Vec<usize> = if share.req_sockets.is_empty() {
+            (0..sockets).collect()
+        } else {
+            share.req_sockets.clone()
+        };
+        let sock_cap = if job.ntasks_per_socket > 0 {
+            (job.ntasks_per_socket * job.cpt).div_ceil(v) as usize
+        } else {
+            usize::MAX
+        };
+        let per_task = job.cpt.div_ceil(v) as usize;
+        if job.cpt > 1 && share.req_sockets.is_empty() && job.ntasks_per_socket == 0 {
+            // Whole tasks' worth of cores on each socket first.
+            for &s in &order {
+                if left >= per_task && avail[s].len() >= per_task {
+                    for &c in &avail[s][..per_task] {
+                        kept.set(c);
+                    }
+                    next[s] = per_task;
+                    left -= per_task;
+                }
+            }
+        }
+        let mut progress = true;
+        while left > 0 && progress {
+            progress = false;
+            for &s in &order {
+                if left > 0 && next[s] < avail[s].len() && next[s] < sock_cap {
+                    kept.set(avail[s][next[s]]);
+                    next[s] += 1;
+                    left -= 1;
+                    progress = true;
+                }
+            }
+        }
+        if left > 0 && !share.req_sockets.is_empty() {
+            for (cores, from) in avail.iter().zip(&next) {
+                for &c in &cores[*from..] {
+                    if left > 0 {
+                        kept.set(c);
+                        left -= 1;
+                    }
+                }
+            }
+        }
+    }
+    if params.unit == Unit::Socket {
+        for (s, cores) in avail.iter().enumerate() {
+            if kept.count_range(s * cps, (s + 1) * cps) > 0 {
+                for &c in cores {
+                    kept.set(c);
+                }
+            }
+        }
+    }
+    share.cores = kept;
+    if params.unit != Unit::Cpu {
+        share.cpus = share.cores.count() as u32 * rec.tpc as u32;
+    }
+}

@@ -1,0 +1,195 @@
+//! `select/cons_tres` (and `select/cons_res`): Slurm's consumable-resource
+//! node selection (spec section 2), as Slurm 22.05.8 behaves.
+//!
+//! The algorithm is plain Rust on the contract's records and builds
+//! natively as well ([`ConsTres`] is the instance a benchmark drives):
+//!
+//! * [`params`]: `SelectTypeParameters` (2.2);
+//! * [`node_usage`]: node table, devices and usage counters (2.1);
+//! * [`rows`]: partition rows (2.1);
+//! * [`request`]: the job normalised as slurmctld hands it over;
+//! * [`verify`]: `_verify_node_state` (2.4);
+//! * [`allocate_sc`] and [`can_run`]: one node's offer (2.4);
+//! * [`eval_nodes`]: choosing nodes (2.6);
+//! * [`dist_tasks`]: task counts and core trimming (2.8);
+//! * [`gres_sched`]: GRES in scheduling (2.10);
+//! * [`job_test`]: the passes and modes (2.3, 2.7);
+//! * [`preempt`] and [`will_run`]: the simulations (2.3);
+//! * [`transitions`]: usage-table transitions (2.11);
+//! * [`state`]: the state blob.
+//!
+//! [`plugin`] exports it through the `select-plugin` world, with the
+//! nodeinfo/jobinfo resources of `select-common` (shared with select/linear).
+
+pub mod allocate_sc;
+pub mod bits;
+pub mod can_run;
+pub mod dist_tasks;
+pub mod eval_nodes;
+pub mod gres_sched;
+pub mod job_test;
+pub mod node_usage;
+pub mod params;
+pub mod plugin;
+pub mod preempt;
+pub mod request;
+pub mod rows;
+pub mod state;
+pub mod transitions;
+pub mod verify;
+pub mod will_run;
+
+use std::collections::BTreeMap;
+
+use slurm_wasm_sdk::types::{MemoryRequest, Node, Oversubscribe, Partition};
+
+use crate::bits::Bits;
+use crate::node_usage::{NodeRec, NodeUse};
+use crate::params::Params;
+use crate::rows::PartRows;
+
+/// What a job holds on one node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeAlloc {
+    pub node: usize,
+    /// Node-local core bitmap.
+    pub cores: Bits,
+    pub cpus: u32,
+    pub memory: u64,
+    /// `(device, amount)` pairs.
+    pub gres: Vec<(usize, u64)>,
+    pub tasks: u32,
+}
+
+/// A job the tables know.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobRec {
+    pub id: u32,
+    pub partition: u32,
+    pub node_req: u16,
+    pub whole_node: bool,
+    pub end_time: i64,
+    /// `start + --time-min`, when the job has a `--time-min`.
+    pub soft_end: Option<i64>,
+    /// No time limit (end-time guesses use now + 1 year).
+    pub unlimited: bool,
+    pub nodes: Vec<NodeAlloc>,
+    /// Suspended by an administrator: memory and GRES stay, cores are released.
+    pub suspended: bool,
+}
+
+impl JobRec {
+    /// The job's cores in the cluster-wide core map.
+    pub fn core_map(&self, recs: &[NodeRec], total: usize) -> Bits {
+        let mut out = Bits::new(total);
+        for n in &self.nodes {
+            if n.cpus > 0 {
+                out.or_at(recs[n.node].core_off, &n.cores);
+            }
+        }
+        out
+    }
+}
+
+/// The usage tables (cloned for simulations).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Usage {
+    pub nodes: Vec<NodeUse>,
+    pub rows: Vec<PartRows>,
+    pub jobs: BTreeMap<u32, JobRec>,
+}
+
+/// The plugin instance: configuration, node table, usage tables.
+#[derive(Clone, Debug)]
+pub struct ConsTres {
+    pub params: Params,
+    pub partitions: Vec<Partition>,
+    pub default_memory: MemoryRequest,
+    pub recs: Vec<NodeRec>,
+    pub total_cores: usize,
+    /// All cores minus specialised ones.
+    pub base_avail: Bits,
+    pub usage: Usage,
+}
+
+/// Rows of a partition (`max_share & ~FORCE`, minimum 1).
+pub fn num_rows(p: &Partition) -> usize {
+    match p.oversubscribe {
+        Oversubscribe::Yes(n) | Oversubscribe::Force(n) => n.max(1) as usize,
+        _ => 1,
+    }
+}
+
+impl ConsTres {
+    /// An instance with `params` and no nodes.
+    pub fn new(
+        params: Params,
+        partitions: Vec<Partition>,
+        default_memory: MemoryRequest,
+    ) -> ConsTres {
+        let rows = partitions
+            .iter()
+            .map(|p| PartRows::new(num_rows(p), 0))
+            .collect();
+        ConsTres {
+            params,
+            partitions,
+            default_memory,
+            recs: Vec::new(),
+            total_cores: 0,
+            base_avail: Bits::new(0),
+            usage: Usage {
+                nodes: Vec::new(),
+                rows,
+                jobs: BTreeMap::new(),
+            },
+        }
+    }
+
+    /// `node_init`: takes the node table and discards all usage.
+    pub fn node_init(&mut self, nodes: &[Node]) -> Result<(), String> {
+        let mut recs = Vec::with_capacity(nodes.len());
+        let mut off = 0;
+        for (i, n) in nodes.iter().enumerate() {
+            if n.index as usize != i {
+                return Err(format!(
+                    "node-init: node {} has index {} at position {i}; indices must follow the table order",
+                    n.name, n.index
+                ));
+            }
+            let r = NodeRec::from_node(n, off)?;
+            off += r.cores as usize;
+            recs.push(r);
+        }
+        self.total_cores = off;
+        let mut base = Bits::full(off);
+        for r in &recs {
+            base.clear_at(r.core_off, &r.spec_cores);
+        }
+        self.base_avail = base;
+        self.recs = recs;
+        self.reset_usage();
+        Ok(())
+    }
+
+    /// Empty usage tables for the current nodes and partitions.
+    pub fn reset_usage(&mut self) {
+        self.usage = self.empty_usage();
+    }
+
+    /// Usage tables with no job (what TEST_ONLY tests against).
+    pub fn empty_usage(&self) -> Usage {
+        Usage {
+            nodes: self.recs.iter().map(NodeUse::for_node).collect(),
+            rows: self
+                .partitions
+                .iter()
+                .map(|p| PartRows::new(num_rows(p), self.total_cores))
+                .collect(),
+            jobs: BTreeMap::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

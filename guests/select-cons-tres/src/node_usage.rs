@@ -1,0 +1,254 @@
+//! The node table and its usage counters (`node_use_record`, spec 2.1).
+
+use slurm_wasm_sdk::types::{Node, NodeBaseState, NodeStateFlags};
+
+use crate::bits::Bits;
+
+/// `NODE_CR_AVAILABLE`: a job that shares its cores.
+pub const NODE_CR_AVAILABLE: u16 = 0;
+/// `NODE_CR_ONE_ROW`: a normal job.
+pub const NODE_CR_ONE_ROW: u16 = 1;
+/// `NODE_CR_RESERVED`: a job of an `OverSubscribe=EXCLUSIVE` partition.
+pub const NODE_CR_RESERVED: u16 = 64000;
+
+/// One GRES device of a node (a GPU, or for `mps` one GPU's shares).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Device {
+    pub name: String,
+    pub type_name: Option<String>,
+    /// Index among the node's devices of this name (table order, spec 2.10).
+    pub index: u32,
+    /// Capacity: 1 for a GPU, the share count for `mps`.
+    pub capacity: u64,
+    /// Cores the device is bound to (`Cores=`); none = every core.
+    pub cores: Option<Bits>,
+    /// Sockets whose cores intersect `cores`; empty = "any socket" (no
+    /// `Cores=`, or the cores touch every socket).
+    pub sockets: Vec<u16>,
+    /// `Links=` of this device to each device of the name.
+    pub links: Vec<i32>,
+}
+
+/// A node as the plugin keeps it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeRec {
+    pub name: String,
+    pub sockets: u16,
+    pub cores_per_socket: u16,
+    pub tpc: u16,
+    /// Cores of the node (`sockets × cores_per_socket`).
+    pub cores: u16,
+    pub real_memory: u64,
+    pub mem_spec: u64,
+    pub weight: u32,
+    /// First bit of the node in the cluster-wide core map.
+    pub core_off: usize,
+    /// Specialised cores (`CoreSpecCount` highest cores first, or `CpuSpecList`).
+    pub spec_cores: Bits,
+    pub devices: Vec<Device>,
+    pub usable_state: bool,
+    pub completing: bool,
+    pub powered_down: bool,
+    pub partitions: Vec<u32>,
+}
+
+impl NodeRec {
+    /// Builds the record of `node`, whose cores start at `core_off`.
+    /// Fails on a node without sockets, cores or threads.
+    pub fn from_node(node: &Node, core_off: usize) -> Result<NodeRec, String> {
+        if node.sockets == 0 || node.cores_per_socket == 0 || node.threads_per_core == 0 {
+            return Err(format!(
+                "node {} (index {}): sockets, cores-per-socket and threads-per-core must be at least 1 \
+                 (got {}x{}x{})",
+                node.name, node.index, node.sockets, node.cores_per_socket, node.threads_per_core
+            ));
+        }
+        let cores = node.sockets * node.cores_per_socket;
+        let mut spec_cores = Bits::new(cores as usize);
+        if let Some(list) = &node.cpu_spec_list {
+            let cpus = Bits::from_words(list.len as usize, &list.words)
+                .map_err(|e| format!("node {}: cpu-spec-list: {e}", node.name))?;
+            for cpu in cpus.ones() {
+                let core = cpu / node.threads_per_core as usize;
+                if core < cores as usize {
+                    spec_cores.set(core);
+                }
+            }
+        } else {
+            // Slurm takes specialised cores from the highest-numbered socket
+            // downwards, last core of each socket first, round-robin.
+            let mut left = node.core_spec_count.min(cores);
+            let mut depth = 0;
+            while left > 0 && depth < node.cores_per_socket {
+                for s in (0..node.sockets).rev() {
+                    if left == 0 {
+                        break;
+                    }
+                    spec_cores.set(
+                        (s * node.cores_per_socket + node.cores_per_socket - 1 - depth) as usize,
+                    );
+                    left -= 1;
+                }
+                depth += 1;
+            }
+        }
+        let devices = build_devices(node, cores)?;
+        let flags = node.state.flags;
+        let usable_state = !matches!(
+            node.state.base,
+            NodeBaseState::Down
+                | NodeBaseState::Unknown
+                | NodeBaseState::Future
+                | NodeBaseState::Error
+        ) && !flags
+            .intersects(NodeStateFlags::DRAIN | NodeStateFlags::FAIL | NodeStateFlags::NO_RESPOND);
+        Ok(NodeRec {
+            name: node.name.clone(),
+            sockets: node.sockets,
+            cores_per_socket: node.cores_per_socket,
+            tpc: node.threads_per_core,
+            cores,
+            real_memory: node.real_memory,
+            mem_spec: node.mem_spec_limit,
+            weight: node.weight,
+            core_off,
+            spec_cores,
+            devices,
+            usable_state,
+            completing: flags.contains(NodeStateFlags::COMPLETING),
+            powered_down: flags
+                .intersects(NodeStateFlags::POWER_SAVE | NodeStateFlags::POWERING_UP),
+            partitions: node.partitions.clone(),
+        })
+    }
+
+    /// CPUs of the node (`cores × threads`).
+    pub fn cpus(&self) -> u32 {
+        self.cores as u32 * self.tpc as u32
+    }
+
+    /// Memory the jobs may use (`RealMemory − MemSpecLimit`).
+    pub fn usable_memory(&self) -> u64 {
+        self.real_memory.saturating_sub(self.mem_spec)
+    }
+
+    pub fn socket_of(&self, core: usize) -> usize {
+        core / self.cores_per_socket as usize
+    }
+}
+
+/// The node's devices: from `gres-topology` when given (devices numbered in
+/// table order per name), else from the `gres` counts with no core binding
+/// (`mps` shares spread evenly over the node's GPUs, or one device).
+fn build_devices(node: &Node, cores: u16) -> Result<Vec<Device>, String> {
+    let mut out = Vec::new();
+    let sockets_of = |mask: &Option<Bits>| -> Vec<u16> {
+        let Some(m) = mask else { return Vec::new() };
+        let touched: Vec<u16> = (0..node.sockets)
+            .filter(|&s| {
+                let lo = (s * node.cores_per_socket) as usize;
+                m.count_range(lo, lo + node.cores_per_socket as usize) > 0
+            })
+            .collect();
+        if touched.len() == node.sockets as usize {
+            Vec::new()
+        } else {
+            touched
+        }
+    };
+    if !node.gres_topology.is_empty() {
+        for g in &node.gres_topology {
+            let cores_mask = match &g.cores {
+                Some(b) => {
+                    let m = Bits::from_words(b.len as usize, &b.words)
+                        .map_err(|e| format!("node {}: gres {} cores: {e}", node.name, g.name))?;
+                    let mut fitted = Bits::new(cores as usize);
+                    for c in m.ones().filter(|&c| c < cores as usize) {
+                        fitted.set(c);
+                    }
+                    Some(fitted)
+                }
+                None => None,
+            };
+            let sockets = sockets_of(&cores_mask);
+            let (n, cap) = if is_shared(&g.name) {
+                (1, g.count)
+            } else {
+                (g.count, 1)
+            };
+            for _ in 0..n {
+                let index = out.iter().filter(|d: &&Device| d.name == g.name).count() as u32;
+                out.push(Device {
+                    name: g.name.clone(),
+                    type_name: g.type_name.clone(),
+                    index,
+                    capacity: cap,
+                    cores: cores_mask.clone(),
+                    sockets: sockets.clone(),
+                    links: g.links.clone(),
+                });
+            }
+        }
+        return Ok(out);
+    }
+    let gpus = node
+        .gres
+        .iter()
+        .filter(|g| g.name == "gpu")
+        .map(|g| g.count)
+        .sum::<u64>();
+    for g in &node.gres {
+        let shared = is_shared(&g.name);
+        let (n, cap) = if shared && gpus > 0 {
+            (gpus, g.count / gpus)
+        } else if shared {
+            (1, g.count)
+        } else {
+            (g.count, 1)
+        };
+        for _ in 0..n {
+            let index = out.iter().filter(|d: &&Device| d.name == g.name).count() as u32;
+            out.push(Device {
+                name: g.name.clone(),
+                type_name: g.type_name.clone(),
+                index,
+                capacity: cap,
+                cores: None,
+                sockets: Vec::new(),
+                links: Vec::new(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Shared GRES (`mps`, `shard`): one device's shares.
+pub fn is_shared(name: &str) -> bool {
+    name == "mps" || name == "shard"
+}
+
+/// The usage of one node (`node_use_record`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeUse {
+    /// MB allocated.
+    pub alloc_memory: u64,
+    /// Sum of the `node_req` of the jobs on the node.
+    pub node_state: u32,
+    /// Used capacity of each device (same order as `NodeRec::devices`).
+    pub gres_used: Vec<u64>,
+    /// Jobs on the node.
+    pub jobs: Vec<u32>,
+}
+
+impl NodeUse {
+    pub fn for_node(rec: &NodeRec) -> NodeUse {
+        NodeUse {
+            gres_used: vec![0; rec.devices.len()],
+            ..NodeUse::default()
+        }
+    }
+
+    pub fn any_gres_used(&self) -> bool {
+        self.gres_used.iter().any(|u| *u > 0)
+    }
+}

@@ -1,0 +1,202 @@
+//! `SelectTypeParameters` and the other slurm.conf settings cons_tres reads
+//! (spec 2.2, 2.11).
+
+/// The allocation unit (spec 2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// `CR_CPU`: one CPU (thread).
+    Cpu,
+    /// `CR_Core`: whole cores.
+    Core,
+    /// `CR_Socket`: whole sockets.
+    Socket,
+}
+
+/// The parsed `SelectTypeParameters` plus the scheduler settings used here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Params {
+    pub unit: Unit,
+    /// `*_Memory`: memory is a consumable resource.
+    pub memory: bool,
+    /// `CR_ONE_TASK_PER_CORE`.
+    pub one_task_per_core: bool,
+    /// `CR_LLN`.
+    pub lln: bool,
+    /// `CR_Pack_Nodes` (only changes step layout, kept for `config-info`).
+    pub pack_nodes: bool,
+    /// `CR_CORE_DEFAULT_DIST_BLOCK`.
+    pub default_dist_block: bool,
+    /// `select/cons_res` instead of cons_tres: GPU-specific options refused.
+    pub cons_res: bool,
+    /// `PreemptMode` includes `GANG`.
+    pub gang: bool,
+    /// `SchedulerParameters=time_min_as_soft_limit`.
+    pub time_min_as_soft_limit: bool,
+    /// `SchedulerParameters=bf_window_linear=` seconds (0 = doubling windows).
+    pub bf_window_linear: i64,
+    /// `OverTimeLimit` (minutes) and `KillWait` (seconds), for end-time guesses.
+    pub over_time_limit: u16,
+    pub kill_wait: u16,
+}
+
+impl Params {
+    /// Parses the `SelectTypeParameters` tokens (each may itself hold
+    /// comma-separated tokens). Fails, as Slurm does at startup, when none of
+    /// CR_CPU/CR_Core/CR_Socket is given or an unknown token appears.
+    pub fn parse(tokens: &[String]) -> Result<Params, String> {
+        let mut p = Params {
+            unit: Unit::Core,
+            memory: false,
+            one_task_per_core: false,
+            lln: false,
+            pack_nodes: false,
+            default_dist_block: false,
+            cons_res: false,
+            gang: false,
+            time_min_as_soft_limit: false,
+            bf_window_linear: 0,
+            over_time_limit: 0,
+            kill_wait: 30,
+        };
+        let mut unit = None;
+        for tok in tokens.iter().flat_map(|t| t.split(',')) {
+            let tok = tok.trim();
+            if tok.is_empty() {
+                continue;
+            }
+            let (u, mem) = match tok.to_ascii_uppercase().as_str() {
+                "CR_CPU" => (Some(Unit::Cpu), false),
+                "CR_CPU_MEMORY" => (Some(Unit::Cpu), true),
+                "CR_CORE" => (Some(Unit::Core), false),
+                "CR_CORE_MEMORY" => (Some(Unit::Core), true),
+                "CR_SOCKET" => (Some(Unit::Socket), false),
+                "CR_SOCKET_MEMORY" => (Some(Unit::Socket), true),
+                "CR_MEMORY" => (None, true),
+                "CR_ONE_TASK_PER_CORE" => {
+                    p.one_task_per_core = true;
+                    (None, false)
+                }
+                "CR_LLN" => {
+                    p.lln = true;
+                    (None, false)
+                }
+                "CR_PACK_NODES" => {
+                    p.pack_nodes = true;
+                    (None, false)
+                }
+                "CR_CORE_DEFAULT_DIST_BLOCK" => {
+                    p.default_dist_block = true;
+                    (None, false)
+                }
+                "CR_LL_SHARED_GRES"
+                | "CR_NO_DIST_TOPO_BLOCK"
+                | "MULTIPLE_SHARING_GRES_PJ"
+                | "ENFORCE_BINDING_GRES"
+                | "ONE_TASK_PER_SHARING_GRES"
+                | "OTHER_CONS_RES"
+                | "OTHER_CONS_TRES" => (None, false),
+                _ => {
+                    return Err(format!(
+                        "SelectTypeParameters: unknown token `{tok}` (expected CR_CPU, CR_Core, CR_Socket, \
+                         their _Memory forms, CR_ONE_TASK_PER_CORE, CR_LLN, CR_Pack_Nodes, \
+                         CR_CORE_DEFAULT_DIST_BLOCK, ...)"
+                    ))
+                }
+            };
+            if let Some(u) = u {
+                unit = Some(u);
+            }
+            p.memory |= mem;
+        }
+        p.unit = unit.ok_or_else(|| {
+            "SelectTypeParameters: select/cons_tres needs one of CR_CPU, CR_Core or CR_Socket (with or \
+             without _Memory)"
+                .to_string()
+        })?;
+        Ok(p)
+    }
+
+    /// The `SelectTypeParameters` tokens these parameters stand for (what
+    /// `get-info-from-plugin(config-info)` reports).
+    pub fn tokens(&self) -> Vec<&'static str> {
+        let mut out = vec![match (self.unit, self.memory) {
+            (Unit::Cpu, false) => "CR_CPU",
+            (Unit::Cpu, true) => "CR_CPU_MEMORY",
+            (Unit::Core, false) => "CR_CORE",
+            (Unit::Core, true) => "CR_CORE_MEMORY",
+            (Unit::Socket, false) => "CR_SOCKET",
+            (Unit::Socket, true) => "CR_SOCKET_MEMORY",
+        }];
+        for (set, name) in [
+            (self.one_task_per_core, "CR_ONE_TASK_PER_CORE"),
+            (self.pack_nodes, "CR_PACK_NODES"),
+            (self.default_dist_block, "CR_CORE_DEFAULT_DIST_BLOCK"),
+            (self.lln, "CR_LLN"),
+        ] {
+            if set {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    /// Reads `SchedulerParameters` and `PreemptMode` tokens.
+    pub fn apply_scheduler(
+        &mut self,
+        sched: &[String],
+        preempt_mode: &[String],
+    ) -> Result<(), String> {
+        for tok in sched.iter().flat_map(|t| t.split(',')) {
+            let tok = tok.trim();
+            if tok.eq_ignore_ascii_case("time_min_as_soft_limit") {
+                self.time_min_as_soft_limit = true;
+            } else if let Some(v) = tok.strip_prefix("bf_window_linear=") {
+                self.bf_window_linear = v.parse().map_err(|_| {
+                    format!(
+                        "SchedulerParameters: bf_window_linear=`{v}` is not a number of seconds"
+                    )
+                })?;
+            }
+        }
+        self.gang = preempt_mode
+            .iter()
+            .flat_map(|t| t.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case("GANG"));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_units_and_flags() {
+        // Spec 2.2 table.
+        let p = Params::parse(&s(&["CR_Core_Memory", "CR_LLN,CR_ONE_TASK_PER_CORE"])).unwrap();
+        assert_eq!(p.unit, Unit::Core);
+        assert!(p.memory && p.lln && p.one_task_per_core && !p.pack_nodes);
+        let p = Params::parse(&s(&["CR_Socket"])).unwrap();
+        assert_eq!(p.unit, Unit::Socket);
+        assert!(!p.memory);
+        let p = Params::parse(&s(&["CR_CPU", "CR_CORE_DEFAULT_DIST_BLOCK"])).unwrap();
+        assert_eq!(p.unit, Unit::Cpu);
+        assert!(p.default_dist_block);
+        assert_eq!(p.tokens(), vec!["CR_CPU", "CR_CORE_DEFAULT_DIST_BLOCK"]);
+    }
+
+    #[test]
+    fn needs_a_unit() {
+        // Spec 2: "Requires at least one of CR_CPU/CR_Core/CR_Socket (fatal otherwise)".
+        assert!(Params::parse(&s(&["CR_Memory"]))
+            .unwrap_err()
+            .contains("CR_CPU"));
+        assert!(Params::parse(&s(&["CR_Bogus"]))
+            .unwrap_err()
+            .contains("CR_Bogus"));
+    }
+}

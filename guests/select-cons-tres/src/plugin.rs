@@ -1,0 +1,428 @@
+//! The `select-plugin` world export of select/cons_tres.
+//!
+//! One component serves both `select/cons_tres` and `select/cons_res`:
+//! `describe` reports cons_tres (the file the host bundles), and `init`
+//! reads `SelectType` from `cluster-config.raw`; when it is
+//! `select/cons_res` the instance refuses GPU-specific options
+//! (`--gpus`, `--gpus-per-*`, `--cpus-per-gpu`, `--mem-per-gpu`, gres/mps)
+//! with `ESLURM_INVALID_GRES` and `get-info-from-plugin(cr-plugin)` answers
+//! 1 instead of 2. The host therefore only needs to load this component for
+//! either name and pass the configured `SelectType` in `raw`.
+
+use std::sync::{Mutex, MutexGuard};
+
+use select_common::jobinfo::JobInfo;
+use select_common::nodeinfo::{no_change, NodeInfo, NodeInfoTable};
+use slurm_wasm_sdk::codes::{EINVAL, ESLURM_NODES_BUSY, SLURM_ERROR};
+use slurm_wasm_sdk::select::{
+    IdentityGuest, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue,
+    ReservationRequest, ReservationResult, SelectConfig, SelectGuest, SelectNodeinfo,
+};
+use slurm_wasm_sdk::types::{
+    Bitmap, Job, JobResources, KeyValue, Node, PluginError, PluginIdentity, Step,
+};
+use slurm_wasm_sdk::{host, identity, Error};
+
+use crate::bits::Bits;
+use crate::params::Params;
+use crate::ConsTres;
+
+/// `plugin_id` of select/cons_tres.
+pub const CONS_TRES_ID: u32 = 109;
+/// `plugin_id` of select/cons_res.
+pub const CONS_RES_ID: u32 = 101;
+struct Instance {
+    algo: ConsTres,
+    nodeinfo: NodeInfoTable,
+}
+
+static STATE: Mutex<Option<Instance>> = Mutex::new(None);
+
+fn state() -> MutexGuard<'static, Option<Instance>> {
+    STATE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn with<R>(f: impl FnOnce(&mut Instance) -> Result<R, Error>) -> Result<R, PluginError> {
+    let mut g = state();
+    let inst = g
+        .as_mut()
+        .ok_or_else(|| Error::new(SLURM_ERROR, "select/cons_tres: init has not been called"))?;
+    f(inst).map_err(Into::into)
+}
+
+fn err(e: String) -> Error {
+    Error::new(EINVAL, e)
+}
+
+/// Builds the instance from the `init` configuration.
+pub fn instance_from(config: &SelectConfig) -> Result<ConsTres, Error> {
+    let c = &config.cluster;
+    let mut params = Params::parse(&c.select_type_parameters).map_err(err)?;
+    params
+        .apply_scheduler(&c.scheduler_parameters, &c.preempt_mode)
+        .map_err(err)?;
+    params.over_time_limit = c.over_time_limit;
+    params.kill_wait = c.kill_wait;
+    params.cons_res = c.raw.iter().any(|kv| {
+        kv.key.eq_ignore_ascii_case("SelectType") && kv.value.trim() == "select/cons_res"
+    });
+    Ok(ConsTres::new(
+        params,
+        config.partitions.clone(),
+        c.default_memory,
+    ))
+}
+
+/// select/cons_tres, exported as a component.
+pub struct ConsTresPlugin;
+
+impl IdentityGuest for ConsTresPlugin {
+    fn describe() -> PluginIdentity {
+        PluginIdentity {
+            plugin_id: Some(CONS_TRES_ID),
+            ..identity(
+                "select/cons_tres",
+                "Trackable RESources (TRES) Selection plugin",
+            )
+        }
+    }
+}
+
+impl ConsTres {
+    /// The nodeinfo of node `i` from the usage tables.
+    pub fn nodeinfo_of(&self, i: usize) -> NodeInfo {
+        let r = &self.recs[i];
+        let mut used = Bits::new(r.cores as usize);
+        for p in &self.usage.rows {
+            for row in &p.rows {
+                used.or(&row.cores.extract(r.core_off, r.cores as usize));
+            }
+        }
+        let cpus = (used.count() as u32 * r.tpc as u32).min(r.cpus()) as u16;
+        let mem = self.usage.nodes[i].alloc_memory;
+        NodeInfo::with_tres(cpus, mem, cpus, mem)
+    }
+}
+
+fn bitmap(b: &Bits) -> Bitmap {
+    Bitmap {
+        len: b.len() as u32,
+        words: b.words().to_vec(),
+    }
+}
+
+impl SelectGuest for ConsTresPlugin {
+    type SelectNodeinfo = NodeInfo;
+    type SelectJobinfo = JobInfo;
+
+    /// Parses the configuration; fails (`EINVAL`) without CR_CPU/CR_Core/CR_Socket.
+    fn init(config: SelectConfig) -> Result<(), PluginError> {
+        let algo = instance_from(&config)?;
+        *state() = Some(Instance {
+            algo,
+            nodeinfo: NodeInfoTable::default(),
+        });
+        Ok(())
+    }
+    fn fini() -> Result<(), PluginError> {
+        *state() = None;
+        Ok(())
+    }
+    fn state_save() -> Result<Vec<u8>, PluginError> {
+        with(|i| Ok(i.algo.state_save()))
+    }
+    fn state_restore(data: Vec<u8>) -> Result<(), PluginError> {
+        with(|i| i.algo.state_restore(&data).map_err(err))
+    }
+    /// Rebuilds the tables from the running and suspended jobs.
+    fn job_init(jobs: Vec<Job>) -> Result<(), PluginError> {
+        with(|i| i.algo.rebuild(&jobs).map_err(err))
+    }
+    fn node_init(nodes: Vec<Node>) -> Result<(), PluginError> {
+        with(|i| {
+            i.algo.node_init(&nodes).map_err(err)?;
+            i.nodeinfo.clear();
+            Ok(())
+        })
+    }
+    fn job_test(request: JobTestRequest) -> Result<JobTestResult, PluginError> {
+        let now = host::now();
+        with(|i| i.algo.job_test(&request, now))
+    }
+    /// Adds the job to the tables (see [`crate::transitions`] for the mapping).
+    fn job_begin(job: Job) -> Result<(), PluginError> {
+        with(|i| i.algo.add_running(&job).map_err(err))
+    }
+    /// Ready when no node of the job is powered down or powering up.
+    fn job_ready(job: Job) -> Result<bool, PluginError> {
+        with(|i| {
+            let Some(res) = &job.resources else {
+                return Ok(false);
+            };
+            Ok(res.per_node.iter().all(|n| {
+                i.algo
+                    .recs
+                    .get(n.node_index as usize)
+                    .is_some_and(|r| !r.powered_down)
+            }))
+        })
+    }
+    /// Slurm's cons_tres allows job expansion.
+    fn job_expand_allow() -> bool {
+        true
+    }
+    fn job_expand(from: Job, to: Job) -> Result<JobResources, PluginError> {
+        with(|i| {
+            let rec = i.algo.job_expand(from.job_id, to.job_id).map_err(err)?;
+            Ok(i.algo.to_resources(&rec))
+        })
+    }
+    fn job_resized(job: Job, node_index: u32) -> Result<(), PluginError> {
+        with(|i| {
+            i.algo
+                .job_resized(job.job_id, node_index as usize)
+                .map_err(err)
+        })
+    }
+    /// Slurm's plugin does nothing here.
+    fn job_signal(_job: Job, _signal: i32) -> Result<(), PluginError> {
+        Ok(())
+    }
+    /// Slurm's plugin does nothing here (removed in 21.08).
+    fn job_mem_confirm(_job: Job) -> Result<(), PluginError> {
+        Ok(())
+    }
+    fn job_fini(job: Job) -> Result<(), PluginError> {
+        with(|i| {
+            i.algo.job_fini(job.job_id);
+            Ok(())
+        })
+    }
+    fn job_suspend(job: Job, indefinite: bool) -> Result<(), PluginError> {
+        with(|i| {
+            i.algo.job_suspend(job.job_id, indefinite);
+            Ok(())
+        })
+    }
+    fn job_resume(job: Job, indefinite: bool) -> Result<(), PluginError> {
+        with(|i| {
+            i.algo.job_resume(job.job_id, indefinite);
+            Ok(())
+        })
+    }
+    /// cons_tres lets the controller pick step nodes: always `none`.
+    fn step_pick_nodes(
+        _job: Job,
+        _step: Step,
+        _node_count: u32,
+        _available: Option<Bitmap>,
+    ) -> Result<Option<Bitmap>, PluginError> {
+        Ok(None)
+    }
+    /// Slurm's plugin does nothing here for the usage tables.
+    fn step_finish(_step: Step, _killing: bool) -> Result<(), PluginError> {
+        Ok(())
+    }
+    fn reconfigure(config: SelectConfig, running: Vec<Job>) -> Result<(), PluginError> {
+        with(|i| {
+            let mut fresh = instance_from(&config)?;
+            fresh.recs = i.algo.recs.clone();
+            fresh.total_cores = i.algo.total_cores;
+            fresh.base_avail = i.algo.base_avail.clone();
+            fresh.reset_usage();
+            fresh.rebuild(&running).map_err(err)?;
+            i.algo = fresh;
+            Ok(())
+        })
+    }
+    /// Slurm's plugin does nothing here.
+    fn update_node_config(_node: Node) -> Result<(), PluginError> {
+        Ok(())
+    }
+    /// Takes the node's new state (drain, down, completing, power).
+    fn update_node_state(node: Node) -> Result<(), PluginError> {
+        with(|i| {
+            let idx = node.index as usize;
+            let Some(old) = i.algo.recs.get(idx) else {
+                return Err(Error::new(
+                    EINVAL,
+                    format!("update-node-state: node index {idx} is unknown"),
+                ));
+            };
+            let updated =
+                crate::node_usage::NodeRec::from_node(&node, old.core_off).map_err(err)?;
+            let r = &mut i.algo.recs[idx];
+            r.usable_state = updated.usable_state;
+            r.completing = updated.completing;
+            r.powered_down = updated.powered_down;
+            Ok(())
+        })
+    }
+    /// cons_tres does not rank nodes.
+    fn node_ranking(_nodes: Vec<Node>) -> Result<Option<Vec<u32>>, PluginError> {
+        Ok(None)
+    }
+    /// Refreshes every node; `SLURM_NO_CHANGE_IN_DATA` when nothing
+    /// changed since the last refresh, as Slurm answers.
+    fn nodeinfo_set_all() -> Result<(), PluginError> {
+        with(|i| {
+            let fresh = (0..i.algo.recs.len())
+                .map(|n| i.algo.nodeinfo_of(n))
+                .collect();
+            if i.nodeinfo.refresh(fresh) {
+                Ok(())
+            } else {
+                Err(no_change())
+            }
+        })
+    }
+    /// Adds a job the tables do not know yet, then refreshes its nodes.
+    fn nodeinfo_set(job: Job) -> Result<(), PluginError> {
+        with(|i| {
+            i.algo.add_running(&job).map_err(err)?;
+            if let Some(res) = &job.resources {
+                for n in &res.per_node {
+                    let idx = n.node_index as usize;
+                    if idx < i.algo.recs.len() {
+                        i.nodeinfo.set(idx, i.algo.nodeinfo_of(idx));
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+    /// The node's nodeinfo as last refreshed.
+    fn node_nodeinfo(node_index: u32) -> Result<SelectNodeinfo, PluginError> {
+        with(|i| {
+            if node_index as usize >= i.algo.recs.len() {
+                return Err(Error::new(
+                    EINVAL,
+                    format!("node-nodeinfo: node index {node_index} is unknown"),
+                ));
+            }
+            Ok(SelectNodeinfo::new(i.nodeinfo.get(node_index as usize)))
+        })
+    }
+    fn get_info_from_plugin(
+        field: PluginInfoField,
+        _job: Option<Job>,
+    ) -> Result<PluginInfoValue, PluginError> {
+        with(|i| {
+            Ok(match field {
+                PluginInfoField::CrPlugin => {
+                    PluginInfoValue::Number(if i.algo.params.cons_res { 1 } else { 2 })
+                }
+                PluginInfoField::SingleJobTest => PluginInfoValue::Flag(true),
+                PluginInfoField::ConfigInfo => PluginInfoValue::Config(vec![KeyValue {
+                    key: "SelectTypeParameters".into(),
+                    value: i.algo.params.tokens().join(","),
+                }]),
+            })
+        })
+    }
+    fn resv_test(request: ReservationRequest) -> Result<ReservationResult, PluginError> {
+        with(|i| {
+            let (nodes, cores) = i.algo.resv_test(&request)?;
+            Ok(ReservationResult {
+                nodes: bitmap(&nodes),
+                cores: cores.as_ref().map(bitmap),
+            })
+        })
+    }
+    /// Nothing to do on flat systems.
+    fn ba_init(_nodes: Vec<Node>, _sanity_check: bool) -> Result<(), PluginError> {
+        Ok(())
+    }
+    /// Flat system: no dimensions.
+    fn ba_get_dims() -> Option<Vec<u32>> {
+        None
+    }
+}
+
+impl ConsTres {
+    /// `select_p_resv_test`: `node-count` nodes (lowest index first among
+    /// `available` with no excluded core), or `core-count` cores (per node
+    /// from `cores-per-node`, else spread lowest first), avoiding excluded cores.
+    pub fn resv_test(&self, req: &ReservationRequest) -> Result<(Bits, Option<Bits>), Error> {
+        let n = self.recs.len();
+        let avail = Bits::from_words(req.available.len as usize, &req.available.words)
+            .ok()
+            .filter(|b| b.len() == n)
+            .ok_or_else(|| {
+                Error::new(EINVAL, format!("resv-test: available must have {n} bits"))
+            })?;
+        let excl = match &req.excluded_cores {
+            Some(b) => Bits::from_words(b.len as usize, &b.words)
+                .ok()
+                .filter(|x| x.len() == self.total_cores)
+                .ok_or_else(|| {
+                    Error::new(
+                        EINVAL,
+                        format!(
+                            "resv-test: excluded-cores must have {} bits",
+                            self.total_cores
+                        ),
+                    )
+                })?,
+            None => Bits::new(self.total_cores),
+        };
+        let mut nodes = Bits::new(n);
+        if req.core_count == 0 {
+            let mut left = req.node_count;
+            for i in avail.ones() {
+                if left == 0 {
+                    break;
+                }
+                let r = &self.recs[i];
+                if r.usable_state && !excl.any_in(r.core_off, r.cores as usize) {
+                    nodes.set(i);
+                    left -= 1;
+                }
+            }
+            if left > 0 {
+                return Err(Error::new(
+                    ESLURM_NODES_BUSY,
+                    format!("resv-test: {left} of {} nodes missing", req.node_count),
+                ));
+            }
+            return Ok((nodes, None));
+        }
+        let mut cores = Bits::new(self.total_cores);
+        let mut left = req.core_count;
+        let mut k = 0;
+        for i in avail.ones() {
+            if left == 0 || (req.node_count > 0 && nodes.count() as u32 >= req.node_count) {
+                break;
+            }
+            let r = &self.recs[i];
+            if !r.usable_state {
+                continue;
+            }
+            let free: Vec<usize> = (0..r.cores as usize)
+                .filter(|&c| !excl.get(r.core_off + c) && self.base_avail.get(r.core_off + c))
+                .collect();
+            let want = match req.cores_per_node.get(k) {
+                Some(w) => (*w).min(left),
+                None => (free.len() as u32).min(left),
+            };
+            if (free.len() as u32) < want || want == 0 {
+                continue;
+            }
+            for &c in &free[..want as usize] {
+                cores.set(r.core_off + c);
+            }
+            nodes.set(i);
+            left -= want;
+            k += 1;
+        }
+        if left > 0 {
+            return Err(Error::new(
+                ESLURM_NODES_BUSY,
+                format!("resv-test: {left} of {} cores missing", req.core_count),
+            ));
+        }
+        Ok((nodes, Some(cores)))
+    }
+}
+
+slurm_wasm_sdk::export_select!(ConsTresPlugin);

@@ -1,0 +1,246 @@
+//! The job as the algorithm sees it: `job_details` normalised the way
+//! slurmctld hands it to cons_tres (effective per-node CPU minimum, memory
+//! defaults resolved, `node_req`, whole-node flag).
+
+use slurm_wasm_sdk::types::{
+    GresFlags, GresScope, Job, MemoryRequest, Oversubscribe, Partition, ShareRequest,
+};
+
+use crate::bits::Bits;
+use crate::node_usage::{NODE_CR_AVAILABLE, NODE_CR_ONE_ROW, NODE_CR_RESERVED};
+
+/// Memory asked per node, after defaults (`pn_min_memory`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mem {
+    /// MB per node; 0 = all the memory of the node.
+    PerNode(u64),
+    /// MB per allocated CPU.
+    PerCpu(u64),
+}
+
+/// Socket-level task distribution used to trim cores (spec 2.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SockDist {
+    Block,
+    Cyclic,
+}
+
+/// One GRES request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GresReq {
+    pub name: String,
+    pub type_name: Option<String>,
+    pub scope: GresScope,
+    pub count: u64,
+    pub cpus_per_gres: u32,
+    pub mem_per_gres: u64,
+}
+
+/// The normalised request.
+#[derive(Clone, Debug)]
+pub struct JobView {
+    pub job_id: u32,
+    pub partition: u32,
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    pub req_nodes: u32,
+    pub min_cpus: u32,
+    /// 0 = no maximum.
+    pub max_cpus: u32,
+    /// `-n`, 0 when not given.
+    pub num_tasks: u32,
+    pub cpt: u32,
+    pub ntasks_per_node: u32,
+    pub ntasks_per_socket: u32,
+    pub ntasks_per_core: u32,
+    pub threads_per_core: u32,
+    pub sockets_per_node: u32,
+    pub cores_per_socket: u32,
+    /// `pn_min_cpus` after slurmctld's normalisation.
+    pub pn_min_cpus: u32,
+    pub mem: Mem,
+    pub whole_node: bool,
+    pub node_req: u16,
+    /// `--oversubscribe` asked (`share_res == 1`).
+    pub share_res: bool,
+    pub contiguous: bool,
+    pub overcommit: bool,
+    pub required: Option<Bits>,
+    pub excluded: Option<Bits>,
+    pub node_dist_plane: bool,
+    pub plane_size: u32,
+    pub sock_dist: SockDist,
+    pub gres: Vec<GresReq>,
+    pub enforce_binding: bool,
+}
+
+impl JobView {
+    /// Normalises `job` for the partition table `parts`. `default_memory` is
+    /// the cluster's `DefMemPerCPU`/`DefMemPerNode`. Fails with a message
+    /// naming the field on input the controller would never send.
+    pub fn new(
+        job: &Job,
+        parts: &[Partition],
+        default_memory: &MemoryRequest,
+        default_dist_block: bool,
+        nodes: usize,
+    ) -> Result<JobView, String> {
+        let d = &job.details;
+        let partition = job.partitions.first().copied().unwrap_or(0);
+        let part = parts.get(partition as usize);
+        let cpt = d.cpus_per_task.max(1) as u32;
+        let ntasks_per_node = d.ntasks_per_node as u32;
+        let mem = match (&d.memory, part.map(|p| &p.default_memory), default_memory) {
+            (MemoryRequest::PerNode(v), _, _) => Mem::PerNode(*v),
+            (MemoryRequest::PerCpu(v), _, _) => Mem::PerCpu(*v),
+            (MemoryRequest::None, Some(MemoryRequest::PerNode(v)), _) => Mem::PerNode(*v),
+            (MemoryRequest::None, Some(MemoryRequest::PerCpu(v)), _) => Mem::PerCpu(*v),
+            (MemoryRequest::None, _, MemoryRequest::PerNode(v)) => Mem::PerNode(*v),
+            (MemoryRequest::None, _, MemoryRequest::PerCpu(v)) => Mem::PerCpu(*v),
+            _ => Mem::PerNode(0),
+        };
+        let oversub = part.map(|p| p.oversubscribe).unwrap_or(Oversubscribe::No);
+        let share_res = d.share == ShareRequest::Oversubscribe;
+        // Spec 2.1: node_req of a job.
+        let node_req = match oversub {
+            Oversubscribe::Exclusive => NODE_CR_RESERVED,
+            Oversubscribe::Force(_) => NODE_CR_AVAILABLE,
+            Oversubscribe::Yes(n) if n > 1 && share_res => NODE_CR_AVAILABLE,
+            _ => NODE_CR_ONE_ROW,
+        };
+        let whole_node = matches!(
+            d.share,
+            ShareRequest::Exclusive | ShareRequest::ExclusiveUser | ShareRequest::ExclusiveMcs
+        ) || matches!(oversub, Oversubscribe::Exclusive)
+            || d.core_spec.is_some();
+        let bitmap = |b: &Option<slurm_wasm_sdk::types::Bitmap>,
+                      what: &str|
+         -> Result<Option<Bits>, String> {
+            match b {
+                None => Ok(None),
+                Some(b) if b.len as usize != nodes => Err(format!(
+                    "job {}: {what} has {} bits, the node table has {nodes} nodes",
+                    job.job_id, b.len
+                )),
+                Some(b) => Bits::from_words(b.len as usize, &b.words)
+                    .map(Some)
+                    .map_err(|e| format!("job {}: {what}: {e}", job.job_id)),
+            }
+        };
+        let dist = d.task_dist & 0xffff;
+        let node_dist_plane = dist & 0xf == 0x4;
+        let sock_bits = (dist >> 4) & 0xf;
+        let sock_dist = match sock_bits {
+            2 => SockDist::Block,
+            1 | 3 => SockDist::Cyclic,
+            _ if node_dist_plane => SockDist::Block,
+            _ if default_dist_block => SockDist::Block,
+            _ => SockDist::Cyclic,
+        };
+        let gres: Vec<GresReq> = d
+            .gres
+            .iter()
+            .map(|g| GresReq {
+                name: g.name.clone(),
+                type_name: g.type_name.clone(),
+                scope: g.scope,
+                count: g.count,
+                cpus_per_gres: g.cpus_per_gres.unwrap_or(0) as u32,
+                mem_per_gres: g.mem_per_gres.unwrap_or(0),
+            })
+            .collect();
+        let mut view = JobView {
+            job_id: job.job_id,
+            partition,
+            min_nodes: d.min_nodes,
+            max_nodes: d.max_nodes.unwrap_or(u32::MAX),
+            req_nodes: d.min_nodes,
+            min_cpus: d.min_cpus.max(1),
+            max_cpus: d.max_cpus.unwrap_or(0),
+            num_tasks: d.num_tasks,
+            cpt,
+            ntasks_per_node,
+            ntasks_per_socket: d.ntasks_per_socket as u32,
+            ntasks_per_core: d.ntasks_per_core as u32,
+            threads_per_core: d.threads_per_core as u32,
+            sockets_per_node: d.sockets_per_node as u32,
+            cores_per_socket: d.cores_per_socket as u32,
+            pn_min_cpus: (d.pn_min_cpus as u32).max(cpt).max(ntasks_per_node * cpt),
+            mem,
+            whole_node,
+            node_req,
+            share_res,
+            contiguous: d.contiguous,
+            overcommit: d.overcommit,
+            required: bitmap(&d.required_nodes, "required-nodes")?,
+            excluded: bitmap(&d.excluded_nodes, "excluded-nodes")?,
+            node_dist_plane,
+            plane_size: d.plane_size.max(1) as u32,
+            sock_dist,
+            gres,
+            enforce_binding: d.gres_flags.contains(GresFlags::ENFORCE_BINDING),
+        };
+        // CPUs the GRES request implies (`--cpus-per-gpu`).
+        let gres_cpus: u32 = view
+            .gres
+            .iter()
+            .map(|g| match g.scope {
+                GresScope::PerJob => g.count as u32 * g.cpus_per_gres,
+                GresScope::PerTask => g.count as u32 * g.cpus_per_gres * view.num_tasks.max(1),
+                _ => g.count as u32 * g.cpus_per_gres * view.min_nodes.max(1),
+            })
+            .max()
+            .unwrap_or(0);
+        view.min_cpus = view.min_cpus.max(gres_cpus);
+        let node_gres_cpus = view.gres_cpus_per_node();
+        view.pn_min_cpus = view.pn_min_cpus.max(node_gres_cpus);
+        Ok(view)
+    }
+
+    /// CPUs per node the per-node / per-task GRES requests imply.
+    pub fn gres_cpus_per_node(&self) -> u32 {
+        self.gres
+            .iter()
+            .map(|g| match g.scope {
+                GresScope::PerNode => g.count as u32 * g.cpus_per_gres,
+                GresScope::PerTask if self.max_nodes == 1 => {
+                    g.count as u32 * g.cpus_per_gres * self.num_tasks.max(1)
+                }
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Tasks expected on one node (spec 2.4: `--ntasks-per-node`, 1 with
+    /// `--overcommit`, or `-n` when the job is limited to one node).
+    pub fn tasks_per_node_needed(&self) -> u32 {
+        if self.ntasks_per_node > 0 {
+            self.ntasks_per_node
+        } else if self.overcommit {
+            1
+        } else if self.max_nodes == 1 {
+            self.num_tasks.max(1)
+        } else {
+            1
+        }
+    }
+
+    /// The GPU-specific options `select/cons_res` refuses, if any.
+    pub fn cons_res_refusal(&self) -> Option<String> {
+        for g in &self.gres {
+            if g.name == "mps" {
+                return Some("gres/mps is not supported by select/cons_res".into());
+            }
+            if g.name == "gpu" && g.scope != GresScope::PerNode {
+                return Some(
+                    "--gpus, --gpus-per-socket and --gpus-per-task need select/cons_tres".into(),
+                );
+            }
+            if g.cpus_per_gres > 0 || g.mem_per_gres > 0 {
+                return Some("--cpus-per-gpu and --mem-per-gpu need select/cons_tres".into());
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,940 @@
+//! Unit tests: the worked examples of spec 2.8 and 2.10 and the rules of 2.11.
+
+use slurm_wasm_sdk::select::{
+    JobTestFlags, JobTestMode, JobTestRequest, PreemptMode, PreempteeCandidate,
+};
+use slurm_wasm_sdk::testkit::fixtures;
+use slurm_wasm_sdk::types::{
+    Bitmap, GresDeviceGroup, GresFlags, GresRequest, GresScope, Job, JobState, MemoryRequest,
+    ShareRequest,
+};
+
+use crate::params::Params;
+use crate::ConsTres;
+
+fn bm(len: usize, bits: &[usize]) -> Bitmap {
+    let mut words = vec![0u64; len.div_ceil(64)];
+    for &b in bits {
+        words[b / 64] |= 1 << (b % 64);
+    }
+    Bitmap {
+        len: len as u32,
+        words,
+    }
+}
+
+fn cluster(params: &[&str], nodes: usize, s: u16, c: u16, t: u16, mem: u64) -> ConsTres {
+    let p = Params::parse(&params.iter().map(|x| x.to_string()).collect::<Vec<_>>()).unwrap();
+    let part = fixtures::partition(0, "debug", nodes as u32);
+    let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
+    let table: Vec<_> = (0..nodes)
+        .map(|i| fixtures::node(i as u32, &format!("n{i}"), s, c, t, mem))
+        .collect();
+    ct.node_init(&table).unwrap();
+    ct
+}
+
+fn request(ct: &ConsTres, job: Job, mode: JobTestMode) -> JobTestRequest {
+    let n = ct.recs.len();
+    JobTestRequest {
+        min_nodes: job.details.min_nodes,
+        max_nodes: job.details.max_nodes.unwrap_or(0),
+        req_nodes: job.details.min_nodes,
+        job,
+        candidates: bm(n, &(0..n).collect::<Vec<_>>()),
+        mode,
+        flags: JobTestFlags::empty(),
+        preemptee_candidates: Vec::new(),
+        excluded_cores: None,
+    }
+}
+
+fn cores(ct: &ConsTres, job: Job) -> Vec<(u32, Vec<usize>, u16)> {
+    let r = ct
+        .job_test(&request(ct, job, JobTestMode::RunNow), 1000)
+        .unwrap();
+    r.resources
+        .per_node
+        .iter()
+        .map(|n| {
+            let b = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+            (n.node_index, b.ones().collect(), n.cpus)
+        })
+        .collect()
+}
+
+fn job(id: u32, nodes: u32, tasks: u32, cpt: u16) -> Job {
+    let mut j = fixtures::job(id);
+    j.details.min_nodes = nodes;
+    j.details.num_tasks = tasks;
+    j.details.cpus_per_task = cpt;
+    j.details.min_cpus = tasks.max(1) * cpt as u32;
+    j.details.pn_min_cpus = cpt;
+    j
+}
+
+// Spec 2.8 worked examples (2 sockets x 4 cores x 1 thread, CR_Core,
+// doc/html/cpu_management.shtml).
+#[test]
+fn cpu_management_n6_cyclic() {
+    let ct = cluster(&["CR_Core"], 1, 2, 4, 1, 1000);
+    let mut j = job(1, 1, 6, 1);
+    j.details.max_nodes = Some(1);
+    assert_eq!(cores(&ct, j), vec![(0, vec![0, 1, 2, 4, 5, 6], 6)]);
+}
+
+#[test]
+fn cpu_management_default_dist_block() {
+    let ct = cluster(&["CR_Core", "CR_CORE_DEFAULT_DIST_BLOCK"], 1, 2, 4, 1, 1000);
+    let j = job(1, 1, 2, 3);
+    assert_eq!(cores(&ct, j), vec![(0, vec![0, 1, 2, 3, 4, 5], 6)]);
+}
+
+#[test]
+fn cpu_management_n3_c3_on_three_nodes() {
+    let ct = cluster(&["CR_Core"], 3, 2, 4, 1, 1000);
+    let got: Vec<u16> = cores(&ct, job(1, 3, 3, 3)).iter().map(|n| n.2).collect();
+    assert_eq!(got, vec![3, 3, 3]);
+}
+
+#[test]
+fn cpu_management_plane() {
+    // -N3 -m plane=2 -n8 -c2 -> CPUs 8/6/2.
+    let ct = cluster(&["CR_Core"], 3, 2, 4, 1, 1000);
+    let mut j = job(1, 3, 8, 2);
+    j.details.task_dist = 0x4;
+    j.details.plane_size = 2;
+    let got: Vec<u16> = cores(&ct, j).iter().map(|n| n.2).collect();
+    assert_eq!(got, vec![8, 6, 2]);
+}
+
+#[test]
+fn cpu_management_ntasks_per_node() {
+    // -N2 --ntasks-per-node=3 -m cyclic -n6 -c2 -> 6 CPUs per node.
+    let ct = cluster(&["CR_Core"], 2, 2, 4, 1, 1000);
+    let mut j = job(1, 2, 6, 2);
+    j.details.ntasks_per_node = 3;
+    j.details.task_dist = 0x1;
+    let got: Vec<u16> = cores(&ct, j).iter().map(|n| n.2).collect();
+    assert_eq!(got, vec![6, 6]);
+}
+
+#[test]
+fn srun_n20_counts_8_8_4() {
+    // Spec 2.8: srun -n20 on three nodes of 2-thread cores (8 CPUs) -> 8,8,4.
+    let ct = cluster(&["CR_Core"], 3, 1, 4, 2, 1000);
+    let got: Vec<u16> = cores(&ct, job(1, 3, 20, 1)).iter().map(|n| n.2).collect();
+    assert_eq!(got, vec![8, 8, 4]);
+}
+
+#[test]
+fn cr_core_rounds_to_whole_cores_and_memory_per_cpu() {
+    // Spec 2.2 (CR_Core: whole cores) and 2.7 step 10 (memory per CPU).
+    let ct = cluster(&["CR_Core_Memory"], 1, 1, 4, 2, 1000);
+    let mut j = job(1, 1, 1, 1);
+    j.details.memory = MemoryRequest::PerCpu(100);
+    let r = ct
+        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
+        .unwrap();
+    assert_eq!(r.resources.per_node[0].cpus, 2);
+    assert_eq!(r.resources.per_node[0].memory, 200);
+}
+
+#[test]
+fn exclusive_takes_whole_node_and_usage_blocks_others() {
+    // Spec 2.1: --exclusive gives every core; 2.4: busy nodes rejected.
+    let mut ct = cluster(&["CR_Core_Memory"], 2, 2, 4, 1, 1000);
+    let mut a = job(1, 1, 1, 1);
+    a.details.memory = MemoryRequest::PerNode(100);
+    let r = ct
+        .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+        .unwrap();
+    a.state = JobState::Running;
+    a.resources = Some(r.resources);
+    let before = ct.usage.clone();
+    ct.add_running(&a).unwrap();
+    let mut b = job(2, 1, 1, 1);
+    b.details.share = ShareRequest::Exclusive;
+    b.details.memory = MemoryRequest::PerNode(100);
+    let r = ct
+        .job_test(&request(&ct, b, JobTestMode::RunNow), 0)
+        .unwrap();
+    assert_eq!(r.resources.per_node[0].node_index, 1);
+    assert_eq!(r.resources.per_node[0].cpus, 8);
+    assert!(r.resources.whole_nodes);
+    // Spec 2.11: job_fini returns the tables to their prior state.
+    ct.job_fini(1);
+    assert_eq!(ct.usage, before);
+}
+
+#[test]
+fn begin_then_nodeinfo_set_does_not_double_count() {
+    // Module doc of transitions: job-begin adds, nodeinfo-set only adds unknown jobs.
+    let mut ct = cluster(&["CR_Core_Memory"], 1, 1, 4, 1, 1000);
+    let mut a = job(1, 1, 2, 1);
+    a.details.memory = MemoryRequest::PerNode(300);
+    let r = ct
+        .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+        .unwrap();
+    a.state = JobState::Running;
+    a.resources = Some(r.resources);
+    ct.add_running(&a).unwrap();
+    ct.add_running(&a).unwrap();
+    assert_eq!(ct.usage.nodes[0].alloc_memory, 300);
+    assert_eq!(ct.nodeinfo_of(0).alloc_cpus, 2);
+    assert_eq!(
+        ct.nodeinfo_of(0).tres_alloc_fmt_str.as_deref(),
+        Some("cpu=2,mem=300M")
+    );
+}
+
+#[test]
+fn suspend_indefinite_frees_cores_keeps_memory() {
+    // Spec 2.11: indf_susp true -> remove RESUME; gang (false) -> no-op.
+    let mut ct = cluster(&["CR_Core_Memory"], 1, 1, 4, 1, 1000);
+    let mut a = job(1, 1, 4, 1);
+    a.details.memory = MemoryRequest::PerNode(300);
+    let r = ct
+        .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+        .unwrap();
+    a.state = JobState::Running;
+    a.resources = Some(r.resources);
+    ct.add_running(&a).unwrap();
+    ct.job_suspend(1, false);
+    assert_eq!(ct.nodeinfo_of(0).alloc_cpus, 4);
+    ct.job_suspend(1, true);
+    assert_eq!(ct.nodeinfo_of(0).alloc_cpus, 0);
+    assert_eq!(ct.usage.nodes[0].alloc_memory, 300);
+    ct.job_resume(1, true);
+    assert_eq!(ct.nodeinfo_of(0).alloc_cpus, 4);
+}
+
+#[test]
+fn state_round_trip_and_refusal() {
+    let mut ct = cluster(&["CR_Core_Memory"], 2, 1, 4, 1, 1000);
+    let mut a = job(1, 1, 2, 1);
+    a.details.memory = MemoryRequest::PerNode(300);
+    let r = ct
+        .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+        .unwrap();
+    a.state = JobState::Running;
+    a.resources = Some(r.resources);
+    ct.add_running(&a).unwrap();
+    let blob = ct.state_save();
+    let mut other = cluster(&["CR_Core_Memory"], 2, 1, 4, 1, 1000);
+    other.state_restore(&blob).unwrap();
+    assert_eq!(other.usage, ct.usage);
+    let kept = other.usage.clone();
+    assert!(other
+        .state_restore(&blob[..blob.len() - 3])
+        .unwrap_err()
+        .contains("truncated"));
+    assert_eq!(other.usage, kept);
+}
+
+#[test]
+fn will_run_start_is_end_of_needed_job() {
+    // Spec 2.3 WILL_RUN: start = end time of the last removed job actually needed.
+    let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 1000);
+    for (id, n, end) in [(1u32, 2u32, 5000i64), (2, 2, 9000)] {
+        let mut a = job(id, 1, n, 1);
+        let r = ct
+            .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+            .unwrap();
+        a.state = JobState::Running;
+        a.end_time = end;
+        a.time_limit = Some(60);
+        a.resources = Some(r.resources);
+        ct.add_running(&a).unwrap();
+    }
+    let r = ct
+        .job_test(&request(&ct, job(3, 1, 2, 1), JobTestMode::WillRun), 1000)
+        .unwrap();
+    assert_eq!(r.start_time, Some(5000));
+    let r = ct
+        .job_test(&request(&ct, job(4, 1, 4, 1), JobTestMode::WillRun), 1000)
+        .unwrap();
+    assert_eq!(r.start_time, Some(9000));
+    // TEST_ONLY ignores usage; RUN_NOW is busy.
+    assert!(ct
+        .job_test(&request(&ct, job(5, 1, 4, 1), JobTestMode::TestOnly), 0)
+        .is_ok());
+    assert!(ct
+        .job_test(&request(&ct, job(5, 1, 4, 1), JobTestMode::RunNow), 0)
+        .is_err());
+    // Preemption: REQUEUE of job 2 frees its cores.
+    let mut req = request(&ct, job(6, 1, 2, 1), JobTestMode::RunNow);
+    req.preemptee_candidates = vec![PreempteeCandidate {
+        job_id: 2,
+        mode: PreemptMode::Requeue,
+    }];
+    let r = ct.job_test(&req, 0).unwrap();
+    assert_eq!(r.preemptees, vec![2]);
+}
+
+fn gpu_cluster() -> ConsTres {
+    // test_144_8: 2 nodes x 2 sockets x 8 cores x 2 threads, CR_CORE,
+    // gpu Cores=0-7 File=gpu[0-2], gpu Cores=8-15 File=gpu[3-5].
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let part = fixtures::partition(0, "debug", 2);
+    let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
+    let table: Vec<_> = (0..2)
+        .map(|i| {
+            let mut n = fixtures::node(i, &format!("n{i}"), 2, 8, 2, 1000);
+            n.gres_topology = vec![
+                GresDeviceGroup {
+                    name: "gpu".into(),
+                    type_name: None,
+                    count: 3,
+                    cores: Some(bm(16, &(0..8).collect::<Vec<_>>())),
+                    links: Vec::new(),
+                },
+                GresDeviceGroup {
+                    name: "gpu".into(),
+                    type_name: None,
+                    count: 3,
+                    cores: Some(bm(16, &(8..16).collect::<Vec<_>>())),
+                    links: Vec::new(),
+                },
+            ];
+            n
+        })
+        .collect();
+    ct.node_init(&table).unwrap();
+    ct
+}
+
+fn gpu_job(tasks: u32, cpt: u16, scope: GresScope, count: u64, cpus_per_gpu: u16) -> Job {
+    let mut j = job(1, 1, tasks, cpt);
+    j.details.gres_flags = GresFlags::ENFORCE_BINDING;
+    j.details.gres = vec![GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope,
+        count,
+        cpus_per_gres: (cpus_per_gpu > 0).then_some(cpus_per_gpu),
+        mem_per_gres: None,
+    }];
+    j
+}
+
+/// (abstract CPU ids, GPU indices) of node 0.
+fn cpu_gpu(ct: &ConsTres, j: Job) -> (Vec<usize>, Vec<usize>) {
+    let r = ct
+        .job_test(&request(ct, j, JobTestMode::RunNow), 0)
+        .unwrap();
+    let n = &r.resources.per_node[0];
+    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+    let cpus = c.ones().flat_map(|k| [2 * k, 2 * k + 1]).collect();
+    let d = n.gres[0].devices.as_ref().unwrap();
+    let g = crate::bits::Bits::from_words(d.len as usize, &d.words).unwrap();
+    (cpus, g.ones().collect())
+}
+
+#[test]
+fn test_144_8_gres_gpu3_c2() {
+    let ct = gpu_cluster();
+    assert_eq!(
+        cpu_gpu(&ct, gpu_job(1, 2, GresScope::PerNode, 3, 0)),
+        (vec![0, 1], vec![0, 1, 2])
+    );
+}
+
+#[test]
+fn test_144_8_gres_gpu4_c4() {
+    let ct = gpu_cluster();
+    assert_eq!(
+        cpu_gpu(&ct, gpu_job(1, 4, GresScope::PerNode, 4, 0)),
+        (vec![0, 1, 16, 17], vec![0, 1, 3, 4])
+    );
+}
+
+#[test]
+fn test_144_8_gpus2_cpus_per_gpu1() {
+    let ct = gpu_cluster();
+    let mut j = gpu_job(0, 1, GresScope::PerJob, 2, 1);
+    j.details.min_cpus = 1;
+    assert_eq!(cpu_gpu(&ct, j), (vec![0, 1], vec![0, 1]));
+}
+
+#[test]
+fn test_144_8_gpus4_cpus_per_gpu1() {
+    let ct = gpu_cluster();
+    let mut j = gpu_job(0, 1, GresScope::PerJob, 4, 1);
+    j.details.min_cpus = 1;
+    assert_eq!(cpu_gpu(&ct, j), (vec![0, 1, 16, 17], vec![0, 1, 3, 4]));
+}
+
+#[test]
+fn test_144_8_ntasks_per_node2_cpus_per_gpu4() {
+    let ct = gpu_cluster();
+    let mut j = gpu_job(2, 1, GresScope::PerNode, 1, 4);
+    j.details.ntasks_per_node = 2;
+    j.details.max_nodes = Some(1);
+    assert_eq!(cpu_gpu(&ct, j), (vec![0, 1, 2, 3], vec![0]));
+}
+
+#[test]
+fn test_144_8_gpus_per_task3_cpus_per_gpu2() {
+    let ct = gpu_cluster();
+    let mut j = gpu_job(1, 1, GresScope::PerTask, 3, 2);
+    j.details.max_nodes = Some(1);
+    assert_eq!(cpu_gpu(&ct, j), (vec![0, 1, 2, 3, 4, 5], vec![0, 1, 2]));
+}
+
+#[test]
+fn cons_res_refuses_gpu_options() {
+    // Spec 2: cons_res does not support --gpus / --cpus-per-gpu.
+    let mut ct = gpu_cluster();
+    ct.params.cons_res = true;
+    let e = ct
+        .job_test(
+            &request(
+                &ct,
+                gpu_job(0, 1, GresScope::PerJob, 2, 1),
+                JobTestMode::RunNow,
+            ),
+            0,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, slurm_wasm_sdk::codes::ESLURM_INVALID_GRES);
+}
+
+/// Runs `j` and adds it to the tables; returns its per-node (index, cores, cpus).
+fn start(ct: &mut ConsTres, mut j: Job) -> Vec<(u32, Vec<usize>, u16)> {
+    let got = cores(ct, j.clone());
+    let r = ct
+        .job_test(&request(ct, j.clone(), JobTestMode::RunNow), 0)
+        .unwrap();
+    j.state = JobState::Running;
+    j.resources = Some(r.resources);
+    ct.add_running(&j).unwrap();
+    got
+}
+
+#[test]
+fn lowest_weight_first() {
+    // Spec 2.5/2.6: lower weights are used first.
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 3)], MemoryRequest::None);
+    let table: Vec<_> = [10, 1, 10]
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let mut n = fixtures::node(i as u32, &format!("n{i}"), 1, 4, 1, 100);
+            n.weight = *w;
+            n
+        })
+        .collect();
+    ct.node_init(&table).unwrap();
+    assert_eq!(cores(&ct, job(1, 1, 1, 1))[0].0, 1);
+    let mut two = job(2, 2, 2, 1);
+    two.details.max_nodes = Some(2);
+    // Two nodes: the weight-1 node forms its own set; the job then needs a
+    // second set: node 0 (first of the weight-10 tier).
+    let got: Vec<u32> = cores(&ct, two).iter().map(|n| n.0).collect();
+    assert_eq!(got, vec![0, 1]);
+}
+
+#[test]
+fn lln_picks_least_loaded() {
+    // Spec 2.6: CR_LLN picks the node with the greatest free/total ratio.
+    let mut ct = cluster(&["CR_Core", "CR_LLN"], 3, 1, 4, 1, 100);
+    let mut a = job(1, 1, 2, 1);
+    a.details.required_nodes = Some(bm(3, &[0]));
+    start(&mut ct, a);
+    let mut b = job(2, 1, 1, 1);
+    b.details.required_nodes = Some(bm(3, &[1]));
+    start(&mut ct, b);
+    assert_eq!(cores(&ct, job(3, 1, 1, 1))[0].0, 2);
+    // Without LLN the set is walked from its start (Slurm 22.05.8).
+    let mut ct2 = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
+    let mut a = job(1, 1, 2, 1);
+    a.details.required_nodes = Some(bm(3, &[1]));
+    start(&mut ct2, a);
+    assert_eq!(cores(&ct2, job(3, 1, 2, 1))[0].0, 0);
+}
+
+#[test]
+fn required_nodes_are_used() {
+    // Spec 2.6: required nodes are taken first.
+    let ct = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
+    let mut j = job(1, 2, 2, 1);
+    j.details.required_nodes = Some(bm(3, &[2]));
+    let got: Vec<u32> = cores(&ct, j).iter().map(|n| n.0).collect();
+    assert_eq!(got, vec![0, 2]);
+    let mut x = job(2, 1, 1, 1);
+    x.details.excluded_nodes = Some(bm(3, &[0, 1]));
+    assert_eq!(cores(&ct, x)[0].0, 2);
+}
+
+#[test]
+fn cr_socket_allocates_whole_sockets() {
+    // Spec 2.2: CR_Socket allocates whole sockets; a used socket is unusable.
+    let mut ct = cluster(&["CR_Socket"], 1, 2, 4, 1, 100);
+    assert_eq!(
+        start(&mut ct, job(1, 1, 1, 1)),
+        vec![(0, vec![0, 1, 2, 3], 4)]
+    );
+    assert_eq!(
+        start(&mut ct, job(2, 1, 1, 1)),
+        vec![(0, vec![4, 5, 6, 7], 4)]
+    );
+    assert!(ct
+        .job_test(&request(&ct, job(3, 1, 1, 1), JobTestMode::RunNow), 0)
+        .is_err());
+}
+
+#[test]
+fn cr_cpu_counts_threads() {
+    // Spec 2.2: CR_CPU allocates single CPUs (threads).
+    let ct = cluster(&["CR_CPU"], 1, 1, 4, 2, 100);
+    assert_eq!(cores(&ct, job(1, 1, 1, 1)), vec![(0, vec![0], 1)]);
+    assert_eq!(cores(&ct, job(2, 1, 3, 1)), vec![(0, vec![0, 1], 3)]);
+}
+
+#[test]
+fn force_oversubscribe_shares_rows() {
+    // Spec 2.1: FORCE:2 gives two rows; jobs share cores up to two deep.
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let mut part = fixtures::partition(0, "p", 1);
+    part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
+    let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
+    ct.node_init(&[fixtures::node(0, "n0", 1, 4, 1, 100)])
+        .unwrap();
+    start(&mut ct, job(1, 1, 4, 1));
+    assert_eq!(
+        start(&mut ct, job(2, 1, 4, 1)),
+        vec![(0, vec![0, 1, 2, 3], 4)]
+    );
+    assert!(ct
+        .job_test(&request(&ct, job(3, 1, 4, 1), JobTestMode::RunNow), 0)
+        .is_err());
+    ct.job_fini(1);
+    assert!(ct
+        .job_test(&request(&ct, job(3, 1, 4, 1), JobTestMode::RunNow), 0)
+        .is_ok());
+}
+
+#[test]
+fn whole_memory_default_blocks_second_job() {
+    // Spec 2.4/2.7: no memory request with *_Memory = all of the node's memory.
+    let mut ct = cluster(&["CR_Core_Memory"], 2, 1, 4, 1, 1000);
+    start(&mut ct, job(1, 1, 1, 1));
+    assert_eq!(ct.usage.nodes[0].alloc_memory, 1000);
+    assert_eq!(start(&mut ct, job(2, 1, 1, 1))[0].0, 1);
+}
+
+#[test]
+fn mps_shares_come_from_one_gpu() {
+    // Spec 2.10: shared GRES come from a single GPU per node.
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 1)], MemoryRequest::None);
+    let mut n = fixtures::node(0, "n0", 1, 4, 1, 100);
+    n.gres_topology = (0..2)
+        .map(|_| GresDeviceGroup {
+            name: "mps".into(),
+            type_name: None,
+            count: 100,
+            cores: None,
+            links: Vec::new(),
+        })
+        .collect();
+    ct.node_init(&[n]).unwrap();
+    let mps = |id: u32, count: u64| {
+        let mut j = job(id, 1, 1, 1);
+        j.details.gres = vec![GresRequest {
+            name: "mps".into(),
+            type_name: None,
+            scope: GresScope::PerNode,
+            count,
+            cpus_per_gres: None,
+            mem_per_gres: None,
+        }];
+        j
+    };
+    let run = |ct: &mut ConsTres, j: Job| {
+        let r = ct
+            .job_test(&request(ct, j.clone(), JobTestMode::RunNow), 0)
+            .unwrap();
+        let g = r.resources.per_node[0].gres[0].clone();
+        let mut j = j;
+        j.state = JobState::Running;
+        j.resources = Some(r.resources);
+        ct.add_running(&j).unwrap();
+        let d = crate::bits::Bits::from_words(2, &g.devices.unwrap().words).unwrap();
+        (d.ones().collect::<Vec<_>>(), g.per_device)
+    };
+    assert_eq!(run(&mut ct, mps(1, 50)), (vec![0], vec![50]));
+    assert_eq!(run(&mut ct, mps(2, 60)), (vec![1], vec![60]));
+    assert!(ct
+        .job_test(&request(&ct, mps(3, 60), JobTestMode::RunNow), 0)
+        .is_err());
+}
+
+#[test]
+fn gpus_per_job_spread_over_nodes() {
+    // Spec 2.10: per job, each node gets at most remaining - (nodes left - 1).
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 2)], MemoryRequest::None);
+    let table: Vec<_> = (0..2)
+        .map(|i| {
+            let mut n = fixtures::node(i, &format!("n{i}"), 1, 4, 1, 100);
+            n.gres = vec![slurm_wasm_sdk::types::GresCount {
+                name: "gpu".into(),
+                type_name: None,
+                count: 2,
+            }];
+            n
+        })
+        .collect();
+    ct.node_init(&table).unwrap();
+    let mut j = job(1, 2, 2, 1);
+    j.details.gres = vec![GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope: GresScope::PerJob,
+        count: 3,
+        cpus_per_gres: None,
+        mem_per_gres: None,
+    }];
+    let r = ct
+        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
+        .unwrap();
+    let counts: Vec<u64> = r
+        .resources
+        .per_node
+        .iter()
+        .map(|n| n.gres[0].count)
+        .collect();
+    assert_eq!(counts, vec![2, 1]);
+}
+
+#[test]
+fn time_min_as_soft_limit_plans_with_time_min() {
+    // Spec 2.3: with time_min_as_soft_limit the soft end is start + --time-min.
+    let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 100);
+    ct.params.time_min_as_soft_limit = true;
+    let mut a = job(1, 1, 4, 1);
+    let r = ct
+        .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+        .unwrap();
+    a.state = JobState::Running;
+    a.start_time = 1000;
+    a.end_time = 1000 + 3600;
+    a.time_limit = Some(60);
+    a.time_min = Some(10);
+    a.resources = Some(r.resources);
+    ct.add_running(&a).unwrap();
+    let r = ct
+        .job_test(&request(&ct, job(2, 1, 1, 1), JobTestMode::WillRun), 1200)
+        .unwrap();
+    assert_eq!(r.start_time, Some(1600));
+    // Past the soft end: halfway to the hard end.
+    let r = ct
+        .job_test(&request(&ct, job(2, 1, 1, 1), JobTestMode::WillRun), 2000)
+        .unwrap();
+    assert_eq!(r.start_time, Some(2000 + (4600 - 2000) / 2));
+}
+
+#[test]
+fn reservation_test_picks_nodes_and_cores() {
+    // select_p_resv_test: whole nodes, or cores avoiding reserved ones.
+    let ct = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
+    let req = slurm_wasm_sdk::select::ReservationRequest {
+        node_count: 2,
+        core_count: 0,
+        cores_per_node: Vec::new(),
+        available: bm(3, &[0, 1, 2]),
+        excluded_cores: Some(bm(12, &[0])),
+        flags: 0,
+    };
+    let (nodes, cores) = ct.resv_test(&req).unwrap();
+    assert_eq!(nodes.ones().collect::<Vec<_>>(), vec![1, 2]);
+    assert!(cores.is_none());
+    let req = slurm_wasm_sdk::select::ReservationRequest {
+        node_count: 0,
+        core_count: 6,
+        ..req
+    };
+    let (nodes, cores) = ct.resv_test(&req).unwrap();
+    assert_eq!(nodes.ones().collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(
+        cores.unwrap().ones().collect::<Vec<_>>(),
+        vec![1, 2, 3, 4, 5, 6]
+    );
+}
+
+#[test]
+fn will_run_windows_batch_jobs_and_find_the_needed_one() {
+    // Spec 2.3: jobs ending within one 30 s window leave together; the start
+    // time is the end of the last removed job that is actually needed.
+    let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 100);
+    for (id, end) in [(1u32, 5010i64), (2, 5020), (3, 5025), (4, 7000)] {
+        let mut a = job(id, 1, 1, 1);
+        let r = ct
+            .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+            .unwrap();
+        a.state = JobState::Running;
+        a.end_time = end;
+        a.time_limit = Some(60);
+        a.resources = Some(r.resources);
+        ct.add_running(&a).unwrap();
+    }
+    let r = ct
+        .job_test(&request(&ct, job(9, 1, 2, 1), JobTestMode::WillRun), 1000)
+        .unwrap();
+    assert_eq!(r.start_time, Some(5020));
+    let r = ct
+        .job_test(&request(&ct, job(9, 1, 4, 1), JobTestMode::WillRun), 1000)
+        .unwrap();
+    assert_eq!(r.start_time, Some(7000));
+}
+
+/// The anchor cluster (tests/fixtures/anchor/select/cons_tres-CR_Core_Memory):
+/// n[1-4] 2 sockets x 2 cores x 2 threads, 4000 MB, gres.conf
+/// `gpu Cores=0-1`, `gpu Cores=2-3`, `mps Count=100` per GPU, DefMemPerCPU=250.
+fn anchor_cluster() -> ConsTres {
+    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
+    let mut ct = ConsTres::new(
+        p,
+        vec![fixtures::partition(0, "big", 4)],
+        MemoryRequest::PerCpu(250),
+    );
+    let group = |name: &str, count: u64, cores: &[usize]| GresDeviceGroup {
+        name: name.into(),
+        type_name: None,
+        count,
+        cores: Some(bm(4, cores)),
+        links: Vec::new(),
+    };
+    let table: Vec<_> = (0..4)
+        .map(|i| {
+            let mut n = fixtures::node(i, &format!("n{}", i + 1), 2, 2, 2, 4000);
+            n.gres_topology = vec![
+                group("gpu", 1, &[0, 1]),
+                group("gpu", 1, &[2, 3]),
+                group("mps", 100, &[0, 1]),
+                group("mps", 100, &[2, 3]),
+            ];
+            n
+        })
+        .collect();
+    ct.node_init(&table).unwrap();
+    ct
+}
+
+fn with_gres(mut j: Job, name: &str, count: u64) -> Job {
+    j.details.gres = vec![GresRequest {
+        name: name.into(),
+        type_name: None,
+        scope: GresScope::PerNode,
+        count,
+        cpus_per_gres: None,
+        mem_per_gres: None,
+    }];
+    j
+}
+
+fn start_full(ct: &mut ConsTres, mut j: Job) -> slurm_wasm_sdk::types::JobResources {
+    let r = ct
+        .job_test(&request(ct, j.clone(), JobTestMode::RunNow), 0)
+        .unwrap();
+    j.state = JobState::Running;
+    j.resources = Some(r.resources.clone());
+    ct.add_running(&j).unwrap();
+    r.resources
+}
+
+fn devs(g: &slurm_wasm_sdk::types::GresAllocation) -> Vec<usize> {
+    let d = g.devices.as_ref().unwrap();
+    crate::bits::Bits::from_words(d.len as usize, &d.words)
+        .unwrap()
+        .ones()
+        .collect()
+}
+
+#[test]
+fn anchor_exclusive_holds_all_gpus_and_memory_per_cpu() {
+    // Anchor a6 (`-n1 --exclusive`): CPU_IDs=0-7 Mem=2000 GRES=gpu:2(IDX:0-1).
+    let mut ct = anchor_cluster();
+    let mut j = job(1, 1, 1, 1);
+    j.details.share = ShareRequest::Exclusive;
+    let r = start_full(&mut ct, j);
+    let n = &r.per_node[0];
+    assert_eq!((n.cpus, n.memory), (8, 2000));
+    assert_eq!(n.gres.len(), 1);
+    assert_eq!(
+        (n.gres[0].name.as_str(), n.gres[0].count, devs(&n.gres[0])),
+        ("gpu", 2, vec![0, 1])
+    );
+}
+
+#[test]
+fn anchor_mps_avoids_gpu_in_use_and_takes_its_socket() {
+    // Anchor a11 (`-n1 --gres=gpu:1`): CPU_IDs=0-1, IDX 0; then a14
+    // (`-n1 --gres=mps:50`): CPU_IDs=4-5, mps:50(IDX:1).
+    let mut ct = anchor_cluster();
+    let r = start_full(&mut ct, with_gres(job(1, 1, 1, 1), "gpu", 1));
+    assert_eq!(devs(&r.per_node[0].gres[0]), vec![0]);
+    assert_eq!(r.per_node[0].memory, 500);
+    let r = start_full(&mut ct, with_gres(job(2, 1, 1, 1), "mps", 50));
+    let n = &r.per_node[0];
+    assert_eq!(n.node_index, 0);
+    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+    assert_eq!(c.ones().collect::<Vec<_>>(), vec![2]);
+    assert_eq!(
+        (devs(&n.gres[0]), n.gres[0].per_device.clone()),
+        (vec![1], vec![50])
+    );
+}
+
+#[test]
+fn anchor_first_jobs_pack_the_first_node() {
+    // Anchor a1 `-n1` -> n1 CPU_IDs=0-1 Mem=500; a2 `-n2` -> n1 CPU_IDs=2-3;
+    // a3 `-c3` -> n1 CPU_IDs=4-7 Mem=1000; a4 `-n2 --mem=1000` -> n2 CPU_IDs=0-1.
+    let mut ct = anchor_cluster();
+    assert_eq!(start(&mut ct, job(1, 1, 1, 1)), vec![(0, vec![0], 2)]);
+    assert_eq!(start(&mut ct, job(2, 1, 2, 1)), vec![(0, vec![1], 2)]);
+    assert_eq!(start(&mut ct, job(3, 1, 1, 3)), vec![(0, vec![2, 3], 4)]);
+    assert_eq!(ct.usage.nodes[0].alloc_memory, 500 + 500 + 1000);
+    let mut a4 = job(4, 1, 2, 1);
+    a4.details.memory = MemoryRequest::PerNode(1000);
+    assert_eq!(start(&mut ct, a4), vec![(1, vec![0], 2)]);
+}
+
+#[test]
+fn anchor_stream_a1_to_a19() {
+    // The anchor stream (tests/fixtures/anchor/select/cons_tres-CR_Core_Memory,
+    // real Slurm 22.05.8): submissions and cancels in order, with the node,
+    // cores (core k = CPU_IDs 2k,2k+1) and memory Slurm gave.
+    let mut ct = anchor_cluster();
+    let mem = |j: &mut Job, m: MemoryRequest| j.details.memory = m;
+    start(&mut ct, job(1, 1, 1, 1));
+    start(&mut ct, job(2, 1, 2, 1));
+    start(&mut ct, job(3, 1, 1, 3));
+    let mut a4 = job(4, 1, 2, 1);
+    mem(&mut a4, MemoryRequest::PerNode(1000));
+    start(&mut ct, a4);
+    let mut a5 = job(5, 2, 2, 1);
+    a5.details.ntasks_per_node = 1;
+    assert_eq!(start(&mut ct, a5), vec![(1, vec![1], 2), (2, vec![0], 2)]);
+    let mut a6 = job(6, 1, 1, 1);
+    a6.details.share = ShareRequest::Exclusive;
+    assert_eq!(start(&mut ct, a6), vec![(3, vec![0, 1, 2, 3], 8)]);
+    let mut a7 = job(7, 1, 4, 1);
+    mem(&mut a7, MemoryRequest::PerCpu(300));
+    let r = start_full(&mut ct, a7);
+    assert_eq!((r.per_node[0].node_index, r.per_node[0].memory), (1, 1200));
+    ct.job_fini(2);
+    let mut a8 = job(8, 1, 2, 1);
+    a8.details.required_nodes = Some(bm(4, &[2]));
+    assert_eq!(start(&mut ct, a8), vec![(2, vec![1], 2)]);
+    let mut a9 = job(9, 1, 3, 1);
+    a9.details.excluded_nodes = Some(bm(4, &[0, 1]));
+    let r = start_full(&mut ct, a9);
+    assert_eq!((r.per_node[0].node_index, r.per_node[0].memory), (2, 1000));
+    ct.job_fini(1);
+    ct.job_fini(3);
+    start(&mut ct, with_gres(job(11, 1, 1, 1), "gpu", 1));
+    // a12 `-n2 --gres=gpu:2`: pending (no node has two free GPUs and CPUs).
+    assert!(ct
+        .job_test(
+            &request(
+                &ct,
+                with_gres(job(12, 1, 2, 1), "gpu", 2),
+                JobTestMode::RunNow
+            ),
+            0
+        )
+        .is_err());
+    start(&mut ct, with_gres(job(14, 1, 1, 1), "mps", 50));
+    // a15 `--gres=mps:100`: pending.
+    assert!(ct
+        .job_test(
+            &request(
+                &ct,
+                with_gres(job(15, 1, 1, 1), "mps", 100),
+                JobTestMode::RunNow
+            ),
+            0
+        )
+        .is_err());
+    ct.job_fini(6);
+    // a16 `--contiguous -N2`: pending (n1 and n4 are free but not adjacent).
+    let mut a16 = job(16, 2, 2, 1);
+    a16.details.contiguous = true;
+    let r16 = ct.job_test(&request(&ct, a16, JobTestMode::RunNow), 0);
+    assert!(r16.is_err(), "{:?}", r16.map(|r| r.resources.per_node));
+    let mut a17 = job(17, 1, 1, 1);
+    mem(&mut a17, MemoryRequest::PerNode(3500));
+    assert_eq!(start(&mut ct, a17), vec![(3, vec![0], 2)]);
+    ct.job_fini(4);
+    ct.job_fini(5);
+    let mut a18 = job(18, 1, 6, 1);
+    a18.details.max_nodes = Some(2);
+    mem(&mut a18, MemoryRequest::PerCpu(200));
+    let r = start_full(&mut ct, a18);
+    let got: Vec<(u32, u64)> = r
+        .per_node
+        .iter()
+        .map(|n| (n.node_index, n.memory))
+        .collect();
+    assert_eq!(got, vec![(0, 800), (1, 400)]);
+    let got: Vec<(u32, Vec<usize>, u16)> = start(&mut ct, job(19, 1, 3, 2));
+    assert_eq!(got, vec![(1, vec![1], 2), (2, vec![0], 2), (3, vec![1], 2)]);
+}
+
+#[test]
+fn anchor_gpu_socket_with_more_free_cores() {
+    // Anchor a24 (`--gres=gpu:1 -n4` on a node with core 0 busy): CPU_IDs=4-7,
+    // gpu:1(IDX:1): the GPU's socket with room for the CPUs wins.
+    let mut ct = anchor_cluster();
+    let mut busy = job(1, 1, 1, 1);
+    busy.details.required_nodes = Some(bm(4, &[0]));
+    busy.details.memory = MemoryRequest::PerNode(100);
+    start(&mut ct, busy);
+    let mut j = with_gres(job(2, 1, 4, 1), "gpu", 1);
+    j.details.required_nodes = Some(bm(4, &[0]));
+    let r = start_full(&mut ct, j);
+    let n = &r.per_node[0];
+    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+    assert_eq!(c.ones().collect::<Vec<_>>(), vec![2, 3]);
+    assert_eq!(devs(&n.gres[0]), vec![1]);
+}
+
+#[test]
+fn anchor_cr_cpu_walks_the_set_from_its_start() {
+    // Anchor cons_tres-CR_CPU_Memory a18 (`-N1-2 -n6 --mem-per-cpu=200`)
+    // with two free cores on n2, one on n3 and n4 idle: Slurm 22.05.8 gives
+    // n2 4 CPUs Mem=800 and n3 2 CPUs Mem=400, not n4 alone.
+    let p = Params::parse(&["CR_CPU_Memory".to_string()]).unwrap();
+    let mut ct = ConsTres::new(
+        p,
+        vec![fixtures::partition(0, "big", 4)],
+        MemoryRequest::PerCpu(250),
+    );
+    let table: Vec<_> = (0..4)
+        .map(|i| fixtures::node(i, &format!("n{}", i + 1), 2, 2, 2, 4000))
+        .collect();
+    ct.node_init(&table).unwrap();
+    let pin = |id: u32, node: usize, tasks: u32| {
+        let mut j = job(id, 1, tasks, 1);
+        j.details.required_nodes = Some(bm(4, &[node]));
+        j.details.memory = MemoryRequest::PerNode(if node == 0 { 4000 } else { 100 });
+        j
+    };
+    start(&mut ct, pin(1, 0, 8));
+    start(&mut ct, pin(2, 1, 4));
+    start(&mut ct, pin(3, 2, 6));
+    let mut a18 = job(18, 1, 6, 1);
+    a18.details.max_nodes = Some(2);
+    a18.details.memory = MemoryRequest::PerCpu(200);
+    let r = start_full(&mut ct, a18);
+    let got: Vec<(u32, u16, u64)> = r
+        .per_node
+        .iter()
+        .map(|n| (n.node_index, n.cpus, n.memory))
+        .collect();
+    assert_eq!(got, vec![(1, 4, 800), (2, 2, 400)]);
+}

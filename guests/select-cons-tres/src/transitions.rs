@@ -1,0 +1,387 @@
+//! Usage-table transitions (spec 2.11).
+//!
+//! Mapping to this contract: Slurm's `select_p_job_begin` does nothing and
+//! the controller's `select_p_select_nodeinfo_set(job)` right after the
+//! allocation adds the job. Here the host calls `job-begin` when a job
+//! starts, so `job-begin` adds the job; `nodeinfo-set` afterwards only adds
+//! a job the tables do not know yet, so `job-begin` then `nodeinfo-set`
+//! never counts a job twice.
+
+use slurm_wasm_sdk::types::{Bitmap, GresAllocation, Job, JobResources, JobState, NodeResources};
+
+use crate::bits::Bits;
+use crate::node_usage::{is_shared, NodeRec};
+use crate::{ConsTres, JobRec, NodeAlloc, Usage};
+
+/// Which part of a job an add/remove touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Cores, rows, memory, GRES, node_state, job lists.
+    Normal,
+    /// Memory and GRES only.
+    Suspend,
+    /// Cores, rows and node_state only.
+    Resume,
+}
+
+fn to_bitmap(b: &Bits) -> Bitmap {
+    Bitmap {
+        len: b.len() as u32,
+        words: b.words().to_vec(),
+    }
+}
+
+impl ConsTres {
+    /// The contract's `job-resources` of `rec`.
+    pub fn to_resources(&self, rec: &JobRec) -> JobResources {
+        let mut nodes = Bits::new(self.recs.len());
+        let mut per_node = Vec::new();
+        let mut ncpus = 0;
+        for n in &rec.nodes {
+            nodes.set(n.node);
+            ncpus += n.cpus;
+            let r = &self.recs[n.node];
+            let mut gres: Vec<GresAllocation> = Vec::new();
+            for &(dev, amount) in &n.gres {
+                let d = &r.devices[dev];
+                let count_of_name = r.devices.iter().filter(|x| x.name == d.name).count();
+                let entry = match gres
+                    .iter_mut()
+                    .position(|g| g.name == d.name && g.type_name == d.type_name)
+                {
+                    Some(i) => &mut gres[i],
+                    None => {
+                        gres.push(GresAllocation {
+                            name: d.name.clone(),
+                            type_name: d.type_name.clone(),
+                            count: 0,
+                            devices: Some(to_bitmap(&Bits::new(count_of_name))),
+                            per_device: Vec::new(),
+                        });
+                        gres.last_mut().expect("just pushed")
+                    }
+                };
+                entry.count += amount;
+                if let Some(b) = &mut entry.devices {
+                    let i = d.index as usize;
+                    b.words[i / 64] |= 1 << (i % 64);
+                }
+                if is_shared(&d.name) {
+                    entry.per_device.push(amount);
+                }
+            }
+            per_node.push(NodeResources {
+                node_index: n.node as u32,
+                cores: to_bitmap(&n.cores),
+                cpus: n.cpus.min(u16::MAX as u32) as u16,
+                memory: n.memory,
+                gres,
+            });
+        }
+        JobResources {
+            nodes: to_bitmap(&nodes),
+            ncpus,
+            per_node,
+            whole_nodes: rec.whole_node,
+        }
+    }
+
+    /// Builds the record of a running or suspended `job` from its resources.
+    pub fn job_rec(&self, job: &Job) -> Result<JobRec, String> {
+        let res = job.resources.as_ref().ok_or_else(|| {
+            format!(
+                "job {}: no resources (the job must carry its allocation)",
+                job.job_id
+            )
+        })?;
+        let mut nodes = Vec::new();
+        for nr in &res.per_node {
+            let i = nr.node_index as usize;
+            let r: &NodeRec = self.recs.get(i).ok_or_else(|| {
+                format!(
+                    "job {}: node index {i} is outside the node table ({} nodes)",
+                    job.job_id,
+                    self.recs.len()
+                )
+            })?;
+            let cores = Bits::from_words(nr.cores.len as usize, &nr.cores.words)
+                .map_err(|e| format!("job {}: cores of node {i}: {e}", job.job_id))?;
+            if cores.len() != r.cores as usize {
+                return Err(format!(
+                    "job {}: core bitmap of node {} has {} bits, the node has {} cores",
+                    job.job_id,
+                    r.name,
+                    cores.len(),
+                    r.cores
+                ));
+            }
+            let mut gres = Vec::new();
+            for g in &nr.gres {
+                let devs: Vec<usize> = (0..r.devices.len())
+                    .filter(|&d| {
+                        r.devices[d].name == g.name && r.devices[d].type_name == g.type_name
+                    })
+                    .collect();
+                let picked: Vec<usize> = match &g.devices {
+                    Some(b) => {
+                        let b = Bits::from_words(b.len as usize, &b.words).map_err(|e| {
+                            format!("job {}: gres {} devices: {e}", job.job_id, g.name)
+                        })?;
+                        b.ones()
+                            .map(|k| {
+                                r.devices
+                                    .iter()
+                                    .position(|d| d.name == g.name && d.index as usize == k)
+                                    .ok_or_else(|| {
+                                        format!(
+                                            "job {}: node {} has no {} device {k}",
+                                            job.job_id, r.name, g.name
+                                        )
+                                    })
+                            })
+                            .collect::<Result<_, _>>()?
+                    }
+                    None => devs.iter().copied().take(g.count as usize).collect(),
+                };
+                if is_shared(&g.name) {
+                    for (k, d) in picked.iter().enumerate() {
+                        let amount = g.per_device.get(k).copied().unwrap_or(g.count);
+                        gres.push((*d, amount));
+                    }
+                } else {
+                    gres.extend(picked.into_iter().map(|d| (d, 1)));
+                }
+            }
+            nodes.push(NodeAlloc {
+                node: i,
+                cores,
+                cpus: nr.cpus as u32,
+                memory: nr.memory,
+                gres,
+                tasks: 0,
+            });
+        }
+        let view_part = job.partitions.first().copied().unwrap_or(0);
+        let (node_req, whole) = match crate::request::JobView::new(
+            job,
+            &self.partitions,
+            &self.default_memory,
+            false,
+            self.recs.len(),
+        ) {
+            Ok(v) => (v.node_req, v.whole_node || res.whole_nodes),
+            Err(_) => (crate::node_usage::NODE_CR_ONE_ROW, res.whole_nodes),
+        };
+        Ok(JobRec {
+            id: job.job_id,
+            partition: view_part,
+            node_req,
+            whole_node: whole,
+            end_time: job.end_time,
+            soft_end: job.time_min.map(|m| job.start_time + m as i64 * 60),
+            unlimited: job.time_limit.is_none(),
+            nodes,
+            suspended: job.state == JobState::Suspended && job.priority == 0,
+        })
+    }
+}
+
+/// Adds `part` of `rec` to `usage` (spec 2.11 "add").
+pub fn add_job(usage: &mut Usage, recs: &[NodeRec], total: usize, rec: &JobRec, part: Part) {
+    for n in &rec.nodes {
+        if n.cpus == 0 {
+            continue;
+        }
+        let u = &mut usage.nodes[n.node];
+        if part != Part::Resume {
+            u.alloc_memory += n.memory;
+            for &(d, a) in &n.gres {
+                u.gres_used[d] += a;
+            }
+        }
+        if part != Part::Suspend {
+            u.node_state += rec.node_req as u32;
+        }
+        if part == Part::Normal {
+            u.jobs.push(rec.id);
+        }
+    }
+    if part != Part::Suspend {
+        if let Some(rows) = usage.rows.get_mut(rec.partition as usize) {
+            rows.add(rec.id, &rec.core_map(recs, total));
+        }
+    }
+}
+
+/// Removes `part` of `rec` from `usage` (spec 2.11 "remove"), clamping
+/// counters at zero.
+pub fn remove_job(usage: &mut Usage, recs: &[NodeRec], total: usize, rec: &JobRec, part: Part) {
+    for n in &rec.nodes {
+        if n.cpus == 0 {
+            continue;
+        }
+        let u = &mut usage.nodes[n.node];
+        if part != Part::Resume {
+            u.alloc_memory = u.alloc_memory.saturating_sub(n.memory);
+            for &(d, a) in &n.gres {
+                u.gres_used[d] = u.gres_used[d].saturating_sub(a);
+            }
+            u.jobs.retain(|j| *j != rec.id);
+        }
+        if part != Part::Suspend {
+            u.node_state = u.node_state.saturating_sub(rec.node_req as u32);
+        }
+    }
+    if part != Part::Suspend {
+        let jobs = &usage.jobs;
+        if let Some(rows) = usage.rows.get_mut(rec.partition as usize) {
+            let cores_of = |j: u32| jobs.get(&j).map(|r| r.core_map(recs, total));
+            rows.remove(rec.id, &cores_of);
+        }
+    }
+}
+
+impl ConsTres {
+    /// Adds a job to the live tables (no-op when already known).
+    pub fn add_running(&mut self, job: &Job) -> Result<(), String> {
+        if self.usage.jobs.contains_key(&job.job_id) {
+            return Ok(());
+        }
+        if !matches!(job.state, JobState::Running | JobState::Suspended) {
+            return Ok(());
+        }
+        let rec = self.job_rec(job)?;
+        let part = if rec.suspended {
+            Part::Suspend
+        } else {
+            Part::Normal
+        };
+        add_job(&mut self.usage, &self.recs, self.total_cores, &rec, part);
+        self.usage.jobs.insert(rec.id, rec);
+        Ok(())
+    }
+
+    /// `job_fini`: removes the job completely.
+    pub fn job_fini(&mut self, job_id: u32) {
+        if let Some(rec) = self.usage.jobs.remove(&job_id) {
+            let part = if rec.suspended {
+                Part::Suspend
+            } else {
+                Part::Normal
+            };
+            remove_job(&mut self.usage, &self.recs, self.total_cores, &rec, part);
+        }
+    }
+
+    /// `job_suspend(indf_susp)`: gang suspension (false) does nothing.
+    pub fn job_suspend(&mut self, job_id: u32, indefinite: bool) {
+        if !indefinite {
+            return;
+        }
+        if let Some(mut rec) = self.usage.jobs.remove(&job_id) {
+            if !rec.suspended {
+                remove_job(
+                    &mut self.usage,
+                    &self.recs,
+                    self.total_cores,
+                    &rec,
+                    Part::Resume,
+                );
+                rec.suspended = true;
+            }
+            self.usage.jobs.insert(job_id, rec);
+        }
+    }
+
+    /// `job_resume(indf_susp)`: gang resumption (false) does nothing.
+    pub fn job_resume(&mut self, job_id: u32, indefinite: bool) {
+        if !indefinite {
+            return;
+        }
+        if let Some(mut rec) = self.usage.jobs.remove(&job_id) {
+            if rec.suspended {
+                rec.suspended = false;
+                self.usage.jobs.insert(job_id, rec.clone());
+                add_job(
+                    &mut self.usage,
+                    &self.recs,
+                    self.total_cores,
+                    &rec,
+                    Part::Resume,
+                );
+            } else {
+                self.usage.jobs.insert(job_id, rec);
+            }
+        }
+    }
+
+    /// `job_resized`: the node leaves the job; its resources are released.
+    pub fn job_resized(&mut self, job_id: u32, node: usize) -> Result<(), String> {
+        let mut rec = self
+            .usage
+            .jobs
+            .remove(&job_id)
+            .ok_or_else(|| format!("job-resized: job {job_id} is not in the usage tables"))?;
+        let part = if rec.suspended {
+            Part::Suspend
+        } else {
+            Part::Normal
+        };
+        remove_job(&mut self.usage, &self.recs, self.total_cores, &rec, part);
+        rec.nodes.retain(|n| n.node != node);
+        add_job(&mut self.usage, &self.recs, self.total_cores, &rec, part);
+        self.usage.jobs.insert(job_id, rec);
+        Ok(())
+    }
+
+    /// `job_expand`: `from`'s resources move into `to`; returns `to`'s new record.
+    pub fn job_expand(&mut self, from: u32, to: u32) -> Result<JobRec, String> {
+        let f = self
+            .usage
+            .jobs
+            .get(&from)
+            .cloned()
+            .ok_or_else(|| format!("job-expand: job {from} is not in the usage tables"))?;
+        let t = self
+            .usage
+            .jobs
+            .get(&to)
+            .cloned()
+            .ok_or_else(|| format!("job-expand: job {to} is not in the usage tables"))?;
+        self.job_fini(from);
+        self.job_fini(to);
+        let mut merged = t.clone();
+        for n in f.nodes {
+            match merged.nodes.iter_mut().find(|m| m.node == n.node) {
+                Some(m) => {
+                    m.cpus += n.cpus;
+                    m.memory += n.memory;
+                    m.cores.or(&n.cores);
+                    m.gres.extend(n.gres);
+                    m.tasks += n.tasks;
+                }
+                None => merged.nodes.push(n),
+            }
+        }
+        merged.nodes.sort_by_key(|n| n.node);
+        let part = if merged.suspended {
+            Part::Suspend
+        } else {
+            Part::Normal
+        };
+        add_job(&mut self.usage, &self.recs, self.total_cores, &merged, part);
+        self.usage.jobs.insert(to, merged.clone());
+        Ok(merged)
+    }
+
+    /// `reconfigure` / `job_init`: rebuild the tables from `jobs`.
+    pub fn rebuild(&mut self, jobs: &[Job]) -> Result<(), String> {
+        let mut fresh = self.clone();
+        fresh.reset_usage();
+        for j in jobs {
+            fresh.add_running(j)?;
+        }
+        self.usage = fresh.usage;
+        Ok(())
+    }
+}

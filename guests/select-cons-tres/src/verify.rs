@@ -1,0 +1,82 @@
+//! `_verify_node_state` (spec 2.4): drops nodes the job cannot use given
+//! memory, whole-node, GRES and sharing state. Not run in TEST_ONLY.
+
+use crate::bits::Bits;
+use crate::gres_sched::node_could_satisfy;
+use crate::node_usage::{NODE_CR_AVAILABLE, NODE_CR_RESERVED};
+use crate::request::{JobView, Mem};
+use crate::{ConsTres, Usage};
+
+impl ConsTres {
+    /// Keeps in `cand` the nodes the job may use; `Err` names a required node
+    /// that had to be dropped.
+    pub fn verify_node_state(
+        &self,
+        usage: &Usage,
+        job: &JobView,
+        cand: &mut Bits,
+        excluded_cores: Option<&Bits>,
+    ) -> Result<(), String> {
+        let min_mem = match job.mem {
+            Mem::PerCpu(m) => m * job.ntasks_per_node.max(job.pn_min_cpus).max(job.cpt) as u64,
+            Mem::PerNode(m) => m,
+        };
+        let mut drop = Vec::new();
+        for i in cand.ones() {
+            let r = &self.recs[i];
+            let u = &usage.nodes[i];
+            let ok = r.usable_state
+                && (!self.params.memory
+                    || (r.usable_memory().saturating_sub(u.alloc_memory) >= min_mem
+                        && !(job.mem == Mem::PerNode(0) && u.alloc_memory > 0)))
+                && (!job.whole_node
+                    || (!u.any_gres_used()
+                        && excluded_cores.is_none_or(|e| !e.any_in(r.core_off, r.cores as usize))))
+                && node_could_satisfy(r, job)
+                && self.sharing_ok(usage, job, i);
+            if !ok {
+                drop.push(i);
+            }
+        }
+        for i in drop {
+            cand.clear(i);
+            if job.required.as_ref().is_some_and(|r| r.get(i)) {
+                return Err(format!(
+                    "required node {} is not usable now",
+                    self.recs[i].name
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sharing rules of spec 2.4 for node `i`.
+    fn sharing_ok(&self, usage: &Usage, job: &JobView, i: usize) -> bool {
+        let state = usage.nodes[i].node_state;
+        let r = &self.recs[i];
+        let cores_in = |p: usize| {
+            usage.rows[p]
+                .rows
+                .iter()
+                .any(|row| row.cores.any_in(r.core_off, r.cores as usize))
+        };
+        if state >= NODE_CR_RESERVED as u32 {
+            return false;
+        }
+        let sharing_other = (0..usage.rows.len())
+            .any(|p| p as u32 != job.partition && usage.rows[p].num_rows > 1 && cores_in(p));
+        if state >= 1 {
+            if job.node_req == NODE_CR_RESERVED || job.node_req == NODE_CR_AVAILABLE {
+                return false;
+            }
+            return !sharing_other;
+        }
+        if job.node_req == NODE_CR_RESERVED {
+            return !(0..usage.rows.len()).any(cores_in);
+        }
+        if job.node_req != NODE_CR_AVAILABLE {
+            return !(0..usage.rows.len()).any(|p| usage.rows[p].num_rows > 1 && cores_in(p));
+        }
+        true
+    }
+}

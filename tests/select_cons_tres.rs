@@ -1,0 +1,400 @@
+//! select/cons_tres through the host's typed `SelectPlugin` handle (spec
+//! section 2): identity, the cons_res alias, worked examples, GRES, nodeinfo,
+//! and properties of the usage tables.
+
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use slurm_wasm_host::bindings::select::exports::slurm::plugin::select::{
+    PreemptMode, PreempteeCandidate,
+};
+use slurm_wasm_host::fixtures;
+use slurm_wasm_host::kinds::select::{
+    JobTestFlags, JobTestMode, JobTestRequest, JobTestResult, NodeinfoField, NodeinfoValue,
+    PluginInfoField, PluginInfoValue, SelectConfig,
+};
+use slurm_wasm_host::types::{
+    GresDeviceGroup, GresFlags, GresRequest, GresScope, Job, JobState, KeyValue, MemoryRequest,
+    Node,
+};
+use slurm_wasm_host::{CallError, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin};
+
+fn host() -> &'static Host {
+    static HOST: OnceLock<Host> = OnceLock::new();
+    HOST.get_or_init(|| Host::new(HostOptions::default()).expect("host"))
+}
+
+fn load(plugin_type: &str) -> SelectPlugin {
+    SelectPlugin::load(
+        host(),
+        &PluginSource::Bundled(plugin_type.into()),
+        PluginSettings::default(),
+    )
+    .expect("load")
+}
+
+fn config(params: &[&str], nodes: u32, select_type: &str) -> SelectConfig {
+    let mut c = fixtures::select_config();
+    c.cluster.select_type_parameters = params.iter().map(|s| s.to_string()).collect();
+    c.cluster.raw.push(KeyValue {
+        key: "SelectType".into(),
+        value: select_type.into(),
+    });
+    c.partitions = vec![fixtures::partition(0, "debug", nodes)];
+    c
+}
+
+fn nodes(n: u32, s: u16, c: u16, t: u16, mem: u64) -> Vec<Node> {
+    (0..n)
+        .map(|i| fixtures::node(i, &format!("n{i}"), s, c, t, mem))
+        .collect()
+}
+
+fn job(id: u32, nodes: u32, tasks: u32, cpt: u16) -> Job {
+    let mut j = fixtures::job(id);
+    j.details.min_nodes = nodes;
+    j.details.num_tasks = tasks;
+    j.details.cpus_per_task = cpt;
+    j.details.min_cpus = tasks.max(1) * cpt as u32;
+    j.details.pn_min_cpus = cpt;
+    j
+}
+
+fn request(n: u32, job: Job, mode: JobTestMode) -> JobTestRequest {
+    JobTestRequest {
+        min_nodes: job.details.min_nodes,
+        max_nodes: job.details.max_nodes.unwrap_or(0),
+        req_nodes: job.details.min_nodes,
+        job,
+        candidates: fixtures::bitmap(n, 0..n),
+        mode,
+        flags: JobTestFlags::empty(),
+        preemptee_candidates: Vec::new(),
+        excluded_cores: None,
+    }
+}
+
+fn per_node(r: &JobTestResult) -> Vec<(u32, Vec<u32>, u16)> {
+    r.resources
+        .per_node
+        .iter()
+        .map(|n| (n.node_index, fixtures::bits(&n.cores), n.cpus))
+        .collect()
+}
+
+fn code(e: CallError) -> i32 {
+    match e {
+        CallError::Plugin { code, .. } => code,
+        other => panic!("expected a plugin error, got {other}"),
+    }
+}
+
+#[test]
+fn identity_is_slurms() {
+    // Spec 2 / 6: plugin_type, plugin_name, plugin_id 109, version 22.05.8.
+    let id = load("select/cons_tres").identity();
+    assert_eq!(id.plugin_type, "select/cons_tres");
+    assert_eq!(
+        id.plugin_name,
+        "Trackable RESources (TRES) Selection plugin"
+    );
+    assert_eq!(id.plugin_id, Some(109));
+    assert_eq!(id.plugin_version, 0x16_05_08);
+}
+
+#[test]
+fn cons_res_alias_reports_cr_plugin_1_and_refuses_gpus() {
+    // Spec 2: cons_res shares the code, refuses --gpus; SELECT_CR_PLUGIN is
+    // SELECT_TYPE_CONS_RES (1) vs SELECT_TYPE_CONS_TRES (2).
+    let tres = load("select/cons_tres");
+    tres.init(&config(&["CR_Core"], 1, "select/cons_tres"))
+        .unwrap();
+    assert!(matches!(
+        tres.get_info_from_plugin(PluginInfoField::CrPlugin, None)
+            .unwrap(),
+        PluginInfoValue::Number(2)
+    ));
+    // The host's setup loads select/cons_tres for `SelectType=select/cons_res`
+    // and passes the written SelectType in `raw`.
+    let res = load("select/cons_tres");
+    res.init(&config(&["CR_Core"], 1, "select/cons_res"))
+        .unwrap();
+    res.node_init(&nodes(1, 2, 4, 1, 1000)).unwrap();
+    assert!(matches!(
+        res.get_info_from_plugin(PluginInfoField::CrPlugin, None)
+            .unwrap(),
+        PluginInfoValue::Number(1)
+    ));
+    let mut j = job(1, 1, 1, 1);
+    j.details.gres = vec![GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope: GresScope::PerJob,
+        count: 1,
+        cpus_per_gres: None,
+        mem_per_gres: None,
+    }];
+    let e = res
+        .job_test(&request(1, j, JobTestMode::RunNow))
+        .unwrap_err();
+    assert_eq!(code(e), 2072);
+}
+
+#[test]
+fn init_needs_an_allocation_unit() {
+    // Spec 2: at least one of CR_CPU/CR_Core/CR_Socket.
+    let p = load("select/cons_tres");
+    assert_eq!(
+        code(
+            p.init(&config(&["CR_Memory"], 1, "select/cons_tres"))
+                .unwrap_err()
+        ),
+        22
+    );
+}
+
+#[test]
+fn cpu_management_n6_cyclic_through_the_host() {
+    // Spec 2.8: -N1 -n6 on 2 sockets x 4 cores, CR_Core -> cores {0,1,2},{4,5,6}.
+    let p = load("select/cons_tres");
+    p.init(&config(&["CR_Core"], 1, "select/cons_tres"))
+        .unwrap();
+    p.node_init(&nodes(1, 2, 4, 1, 1000)).unwrap();
+    let mut j = job(1, 1, 6, 1);
+    j.details.max_nodes = Some(1);
+    let r = p.job_test(&request(1, j, JobTestMode::RunNow)).unwrap();
+    assert_eq!(per_node(&r), vec![(0, vec![0, 1, 2, 4, 5, 6], 6)]);
+}
+
+#[test]
+fn test_144_8_gres_gpu4_c4_through_the_host() {
+    // Spec 2.10 test_144_8: --gres=gpu:4 -n1 -c4, enforce-binding ->
+    // CPU_IDs 0-1,16-17 (cores 0 and 8), GPUs 0-1,3-4.
+    let p = load("select/cons_tres");
+    p.init(&config(&["CR_Core"], 1, "select/cons_tres"))
+        .unwrap();
+    let mut n = nodes(1, 2, 8, 2, 1000);
+    n[0].gres_topology = vec![
+        GresDeviceGroup {
+            name: "gpu".into(),
+            type_name: None,
+            count: 3,
+            cores: Some(fixtures::bitmap(16, 0..8)),
+            links: Vec::new(),
+        },
+        GresDeviceGroup {
+            name: "gpu".into(),
+            type_name: None,
+            count: 3,
+            cores: Some(fixtures::bitmap(16, 8..16)),
+            links: Vec::new(),
+        },
+    ];
+    p.node_init(&n).unwrap();
+    let mut j = job(1, 1, 1, 4);
+    j.details.gres_flags = GresFlags::ENFORCE_BINDING;
+    j.details.gres = vec![GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope: GresScope::PerNode,
+        count: 4,
+        cpus_per_gres: None,
+        mem_per_gres: None,
+    }];
+    let r = p.job_test(&request(1, j, JobTestMode::RunNow)).unwrap();
+    assert_eq!(fixtures::bits(&r.resources.per_node[0].cores), vec![0, 8]);
+    let gpu = &r.resources.per_node[0].gres[0];
+    assert_eq!(gpu.count, 4);
+    assert_eq!(
+        fixtures::bits(gpu.devices.as_ref().unwrap()),
+        vec![0, 1, 3, 4]
+    );
+}
+
+#[test]
+fn nodeinfo_reports_allocation_and_round_trips() {
+    let p = load("select/cons_tres");
+    p.init(&config(&["CR_Core_Memory"], 1, "select/cons_tres"))
+        .unwrap();
+    p.node_init(&nodes(1, 1, 4, 1, 1000)).unwrap();
+    let mut j = job(1, 1, 2, 1);
+    j.details.memory = MemoryRequest::PerNode(500);
+    let r = p
+        .job_test(&request(1, j.clone(), JobTestMode::RunNow))
+        .unwrap();
+    j.state = JobState::Running;
+    j.resources = Some(r.resources);
+    p.job_begin(&j).unwrap();
+    p.nodeinfo_set(&j).unwrap();
+    let info = p.node_nodeinfo(0).unwrap();
+    assert!(matches!(
+        p.nodeinfo_get(info, NodeinfoField::Subcnt, 3).unwrap(),
+        NodeinfoValue::Count(2)
+    ));
+    assert!(matches!(
+        p.nodeinfo_get(info, NodeinfoField::MemAlloc, 0).unwrap(),
+        NodeinfoValue::Memory(500)
+    ));
+    let packed = p.nodeinfo_pack(info, 38 << 8).unwrap();
+    let back = p.nodeinfo_unpack(&packed, 38 << 8).unwrap();
+    assert!(matches!(
+        p.nodeinfo_get(back, NodeinfoField::TresAllocFmtStr, 0).unwrap(),
+        NodeinfoValue::Text(t) if t == "cpu=2,mem=500M"
+    ));
+    assert!(p.nodeinfo_unpack(&packed[..5], 38 << 8).is_err());
+    assert!(p.nodeinfo_pack(info, 1).is_err());
+}
+
+#[test]
+fn preemption_and_will_run_through_the_host() {
+    // Spec 2.3: REQUEUE candidates are removed fully; WILL_RUN start = end time
+    // of the running job whose cores are needed.
+    let p = load("select/cons_tres");
+    p.init(&config(&["CR_Core"], 1, "select/cons_tres"))
+        .unwrap();
+    p.node_init(&nodes(1, 1, 4, 1, 1000)).unwrap();
+    let mut a = job(1, 1, 4, 1);
+    let r = p
+        .job_test(&request(1, a.clone(), JobTestMode::RunNow))
+        .unwrap();
+    a.state = JobState::Running;
+    a.end_time = 4_000_000_000;
+    a.time_limit = Some(60);
+    a.resources = Some(r.resources);
+    p.job_begin(&a).unwrap();
+    let w = p
+        .job_test(&request(1, job(2, 1, 1, 1), JobTestMode::WillRun))
+        .unwrap();
+    assert_eq!(w.start_time, Some(4_000_000_000));
+    let mut req = request(1, job(2, 1, 1, 1), JobTestMode::RunNow);
+    assert_eq!(code(p.job_test(&req).unwrap_err()), 2016);
+    req.preemptee_candidates = vec![PreempteeCandidate {
+        job_id: 1,
+        mode: PreemptMode::Requeue,
+    }];
+    assert_eq!(p.job_test(&req).unwrap().preemptees, vec![1]);
+}
+
+/// A plugin shared by the property tests, re-initialised per case.
+fn shared() -> &'static SelectPlugin {
+    static P: OnceLock<SelectPlugin> = OnceLock::new();
+    P.get_or_init(|| load("select/cons_tres"))
+}
+
+const NODES: u32 = 3;
+
+fn gpu_nodes() -> Vec<Node> {
+    let mut n = nodes(NODES, 2, 4, 2, 4000);
+    for node in &mut n {
+        node.gres_topology = vec![
+            GresDeviceGroup {
+                name: "gpu".into(),
+                type_name: None,
+                count: 1,
+                cores: Some(fixtures::bitmap(8, 0..4)),
+                links: Vec::new(),
+            },
+            GresDeviceGroup {
+                name: "gpu".into(),
+                type_name: None,
+                count: 1,
+                cores: Some(fixtures::bitmap(8, 4..8)),
+                links: Vec::new(),
+            },
+        ];
+    }
+    n
+}
+
+fn random_job(id: u32, tasks: u32, mem: u64, gpus: u64, nodes: u32) -> Job {
+    let mut j = job(id, nodes, tasks, 1);
+    j.details.memory = MemoryRequest::PerNode(mem);
+    if gpus > 0 {
+        j.details.gres = vec![GresRequest {
+            name: "gpu".into(),
+            type_name: None,
+            scope: GresScope::PerNode,
+            count: gpus,
+            cpus_per_gres: None,
+            mem_per_gres: None,
+        }];
+    }
+    j
+}
+
+fn snapshot(p: &SelectPlugin) -> Vec<Vec<u8>> {
+    // SLURM_NO_CHANGE_IN_DATA (1900) when the tables equal the last refresh.
+    if let Err(e) = p.nodeinfo_set_all() {
+        assert_eq!(code(e), 1900);
+    }
+    (0..NODES)
+        .map(|i| {
+            let info = p.node_nodeinfo(i).unwrap();
+            let bytes = p.nodeinfo_pack(info, 38 << 8).unwrap();
+            p.drop_resource(info).unwrap();
+            bytes
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// No core, MB or GPU is ever given twice across running jobs; job_fini
+    /// after job_begin restores every nodeinfo; save then restore gives the
+    /// same decisions.
+    #[test]
+    fn usage_tables_stay_consistent(
+        specs in proptest::collection::vec((1u32..6, 1u64..2000, 0u64..3, 1u32..3), 1..8)
+    ) {
+        let p = shared();
+        p.init(&config(&["CR_Core_Memory"], NODES, "select/cons_tres")).unwrap();
+        p.node_init(&gpu_nodes()).unwrap();
+        let empty = snapshot(p);
+        let mut running: Vec<Job> = Vec::new();
+        for (k, (tasks, mem, gpus, n)) in specs.iter().enumerate() {
+            let j = random_job(k as u32 + 1, *tasks, *mem, *gpus, *n);
+            if let Ok(r) = p.job_test(&request(NODES, j.clone(), JobTestMode::RunNow)) {
+                let mut j = j;
+                j.state = JobState::Running;
+                j.resources = Some(r.resources);
+                p.job_begin(&j).unwrap();
+                running.push(j);
+            }
+        }
+        // The first job always fits an empty cluster: the property is not vacuous.
+        prop_assert!(!running.is_empty());
+        // Disjoint cores and GPUs, memory within RealMemory, per node.
+        for node in 0..NODES {
+            let mut cores = std::collections::HashSet::new();
+            let mut gpus = std::collections::HashSet::new();
+            let mut mem = 0;
+            for j in &running {
+                for nr in j.resources.as_ref().unwrap().per_node.iter().filter(|nr| nr.node_index == node) {
+                    for c in fixtures::bits(&nr.cores) {
+                        prop_assert!(cores.insert(c), "core {} of node {} used twice", c, node);
+                    }
+                    for g in &nr.gres {
+                        for d in fixtures::bits(g.devices.as_ref().unwrap()) {
+                            prop_assert!(gpus.insert(d), "gpu {} of node {} used twice", d, node);
+                        }
+                    }
+                    mem += nr.memory;
+                }
+            }
+            prop_assert!(mem <= 4000);
+        }
+        // Save, probe, restore into a fresh table, probe again.
+        let blob = p.state_save().unwrap();
+        let probe = request(NODES, random_job(99, 2, 100, 1, 1), JobTestMode::RunNow);
+        let before = p.job_test(&probe).map(|r| r.resources).map_err(code);
+        p.node_init(&gpu_nodes()).unwrap();
+        p.state_restore(&blob).unwrap();
+        let after = p.job_test(&probe).map(|r| r.resources).map_err(code);
+        prop_assert_eq!(format!("{before:?}"), format!("{after:?}"));
+        for j in running.iter().rev() {
+            p.job_fini(j).unwrap();
+        }
+        prop_assert_eq!(snapshot(p), empty);
+    }
+}
