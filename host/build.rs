@@ -35,10 +35,34 @@ fn main() {
                 file_name: "task_affinity.wasm",
             },
             Guest {
+                package: "select-cons-tres",
+                dir: "guests/select-cons-tres",
+                features: &[],
+                file_name: "select_cons_tres.wasm",
+            },
+            Guest {
+                package: "select-linear",
+                dir: "guests/select-linear",
+                features: &[],
+                file_name: "select_linear.wasm",
+            },
+            Guest {
                 package: "task-none",
                 dir: "guests/task-none",
                 features: &[],
                 file_name: "task_none.wasm",
+            },
+            Guest {
+                package: "gres-gpu",
+                dir: "guests/gres-gpu",
+                features: &[],
+                file_name: "gres_gpu.wasm",
+            },
+            Guest {
+                package: "gres-mps",
+                dir: "guests/gres-mps",
+                features: &[],
+                file_name: "gres_mps.wasm",
             },
         ],
     );

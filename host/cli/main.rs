@@ -6,8 +6,11 @@
 //! `slurm-wasm: <file>:<line>: <message>`).
 
 mod commands;
+mod gres;
 mod priority;
 mod scenario;
+mod select;
+mod simulate;
 mod task;
 
 use std::path::PathBuf;
@@ -88,10 +91,50 @@ enum Command {
         #[command(subcommand)]
         table: PriorityTable,
     },
+    /// Ask the select plugin of a slurm.conf where a job would go.
+    Select {
+        #[command(subcommand)]
+        command: SelectCommand,
+    },
+    /// Replay a workload (SWF, sacct or synthetic) in virtual time through
+    /// several plugin stacks and compare the schedules.
+    Simulate(Box<simulate::SimulateArgs>),
     /// Run processes bound by a task plugin on this machine.
     Task {
         #[command(subcommand)]
         command: TaskCommand,
+    },
+    /// GPUs: what gres/gpu detects here, and the environment of an allocation.
+    Gres {
+        #[command(subcommand)]
+        command: gres::GresCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SelectCommand {
+    /// Where would this job go? Starts the `--running` jobs in order, then
+    /// places the job (RUN_NOW, else WILL_RUN) and prints it as
+    /// `scontrol show job -d` would. Exit 0: starts now; 3: starts later;
+    /// 1: cannot run.
+    Place {
+        /// The cluster's slurm.conf (SelectType picks the plugin).
+        #[arg(long, value_name = "FILE")]
+        slurm_conf: PathBuf,
+        /// gres.conf (default: the one beside slurm.conf, if any).
+        #[arg(long, value_name = "FILE")]
+        gres_conf: Option<PathBuf>,
+        /// sbatch options of a job already running (repeat, in start order).
+        #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
+        running: Vec<String>,
+        /// The time of the decision, Unix seconds (default: now).
+        #[arg(long, value_name = "SECONDS")]
+        now: Option<i64>,
+        #[arg(long)]
+        json: bool,
+        /// sbatch options of the job to place (-N, -n, -c, --mem, --gres, -w, ...).
+        #[arg(last = true)]
+        options: Vec<String>,
     },
 }
 
@@ -178,6 +221,23 @@ fn main() -> ExitCode {
         Command::Demo { json, slurm_conf } => {
             commands::demo(json, cli.config.as_deref(), slurm_conf.as_deref())
         }
+        Command::Select { command } => match command {
+            SelectCommand::Place {
+                slurm_conf,
+                gres_conf,
+                running,
+                now,
+                json,
+                options,
+            } => select::place(select::PlaceRequest {
+                slurm_conf,
+                gres_conf,
+                running,
+                now,
+                json,
+                options,
+            }),
+        },
         Command::Task { command } => match command {
             TaskCommand::Run {
                 ntasks,
@@ -203,6 +263,8 @@ fn main() -> ExitCode {
             }),
             TaskCommand::ExecStopped { command } => task::exec_stopped(&command),
         },
+        Command::Gres { command } => gres::run(command, cli.config.as_deref()),
+        Command::Simulate(args) => simulate::run(*args),
         Command::Priority { table } => match table {
             PriorityTable::Sprio { scenario, json } => {
                 scenario::load(&scenario).and_then(|s| priority::sprio(&s, json))

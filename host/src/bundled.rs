@@ -32,10 +32,34 @@ pub const BUNDLED: &[Bundled] = &[
         bytes: include_bytes!(concat!(env!("OUT_DIR"), "/task_affinity.wasm")),
     },
     Bundled {
+        plugin_type: "select/cons_tres",
+        file_name: "select_cons_tres.wasm",
+        slot: Slot::Select,
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/select_cons_tres.wasm")),
+    },
+    Bundled {
+        plugin_type: "select/linear",
+        file_name: "select_linear.wasm",
+        slot: Slot::Select,
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/select_linear.wasm")),
+    },
+    Bundled {
         plugin_type: "task/none",
         file_name: "task_none.wasm",
         slot: Slot::Task,
         bytes: include_bytes!(concat!(env!("OUT_DIR"), "/task_none.wasm")),
+    },
+    Bundled {
+        plugin_type: "gres/gpu",
+        file_name: "gres_gpu.wasm",
+        slot: Slot::Gres,
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/gres_gpu.wasm")),
+    },
+    Bundled {
+        plugin_type: "gres/mps",
+        file_name: "gres_mps.wasm",
+        slot: Slot::Gres,
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/gres_mps.wasm")),
     },
 ];
 

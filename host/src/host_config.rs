@@ -12,6 +12,12 @@
 //! cache_dir = "/var/cache/slurm-wasm"
 //! # Plugin state files are kept here.
 //! state_dir = "/var/spool/slurm-wasm"
+//! # The site's gres.conf, when not the one next to slurm.conf.
+//! gres_conf = "/etc/slurm/gres.conf"
+//! # What serves the gpu and gpu-control capabilities: "none" (the default),
+//! # "nvml" (libnvidia-ml.so, loaded when first used) or "file:<path>" (a GPU
+//! # inventory in TOML, for tests and simulations; relative to this file).
+//! gpu = "nvml"
 //!
 //! # Limits for every plugin unless its own [plugins.<slot>.limits] says otherwise.
 //! [defaults]
@@ -49,8 +55,11 @@
 //!
 //! - Unknown keys are errors at every level, so a misspelt limit is never
 //!   silently ignored.
-//! - Relative paths (`slurm_conf`, `cache_dir`, `state_dir`, `wasm`) are
-//!   taken relative to the directory of the configuration file.
+//! - Relative paths (`slurm_conf`, `gres_conf`, `cache_dir`, `state_dir`,
+//!   `wasm`, the path of `gpu = "file:<path>"`) are taken relative to the
+//!   directory of the configuration file.
+//! - The GPU provider serves only plugins granted `gpu` or `gpu-control`;
+//!   every other plugin's calls are denied whatever `gpu` says.
 //! - A slot names its source with exactly one of `wasm` and `bundled`; a
 //!   bundled plugin and a fallback are plugin types of the slot's kind
 //!   (`select/...` in the `select` slot). Whether the host carries that
@@ -82,6 +91,7 @@ use thiserror::Error;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 use toml::Spanned;
 
+use crate::capabilities::gpu::GpuSource;
 use crate::capabilities::{Capability, Grants};
 use crate::limits::{FailurePolicy, Limits};
 use crate::plugin::{PluginSettings, PluginSource, Slot};
@@ -95,6 +105,12 @@ pub struct HostConfig {
     pub cache_dir: Option<PathBuf>,
     /// Where plugin state files are kept, when set.
     pub state_dir: Option<PathBuf>,
+    /// The site's `gres.conf` when set; otherwise the one next to
+    /// `slurm.conf`, if any ([`crate::gres_conf::find`]).
+    pub gres_conf: Option<PathBuf>,
+    /// What serves `gpu` and `gpu-control` (`gpu =`), [`GpuSource::None`]
+    /// when unset.
+    pub gpu: GpuSource,
     /// Limits of a plugin that does not override them.
     pub defaults: Limits,
     /// Configured plugins by slot name (`select`, `gres.gpu`, ...).
@@ -238,19 +254,31 @@ pub fn parse_str(text: &str, base_dir: &Path) -> Result<HostConfig, HostConfigEr
         Some(table) => parser.plugins(table, &defaults)?,
         None => BTreeMap::new(),
     };
+    let gpu = match raw.gpu {
+        Some(value) => match value.get_ref().parse::<GpuSource>() {
+            Ok(GpuSource::File(path)) => GpuSource::File(parser.resolve(path)),
+            Ok(source) => source,
+            Err(message) => return Err(parser.invalid(value.span(), message)),
+        },
+        None => GpuSource::None,
+    };
     Ok(HostConfig {
         slurm_conf: raw.slurm_conf.map(|p| parser.resolve(p)),
         cache_dir: raw.cache_dir.map(|p| parser.resolve(p)),
         state_dir: raw.state_dir.map(|p| parser.resolve(p)),
+        gres_conf: raw.gres_conf.map(|p| parser.resolve(p)),
+        gpu,
         defaults,
         plugins,
     })
 }
 
-const TOP_LEVEL_KEYS: [&str; 5] = [
+const TOP_LEVEL_KEYS: [&str; 7] = [
     "slurm_conf",
     "cache_dir",
     "state_dir",
+    "gres_conf",
+    "gpu",
     "defaults",
     "plugins",
 ];
@@ -262,6 +290,8 @@ struct RawTop {
     slurm_conf: Option<PathBuf>,
     cache_dir: Option<PathBuf>,
     state_dir: Option<PathBuf>,
+    gres_conf: Option<PathBuf>,
+    gpu: Option<Spanned<String>>,
     defaults: Option<RawLimits>,
 }
 
@@ -678,6 +708,11 @@ mod tests {
             Some(Path::new("/var/spool/slurm-wasm"))
         );
         assert_eq!(
+            config.gres_conf.as_deref(),
+            Some(Path::new("/etc/slurm/gres.conf"))
+        );
+        assert_eq!(config.gpu, GpuSource::Nvml);
+        assert_eq!(
             config.defaults,
             Limits {
                 fuel_per_call: 1_000_000_000,
@@ -794,7 +829,7 @@ mod tests {
         assert_eq!((line, column), (2, 1));
         assert_eq!(
             message,
-            "unknown key `plugin_dir`; expected one of slurm_conf, cache_dir, state_dir, defaults, plugins"
+            "unknown key `plugin_dir`; expected one of slurm_conf, cache_dir, state_dir, gres_conf, gpu, defaults, plugins"
         );
         let e = toml_error("[defaults]\nfuel = 5\n");
         assert!(
@@ -830,7 +865,30 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "host configuration, line 2, column 3: unknown key `colour`; \
-             expected one of slurm_conf, cache_dir, state_dir, defaults, plugins"
+             expected one of slurm_conf, cache_dir, state_dir, gres_conf, gpu, defaults, plugins"
+        );
+    }
+
+    #[test]
+    fn gpu_provider_choice() {
+        assert_eq!(parse("").gpu, GpuSource::None);
+        assert_eq!(parse("gpu = \"none\"\n").gpu, GpuSource::None);
+        // A relative inventory path is relative to the configuration's directory.
+        assert_eq!(
+            parse("gpu = \"file:gpus.toml\"\n").gpu,
+            GpuSource::File("/etc/slurm-wasm/gpus.toml".into())
+        );
+        assert_eq!(
+            parse("gres_conf = \"gres.conf\"\n").gres_conf.as_deref(),
+            Some(Path::new("/etc/slurm-wasm/gres.conf"))
+        );
+        assert_eq!(
+            invalid("\ngpu = \"cuda\"\n"),
+            (
+                2,
+                7,
+                "unknown GPU provider `cuda`; expected none, nvml or file:<path>".into()
+            )
         );
     }
 

@@ -18,6 +18,7 @@
 //!   [`setup`] turns both into the plugins a site runs and the records
 //!   their `init` calls take.
 
+pub mod allocation;
 pub mod bindings;
 pub mod bundled;
 mod cache;
@@ -26,9 +27,11 @@ pub mod conformance;
 mod engine;
 mod error;
 pub mod fixtures;
+pub mod gres_conf;
 pub mod host_config;
 pub mod hostlist;
 pub mod inspect;
+pub mod job_request;
 pub mod kinds;
 mod limits;
 mod plugin;

@@ -558,18 +558,18 @@ mod tests {
 
     #[test]
     fn a_plugin_missing_from_this_build_is_refused_with_its_line() {
-        let conf = slurm("ClusterName=c\n\nSelectType=select/cons_res\n");
+        let conf = slurm("ClusterName=c\n\nSelectType=select/cray_aries\n");
         let plan = plan(&HostConfig::default(), Some(&conf)).unwrap();
-        assert_eq!(plan[0].source, bundled("select/cons_tres"));
+        assert_eq!(plan[0].source, bundled("select/cray_aries"));
         let host = Host::new(HostOptions::default()).unwrap();
         let error = load_all(&host, &plan)
             .err()
-            .expect("select/cons_tres is not bundled");
+            .expect("select/cray_aries is not bundled");
         assert!(matches!(error, SetupError::NotBundled { .. }), "{error:?}");
         assert_eq!(
             error.to_string(),
             format!(
-                "slurm.conf:3: SelectType=select/cons_res: no bundled plugin select/cons_tres in this build \
+                "slurm.conf:3: SelectType=select/cray_aries: no bundled plugin select/cray_aries in this build \
                  (bundled: {}); name a .wasm for the select slot in the host configuration \
                  ([plugins.select] wasm = \"...\")",
                 bundled::names()

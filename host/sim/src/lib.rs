@@ -6,7 +6,19 @@
 //! host like any other), and the schedules are compared.
 //!
 //! * [`workload`]: the jobs of a trace, whatever format they came from;
-//! * [`outcome`]: what happened to each job in one simulated schedule.
+//! * [`outcome`]: what happened to each job in one simulated schedule;
+//! * [`engine`]: the discrete-event replay through one policy stack;
+//! * [`compare`]: several stacks on the same workload, in parallel.
 
+pub mod hazards;
+pub mod input;
+pub mod metrics;
+pub mod cluster_from_trace;
+pub mod compare;
+pub mod engine;
 pub mod outcome;
+pub mod report;
+pub mod sacct;
+pub mod swf;
+pub mod synthetic;
 pub mod workload;

@@ -1,10 +1,10 @@
 //! What happened to each job in one simulated schedule.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One job's fate in a simulation. Times are seconds relative to the
 /// workload's start.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobOutcome {
     pub id: u32,
     pub submit: i64,

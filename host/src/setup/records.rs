@@ -21,6 +21,12 @@
 //!   `OverTimeLimit=UNLIMITED` is 65535 (Slurm's `INFINITE16`).
 //! - `raw` holds every option outside node, partition and other record
 //!   lines, in file order, keys as written.
+//! - Without `gres.conf` ([`Cluster::from_slurm_conf`]) a node's
+//!   `gres-topology` is empty and the gres plugins get no records: counts
+//!   come from the node's `Gres=`. With one
+//!   ([`Cluster::with_gres_conf`], the file found by
+//!   [`gres_conf::find`](crate::gres_conf::find)), each node gets the device groups and records
+//!   the file gives it ([`gres_conf`](crate::gres_conf) describes how).
 //!
 //! # Failure modes
 //!
@@ -28,7 +34,8 @@
 //! carry typed is malformed (`KillWait=soon`), when both `DefMemPerCPU` and
 //! `DefMemPerNode` (or both `MaxMemPerCPU` and `MaxMemPerNode`) are set
 //! cluster-wide, or when a node's `CPUSpecList` is not a list of CPU ids
-//! below its `CPUs`.
+//! below its `CPUs`; and any problem [`GresConfFile::nodes`] finds in a
+//! `gres.conf`, at its file and line.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -38,7 +45,8 @@ use crate::bindings::types::{
     NodeStateFlags, Oversubscribe, Partition, TresAmount,
 };
 use crate::fixtures::{bitmap, bits};
-use crate::kinds::gres::GresConfig;
+use crate::gres_conf::{GresConfFile, NodeGres};
+use crate::kinds::gres::{GresConfRecord, GresConfig, NodeHardware};
 use crate::kinds::priority::PriorityConfig;
 use crate::kinds::select::SelectConfig;
 use crate::kinds::task::TaskConfig;
@@ -57,6 +65,9 @@ pub struct Cluster {
     pub partitions: Vec<Partition>,
     /// The settings every plugin's `init` receives.
     pub config: ClusterConfig,
+    /// What `gres.conf` says about each node, by node index; empty without
+    /// a `gres.conf`.
+    pub gres: Vec<NodeGres>,
 }
 
 impl Cluster {
@@ -108,7 +119,33 @@ impl Cluster {
             nodes,
             partitions,
             config,
+            gres: Vec::new(),
         })
+    }
+
+    /// The records of `conf` with what `gres` (its `gres.conf`, see
+    /// [`gres_conf::find`](crate::gres_conf::find)) says about each node: `node.gres-topology`,
+    /// the records of [`gres_records`](Self::gres_records) and the
+    /// `AutoDetect` of [`gres_config_for`](Self::gres_config_for). `None`
+    /// is a site without `gres.conf`, as [`from_slurm_conf`](Self::from_slurm_conf).
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfError`] naming the file and line of a `slurm.conf` value (as
+    /// [`from_slurm_conf`](Self::from_slurm_conf)) or of a `gres.conf` line
+    /// [`GresConfFile::nodes`] refuses.
+    pub fn with_gres_conf(
+        conf: &SlurmConf,
+        gres: Option<&GresConfFile>,
+    ) -> Result<Cluster, ConfError> {
+        let mut cluster = Cluster::from_slurm_conf(conf)?;
+        if let Some(file) = gres {
+            cluster.gres = file.nodes(conf)?;
+            for (node, gres) in cluster.nodes.iter_mut().zip(&cluster.gres) {
+                node.gres_topology = gres.topology.clone();
+            }
+        }
+        Ok(cluster)
     }
 
     /// `init` of a select plugin: the settings and the partition table.
@@ -154,13 +191,55 @@ impl Cluster {
         }
     }
 
-    /// `init` of a gres plugin. `gres.conf` is not read here, so
-    /// `auto-detect` is none.
+    /// `init` of a gres plugin, without a node: `auto-detect` is none.
     pub fn gres_config(&self) -> GresConfig {
         GresConfig {
             cluster: self.config.clone(),
             auto_detect: None,
         }
+    }
+
+    /// `init` of a gres plugin in the `slurmd` of `node_name`:
+    /// `auto-detect` is the node's `AutoDetect=` from `gres.conf` (its own
+    /// line's, else the global one), none without one or for an unknown
+    /// node.
+    pub fn gres_config_for(&self, node_name: &str) -> GresConfig {
+        GresConfig {
+            cluster: self.config.clone(),
+            auto_detect: self
+                .node_gres(node_name)
+                .and_then(|g| g.auto_detect.clone()),
+        }
+    }
+
+    /// The `gres.conf` records of GRES `gres_name` on `node_name`, in file
+    /// order, for the plugin's `node-config-load`; empty without
+    /// `gres.conf` or for an unknown node.
+    pub fn gres_records(&self, node_name: &str, gres_name: &str) -> Vec<GresConfRecord> {
+        self.node_gres(node_name)
+            .map(|g| g.records_for(gres_name))
+            .unwrap_or_default()
+    }
+
+    /// The node `node-config-load` describes: its shape and `Gres=`;
+    /// `None` for a node not in the table.
+    pub fn node_hardware(&self, node_name: &str) -> Option<NodeHardware> {
+        self.nodes
+            .iter()
+            .find(|n| n.name == node_name)
+            .map(|n| NodeHardware {
+                name: n.name.clone(),
+                cpus: n.cpus,
+                sockets: n.sockets,
+                cores_per_socket: n.cores_per_socket,
+                threads_per_core: n.threads_per_core,
+                configured: n.gres.clone(),
+            })
+    }
+
+    fn node_gres(&self, node_name: &str) -> Option<&NodeGres> {
+        let index = self.nodes.iter().position(|n| n.name == node_name)?;
+        self.gres.get(index)
     }
 }
 
@@ -506,6 +585,89 @@ mod tests {
         assert_eq!(cluster.select_config().partitions.len(), 2);
         assert_eq!(cluster.task_config("n2").node_name, "n2");
         assert_eq!(cluster.gres_config().auto_detect, None);
+    }
+
+    #[test]
+    fn gres_conf_fills_topology_records_and_auto_detect() {
+        // The real cluster's slurm.conf and gres.conf (select anchors,
+        // Slurm 22.05): n nodes have a GPU per socket and 100 MPS shares on
+        // each; h nodes have no GRES. The default gres.conf is the one next
+        // to slurm.conf, as slurmd reads it.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/anchor/select/cons_tres-CR_CPU_Memory");
+        let conf = slurm_conf::load(&dir.join("slurm.conf")).unwrap();
+        let gres = crate::gres_conf::find(&conf.path, None).unwrap();
+        let cluster = Cluster::with_gres_conf(&conf, gres.as_ref()).unwrap();
+        let n2 = &cluster.nodes[1];
+        let topology: Vec<(&str, u64, Vec<u32>)> = n2
+            .gres_topology
+            .iter()
+            .map(|g| (g.name.as_str(), g.count, bits(g.cores.as_ref().unwrap())))
+            .collect();
+        assert_eq!(
+            topology,
+            [
+                ("gpu", 1, vec![0, 1]),
+                ("gpu", 1, vec![2, 3]),
+                ("mps", 100, vec![0, 1]),
+                ("mps", 100, vec![2, 3]),
+            ]
+        );
+        assert!(cluster.nodes[4].gres_topology.is_empty());
+        let files: Vec<Vec<String>> = cluster
+            .gres_records("n2", "gpu")
+            .into_iter()
+            .map(|r| r.files)
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ["/tmp/slurm-anchor/fakedev/nvidia0"],
+                ["/tmp/slurm-anchor/fakedev/nvidia1"]
+            ]
+        );
+        assert_eq!(cluster.gres_records("n2", "mps").len(), 2);
+        assert!(cluster.gres_records("h1", "gpu").is_empty());
+        assert!(cluster.gres_records("nowhere", "gpu").is_empty());
+        assert_eq!(
+            cluster.gres_config_for("n2").auto_detect.as_deref(),
+            Some("off")
+        );
+        let hardware = cluster.node_hardware("n2").unwrap();
+        assert_eq!(
+            (hardware.cpus, hardware.sockets, hardware.cores_per_socket),
+            (8, 2, 2)
+        );
+        assert_eq!(hardware.configured.len(), 2);
+        assert!(cluster.node_hardware("nowhere").is_none());
+        // Without gres.conf the topology stays empty (counts from Gres=).
+        let plain = Cluster::with_gres_conf(&conf, None).unwrap();
+        assert!(plain.nodes.iter().all(|n| n.gres_topology.is_empty()));
+        assert_eq!(plain.gres_config_for("n2").auto_detect, None);
+    }
+
+    #[test]
+    fn gres_conf_errors_name_its_line() {
+        let conf = slurm_conf::parse_str(
+            "GresTypes=gpu\nNodeName=a Sockets=1 CoresPerSocket=2\n",
+            Path::new("slurm.conf"),
+        )
+        .unwrap();
+        let gres =
+            crate::gres_conf::parse_str("Name=gpu Cores=0-2\n", Path::new("gres.conf")).unwrap();
+        assert_eq!(
+            Cluster::with_gres_conf(&conf, Some(&gres))
+                .unwrap_err()
+                .to_string(),
+            "gres.conf:1: Cores: core 2 is outside node a, which has 2 cores (1 sockets x 2 \
+             cores); expected indices 0-1"
+        );
+        assert_eq!(
+            crate::gres_conf::find(Path::new("slurm.conf"), Some(Path::new("/no/gres.conf")))
+                .unwrap_err()
+                .to_string(),
+            "/no/gres.conf: cannot read: No such file or directory (os error 2)"
+        );
     }
 
     #[test]

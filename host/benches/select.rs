@@ -1,0 +1,478 @@
+//! `job-test` of select/cons_tres and select/linear on large clusters
+//! (BENCHMARKS.md, "select: job-test on large clusters"): the bundled
+//! component through the host's typed [`SelectPlugin`] vs the same plugin
+//! crate built natively and driven through its instance type, with the same
+//! inputs.
+//!
+//! The cluster: `nodes` nodes of 2 sockets x 18 cores x 1 thread, 192 GiB
+//! (196,608 MB) and `Gres=gpu:2`, gres.conf giving one GPU per socket
+//! (`Cores=0-17` and `Cores=18-35`); one partition with every node;
+//! `SelectTypeParameters=CR_Core_Memory` for cons_tres and `CR_Memory` for
+//! linear (linear refuses the core-level ones). Half the nodes are busy,
+//! with end times spread over the next day:
+//!
+//! * nodes `i % 4 == 0`, in groups of four consecutive such nodes: one
+//!   4-node job per group (`-N4 --exclusive --gpus-per-node=2 --mem=0`),
+//!   whole nodes;
+//! * nodes `i % 4 == 2`: one job each holding socket 0, its GPU and half
+//!   the memory (`-n18 --gpus-per-node=1 --mem=98304`);
+//! * nodes `i % 4 == 1` and `3`: idle.
+//!
+//! The tested jobs (what `host::job_request` makes of the options):
+//!
+//! * `cpu`: `sbatch -N2 -n72 --mem-per-cpu=2000 -t 60` (two whole nodes'
+//!   cores);
+//! * `gpu`: `sbatch -n36 --gpus-per-node=1 --mem=64000 -t 60`.
+//!
+//! RUN_NOW offers every node. WILL_RUN offers only the busy half (a job
+//! whose partition or `--constraint` leaves it the busy nodes), so the
+//! answer lies in the future: the plugin has to release running jobs in
+//! end-time order until the job fits.
+//!
+//! Run: `cargo bench --bench select`
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use divan::Bencher;
+use slurm_wasm_host::capabilities::clock::VirtualClock;
+use slurm_wasm_host::{Host, HostOptions, PluginSettings, PluginSource, SelectPlugin, Services};
+
+fn main() {
+    divan::main();
+}
+
+/// The virtual "now" of every test (plugins read it from the host clock,
+/// native instances take it as an argument).
+const NOW: i64 = 1_700_000_000;
+/// Cluster sizes, in nodes.
+const SIZES: [u32; 3] = [1_000, 10_000, 50_000];
+const SOCKETS: u16 = 2;
+const CORES_PER_SOCKET: u16 = 18;
+const CORES: u32 = (SOCKETS * CORES_PER_SOCKET) as u32;
+const MEMORY_MB: u64 = 192 * 1024;
+/// `MAX_NODES_UNLIMITED` of `select_nodes`: max-nodes when nothing limits it.
+const MAX_NODES_UNLIMITED: u32 = 500_000;
+
+/// Which job, in which mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Case {
+    RunNowCpu,
+    RunNowGpu,
+    WillRunCpu,
+    WillRunGpu,
+}
+
+impl Case {
+    fn will_run(self) -> bool {
+        matches!(self, Case::WillRunCpu | Case::WillRunGpu)
+    }
+
+    fn gpu(self) -> bool {
+        matches!(self, Case::RunNowGpu | Case::WillRunGpu)
+    }
+}
+
+/// The end time of running job `id`: start an hour ago, a time limit of
+/// 70 to 1,509 minutes spread pseudo-randomly, so ends fall between 10
+/// minutes and about a day from now.
+fn limit_minutes(id: u32) -> u32 {
+    70 + id.wrapping_mul(7919) % 1440
+}
+
+/// The inputs in one set of bindings (`$fx`: the record builders, `$kinds`:
+/// a module naming the record types): the select configuration, the node
+/// table, the running jobs, and the `job-test` request of `$case`.
+macro_rules! inputs {
+    ($fx:path, $kinds:path, $nodes:expr, $params:expr, $case:expr) => {{
+        use $fx as fx;
+        use $kinds as k;
+        let n: u32 = $nodes;
+        let bitmap = |len: u32, bits: &mut dyn Iterator<Item = u32>| {
+            let mut words = vec![0u64; (len as usize).div_ceil(64)];
+            for b in bits {
+                words[(b / 64) as usize] |= 1 << (b % 64);
+            }
+            k::Bitmap { len, words }
+        };
+        let gpus = |count: u64| {
+            vec![k::GresRequest {
+                name: "gpu".into(),
+                type_name: None,
+                scope: k::GresScope::PerNode,
+                count,
+                cpus_per_gres: None,
+                mem_per_gres: None,
+            }]
+        };
+
+        let mut cluster = fx::cluster_config();
+        cluster.select_type_parameters = vec![String::from($params)];
+        let config = k::SelectConfig {
+            cluster,
+            partitions: vec![fx::partition(0, "batch", n)],
+        };
+
+        let nodes: Vec<k::Node> = (0..n)
+            .map(|i| {
+                let mut node = fx::node(
+                    i,
+                    &format!("n{i:05}"),
+                    SOCKETS,
+                    CORES_PER_SOCKET,
+                    1,
+                    MEMORY_MB,
+                );
+                node.gres = vec![k::GresCount {
+                    name: "gpu".into(),
+                    type_name: None,
+                    count: 2,
+                }];
+                node.gres_topology = (0..u32::from(SOCKETS))
+                    .map(|s| {
+                        let first = s * u32::from(CORES_PER_SOCKET);
+                        k::GresDeviceGroup {
+                            name: "gpu".into(),
+                            type_name: None,
+                            count: 1,
+                            cores: Some(bitmap(
+                                CORES,
+                                &mut (first..first + u32::from(CORES_PER_SOCKET)),
+                            )),
+                            links: Vec::new(),
+                        }
+                    })
+                    .collect();
+                node
+            })
+            .collect();
+
+        // Half the nodes busy: 4-node exclusive jobs over `i % 4 == 0`,
+        // one socket-0 job on each `i % 4 == 2`.
+        let mut running = Vec::new();
+        let whole: Vec<u32> = (0..n).step_by(4).collect();
+        let mut add = |held: &[u32], cores: u32, gpus_held: u64, memory: u64| {
+            let id = running.len() as u32 + 1;
+            let count = held.len() as u32;
+            let mut job = fx::job(id);
+            job.state = k::JobState::Running;
+            job.time_limit = Some(limit_minutes(id));
+            job.start_time = NOW - 3600;
+            job.end_time = job.start_time + i64::from(limit_minutes(id)) * 60;
+            let d = &mut job.details;
+            d.min_nodes = count;
+            d.max_nodes = Some(count);
+            d.num_tasks = cores * count;
+            d.min_cpus = cores * count;
+            d.gres = gpus(gpus_held);
+            if cores == CORES {
+                d.share = k::ShareRequest::Exclusive;
+                d.memory = k::MemoryRequest::PerNode(0);
+            } else {
+                d.memory = k::MemoryRequest::PerNode(memory);
+            }
+            job.total_cpus = Some(cores * count);
+            job.resources = Some(k::JobResources {
+                nodes: bitmap(n, &mut held.iter().copied()),
+                ncpus: cores * count,
+                per_node: held
+                    .iter()
+                    .map(|&i| k::NodeResources {
+                        node_index: i,
+                        cores: bitmap(CORES, &mut (0..cores)),
+                        cpus: cores as u16,
+                        memory,
+                        gres: vec![k::GresAllocation {
+                            name: "gpu".into(),
+                            type_name: None,
+                            count: gpus_held,
+                            devices: Some(bitmap(2, &mut (0..gpus_held as u32))),
+                            per_device: Vec::new(),
+                        }],
+                    })
+                    .collect(),
+                whole_nodes: cores == CORES,
+            });
+            running.push(job);
+        };
+        for group in whole.chunks(4) {
+            add(group, CORES, 2, MEMORY_MB);
+        }
+        for i in (2..n).step_by(4) {
+            add(&[i], CORES / 2, 1, MEMORY_MB / 2);
+        }
+
+        let case: Case = $case;
+        let mut job = fx::job(1_000_000);
+        job.time_limit = Some(60);
+        job.details.submit_time = NOW - 60;
+        let (min_nodes, max_nodes, req_nodes) = if case.gpu() {
+            // -n36 --gpus-per-node=1 --mem=64000
+            let d = &mut job.details;
+            d.min_nodes = 1;
+            d.max_nodes = None;
+            d.num_tasks = 36;
+            d.min_cpus = 36;
+            d.memory = k::MemoryRequest::PerNode(64_000);
+            d.gres = gpus(1);
+            (1, MAX_NODES_UNLIMITED, 1)
+        } else {
+            // -N2 -n72 --mem-per-cpu=2000
+            let d = &mut job.details;
+            d.min_nodes = 2;
+            d.max_nodes = Some(2);
+            d.num_tasks = 72;
+            d.min_cpus = 72;
+            d.memory = k::MemoryRequest::PerCpu(2000);
+            (2, 2, 2)
+        };
+        let candidates = if case.will_run() {
+            bitmap(n, &mut (0..n).filter(|i| i % 2 == 0))
+        } else {
+            bitmap(n, &mut (0..n))
+        };
+        let request = k::JobTestRequest {
+            job,
+            candidates,
+            min_nodes,
+            max_nodes,
+            req_nodes,
+            mode: if case.will_run() {
+                k::JobTestMode::WillRun
+            } else {
+                k::JobTestMode::RunNow
+            },
+            flags: k::JobTestFlags::empty(),
+            preemptee_candidates: Vec::new(),
+            excluded_cores: None,
+        };
+        (config, nodes, running, request)
+    }};
+}
+
+mod host_kinds {
+    pub use slurm_wasm_host::kinds::select::{
+        JobTestFlags, JobTestMode, JobTestRequest, SelectConfig,
+    };
+    pub use slurm_wasm_host::types::{
+        Bitmap, GresAllocation, GresCount, GresDeviceGroup, GresRequest, GresScope, JobResources,
+        JobState, MemoryRequest, Node, NodeResources, ShareRequest,
+    };
+}
+
+mod sdk_kinds {
+    pub use slurm_wasm_sdk::select::{JobTestFlags, JobTestMode, JobTestRequest, SelectConfig};
+    pub use slurm_wasm_sdk::types::{
+        Bitmap, GresAllocation, GresCount, GresDeviceGroup, GresRequest, GresScope, JobResources,
+        JobState, MemoryRequest, Node, NodeResources, ShareRequest,
+    };
+}
+
+/// What a job-test answered, in either set of bindings: the chosen nodes
+/// and the start time.
+#[derive(Debug, PartialEq, Eq)]
+struct Answer {
+    nodes: Vec<u64>,
+    cpus: u32,
+    start: Option<i64>,
+}
+
+/// The expected shape of an answer; a bench that does not test what it
+/// says stops here.
+fn check(case: Case, answer: &Answer) {
+    let nodes: u32 = answer.nodes.iter().map(|w| w.count_ones()).sum();
+    if case.gpu() {
+        assert!(nodes >= 1, "{case:?}: {answer:?}");
+    } else {
+        assert_eq!(nodes, 2, "{case:?}: {answer:?}");
+    }
+    if case.will_run() {
+        assert!(
+            answer.start.is_some_and(|s| s > NOW),
+            "{case:?} must start in the future: {answer:?}"
+        );
+    }
+}
+
+/// Loads bundled `plugin_type` on a host whose clock reads [`NOW`], with
+/// the cluster and its running jobs.
+fn wasm(b: Bencher, plugin_type: &str, params: &str, nodes: u32, case: Case) {
+    let (config, table, running, request) =
+        inputs!(slurm_wasm_host::fixtures, host_kinds, nodes, params, case);
+    let host = Host::new(HostOptions {
+        services: Services {
+            clock: Arc::new(VirtualClock::new(NOW)),
+            ..Services::default()
+        },
+        ..HostOptions::default()
+    })
+    .unwrap();
+    let plugin = SelectPlugin::load(
+        &host,
+        &PluginSource::Bundled(plugin_type.into()),
+        PluginSettings::default(),
+    )
+    .unwrap();
+    plugin.init(&config).unwrap();
+    plugin.node_init(&table).unwrap();
+    plugin.job_init(&running).unwrap();
+    let answer = |r: slurm_wasm_host::kinds::select::JobTestResult| Answer {
+        nodes: r.resources.nodes.words,
+        cpus: r.resources.ncpus,
+        start: r.start_time,
+    };
+    let first = answer(plugin.job_test(&request).unwrap());
+    check(case, &first);
+    let native = native_answer(plugin_type, params, nodes, case);
+    assert_eq!(first, native, "wasm and native answers differ");
+    b.bench_local(|| plugin.job_test(black_box(&request)).unwrap());
+}
+
+/// A plugin instance built natively.
+trait Native: Sized {
+    fn build(
+        config: &slurm_wasm_sdk::select::SelectConfig,
+        nodes: &[slurm_wasm_sdk::types::Node],
+        running: &[slurm_wasm_sdk::types::Job],
+    ) -> Self;
+    fn test(
+        &self,
+        request: &slurm_wasm_sdk::select::JobTestRequest,
+    ) -> slurm_wasm_sdk::select::JobTestResult;
+}
+
+impl Native for select_linear::Linear {
+    fn build(
+        config: &slurm_wasm_sdk::select::SelectConfig,
+        nodes: &[slurm_wasm_sdk::types::Node],
+        running: &[slurm_wasm_sdk::types::Job],
+    ) -> Self {
+        let mut linear = select_linear::Linear::init(config).unwrap();
+        linear.node_init(nodes).unwrap();
+        linear.job_init(running).unwrap();
+        linear
+    }
+
+    fn test(
+        &self,
+        request: &slurm_wasm_sdk::select::JobTestRequest,
+    ) -> slurm_wasm_sdk::select::JobTestResult {
+        self.job_test(request, NOW).unwrap()
+    }
+}
+
+impl Native for select_cons_tres::ConsTres {
+    fn build(
+        config: &slurm_wasm_sdk::select::SelectConfig,
+        nodes: &[slurm_wasm_sdk::types::Node],
+        running: &[slurm_wasm_sdk::types::Job],
+    ) -> Self {
+        let mut ct = select_cons_tres::plugin::instance_from(config).unwrap();
+        ct.node_init(nodes).unwrap();
+        ct.rebuild(running).unwrap();
+        ct
+    }
+
+    fn test(
+        &self,
+        request: &slurm_wasm_sdk::select::JobTestRequest,
+    ) -> slurm_wasm_sdk::select::JobTestResult {
+        self.job_test(request, NOW).unwrap()
+    }
+}
+
+fn native_build<P: Native>(
+    params: &str,
+    nodes: u32,
+    case: Case,
+) -> (P, slurm_wasm_sdk::select::JobTestRequest) {
+    let (config, table, running, request) = inputs!(
+        slurm_wasm_sdk::testkit::fixtures,
+        sdk_kinds,
+        nodes,
+        params,
+        case
+    );
+    (P::build(&config, &table, &running), request)
+}
+
+fn native_answer(plugin_type: &str, params: &str, nodes: u32, case: Case) -> Answer {
+    let result = match plugin_type {
+        "select/linear" => {
+            let (p, request) = native_build::<select_linear::Linear>(params, nodes, case);
+            p.test(&request)
+        }
+        _ => {
+            let (p, request) = native_build::<select_cons_tres::ConsTres>(params, nodes, case);
+            p.test(&request)
+        }
+    };
+    Answer {
+        nodes: result.resources.nodes.words,
+        cpus: result.resources.ncpus,
+        start: result.start_time,
+    }
+}
+
+fn native<P: Native>(b: Bencher, params: &str, nodes: u32, case: Case) {
+    let (plugin, request) = native_build::<P>(params, nodes, case);
+    b.bench_local(|| plugin.test(black_box(&request)));
+}
+
+/// One module per plugin: `{run_now,will_run}_{cpu,gpu}_{wasm,native}`
+/// over [`SIZES`].
+macro_rules! plugin_benches {
+    ($module:ident, $plugin_type:literal, $params:literal, $native:ty) => {
+        mod $module {
+            use super::*;
+
+            #[divan::bench(args = SIZES)]
+            fn run_now_cpu_wasm(b: Bencher, nodes: u32) {
+                wasm(b, $plugin_type, $params, nodes, Case::RunNowCpu);
+            }
+
+            #[divan::bench(args = SIZES)]
+            fn run_now_cpu_native(b: Bencher, nodes: u32) {
+                native::<$native>(b, $params, nodes, Case::RunNowCpu);
+            }
+
+            #[divan::bench(args = SIZES)]
+            fn run_now_gpu_wasm(b: Bencher, nodes: u32) {
+                wasm(b, $plugin_type, $params, nodes, Case::RunNowGpu);
+            }
+
+            #[divan::bench(args = SIZES)]
+            fn run_now_gpu_native(b: Bencher, nodes: u32) {
+                native::<$native>(b, $params, nodes, Case::RunNowGpu);
+            }
+
+            #[divan::bench(args = SIZES, sample_count = 20)]
+            fn will_run_cpu_wasm(b: Bencher, nodes: u32) {
+                wasm(b, $plugin_type, $params, nodes, Case::WillRunCpu);
+            }
+
+            #[divan::bench(args = SIZES, sample_count = 20)]
+            fn will_run_cpu_native(b: Bencher, nodes: u32) {
+                native::<$native>(b, $params, nodes, Case::WillRunCpu);
+            }
+
+            #[divan::bench(args = SIZES, sample_count = 20)]
+            fn will_run_gpu_wasm(b: Bencher, nodes: u32) {
+                wasm(b, $plugin_type, $params, nodes, Case::WillRunGpu);
+            }
+
+            #[divan::bench(args = SIZES, sample_count = 20)]
+            fn will_run_gpu_native(b: Bencher, nodes: u32) {
+                native::<$native>(b, $params, nodes, Case::WillRunGpu);
+            }
+        }
+    };
+}
+
+plugin_benches!(
+    cons_tres,
+    "select/cons_tres",
+    "CR_Core_Memory",
+    select_cons_tres::ConsTres
+);
+plugin_benches!(linear, "select/linear", "CR_Memory", select_linear::Linear);

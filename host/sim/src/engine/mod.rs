@@ -1,0 +1,853 @@
+//! The simulation engine: a workload replayed in virtual time through one
+//! policy stack (a [`Placer`] and a [`Prioritizer`], normally the select and
+//! priority plugins loaded through the host).
+//!
+//! # Events
+//!
+//! Time jumps from event to event: job submissions (the trace's submit
+//! times), job ends (start + run time, or start + time limit + `OverTimeLimit`
+//! for a job whose run time exceeds its limit: it is killed), priority
+//! recalculations (every `PriorityCalcPeriod` while jobs are pending) and
+//! backfill passes. Before each event the stack's [`VirtualClock`] is set,
+//! so the plugins' `clock` capability answers the simulated time and
+//! priority age and usage decay follow it. Events at the same second are
+//! processed together: ends first, then submissions (in trace order), then
+//! the priority recalculation, then one main scheduling pass, then a
+//! backfill pass when one is due.
+//!
+//! # Submission
+//!
+//! A job is turned into the contract's `job` record ([`jobs::request`]),
+//! tested once `TEST_ONLY` on its partition's nodes (slurmctld rejects at
+//! submission a job no node configuration can ever hold: the outcome then
+//! says `rejected`), and given its priority by the priority plugin's `set`.
+//!
+//! # Main pass (slurmctld's `schedule()`)
+//!
+//! Pending jobs are walked in priority order (higher first; equal
+//! priorities by submit time, then job id). Each is tested `RUN_NOW` on its
+//! partition's nodes; on success it starts (`job-begin` with the
+//! allocation). The first job of a partition that cannot start blocks that
+//! partition: later jobs of the same partition are not tried, as Slurm's
+//! main scheduler does, so without backfill the policy is strict priority
+//! order (FCFS with priority/basic). The pass ends when every partition is
+//! blocked or every pending job was tried. Cheap pre-check: when no
+//! partition oversubscribes, a job asking for more CPUs than its partition
+//! has free is not sent to the plugin (the plugin would refuse it).
+//!
+//! # Backfill (sched/backfill, EASY-style)
+//!
+//! Modelled: a pass at most every `bf_interval` seconds after a change
+//! (a pass with nothing changed since the last one cannot start anything
+//! and is skipped); pending jobs in priority order up to `bf_max_job_test`;
+//! for each job, a `RUN_NOW` test on its partition's nodes minus those
+//! reserved for earlier jobs during the job's expected run (start now +
+//! time limit): a job that fits there starts now without delaying any
+//! reservation, and is marked backfilled. Otherwise a `WILL_RUN` test on the
+//! partition's nodes minus every reserved node gives the expected start and
+//! nodes (from the end times of running jobs, start + time limit, as the
+//! plugin learnt them at `job-begin`); the start is rounded up to a
+//! multiple of `bf_resolution` seconds of Unix time, and when it lies within `bf_window` those nodes are
+//! reserved from that start for the job's time limit. When no start exists
+//! without reserved nodes, `WILL_RUN` on all the partition's nodes is used
+//! and the start moved past the end of the reservations on the chosen nodes.
+//!
+//! A pass after which only submissions happened (no job started or ended,
+//! no priority changed) keeps the answers of the jobs it tested ahead of the
+//! first new job and tests from there on; with FCFS priorities and a queue
+//! longer than `bf_max_job_test` such a pass has nothing to test. The kept
+//! answers were computed before the jobs that pass backfilled had started;
+//! Slurm recomputes them (the backfilled jobs end before, or run beside,
+//! every reservation, so a will-run answer changes only in which of several
+//! equally early nodes it names).
+//!
+//! Not modelled: per-user and per-partition limits (`bf_max_job_user`,
+//! `bf_max_job_part`, ...), `bf_continue` and the lock yielding of a pass
+//! (a pass here is instantaneous), `bf_min_age_reserve`, `bf_busy_nodes`,
+//! QOS/association limits, advanced reservations, licenses, preemption,
+//! job dependencies and arrays, `bf_window_linear`, resource-level (core,
+//! memory) reservations: a reservation holds whole nodes for the future,
+//! which is what Slurm's node-space map does too, but a node partly free
+//! now is offered to later jobs only when it is not reserved.
+
+pub mod config;
+pub mod jobs;
+pub mod policy;
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use slurm_wasm_host::capabilities::clock::VirtualClock;
+use slurm_wasm_host::setup::records::Cluster;
+use slurm_wasm_host::types::{Bitmap, Job, JobResources, JobState, Oversubscribe, TresAmount};
+use slurm_wasm_host::CallError;
+
+use crate::outcome::JobOutcome;
+use crate::workload::Workload;
+
+pub use config::{Backfill, SchedConfig};
+pub use policy::{PlaceMode, Placement, Placer, PolicySpec, Prioritizer};
+
+/// Unix time of a workload's time zero when the trace does not say
+/// (2021-01-01T00:00:00Z): plugins see plausible dates.
+pub const DEFAULT_EPOCH: i64 = 1_609_459_200;
+
+/// The fixed inputs of a simulation.
+#[derive(Debug, Clone)]
+pub struct Input<'a> {
+    pub cluster: &'a Cluster,
+    pub workload: &'a Workload,
+    pub config: SchedConfig,
+    /// Partition of jobs that name none, or one the cluster does not have
+    /// (slurm.conf's `Default=YES` partition, else the first).
+    pub default_partition: usize,
+}
+
+impl Input<'_> {
+    /// Unix time of the workload's time zero.
+    pub fn epoch(&self) -> i64 {
+        if self.workload.start_time > 0 {
+            self.workload.start_time
+        } else {
+            DEFAULT_EPOCH
+        }
+    }
+}
+
+/// Counters of one simulation, for reports and benchmarks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Counters {
+    pub main_passes: u64,
+    pub backfill_passes: u64,
+    pub priority_recalcs: u64,
+    /// `job-test` calls by mode.
+    pub run_now_tests: u64,
+    pub will_run_tests: u64,
+    pub test_only_tests: u64,
+    /// Jobs submitted to a partition other than the one the trace names,
+    /// because the cluster has no partition of that name.
+    pub partition_fallbacks: u64,
+}
+
+/// The schedule one stack produced.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SimResult {
+    /// The stack's label (`select/linear,priority/basic`).
+    pub policy: String,
+    /// One outcome per workload job, in workload order.
+    pub outcomes: Vec<JobOutcome>,
+    pub counters: Counters,
+    /// Seconds of real time the simulation took.
+    pub wall_seconds: f64,
+}
+
+/// A simulation that could not go on: a plugin fault (trap, exhausted
+/// limit, malformed answer) or an inconsistent answer.
+#[derive(Debug, thiserror::Error)]
+#[error("at t={time}s (job {job}): {reason}")]
+pub struct SimError {
+    /// Seconds since the workload's time zero.
+    pub time: i64,
+    pub job: u32,
+    pub reason: String,
+}
+
+/// A reservation made by a backfill pass for the job of `key`: `nodes`
+/// from `start` to `end`.
+struct Reservation {
+    key: QueueKey,
+    start: i64,
+    end: i64,
+    nodes: Vec<u64>,
+}
+
+/// Pending-queue key: priority (higher first), submit time, job id, index.
+type QueueKey = (Reverse<u32>, i64, u32, usize);
+
+/// What the last backfill pass decided, valid while no job started or
+/// ended and no priority changed (`generation` unchanged).
+struct BfCache {
+    generation: u64,
+    /// The jobs it tested, in queue order.
+    tested: Vec<QueueKey>,
+    reservations: Vec<Reservation>,
+}
+
+struct Live {
+    /// The job record as last updated (priority, state, resources).
+    job: Job,
+    partition: usize,
+    kill_after: Option<i64>,
+    expected: i64,
+}
+
+struct Engine<'a, 'p> {
+    input: &'a Input<'a>,
+    placer: &'p mut dyn Placer,
+    prioritizer: &'p mut dyn Prioritizer,
+    epoch: i64,
+    live: Vec<Option<Live>>,
+    outcomes: Vec<JobOutcome>,
+    index_of: HashMap<u32, usize>,
+    pending: BTreeSet<QueueKey>,
+    running: BTreeSet<usize>,
+    ends: BinaryHeap<Reverse<(i64, usize)>>,
+    /// Node bitmaps of the partitions, as words and as contract bitmaps.
+    part_words: Vec<Vec<u64>>,
+    part_bitmaps: Vec<Bitmap>,
+    /// CPUs not allocated, per partition (for the pre-check).
+    part_free: Vec<i64>,
+    largest_node_cpus: Vec<u32>,
+    cpu_precheck: bool,
+    counters: Counters,
+    done: u64,
+    progress: Option<&'p AtomicU64>,
+    /// Bumped whenever a job starts or ends or a priority changes.
+    generation: u64,
+    bf_cache: Option<BfCache>,
+    /// Queue keys of the jobs submitted since the last backfill pass.
+    submitted_since_bf: Vec<QueueKey>,
+}
+
+/// Replays `input.workload` through `placer` and `prioritizer`, moving
+/// `clock` (the clock the plugins read) from event to event. `progress`,
+/// when given, counts jobs that reached their end (finished, or rejected).
+///
+/// The same inputs give the same result: every ordering is by time, then
+/// priority, submit time and job id, and no wall-clock value is used.
+///
+/// # Errors
+///
+/// [`SimError`] when a plugin call faults (not when a plugin refuses a
+/// placement, which is an answer) or an allocation names no node.
+pub fn simulate(
+    input: &Input<'_>,
+    placer: &mut dyn Placer,
+    prioritizer: &mut dyn Prioritizer,
+    clock: &VirtualClock,
+    policy: &str,
+    progress: Option<&AtomicU64>,
+) -> Result<SimResult, SimError> {
+    let started = std::time::Instant::now();
+    let cluster = input.cluster;
+    let part_words: Vec<Vec<u64>> = cluster
+        .partitions
+        .iter()
+        .map(|p| p.nodes.words.clone())
+        .collect();
+    let part_free = cluster
+        .partitions
+        .iter()
+        .map(|p| {
+            slurm_wasm_host::fixtures::bits(&p.nodes)
+                .iter()
+                .map(|&i| i64::from(cluster.nodes[i as usize].cpus))
+                .sum()
+        })
+        .collect();
+    let cpu_precheck = cluster.partitions.iter().all(|p| {
+        matches!(
+            p.oversubscribe,
+            Oversubscribe::No | Oversubscribe::Exclusive
+        )
+    });
+    let mut engine = Engine {
+        input,
+        placer,
+        prioritizer,
+        epoch: input.epoch(),
+        live: (0..input.workload.jobs.len()).map(|_| None).collect(),
+        outcomes: Vec::with_capacity(input.workload.jobs.len()),
+        index_of: HashMap::with_capacity(input.workload.jobs.len()),
+        pending: BTreeSet::new(),
+        running: BTreeSet::new(),
+        ends: BinaryHeap::new(),
+        part_bitmaps: cluster.partitions.iter().map(|p| p.nodes.clone()).collect(),
+        part_words,
+        part_free,
+        largest_node_cpus: jobs::largest_node_cpus(cluster),
+        cpu_precheck,
+        counters: Counters::default(),
+        done: 0,
+        progress,
+        generation: 0,
+        bf_cache: None,
+        submitted_since_bf: Vec::new(),
+    };
+    engine.outcomes = input
+        .workload
+        .jobs
+        .iter()
+        .map(|j| JobOutcome {
+            id: j.id,
+            submit: j.submit,
+            start: None,
+            end: None,
+            nodes: 0,
+            cpus: 0,
+            node_list: String::new(),
+            backfilled: false,
+            killed_at_limit: false,
+            rejected: None,
+        })
+        .collect();
+    engine.run(clock)?;
+    for (idx, live) in engine.live.iter().enumerate() {
+        if live
+            .as_ref()
+            .is_some_and(|l| l.job.state == JobState::Pending)
+        {
+            engine.outcomes[idx].rejected =
+                Some("still pending when no event was left (never fitted)".into());
+        }
+    }
+    Ok(SimResult {
+        policy: policy.to_owned(),
+        outcomes: engine.outcomes,
+        counters: engine.counters,
+        wall_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+impl Engine<'_, '_> {
+    fn fail(&self, now: i64, idx: usize, reason: impl std::fmt::Display) -> SimError {
+        SimError {
+            time: now - self.epoch,
+            job: self.input.workload.jobs[idx].id,
+            reason: reason.to_string(),
+        }
+    }
+
+    fn call<T>(&self, now: i64, idx: usize, r: Result<T, CallError>) -> Result<T, SimError> {
+        r.map_err(|e| self.fail(now, idx, e))
+    }
+
+    fn run(&mut self, clock: &VirtualClock) -> Result<(), SimError> {
+        let jobs = &self.input.workload.jobs;
+        let config = self.input.config;
+        let mut next_submit = 0usize;
+        let mut calc_due = self.epoch + config.calc_period;
+        let mut bf_due: Option<i64> = None;
+        let mut last_bf = i64::MIN / 2;
+        loop {
+            let submit_at = jobs.get(next_submit).map(|j| self.epoch + j.submit);
+            let end_at = self.ends.peek().map(|Reverse((t, _))| *t);
+            let more_coming = submit_at.is_some() || end_at.is_some();
+            let mut next = [submit_at, end_at].into_iter().flatten().min();
+            if more_coming && !self.pending.is_empty() {
+                next = [next, bf_due, Some(calc_due)].into_iter().flatten().min();
+            } else if !self.pending.is_empty() {
+                // Nothing will end or arrive: a due backfill pass is the
+                // last chance for the pending jobs.
+                next = next.or(bf_due);
+            }
+            let Some(now) = next else { break };
+            clock.set(now);
+            let mut changed = false;
+            while let Some(&Reverse((t, idx))) = self.ends.peek() {
+                if t != now {
+                    break;
+                }
+                self.ends.pop();
+                self.end(now, idx)?;
+                changed = true;
+            }
+            while let Some(job) = jobs.get(next_submit) {
+                if self.epoch + job.submit != now {
+                    break;
+                }
+                self.submit(now, next_submit)?;
+                next_submit += 1;
+                changed = true;
+            }
+            if calc_due <= now && !self.pending.is_empty() {
+                changed |= self.recalculate(now)?;
+                calc_due = now + config.calc_period;
+            }
+            if changed {
+                self.main_pass(now)?;
+                if config.backfill.is_some() && bf_due.is_none() {
+                    bf_due = Some(now.max(last_bf + config.backfill.map_or(0, |b| b.interval)));
+                }
+            }
+            if let (Some(bf), Some(due)) = (config.backfill, bf_due) {
+                if due <= now {
+                    if !self.pending.is_empty() {
+                        self.backfill(now, &bf)?;
+                    }
+                    last_bf = now;
+                    bf_due = None;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_one(&mut self) {
+        self.done += 1;
+        if let Some(p) = self.progress {
+            p.store(self.done, Ordering::Relaxed);
+        }
+    }
+
+    fn submit(&mut self, now: i64, idx: usize) -> Result<(), SimError> {
+        let trace = &self.input.workload.jobs[idx];
+        let mut fell_back = false;
+        let request = jobs::request(
+            trace,
+            now,
+            self.input.cluster,
+            self.input.default_partition,
+            &self.largest_node_cpus,
+            &mut fell_back,
+        );
+        if fell_back {
+            self.counters.partition_fallbacks += 1;
+        }
+        self.index_of.insert(trace.id, idx);
+        self.counters.test_only_tests += 1;
+        let test = self.placer.test(
+            &request.job,
+            &self.part_bitmaps[request.partition],
+            PlaceMode::TestOnly,
+        );
+        if let Placement::Refused { code, message } = self.call(now, idx, test)? {
+            self.outcomes[idx].rejected = Some(format!(
+                "cannot run on partition {} (error {code}: {message})",
+                self.input.cluster.partitions[request.partition].name
+            ));
+            self.finish_one();
+            return Ok(());
+        }
+        let mut job = request.job;
+        let priority = self.prioritizer.submit(&job);
+        job.priority = self.call(now, idx, priority)?;
+        let key = (Reverse(job.priority), now, job.job_id, idx);
+        self.pending.insert(key);
+        self.submitted_since_bf.push(key);
+        self.live[idx] = Some(Live {
+            job,
+            partition: request.partition,
+            kill_after: request.kill_after,
+            expected: request.expected,
+        });
+        Ok(())
+    }
+
+    fn live(&self, idx: usize) -> &Live {
+        rec(&self.live, idx)
+    }
+
+    fn key(&self, idx: usize) -> QueueKey {
+        let job = &self.live(idx).job;
+        (
+            Reverse(job.priority),
+            job.details.submit_time,
+            job.job_id,
+            idx,
+        )
+    }
+
+    /// The pending job after `after` in queue order (the first with none).
+    fn next_pending(&self, after: Option<QueueKey>) -> Option<QueueKey> {
+        match after {
+            None => self.pending.first().copied(),
+            Some(k) => self
+                .pending
+                .range((Bound::Excluded(k), Bound::Unbounded))
+                .next()
+                .copied(),
+        }
+    }
+
+    /// One PriorityCalcPeriod pass; true when a priority changed.
+    fn recalculate(&mut self, now: i64) -> Result<bool, SimError> {
+        self.counters.priority_recalcs += 1;
+        let running: Vec<Job> = self
+            .running
+            .iter()
+            .map(|&i| self.live(i).job.clone())
+            .collect();
+        let pending: Vec<u32> = self.pending.iter().map(|k| k.2).collect();
+        let first = self.pending.first().map_or(0, |k| k.3);
+        let result = self.prioritizer.recalculate(&running, &pending);
+        let updates = self.call(now, first, result)?;
+        let mut changed = false;
+        for (id, priority) in updates {
+            let Some(&idx) = self.index_of.get(&id) else {
+                continue;
+            };
+            let key = self.key(idx);
+            if self.live(idx).job.state != JobState::Pending || key.0 .0 == priority {
+                continue;
+            }
+            self.pending.remove(&key);
+            if let Some(l) = self.live[idx].as_mut() {
+                l.job.priority = priority;
+            }
+            self.pending.insert(self.key(idx));
+            self.generation += 1;
+            changed = true;
+        }
+        Ok(changed)
+    }
+
+    fn fits_free_cpus(&self, idx: usize) -> bool {
+        let live = self.live(idx);
+        !self.cpu_precheck || self.part_free[live.partition] >= i64::from(live.job.details.min_cpus)
+    }
+
+    fn main_pass(&mut self, now: i64) -> Result<(), SimError> {
+        self.counters.main_passes += 1;
+        let parts = self.input.cluster.partitions.len();
+        let mut blocked = vec![false; parts];
+        let mut blocked_count = 0;
+        let mut cursor = None;
+        while blocked_count < parts {
+            let Some(key) = self.next_pending(cursor) else {
+                break;
+            };
+            cursor = Some(key);
+            let idx = key.3;
+            let partition = self.live(idx).partition;
+            if blocked[partition] {
+                continue;
+            }
+            let placed = if self.fits_free_cpus(idx) {
+                self.counters.run_now_tests += 1;
+                let candidates = &self.part_bitmaps[partition];
+                let r = self
+                    .placer
+                    .test(&rec(&self.live, idx).job, candidates, PlaceMode::RunNow);
+                self.call(now, idx, r)?
+            } else {
+                Placement::Refused {
+                    code: 0,
+                    message: String::new(),
+                }
+            };
+            match placed {
+                Placement::Placed { resources, .. } => self.start(now, idx, resources, false)?,
+                Placement::Refused { .. } => {
+                    blocked[partition] = true;
+                    blocked_count += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn backfill(&mut self, now: i64, bf: &Backfill) -> Result<(), SimError> {
+        let mut new_keys = std::mem::take(&mut self.submitted_since_bf);
+        new_keys.retain(|k| self.pending.contains(k));
+        let first_new = new_keys.iter().min().copied();
+        let (mut reservations, mut tested) = match self.bf_cache.take() {
+            Some(cache) if cache.generation == self.generation => {
+                // Only submissions since the last pass: the jobs it tested
+                // ahead of the first new one keep their answers.
+                let Some(first_new) = first_new else {
+                    self.bf_cache = Some(cache);
+                    return Ok(());
+                };
+                let prefix = cache.tested.partition_point(|k| *k < first_new);
+                if prefix >= bf.max_job_test {
+                    self.bf_cache = Some(cache);
+                    return Ok(());
+                }
+                let mut tested = cache.tested;
+                tested.truncate(prefix);
+                let kept = cache
+                    .reservations
+                    .into_iter()
+                    .filter(|r| r.key < first_new)
+                    .collect();
+                (kept, tested)
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
+        self.counters.backfill_passes += 1;
+        // The union of every reservation's nodes, and the latest start.
+        let mut all_reserved = union(self.part_words[0].len(), reservations.iter());
+        let mut latest_start = reservations.iter().map(|r| r.start).max();
+        let mut cursor = tested.last().copied();
+        while tested.len() < bf.max_job_test {
+            let Some(key) = self.next_pending(cursor) else {
+                break;
+            };
+            cursor = Some(key);
+            tested.push(key);
+            let idx = key.3;
+            let (partition, expected) = {
+                let l = self.live(idx);
+                (l.partition, l.expected)
+            };
+            let words = self.part_words[partition].clone();
+            let len = self.part_bitmaps[partition].len;
+            // Nodes reserved at some moment of [now, now + expected).
+            let overlapping = if latest_start.is_none_or(|s| s < now + expected) {
+                all_reserved.clone()
+            } else {
+                union(
+                    words.len(),
+                    reservations.iter().filter(|r| r.start < now + expected),
+                )
+            };
+            let free_now = minus(&words, &overlapping);
+            if self.fits_free_cpus(idx) && free_now.iter().any(|&w| w != 0) {
+                self.counters.run_now_tests += 1;
+                let candidates = Bitmap {
+                    len,
+                    words: free_now,
+                };
+                let r = self
+                    .placer
+                    .test(&rec(&self.live, idx).job, &candidates, PlaceMode::RunNow);
+                if let Placement::Placed { resources, .. } = self.call(now, idx, r)? {
+                    self.start(now, idx, resources, true)?;
+                    continue;
+                }
+            }
+            let unreserved = minus(&words, &all_reserved);
+            let mut answer = None;
+            if unreserved.iter().any(|&w| w != 0) {
+                answer = self.will_run(now, idx, len, unreserved)?;
+            }
+            if answer.is_none() && all_reserved.iter().any(|&w| w != 0) {
+                // Only with reserved nodes: start after their reservations.
+                answer = self
+                    .will_run(now, idx, len, words.clone())?
+                    .map(|(start, nodes)| {
+                        let after = reservations
+                            .iter()
+                            .filter(|r| intersects(&r.nodes, &nodes))
+                            .map(|r| r.end)
+                            .max()
+                            .unwrap_or(start);
+                        (start.max(after), nodes)
+                    });
+            }
+            let Some((start, nodes)) = answer else {
+                continue;
+            };
+            // Reservation times are multiples of bf_resolution (Unix time).
+            let start = start.max(now + 1);
+            let start = (start + bf.resolution - 1).div_euclid(bf.resolution) * bf.resolution;
+            if start - now > bf.window {
+                continue;
+            }
+            for (all, w) in all_reserved.iter_mut().zip(&nodes) {
+                *all |= w;
+            }
+            latest_start = latest_start.max(Some(start));
+            reservations.push(Reservation {
+                key,
+                start,
+                end: start + expected,
+                nodes,
+            });
+        }
+        self.bf_cache = Some(BfCache {
+            generation: self.generation,
+            tested,
+            reservations,
+        });
+        Ok(())
+    }
+
+    /// `WILL_RUN` on `words`: the expected start and the nodes, or none.
+    fn will_run(
+        &mut self,
+        now: i64,
+        idx: usize,
+        len: u32,
+        words: Vec<u64>,
+    ) -> Result<Option<(i64, Vec<u64>)>, SimError> {
+        self.counters.will_run_tests += 1;
+        let candidates = Bitmap { len, words };
+        let r = self
+            .placer
+            .test(&rec(&self.live, idx).job, &candidates, PlaceMode::WillRun);
+        Ok(match self.call(now, idx, r)? {
+            Placement::Placed { resources, start } => {
+                Some((start.unwrap_or(now), resources.nodes.words))
+            }
+            Placement::Refused { .. } => None,
+        })
+    }
+
+    fn start(
+        &mut self,
+        now: i64,
+        idx: usize,
+        resources: JobResources,
+        backfilled: bool,
+    ) -> Result<(), SimError> {
+        if resources.per_node.is_empty() {
+            return Err(self.fail(now, idx, "the select plugin allocated no node"));
+        }
+        let key = self.key(idx);
+        self.pending.remove(&key);
+        self.generation += 1;
+        let run_time = self.input.workload.jobs[idx].run_time.max(0);
+        let node_names: Vec<&str> = resources
+            .per_node
+            .iter()
+            .map(|n| {
+                self.input.cluster.nodes[n.node_index as usize]
+                    .name
+                    .as_str()
+            })
+            .collect();
+        let node_list = compress(&node_names);
+        let cluster = self.input.cluster;
+        let live = self.live[idx].as_mut().expect("pending job has a record");
+        let killed = live.kill_after.is_some_and(|k| run_time > k);
+        let end = now + live.kill_after.map_or(run_time, |k| run_time.min(k));
+        let job = &mut live.job;
+        job.state = JobState::Running;
+        job.start_time = now;
+        job.end_time = now + live.expected;
+        job.total_cpus = Some(resources.ncpus);
+        job.tres_allocated = vec![
+            TresAmount {
+                name: "cpu".into(),
+                count: u64::from(resources.ncpus),
+            },
+            TresAmount {
+                name: "node".into(),
+                count: resources.per_node.len() as u64,
+            },
+        ];
+        for n in &resources.per_node {
+            for &p in &cluster.nodes[n.node_index as usize].partitions {
+                self.part_free[p as usize] -= i64::from(n.cpus);
+            }
+        }
+        let outcome = &mut self.outcomes[idx];
+        outcome.start = Some(now - self.epoch);
+        outcome.end = Some(end - self.epoch);
+        outcome.nodes = resources.per_node.len() as u32;
+        outcome.cpus = resources.ncpus;
+        outcome.node_list = node_list;
+        outcome.backfilled = backfilled;
+        outcome.killed_at_limit = killed;
+        job.resources = Some(resources);
+        let r = self.placer.begin(&rec(&self.live, idx).job);
+        self.call(now, idx, r)?;
+        self.running.insert(idx);
+        self.ends.push(Reverse((end, idx)));
+        Ok(())
+    }
+
+    fn end(&mut self, now: i64, idx: usize) -> Result<(), SimError> {
+        self.running.remove(&idx);
+        self.generation += 1;
+        let killed = self.outcomes[idx].killed_at_limit;
+        let cluster = self.input.cluster;
+        let live = self.live[idx].as_mut().expect("running job has a record");
+        live.job.state = if killed {
+            JobState::Timeout
+        } else {
+            JobState::Complete
+        };
+        live.job.end_time = now;
+        if let Some(res) = &live.job.resources {
+            for n in &res.per_node {
+                for &p in &cluster.nodes[n.node_index as usize].partitions {
+                    self.part_free[p as usize] += i64::from(n.cpus);
+                }
+            }
+        }
+        let r = self.placer.fini(&rec(&self.live, idx).job);
+        self.call(now, idx, r)?;
+        let r = self.prioritizer.end(&rec(&self.live, idx).job);
+        self.call(now, idx, r)?;
+        // The record is no longer needed: free it (large traces).
+        self.live[idx] = None;
+        self.finish_one();
+        Ok(())
+    }
+}
+
+/// The record of a queued or running job.
+fn rec(live: &[Option<Live>], idx: usize) -> &Live {
+    live[idx]
+        .as_ref()
+        .expect("queued and running jobs have a record")
+}
+
+fn union<'r>(words: usize, reservations: impl Iterator<Item = &'r Reservation>) -> Vec<u64> {
+    let mut out = vec![0u64; words];
+    for r in reservations {
+        for (o, w) in out.iter_mut().zip(&r.nodes) {
+            *o |= w;
+        }
+    }
+    out
+}
+
+fn minus(a: &[u64], b: &[u64]) -> Vec<u64> {
+    a.iter().zip(b).map(|(x, y)| x & !y).collect()
+}
+
+fn intersects(a: &[u64], b: &[u64]) -> bool {
+    a.iter().zip(b).any(|(x, y)| x & y != 0)
+}
+
+/// Node names in hostlist form: `n[1-3,7],gpu01` (names with a common
+/// prefix and numeric suffixes of the same width are grouped, in order).
+pub fn compress(names: &[&str]) -> String {
+    // (prefix, digits, ranges of numbers)
+    type Group = (String, usize, Vec<(u64, u64)>);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut plain: Vec<String> = Vec::new();
+    for name in names {
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            plain.push((*name).to_owned());
+            continue;
+        }
+        let (prefix, number) = name.split_at(name.len() - digits);
+        let Ok(n) = number.parse::<u64>() else {
+            plain.push((*name).to_owned());
+            continue;
+        };
+        match groups
+            .iter_mut()
+            .find(|(p, w, _)| p == prefix && *w == digits)
+        {
+            Some((_, _, ranges)) => match ranges.last_mut() {
+                Some(last) if last.1 + 1 == n => last.1 = n,
+                _ => ranges.push((n, n)),
+            },
+            None => groups.push((prefix.to_owned(), digits, vec![(n, n)])),
+        }
+    }
+    let mut parts: Vec<String> = groups
+        .into_iter()
+        .map(|(prefix, width, ranges)| {
+            let text: Vec<String> = ranges
+                .iter()
+                .map(|&(a, b)| {
+                    if a == b {
+                        format!("{a:0width$}")
+                    } else {
+                        format!("{a:0width$}-{b:0width$}")
+                    }
+                })
+                .collect();
+            if ranges.len() == 1 && ranges[0].0 == ranges[0].1 {
+                format!("{prefix}{}", text[0])
+            } else {
+                format!("{prefix}[{}]", text.join(","))
+            }
+        })
+        .collect();
+    parts.extend(plain);
+    parts.join(",")
+}
+
+#[cfg(test)]
+mod tests;

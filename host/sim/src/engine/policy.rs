@@ -1,0 +1,471 @@
+//! A policy stack: one select plugin and one priority plugin, behind the
+//! two small traits the engine schedules with ([`Placer`], [`Prioritizer`]).
+//!
+//! The wasm handles of the host implement them ([`WasmPlacer`],
+//! [`WasmPrioritizer`]); a native build of a plugin can implement them too
+//! and be compared with its component.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use slurm_wasm_host::capabilities::clock::VirtualClock;
+use slurm_wasm_host::kinds::select::{JobTestFlags, JobTestMode, JobTestRequest};
+use slurm_wasm_host::setup::records::Cluster;
+use slurm_wasm_host::types::{Bitmap, Job, JobResources};
+use slurm_wasm_host::{
+    bundled, CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin,
+    SelectPlugin, Services, Slot,
+};
+
+/// `ESLURM_NODES_BUSY`: the resources exist but are in use now.
+const ESLURM_NODES_BUSY: i32 = 2016;
+
+/// How a placement is asked for (`select_p_job_test` modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceMode {
+    /// Allocate now from free resources (`RUN_NOW`).
+    RunNow,
+    /// Could the job ever run on the candidates, ignoring usage (`TEST_ONLY`)?
+    TestOnly,
+    /// When and where would it start, given running jobs' end times (`WILL_RUN`)?
+    WillRun,
+}
+
+/// The answer of a placement test.
+#[derive(Debug, Clone)]
+pub enum Placement {
+    /// Resources found; `start` is the expected start time (will-run) or
+    /// none (run-now, test-only).
+    Placed {
+        resources: JobResources,
+        start: Option<i64>,
+    },
+    /// Not with these candidates: the plugin's Slurm error code and message.
+    Refused { code: i32, message: String },
+}
+
+impl Placement {
+    /// Refused because the nodes are busy now (`ESLURM_NODES_BUSY`).
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Placement::Refused { code, .. } if *code == ESLURM_NODES_BUSY)
+    }
+}
+
+/// Node selection as the engine needs it. Implementations keep their own
+/// usage tables, updated by [`Placer::begin`] and [`Placer::fini`]; the end
+/// time a will-run answer assumes for a running job is the `end-time` of
+/// the record given to `begin` (start + time limit, as in Slurm).
+///
+/// Errors are faults (a trap, an exhausted limit, a malformed answer), not
+/// refusals: they end the simulation of this stack.
+pub trait Placer: Send {
+    /// Loads the node table (`node-init`).
+    fn init(&mut self, cluster: &Cluster) -> Result<(), CallError>;
+    /// Tests `job` on `candidates` in `mode`.
+    fn test(
+        &mut self,
+        job: &Job,
+        candidates: &Bitmap,
+        mode: PlaceMode,
+    ) -> Result<Placement, CallError>;
+    /// The job (with its `resources`) starts.
+    fn begin(&mut self, job: &Job) -> Result<(), CallError>;
+    /// The job ended; release its resources.
+    fn fini(&mut self, job: &Job) -> Result<(), CallError>;
+}
+
+/// Job priority as the engine needs it.
+pub trait Prioritizer: Send {
+    /// Priority of a newly submitted job (`set`, keeping `lowest_prio`).
+    fn submit(&mut self, job: &Job) -> Result<u32, CallError>;
+    /// One PriorityCalcPeriod pass: new priorities for pending jobs named
+    /// by id (the implementation keeps each job as given to `submit`).
+    fn recalculate(
+        &mut self,
+        running: &[Job],
+        pending: &[u32],
+    ) -> Result<Vec<(u32, u32)>, CallError>;
+    /// The job ended (`job-end`: charge its usage).
+    fn end(&mut self, job: &Job) -> Result<(), CallError>;
+}
+
+/// A loaded select plugin as a [`Placer`].
+pub struct WasmPlacer(pub SelectPlugin);
+
+impl Placer for WasmPlacer {
+    fn init(&mut self, cluster: &Cluster) -> Result<(), CallError> {
+        self.0.node_init(&cluster.nodes)
+    }
+
+    fn test(
+        &mut self,
+        job: &Job,
+        candidates: &Bitmap,
+        mode: PlaceMode,
+    ) -> Result<Placement, CallError> {
+        let request = JobTestRequest {
+            job: job.clone(),
+            candidates: candidates.clone(),
+            // As select_nodes computes them: no maximum is 500000 nodes;
+            // the desired count is the maximum when the job gave one.
+            min_nodes: job.details.min_nodes,
+            max_nodes: job.details.max_nodes.unwrap_or(500_000),
+            req_nodes: job.details.max_nodes.unwrap_or(job.details.min_nodes),
+            mode: match mode {
+                PlaceMode::RunNow => JobTestMode::RunNow,
+                PlaceMode::TestOnly => JobTestMode::TestOnly,
+                PlaceMode::WillRun => JobTestMode::WillRun,
+            },
+            flags: JobTestFlags::empty(),
+            preemptee_candidates: Vec::new(),
+            excluded_cores: None,
+        };
+        match self.0.job_test(&request) {
+            Ok(result) => Ok(Placement::Placed {
+                resources: result.resources,
+                start: result.start_time,
+            }),
+            Err(CallError::Plugin { code, message, .. }) => {
+                Ok(Placement::Refused { code, message })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn begin(&mut self, job: &Job) -> Result<(), CallError> {
+        self.0.job_begin(job)
+    }
+
+    fn fini(&mut self, job: &Job) -> Result<(), CallError> {
+        self.0.job_fini(job)
+    }
+}
+
+/// A loaded priority plugin as a [`Prioritizer`].
+pub struct WasmPrioritizer {
+    pub plugin: PriorityPlugin,
+    /// slurmctld's `lowest_prio`, which priority/basic counts down from.
+    pub lowest_prio: u32,
+}
+
+impl Prioritizer for WasmPrioritizer {
+    fn submit(&mut self, job: &Job) -> Result<u32, CallError> {
+        self.plugin.assign(&mut self.lowest_prio, job)
+    }
+
+    fn recalculate(
+        &mut self,
+        running: &[Job],
+        pending: &[u32],
+    ) -> Result<Vec<(u32, u32)>, CallError> {
+        self.plugin.calculate(running, pending)
+    }
+
+    fn end(&mut self, job: &Job) -> Result<(), CallError> {
+        self.plugin.job_end(job)
+    }
+}
+
+/// One stack as named on the command line: `select/linear,priority/basic`,
+/// either part a bundled type or a path to a `.wasm` component.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicySpec {
+    /// The text as given, used as the stack's label in reports.
+    pub label: String,
+    pub select: PluginSource,
+    pub priority: PluginSource,
+}
+
+/// Why a policy could not be understood or loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("--policy {spec}: {reason}")]
+    Spec { spec: String, reason: String },
+    #[error("--policy {spec}: {source}")]
+    Load {
+        spec: String,
+        #[source]
+        source: anyhow::Error,
+    },
+}
+
+impl PolicySpec {
+    /// Parses `select/X,priority/Y` (order free). A part naming a bundled
+    /// type is used as such; a part ending in `.wasm` is a file whose slot
+    /// fills the first missing slot,
+    /// select first (its kind is checked when it is loaded); `select=FILE` and `priority=FILE`
+    /// name the slot explicitly.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError::Spec`] when a part is neither a `select/`/`priority/`
+    /// type nor a `.wasm` path, or a slot is missing or given twice.
+    pub fn parse(text: &str) -> Result<PolicySpec, PolicyError> {
+        let fail = |reason: String| PolicyError::Spec {
+            spec: text.to_owned(),
+            reason,
+        };
+        let mut select = None;
+        let mut priority = None;
+        let mut files = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (slot, source) = if let Some(path) = part.strip_prefix("select=") {
+                (Some(Slot::Select), PluginSource::File(PathBuf::from(path)))
+            } else if let Some(path) = part.strip_prefix("priority=") {
+                (
+                    Some(Slot::Priority),
+                    PluginSource::File(PathBuf::from(path)),
+                )
+            } else if part.ends_with(".wasm") {
+                (None, PluginSource::File(PathBuf::from(part)))
+            } else if part.starts_with("select/") {
+                (Some(Slot::Select), PluginSource::Bundled(part.to_owned()))
+            } else if part.starts_with("priority/") {
+                (Some(Slot::Priority), PluginSource::Bundled(part.to_owned()))
+            } else {
+                return Err(fail(format!(
+                    "`{part}` is neither a select/ or priority/ plugin type nor a .wasm file"
+                )));
+            };
+            match slot {
+                Some(Slot::Select) if select.is_none() => select = Some(source),
+                Some(Slot::Priority) if priority.is_none() => priority = Some(source),
+                Some(slot) => return Err(fail(format!("two {slot} plugins"))),
+                None => files.push(source),
+            }
+        }
+        // Files whose slot is not named fill the missing slots in order,
+        // select first; their kind is checked when they are loaded.
+        for source in files {
+            if select.is_none() {
+                select = Some(source);
+            } else if priority.is_none() {
+                priority = Some(source);
+            } else {
+                return Err(fail("more than one select and one priority plugin".into()));
+            }
+        }
+        Ok(PolicySpec {
+            label: text.to_owned(),
+            select: select.ok_or_else(|| {
+                fail("no select plugin (select/linear, select/cons_tres or a .wasm)".into())
+            })?,
+            priority: priority.ok_or_else(|| {
+                fail("no priority plugin (priority/basic, priority/multifactor or a .wasm)".into())
+            })?,
+        })
+    }
+
+    /// Whether both plugins can be found: bundled types in this build, or
+    /// existing files.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError::Spec`] naming the missing plugin and what is bundled.
+    pub fn check_available(&self) -> Result<(), PolicyError> {
+        for source in [&self.select, &self.priority] {
+            let missing = match source {
+                PluginSource::Bundled(name) if bundled::find(name).is_none() => Some(format!(
+                    "no bundled plugin {name} in this build (bundled: {})",
+                    bundled::names()
+                )),
+                PluginSource::File(path) if !path.is_file() => {
+                    Some(format!("{}: no such file", path.display()))
+                }
+                _ => None,
+            };
+            if let Some(reason) = missing {
+                return Err(PolicyError::Spec {
+                    spec: self.label.clone(),
+                    reason,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A loaded, initialised stack with its own host and virtual clock.
+pub struct LoadedStack {
+    pub clock: Arc<VirtualClock>,
+    pub placer: Box<dyn Placer>,
+    pub prioritizer: Box<dyn Prioritizer>,
+    /// Keeps the engine (and its epoch ticker) alive while the plugins run.
+    _host: Host,
+}
+
+impl LoadedStack {
+    /// Builds a host whose clock is a [`VirtualClock`] at `start`, loads
+    /// both plugins of `spec` with default settings, and runs their `init`
+    /// with `cluster`'s records. `seed` seeds the random source WASI gives
+    /// the plugins, so runs repeat.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError::Load`] when a plugin cannot be loaded, is not of its
+    /// slot's kind, or its `init` fails.
+    pub fn load(
+        spec: &PolicySpec,
+        cluster: &Cluster,
+        start: i64,
+        seed: u64,
+    ) -> Result<LoadedStack, PolicyError> {
+        let wrap = |e: anyhow::Error| PolicyError::Load {
+            spec: spec.label.clone(),
+            source: e,
+        };
+        let clock = Arc::new(VirtualClock::new(start));
+        let host = Host::new(HostOptions {
+            services: Services {
+                clock: clock.clone(),
+                ..Services::default()
+            },
+            random_seed: seed,
+            ..HostOptions::default()
+        })
+        .map_err(wrap)?;
+        let select = SelectPlugin::load(&host, &spec.select, PluginSettings::default())
+            .map_err(|e| wrap(e.into()))?;
+        let mut select_config = cluster.select_config();
+        select_config.cluster.select_type_parameters =
+            select_type_parameters_for(&spec.select, &select_config.cluster.select_type_parameters);
+        select.init(&select_config).map_err(|e| wrap(e.into()))?;
+        let priority = PriorityPlugin::load(&host, &spec.priority, PluginSettings::default())
+            .map_err(|e| wrap(e.into()))?;
+        priority
+            .init(&cluster.priority_config())
+            .map_err(|e| wrap(e.into()))?;
+        let mut placer = WasmPlacer(select);
+        placer.init(cluster).map_err(|e| wrap(e.into()))?;
+        Ok(LoadedStack {
+            clock,
+            placer: Box::new(placer),
+            prioritizer: Box::new(WasmPrioritizer {
+                plugin: priority,
+                // slurmctld starts `lowest_prio` at TOP_PRIORITY (0xffff0000).
+                lowest_prio: 0xffff_0000,
+            }),
+            _host: host,
+        })
+    }
+}
+
+/// `SelectTypeParameters` as a site switching to the bundled plugin of
+/// `select` would have to write them, so one `slurm.conf` serves every
+/// stack: `select/linear` allocates whole nodes and refuses
+/// `CR_CPU`/`CR_Core`/`CR_Socket` (their `_Memory` forms become
+/// `CR_Memory`); `select/cons_tres` needs one of them (`CR_Memory` becomes
+/// `CR_Core_Memory`, nothing becomes `CR_Core`). Other parameters, and the
+/// parameters of plugins given as files, are kept as written.
+pub fn select_type_parameters_for(select: &PluginSource, params: &[String]) -> Vec<String> {
+    let is_unit = |p: &str| {
+        ["CR_CPU", "CR_Core", "CR_Socket"].iter().any(|u| {
+            p.eq_ignore_ascii_case(u)
+                || p.to_ascii_lowercase()
+                    .starts_with(&format!("{}_", u.to_ascii_lowercase()))
+        })
+    };
+    let memory = |p: &str| p.to_ascii_lowercase().ends_with("memory");
+    match select {
+        PluginSource::Bundled(name) if name == "select/linear" => {
+            let mut out = Vec::new();
+            for p in params {
+                if is_unit(p) {
+                    if memory(p) && !out.iter().any(|o: &String| o == "CR_Memory") {
+                        out.push("CR_Memory".to_owned());
+                    }
+                } else {
+                    out.push(p.clone());
+                }
+            }
+            out
+        }
+        PluginSource::Bundled(name) if name == "select/cons_tres" => {
+            if params.iter().any(|p| is_unit(p)) {
+                return params.to_vec();
+            }
+            let mut out: Vec<String> = params
+                .iter()
+                .filter(|p| !p.eq_ignore_ascii_case("CR_Memory"))
+                .cloned()
+                .collect();
+            let unit = if params.iter().any(|p| p.eq_ignore_ascii_case("CR_Memory")) {
+                "CR_Core_Memory"
+            } else {
+                "CR_Core"
+            };
+            out.insert(0, unit.to_owned());
+            out
+        }
+        _ => params.to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn select_type_parameters_follow_the_plugin() {
+        // select/linear refuses core/CPU/socket units (spec, linear init);
+        // cons_tres needs one of them.
+        let linear = PluginSource::Bundled("select/linear".into());
+        let cons = PluginSource::Bundled("select/cons_tres".into());
+        let p = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            select_type_parameters_for(&linear, &p(&["CR_Core_Memory", "CR_ONE_TASK_PER_CORE"])),
+            p(&["CR_Memory", "CR_ONE_TASK_PER_CORE"])
+        );
+        assert_eq!(
+            select_type_parameters_for(&linear, &p(&["CR_Core"])),
+            p(&[])
+        );
+        assert_eq!(
+            select_type_parameters_for(&cons, &p(&["CR_Memory"])),
+            p(&["CR_Core_Memory"])
+        );
+        assert_eq!(select_type_parameters_for(&cons, &p(&[])), p(&["CR_Core"]));
+        assert_eq!(
+            select_type_parameters_for(&cons, &p(&["CR_CPU"])),
+            p(&["CR_CPU"])
+        );
+        let file = PluginSource::File("x.wasm".into());
+        assert_eq!(
+            select_type_parameters_for(&file, &p(&["CR_Core"])),
+            p(&["CR_Core"])
+        );
+    }
+
+    use super::*;
+
+    #[test]
+    fn parses_bundled_pairs_in_either_order() {
+        let spec = PolicySpec::parse("priority/basic, select/linear").unwrap();
+        assert_eq!(spec.select, PluginSource::Bundled("select/linear".into()));
+        assert_eq!(
+            spec.priority,
+            PluginSource::Bundled("priority/basic".into())
+        );
+        assert_eq!(spec.label, "priority/basic, select/linear");
+    }
+
+    #[test]
+    fn files_fill_missing_slots() {
+        let spec = PolicySpec::parse("mine.wasm,priority/multifactor").unwrap();
+        assert_eq!(spec.select, PluginSource::File("mine.wasm".into()));
+        let spec = PolicySpec::parse("select/linear,priority=p.wasm").unwrap();
+        assert_eq!(spec.priority, PluginSource::File("p.wasm".into()));
+    }
+
+    #[test]
+    fn rejects_incomplete_or_unknown_parts() {
+        let e = PolicySpec::parse("select/linear").unwrap_err().to_string();
+        assert!(e.contains("no priority plugin"), "{e}");
+        let e = PolicySpec::parse("linear,priority/basic")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`linear`"), "{e}");
+        let e = PolicySpec::parse("select/linear,select/cons_tres,priority/basic")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("two select plugins"), "{e}");
+    }
+}

@@ -1,0 +1,423 @@
+//! Known-answer tests of the engine on hand-made workloads, with a native
+//! whole-node placer (a test double that allocates the lowest-numbered
+//! free nodes, like select/linear without topology or weights) and a
+//! priority/basic-like prioritizer (each job one below the previous: FCFS).
+//! The schedules are derived on paper in each test's comment.
+
+use super::*;
+use crate::workload::{TraceJob, TraceStatus, Workload};
+use slurm_wasm_host::slurm_conf;
+use slurm_wasm_host::types::NodeResources;
+
+const TOTAL_BITS: u32 = 64;
+
+/// Whole-node allocation over `cpus[i]` CPUs per node.
+struct WholeNodes {
+    cpus: Vec<u16>,
+    /// Per node: (job id, expected end) of the job holding it.
+    busy: Vec<Option<(u32, i64)>>,
+}
+
+impl WholeNodes {
+    fn pick(&self, job: &Job, usable: &[u32]) -> Option<Vec<u32>> {
+        let mut chosen = Vec::new();
+        let mut cpus = 0u32;
+        for &n in usable {
+            if chosen.len() as u32 >= job.details.min_nodes && cpus >= job.details.min_cpus {
+                break;
+            }
+            chosen.push(n);
+            cpus += u32::from(self.cpus[n as usize]);
+        }
+        (chosen.len() as u32 >= job.details.min_nodes && cpus >= job.details.min_cpus)
+            .then_some(chosen)
+    }
+
+    fn resources(&self, nodes: &[u32]) -> JobResources {
+        let len = self.cpus.len() as u32;
+        JobResources {
+            nodes: slurm_wasm_host::fixtures::bitmap(len, nodes.iter().copied()),
+            ncpus: nodes
+                .iter()
+                .map(|&n| u32::from(self.cpus[n as usize]))
+                .sum(),
+            per_node: nodes
+                .iter()
+                .map(|&n| NodeResources {
+                    node_index: n,
+                    cores: slurm_wasm_host::fixtures::bitmap(TOTAL_BITS, []),
+                    cpus: self.cpus[n as usize],
+                    memory: 0,
+                    gres: Vec::new(),
+                })
+                .collect(),
+            whole_nodes: true,
+        }
+    }
+}
+
+impl Placer for WholeNodes {
+    fn init(&mut self, cluster: &Cluster) -> Result<(), CallError> {
+        self.cpus = cluster.nodes.iter().map(|n| n.cpus).collect();
+        self.busy = vec![None; self.cpus.len()];
+        Ok(())
+    }
+
+    fn test(
+        &mut self,
+        job: &Job,
+        candidates: &Bitmap,
+        mode: PlaceMode,
+    ) -> Result<Placement, CallError> {
+        let cand = slurm_wasm_host::fixtures::bits(candidates);
+        let busy = Placement::Refused {
+            code: 2016,
+            message: "busy".into(),
+        };
+        match mode {
+            PlaceMode::TestOnly => Ok(match self.pick(job, &cand) {
+                Some(n) => Placement::Placed {
+                    resources: self.resources(&n),
+                    start: None,
+                },
+                None => Placement::Refused {
+                    code: 2014,
+                    message: "too big".into(),
+                },
+            }),
+            PlaceMode::RunNow => {
+                let free: Vec<u32> = cand
+                    .into_iter()
+                    .filter(|&n| self.busy[n as usize].is_none())
+                    .collect();
+                Ok(match self.pick(job, &free) {
+                    Some(n) => Placement::Placed {
+                        resources: self.resources(&n),
+                        start: None,
+                    },
+                    None => busy,
+                })
+            }
+            PlaceMode::WillRun => {
+                // Release running jobs in order of expected end until it fits.
+                let mut ends: Vec<i64> = self.busy.iter().flatten().map(|b| b.1).collect();
+                ends.sort_unstable();
+                let mut times = vec![i64::MIN];
+                times.extend(ends);
+                for t in times {
+                    let free: Vec<u32> = cand
+                        .iter()
+                        .copied()
+                        .filter(|&n| self.busy[n as usize].is_none_or(|b| b.1 <= t))
+                        .collect();
+                    if let Some(n) = self.pick(job, &free) {
+                        return Ok(Placement::Placed {
+                            resources: self.resources(&n),
+                            start: Some(t.max(job.start_time)),
+                        });
+                    }
+                }
+                Ok(busy)
+            }
+        }
+    }
+
+    fn begin(&mut self, job: &Job) -> Result<(), CallError> {
+        for n in &job.resources.as_ref().unwrap().per_node {
+            self.busy[n.node_index as usize] = Some((job.job_id, job.end_time));
+        }
+        Ok(())
+    }
+
+    fn fini(&mut self, job: &Job) -> Result<(), CallError> {
+        for slot in &mut self.busy {
+            if slot.is_some_and(|b| b.0 == job.job_id) {
+                *slot = None;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// priority/basic's rule: each new job one below the previous one.
+struct Fcfs(u32);
+
+impl Prioritizer for Fcfs {
+    fn submit(&mut self, _job: &Job) -> Result<u32, CallError> {
+        self.0 -= 1;
+        Ok(self.0)
+    }
+    fn recalculate(&mut self, _: &[Job], _: &[u32]) -> Result<Vec<(u32, u32)>, CallError> {
+        Ok(Vec::new())
+    }
+    fn end(&mut self, _job: &Job) -> Result<(), CallError> {
+        Ok(())
+    }
+}
+
+/// Four 4-CPU nodes n[1-4] in one partition.
+fn cluster(extra: &str) -> Cluster {
+    let text = format!(
+        "ClusterName=t\nSelectType=select/linear\n{extra}\n\
+         NodeName=n[1-4] CPUs=4 RealMemory=1000\n\
+         PartitionName=p Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n"
+    );
+    let conf = slurm_conf::parse_str(&text, std::path::Path::new("slurm.conf")).unwrap();
+    Cluster::from_slurm_conf(&conf).unwrap()
+}
+
+/// A job of `nodes` whole nodes, `run` seconds, limit `limit` seconds.
+fn job(id: u32, submit: i64, nodes: u32, run: i64, limit: i64) -> TraceJob {
+    TraceJob {
+        id,
+        submit,
+        run_time: run,
+        time_limit: Some(limit),
+        nodes: Some(nodes),
+        cpus: nodes * 4,
+        memory_mb_per_node: None,
+        gpus: 0,
+        user: 1000,
+        group: 1000,
+        account: None,
+        partition: None,
+        status: TraceStatus::Completed,
+    }
+}
+
+fn run(cluster: &Cluster, jobs: Vec<TraceJob>) -> SimResult {
+    let workload = Workload {
+        source: "test".into(),
+        jobs,
+        ..Workload::default()
+    };
+    let input = Input {
+        cluster,
+        config: SchedConfig::from_cluster(cluster).unwrap(),
+        workload: &workload,
+        default_partition: 0,
+    };
+    let mut placer = WholeNodes {
+        cpus: Vec::new(),
+        busy: Vec::new(),
+    };
+    placer.init(cluster).unwrap();
+    let clock = VirtualClock::new(input.epoch());
+    simulate(
+        &input,
+        &mut placer,
+        &mut Fcfs(0xffff_0000),
+        &clock,
+        "test",
+        None,
+    )
+    .unwrap()
+}
+
+/// (start, end, backfilled) of each job.
+fn schedule(result: &SimResult) -> Vec<(Option<i64>, Option<i64>, bool)> {
+    result
+        .outcomes
+        .iter()
+        .map(|o| (o.start, o.end, o.backfilled))
+        .collect()
+}
+
+#[test]
+fn fcfs_without_backfill_keeps_strict_order() {
+    // sched/builtin on 4 nodes. J1 (2 nodes, 100 s) and J2 (3 nodes) at 0:
+    // J1 starts at 0 on n[1-2]; J2 needs 3 and blocks the partition, so J3
+    // (1 node, submitted at 10) waits behind it although n[3-4] are free.
+    // J1 ends at 100 -> J2 starts at 100 (n[1-3]), J3 at 100 on n4.
+    let c = cluster("SchedulerType=sched/builtin");
+    let r = run(
+        &c,
+        vec![
+            job(1, 0, 2, 100, 200),
+            job(2, 0, 3, 50, 200),
+            job(3, 10, 1, 30, 200),
+        ],
+    );
+    assert_eq!(
+        schedule(&r),
+        vec![
+            (Some(0), Some(100), false),
+            (Some(100), Some(150), false),
+            (Some(100), Some(130), false),
+        ]
+    );
+    assert_eq!(r.outcomes[1].node_list, "n[1-3]");
+    assert_eq!(r.outcomes[2].node_list, "n4");
+    assert_eq!(r.counters.backfill_passes, 0);
+}
+
+#[test]
+fn easy_backfill_starts_a_job_that_ends_before_the_reservation() {
+    // Backfill every 30 s (default). J1: 2 nodes, runs 100 s, limit 100 s.
+    // J2 at 0: 4 nodes, blocked until J1's expected end (t=100): reserved
+    // n[1-4] from 120 (100 rounded up to bf_resolution, 60 s; the epoch is
+    // a multiple of 60). J3 at 10: 2 nodes, limit 60 s. The first backfill
+    // pass after J3's submission is at 30 (bf_interval after the pass at
+    // 0): started then J3 ends by 90 <= 120, so it starts on n[3-4]. J1
+    // and J3 end (100, 90); J2 starts when J1 ends, at 100.
+    let c = cluster("");
+    let r = run(
+        &c,
+        vec![
+            job(1, 0, 2, 100, 100),
+            job(2, 0, 4, 50, 200),
+            job(3, 10, 2, 60, 60),
+        ],
+    );
+    assert_eq!(
+        schedule(&r),
+        vec![
+            (Some(0), Some(100), false),
+            (Some(100), Some(150), false),
+            (Some(30), Some(90), true),
+        ]
+    );
+}
+
+#[test]
+fn easy_backfill_refuses_a_job_that_would_delay_the_reservation() {
+    // As above but J3's limit is 120 s: starting at 30 it could run until
+    // 150, past J2's reservation from 120 on all four nodes, so it must not
+    // start. J2 starts at 100 (when J1 ends), J3 after J2 ends at 150.
+    let c = cluster("");
+    let r = run(
+        &c,
+        vec![
+            job(1, 0, 2, 100, 100),
+            job(2, 0, 4, 50, 200),
+            job(3, 10, 2, 60, 120),
+        ],
+    );
+    assert_eq!(
+        schedule(&r),
+        vec![
+            (Some(0), Some(100), false),
+            (Some(100), Some(150), false),
+            (Some(150), Some(210), false),
+        ]
+    );
+}
+
+#[test]
+fn backfill_uses_nodes_the_reservation_does_not_need() {
+    // J1: 3 nodes (n[1-3]) until 100. J2: 2 nodes, reserved from 100 on the
+    // nodes will-run picks then, n[1-2]. J3 (1 node, long limit) may take
+    // n4 now: n4 is not reserved, so J2 is not delayed. Backfill pass at 0
+    // (first change) sees J3 only from t=10: the next pass is at 30.
+    let c = cluster("");
+    let r = run(
+        &c,
+        vec![
+            job(1, 0, 3, 100, 100),
+            job(2, 0, 2, 50, 200),
+            job(3, 10, 1, 500, 1000),
+        ],
+    );
+    assert_eq!(
+        schedule(&r),
+        vec![
+            (Some(0), Some(100), false),
+            (Some(100), Some(150), false),
+            (Some(30), Some(530), true),
+        ]
+    );
+    assert_eq!(r.outcomes[2].node_list, "n4");
+}
+
+#[test]
+fn jobs_are_killed_at_their_time_limit() {
+    // J1 asks 90 s (1.5 min, rounded up to 2 min = 120 s) and runs 300 s:
+    // killed at 120. J2 asks 60 s and runs 30 s: ends at 30.
+    // With OverTimeLimit=1 the kill comes one minute later (180).
+    let c = cluster("");
+    let r = run(&c, vec![job(1, 0, 1, 300, 90), job(2, 0, 1, 30, 60)]);
+    assert_eq!(r.outcomes[0].end, Some(120));
+    assert!(r.outcomes[0].killed_at_limit);
+    assert_eq!(r.outcomes[1].end, Some(30));
+    assert!(!r.outcomes[1].killed_at_limit);
+    let c = cluster("OverTimeLimit=1");
+    let r = run(&c, vec![job(1, 0, 1, 300, 90)]);
+    assert_eq!(r.outcomes[0].end, Some(180));
+}
+
+#[test]
+fn a_job_larger_than_its_partition_is_rejected_at_submission() {
+    // 5 nodes on a 4-node partition: TEST_ONLY fails, as sbatch would be
+    // refused; the next job is unaffected.
+    let c = cluster("");
+    let r = run(&c, vec![job(1, 0, 5, 10, 60), job(2, 0, 1, 10, 60)]);
+    assert!(r.outcomes[0]
+        .rejected
+        .as_deref()
+        .unwrap()
+        .contains("partition p"));
+    assert_eq!(r.outcomes[0].start, None);
+    assert_eq!(r.outcomes[1].start, Some(0));
+}
+
+#[test]
+fn scheduler_parameters_are_read() {
+    let c = cluster(
+        "SchedulerParameters=bf_interval=60,bf_window=120,bf_resolution=300,bf_max_job_test=7\nPriorityCalcPeriod=2",
+    );
+    let config = SchedConfig::from_cluster(&c).unwrap();
+    assert_eq!(
+        config,
+        SchedConfig {
+            backfill: Some(Backfill {
+                interval: 60,
+                window: 7200,
+                resolution: 300,
+                max_job_test: 7
+            }),
+            calc_period: 120,
+        }
+    );
+    let c = cluster("SchedulerParameters=bf_window=soon");
+    let e = SchedConfig::from_cluster(&c).unwrap_err();
+    assert_eq!(
+        e,
+        "SchedulerParameters=bf_window=soon: expected a positive whole number"
+    );
+}
+
+#[test]
+fn compresses_node_names() {
+    assert_eq!(compress(&["n1", "n2", "n3", "n7"]), "n[1-3,7]");
+    assert_eq!(compress(&["gpu01", "gpu02", "login"]), "gpu[01-02],login");
+    assert_eq!(compress(&["a5"]), "a5");
+}
+
+/// The HPC2N subset (120 nodes x 2 CPUs) with the test placer: two runs
+/// give identical schedules, every job starts after its submission, and
+/// the backfill pass does start jobs on this real queue.
+#[test]
+fn hpc2n_replay_is_deterministic() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/HPC2N-2002-subset-alea-3170jobs.swf");
+    if !path.exists() {
+        eprintln!("skipped: {} not present", path.display());
+        return;
+    }
+    let workload = crate::swf::read_path(&path, &crate::hazards::ReplayOptions::default()).unwrap();
+    let text = "NodeName=n[1-120] CPUs=2 RealMemory=1000\n\
+                PartitionName=p Nodes=n[1-120] Default=YES MaxTime=UNLIMITED\n";
+    let conf = slurm_conf::parse_str(text, std::path::Path::new("slurm.conf")).unwrap();
+    let c = Cluster::from_slurm_conf(&conf).unwrap();
+    let once = |c: &Cluster| run(c, workload.jobs.clone());
+    let (a, b) = (once(&c), once(&c));
+    assert_eq!(a.outcomes, b.outcomes);
+    assert_eq!(a.counters, b.counters);
+    assert_eq!(a.outcomes.len(), workload.jobs.len());
+    for o in &a.outcomes {
+        if o.rejected.is_none() {
+            assert!(o.start.unwrap() >= o.submit, "job {}", o.id);
+        }
+    }
+    assert!(a.outcomes.iter().any(|o| o.backfilled));
+}

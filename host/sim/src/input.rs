@@ -1,0 +1,175 @@
+//! What the trace readers share: the error type, the jobs as read (before
+//! the replay choices of [`crate::hazards`] are applied) and file opening.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use flate2::read::MultiGzDecoder;
+
+use crate::workload::TraceStatus;
+
+/// A trace that cannot be read: the file, the line and (where one is to
+/// blame) the field.
+///
+/// `line` is 1-based; 0 means the problem is not about one line (the file
+/// cannot be opened, a required column is missing from the header).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceError {
+    pub source: String,
+    pub line: usize,
+    /// The field as the format names it (`field 4 (run time)`, `Submit`).
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl TraceError {
+    pub(crate) fn new(source: &str, line: usize, message: impl Into<String>) -> TraceError {
+        TraceError {
+            source: source.to_owned(),
+            line,
+            field: None,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn field(
+        source: &str,
+        line: usize,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> TraceError {
+        TraceError {
+            source: source.to_owned(),
+            line,
+            field: Some(field.into()),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.source)?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// One job as a reader found it, before the replay choices.
+///
+/// Unlike [`crate::workload::TraceJob`], anything the trace may leave out
+/// is optional here, and [`crate::hazards::apply`] decides what to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawJob {
+    pub id: u32,
+    /// Seconds from the trace's time zero.
+    pub submit: i64,
+    /// Seconds; none when the trace does not know.
+    pub run_time: Option<i64>,
+    /// Seconds; none when the trace has no estimate.
+    pub time_limit: Option<i64>,
+    /// The trace gave its "unlimited" value as the estimate.
+    pub unlimited_limit: bool,
+    pub nodes: Option<u32>,
+    /// Processors; none when the trace gives neither requested nor
+    /// allocated processors.
+    pub cpus: Option<u32>,
+    pub memory_mb_per_node: Option<u64>,
+    pub gpus: u32,
+    pub user: u32,
+    pub group: u32,
+    pub account: Option<String>,
+    pub partition: Option<String>,
+    pub status: TraceStatus,
+    /// The job ran in the trace (it had a start time or a positive run time).
+    pub started: bool,
+}
+
+/// The jobs of a trace as read, in file order, with what the header said.
+#[derive(Debug, Clone, Default)]
+pub struct RawTrace {
+    pub source: String,
+    pub start_time: i64,
+    pub max_nodes: Option<u32>,
+    pub max_procs: Option<u32>,
+    pub jobs: Vec<RawJob>,
+    /// What the reader decided on its own (records skipped and why).
+    pub notes: Vec<String>,
+}
+
+/// Reads a whole trace file, decompressing it when its name ends in `.gz`.
+///
+/// # Errors
+///
+/// A [`TraceError`] at line 0 when the file cannot be opened or read, or
+/// is not valid gzip.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, TraceError> {
+    let source = path.display().to_string();
+    let file = File::open(path).map_err(|e| TraceError::new(&source, 0, format!("cannot open: {e}")))?;
+    let mut bytes = Vec::new();
+    let gz = path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
+    let result = if gz {
+        MultiGzDecoder::new(BufReader::new(file)).read_to_end(&mut bytes)
+    } else {
+        BufReader::new(file).read_to_end(&mut bytes)
+    };
+    result.map_err(|e| {
+        let what = if gz { "cannot decompress (gzip)" } else { "cannot read" };
+        TraceError::new(&source, 0, format!("{what}: {e}"))
+    })?;
+    Ok(bytes)
+}
+
+/// The lines of `bytes`, each without its `\n` or `\r\n`, invalid UTF-8
+/// replaced, numbered from 1.
+pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, String)> + '_ {
+    let trimmed = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let empty = bytes.is_empty();
+    trimmed
+        .split(|&b| b == b'\n')
+        .filter(move |_| !empty)
+        .enumerate()
+        .map(|(i, line)| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            (i + 1, String::from_utf8_lossy(line).into_owned())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_strip_crlf_and_number_from_one() {
+        let got: Vec<_> = lines(b"a\r\nb\n\nc").collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, "a".to_owned()),
+                (2, "b".to_owned()),
+                (3, String::new()),
+                (4, "c".to_owned())
+            ]
+        );
+        assert_eq!(lines(b"").count(), 0);
+        assert_eq!(lines(b"x\n").count(), 1);
+    }
+
+    #[test]
+    fn error_names_file_line_and_field() {
+        let e = TraceError::field("t.swf", 7, "field 4 (run time)", "expected a number, found \"x\"");
+        assert_eq!(e.to_string(), "t.swf:7: field 4 (run time): expected a number, found \"x\"");
+        assert_eq!(TraceError::new("t.swf", 0, "cannot open").to_string(), "t.swf: cannot open");
+    }
+}
