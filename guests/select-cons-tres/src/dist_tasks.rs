@@ -17,7 +17,18 @@ pub struct NodeShare {
     pub cpus_per_core: u32,
     /// Sockets GRES require (cyclic walks only those).
     pub req_sockets: Vec<usize>,
+    /// Most tasks the node's GRES allow (`--gpus-per-task` and the like);
+    /// the first task of a node ignores it, as in Slurm.
+    pub task_limit: Option<u32>,
     pub tasks: u32,
+}
+
+impl NodeShare {
+    /// Whether the node's GRES task limit lets one more task in
+    /// (`dist_tasks_tres_tasks_avail`).
+    fn gres_room(&self) -> bool {
+        self.task_limit.is_none_or(|l| self.tasks < l)
+    }
 }
 
 /// Why task distribution failed.
@@ -99,11 +110,19 @@ pub fn dist_tasks(
         let mut used = vec![0u32; shares.len()];
         let mut placed = 0;
         let mut progress = true;
+        // Once a round finds a node whose GRES limit is reached, the limit
+        // is no longer applied (Slurm's `test_tres_tasks` switch).
+        let mut test_gres = true;
         while placed < maxtasks && progress {
             progress = false;
             for (i, s) in shares.iter_mut().enumerate() {
+                if test_gres && !s.gres_room() {
+                    test_gres = false;
+                    continue;
+                }
                 let mut k = 0;
-                while k < p && placed < maxtasks && avail[i] >= cpt {
+                while k < p && placed < maxtasks && avail[i] >= cpt && (!test_gres || s.gres_room())
+                {
                     avail[i] -= cpt;
                     used[i] += cpt;
                     s.tasks += 1;
@@ -154,7 +173,12 @@ fn cyclic_block_counts(
         let used = s.tasks * cpt;
         let spare = (tpc - used % tpc) % tpc;
         let mut extra = spare / cpt;
-        while extra > 0 && placed < maxtasks && limit(s) && (s.tasks + 1) * cpt <= s.cpus {
+        while extra > 0
+            && placed < maxtasks
+            && s.gres_room()
+            && limit(s)
+            && (s.tasks + 1) * cpt <= s.cpus
+        {
             s.tasks += 1;
             placed += 1;
             extra -= 1;
@@ -166,7 +190,7 @@ fn cyclic_block_counts(
         for s in shares.iter_mut() {
             let step = (recs[s.node].tpc as u32 / cpt).max(1);
             for _ in 0..step {
-                if placed < maxtasks && limit(s) && fits(s) {
+                if placed < maxtasks && s.gres_room() && limit(s) && fits(s) {
                     s.tasks += 1;
                     placed += 1;
                     progress = true;
@@ -212,21 +236,28 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
     let mut kept = Bits::new(rec.cores as usize);
     let block = params.unit == Unit::Cpu || job.sock_dist == SockDist::Block;
     if block {
+        // The sockets GRES require are filled first: on its first pass
+        // Slurm 22.05 drops the free cores of sockets without usable GRES
+        // before the block fit (anchor job a14 under CR_CPU_Memory,
+        // `--gres=mps:50` with GPU 0 taken: CPUs 4-5 beside GPU 1).
+        let preferred = |s: usize| share.req_sockets.is_empty() || share.req_sockets.contains(&s);
         let mut used = vec![false; sockets];
         let mut left = need;
         while left > 0 {
-            let tight = (0..sockets)
-                .filter(|&s| !used[s] && avail[s].len() >= left)
-                .min_by_key(|&s| (avail[s].len(), s));
-            let s = match tight {
+            let open = |s: usize, pref: bool| !used[s] && (!pref || preferred(s));
+            let pick = |pref: bool| {
+                let tight = (0..sockets)
+                    .filter(|&s| open(s, pref) && avail[s].len() >= left)
+                    .min_by_key(|&s| (avail[s].len(), s));
+                tight.or_else(|| {
+                    (0..sockets)
+                        .filter(|&s| open(s, pref) && !avail[s].is_empty())
+                        .max_by_key(|&s| (avail[s].len(), std::cmp::Reverse(s)))
+                })
+            };
+            let s = match pick(true).or_else(|| pick(false)) {
                 Some(s) => s,
-                None => match (0..sockets)
-                    .filter(|&s| !used[s] && !avail[s].is_empty())
-                    .max_by_key(|&s| (avail[s].len(), std::cmp::Reverse(s)))
-                {
-                    Some(s) => s,
-                    None => break,
-                },
+                None => break,
             };
             used[s] = true;
             for &c in avail[s].iter().take(left) {

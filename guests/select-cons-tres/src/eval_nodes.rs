@@ -1,11 +1,13 @@
 //! `eval_nodes`: choosing the nodes (spec 2.6): one-node fast path, least
 //! loaded node (CR_LLN) and consecutive best fit with weights.
 //!
-//! Inside the chosen set nodes are taken from its start, as Slurm 22.05.8
-//! does (the anchor run of `-N1-2 -n6` under CR_CPU_Memory takes two
-//! partly used nodes before an idle one that alone would fit); the
-//! "single tightest node when one node is left" pick of later releases is
-//! not applied.
+//! Inside the chosen set nodes are taken from its start; only when one node
+//! is left to choose (and the job names no required nodes) is the single
+//! tightest node of the set that alone fits taken instead, as Slurm 22.05.8
+//! does. The anchor runs show both: `-N1-2 -n6` under CR_CPU_Memory (two
+//! nodes to choose) takes two partly used nodes before an idle one that
+//! alone would fit, while `-n2 --mem-per-cpu=1000` (job a30, one node)
+//! goes to the busy n3 whose 2 usable CPUs fit exactly, not to idle n1.
 
 use slurm_wasm_sdk::types::GresScope;
 
@@ -36,16 +38,18 @@ struct State<'a> {
 
 impl State<'_> {
     /// `cpus_to_use`: clip a node's CPUs so later nodes keep their share.
-    fn cpus_to_use(&self, node: usize, avail: u32) -> u32 {
+    /// Each node still to come keeps one core's worth of the job's CPUs per
+    /// core (`cpus_per_core`; e.g. 2 on a 2-thread node without
+    /// `--ntasks-per-core`, as in 22.05's `common_cpus_per_core`), a whole
+    /// socket's worth under CR_Socket.
+    fn cpus_to_use(&self, node: usize, avail: u32, cpus_per_core: u32) -> u32 {
         if self.job.whole_node {
             return avail;
         }
-        let v = self.recs[node].tpc.max(1) as i64;
-        let unit = if self.params.unit == Unit::Socket {
-            v * self.recs[node].cores_per_socket as i64
-        } else {
-            1
-        };
+        let mut unit = cpus_per_core.max(1) as i64;
+        if self.params.unit == Unit::Socket {
+            unit *= self.recs[node].cores_per_socket as i64;
+        }
         let reserve = (self.rem_nodes - 1).max(0) * unit;
         let limit = self.rem_max_cpus - reserve;
         if avail as i64 > limit {
@@ -56,7 +60,7 @@ impl State<'_> {
     }
 
     fn take(&mut self, node: usize, offer: &NodeAvail) {
-        let cpus = self.cpus_to_use(node, offer.alloc.avail_cpus);
+        let cpus = self.cpus_to_use(node, offer.alloc.avail_cpus, offer.alloc.cpus_per_core);
         self.rem_cpus -= cpus as i64;
         self.rem_max_cpus -= cpus as i64;
         self.rem_nodes -= 1;
@@ -78,6 +82,17 @@ fn job_gres_devices(job: &JobView, offer: &NodeAvail) -> u64 {
         .map(|(_, p)| p.devices.len() as u64)
         .min()
         .unwrap_or(0)
+}
+
+/// A node's scheduling weight for this job: `Weight` shifted left by 8,
+/// the low byte `0xff` less the GPUs near the node's free cores (22.05's
+/// `can_job_run_on_node`), so that among nodes of equal `Weight` those with
+/// more co-located GPUs come first and form their own consecutive sets
+/// (anchor job a29, `-N2 -n4 --gpus-per-task=1`: Slurm took n1 and n4,
+/// whose two GPUs sit beside free cores, over n2 and n3 with one each).
+fn sched_weight(recs: &[NodeRec], offers: &[Option<NodeAvail>], i: usize) -> u64 {
+    let near = offers[i].as_ref().map_or(0, |o| o.gres.near_gpus);
+    ((recs[i].weight as u64) << 8) | (0xff - near as u64)
 }
 
 /// Chooses nodes among those with an offer. Returns `(node, cpus)` in node
@@ -157,7 +172,7 @@ pub fn eval_nodes(
     // One-node fast path: lowest weight first, first that fits.
     if counts.max == 1 && job.required.is_none() && !params.lln {
         let mut order: Vec<usize> = (0..n).filter(|&i| usable(i)).collect();
-        order.sort_by_key(|&i| recs[i].weight);
+        order.sort_by_key(|&i| sched_weight(recs, offers, i));
         for i in order {
             let offer = offers[i].as_ref()?;
             if offer.alloc.avail_cpus as i64 >= st.rem_cpus
@@ -177,7 +192,8 @@ pub fn eval_nodes(
                 let better = match best {
                     None => true,
                     Some(b) => {
-                        let (wi, wb) = (recs[i].weight, recs[b].weight);
+                        let (wi, wb) =
+                            (sched_weight(recs, offers, i), sched_weight(recs, offers, b));
                         let (fi, fb) = (
                             offers[i].as_ref()?.alloc.avail_cpus as u64,
                             offers[b].as_ref()?.alloc.avail_cpus as u64,
@@ -201,7 +217,7 @@ pub fn eval_nodes(
     // Consecutive best fit.
     while !st.done() && st.chosen.len() < max_nodes {
         // Build the sets of consecutive usable, untaken nodes.
-        let mut best: Option<(usize, usize, u64, u32)> = None; // start, end, cpus, weight
+        let mut best: Option<(usize, usize, u64, u64)> = None; // start, end, cpus, weight
         let mut i = 0;
         while i < n {
             if !usable(i) || taken[i] {
@@ -209,11 +225,15 @@ pub fn eval_nodes(
                 continue;
             }
             let start = i;
-            let weight = recs[i].weight;
+            let weight = sched_weight(recs, offers, i);
             let mut cpus = 0u64;
             let mut nodes = 0i64;
             let mut gres = 0u64;
-            while i < n && usable(i) && !taken[i] && (job.contiguous || recs[i].weight == weight) {
+            while i < n
+                && usable(i)
+                && !taken[i]
+                && (job.contiguous || sched_weight(recs, offers, i) == weight)
+            {
                 let o = offers[i].as_ref()?;
                 cpus += o.alloc.avail_cpus as u64;
                 gres += job_gres_devices(job, o);
@@ -258,10 +278,33 @@ pub fn eval_nodes(
             // A contiguous job needs one sufficient set.
             return None;
         }
+        // One node left: the tightest node of the set that alone fits.
+        let mut only: Option<(usize, u32)> = None;
+        if job.required.is_none() && st.rem_nodes <= 1 {
+            for (j, o) in offers.iter().enumerate().take(end).skip(start) {
+                let Some(o) = o.as_ref() else {
+                    continue;
+                };
+                let a = o.alloc.avail_cpus;
+                if (a as i64) < st.rem_cpus || st.gres_have + job_gres_devices(job, o) < st.gres_job
+                {
+                    continue;
+                }
+                if only.is_none_or(|(_, b)| a < b) {
+                    only = Some((j, a));
+                    if a as i64 == st.rem_cpus {
+                        break;
+                    }
+                }
+            }
+        }
         let before = st.chosen.len();
         for j in start..end {
             if st.done() || st.chosen.len() >= max_nodes {
                 break;
+            }
+            if only.is_some_and(|(b, _)| b != j) {
+                continue;
             }
             let o = offers[j].as_ref()?;
             if o.alloc.avail_cpus == 0 {

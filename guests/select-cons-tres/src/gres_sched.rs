@@ -22,6 +22,16 @@ pub struct NodePlan {
     pub reqs: Vec<ReqPlan>,
     /// Sockets the devices force (enforce-binding); empty = no constraint.
     pub req_sockets: Vec<usize>,
+    /// Most tasks the node's usable devices allow for the per-task
+    /// requests (`gres_select_util_get_task_limit`: usable count divided by
+    /// the per-task count, smallest over the requests); `None` without
+    /// per-task requests.
+    pub task_limit: Option<u32>,
+    /// Usable whole GPUs near the node's free cores (bound to no socket, or
+    /// to a socket with a free core), capped by a per-node or per-job
+    /// count, at most 255 (`near_gpus` of `gres_select_filter_remove_unusable`).
+    /// Lowers the node's scheduling weight (see `eval_nodes`).
+    pub near_gpus: u8,
 }
 
 fn matches(req: &GresReq, rec: &NodeRec, dev: usize) -> bool {
@@ -89,6 +99,11 @@ pub fn node_filter(
 ) -> Option<NodePlan> {
     let mut plan = NodePlan::default();
     let mut req_sockets = vec![false; rec.sockets as usize];
+    let cps = rec.cores_per_socket as usize;
+    let socket_free: Vec<bool> = (0..rec.sockets as usize)
+        .map(|s| free.count_range(s * cps, (s + 1) * cps) > 0)
+        .collect();
+    let mut near_gpus = 0u64;
     for g in &job.gres {
         let shared = is_shared(&g.name);
         let need_here = per_node_need(g, job);
@@ -112,6 +127,28 @@ pub fn node_filter(
                         .is_none_or(|c| c.intersects(free))
             })
             .collect();
+        if g.scope == GresScope::PerTask && g.count > 0 {
+            let usable: u64 = devices.iter().map(|&i| free_of(i)).sum();
+            let limit = u32::try_from(usable / g.count).unwrap_or(u32::MAX);
+            plan.task_limit = Some(plan.task_limit.map_or(limit, |l| l.min(limit)));
+        }
+        if g.name == "gpu" {
+            let near = devices
+                .iter()
+                .filter(|&&i| {
+                    let socks = &rec.devices[i].sockets;
+                    socks.is_empty()
+                        || socks
+                            .iter()
+                            .any(|&s| socket_free.get(s as usize).copied().unwrap_or(false))
+                })
+                .count() as u64;
+            let cap = match g.scope {
+                GresScope::PerNode | GresScope::PerJob => g.count,
+                _ => u64::MAX,
+            };
+            near_gpus += near.min(cap);
+        }
         let need = if g.scope == GresScope::PerJob {
             g.count.min(devices.len() as u64).max(1)
         } else {
@@ -142,7 +179,6 @@ pub fn node_filter(
             .count() as u64;
         let units = if shared { 1 } else { need };
         if units > any {
-            let cps = rec.cores_per_socket as usize;
             let mut per_sock = vec![0u64; rec.sockets as usize];
             for &i in &devices {
                 for &s in &rec.devices[i].sockets {
@@ -184,11 +220,11 @@ pub fn node_filter(
             },
         });
     }
+    plan.near_gpus = near_gpus.min(0xff) as u8;
     plan.req_sockets = (0..rec.sockets as usize)
         .filter(|&s| req_sockets[s])
         .collect();
     if job.enforce_binding && !plan.req_sockets.is_empty() {
-        let cps = rec.cores_per_socket as usize;
         for (s, keep) in req_sockets.iter().enumerate() {
             if !keep {
                 for c in s * cps..(s + 1) * cps {
@@ -200,7 +236,87 @@ pub fn node_filter(
             return None;
         }
     }
+    if let Some(limit) = plan.task_limit {
+        trim_to_task_limit(rec, job, free, limit);
+    }
     Some(plan)
+}
+
+/// With a per-task GRES request the node offers only the cores its tasks
+/// need (22.05's `gres_select_filter_sock_core` on the first pass). The
+/// node's task range comes from `--ntasks-per-node`, `-socket`, `-core`,
+/// a one-node job's `-n`, else 1 to unbounded; the maximum is cut to the
+/// free CPUs / cpus-per-task and to `limit` (usable GRES / per-task
+/// count). Those tasks' CPUs, and the CPUs `--cpus-per-gpu` asks for their
+/// devices, rounded up to whole cores, are kept: while more cores are
+/// free, the highest free core of the socket with the most free cores (the
+/// first such socket on ties) is dropped, so the kept cores spread over the
+/// sockets. Anchor job a29 (`-N2 -n4 --gpus-per-task=1` on idle 2×2-core
+/// nodes): Slurm kept core 2, CPUs 4-5. Slurm trims the same way for other
+/// GRES jobs with a bounded task count (e.g. one-node jobs); that is not
+/// modelled here.
+fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32) {
+    let cps = rec.cores_per_socket as usize;
+    let tpc = if job.threads_per_core > 0 {
+        (rec.tpc as u32).min(job.threads_per_core)
+    } else {
+        rec.tpc as u32
+    }
+    .max(1);
+    let cpt = job.cpt.max(1);
+    let cores_of = |cpus: u32| cpus.div_ceil(tpc) as usize;
+    let mut have = free.count();
+    let (min_tasks, max_tasks) = if job.ntasks_per_node > 0 {
+        (job.ntasks_per_node, job.ntasks_per_node)
+    } else if job.ntasks_per_socket > 0 {
+        (
+            job.ntasks_per_socket,
+            job.ntasks_per_socket * rec.sockets as u32,
+        )
+    } else if job.ntasks_per_core > 0 {
+        (job.ntasks_per_core, job.ntasks_per_core * rec.cores as u32)
+    } else if job.max_nodes == 1 && job.num_tasks > 0 {
+        (job.num_tasks, job.num_tasks)
+    } else if job.num_tasks == 1
+        || (job.num_tasks == job.min_nodes && job.num_tasks == job.max_nodes)
+    {
+        (1, 1)
+    } else {
+        (1, u32::MAX)
+    };
+    let fit = have as u32 * tpc / cpt;
+    if fit < min_tasks {
+        return;
+    }
+    let mut tasks = max_tasks.min(fit).min(limit);
+    while tasks > min_tasks && cores_of(tasks * cpt) > have {
+        tasks -= 1;
+    }
+    let gres_cpus = job
+        .gres
+        .iter()
+        .filter(|g| g.scope == GresScope::PerTask && g.cpus_per_gres > 0)
+        .map(|g| g.count as u32 * tasks * g.cpus_per_gres)
+        .max()
+        .unwrap_or(0);
+    let want = cores_of(tasks * cpt).max(cores_of(gres_cpus)).max(1);
+    while have > want {
+        let Some(s) = (0..rec.sockets as usize).fold(None, |best: Option<usize>, s| {
+            let n = free.count_range(s * cps, (s + 1) * cps);
+            match best {
+                Some(b) if free.count_range(b * cps, (b + 1) * cps) >= n => Some(b),
+                _ if n > 0 => Some(s),
+                _ => best,
+            }
+        }) else {
+            break;
+        };
+        let Some(c) = (s * cps..(s + 1) * cps).rev().find(|&c| free.get(c)) else {
+            break;
+        };
+        free.clear(c);
+        have -= 1;
+    }
 }
 
 /// One request's devices picked on one node: `(device, amount)` pairs.

@@ -11,8 +11,12 @@
 //! * no licenses, no `--nodes` size lists, no `DefCpuPerGPU`/`DefMemPerGPU`,
 //!   no `RestrictedCoresPerGPU`, no topology plugin, no `--spread-job`, no
 //!   busy-first or `pack_serial_at_end` ordering;
-//! * the GPU-locality tweak of a node's scheduling weight (2.4, last bullet)
-//!   is not applied: nodes of equal `Weight` keep node-index order.
+//! * the first-pass GRES core trim of `gres_select_filter_sock_core` is
+//!   applied only to jobs with a per-task GRES request (see
+//!   `gres_sched::node_filter`); for the others the sockets GRES require are
+//!   only walked first. The GPU-locality tweak of a node's scheduling weight
+//!   (2.4, last bullet) is applied (`eval_nodes`), without the later
+//!   `choose_nodes` retries that drop low-resource nodes.
 
 use slurm_wasm_sdk::codes::{
     EINVAL, ESLURM_BAD_TASK_COUNT, ESLURM_INTERNAL, ESLURM_INVALID_GRES, ESLURM_NODES_BUSY,
@@ -106,6 +110,7 @@ impl ConsTres {
                 cores: o.alloc.cores,
                 cpus_per_core: o.alloc.cpus_per_core,
                 req_sockets: o.gres.req_sockets.clone(),
+                task_limit: o.gres.task_limit,
                 tasks: 0,
             });
             plans.push(o.gres);

@@ -39,7 +39,8 @@ fn request(ct: &ConsTres, job: Job, mode: JobTestMode) -> JobTestRequest {
     JobTestRequest {
         min_nodes: job.details.min_nodes,
         max_nodes: job.details.max_nodes.unwrap_or(0),
-        req_nodes: job.details.min_nodes,
+        // slurmctld's select_nodes: the maximum when one is given.
+        req_nodes: job.details.max_nodes.unwrap_or(job.details.min_nodes),
         job,
         candidates: bm(n, &(0..n).collect::<Vec<_>>()),
         mode,
@@ -447,12 +448,14 @@ fn lln_picks_least_loaded() {
     b.details.required_nodes = Some(bm(3, &[1]));
     start(&mut ct, b);
     assert_eq!(cores(&ct, job(3, 1, 1, 1))[0].0, 2);
-    // Without LLN the set is walked from its start (Slurm 22.05.8).
+    // Without LLN a one-node job takes the tightest node that alone fits
+    // (22.05's _eval_nodes with one node left; anchor job a30): node 1,
+    // whose 2 free cores match the request, not the idle node 0.
     let mut ct2 = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
     let mut a = job(1, 1, 2, 1);
     a.details.required_nodes = Some(bm(3, &[1]));
     start(&mut ct2, a);
-    assert_eq!(cores(&ct2, job(3, 1, 2, 1))[0].0, 0);
+    assert_eq!(cores(&ct2, job(3, 1, 2, 1))[0].0, 1);
 }
 
 #[test]
@@ -666,9 +669,11 @@ fn reservation_test_picks_nodes_and_cores() {
 }
 
 #[test]
-fn will_run_windows_batch_jobs_and_find_the_needed_one() {
-    // Spec 2.3: jobs ending within one 30 s window leave together; the start
-    // time is the end of the last removed job that is actually needed.
+fn will_run_answers_the_last_job_of_the_first_batch_that_fits() {
+    // Slurm 22.05 `_will_run_test`: the window ends at the first end rounded
+    // up past a multiple of 30 s (5010 -> 5040) plus the window (30 s), so
+    // jobs 1-3 leave together and the start is the end of the last of them
+    // (5025), not of the one actually needed (job 2, 5020: HEAD's answer).
     let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 100);
     for (id, end) in [(1u32, 5010i64), (2, 5020), (3, 5025), (4, 7000)] {
         let mut a = job(id, 1, 1, 1);
@@ -684,7 +689,7 @@ fn will_run_windows_batch_jobs_and_find_the_needed_one() {
     let r = ct
         .job_test(&request(&ct, job(9, 1, 2, 1), JobTestMode::WillRun), 1000)
         .unwrap();
-    assert_eq!(r.start_time, Some(5020));
+    assert_eq!(r.start_time, Some(5025));
     let r = ct
         .job_test(&request(&ct, job(9, 1, 4, 1), JobTestMode::WillRun), 1000)
         .unwrap();
@@ -695,7 +700,12 @@ fn will_run_windows_batch_jobs_and_find_the_needed_one() {
 /// n[1-4] 2 sockets x 2 cores x 2 threads, 4000 MB, gres.conf
 /// `gpu Cores=0-1`, `gpu Cores=2-3`, `mps Count=100` per GPU, DefMemPerCPU=250.
 fn anchor_cluster() -> ConsTres {
-    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
+    anchor_cluster_with("CR_Core_Memory")
+}
+
+/// The anchor cluster under `SelectTypeParameters=param`.
+fn anchor_cluster_with(param: &str) -> ConsTres {
+    let p = Params::parse(&[param.to_string()]).unwrap();
     let mut ct = ConsTres::new(
         p,
         vec![fixtures::partition(0, "big", 4)],
@@ -937,4 +947,93 @@ fn anchor_cr_cpu_walks_the_set_from_its_start() {
         .map(|n| (n.node_index, n.cpus, n.memory))
         .collect();
     assert_eq!(got, vec![(1, 4, 800), (2, 2, 400)]);
+}
+
+/// A job of `tasks` tasks pinned to node `node` with 100 MB, optionally
+/// with `gpu:1`.
+fn pinned(id: u32, node: usize, tasks: u32, gpu: bool) -> Job {
+    let mut j = job(id, 1, tasks, 1);
+    j.details.required_nodes = Some(bm(4, &[node]));
+    j.details.memory = MemoryRequest::PerNode(100);
+    if gpu {
+        j = with_gres(j, "gpu", 1);
+    }
+    j
+}
+
+#[test]
+fn anchor_gpus_per_task_over_two_nodes() {
+    // Anchor cons_tres-CR_Core_Memory a29 (`-N2 -n4 --gpus-per-task=1`)
+    // with socket 1 and its GPU busy on n2 and n3 (the anchor had socket 1
+    // of n2 and socket 1 plus GPU 1 of n3 busy: one GPU beside free cores
+    // on each): Slurm ran it on n[1,4] with `CPU_IDs=4-5 Mem=500
+    // GRES=gpu:2(IDX:0-1)` on each. Checks the GRES task limit (2 tasks per
+    // node), the per-core CPU reserve for the second node, the GPU-locality
+    // weight (n1 and n4 have two GPUs beside free cores, n2 and n3 one) and
+    // the spread core trim (core 2 kept).
+    let mut ct = anchor_cluster();
+    let bits_of = |r: &slurm_wasm_sdk::types::JobResources| {
+        let n = &r.per_node[0];
+        let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+        (c.ones().collect::<Vec<_>>(), devs(&n.gres[0]))
+    };
+    for (first, node) in [(1, 1), (3, 2)] {
+        let a = start_full(&mut ct, pinned(first, node, 4, true));
+        assert_eq!(bits_of(&a), (vec![0, 1], vec![0]));
+        let b = start_full(&mut ct, pinned(first + 1, node, 4, true));
+        assert_eq!(bits_of(&b), (vec![2, 3], vec![1]));
+        ct.job_fini(first);
+    }
+    let mut a29 = job(29, 2, 4, 1);
+    a29.details.max_nodes = Some(2);
+    a29.details.gres = vec![GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope: GresScope::PerTask,
+        count: 1,
+        cpus_per_gres: None,
+        mem_per_gres: None,
+    }];
+    let r = start_full(&mut ct, a29);
+    type Placed = (u32, Vec<usize>, u16, u64, Vec<usize>);
+    let got: Vec<Placed> = r
+        .per_node
+        .iter()
+        .map(|n| {
+            let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+            (
+                n.node_index,
+                c.ones().collect(),
+                n.cpus,
+                n.memory,
+                devs(&n.gres[0]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, vec![2], 2, 500, vec![0, 1]),
+            (3, vec![2], 2, 500, vec![0, 1]),
+        ]
+    );
+}
+
+#[test]
+fn anchor_cr_cpu_mps_cores_beside_its_gpu() {
+    // Anchor cons_tres-CR_CPU_Memory a14 (`-n1 --gres=mps:50`) with a11
+    // (`-n1 --gres=gpu:1`) on n1's CPUs 0-1 and GPU 0: Slurm gave
+    // `CPU_IDs=4-5 Mem=250 GRES=mps:50(IDX:1)`, a core of socket 1 beside
+    // GPU 1, not the free core 1 of socket 0.
+    let mut ct = anchor_cluster_with("CR_CPU_Memory");
+    let a11 = start_full(&mut ct, with_gres(job(11, 1, 1, 1), "gpu", 1));
+    assert_eq!(devs(&a11.per_node[0].gres[0]), vec![0]);
+    let r = start_full(&mut ct, with_gres(job(14, 1, 1, 1), "mps", 50));
+    let n = &r.per_node[0];
+    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+    assert_eq!(
+        (n.node_index, c.ones().collect::<Vec<_>>(), n.cpus, n.memory),
+        (0, vec![2], 1, 250)
+    );
+    assert_eq!(devs(&n.gres[0]), vec![1]);
 }

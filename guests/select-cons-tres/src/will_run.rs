@@ -1,14 +1,18 @@
 //! WILL_RUN and reservation mode (spec 2.3): when and where would the job
 //! start, given the end times of running jobs.
 //!
-//! Running jobs leave a copy of the tables in *time windows*: the first
-//! window ends at the first end time rounded up to a multiple of 30 s;
-//! each failure doubles the window (or adds `bf_window_linear` seconds).
-//! This batching is what the spec describes (Slurm 23.02 and later);
-//! Slurm 22.05 removes one job at a time. Both give the same start time —
-//! the end of the last removed job whose resources are needed, found here by
-//! re-adding removed jobs latest first — except that 22.05 has no 200-job
-//! batch cap.
+//! Follows Slurm 22.05.8's `_will_run_test`, which differs from the spec's
+//! (HEAD's) description: running jobs on a candidate node are removed in
+//! batches ordered by end time; every batch window starts at the first end
+//! rounded up to the next multiple of 30 s (a full 30 s later when already
+//! on one) and the window (30 s, doubled — or grown by `bf_window_linear` —
+//! after each batch until the next job fits in it) is added to that start.
+//! After each batch the job is tried against the usage left; the answer is
+//! the end time of the *last job of that batch*, and the nodes are those
+//! chosen on that usage. Removed jobs are not re-added to find the one
+//! actually needed (HEAD does). A batch that removed more than 201 jobs is
+//! not tried and does not widen the window. Anchor: `--test-only -n8
+//! --mem=3000` got the end of a9 (+300 s), not of a3 (+282 s).
 
 use slurm_wasm_sdk::codes::ESLURM_NODES_BUSY;
 use slurm_wasm_sdk::select::PreempteeCandidate;
@@ -18,10 +22,15 @@ use crate::bits::Bits;
 use crate::eval_nodes::Counts;
 use crate::job_test::Against;
 use crate::request::JobView;
-use crate::transitions::{add_job, remove_job, Part};
+use crate::transitions::{remove_job, Part};
 use crate::{ConsTres, JobRec, Usage};
 
 const YEAR: i64 = 365 * 24 * 3600;
+/// The first time window, seconds.
+const WINDOW: i64 = 30;
+/// A batch that removed more jobs than this is not tested (22.05 counts
+/// from 0 and stops after its 202nd removal).
+const BATCH_CAP: usize = 200;
 
 impl ConsTres {
     /// The expected end of a running job for planning (spec 2.3).
@@ -48,6 +57,19 @@ impl ConsTres {
             rec.end_time + self.params.kill_wait as i64 + self.params.over_time_limit as i64 * 60
         };
         end.max(now + 1)
+    }
+
+    /// The end a running job is planned with: its recorded end time (now +
+    /// 1 year for a job without a time limit), as 22.05 orders and batches
+    /// jobs by; with `time_min_as_soft_limit` (a later release's option) the
+    /// soft end of [`Self::end_guess`]. An end already past is replaced by
+    /// the `end_guess` estimate.
+    fn plan_end(&self, rec: &JobRec, now: i64) -> i64 {
+        if (self.params.time_min_as_soft_limit && rec.soft_end.is_some()) || rec.end_time <= now {
+            self.end_guess(rec, now)
+        } else {
+            rec.end_time
+        }
     }
 
     fn remove_all(&self, usage: &mut Usage, id: u32) {
@@ -97,61 +119,72 @@ impl ConsTres {
                 return Ok((rec, now, list));
             }
         }
+        // Running jobs by planned end; those on no candidate node are
+        // skipped but still end a batch when they end past its window.
         let mut order: Vec<(i64, u32)> = sim
             .jobs
             .values()
-            .map(|j| (self.end_guess(j, now), j.id))
+            .map(|j| (self.plan_end(j, now), j.id))
             .collect();
         order.sort();
+        let mut base: Option<i64> = None;
+        let mut window = WINDOW;
         let mut next = 0;
-        let mut window: i64 = 30;
-        let mut removed: Vec<(i64, u32)> = Vec::new();
-        let mut limit = order
-            .first()
-            .map_or(now, |o| (o.0 + 29).div_euclid(30) * 30);
-        while next < order.len() {
-            limit = limit.max(order[next].0);
-            while next < order.len() && order[next].0 <= limit {
-                self.remove_all(&mut sim, order[next].1);
-                removed.push(order[next]);
+        let mut more = true;
+        while more {
+            let mut last = None;
+            let mut in_batch = 0;
+            let mut capped = false;
+            loop {
+                let Some(&(end, id)) = order.get(next) else {
+                    more = false;
+                    break;
+                };
                 next += 1;
+                if !sim_overlaps(&sim, id, cand) {
+                    continue;
+                }
+                // The windows all start at the first end rounded up to the
+                // next multiple of 30 s (a full 30 s further when on one).
+                let b = *base.get_or_insert(end + (WINDOW - end.rem_euclid(WINDOW)));
+                self.remove_all(&mut sim, id);
+                last = Some(end);
+                match order.get(next) {
+                    None => {
+                        more = false;
+                        break;
+                    }
+                    Some(&(e, _)) if e > b + window => break,
+                    Some(_) => {}
+                }
+                if in_batch > BATCH_CAP {
+                    capped = true;
+                    break;
+                }
+                in_batch += 1;
+            }
+            let (Some(end), Some(b)) = (last, base) else {
+                break;
+            };
+            if capped {
+                // 22.05 goes on to the next batch without testing or
+                // widening the window.
+                continue;
+            }
+            loop {
+                window = if self.params.bf_window_linear > 0 {
+                    window + self.params.bf_window_linear
+                } else {
+                    window * 2
+                };
+                if order.get(next).is_none_or(|&(e, _)| e <= b + window) {
+                    break;
+                }
             }
             if let Ok(rec) = self.test_on(&sim, job, cand, counts, Against::Free, excluded, true) {
-                // Re-add removed jobs latest first: the first one that breaks
-                // the fit is the last one needed.
-                let mut probe = sim.clone();
-                let mut start = removed.first().map_or(now, |r| r.0);
-                let mut best = rec;
-                for &(end, id) in removed.iter().rev() {
-                    if let Some(j) = self.usage.jobs.get(&id) {
-                        let part = if j.suspended {
-                            Part::Suspend
-                        } else {
-                            Part::Normal
-                        };
-                        add_job(&mut probe, &self.recs, self.total_cores, j, part);
-                        probe.jobs.insert(id, j.clone());
-                    }
-                    match self.test_on(&probe, job, cand, counts, Against::Free, excluded, true) {
-                        Ok(r) => best = r,
-                        Err(_) => {
-                            start = end;
-                            break;
-                        }
-                    }
-                }
-                let list = self.overlapping(&removed_cands, &best);
-                return Ok((best, start.max(now + 1), list));
+                let list = self.overlapping(&removed_cands, &rec);
+                return Ok((rec, end, list));
             }
-            window = if self.params.bf_window_linear > 0 {
-                window + self.params.bf_window_linear
-            } else {
-                window * 2
-            };
-            if window > YEAR {
-                break;
-            }
-            limit += window;
         }
         Err(Error::new(
             ESLURM_NODES_BUSY,
@@ -161,4 +194,12 @@ impl ConsTres {
             ),
         ))
     }
+}
+
+/// Whether running job `id` holds a node among `cand`.
+fn sim_overlaps(usage: &Usage, id: u32, cand: &Bits) -> bool {
+    usage
+        .jobs
+        .get(&id)
+        .is_some_and(|j| j.nodes.iter().any(|n| cand.get(n.node)))
 }
