@@ -95,8 +95,13 @@ pub fn derive(trace: &RawTrace) -> Result<DerivedCluster, TraceError> {
     };
     let text = slurm_conf_text(&groups);
     let origin = Path::new("<cluster derived from the trace>");
-    let conf = slurm_conf::parse_str(&text, origin)
-        .map_err(|e| TraceError::new(&trace.source, 0, format!("derived slurm.conf rejected: {e}")))?;
+    let conf = slurm_conf::parse_str(&text, origin).map_err(|e| {
+        TraceError::new(
+            &trace.source,
+            0,
+            format!("derived slurm.conf rejected: {e}"),
+        )
+    })?;
     Ok(DerivedCluster { text, conf, note })
 }
 
@@ -142,7 +147,12 @@ mod tests {
     }
 
     fn cpus(d: &DerivedCluster) -> Vec<u32> {
-        Cluster::from_slurm_conf(&d.conf).unwrap().nodes.iter().map(|n| u32::from(n.cpus)).collect()
+        Cluster::from_slurm_conf(&d.conf)
+            .unwrap()
+            .nodes
+            .iter()
+            .map(|n| u32::from(n.cpus))
+            .collect()
     }
 
     #[test]
@@ -151,7 +161,9 @@ mod tests {
         let d = derive(&trace(Some(240), Some(240))).unwrap();
         assert_eq!(cpus(&d), vec![1; 240]);
         assert!(d.text.contains("NodeName=n[001-240] CPUs=1"));
-        assert!(d.text.contains("PartitionName=trace Nodes=n[001-240] Default=YES"));
+        assert!(d
+            .text
+            .contains("PartitionName=trace Nodes=n[001-240] Default=YES"));
         assert_eq!(d.note, "cluster derived from the trace header (MaxNodes 240, MaxProcs 240): 240 nodes x 1 CPUs");
     }
 
@@ -170,14 +182,19 @@ mod tests {
     fn procs_alone_nodes_alone_and_neither() {
         assert_eq!(cpus(&derive(&trace(None, Some(8))).unwrap()), vec![1; 8]);
         assert_eq!(cpus(&derive(&trace(Some(3), None)).unwrap()), vec![1; 3]);
-        assert_eq!(cpus(&derive(&trace(Some(10), Some(4))).unwrap()), vec![1; 4]);
+        assert_eq!(
+            cpus(&derive(&trace(Some(10), Some(4))).unwrap()),
+            vec![1; 4]
+        );
         let e = derive(&trace(None, None)).unwrap_err();
         assert_eq!(
             e.to_string(),
             "t.swf: no MaxProcs or MaxNodes header and no job with a processor count: give a slurm.conf"
         );
         let mut t = trace(None, None);
-        t.jobs = swf::parse(b"1 0 0 10 6 -1 -1 6 10 -1 1 1 1 -1 -1 -1 -1 -1\n", "t.swf").unwrap().jobs;
+        t.jobs = swf::parse(b"1 0 0 10 6 -1 -1 6 10 -1 1 1 1 -1 -1 -1 -1 -1\n", "t.swf")
+            .unwrap()
+            .jobs;
         let d = derive(&t).unwrap();
         assert_eq!(cpus(&d), vec![1; 6]);
         assert!(d.note.contains("guessed 6 single-CPU nodes"));

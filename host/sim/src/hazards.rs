@@ -375,7 +375,10 @@ mod tests {
         let w = apply(trace(jobs), &options);
         assert_eq!(ids(&w), vec![1, 2, 3, 4]);
         assert_eq!(w.jobs[0].run_time, 1);
-        assert!(w.notes.iter().any(|n| n.starts_with("3 jobs with run time <= 0")));
+        assert!(w
+            .notes
+            .iter()
+            .any(|n| n.starts_with("3 jobs with run time <= 0")));
     }
 
     #[test]
@@ -401,9 +404,9 @@ mod tests {
         let w = apply(trace(jobs.clone()), &options);
         // "batch" has its own MaxTime; "other" and no partition take the default.
         assert_eq!(limits(&w), vec![Some(3600), Some(7200), Some(7200)]);
-        assert!(w.notes.contains(
-            &"3 jobs without a time estimate use their partition's MaxTime".to_owned()
-        ));
+        assert!(w
+            .notes
+            .contains(&"3 jobs without a time estimate use their partition's MaxTime".to_owned()));
 
         let options = ReplayOptions {
             missing_estimate: MissingEstimate::Fixed(600),
@@ -412,14 +415,17 @@ mod tests {
         let w = apply(trace(jobs), &options);
         // The 100 s run times fit in 600 s: no job is over its limit.
         assert_eq!(limits(&w), vec![Some(600); 3]);
-        assert!(w.notes.contains(
-            &"3 jobs without a time estimate use the fixed estimate 600 s".to_owned()
-        ));
+        assert!(w
+            .notes
+            .contains(&"3 jobs without a time estimate use the fixed estimate 600 s".to_owned()));
     }
 
     #[test]
     fn over_limit_kill_or_extend() {
-        let jobs = vec![raw(1, 0, Some(120), Some(60)), raw(2, 0, Some(30), Some(60))];
+        let jobs = vec![
+            raw(1, 0, Some(120), Some(60)),
+            raw(2, 0, Some(30), Some(60)),
+        ];
         let w = apply(trace(jobs.clone()), &ReplayOptions::default());
         // Kill at limit: the limit stays, the run time stays (the engine kills).
         assert_eq!((w.jobs[0].run_time, w.jobs[0].time_limit), (120, Some(60)));
@@ -466,7 +472,9 @@ mod tests {
         let w = apply(trace(jobs), &ReplayOptions::default());
         // Submit 2 first, then the two jobs submitted at 10 by job number.
         assert_eq!(ids(&w), vec![5, 3, 7]);
-        assert!(w.notes.contains(&"1 jobs without a processor count skipped".to_owned()));
+        assert!(w
+            .notes
+            .contains(&"1 jobs without a processor count skipped".to_owned()));
         assert!(w
             .notes
             .contains(&"1 jobs repeat an earlier job number and were skipped".to_owned()));

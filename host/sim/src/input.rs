@@ -114,7 +114,8 @@ pub struct RawTrace {
 /// is not valid gzip.
 pub fn read_file(path: &Path) -> Result<Vec<u8>, TraceError> {
     let source = path.display().to_string();
-    let file = File::open(path).map_err(|e| TraceError::new(&source, 0, format!("cannot open: {e}")))?;
+    let file =
+        File::open(path).map_err(|e| TraceError::new(&source, 0, format!("cannot open: {e}")))?;
     let mut bytes = Vec::new();
     let gz = path
         .extension()
@@ -125,7 +126,11 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, TraceError> {
         BufReader::new(file).read_to_end(&mut bytes)
     };
     result.map_err(|e| {
-        let what = if gz { "cannot decompress (gzip)" } else { "cannot read" };
+        let what = if gz {
+            "cannot decompress (gzip)"
+        } else {
+            "cannot read"
+        };
         TraceError::new(&source, 0, format!("{what}: {e}"))
     })?;
     Ok(bytes)
@@ -168,8 +173,19 @@ mod tests {
 
     #[test]
     fn error_names_file_line_and_field() {
-        let e = TraceError::field("t.swf", 7, "field 4 (run time)", "expected a number, found \"x\"");
-        assert_eq!(e.to_string(), "t.swf:7: field 4 (run time): expected a number, found \"x\"");
-        assert_eq!(TraceError::new("t.swf", 0, "cannot open").to_string(), "t.swf: cannot open");
+        let e = TraceError::field(
+            "t.swf",
+            7,
+            "field 4 (run time)",
+            "expected a number, found \"x\"",
+        );
+        assert_eq!(
+            e.to_string(),
+            "t.swf:7: field 4 (run time): expected a number, found \"x\""
+        );
+        assert_eq!(
+            TraceError::new("t.swf", 0, "cannot open").to_string(),
+            "t.swf: cannot open"
+        );
     }
 }

@@ -10,12 +10,12 @@
 //! * [`engine`]: the discrete-event replay through one policy stack;
 //! * [`compare`]: several stacks on the same workload, in parallel.
 
-pub mod hazards;
-pub mod input;
-pub mod metrics;
 pub mod cluster_from_trace;
 pub mod compare;
 pub mod engine;
+pub mod hazards;
+pub mod input;
+pub mod metrics;
 pub mod outcome;
 pub mod report;
 pub mod sacct;

@@ -64,7 +64,10 @@ pub fn compute(policy: &str, outcomes: &[JobOutcome], cluster_cpus: u64) -> Metr
             (waits[mid - 1] + waits[mid]) as f64 / 2.0
         }
     });
-    let slowdowns: f64 = ran.iter().map(|&(wait, run, _)| bounded_slowdown(wait, run)).sum();
+    let slowdowns: f64 = ran
+        .iter()
+        .map(|&(wait, run, _)| bounded_slowdown(wait, run))
+        .sum();
     let first_submit = outcomes.iter().map(|o| o.submit).min();
     let last_end = outcomes.iter().filter_map(|o| o.end).max();
     let makespan = first_submit.zip(last_end).map(|(first, last)| last - first);
@@ -140,12 +143,20 @@ impl Series {
         for (i, &(t, value)) in self.points.iter().enumerate() {
             let until = self.points.get(i + 1).map_or(end, |n| n.0).min(end);
             let (mut a, b) = ((t - start) as f64, (until - start) as f64);
+            // Walk the buckets by index: recomputing the bucket from `a`
+            // could land just below a boundary by rounding and never advance.
+            let mut bucket = ((a / width) as usize).min(buckets - 1);
             while a < b {
-                let bucket = ((a / width) as usize).min(buckets - 1);
-                let bucket_end = ((bucket + 1) as f64 * width).min(span);
-                let stop = if bucket == buckets - 1 { b } else { b.min(bucket_end) };
-                area[bucket] += value * (stop - a);
-                a = stop;
+                let stop = if bucket == buckets - 1 {
+                    b
+                } else {
+                    b.min((bucket + 1) as f64 * width)
+                };
+                if stop > a {
+                    area[bucket] += value * (stop - a);
+                    a = stop;
+                }
+                bucket += 1;
             }
         }
         area.iter()
@@ -184,7 +195,13 @@ pub fn queue_length_series(outcomes: &[JobOutcome]) -> Series {
 pub(crate) mod tests {
     use super::*;
 
-    pub(crate) fn outcome(id: u32, submit: i64, start: Option<i64>, end: Option<i64>, cpus: u32) -> JobOutcome {
+    pub(crate) fn outcome(
+        id: u32,
+        submit: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        cpus: u32,
+    ) -> JobOutcome {
         JobOutcome {
             id,
             submit,
@@ -225,7 +242,16 @@ pub(crate) mod tests {
     #[test]
     fn known_answers_on_a_hand_made_schedule() {
         let m = compute("fifo", &hand_made(), 4);
-        assert_eq!((m.jobs, m.completed, m.never_started, m.backfilled, m.killed_at_limit), (5, 4, 1, 1, 1));
+        assert_eq!(
+            (
+                m.jobs,
+                m.completed,
+                m.never_started,
+                m.backfilled,
+                m.killed_at_limit
+            ),
+            (5, 4, 1, 1, 1)
+        );
         // Waits 0, 90, 80, 75: mean 245 / 4 = 61.25; sorted 0 75 80 90,
         // median (75 + 80) / 2 = 77.5; max 90.
         assert_eq!(m.mean_wait, Some(61.25));
@@ -253,8 +279,14 @@ pub(crate) mod tests {
     #[test]
     fn nothing_ran() {
         let m = compute("x", &[outcome(1, 5, None, None, 1)], 4);
-        assert_eq!((m.mean_wait, m.median_wait, m.mean_bounded_slowdown), (None, None, None));
-        assert_eq!((m.utilization, m.makespan, m.never_started), (None, None, 1));
+        assert_eq!(
+            (m.mean_wait, m.median_wait, m.mean_bounded_slowdown),
+            (None, None, None)
+        );
+        assert_eq!(
+            (m.utilization, m.makespan, m.never_started),
+            (None, None, 1)
+        );
         let m = compute("x", &[], 4);
         assert_eq!(m.jobs, 0);
     }
@@ -272,10 +304,21 @@ pub(crate) mod tests {
         // start at 100, 4 at 105; job 5 never starts.
         assert_eq!(
             queue_length_series(&jobs).points,
-            vec![(0, 0.0), (10, 1.0), (20, 2.0), (30, 3.0), (40, 4.0), (100, 2.0), (105, 1.0)]
+            vec![
+                (0, 0.0),
+                (10, 1.0),
+                (20, 2.0),
+                (30, 3.0),
+                (40, 4.0),
+                (100, 2.0),
+                (105, 1.0)
+            ]
         );
         // Two 100-s buckets of the utilization: the first is all 1.0; the
         // second is (5x1.0 + 20x0.75 + 75x0.5) / 100 = 0.575.
-        assert_eq!(utilization_series(&jobs, 4).bucket_means(200, 2), vec![(0, 1.0), (100, 0.575)]);
+        assert_eq!(
+            utilization_series(&jobs, 4).bucket_means(200, 2),
+            vec![(0, 1.0), (100, 0.575)]
+        );
     }
 }

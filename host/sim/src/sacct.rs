@@ -104,8 +104,8 @@ fn kind(column: &str) -> Kind {
         | "ResvCPURAW" | "WCKeyID" | "ConsumedEnergyRaw" | "NTasks" | "TimelimitRaw" => {
             Kind::Number
         }
-        "Elapsed" | "CPUTime" | "Timelimit" | "Suspended" | "Reserved" | "ResvCPU"
-        | "TotalCPU" | "UserCPU" | "SystemCPU" => Kind::Duration,
+        "Elapsed" | "CPUTime" | "Timelimit" | "Suspended" | "Reserved" | "ResvCPU" | "TotalCPU"
+        | "UserCPU" | "SystemCPU" => Kind::Duration,
         "State" => Kind::State,
         _ => Kind::Text,
     }
@@ -129,7 +129,11 @@ fn fits(kind: Kind, value: &str) -> bool {
         }
         Kind::State => {
             !value.is_empty()
-                && value.split_once(" by ").map_or(value, |(s, _)| s).bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
+                && value
+                    .split_once(" by ")
+                    .map_or(value, |(s, _)| s)
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b == b'_')
         }
     }
 }
@@ -146,11 +150,17 @@ fn no_time(value: &str) -> bool {
 pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
     let mut lines = input::lines(bytes).skip_while(|(_, l)| l.trim().is_empty());
     let Some((header_line, header)) = lines.next() else {
-        return Err(TraceError::new(source, 0, "no header line (expected `JobIDRaw|Submit|...`)"));
+        return Err(TraceError::new(
+            source,
+            0,
+            "no header line (expected `JobIDRaw|Submit|...`)",
+        ));
     };
     let columns: Vec<&str> = header.split('|').map(str::trim).collect();
     let index: HashMap<&str, usize> = columns.iter().enumerate().map(|(i, c)| (*c, i)).collect();
-    let id_column = ["JobIDRaw", "JobID"].into_iter().find(|c| index.contains_key(c));
+    let id_column = ["JobIDRaw", "JobID"]
+        .into_iter()
+        .find(|c| index.contains_key(c));
     let (Some(id_column), true) = (id_column, index.contains_key("Submit")) else {
         return Err(TraceError::new(
             source,
@@ -193,7 +203,12 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
             pending = Some((start, fields));
             continue;
         }
-        let record = Record { fields: &fields, index: &index, source, line: start };
+        let record = Record {
+            fields: &fields,
+            index: &index,
+            source,
+            line: start,
+        };
         let id_text = record.get(id_column).unwrap_or("");
         if id_text.contains('.') {
             steps += 1;
@@ -267,7 +282,13 @@ fn align(fields: &[String], kinds: &[Kind]) -> Option<Vec<String>> {
 
 /// The best score of placing `kinds[column..]` on exactly `fields[at..]`
 /// (none when impossible), memoised on `(column, at)`.
-fn best(fields: &[String], kinds: &[Kind], column: usize, at: usize, memo: &mut [Option<Option<usize>>]) -> Option<usize> {
+fn best(
+    fields: &[String],
+    kinds: &[Kind],
+    column: usize,
+    at: usize,
+    memo: &mut [Option<Option<usize>>],
+) -> Option<usize> {
     let key = column * (fields.len() + 1) + at;
     if let Some(known) = memo[key] {
         return known;
@@ -314,8 +335,9 @@ impl Record<'_> {
     fn number(&self, column: &str) -> Result<Option<u64>, TraceError> {
         self.get(column)
             .map(|v| {
-                v.parse::<u64>()
-                    .map_err(|_| self.error(column, format!("expected a whole number, found {v:?}")))
+                v.parse::<u64>().map_err(|_| {
+                    self.error(column, format!("expected a whole number, found {v:?}"))
+                })
             })
             .transpose()
     }
@@ -325,7 +347,10 @@ impl Record<'_> {
             None => Ok(None),
             Some(v) if no_time(v) => Ok(None),
             Some(v) => timestamp(v).map(Some).ok_or_else(|| {
-                self.error(column, format!("expected a time like 2021-10-05T11:26:12, found {v:?}"))
+                self.error(
+                    column,
+                    format!("expected a time like 2021-10-05T11:26:12, found {v:?}"),
+                )
             }),
         }
     }
@@ -334,16 +359,22 @@ impl Record<'_> {
         match self.get(column) {
             None | Some("UNLIMITED" | "Partition_Limit" | "INVALID") => Ok(None),
             Some(v) => duration(v).map(Some).ok_or_else(|| {
-                self.error(column, format!("expected a duration like 1-02:03:04, found {v:?}"))
+                self.error(
+                    column,
+                    format!("expected a duration like 1-02:03:04, found {v:?}"),
+                )
             }),
         }
     }
 
     fn job(&self, id_column: &str) -> Result<RawJob, TraceError> {
         let id_text = self.get(id_column).unwrap_or("");
-        let id = id_text
-            .parse::<u32>()
-            .map_err(|_| self.error(id_column, format!("expected a job number, found {id_text:?}")))?;
+        let id = id_text.parse::<u32>().map_err(|_| {
+            self.error(
+                id_column,
+                format!("expected a job number, found {id_text:?}"),
+            )
+        })?;
         let submit = self
             .time("Submit")?
             .ok_or_else(|| self.error("Submit", "the job has no submit time".to_owned()))?;
@@ -369,8 +400,12 @@ impl Record<'_> {
         let tres_number = |key: &str| -> Result<Option<u64>, TraceError> {
             tres_count(key)
                 .map(|v| {
-                    v.parse::<u64>()
-                        .map_err(|_| self.error("ReqTRES", format!("expected a count for {key}, found {v:?}")))
+                    v.parse::<u64>().map_err(|_| {
+                        self.error(
+                            "ReqTRES",
+                            format!("expected a count for {key}, found {v:?}"),
+                        )
+                    })
                 })
                 .transpose()
         };
@@ -387,7 +422,10 @@ impl Record<'_> {
             Some(v) => {
                 let low = v.split('-').next().unwrap_or(v);
                 Some(low.parse::<u64>().map_err(|_| {
-                    self.error("ReqNodes", format!("expected a node count or range, found {v:?}"))
+                    self.error(
+                        "ReqNodes",
+                        format!("expected a node count or range, found {v:?}"),
+                    )
                 })?)
             }
             None => match tres_number("node")? {
@@ -400,15 +438,26 @@ impl Record<'_> {
         let memory_mb_per_node = match self.get("ReqMem") {
             Some(v) => {
                 let (mb, per) = memory(v).ok_or_else(|| {
-                    self.error("ReqMem", format!("expected a size like 4000M, 2800Mc or 4Gn, found {v:?}"))
+                    self.error(
+                        "ReqMem",
+                        format!("expected a size like 4000M, 2800Mc or 4Gn, found {v:?}"),
+                    )
                 })?;
-                let per_node_cpus = cpus.map_or(1, |c| u64::from(c).div_ceil(u64::from(nodes.unwrap_or(1))));
-                Some(if per == 'c' { mb.saturating_mul(per_node_cpus) } else { mb })
+                let per_node_cpus =
+                    cpus.map_or(1, |c| u64::from(c).div_ceil(u64::from(nodes.unwrap_or(1))));
+                Some(if per == 'c' {
+                    mb.saturating_mul(per_node_cpus)
+                } else {
+                    mb
+                })
             }
             None => match tres_count("mem") {
                 Some(v) => {
                     let (mb, _) = memory(v).ok_or_else(|| {
-                        self.error("ReqTRES", format!("expected a memory size for mem, found {v:?}"))
+                        self.error(
+                            "ReqTRES",
+                            format!("expected a memory size for mem, found {v:?}"),
+                        )
                     })?;
                     Some(mb.div_ceil(u64::from(nodes.unwrap_or(1))))
                 }
@@ -496,11 +545,19 @@ pub fn duration(text: &str) -> Option<i64> {
         None => (0, text),
     };
     let rest = rest.split_once('.').map_or(rest, |(whole, frac)| {
-        if frac.bytes().all(|b| b.is_ascii_digit()) { whole } else { "x" }
+        if frac.bytes().all(|b| b.is_ascii_digit()) {
+            whole
+        } else {
+            "x"
+        }
     });
     let parts: Vec<i64> = rest
         .split(':')
-        .map(|p| (!p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit())).then(|| p.parse().ok()).flatten())
+        .map(|p| {
+            (!p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse().ok())
+                .flatten()
+        })
         .collect::<Option<_>>()?;
     let has_days = text.contains('-');
     let (h, m, s) = match (parts.as_slice(), has_days) {
@@ -516,14 +573,30 @@ pub fn duration(text: &str) -> Option<i64> {
 /// `YYYY-MM-DDTHH:MM:SS` as seconds since the Unix epoch, read as UTC.
 pub fn timestamp(text: &str) -> Option<i64> {
     let b = text.as_bytes();
-    if b.len() != 19 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+    if b.len() != 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let n = |r: std::ops::Range<usize>| -> Option<i64> {
         let s = &text[r];
-        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok()).flatten()
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())
+            .flatten()
     };
-    let (y, mo, d, h, mi, s) = (n(0..4)?, n(5..7)?, n(8..10)?, n(11..13)?, n(14..16)?, n(17..19)?);
+    let (y, mo, d, h, mi, s) = (
+        n(0..4)?,
+        n(5..7)?,
+        n(8..10)?,
+        n(11..13)?,
+        n(14..16)?,
+        n(17..19)?,
+    );
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
         return None;
     }
@@ -561,7 +634,10 @@ mod tests {
         assert_eq!(duration("1-02:03:04"), Some(93_784));
         assert_eq!(duration("23:33:25"), Some(84_805));
         assert_eq!(duration("00:01.277"), Some(1));
-        assert_eq!(duration("118-17:38:31"), Some(118 * 86_400 + 17 * 3600 + 38 * 60 + 31));
+        assert_eq!(
+            duration("118-17:38:31"),
+            Some(118 * 86_400 + 17 * 3600 + 38 * 60 + 31)
+        );
         assert_eq!(duration("2-12"), Some(2 * 86_400 + 12 * 3600));
         assert_eq!(duration("12:61:00"), None);
         assert_eq!(duration("abc"), None);
@@ -597,14 +673,31 @@ mod tests {
         // Time zero is the earliest submit (job 11, 10 s before job 10).
         assert_eq!(t.start_time, 1_633_433_162);
         let a = &t.jobs[0];
-        assert_eq!((a.id, a.submit, a.run_time, a.time_limit), (10, 10, Some(60), Some(1800)));
+        assert_eq!(
+            (a.id, a.submit, a.run_time, a.time_limit),
+            (10, 10, Some(60), Some(1800))
+        );
         // ReqNodes empty: node=2 from ReqTRES; 2800 MB per CPU x 2 CPUs per node.
-        assert_eq!((a.cpus, a.nodes, a.memory_mb_per_node, a.gpus), (Some(4), Some(2), Some(5600), 2));
-        assert_eq!((a.partition.as_deref(), a.account.as_deref(), a.user, a.group), (Some("batch"), Some("acct"), 1000, 100));
+        assert_eq!(
+            (a.cpus, a.nodes, a.memory_mb_per_node, a.gpus),
+            (Some(4), Some(2), Some(5600), 2)
+        );
+        assert_eq!(
+            (
+                a.partition.as_deref(),
+                a.account.as_deref(),
+                a.user,
+                a.group
+            ),
+            (Some("batch"), Some("acct"), 1000, 100)
+        );
         assert_eq!((a.status, a.started), (TraceStatus::Completed, true));
         let b = &t.jobs[1];
         assert_eq!((b.submit, b.time_limit, b.unlimited_limit), (0, None, true));
-        assert_eq!((b.cpus, b.nodes, b.memory_mb_per_node), (Some(2), Some(1), Some(8192)));
+        assert_eq!(
+            (b.cpus, b.nodes, b.memory_mb_per_node),
+            (Some(2), Some(1), Some(8192))
+        );
         assert_eq!((b.status, b.started), (TraceStatus::Cancelled, false));
     }
 
@@ -615,29 +708,64 @@ mod tests {
                     2|n|2021-01-01T00:00:05|||1|s|FAILED\n";
         let t = parse(text.as_bytes(), "t.log").unwrap();
         assert_eq!(t.jobs.len(), 2);
-        assert_eq!((t.jobs[0].cpus, t.jobs[0].status), (Some(4), TraceStatus::Completed));
-        assert_eq!((t.jobs[1].submit, t.jobs[1].status), (5, TraceStatus::Failed));
+        assert_eq!(
+            (t.jobs[0].cpus, t.jobs[0].status),
+            (Some(4), TraceStatus::Completed)
+        );
+        assert_eq!(
+            (t.jobs[1].submit, t.jobs[1].status),
+            (5, TraceStatus::Failed)
+        );
     }
 
     #[test]
     fn align_gives_pipes_to_the_text_column_that_keeps_types() {
-        let kinds = [Kind::Number, Kind::Free, Kind::Time, Kind::Free, Kind::Free, Kind::State];
-        let fields: Vec<String> = ["7", "a", "b", "2021-01-01T00:00:00", "", "cpu-a", "cpu-b", "RUNNING"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let kinds = [
+            Kind::Number,
+            Kind::Free,
+            Kind::Time,
+            Kind::Free,
+            Kind::Free,
+            Kind::State,
+        ];
+        let fields: Vec<String> = [
+            "7",
+            "a",
+            "b",
+            "2021-01-01T00:00:00",
+            "",
+            "cpu-a",
+            "cpu-b",
+            "RUNNING",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         // "a|b" must be the name (the time comes next); with no typed column
         // between the last two text columns, the extra goes to the later one.
         assert_eq!(
             align(&fields, &kinds).unwrap(),
-            vec!["7", "a|b", "2021-01-01T00:00:00", "", "cpu-a|cpu-b", "RUNNING"]
+            vec![
+                "7",
+                "a|b",
+                "2021-01-01T00:00:00",
+                "",
+                "cpu-a|cpu-b",
+                "RUNNING"
+            ]
         );
     }
 
     #[test]
     fn malformed_records_name_the_line() {
-        assert_eq!(err(""), "t.log: no header line (expected `JobIDRaw|Submit|...`)");
-        assert_eq!(err("\nJobID|Start\n"), "t.log:2: the header needs the columns JobIDRaw (or JobID) and Submit");
+        assert_eq!(
+            err(""),
+            "t.log: no header line (expected `JobIDRaw|Submit|...`)"
+        );
+        assert_eq!(
+            err("\nJobID|Start\n"),
+            "t.log:2: the header needs the columns JobIDRaw (or JobID) and Submit"
+        );
         assert_eq!(
             err("JobIDRaw|Submit|NCPUS\n1|2021-01-01T00:00:00|4|5\n"),
             "t.log:2: record has 4 fields for 3 columns and its extra `|`s fit no free-text column (AdminComment, Comment, Constraints, Container, JobName, StdErr, StdIn, StdOut, SubmitLine, SystemComment, WorkDir)"
@@ -650,7 +778,10 @@ mod tests {
             err("JobIDRaw|Submit\n1|yesterday\n"),
             "t.log:2: Submit: expected a time like 2021-10-05T11:26:12, found \"yesterday\""
         );
-        assert_eq!(err("JobIDRaw|Submit\n1|Unknown\n"), "t.log:2: Submit: the job has no submit time");
+        assert_eq!(
+            err("JobIDRaw|Submit\n1|Unknown\n"),
+            "t.log:2: Submit: the job has no submit time"
+        );
         assert_eq!(
             err("JobIDRaw|Submit|NCPUS\n1|2021-01-01T00:00:00|four\n"),
             "t.log:2: NCPUS: expected a whole number, found \"four\""
@@ -671,9 +802,16 @@ mod tests {
 
     #[test]
     fn record_cut_short_at_the_end_is_skipped_with_a_note() {
-        let t = parse(b"JobIDRaw|Submit|NCPUS\n1|2021-01-01T00:00:00|1\n|4\n", "t.log").unwrap();
+        let t = parse(
+            b"JobIDRaw|Submit|NCPUS\n1|2021-01-01T00:00:00|1\n|4\n",
+            "t.log",
+        )
+        .unwrap();
         assert_eq!(t.jobs.len(), 1);
-        assert_eq!(t.notes, vec!["t.log:3: last record ends with 2 of 3 fields (dump cut short); skipped"]);
+        assert_eq!(
+            t.notes,
+            vec!["t.log:3: last record ends with 2 of 3 fields (dump cut short); skipped"]
+        );
     }
 
     proptest::proptest! {

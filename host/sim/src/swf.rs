@@ -198,7 +198,12 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
 }
 
 /// A header comment (`comment` is the text after `;`).
-fn header(comment: &str, source: &str, line: usize, trace: &mut RawTrace) -> Result<(), TraceError> {
+fn header(
+    comment: &str,
+    source: &str,
+    line: usize,
+    trace: &mut RawTrace,
+) -> Result<(), TraceError> {
     let Some((key, value)) = comment.split_once(':') else {
         return Ok(());
     };
@@ -217,14 +222,17 @@ fn header(comment: &str, source: &str, line: usize, trace: &mut RawTrace) -> Res
         )
     })?;
     let positive = || {
-        u32::try_from(number).ok().filter(|&n| n > 0).ok_or_else(|| {
-            TraceError::field(
-                source,
-                line,
-                format!("header {slot}"),
-                format!("expected a positive count, found {number}"),
-            )
-        })
+        u32::try_from(number)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                TraceError::field(
+                    source,
+                    line,
+                    format!("header {slot}"),
+                    format!("expected a positive count, found {number}"),
+                )
+            })
     };
     match slot {
         "MaxNodes" => trace.max_nodes = Some(positive()?),
@@ -280,7 +288,11 @@ fn known(value: i64) -> Option<i64> {
 fn memory_per_node(kb_per_cpu: i64, cpus: u32, trace: &RawTrace) -> Option<u64> {
     let per_node = trace.max_procs? / trace.max_nodes?;
     let on_one_node = u64::from(cpus.min(per_node.max(1)));
-    Some((kb_per_cpu as u64).saturating_mul(on_one_node).div_ceil(1024))
+    Some(
+        (kb_per_cpu as u64)
+            .saturating_mul(on_one_node)
+            .div_ceil(1024),
+    )
 }
 
 #[cfg(test)]
@@ -299,19 +311,34 @@ mod tests {
             ";       Version: 2.2\r\n; MaxNodes: 120\r\n;   MaxProcs:\t240\r\n; UnixStartTime: 1027839845\r\n\r\n{JOB}\r\n  \t\r\n2\t20  0 552.6\t8 552.21 -1 -1 2147483647 512 5 8 3 -1 1 1 -1 -1 99 98\r\n"
         );
         let t = parse(text.as_bytes(), "t.swf").unwrap();
-        assert_eq!((t.max_nodes, t.max_procs, t.start_time), (Some(120), Some(240), 1027839845));
+        assert_eq!(
+            (t.max_nodes, t.max_procs, t.start_time),
+            (Some(120), Some(240), 1027839845)
+        );
         assert_eq!(t.jobs.len(), 2);
         let a = &t.jobs[0];
-        assert_eq!((a.id, a.submit, a.run_time, a.time_limit, a.cpus), (1, 10, Some(100), Some(3600), Some(4)));
-        assert_eq!((a.user, a.group, a.status, a.started), (7, 3, TraceStatus::Completed, true));
+        assert_eq!(
+            (a.id, a.submit, a.run_time, a.time_limit, a.cpus),
+            (1, 10, Some(100), Some(3600), Some(4))
+        );
+        assert_eq!(
+            (a.user, a.group, a.status, a.started),
+            (7, 3, TraceStatus::Completed, true)
+        );
         let b = &t.jobs[1];
         // 552.6 rounds to 553; requested processors -1 falls back to the 8
         // allocated; 2147483647 is "unlimited"; 512 KB/proc x min(8, 240/120 = 2)
         // procs on a node = 1024 KB = 1 MB.
-        assert_eq!((b.run_time, b.cpus, b.time_limit, b.unlimited_limit), (Some(553), Some(8), None, true));
+        assert_eq!(
+            (b.run_time, b.cpus, b.time_limit, b.unlimited_limit),
+            (Some(553), Some(8), None, true)
+        );
         assert_eq!(b.memory_mb_per_node, Some(1));
         assert_eq!(b.status, TraceStatus::Cancelled);
-        assert_eq!(t.notes, vec!["1 jobs without requested processors use their allocated processors"]);
+        assert_eq!(
+            t.notes,
+            vec!["1 jobs without requested processors use their allocated processors"]
+        );
     }
 
     #[test]
@@ -323,7 +350,10 @@ mod tests {
         .unwrap();
         assert_eq!(t.jobs.len(), 1);
         let j = &t.jobs[0];
-        assert_eq!((j.run_time, j.cpus, j.time_limit, j.status, j.started), (None, None, None, TraceStatus::Unknown, false));
+        assert_eq!(
+            (j.run_time, j.cpus, j.time_limit, j.status, j.started),
+            (None, None, None, TraceStatus::Unknown, false)
+        );
         assert_eq!(t.notes, vec!["1 jobs without a submit time skipped"]);
     }
 
@@ -369,7 +399,11 @@ mod tests {
 
     #[test]
     fn other_header_comments_are_ignored() {
-        let t = parse(b"; Note: uses MAUI scheduler\n; Partition:  1 DEFAULT\n;\n", "t.swf").unwrap();
+        let t = parse(
+            b"; Note: uses MAUI scheduler\n; Partition:  1 DEFAULT\n;\n",
+            "t.swf",
+        )
+        .unwrap();
         assert!(t.jobs.is_empty());
         assert_eq!((t.max_nodes, t.max_procs), (None, None));
     }

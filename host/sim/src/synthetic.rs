@@ -161,7 +161,10 @@ impl ModelParams {
         };
         ModelParams {
             batch: scale(paper.batch, hi),
-            interactive: scale(paper.interactive, hi - (paper.batch.u_hi - paper.interactive.u_hi)),
+            interactive: scale(
+                paper.interactive,
+                hi - (paper.batch.u_hi - paper.interactive.u_hi),
+            ),
         }
     }
 }
@@ -209,8 +212,8 @@ impl Arrivals {
         let mut weights = [0.0; BUCKETS];
         for slot in CYCLE_START..CYCLE_START + BUCKETS {
             let x = slot as f64;
-            weights[(slot - 1) % BUCKETS] =
-                gamma_cdf(x + 0.5, class.anum, class.bnum) - gamma_cdf(x - 0.5, class.anum, class.bnum);
+            weights[(slot - 1) % BUCKETS] = gamma_cdf(x + 0.5, class.anum, class.bnum)
+                - gamma_cdf(x - 0.5, class.anum, class.bnum);
         }
         let mean = weights.iter().sum::<f64>() / BUCKETS as f64;
         for w in &mut weights {
@@ -418,11 +421,21 @@ mod tests {
         let w = workload(1, 5);
         // (submit, run time, processors); the first two arrive 0.4 s apart
         // (interactive at 193.2 s, batch at 193.6 s).
-        let got: Vec<(i64, i64, u32)> = w.jobs.iter().map(|j| (j.submit, j.run_time, j.cpus)).collect();
+        let got: Vec<(i64, i64, u32)> = w
+            .jobs
+            .iter()
+            .map(|j| (j.submit, j.run_time, j.cpus))
+            .collect();
         assert_eq!(got, PINNED);
     }
 
-    const PINNED: [(i64, i64, u32); 5] = [(193, 9, 8), (193, 37549, 32), (208, 207, 2), (258, 31, 2), (269, 37, 1)];
+    const PINNED: [(i64, i64, u32); 5] = [
+        (193, 9, 8),
+        (193, 37549, 32),
+        (208, 207, 2),
+        (258, 31, 2),
+        (269, 37, 1),
+    ];
 
     #[test]
     fn gamma_cdf_known_values() {
@@ -471,7 +484,10 @@ mod tests {
         let mut logs: Vec<f64> = w.jobs.iter().map(|j| (j.run_time as f64).ln()).collect();
         logs.sort_by(f64::total_cmp);
         let median = logs[logs.len() / 2];
-        assert!((2.5..10.0).contains(&median), "median log run time {median}");
+        assert!(
+            (2.5..10.0).contains(&median),
+            "median log run time {median}"
+        );
         // Submit times rise, and more jobs arrive in the busiest half of the
         // day than in the quietest half (the daily cycle).
         assert!(w.jobs.windows(2).all(|p| p[0].submit <= p[1].submit));
@@ -486,6 +502,9 @@ mod tests {
         // The bucket weights run from 0.24 (04:30) to 1.67 (13:00) for batch.
         assert!(busy as f64 > 1.5 * quiet as f64, "per hour {per_hour:?}");
         // Every job's estimate came from the missing-estimate choice.
-        assert!(w.notes.iter().any(|n| n.starts_with("20000 jobs without a time estimate")));
+        assert!(w
+            .notes
+            .iter()
+            .any(|n| n.starts_with("20000 jobs without a time estimate")));
     }
 }

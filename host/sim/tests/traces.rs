@@ -34,42 +34,96 @@ fn trace(name: &str) -> Option<PathBuf> {
     }
 }
 
-/// (raw jobs, jobs replayed by default, run time <= 0 skipped, over limit)
-fn swf_counts(name: &str) -> Option<(usize, usize, Vec<String>, Option<u32>, Option<u32>)> {
+/// What a test checks of one SWF trace.
+struct SwfCounts {
+    /// Jobs in the file.
+    raw: usize,
+    /// Jobs replayed with the default hazard choices.
+    kept: usize,
+    notes: Vec<String>,
+    nodes: Option<u32>,
+    procs: Option<u32>,
+}
+
+fn swf_counts(name: &str) -> Option<SwfCounts> {
     let path = trace(name)?;
     let raw = swf::parse(&read_file(&path).unwrap(), name).unwrap();
-    let (raw_jobs, nodes, procs) = (raw.jobs.len(), raw.max_nodes, raw.max_procs);
     let workload = swf::read_path(&path, &ReplayOptions::default()).unwrap();
-    assert!(workload.jobs.windows(2).all(|w| (w[0].submit, w[0].id) < (w[1].submit, w[1].id)));
-    Some((raw_jobs, workload.jobs.len(), workload.notes, nodes, procs))
+    assert!(workload
+        .jobs
+        .windows(2)
+        .all(|w| (w[0].submit, w[0].id) < (w[1].submit, w[1].id)));
+    Some(SwfCounts {
+        raw: raw.jobs.len(),
+        kept: workload.jobs.len(),
+        notes: workload.notes,
+        nodes: raw.max_nodes,
+        procs: raw.max_procs,
+    })
 }
 
 #[test]
 fn hpc2n_subset() {
-    let Some((raw, kept, notes, nodes, procs)) = swf_counts("HPC2N-2002-subset-alea-3170jobs.swf") else {
+    let Some(SwfCounts {
+        raw,
+        kept,
+        notes,
+        nodes,
+        procs,
+    }) = swf_counts("HPC2N-2002-subset-alea-3170jobs.swf")
+    else {
         return;
     };
     // 3,170 jobs (README); 25 have run time -1 or 0; 320 ran past their estimate.
     assert_eq!((raw, kept), (3170, 3145));
     assert_eq!((nodes, procs), (Some(240), Some(240)));
-    assert!(notes.contains(&"25 jobs with run time <= 0 or unknown skipped (zero-run-time: skip)".to_owned()), "{notes:?}");
-    assert!(notes.iter().any(|n| n.starts_with("320 jobs ran longer than their estimate")), "{notes:?}");
+    assert!(
+        notes.contains(
+            &"25 jobs with run time <= 0 or unknown skipped (zero-run-time: skip)".to_owned()
+        ),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("320 jobs ran longer than their estimate")),
+        "{notes:?}"
+    );
 }
 
 #[test]
 fn unilu_gaia() {
-    let Some((raw, kept, notes, nodes, procs)) = swf_counts("UniLu-Gaia-2014-1.swf") else {
+    let Some(SwfCounts {
+        raw,
+        kept,
+        notes,
+        nodes,
+        procs,
+    }) = swf_counts("UniLu-Gaia-2014-1.swf")
+    else {
         return;
     };
     // 51,987 jobs (README and the MaxJobs header); 128 with run time <= 0.
     assert_eq!((raw, kept), (51_987, 51_859));
     assert_eq!((nodes, procs), (Some(151), Some(2004)));
-    assert!(notes.contains(&"128 jobs with run time <= 0 or unknown skipped (zero-run-time: skip)".to_owned()), "{notes:?}");
+    assert!(
+        notes.contains(
+            &"128 jobs with run time <= 0 or unknown skipped (zero-run-time: skip)".to_owned()
+        ),
+        "{notes:?}"
+    );
 }
 
 #[test]
 fn cea_curie_gzip() {
-    let Some((raw, kept, notes, nodes, procs)) = swf_counts("CEA-Curie-2011-2.1-cln.swf.gz") else {
+    let Some(SwfCounts {
+        raw,
+        kept,
+        notes,
+        nodes,
+        procs,
+    }) = swf_counts("CEA-Curie-2011-2.1-cln.swf.gz")
+    else {
         return;
     };
     // 312,826 jobs (README); 19 without processors, 14,715 cancelled before
@@ -83,7 +137,10 @@ fn cea_curie_gzip() {
         "14715 cancelled jobs that never started skipped (cancelled: skip-never-started)",
         "2552 jobs with run time <= 0 or unknown skipped (zero-run-time: skip)",
     ] {
-        assert!(notes.contains(&expected.to_owned()), "{expected} not in {notes:?}");
+        assert!(
+            notes.contains(&expected.to_owned()),
+            "{expected} not in {notes:?}"
+        );
     }
 }
 
@@ -91,7 +148,11 @@ fn sacct_jobs(name: &str) -> Option<(Vec<u32>, Vec<String>, usize)> {
     let path = trace(&format!("sacct/{name}"))?;
     let raw = sacct::parse(&read_file(&path).unwrap(), name).unwrap();
     let ids = raw.jobs.iter().map(|j| j.id).collect();
-    Some((ids, raw.notes, raw.jobs.iter().filter(|j| j.started).count()))
+    Some((
+        ids,
+        raw.notes,
+        raw.jobs.iter().filter(|j| j.started).count(),
+    ))
 }
 
 #[test]
@@ -115,7 +176,10 @@ fn sacct_dump_with_a_record_cut_short() {
     // record missing its first 33 columns.
     assert_eq!(
         ids,
-        vec![4745200, 4801839, 4814432, 4810966, 4814635, 4814654, 4822203, 4830973, 4830974, 4830975, 4830976, 4830977]
+        vec![
+            4745200, 4801839, 4814432, 4810966, 4814635, 4814654, 4822203, 4830973, 4830974,
+            4830975, 4830976, 4830977
+        ]
     );
     assert_eq!(
         notes,
@@ -144,8 +208,14 @@ fn sacct_dump_with_pipes_in_several_columns() {
         assert_eq!(job, &raw.jobs[0]);
     }
     let job = &raw.jobs[0];
-    assert_eq!((job.cpus, job.nodes, job.memory_mb_per_node), (Some(1), Some(1), Some(4000)));
-    assert_eq!((job.run_time, job.time_limit, job.user), (Some(56), Some(86_400), 75200));
+    assert_eq!(
+        (job.cpus, job.nodes, job.memory_mb_per_node),
+        (Some(1), Some(1), Some(4000))
+    );
+    assert_eq!(
+        (job.run_time, job.time_limit, job.user),
+        (Some(56), Some(86_400), 75200)
+    );
     assert_eq!((job.status, job.started), (TraceStatus::Cancelled, true));
     assert_eq!(job.partition.as_deref(), Some("partition001"));
 }
@@ -157,7 +227,10 @@ fn sacct_dump_with_multi_line_submit_line() {
     };
     // 13 records (lines 8-12 are one: its SubmitLine is a shell script),
     // seven of them steps; job 7957382 appears five times.
-    assert_eq!(ids, vec![7957382, 9067954, 7957382, 7957382, 7957382, 7957382]);
+    assert_eq!(
+        ids,
+        vec![7957382, 9067954, 7957382, 7957382, 7957382, 7957382]
+    );
     assert_eq!(notes, vec!["7 job step rows skipped".to_owned()]);
     let path = trace("sacct/ubccr_sacct_submitline_multiline.log").unwrap();
     let workload = sacct::read_path(&path, &ReplayOptions::default()).unwrap();
@@ -172,6 +245,9 @@ fn sacct_dump_with_multi_line_submit_line() {
     // ReqMem 16G per node, Elapsed 02:40:00, submitted 25,684,306 s after
     // job 7957382 (2022-07-29T17:57:58 minus 2021-10-05T11:26:12).
     let job = workload.jobs.iter().find(|j| j.id == 9067954).unwrap();
-    assert_eq!((job.cpus, job.nodes, job.memory_mb_per_node, job.run_time), (16, Some(16), Some(16_384), 9600));
+    assert_eq!(
+        (job.cpus, job.nodes, job.memory_mb_per_node, job.run_time),
+        (16, Some(16), Some(16_384), 9600)
+    );
     assert_eq!(job.submit, 25_684_306);
 }

@@ -21,6 +21,8 @@
 //! tested once `TEST_ONLY` on its partition's nodes (slurmctld rejects at
 //! submission a job no node configuration can ever hold: the outcome then
 //! says `rejected`), and given its priority by the priority plugin's `set`.
+//! The `TEST_ONLY` answer is kept per request shape (partition, node counts,
+//! CPUs, memory, GPUs): it ignores usage, so jobs of one shape share it.
 //!
 //! # Main pass (slurmctld's `schedule()`)
 //!
@@ -81,7 +83,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::types::{Bitmap, Job, JobResources, JobState, Oversubscribe, TresAmount};
+use slurm_wasm_host::types::{
+    Bitmap, Job, JobResources, JobState, MemoryRequest, Oversubscribe, TresAmount,
+};
 use slurm_wasm_host::CallError;
 
 use crate::outcome::JobOutcome;
@@ -200,6 +204,8 @@ struct Engine<'a, 'p> {
     /// CPUs not allocated, per partition (for the pre-check).
     part_free: Vec<i64>,
     largest_node_cpus: Vec<u32>,
+    /// `TEST_ONLY` verdicts (none = fits, else why not) by request shape.
+    test_only_cache: HashMap<Shape, Option<String>>,
     cpu_precheck: bool,
     counters: Counters,
     done: u64,
@@ -221,7 +227,8 @@ struct Engine<'a, 'p> {
 /// # Errors
 ///
 /// [`SimError`] when a plugin call faults (not when a plugin refuses a
-/// placement, which is an answer) or an allocation names no node.
+/// placement, which is an answer), an allocation names no node, or
+/// `input.default_partition` is not a partition of the cluster.
 pub fn simulate(
     input: &Input<'_>,
     placer: &mut dyn Placer,
@@ -232,6 +239,17 @@ pub fn simulate(
 ) -> Result<SimResult, SimError> {
     let started = std::time::Instant::now();
     let cluster = input.cluster;
+    if input.default_partition >= cluster.partitions.len() {
+        return Err(SimError {
+            time: 0,
+            job: 0,
+            reason: format!(
+                "default partition {} does not exist: the cluster has {} partitions",
+                input.default_partition,
+                cluster.partitions.len()
+            ),
+        });
+    }
     let part_words: Vec<Vec<u64>> = cluster
         .partitions
         .iter()
@@ -268,6 +286,7 @@ pub fn simulate(
         part_words,
         part_free,
         largest_node_cpus: jobs::largest_node_cpus(cluster),
+        test_only_cache: HashMap::new(),
         cpu_precheck,
         counters: Counters::default(),
         done: 0,
@@ -407,17 +426,29 @@ impl Engine<'_, '_> {
             self.counters.partition_fallbacks += 1;
         }
         self.index_of.insert(trace.id, idx);
-        self.counters.test_only_tests += 1;
-        let test = self.placer.test(
-            &request.job,
-            &self.part_bitmaps[request.partition],
-            PlaceMode::TestOnly,
-        );
-        if let Placement::Refused { code, message } = self.call(now, idx, test)? {
-            self.outcomes[idx].rejected = Some(format!(
-                "cannot run on partition {} (error {code}: {message})",
-                self.input.cluster.partitions[request.partition].name
-            ));
+        let shape = shape(&request);
+        let verdict = match self.test_only_cache.get(&shape) {
+            Some(verdict) => verdict.clone(),
+            None => {
+                self.counters.test_only_tests += 1;
+                let test = self.placer.test(
+                    &request.job,
+                    &self.part_bitmaps[request.partition],
+                    PlaceMode::TestOnly,
+                );
+                let verdict = match self.call(now, idx, test)? {
+                    Placement::Refused { code, message } => Some(format!(
+                        "cannot run on partition {} (error {code}: {message})",
+                        self.input.cluster.partitions[request.partition].name
+                    )),
+                    Placement::Placed { .. } => None,
+                };
+                self.test_only_cache.insert(shape, verdict.clone());
+                verdict
+            }
+        };
+        if let Some(reason) = verdict {
+            self.outcomes[idx].rejected = Some(reason);
             self.finish_one();
             return Ok(());
         }
@@ -569,7 +600,10 @@ impl Engine<'_, '_> {
         };
         self.counters.backfill_passes += 1;
         // The union of every reservation's nodes, and the latest start.
-        let mut all_reserved = union(self.part_words[0].len(), reservations.iter());
+        let mut all_reserved = union(
+            self.input.cluster.nodes.len().div_ceil(64),
+            reservations.iter(),
+        );
         let mut latest_start = reservations.iter().map(|r| r.start).max();
         let mut cursor = tested.last().copied();
         while tested.len() < bf.max_job_test {
@@ -769,6 +803,29 @@ impl Engine<'_, '_> {
         self.finish_one();
         Ok(())
     }
+}
+
+/// What a `TEST_ONLY` answer depends on: the partition and the resources
+/// asked for (partition, min and max nodes, CPUs, memory, GPUs). Jobs of
+/// one shape get the same answer, since the test ignores usage.
+type Shape = (usize, u32, Option<u32>, u32, (u8, u64), u64);
+
+fn shape(request: &jobs::Request) -> Shape {
+    let d = &request.job.details;
+    let memory = match d.memory {
+        MemoryRequest::None => (0, 0),
+        MemoryRequest::PerNode(mb) => (1, mb),
+        MemoryRequest::PerCpu(mb) => (2, mb),
+    };
+    let gpus = d.gres.iter().map(|g| g.count).sum();
+    (
+        request.partition,
+        d.min_nodes,
+        d.max_nodes,
+        d.min_cpus,
+        memory,
+        gpus,
+    )
 }
 
 /// The record of a queued or running job.

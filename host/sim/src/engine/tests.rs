@@ -348,9 +348,17 @@ fn jobs_are_killed_at_their_time_limit() {
 #[test]
 fn a_job_larger_than_its_partition_is_rejected_at_submission() {
     // 5 nodes on a 4-node partition: TEST_ONLY fails, as sbatch would be
-    // refused; the next job is unaffected.
+    // refused; the next job is unaffected. J3 has J1's shape: its verdict
+    // comes from the cache (two TEST_ONLY calls for three jobs).
     let c = cluster("");
-    let r = run(&c, vec![job(1, 0, 5, 10, 60), job(2, 0, 1, 10, 60)]);
+    let r = run(
+        &c,
+        vec![
+            job(1, 0, 5, 10, 60),
+            job(2, 0, 1, 10, 60),
+            job(3, 5, 5, 99, 600),
+        ],
+    );
     assert!(r.outcomes[0]
         .rejected
         .as_deref()
@@ -358,6 +366,8 @@ fn a_job_larger_than_its_partition_is_rejected_at_submission() {
         .contains("partition p"));
     assert_eq!(r.outcomes[0].start, None);
     assert_eq!(r.outcomes[1].start, Some(0));
+    assert_eq!(r.outcomes[2].rejected, r.outcomes[0].rejected);
+    assert_eq!(r.counters.test_only_tests, 2);
 }
 
 #[test]

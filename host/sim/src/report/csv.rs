@@ -55,7 +55,10 @@ mod tests {
         let mut b = outcome(8, 12, None, None, 1);
         b.rejected = Some("too big: needs \"8\" nodes".into());
         let jobs = [a, b];
-        let text = csv(&[PolicyRun { policy: "a,b", outcomes: &jobs }]);
+        let text = csv(&[PolicyRun {
+            policy: "a,b",
+            outcomes: &jobs,
+        }]);
         assert_eq!(
             text,
             "policy,job,submit,start,end,wait,nodes,cpus,node_list,backfilled,killed_at_limit,rejected\n\

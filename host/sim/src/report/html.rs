@@ -100,7 +100,11 @@ fn plots_of(context: &Context<'_>, runs: &[PolicyRun<'_>]) -> Result<Vec<String>
         .unwrap_or(0);
     let end = runs
         .iter()
-        .flat_map(|r| r.outcomes.iter().filter_map(|o| o.end.or(o.start).max(Some(o.submit))))
+        .flat_map(|r| {
+            r.outcomes
+                .iter()
+                .filter_map(|o| o.end.or(o.start).max(Some(o.submit)))
+        })
         .max()
         .unwrap_or(start);
     let hours = |t: i64| (t - start) as f64 / 3600.0;
@@ -175,11 +179,21 @@ mod tests {
     fn self_contained_page_with_three_plots() {
         let (a, b) = two_runs();
         let runs = [
-            PolicyRun { policy: "fifo<1>", outcomes: &a },
-            PolicyRun { policy: "bf", outcomes: &b },
+            PolicyRun {
+                policy: "fifo<1>",
+                outcomes: &a,
+            },
+            PolicyRun {
+                policy: "bf",
+                outcomes: &b,
+            },
         ];
         let notes = vec!["25 jobs with run time <= 0 skipped".to_owned()];
-        let context = Context { workload: "w.swf", cluster_cpus: 4, notes: &notes };
+        let context = Context {
+            workload: "w.swf",
+            cluster_cpus: 4,
+            notes: &notes,
+        };
         let page = html(&context, &runs).unwrap();
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert_eq!(page.matches("<svg").count(), 3);

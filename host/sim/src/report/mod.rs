@@ -87,11 +87,21 @@ pub(crate) mod tests {
     fn json_report() {
         let (a, b) = two_runs();
         let runs = [
-            PolicyRun { policy: "fifo", outcomes: &a },
-            PolicyRun { policy: "bf", outcomes: &b },
+            PolicyRun {
+                policy: "fifo",
+                outcomes: &a,
+            },
+            PolicyRun {
+                policy: "bf",
+                outcomes: &b,
+            },
         ];
         let notes = vec!["a note".to_owned()];
-        let context = Context { workload: "w.swf", cluster_cpus: 4, notes: &notes };
+        let context = Context {
+            workload: "w.swf",
+            cluster_cpus: 4,
+            notes: &notes,
+        };
         let value: serde_json::Value = serde_json::from_str(&json(&context, &runs)).unwrap();
         assert_eq!(value["workload"], "w.swf");
         assert_eq!(value["cluster_cpus"], 4);

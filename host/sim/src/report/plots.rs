@@ -83,7 +83,11 @@ pub fn line_chart(
 }
 
 fn draw_lines<'a, X>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    chart: &mut ChartContext<
+        'a,
+        SVGBackend<'a>,
+        Cartesian2d<X, plotters::coord::types::RangedCoordf64>,
+    >,
     lines: &[Line],
 ) -> Result<(), String>
 where
@@ -92,10 +96,15 @@ where
     for (i, line) in lines.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart
-            .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                line.points.iter().copied(),
+                color.stroke_width(2),
+            ))
             .map_err(|e| e.to_string())?
             .label(line.label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
     }
     chart
         .configure_series_labels()
@@ -131,7 +140,10 @@ mod tests {
     #[test]
     fn cdf_points() {
         // Four waits: each point is (wait + 1, share of jobs waiting at most that).
-        assert_eq!(cdf(&[30, 0, 10, 10]), vec![(1.0, 0.25), (11.0, 0.5), (11.0, 0.75), (31.0, 1.0)]);
+        assert_eq!(
+            cdf(&[30, 0, 10, 10]),
+            vec![(1.0, 0.25), (11.0, 0.5), (11.0, 0.75), (31.0, 1.0)]
+        );
         assert!(cdf(&[]).is_empty());
         let many: Vec<i64> = (0..10_000).collect();
         let points = cdf(&many);
@@ -139,17 +151,49 @@ mod tests {
         assert_eq!(points.last(), Some(&(10_000.0, 1.0)));
     }
 
+    /// The contents of the SVG's `<text>` elements, trimmed (plotters puts
+    /// each on its own line).
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let body = &t[t.find('>')? + 1..];
+                Some(body[..body.find("</text>")?].trim().to_owned())
+            })
+            .collect()
+    }
+
     #[test]
     fn chart_is_svg_with_legend() {
         let lines = [
-            Line { label: "fifo".into(), points: vec![(0.0, 0.5), (2.0, 1.0)] },
-            Line { label: "backfill".into(), points: vec![(0.0, 0.2), (2.0, 0.4)] },
+            Line {
+                label: "fifo".into(),
+                points: vec![(0.0, 0.5), (2.0, 1.0)],
+            },
+            Line {
+                label: "backfill".into(),
+                points: vec![(0.0, 0.2), (2.0, 0.4)],
+            },
         ];
         let svg = line_chart("Utilization", "hours", "busy", XAxis::Linear, 1.0, &lines).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
-        assert!(svg.contains(">fifo<") && svg.contains(">backfill<") && svg.contains(">Utilization<"));
+        let labels = texts(&svg);
+        for label in ["fifo", "backfill", "Utilization"] {
+            assert!(labels.iter().any(|t| t == label), "{label} not in {labels:?}");
+        }
         assert!(svg.matches("<polyline").count() >= 2);
-        let svg = line_chart("Waits", "wait + 1 (s)", "jobs", XAxis::Log, 1.0, &[Line { label: "a".into(), points: cdf(&[0, 5, 500]) }]).unwrap();
+        let svg = line_chart(
+            "Waits",
+            "wait + 1 (s)",
+            "jobs",
+            XAxis::Log,
+            1.0,
+            &[Line {
+                label: "a".into(),
+                points: cdf(&[0, 5, 500]),
+            }],
+        )
+        .unwrap();
         assert!(svg.contains("<polyline"));
     }
 }

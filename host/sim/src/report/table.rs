@@ -73,8 +73,14 @@ mod tests {
     fn one_row_per_policy() {
         let (a, b) = two_runs();
         let runs = [
-            PolicyRun { policy: "select/linear,priority/basic", outcomes: &a },
-            PolicyRun { policy: "bf", outcomes: &b },
+            PolicyRun {
+                policy: "select/linear,priority/basic",
+                outcomes: &a,
+            },
+            PolicyRun {
+                policy: "bf",
+                outcomes: &b,
+            },
         ];
         // Values from the hand-made schedule (metrics::tests): mean wait
         // 61.25 s, median 77.5 s, bsld 4.2625, utilization 78.75%, makespan
@@ -83,8 +89,8 @@ mod tests {
         // 4 CPUs x 150 s = 100%.
         let expected = "\
 policy                        jobs  ran  mean wait  median wait  mean bsld    util  makespan  backfilled
-select/linear,priority/basic     5    4     1m01s        1m18s       4.26   78.8%     3m20s           1
-bf                               2    2       45s          45s       1.90  100.0%     2m30s           0
+select/linear,priority/basic     5    4      1m01s        1m18s       4.26   78.8%     3m20s           1
+bf                               2    2        45s          45s       1.90  100.0%     2m30s           0
 ";
         assert_eq!(table(&runs, 4), expected);
     }
