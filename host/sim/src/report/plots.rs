@@ -179,7 +179,10 @@ mod tests {
         assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
         let labels = texts(&svg);
         for label in ["fifo", "backfill", "Utilization"] {
-            assert!(labels.iter().any(|t| t == label), "{label} not in {labels:?}");
+            assert!(
+                labels.iter().any(|t| t == label),
+                "{label} not in {labels:?}"
+            );
         }
         assert!(svg.matches("<polyline").count() >= 2);
         let svg = line_chart(
