@@ -158,8 +158,7 @@ fn native_plugin() -> (
     slurm_wasm_sdk::gres::NodeHardware,
     slurm_wasm_sdk::types::GresAllocation,
 ) {
-    let (config, records, node, allocation) =
-        inputs!(slurm_wasm_sdk::testkit::fixtures, sdk_kinds);
+    let (config, records, node, allocation) = inputs!(slurm_wasm_sdk::testkit::fixtures, sdk_kinds);
     let settings = gres_common::Settings::from_config(gres_gpu::NAME, &config).unwrap();
     let mut gpu = gres_gpu::Gpu::new(settings);
     let loaded = gpu.node_config_load(&records, &node).unwrap();

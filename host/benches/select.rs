@@ -22,7 +22,10 @@
 //!
 //! * `cpu`: `sbatch -N2 -n72 --mem-per-cpu=2000 -t 60` (two whole nodes'
 //!   cores);
-//! * `gpu`: `sbatch -n36 --gpus-per-node=1 --mem=64000 -t 60`.
+//! * `gpu`: `sbatch -N1 -n36 --gpus-per-node=1 --mem=64000 -t 60` (a
+//!   whole node's cores and one of its GPUs: without `-N1` cons_tres may
+//!   also spread the 36 tasks over two half-busy nodes, and WILL_RUN would
+//!   then find room at once).
 //!
 //! RUN_NOW offers every node. WILL_RUN offers only the busy half (a job
 //! whose partition or `--constraint` leaves it the busy nodes), so the
@@ -51,8 +54,6 @@ const SOCKETS: u16 = 2;
 const CORES_PER_SOCKET: u16 = 18;
 const CORES: u32 = (SOCKETS * CORES_PER_SOCKET) as u32;
 const MEMORY_MB: u64 = 192 * 1024;
-/// `MAX_NODES_UNLIMITED` of `select_nodes`: max-nodes when nothing limits it.
-const MAX_NODES_UNLIMITED: u32 = 500_000;
 
 /// Which job, in which mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,15 +208,15 @@ macro_rules! inputs {
         job.time_limit = Some(60);
         job.details.submit_time = NOW - 60;
         let (min_nodes, max_nodes, req_nodes) = if case.gpu() {
-            // -n36 --gpus-per-node=1 --mem=64000
+            // -N1 -n36 --gpus-per-node=1 --mem=64000
             let d = &mut job.details;
             d.min_nodes = 1;
-            d.max_nodes = None;
+            d.max_nodes = Some(1);
             d.num_tasks = 36;
             d.min_cpus = 36;
             d.memory = k::MemoryRequest::PerNode(64_000);
             d.gres = gpus(1);
-            (1, MAX_NODES_UNLIMITED, 1)
+            (1, 1, 1)
         } else {
             // -N2 -n72 --mem-per-cpu=2000
             let d = &mut job.details;

@@ -115,19 +115,23 @@ impl Bits {
         self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
     }
 
+    /// The 64 bits from bit `start` on (zero past the end).
+    fn word_at(&self, start: usize) -> u64 {
+        let (q, r) = (start / 64, start % 64);
+        let lo = self.words.get(q).copied().unwrap_or(0) >> r;
+        let hi = if r == 0 {
+            0
+        } else {
+            self.words.get(q + 1).copied().unwrap_or(0) << (64 - r)
+        };
+        lo | hi
+    }
+
     /// Bits `off..off + n` as a bitmap of `n` bits.
     pub fn extract(&self, off: usize, n: usize) -> Bits {
         let mut out = Bits::new(n);
         for w in 0..out.words.len() {
-            let start = off + w * 64;
-            let (q, r) = (start / 64, start % 64);
-            let lo = self.words.get(q).copied().unwrap_or(0) >> r;
-            let hi = if r == 0 {
-                0
-            } else {
-                self.words.get(q + 1).copied().unwrap_or(0) << (64 - r)
-            };
-            out.words[w] = lo | hi;
+            out.words[w] = self.word_at(off + w * 64);
         }
         out.trim();
         out
@@ -149,6 +153,15 @@ impl Bits {
         for i in src.ones() {
             self.set(off + i);
         }
+    }
+
+    /// Does a set bit of `src`, placed at `off..`, meet a set bit of `self`?
+    /// Costs the words of `src`, not of `self`.
+    pub fn intersects_at(&self, off: usize, src: &Bits) -> bool {
+        src.words
+            .iter()
+            .enumerate()
+            .any(|(w, &s)| s != 0 && self.word_at(off + w * 64) & s != 0)
     }
 
     /// Clears the set bits of `src` at `off..`.
@@ -200,5 +213,11 @@ mod tests {
         assert_eq!(c.ones().collect::<Vec<_>>(), vec![63, 64, 65]);
         assert_eq!(b.count(), 6);
         assert_eq!(Bits::full(70).count(), 70);
+        // `b` has 63, 64, 65: a node-local set at 60 meets it at 3..=5 only.
+        let mut local = Bits::new(10);
+        local.set(2);
+        assert!(!b.intersects_at(60, &local));
+        local.set(4);
+        assert!(b.intersects_at(60, &local));
     }
 }

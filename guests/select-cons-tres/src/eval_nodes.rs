@@ -216,6 +216,13 @@ pub fn eval_nodes(
 
     // Consecutive best fit.
     while !st.done() && st.chosen.len() < max_nodes {
+        // When one node is left to choose, only a node that alone has the
+        // CPUs still needed is taken (see below); a set without one would
+        // be chosen, found useless and marked, one set per pass. Leaving
+        // such sets out of the comparison picks the same set in one pass
+        // (the preference is a strict order), instead of a pass over every
+        // node per useless set.
+        let last_pick = max_nodes - st.chosen.len() == 1;
         // Build the sets of consecutive usable, untaken nodes.
         let mut best: Option<(usize, usize, u64, u64)> = None; // start, end, cpus, weight
         let mut i = 0;
@@ -229,6 +236,7 @@ pub fn eval_nodes(
             let mut cpus = 0u64;
             let mut nodes = 0i64;
             let mut gres = 0u64;
+            let mut fits_alone = false;
             while i < n
                 && usable(i)
                 && !taken[i]
@@ -237,10 +245,14 @@ pub fn eval_nodes(
                 let o = offers[i].as_ref()?;
                 cpus += o.alloc.avail_cpus as u64;
                 gres += job_gres_devices(job, o);
+                fits_alone |= o.alloc.avail_cpus as i64 >= st.rem_cpus;
                 nodes += 1;
                 i += 1;
             }
             let end = i;
+            if last_pick && !job.contiguous && !fits_alone {
+                continue;
+            }
             let sufficient = nodes >= st.rem_nodes
                 && cpus as i64 >= st.rem_cpus
                 && st.gres_have + gres >= st.gres_job;

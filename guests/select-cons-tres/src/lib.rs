@@ -79,15 +79,16 @@ pub struct JobRec {
 }
 
 impl JobRec {
-    /// The job's cores in the cluster-wide core map.
-    pub fn core_map(&self, recs: &[NodeRec], total: usize) -> Bits {
-        let mut out = Bits::new(total);
-        for n in &self.nodes {
-            if n.cpus > 0 {
-                out.or_at(recs[n.node].core_off, &n.cores);
-            }
-        }
-        out
+    /// The job's cores in the cluster-wide core map, as (first core of the
+    /// node, node-local cores) per node holding CPUs: rows test and update
+    /// only these words, so adding or removing a job costs its own size,
+    /// not the cluster's.
+    pub fn core_pieces<'a>(&'a self, recs: &[NodeRec]) -> Vec<(usize, &'a Bits)> {
+        self.nodes
+            .iter()
+            .filter(|n| n.cpus > 0)
+            .map(|n| (recs[n.node].core_off, &n.cores))
+            .collect()
     }
 }
 

@@ -29,12 +29,12 @@ impl ConsTres {
                 } else {
                     Part::Normal
                 };
-                remove_job(usage, &self.recs, self.total_cores, &rec, part);
+                remove_job(usage, &self.recs, &rec, part);
             }
             PreemptMode::Suspend => {
                 if !rec.suspended {
                     usage.jobs.remove(&cand.job_id);
-                    remove_job(usage, &self.recs, self.total_cores, &rec, Part::Resume);
+                    remove_job(usage, &self.recs, &rec, Part::Resume);
                 }
             }
         }

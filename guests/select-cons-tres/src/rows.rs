@@ -30,12 +30,19 @@ impl PartRows {
         }
     }
 
-    /// Places `job` in the first row its cores do not overlap; `false` on
-    /// "job overflow" (the job is then in no row, as in Slurm).
-    pub fn add(&mut self, job: u32, cores: &Bits) -> bool {
+    /// Places `job`, whose cores are `cores` (see
+    /// [`crate::JobRec::core_pieces`]), in the first row its cores do not
+    /// overlap; `false` on "job overflow" (the job is then in no row, as in
+    /// Slurm).
+    pub fn add(&mut self, job: u32, cores: &[(usize, &Bits)]) -> bool {
         for row in &mut self.rows {
-            if !row.cores.intersects(cores) {
-                row.cores.or(cores);
+            if !cores
+                .iter()
+                .any(|(off, c)| row.cores.intersects_at(*off, c))
+            {
+                for (off, c) in cores {
+                    row.cores.or_at(*off, c);
+                }
                 row.jobs.push(job);
                 return true;
             }
@@ -43,23 +50,39 @@ impl PartRows {
         false
     }
 
-    /// Removes `job` and re-packs the remaining jobs into the fewest rows,
-    /// densest first. `cores_of` gives each job's cores.
-    pub fn remove(&mut self, job: u32, cores_of: &dyn Fn(u32) -> Option<Bits>) {
+    /// Removes `job`, whose cores are `cores`. With one row its cores are
+    /// cleared from the row (the jobs of a row never overlap, so the others
+    /// keep theirs), as Slurm's `_build_row_bitmaps` does for a single row;
+    /// with several, the remaining jobs are re-packed into the fewest rows,
+    /// densest first, `cores_of` giving each job's cores.
+    pub fn remove<'a>(
+        &mut self,
+        job: u32,
+        cores: &[(usize, &Bits)],
+        cores_of: &dyn Fn(u32) -> Option<Vec<(usize, &'a Bits)>>,
+    ) {
         if !self.rows.iter().any(|r| r.jobs.contains(&job)) {
             return;
         }
+        if let [row] = self.rows.as_mut_slice() {
+            for (off, c) in cores {
+                row.cores.clear_at(*off, c);
+            }
+            row.jobs.retain(|j| *j != job);
+            return;
+        }
         let total = self.rows[0].cores.len();
-        let mut jobs: Vec<(u32, Bits)> = self
+        let mut jobs: Vec<(u32, Vec<(usize, &Bits)>)> = self
             .rows
             .iter()
             .flat_map(|r| r.jobs.iter().copied())
             .filter(|j| *j != job)
             .filter_map(|j| cores_of(j).map(|c| (j, c)))
             .collect();
-        if self.num_rows > 1 {
-            jobs.sort_by_key(|(j, c)| (std::cmp::Reverse(c.count()), *j));
-        }
+        jobs.sort_by_key(|(j, c)| {
+            let count: usize = c.iter().map(|(_, b)| b.count()).sum();
+            (std::cmp::Reverse(count), *j)
+        });
         *self = PartRows::new(self.num_rows, total);
         for (j, c) in jobs {
             self.add(j, &c);
@@ -87,17 +110,37 @@ mod tests {
         let a = Bits::full(8);
         let mut b = Bits::new(8);
         b.set(0);
-        assert!(p.add(1, &a));
-        assert!(p.add(2, &b));
+        assert!(p.add(1, &[(0, &a)]));
+        assert!(p.add(2, &[(0, &b)]));
         assert_eq!(p.rows[1].jobs, vec![2]);
-        assert!(!p.add(3, &b), "third overlapping job overflows two rows");
+        assert!(
+            !p.add(3, &[(0, &b)]),
+            "third overlapping job overflows two rows"
+        );
         let cores = |j: u32| match j {
-            1 => Some(a.clone()),
-            2 => Some(b.clone()),
+            1 => Some(vec![(0, &a)]),
+            2 => Some(vec![(0, &b)]),
             _ => None,
         };
-        p.remove(1, &cores);
+        p.remove(1, &[(0, &a)], &cores);
         assert_eq!(p.rows[0].jobs, vec![2]);
         assert!(p.rows[1].jobs.is_empty());
+    }
+
+    #[test]
+    fn one_row_removal_clears_only_the_job() {
+        // Spec 2.1 with one row: jobs on two 4-core nodes (cores 0-3, 4-7
+        // of the cluster map); removing one leaves the other's cores.
+        let mut p = PartRows::new(1, 8);
+        let mut low = Bits::new(4);
+        low.set(1);
+        low.set(2);
+        let all = Bits::full(4);
+        assert!(p.add(1, &[(0, &low), (4, &all)]));
+        assert!(p.add(2, &[(0, &Bits::full(1))]));
+        assert!(!p.add(3, &[(4, &low)]), "cores 5-6 are taken by job 1");
+        p.remove(1, &[(0, &low), (4, &all)], &|_| None);
+        assert_eq!(p.rows[0].jobs, vec![2]);
+        assert_eq!(p.rows[0].cores.ones().collect::<Vec<_>>(), vec![0]);
     }
 }

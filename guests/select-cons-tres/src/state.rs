@@ -188,7 +188,7 @@ impl ConsTres {
             } else {
                 Part::Normal
             };
-            add_job(&mut fresh.usage, &fresh.recs, fresh.total_cores, &j, part);
+            add_job(&mut fresh.usage, &fresh.recs, &j, part);
             fresh.usage.jobs.insert(j.id, j);
         }
         self.usage = fresh.usage;

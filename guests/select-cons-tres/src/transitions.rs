@@ -187,7 +187,7 @@ impl ConsTres {
 }
 
 /// Adds `part` of `rec` to `usage` (spec 2.11 "add").
-pub fn add_job(usage: &mut Usage, recs: &[NodeRec], total: usize, rec: &JobRec, part: Part) {
+pub fn add_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
     for n in &rec.nodes {
         if n.cpus == 0 {
             continue;
@@ -208,14 +208,14 @@ pub fn add_job(usage: &mut Usage, recs: &[NodeRec], total: usize, rec: &JobRec, 
     }
     if part != Part::Suspend {
         if let Some(rows) = usage.rows.get_mut(rec.partition as usize) {
-            rows.add(rec.id, &rec.core_map(recs, total));
+            rows.add(rec.id, &rec.core_pieces(recs));
         }
     }
 }
 
 /// Removes `part` of `rec` from `usage` (spec 2.11 "remove"), clamping
 /// counters at zero.
-pub fn remove_job(usage: &mut Usage, recs: &[NodeRec], total: usize, rec: &JobRec, part: Part) {
+pub fn remove_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
     for n in &rec.nodes {
         if n.cpus == 0 {
             continue;
@@ -235,8 +235,8 @@ pub fn remove_job(usage: &mut Usage, recs: &[NodeRec], total: usize, rec: &JobRe
     if part != Part::Suspend {
         let jobs = &usage.jobs;
         if let Some(rows) = usage.rows.get_mut(rec.partition as usize) {
-            let cores_of = |j: u32| jobs.get(&j).map(|r| r.core_map(recs, total));
-            rows.remove(rec.id, &cores_of);
+            let cores_of = |j: u32| jobs.get(&j).map(|r| r.core_pieces(recs));
+            rows.remove(rec.id, &rec.core_pieces(recs), &cores_of);
         }
     }
 }
@@ -256,7 +256,7 @@ impl ConsTres {
         } else {
             Part::Normal
         };
-        add_job(&mut self.usage, &self.recs, self.total_cores, &rec, part);
+        add_job(&mut self.usage, &self.recs, &rec, part);
         self.usage.jobs.insert(rec.id, rec);
         Ok(())
     }
@@ -269,7 +269,7 @@ impl ConsTres {
             } else {
                 Part::Normal
             };
-            remove_job(&mut self.usage, &self.recs, self.total_cores, &rec, part);
+            remove_job(&mut self.usage, &self.recs, &rec, part);
         }
     }
 
@@ -280,13 +280,7 @@ impl ConsTres {
         }
         if let Some(mut rec) = self.usage.jobs.remove(&job_id) {
             if !rec.suspended {
-                remove_job(
-                    &mut self.usage,
-                    &self.recs,
-                    self.total_cores,
-                    &rec,
-                    Part::Resume,
-                );
+                remove_job(&mut self.usage, &self.recs, &rec, Part::Resume);
                 rec.suspended = true;
             }
             self.usage.jobs.insert(job_id, rec);
@@ -302,13 +296,7 @@ impl ConsTres {
             if rec.suspended {
                 rec.suspended = false;
                 self.usage.jobs.insert(job_id, rec.clone());
-                add_job(
-                    &mut self.usage,
-                    &self.recs,
-                    self.total_cores,
-                    &rec,
-                    Part::Resume,
-                );
+                add_job(&mut self.usage, &self.recs, &rec, Part::Resume);
             } else {
                 self.usage.jobs.insert(job_id, rec);
             }
@@ -327,9 +315,9 @@ impl ConsTres {
         } else {
             Part::Normal
         };
-        remove_job(&mut self.usage, &self.recs, self.total_cores, &rec, part);
+        remove_job(&mut self.usage, &self.recs, &rec, part);
         rec.nodes.retain(|n| n.node != node);
-        add_job(&mut self.usage, &self.recs, self.total_cores, &rec, part);
+        add_job(&mut self.usage, &self.recs, &rec, part);
         self.usage.jobs.insert(job_id, rec);
         Ok(())
     }
@@ -369,7 +357,7 @@ impl ConsTres {
         } else {
             Part::Normal
         };
-        add_job(&mut self.usage, &self.recs, self.total_cores, &merged, part);
+        add_job(&mut self.usage, &self.recs, &merged, part);
         self.usage.jobs.insert(to, merged.clone());
         Ok(merged)
     }

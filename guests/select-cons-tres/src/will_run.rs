@@ -79,7 +79,7 @@ impl ConsTres {
             } else {
                 Part::Normal
             };
-            remove_job(usage, &self.recs, self.total_cores, &rec, part);
+            remove_job(usage, &self.recs, &rec, part);
         }
     }
 
