@@ -240,6 +240,39 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn bucket_means_keep_the_area_for_any_bucket_width() {
+        // Widths like 1e6/7 are not exact in binary: a step ending on a
+        // bucket boundary used to recompute a bucket just below it and loop
+        // forever (seen in `simulate --html`). Each bucket mean times the
+        // width must add up to the step function's area.
+        let series = Series {
+            points: (0..200i32)
+                .map(|i| (i64::from(i) * 5_000, f64::from(i % 7)))
+                .collect(),
+        };
+        let end = 1_000_000;
+        let area: f64 = series
+            .points
+            .iter()
+            .enumerate()
+            .map(|(i, &(t, v))| {
+                let until = series.points.get(i + 1).map_or(end, |n| n.0);
+                v * (until - t) as f64
+            })
+            .sum();
+        for buckets in [1, 3, 7, 13, 600, 1_000, 4_096] {
+            let means = series.bucket_means(end, buckets);
+            assert_eq!(means.len(), buckets);
+            let width = end as f64 / buckets as f64;
+            let total: f64 = means.iter().map(|&(_, m)| m * width).sum();
+            assert!(
+                (total - area).abs() < 1e-6 * area,
+                "{buckets}: {total} vs {area}"
+            );
+        }
+    }
+
+    #[test]
     fn known_answers_on_a_hand_made_schedule() {
         let m = compute("fifo", &hand_made(), 4);
         assert_eq!(
