@@ -95,7 +95,11 @@ pub fn allocate_sc(
     }
     let mut used_cpus = 0u32;
     for (s, free_s) in free_sock.iter_mut().enumerate() {
-        let spec = rec.spec_cores.count_range(s * cps, (s + 1) * cps) as u32;
+        let spec = if rec.spec_count == 0 {
+            0
+        } else {
+            rec.spec_cores.count_range(s * cps, (s + 1) * cps) as u32
+        };
         let used = (cps as u32).saturating_sub(*free_s + spec);
         used_cpus += used * tpc;
         // CR_Socket: a socket partly used by another job is unusable.

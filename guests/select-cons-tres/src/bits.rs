@@ -1,11 +1,20 @@
 //! Flat bitmaps: the cluster-wide core map (bit = first core of the node +
 //! core index, Slurm's `core_bitmap` layout) and small per-node core sets.
+//!
+//! Up to 128 bits live inline (no heap allocation): per-node core sets are
+//! built for every candidate node of every test, and cloned with every job
+//! record, so they must cost no allocation.
+
+use smallvec::SmallVec;
+
+/// The words of a bitmap: two inline, more on the heap.
+type Words = SmallVec<[u64; 2]>;
 
 /// A fixed-length bitmap of 64-bit words, bit `i` in word `i / 64`.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Bits {
     len: usize,
-    words: Vec<u64>,
+    words: Words,
 }
 
 impl Bits {
@@ -13,7 +22,7 @@ impl Bits {
     pub fn new(len: usize) -> Self {
         Bits {
             len,
-            words: vec![0; len.div_ceil(64)],
+            words: smallvec::smallvec![0; len.div_ceil(64)],
         }
     }
 
@@ -21,7 +30,7 @@ impl Bits {
     pub fn full(len: usize) -> Self {
         let mut b = Bits {
             len,
-            words: vec![u64::MAX; len.div_ceil(64)],
+            words: smallvec::smallvec![u64::MAX; len.div_ceil(64)],
         };
         b.trim();
         b
@@ -38,7 +47,7 @@ impl Bits {
         }
         let mut b = Bits {
             len,
-            words: words.to_vec(),
+            words: Words::from_slice(words),
         };
         b.trim();
         Ok(b)

@@ -15,6 +15,37 @@ pub struct NodeAvail {
     pub gres: NodePlan,
 }
 
+/// What choosing nodes needs of a node's offer: the counts, without the
+/// core bitmap and device lists (those are built again for the chosen
+/// nodes only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Offer {
+    pub node: usize,
+    /// CPUs the job may use on the node (more than 0).
+    pub avail_cpus: u32,
+    /// CPUs per core the job uses there.
+    pub cpus_per_core: u32,
+    /// Usable GPUs near the node's free cores (see `NodePlan::near_gpus`).
+    pub near_gpus: u8,
+    /// Devices the node could give the job's per-job GRES requests (the
+    /// fewest over those requests; 0 without any).
+    pub job_gres: u64,
+}
+
+impl Offer {
+    /// The counts of `avail`, node `node`'s offer to `job`; `None` when
+    /// the node offers no CPU.
+    pub fn of(node: usize, avail: &NodeAvail) -> Option<Offer> {
+        (avail.alloc.avail_cpus > 0).then_some(Offer {
+            node,
+            avail_cpus: avail.alloc.avail_cpus,
+            cpus_per_core: avail.alloc.cpus_per_core,
+            near_gpus: avail.gres.near_gpus,
+            job_gres: avail.gres.job_gres,
+        })
+    }
+}
+
 /// Evaluates one node. `avail` = the cluster-wide available cores of this
 /// pass; `want_cores` = also choose the cores (only chosen nodes need them);
 /// `ignore_usage` = TEST_ONLY (memory and GRES against totals);
@@ -34,6 +65,24 @@ pub fn can_job_run_on_node(
     if rec.completing && !completing_ok {
         return None;
     }
+    // Cheap refusals first: GRES can only take cores away, so a node whose
+    // free cores cannot give the per-node minimum, or whose free memory is
+    // below a per-node amount, fails whatever its devices.
+    let free_cores = avail.count_range(rec.core_off, rec.core_off + rec.cores as usize) as u32;
+    if free_cores == 0 || free_cores * (rec.tpc as u32) < job.pn_min_cpus {
+        return None;
+    }
+    if params.memory {
+        let avail_mem = rec.usable_memory()
+            - if ignore_usage {
+                0
+            } else {
+                usage.alloc_memory.min(rec.usable_memory())
+            };
+        if matches!(job.mem, Mem::PerNode(m) if m > avail_mem) {
+            return None;
+        }
+    }
     let mut restricted;
     let (gres, free) = if job.gres.is_empty() {
         let free = FreeCores {
@@ -43,7 +92,7 @@ pub fn can_job_run_on_node(
         (NodePlan::default(), free)
     } else {
         restricted = avail.extract(rec.core_off, rec.cores as usize);
-        let plan = node_filter(rec, usage, job, &mut restricted, ignore_usage)?;
+        let plan = node_filter(rec, usage, job, &mut restricted, ignore_usage, want_cores)?;
         let free = FreeCores {
             bits: &restricted,
             off: 0,

@@ -11,7 +11,7 @@
 
 use slurm_wasm_sdk::types::GresScope;
 
-use crate::can_run::NodeAvail;
+use crate::can_run::Offer;
 use crate::node_usage::NodeRec;
 use crate::params::{Params, Unit};
 use crate::request::JobView;
@@ -59,29 +59,18 @@ impl State<'_> {
         }
     }
 
-    fn take(&mut self, node: usize, offer: &NodeAvail) {
-        let cpus = self.cpus_to_use(node, offer.alloc.avail_cpus, offer.alloc.cpus_per_core);
+    fn take(&mut self, offer: &Offer) {
+        let cpus = self.cpus_to_use(offer.node, offer.avail_cpus, offer.cpus_per_core);
         self.rem_cpus -= cpus as i64;
         self.rem_max_cpus -= cpus as i64;
         self.rem_nodes -= 1;
-        self.gres_have += job_gres_devices(self.job, offer);
-        self.chosen.push((node, cpus));
+        self.gres_have += offer.job_gres;
+        self.chosen.push((offer.node, cpus));
     }
 
     fn done(&self) -> bool {
         self.rem_nodes <= 0 && self.rem_cpus <= 0 && self.gres_have >= self.gres_job
     }
-}
-
-/// Devices a node could give a per-job GRES request.
-fn job_gres_devices(job: &JobView, offer: &NodeAvail) -> u64 {
-    job.gres
-        .iter()
-        .zip(&offer.gres.reqs)
-        .filter(|(g, _)| g.scope == GresScope::PerJob)
-        .map(|(_, p)| p.devices.len() as u64)
-        .min()
-        .unwrap_or(0)
 }
 
 /// A node's scheduling weight for this job: `Weight` shifted left by 8,
@@ -90,24 +79,81 @@ fn job_gres_devices(job: &JobView, offer: &NodeAvail) -> u64 {
 /// more co-located GPUs come first and form their own consecutive sets
 /// (anchor job a29, `-N2 -n4 --gpus-per-task=1`: Slurm took n1 and n4,
 /// whose two GPUs sit beside free cores, over n2 and n3 with one each).
-fn sched_weight(recs: &[NodeRec], offers: &[Option<NodeAvail>], i: usize) -> u64 {
-    let near = offers[i].as_ref().map_or(0, |o| o.gres.near_gpus);
-    ((recs[i].weight as u64) << 8) | (0xff - near as u64)
+fn sched_weight(recs: &[NodeRec], offer: &Offer) -> u64 {
+    ((recs[offer.node].weight as u64) << 8) | (0xff - offer.near_gpus as u64)
 }
 
-/// Chooses nodes among those with an offer. Returns `(node, cpus)` in node
-/// order, or `None` when the job does not fit.
+/// A set of consecutive usable, untaken nodes of one weight (or of any
+/// weight for a contiguous job): offers `start..end`.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    start: usize,
+    end: usize,
+    cpus: u64,
+    gres: u64,
+    /// The most CPUs one node of the set offers.
+    max_avail: u32,
+    weight: u64,
+}
+
+/// The runs of untaken offers in `lo..hi`, appended to `out`.
+fn runs_in(
+    recs: &[NodeRec],
+    offers: &[Offer],
+    taken: &[bool],
+    contiguous: bool,
+    lo: usize,
+    hi: usize,
+    out: &mut Vec<Run>,
+) {
+    let mut p = lo;
+    while p < hi {
+        if taken[p] {
+            p += 1;
+            continue;
+        }
+        let weight = sched_weight(recs, &offers[p]);
+        let mut run = Run {
+            start: p,
+            end: p,
+            cpus: 0,
+            gres: 0,
+            max_avail: 0,
+            weight,
+        };
+        while p < hi
+            && !taken[p]
+            && (p == run.start || offers[p].node == offers[p - 1].node + 1)
+            && (contiguous || sched_weight(recs, &offers[p]) == weight)
+        {
+            let o = &offers[p];
+            run.cpus += o.avail_cpus as u64;
+            run.gres += o.job_gres;
+            run.max_avail = run.max_avail.max(o.avail_cpus);
+            p += 1;
+        }
+        run.end = p;
+        out.push(run);
+    }
+}
+
+/// Chooses nodes among the offers (usable nodes only, `avail_cpus > 0`,
+/// in node order). Returns `(node, cpus)` in node order, or `None` when the
+/// job does not fit.
+///
+/// Costs O(offers) for the one-node path and O(offers + sets × sets used)
+/// for the best fit: the sets are built once and only the chosen set is
+/// split again, instead of a pass over every node per chosen set.
 pub fn eval_nodes(
     job: &JobView,
     params: &Params,
     recs: &[NodeRec],
-    offers: &[Option<NodeAvail>],
+    offers: &[Offer],
     counts: Counts,
 ) -> Option<Vec<(usize, u32)>> {
-    let usable = |i: usize| offers[i].as_ref().is_some_and(|o| o.alloc.avail_cpus > 0);
-    let n = offers.len();
+    let find = |node: usize| offers.binary_search_by_key(&node, |o| o.node).ok();
     if let Some(req) = &job.required {
-        if req.ones().any(|i| i >= n || !usable(i)) {
+        if req.ones().any(|i| find(i).is_none()) {
             return None;
         }
     }
@@ -115,7 +161,7 @@ pub fn eval_nodes(
     if job.ntasks_per_node > 0 && job.num_tasks > 0 {
         min_nodes = min_nodes.max(job.num_tasks.div_ceil(job.ntasks_per_node));
     }
-    let total_usable = (0..n).filter(|&i| usable(i)).count() as u32;
+    let total_usable = offers.len() as u32;
     if total_usable < min_nodes || min_nodes > counts.max {
         return None;
     }
@@ -148,15 +194,15 @@ pub fn eval_nodes(
     };
     let gres_cpu = job.gres_cpus_per_node() as i64;
     st.rem_max_cpus = st.rem_max_cpus.max(gres_cpu * st.rem_nodes);
-    let max_nodes = counts.max.min(n as u32) as usize;
-    let mut taken = vec![false; n];
+    let max_nodes = counts.max.min(recs.len() as u32) as usize;
+    let mut taken = vec![false; offers.len()];
 
     // Required nodes first.
     if let Some(req) = &job.required {
         for i in req.ones() {
-            let offer = offers[i].as_ref()?;
-            st.take(i, offer);
-            taken[i] = true;
+            let p = find(i)?;
+            st.take(&offers[p]);
+            taken[p] = true;
             if st.chosen.last()?.1 == 0 {
                 return None;
             }
@@ -169,123 +215,102 @@ pub fn eval_nodes(
         }
     }
 
-    // One-node fast path: lowest weight first, first that fits.
+    // One-node fast path: lowest weight first (node order on ties), first
+    // that fits.
     if counts.max == 1 && job.required.is_none() && !params.lln {
-        let mut order: Vec<usize> = (0..n).filter(|&i| usable(i)).collect();
-        order.sort_by_key(|&i| sched_weight(recs, offers, i));
-        for i in order {
-            let offer = offers[i].as_ref()?;
-            if offer.alloc.avail_cpus as i64 >= st.rem_cpus
-                && job_gres_devices(job, offer) >= gres_job
-            {
-                st.take(i, offer);
-                return Some(st.chosen);
-            }
-        }
-        return None;
+        let best = offers
+            .iter()
+            .filter(|o| o.avail_cpus as i64 >= st.rem_cpus && o.job_gres >= gres_job)
+            .min_by_key(|o| (sched_weight(recs, o), o.node))?;
+        st.take(best);
+        return Some(st.chosen);
     }
 
     if params.lln {
         while !st.done() && st.chosen.len() < max_nodes {
             let mut best: Option<usize> = None;
-            for i in (0..n).filter(|&i| usable(i) && !taken[i]) {
+            for p in (0..offers.len()).filter(|&p| !taken[p]) {
                 let better = match best {
                     None => true,
                     Some(b) => {
-                        let (wi, wb) =
-                            (sched_weight(recs, offers, i), sched_weight(recs, offers, b));
-                        let (fi, fb) = (
-                            offers[i].as_ref()?.alloc.avail_cpus as u64,
-                            offers[b].as_ref()?.alloc.avail_cpus as u64,
-                        );
+                        let (oi, ob) = (&offers[p], &offers[b]);
+                        let (wi, wb) = (sched_weight(recs, oi), sched_weight(recs, ob));
+                        let (fi, fb) = (oi.avail_cpus as u64, ob.avail_cpus as u64);
                         wi < wb
-                            || (wi == wb && fi * recs[b].cpus() as u64 > fb * recs[i].cpus() as u64)
+                            || (wi == wb
+                                && fi * recs[ob.node].cpus() as u64
+                                    > fb * recs[oi.node].cpus() as u64)
                     }
                 };
                 if better {
-                    best = Some(i);
+                    best = Some(p);
                 }
             }
             let b = best?;
             taken[b] = true;
-            st.take(b, offers[b].as_ref()?);
+            st.take(&offers[b]);
         }
         st.chosen.sort_unstable();
         return st.done().then_some(st.chosen);
     }
 
     // Consecutive best fit.
+    let mut runs = Vec::new();
+    runs_in(
+        recs,
+        offers,
+        &taken,
+        job.contiguous,
+        0,
+        offers.len(),
+        &mut runs,
+    );
     while !st.done() && st.chosen.len() < max_nodes {
         // When one node is left to choose, only a node that alone has the
         // CPUs still needed is taken (see below); a set without one would
         // be chosen, found useless and marked, one set per pass. Leaving
         // such sets out of the comparison picks the same set in one pass
-        // (the preference is a strict order), instead of a pass over every
-        // node per useless set.
+        // (the preference is a strict order).
         let last_pick = max_nodes - st.chosen.len() == 1;
-        // Build the sets of consecutive usable, untaken nodes.
-        let mut best: Option<(usize, usize, u64, u64)> = None; // start, end, cpus, weight
-        let mut i = 0;
-        while i < n {
-            if !usable(i) || taken[i] {
-                i += 1;
+        let mut best: Option<usize> = None;
+        for (k, run) in runs.iter().enumerate() {
+            if last_pick && !job.contiguous && (run.max_avail as i64) < st.rem_cpus {
                 continue;
             }
-            let start = i;
-            let weight = sched_weight(recs, offers, i);
-            let mut cpus = 0u64;
-            let mut nodes = 0i64;
-            let mut gres = 0u64;
-            let mut fits_alone = false;
-            while i < n
-                && usable(i)
-                && !taken[i]
-                && (job.contiguous || sched_weight(recs, offers, i) == weight)
-            {
-                let o = offers[i].as_ref()?;
-                cpus += o.alloc.avail_cpus as u64;
-                gres += job_gres_devices(job, o);
-                fits_alone |= o.alloc.avail_cpus as i64 >= st.rem_cpus;
-                nodes += 1;
-                i += 1;
-            }
-            let end = i;
-            if last_pick && !job.contiguous && !fits_alone {
-                continue;
-            }
-            let sufficient = nodes >= st.rem_nodes
-                && cpus as i64 >= st.rem_cpus
-                && st.gres_have + gres >= st.gres_job;
+            let sufficient = |r: &Run| {
+                (r.end - r.start) as i64 >= st.rem_nodes
+                    && r.cpus as i64 >= st.rem_cpus
+                    && st.gres_have + r.gres >= st.gres_job
+            };
             let better = match best {
                 None => true,
-                Some((bs, be, bc, bw)) => {
-                    let bnodes = (be - bs) as i64;
-                    let b_suff = bnodes >= st.rem_nodes
-                        && bc as i64 >= st.rem_cpus
-                        && st.gres_has_room(bs, be, offers);
+                Some(b) => {
+                    let b = &runs[b];
+                    let (suff, b_suff) = (sufficient(run), sufficient(b));
                     if job.contiguous {
-                        !b_suff && sufficient
-                    } else if weight != bw {
-                        weight < bw
-                    } else {
+                        !b_suff && suff
+                    } else if run.weight != b.weight {
+                        run.weight < b.weight
+                    } else if suff {
                         // First sufficient, tighter sufficient, or bigger insufficient.
-                        if sufficient {
-                            !b_suff || cpus < bc
-                        } else {
-                            !b_suff && cpus > bc
-                        }
+                        !b_suff || run.cpus < b.cpus
+                    } else {
+                        !b_suff && run.cpus > b.cpus
                     }
                 }
             };
             if better {
-                best = Some((start, end, cpus, weight));
+                best = Some(k);
             }
         }
-        let (start, end, cpus, _) = best?;
+        let k = best?;
+        let Run {
+            start, end, cpus, ..
+        } = runs[k];
         if job.contiguous
             && (((end - start) as i64) < st.rem_nodes
                 || (cpus as i64) < st.rem_cpus
-                || !st.gres_has_room(start, end, offers))
+                || st.gres_have + runs[k].gres < st.gres_job)
         {
             // A contiguous job needs one sufficient set.
             return None;
@@ -293,17 +318,13 @@ pub fn eval_nodes(
         // One node left: the tightest node of the set that alone fits.
         let mut only: Option<(usize, u32)> = None;
         if job.required.is_none() && st.rem_nodes <= 1 {
-            for (j, o) in offers.iter().enumerate().take(end).skip(start) {
-                let Some(o) = o.as_ref() else {
-                    continue;
-                };
-                let a = o.alloc.avail_cpus;
-                if (a as i64) < st.rem_cpus || st.gres_have + job_gres_devices(job, o) < st.gres_job
-                {
+            for (p, o) in offers.iter().enumerate().take(end).skip(start) {
+                let a = o.avail_cpus;
+                if (a as i64) < st.rem_cpus || st.gres_have + o.job_gres < st.gres_job {
                     continue;
                 }
                 if only.is_none_or(|(_, b)| a < b) {
-                    only = Some((j, a));
+                    only = Some((p, a));
                     if a as i64 == st.rem_cpus {
                         break;
                     }
@@ -311,22 +332,19 @@ pub fn eval_nodes(
             }
         }
         let before = st.chosen.len();
-        for j in start..end {
+        for p in start..end {
             if st.done() || st.chosen.len() >= max_nodes {
                 break;
             }
-            if only.is_some_and(|(b, _)| b != j) {
+            if only.is_some_and(|(b, _)| b != p) {
                 continue;
             }
-            let o = offers[j].as_ref()?;
-            if o.alloc.avail_cpus == 0 {
+            let o = &offers[p];
+            if max_nodes - st.chosen.len() == 1 && (o.avail_cpus as i64) < st.rem_cpus {
                 continue;
             }
-            if max_nodes - st.chosen.len() == 1 && (o.alloc.avail_cpus as i64) < st.rem_cpus {
-                continue;
-            }
-            taken[j] = true;
-            st.take(j, o);
+            taken[p] = true;
+            st.take(o);
         }
         if st.chosen.len() == before {
             // Nothing in the best set helps: mark it so the loop ends.
@@ -334,17 +352,11 @@ pub fn eval_nodes(
                 *t = true;
             }
         }
+        // The set's untaken nodes form the sets that replace it.
+        let mut split = Vec::new();
+        runs_in(recs, offers, &taken, job.contiguous, start, end, &mut split);
+        runs.splice(k..=k, split);
     }
     st.chosen.sort_unstable();
     st.done().then_some(st.chosen)
-}
-
-impl State<'_> {
-    fn gres_has_room(&self, start: usize, end: usize, offers: &[Option<NodeAvail>]) -> bool {
-        let g: u64 = (start..end)
-            .filter_map(|i| offers[i].as_ref())
-            .map(|o| job_gres_devices(self.job, o))
-            .sum();
-        self.gres_have + g >= self.gres_job
-    }
 }

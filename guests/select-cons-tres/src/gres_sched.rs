@@ -2,16 +2,20 @@
 //! which sockets that forces, and the final device pick per node.
 
 use slurm_wasm_sdk::types::GresScope;
+use smallvec::SmallVec;
 
 use crate::bits::Bits;
-use crate::node_usage::{is_shared, NodeRec, NodeUse};
+use crate::node_usage::{NodeRec, NodeUse};
 use crate::request::{GresReq, JobView};
+
+/// Device indices of one node, inline for the usual device counts.
+pub type DeviceList = SmallVec<[usize; 8]>;
 
 /// What one node can offer one GRES request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReqPlan {
     /// Usable devices (indices into `NodeRec::devices`), index order.
-    pub devices: Vec<usize>,
+    pub devices: DeviceList,
     /// Count this node must provide (0 for a per-job request: decided later).
     pub need: u64,
 }
@@ -19,9 +23,14 @@ pub struct ReqPlan {
 /// What a node can offer the job's GRES requests.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodePlan {
+    /// Per request, in request order; only built with `full` (see
+    /// [`node_filter`]).
     pub reqs: Vec<ReqPlan>,
     /// Sockets the devices force (enforce-binding); empty = no constraint.
     pub req_sockets: Vec<usize>,
+    /// Devices the node could give the per-job requests (the fewest over
+    /// them; 0 without any).
+    pub job_gres: u64,
     /// Most tasks the node's usable devices allow for the per-task
     /// requests (`gres_select_util_get_task_limit`: usable count divided by
     /// the per-task count, smallest over the requests); `None` without
@@ -36,7 +45,7 @@ pub struct NodePlan {
 
 fn matches(req: &GresReq, rec: &NodeRec, dev: usize) -> bool {
     let d = &rec.devices[dev];
-    d.name == req.name && (req.type_name.is_none() || req.type_name == d.type_name)
+    d.name_id == req.name_id && req.type_id.is_none_or(|t| d.type_id == Some(t))
 }
 
 /// The devices of `req`'s name on the node in total (configured counts).
@@ -62,7 +71,7 @@ pub fn per_node_need(req: &GresReq, job: &JobView) -> u64 {
 pub fn node_could_satisfy(rec: &NodeRec, job: &JobView) -> bool {
     job.gres.iter().all(|g| {
         let need = per_node_need(g, job);
-        if is_shared(&g.name) {
+        if g.shared {
             rec.devices
                 .iter()
                 .enumerate()
@@ -77,39 +86,41 @@ pub fn node_could_satisfy(rec: &NodeRec, job: &JobView) -> bool {
 /// use, or MPS shares of a GPU allocated whole (`gres/gpu` and `gres/mps`
 /// devices of the same index are one physical GPU).
 pub fn blocked(rec: &NodeRec, usage: &NodeUse, i: usize) -> bool {
-    let d = &rec.devices[i];
-    rec.devices.iter().enumerate().any(|(j, o)| {
-        j != i
-            && o.index == d.index
-            && o.name != d.name
-            && (is_shared(&o.name) || is_shared(&d.name))
-            && usage.gres_used[j] > 0
-    })
+    rec.devices[i]
+        .twins
+        .iter()
+        .any(|&j| usage.gres_used[j as usize] > 0)
 }
 
 /// Builds the node's plan with `free` the node's available cores; under
 /// enforce-binding removes the cores of sockets the devices do not need.
-/// `None` when the node cannot serve the request.
+/// `None` when the node cannot serve the request. Without `full`, only
+/// the counts node selection needs are filled: no device lists, and
+/// without enforce-binding no `req_sockets` either (the sockets only order
+/// the core walk, which changes which cores are kept but not how many).
 pub fn node_filter(
     rec: &NodeRec,
     usage: &NodeUse,
     job: &JobView,
     free: &mut Bits,
     ignore_usage: bool,
+    full: bool,
 ) -> Option<NodePlan> {
     let mut plan = NodePlan::default();
-    let mut req_sockets = vec![false; rec.sockets as usize];
+    let sockets = rec.sockets as usize;
     let cps = rec.cores_per_socket as usize;
-    let socket_free: Vec<bool> = (0..rec.sockets as usize)
+    let mut req_sockets: SmallVec<[bool; 8]> = SmallVec::from_elem(false, sockets);
+    let socket_free: SmallVec<[bool; 8]> = (0..sockets)
         .map(|s| free.count_range(s * cps, (s + 1) * cps) > 0)
         .collect();
     let mut near_gpus = 0u64;
+    let mut job_gres = None;
     for g in &job.gres {
-        let shared = is_shared(&g.name);
+        let shared = g.shared;
         let need_here = per_node_need(g, job);
         let free_of =
             |i: usize| rec.devices[i].capacity - if ignore_usage { 0 } else { usage.gres_used[i] };
-        let mut devices: Vec<usize> = (0..rec.devices.len())
+        let mut devices: DeviceList = (0..rec.devices.len())
             .filter(|&i| matches(g, rec, i))
             .filter(|&i| ignore_usage || !blocked(rec, usage, i))
             .filter(|&i| {
@@ -132,7 +143,7 @@ pub fn node_filter(
             let limit = u32::try_from(usable / g.count).unwrap_or(u32::MAX);
             plan.task_limit = Some(plan.task_limit.map_or(limit, |l| l.min(limit)));
         }
-        if g.name == "gpu" {
+        if g.gpu {
             let near = devices
                 .iter()
                 .filter(|&&i| {
@@ -178,8 +189,8 @@ pub fn node_filter(
             .filter(|&&i| rec.devices[i].sockets.is_empty())
             .count() as u64;
         let units = if shared { 1 } else { need };
-        if units > any {
-            let mut per_sock = vec![0u64; rec.sockets as usize];
+        if units > any && (full || job.enforce_binding) {
+            let mut per_sock: SmallVec<[u64; 8]> = SmallVec::from_elem(0, sockets);
             for &i in &devices {
                 for &s in &rec.devices[i].sockets {
                     let s = s as usize;
@@ -190,7 +201,7 @@ pub fn node_filter(
             }
             // Most devices first, then most free cores, then socket order.
             let free_in = |s: usize| free.count_range(s * cps, (s + 1) * cps);
-            let mut order: Vec<usize> = (0..rec.sockets as usize).collect();
+            let mut order: SmallVec<[usize; 8]> = (0..sockets).collect();
             order.sort_by(|a, b| {
                 per_sock[*b]
                     .cmp(&per_sock[*a])
@@ -211,6 +222,13 @@ pub fn node_filter(
                 return None;
             }
         }
+        if g.scope == GresScope::PerJob {
+            let n = devices.len() as u64;
+            job_gres = Some(job_gres.map_or(n, |j: u64| j.min(n)));
+        }
+        if !full {
+            continue;
+        }
         plan.reqs.push(ReqPlan {
             devices,
             need: if g.scope == GresScope::PerJob {
@@ -221,9 +239,8 @@ pub fn node_filter(
         });
     }
     plan.near_gpus = near_gpus.min(0xff) as u8;
-    plan.req_sockets = (0..rec.sockets as usize)
-        .filter(|&s| req_sockets[s])
-        .collect();
+    plan.job_gres = job_gres.unwrap_or(0);
+    plan.req_sockets = (0..sockets).filter(|&s| req_sockets[s]).collect();
     if job.enforce_binding && !plan.req_sockets.is_empty() {
         for (s, keep) in req_sockets.iter().enumerate() {
             if !keep {
@@ -335,7 +352,7 @@ pub fn pick(
     cores: &Bits,
     enforce_binding: bool,
 ) -> Option<Pick> {
-    if is_shared(&req.name) {
+    if req.shared {
         let dev = *plan.devices.first()?;
         return Some(vec![(dev, count)]);
     }
@@ -397,7 +414,7 @@ pub fn pick(
         }
     }
     if !enforce_binding {
-        take(plan.devices.clone(), u64::MAX, &mut chosen);
+        take(plan.devices.to_vec(), u64::MAX, &mut chosen);
     }
     if (chosen.len() as u64) < count {
         return None;

@@ -27,11 +27,11 @@ use slurm_wasm_sdk::types::GresScope;
 use slurm_wasm_sdk::Error;
 
 use crate::bits::Bits;
-use crate::can_run::{can_job_run_on_node, NodeAvail};
+use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
 use crate::eval_nodes::{eval_nodes, Counts};
 use crate::gres_sched::{per_node_need, pick};
-use crate::node_usage::{is_shared, NODE_CR_AVAILABLE};
+use crate::node_usage::NODE_CR_AVAILABLE;
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 
@@ -61,8 +61,6 @@ impl ConsTres {
         against: Against,
         completing_ok: bool,
     ) -> Result<JobRec, Error> {
-        let n = self.recs.len();
-        let mut offers: Vec<Option<NodeAvail>> = vec![None; n];
         let max_cpn = self
             .partitions
             .get(job.partition as usize)
@@ -80,9 +78,10 @@ impl ConsTres {
                 completing_ok,
             )
         };
-        for i in cand.ones() {
-            offers[i] = offer(i, false);
-        }
+        let offers: Vec<Offer> = cand
+            .ones()
+            .filter_map(|i| offer(i, false).and_then(|o| Offer::of(i, &o)))
+            .collect();
         let chosen =
             eval_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
                 fail(
@@ -109,7 +108,7 @@ impl ConsTres {
                 cpus,
                 cores: o.alloc.cores,
                 cpus_per_core: o.alloc.cpus_per_core,
-                req_sockets: o.gres.req_sockets.clone(),
+                req_sockets: o.gres.req_sockets.to_vec(),
                 task_limit: o.gres.task_limit,
                 tasks: 0,
             });
@@ -193,7 +192,7 @@ impl ConsTres {
             // whole-node GRES allocation); shared GRES only when asked for.
             for (s, pick) in shares.iter().zip(picks.iter_mut()) {
                 for (d, dev) in self.recs[s.node].devices.iter().enumerate() {
-                    if !is_shared(&dev.name) && !pick.iter().any(|(p, _)| *p == d) {
+                    if !dev.shared && !pick.iter().any(|(p, _)| *p == d) {
                         pick.push((d, 1));
                     }
                 }
@@ -337,6 +336,7 @@ impl ConsTres {
         let n = self.recs.len();
         let job = JobView::new(
             &req.job,
+            &self.gres_names,
             &self.partitions,
             &self.default_memory,
             self.params.default_dist_block,
@@ -390,18 +390,9 @@ impl ConsTres {
         };
         let (rec, start, preemptees) = match req.mode {
             JobTestMode::TestOnly => {
-                let mut empty = self.clone();
-                empty.reset_usage();
+                // Against the totals: usage is not read.
                 let rec = self
-                    .test_on(
-                        &empty.usage,
-                        &job,
-                        &cand,
-                        counts,
-                        Against::Total,
-                        None,
-                        true,
-                    )
+                    .test_on(&self.usage, &job, &cand, counts, Against::Total, None, true)
                     .map_err(|e| {
                         if e.code == ESLURM_NODES_BUSY {
                             fail(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, e.message)

@@ -44,7 +44,7 @@ use std::collections::BTreeMap;
 use slurm_wasm_sdk::types::{MemoryRequest, Node, Oversubscribe, Partition};
 
 use crate::bits::Bits;
-use crate::node_usage::{NodeRec, NodeUse};
+use crate::node_usage::{GresNames, NodeRec, NodeUse};
 use crate::params::Params;
 use crate::rows::PartRows;
 
@@ -107,6 +107,8 @@ pub struct ConsTres {
     pub partitions: Vec<Partition>,
     pub default_memory: MemoryRequest,
     pub recs: Vec<NodeRec>,
+    /// The GRES names and types of the node table, numbered.
+    pub gres_names: GresNames,
     pub total_cores: usize,
     /// All cores minus specialised ones.
     pub base_avail: Bits,
@@ -137,6 +139,7 @@ impl ConsTres {
             partitions,
             default_memory,
             recs: Vec::new(),
+            gres_names: GresNames::default(),
             total_cores: 0,
             base_avail: Bits::new(0),
             usage: Usage {
@@ -150,6 +153,7 @@ impl ConsTres {
     /// `node_init`: takes the node table and discards all usage.
     pub fn node_init(&mut self, nodes: &[Node]) -> Result<(), String> {
         let mut recs = Vec::with_capacity(nodes.len());
+        let mut names = GresNames::default();
         let mut off = 0;
         for (i, n) in nodes.iter().enumerate() {
             if n.index as usize != i {
@@ -158,7 +162,8 @@ impl ConsTres {
                     n.name, n.index
                 ));
             }
-            let r = NodeRec::from_node(n, off)?;
+            let mut r = NodeRec::from_node(n, off)?;
+            names.intern_node(&mut r);
             off += r.cores as usize;
             recs.push(r);
         }
@@ -169,6 +174,7 @@ impl ConsTres {
         }
         self.base_avail = base;
         self.recs = recs;
+        self.gres_names = names;
         self.reset_usage();
         Ok(())
     }

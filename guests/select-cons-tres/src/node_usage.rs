@@ -1,6 +1,7 @@
 //! The node table and its usage counters (`node_use_record`, spec 2.1).
 
 use slurm_wasm_sdk::types::{Node, NodeBaseState, NodeStateFlags};
+use smallvec::SmallVec;
 
 use crate::bits::Bits;
 
@@ -16,6 +17,15 @@ pub const NODE_CR_RESERVED: u16 = 64000;
 pub struct Device {
     pub name: String,
     pub type_name: Option<String>,
+    /// `name` and `type_name` as numbers of the instance's [`GresNames`]
+    /// (set by [`GresNames::intern_node`]): requests are matched by number.
+    pub name_id: u32,
+    pub type_id: Option<u32>,
+    /// A shared GRES (`mps`, `shard`): one device's shares.
+    pub shared: bool,
+    /// The node's devices that are the same physical GPU under another
+    /// name (a GPU and its MPS shares): using one blocks the other.
+    pub twins: SmallVec<[u16; 2]>,
     /// Index among the node's devices of this name (table order, spec 2.10).
     pub index: u32,
     /// Capacity: 1 for a GPU, the share count for `mps`.
@@ -24,7 +34,7 @@ pub struct Device {
     pub cores: Option<Bits>,
     /// Sockets whose cores intersect `cores`; empty = "any socket" (no
     /// `Cores=`, or the cores touch every socket).
-    pub sockets: Vec<u16>,
+    pub sockets: SmallVec<[u16; 4]>,
     /// `Links=` of this device to each device of the name.
     pub links: Vec<i32>,
 }
@@ -45,6 +55,8 @@ pub struct NodeRec {
     pub core_off: usize,
     /// Specialised cores (`CoreSpecCount` highest cores first, or `CpuSpecList`).
     pub spec_cores: Bits,
+    /// Set bits of `spec_cores`.
+    pub spec_count: u16,
     pub devices: Vec<Device>,
     pub usable_state: bool,
     pub completing: bool,
@@ -112,6 +124,7 @@ impl NodeRec {
             mem_spec: node.mem_spec_limit,
             weight: node.weight,
             core_off,
+            spec_count: spec_cores.count() as u16,
             spec_cores,
             devices,
             usable_state,
@@ -142,16 +155,18 @@ impl NodeRec {
 /// (`mps` shares spread evenly over the node's GPUs, or one device).
 fn build_devices(node: &Node, cores: u16) -> Result<Vec<Device>, String> {
     let mut out = Vec::new();
-    let sockets_of = |mask: &Option<Bits>| -> Vec<u16> {
-        let Some(m) = mask else { return Vec::new() };
-        let touched: Vec<u16> = (0..node.sockets)
+    let sockets_of = |mask: &Option<Bits>| -> SmallVec<[u16; 4]> {
+        let Some(m) = mask else {
+            return SmallVec::new();
+        };
+        let touched: SmallVec<[u16; 4]> = (0..node.sockets)
             .filter(|&s| {
                 let lo = (s * node.cores_per_socket) as usize;
                 m.count_range(lo, lo + node.cores_per_socket as usize) > 0
             })
             .collect();
         if touched.len() == node.sockets as usize {
-            Vec::new()
+            SmallVec::new()
         } else {
             touched
         }
@@ -181,6 +196,10 @@ fn build_devices(node: &Node, cores: u16) -> Result<Vec<Device>, String> {
                 out.push(Device {
                     name: g.name.clone(),
                     type_name: g.type_name.clone(),
+                    name_id: 0,
+                    type_id: None,
+                    shared: is_shared(&g.name),
+                    twins: SmallVec::new(),
                     index,
                     capacity: cap,
                     cores: cores_mask.clone(),
@@ -189,6 +208,7 @@ fn build_devices(node: &Node, cores: u16) -> Result<Vec<Device>, String> {
                 });
             }
         }
+        link_twins(&mut out);
         return Ok(out);
     }
     let gpus = node
@@ -211,15 +231,75 @@ fn build_devices(node: &Node, cores: u16) -> Result<Vec<Device>, String> {
             out.push(Device {
                 name: g.name.clone(),
                 type_name: g.type_name.clone(),
+                name_id: 0,
+                type_id: None,
+                shared,
+                twins: SmallVec::new(),
                 index,
                 capacity: cap,
                 cores: None,
-                sockets: Vec::new(),
+                sockets: SmallVec::new(),
                 links: Vec::new(),
             });
         }
     }
+    link_twins(&mut out);
     Ok(out)
+}
+
+/// Fills each device's `twins`: devices of the same index under another
+/// name where one of the two is shared (`gres/gpu` and `gres/mps` devices
+/// of one index are one physical GPU).
+fn link_twins(devices: &mut [Device]) {
+    for i in 0..devices.len() {
+        let twins = (0..devices.len())
+            .filter(|&j| {
+                let (a, b) = (&devices[i], &devices[j]);
+                j != i && a.index == b.index && a.name != b.name && (a.shared || b.shared)
+            })
+            .map(|j| j as u16)
+            .collect();
+        devices[i].twins = twins;
+    }
+}
+
+/// GRES names and types as small numbers, assigned in order of first
+/// appearance in the node table; a request naming something no node has
+/// gets no number and matches no device.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GresNames {
+    names: Vec<String>,
+    types: Vec<String>,
+}
+
+impl GresNames {
+    /// Numbers the names and types of `rec`'s devices (new ones appended).
+    pub fn intern_node(&mut self, rec: &mut NodeRec) {
+        for d in &mut rec.devices {
+            d.name_id = intern(&mut self.names, &d.name);
+            d.type_id = d.type_name.as_deref().map(|t| intern(&mut self.types, t));
+        }
+    }
+
+    /// The number of GRES `name`, if a node has it.
+    pub fn name_id(&self, name: &str) -> Option<u32> {
+        self.names.iter().position(|n| n == name).map(|i| i as u32)
+    }
+
+    /// The number of GRES type `name`, if a node has it.
+    pub fn type_id(&self, name: &str) -> Option<u32> {
+        self.types.iter().position(|n| n == name).map(|i| i as u32)
+    }
+}
+
+fn intern(table: &mut Vec<String>, name: &str) -> u32 {
+    match table.iter().position(|n| n == name) {
+        Some(i) => i as u32,
+        None => {
+            table.push(name.to_owned());
+            (table.len() - 1) as u32
+        }
+    }
 }
 
 /// Shared GRES (`mps`, `shard`): one device's shares.
@@ -235,15 +315,13 @@ pub struct NodeUse {
     /// Sum of the `node_req` of the jobs on the node.
     pub node_state: u32,
     /// Used capacity of each device (same order as `NodeRec::devices`).
-    pub gres_used: Vec<u64>,
-    /// Jobs on the node.
-    pub jobs: Vec<u32>,
+    pub gres_used: SmallVec<[u64; 4]>,
 }
 
 impl NodeUse {
     pub fn for_node(rec: &NodeRec) -> NodeUse {
         NodeUse {
-            gres_used: vec![0; rec.devices.len()],
+            gres_used: smallvec::smallvec![0; rec.devices.len()],
             ..NodeUse::default()
         }
     }

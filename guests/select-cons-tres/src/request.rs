@@ -7,7 +7,12 @@ use slurm_wasm_sdk::types::{
 };
 
 use crate::bits::Bits;
-use crate::node_usage::{NODE_CR_AVAILABLE, NODE_CR_ONE_ROW, NODE_CR_RESERVED};
+use crate::node_usage::{
+    is_shared, GresNames, NODE_CR_AVAILABLE, NODE_CR_ONE_ROW, NODE_CR_RESERVED,
+};
+
+/// A GRES name or type no node has: matches no device.
+pub const UNKNOWN_GRES: u32 = u32::MAX;
 
 /// Memory asked per node, after defaults (`pn_min_memory`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +35,15 @@ pub enum SockDist {
 pub struct GresReq {
     pub name: String,
     pub type_name: Option<String>,
+    /// `name` and `type_name` in the instance's [`GresNames`]
+    /// ([`UNKNOWN_GRES`] when no node has them); `type_id` is `None` when
+    /// any type will do.
+    pub name_id: u32,
+    pub type_id: Option<u32>,
+    /// `mps` or `shard`.
+    pub shared: bool,
+    /// `gpu`.
+    pub gpu: bool,
     pub scope: GresScope,
     pub count: u64,
     pub cpus_per_gres: u32,
@@ -76,10 +90,12 @@ pub struct JobView {
 
 impl JobView {
     /// Normalises `job` for the partition table `parts`. `default_memory` is
-    /// the cluster's `DefMemPerCPU`/`DefMemPerNode`. Fails with a message
-    /// naming the field on input the controller would never send.
+    /// the cluster's `DefMemPerCPU`/`DefMemPerNode`; `names` numbers the
+    /// GRES the nodes have. Fails with a message naming the field on input
+    /// the controller would never send.
     pub fn new(
         job: &Job,
+        names: &GresNames,
         parts: &[Partition],
         default_memory: &MemoryRequest,
         default_dist_block: bool,
@@ -143,6 +159,13 @@ impl JobView {
             .map(|g| GresReq {
                 name: g.name.clone(),
                 type_name: g.type_name.clone(),
+                name_id: names.name_id(&g.name).unwrap_or(UNKNOWN_GRES),
+                type_id: g
+                    .type_name
+                    .as_deref()
+                    .map(|t| names.type_id(t).unwrap_or(UNKNOWN_GRES)),
+                shared: is_shared(&g.name),
+                gpu: g.name == "gpu",
                 scope: g.scope,
                 count: g.count,
                 cpus_per_gres: g.cpus_per_gres.unwrap_or(0) as u32,

@@ -10,7 +10,10 @@
 use slurm_wasm_sdk::types::{Bitmap, GresAllocation, Job, JobResources, JobState, NodeResources};
 
 use crate::bits::Bits;
-use crate::node_usage::{is_shared, NodeRec};
+use std::collections::BTreeMap;
+
+use crate::node_usage::{is_shared, NodeRec, NodeUse};
+use crate::rows::PartRows;
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 
 /// Which part of a job an add/remove touches.
@@ -164,6 +167,7 @@ impl ConsTres {
         let view_part = job.partitions.first().copied().unwrap_or(0);
         let (node_req, whole) = match crate::request::JobView::new(
             job,
+            &self.gres_names,
             &self.partitions,
             &self.default_memory,
             false,
@@ -202,9 +206,6 @@ pub fn add_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
         if part != Part::Suspend {
             u.node_state += rec.node_req as u32;
         }
-        if part == Part::Normal {
-            u.jobs.push(rec.id);
-        }
     }
     if part != Part::Suspend {
         if let Some(rows) = usage.rows.get_mut(rec.partition as usize) {
@@ -216,25 +217,38 @@ pub fn add_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
 /// Removes `part` of `rec` from `usage` (spec 2.11 "remove"), clamping
 /// counters at zero.
 pub fn remove_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
+    let Usage { nodes, rows, jobs } = usage;
+    release(nodes, rows, jobs, recs, rec, part);
+}
+
+/// [`remove_job`] on node and row tables whose jobs are recorded in
+/// `jobs` (a simulation on copies of the live tables looks its jobs up in
+/// the live job table: several rows re-pack the jobs left in them).
+pub fn release(
+    nodes: &mut [NodeUse],
+    rows: &mut [PartRows],
+    jobs: &BTreeMap<u32, JobRec>,
+    recs: &[NodeRec],
+    rec: &JobRec,
+    part: Part,
+) {
     for n in &rec.nodes {
         if n.cpus == 0 {
             continue;
         }
-        let u = &mut usage.nodes[n.node];
+        let u = &mut nodes[n.node];
         if part != Part::Resume {
             u.alloc_memory = u.alloc_memory.saturating_sub(n.memory);
             for &(d, a) in &n.gres {
                 u.gres_used[d] = u.gres_used[d].saturating_sub(a);
             }
-            u.jobs.retain(|j| *j != rec.id);
         }
         if part != Part::Suspend {
             u.node_state = u.node_state.saturating_sub(rec.node_req as u32);
         }
     }
     if part != Part::Suspend {
-        let jobs = &usage.jobs;
-        if let Some(rows) = usage.rows.get_mut(rec.partition as usize) {
+        if let Some(rows) = rows.get_mut(rec.partition as usize) {
             let cores_of = |j: u32| jobs.get(&j).map(|r| r.core_pieces(recs));
             rows.remove(rec.id, &rec.core_pieces(recs), &cores_of);
         }

@@ -14,6 +14,8 @@
 //! not tried and does not widen the window. Anchor: `--test-only -n8
 //! --mem=3000` got the end of a9 (+300 s), not of a3 (+282 s).
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use slurm_wasm_sdk::codes::ESLURM_NODES_BUSY;
 use slurm_wasm_sdk::select::PreempteeCandidate;
 use slurm_wasm_sdk::Error;
@@ -22,7 +24,7 @@ use crate::bits::Bits;
 use crate::eval_nodes::Counts;
 use crate::job_test::Against;
 use crate::request::JobView;
-use crate::transitions::{remove_job, Part};
+use crate::transitions::{release, Part};
 use crate::{ConsTres, JobRec, Usage};
 
 const YEAR: i64 = 365 * 24 * 3600;
@@ -72,15 +74,28 @@ impl ConsTres {
         }
     }
 
-    fn remove_all(&self, usage: &mut Usage, id: u32) {
-        if let Some(rec) = usage.jobs.remove(&id) {
-            let part = if rec.suspended {
-                Part::Suspend
-            } else {
-                Part::Normal
-            };
-            remove_job(usage, &self.recs, &rec, part);
+    /// Releases live job `id` from the simulated tables `sim` (once: `gone`
+    /// records the released jobs).
+    fn remove_all(&self, sim: &mut Usage, gone: &mut BTreeSet<u32>, id: u32) {
+        let Some(rec) = self.usage.jobs.get(&id) else {
+            return;
+        };
+        if !gone.insert(id) {
+            return;
         }
+        let part = if rec.suspended {
+            Part::Suspend
+        } else {
+            Part::Normal
+        };
+        release(
+            &mut sim.nodes,
+            &mut sim.rows,
+            &self.usage.jobs,
+            &self.recs,
+            rec,
+            part,
+        );
     }
 
     /// `_will_run_test`: the allocation, its start time and the preemptees.
@@ -105,11 +120,18 @@ impl ConsTres {
         ) {
             return Ok((rec, now, Vec::new()));
         }
-        let mut sim = self.usage.clone();
+        // Copies of the node and row tables; the jobs stay in the live
+        // table (`gone` lists those released from the copies).
+        let mut sim = Usage {
+            nodes: self.usage.nodes.clone(),
+            rows: self.usage.rows.clone(),
+            jobs: BTreeMap::new(),
+        };
+        let mut gone = BTreeSet::new();
         let mut removed_cands = Vec::new();
         for c in candidates {
-            if sim.jobs.contains_key(&c.job_id) {
-                self.remove_all(&mut sim, c.job_id);
+            if self.usage.jobs.contains_key(&c.job_id) && !gone.contains(&c.job_id) {
+                self.remove_all(&mut sim, &mut gone, c.job_id);
                 removed_cands.push(c.job_id);
             }
         }
@@ -121,9 +143,11 @@ impl ConsTres {
         }
         // Running jobs by planned end; those on no candidate node are
         // skipped but still end a batch when they end past its window.
-        let mut order: Vec<(i64, u32)> = sim
+        let mut order: Vec<(i64, u32)> = self
+            .usage
             .jobs
             .values()
+            .filter(|j| !gone.contains(&j.id))
             .map(|j| (self.plan_end(j, now), j.id))
             .collect();
         order.sort();
@@ -141,13 +165,13 @@ impl ConsTres {
                     break;
                 };
                 next += 1;
-                if !sim_overlaps(&sim, id, cand) {
+                if !overlaps(&self.usage, id, cand) {
                     continue;
                 }
                 // The windows all start at the first end rounded up to the
                 // next multiple of 30 s (a full 30 s further when on one).
                 let b = *base.get_or_insert(end + (WINDOW - end.rem_euclid(WINDOW)));
-                self.remove_all(&mut sim, id);
+                self.remove_all(&mut sim, &mut gone, id);
                 last = Some(end);
                 match order.get(next) {
                     None => {
@@ -197,7 +221,7 @@ impl ConsTres {
 }
 
 /// Whether running job `id` holds a node among `cand`.
-fn sim_overlaps(usage: &Usage, id: u32, cand: &Bits) -> bool {
+fn overlaps(usage: &Usage, id: u32, cand: &Bits) -> bool {
     usage
         .jobs
         .get(&id)

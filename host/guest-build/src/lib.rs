@@ -78,8 +78,13 @@ pub fn build(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<Path
             cmd.env_remove(var);
         }
         // Components carry no DWARF (names stay, so traps are readable).
+        // One codegen unit and fat LTO: a plugin is small, and inlining
+        // across its crates (SDK, shared plugin code) is worth more in wasm,
+        // where Cranelift inlines nothing itself.
         cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-            .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");
+            .env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
+            .env("CARGO_PROFILE_RELEASE_LTO", "fat");
         let status = cmd.status().unwrap_or_else(|e| {
             panic!(
                 "could not run `{cargo}` to build guest {}: {e}",
