@@ -2,9 +2,10 @@
 //! `gres_common_gpu_set_env` and the prolog/epilog variant), spec 3.3.
 
 use slurm_wasm_sdk::gres::{Device, EnvChange, EnvFlags};
-use slurm_wasm_sdk::types::KeyValue;
-use slurm_wasm_sdk::Bitmap;
+use slurm_wasm_sdk::types::{self, GresAllocation, KeyValue};
+use slurm_wasm_sdk::{info, Bitmap, Error};
 
+use crate::alloc::bitmap;
 use crate::conf::EnvVendors;
 
 /// Which call the environment is for.
@@ -154,6 +155,71 @@ pub fn gpu_set_env(
     }
 }
 
+/// One `job_set_env` / `step_set_env` / `task_set_env` call as the contract
+/// hands it to a plugin.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvCall<'a> {
+    pub scope: Scope,
+    /// The plugin's allocation on this node; none when it has none.
+    pub allocation: Option<&'a GresAllocation>,
+    /// The task's usable devices (`task_set_env` only).
+    pub usable: Option<&'a types::Bitmap>,
+    pub flags: EnvFlags,
+}
+
+impl<'a> EnvCall<'a> {
+    /// The call of `scope` with these arguments.
+    pub fn new(
+        scope: Scope,
+        allocation: Option<&'a GresAllocation>,
+        usable: Option<&'a types::Bitmap>,
+        flags: EnvFlags,
+    ) -> Self {
+        EnvCall {
+            scope,
+            allocation,
+            usable,
+            flags,
+        }
+    }
+
+    /// [`gpu_set_env`] for this call of plugin `plugin_type` over the node's
+    /// `devices`, logging the `gpu-bind:` verbose line at info level.
+    /// Returns the edits and the allocation's device bitmap (none without an
+    /// allocation or with one that lists no devices). Fails, with a message
+    /// naming `plugin_type`, when a bitmap breaks the contract's rules.
+    pub fn gpu_env(
+        &self,
+        plugin_type: &str,
+        devices: &[Device],
+        use_local: bool,
+        vendors: EnvVendors,
+    ) -> Result<(Vec<EnvChange>, Option<Bitmap>), Error> {
+        let alloc = self
+            .allocation
+            .and_then(|a| a.devices.as_ref())
+            .map(|m| bitmap(m, &format!("{plugin_type} allocation devices")))
+            .transpose()?;
+        let usable = self
+            .usable
+            .map(|m| bitmap(m, &format!("{plugin_type} usable devices")))
+            .transpose()?;
+        let env = gpu_set_env(
+            self.scope,
+            devices,
+            alloc.as_ref(),
+            usable.as_ref(),
+            use_local,
+            vendors,
+            self.flags,
+        );
+        if let Some(line) = env.verbose {
+            info!("{line}");
+        }
+        Ok((env.changes, alloc))
+    }
+}
+
 /// The prolog/epilog edits of one node (`prep_set_env`): always global ids
 /// (the prolog runs outside the step's cgroup); vendor entries use the
 /// unique id when the device has one; `SLURM_JOB_GPUS` gets the indices; no
@@ -184,6 +250,7 @@ pub fn epilog_env(devices: &[Device], alloc: &Bitmap, vendors: EnvVendors) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::env_lines;
 
     fn device(index: u32, unique_id: Option<&str>) -> Device {
         Device {
@@ -206,15 +273,8 @@ mod tests {
         assert_eq!(lists.global, ["0", "1"]);
         assert_eq!(lists.local, ["0", "MIG-abc"]);
         let env = epilog_env(&devices, &alloc, EnvVendors::NVIDIA);
-        let got: Vec<String> = env
-            .iter()
-            .map(|c| match c {
-                EnvChange::Set(kv) => format!("{}={}", kv.key, kv.value),
-                EnvChange::Unset(k) => format!("-{k}"),
-            })
-            .collect();
         assert_eq!(
-            got,
+            env_lines(&env),
             ["CUDA_VISIBLE_DEVICES=0,MIG-abc", "SLURM_JOB_GPUS=0,1"]
         );
     }

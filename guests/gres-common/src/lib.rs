@@ -6,11 +6,12 @@
 //! * [`merge`]: configured GPUs merged with the GPUs the `gpu` capability
 //!   detects (`AutoDetect=nvml`);
 //! * [`devices`]: the device list (`gres_device_t`) built from the records;
-//! * [`env`]: the `SLURM_*_GPUS` / vendor variable builder and the
+//! * [`env`](mod@env): the `SLURM_*_GPUS` / vendor variable builder and the
 //!   prolog/epilog variant;
 //! * [`stepd`]: the versioned bytes slurmd hands to slurmstepd;
 //! * [`freq`]: `--gpu-freq` parsing and resolution against supported clocks;
-//! * [`settings`]: the slurm.conf settings both plugins read.
+//! * [`settings`]: the slurm.conf settings both plugins read;
+//! * [`export`]: the `gres-plugin` world export over a [`GresPlugin`].
 //!
 //! Everything here is plain Rust over the SDK's records, so it builds and is
 //! tested natively as well as inside the components.
@@ -19,14 +20,18 @@ pub mod alloc;
 pub mod conf;
 pub mod devices;
 pub mod env;
+pub mod export;
 pub mod freq;
 pub mod merge;
 pub mod node;
 pub mod settings;
 pub mod stepd;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 
 pub use conf::{ConfRecord, EnvVendors, RecordFlags};
 pub use devices::build_devices;
+pub use export::{EpilogEnv, Export, GresPlugin, PluginState};
 pub use settings::Settings;
 
 /// Natural order of file names (`/dev/nvidia2` before `/dev/nvidia10`):

@@ -2,9 +2,8 @@
 //! wasm component.
 //!
 //! [`Gpu`] holds the node's device list and implements every entry point
-//! over the SDK's records, so it also runs natively (tests, benchmarks);
-//! [`plugin`] exports it through the `gres-plugin` world with the state in
-//! a static, as the C plugin keeps it in globals.
+//! over the SDK's records ([`GresPlugin`]), so it also runs natively (tests,
+//! benchmarks); [`plugin`] exports it through the `gres-plugin` world.
 
 pub mod plugin;
 
@@ -13,17 +12,17 @@ use slurm_wasm_sdk::gres::{
 };
 use slurm_wasm_sdk::host::{self, CapabilityError};
 use slurm_wasm_sdk::types::{self, Capability, GresAllocation, Job, Step};
-use slurm_wasm_sdk::{debug, error, info, warn, Bitmap, Error};
+use slurm_wasm_sdk::{debug, error, info, warn, Error};
 
-use gres_common::alloc::{bitmap, capture_nodes};
+use gres_common::alloc::{bitmap, JobCapture};
 use gres_common::conf::{
     add_slurm_conf_counts, check_total, default_env, node_env, validate, EnvVendors,
 };
-use gres_common::env::{epilog_env, gpu_set_env, Scope};
+use gres_common::env::{epilog_env, EnvCall, Scope};
 use gres_common::freq::{gpu_part, GpuFreq};
 use gres_common::node::load_gpus;
 use gres_common::stepd::StepdState;
-use gres_common::{build_devices, Settings};
+use gres_common::{build_devices, EpilogEnv, GresPlugin, PluginState, Settings};
 
 /// The GRES name this plugin manages.
 pub const NAME: &str = "gpu";
@@ -52,32 +51,36 @@ pub struct Gpu {
 /// device bitmap (none where the node holds no GPU).
 #[derive(Debug, Clone)]
 pub struct GpuEpilog {
-    devices: Vec<Device>,
+    capture: JobCapture,
     vendors: EnvVendors,
-    nodes: Vec<Option<Bitmap>>,
 }
 
-impl GpuEpilog {
+impl EpilogEnv for GpuEpilog {
     /// `gres_p_epilog_set_env`: the vendor variables (unique ids where known,
     /// else indices) and `SLURM_JOB_GPUS` of node `node_index` of the job;
     /// nothing where the node holds no GPU; an error past the job's nodes.
-    pub fn set_env(&self, node_index: u32) -> Result<Vec<EnvChange>, Error> {
-        let Some(node) = self.nodes.get(node_index as usize) else {
-            return Err(Error::invalid(format!(
-                "{PLUGIN_TYPE}: epilog node index {node_index} out of range (the job has {} nodes)",
-                self.nodes.len()
-            )));
-        };
-        Ok(node
-            .as_ref()
-            .map(|alloc| epilog_env(&self.devices, alloc, self.vendors))
+    fn set_env(&self, node_index: u32) -> Result<Vec<EnvChange>, Error> {
+        Ok(self
+            .capture
+            .node(node_index)?
+            .map(|(alloc, _)| epilog_env(&self.capture.devices, alloc, self.vendors))
             .unwrap_or_default())
     }
 }
 
-impl Gpu {
+impl GresPlugin for Gpu {
+    const NAME: &'static str = NAME;
+    const PLUGIN_TYPE: &'static str = PLUGIN_TYPE;
+    const PLUGIN_NAME: &'static str = PLUGIN_NAME;
+    type Epilog = GpuEpilog;
+
+    fn state() -> &'static PluginState<Self> {
+        static STATE: PluginState<Gpu> = PluginState::new();
+        &STATE
+    }
+
     /// A plugin after `init`, with no devices loaded yet.
-    pub fn new(settings: Settings) -> Self {
+    fn new(settings: Settings) -> Self {
         Gpu {
             settings,
             devices: Vec::new(),
@@ -94,7 +97,7 @@ impl Gpu {
     /// taken (records without files). Returns the GPU records in Slurm's
     /// order followed by the other records unchanged, and the warnings Slurm
     /// would log.
-    pub fn node_config_load(
+    fn node_config_load(
         &mut self,
         records: &[GresConfRecord],
         node: &NodeHardware,
@@ -120,39 +123,21 @@ impl Gpu {
         Ok(NodeConfigResult { records, warnings })
     }
 
-    /// `job_set_env`, `step_set_env` and `task_set_env` (spec 3.3); the
-    /// `gpu-bind:` line goes to the log at info level.
-    pub fn set_env(
-        &self,
-        scope: Scope,
-        allocation: Option<&GresAllocation>,
-        usable: Option<&types::Bitmap>,
-        flags: EnvFlags,
-    ) -> Result<Vec<EnvChange>, Error> {
-        let alloc = allocation
-            .and_then(|a| a.devices.as_ref())
-            .map(|m| bitmap(m, "gres/gpu allocation devices"))
-            .transpose()?;
-        let usable = usable
-            .map(|m| bitmap(m, "gres/gpu usable devices"))
-            .transpose()?;
-        let env = gpu_set_env(
-            scope,
+    /// `job_set_env`, `step_set_env` and `task_set_env` (spec 3.3): the GPU
+    /// lists with the node's vendor variables; the `gpu-bind:` line goes to
+    /// the log at info level.
+    fn set_env(&self, call: EnvCall<'_>) -> Result<Vec<EnvChange>, Error> {
+        let (changes, _) = call.gpu_env(
+            PLUGIN_TYPE,
             &self.devices,
-            alloc.as_ref(),
-            usable.as_ref(),
             self.settings.use_local,
             self.vendors,
-            flags,
-        );
-        if let Some(line) = env.verbose {
-            info!("{line}");
-        }
-        Ok(env.changes)
+        )?;
+        Ok(changes)
     }
 
     /// `send_stepd`: the device list and env flags.
-    pub fn send_stepd(&self) -> Vec<u8> {
+    fn send_stepd(&self) -> Vec<u8> {
         StepdState {
             devices: self.devices.clone(),
             vendors: self.vendors,
@@ -163,7 +148,7 @@ impl Gpu {
 
     /// `recv_stepd`: replaces the device list and env flags; malformed
     /// bytes (or an MPS table) are refused and leave the state unchanged.
-    pub fn recv_stepd(&mut self, data: &[u8]) -> Result<(), Error> {
+    fn recv_stepd(&mut self, data: &[u8]) -> Result<(), Error> {
         let state = StepdState::decode(data)?;
         if !state.shared.is_empty() {
             return Err(Error::invalid(
@@ -175,25 +160,66 @@ impl Gpu {
         Ok(())
     }
 
+    fn devices(&self) -> &[Device] {
+        &self.devices
+    }
+
     /// `gres_p_epilog_build_env`: the job's per-node device bitmaps.
-    pub fn epilog_build_env(&self, job: &Job) -> Result<Option<GpuEpilog>, Error> {
-        let Some(nodes) = capture_nodes(job, NAME) else {
-            return Ok(None);
-        };
-        let nodes = nodes
-            .iter()
-            .map(|n| {
-                n.as_ref()
-                    .and_then(|a| a.devices.as_ref())
-                    .map(|m| bitmap(m, "gres/gpu job allocation devices"))
-                    .transpose()
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(Some(GpuEpilog {
-            devices: self.devices.clone(),
+    fn epilog_build_env(&self, job: &Job) -> Result<Option<GpuEpilog>, Error> {
+        let capture = JobCapture::new(job, NAME, PLUGIN_TYPE, &self.devices)?;
+        Ok(capture.map(|capture| GpuEpilog {
+            capture,
             vendors: self.vendors,
-            nodes,
         }))
+    }
+
+    fn step_context(&mut self, step: Step) {
+        self.step = Some(step);
+    }
+
+    /// [`Gpu::step_hardware_init`] on the plugin `init` created.
+    fn step_hardware_init(
+        usable: Option<&types::Bitmap>,
+        tres_freq: Option<&str>,
+    ) -> Result<(), Error> {
+        Self::state().with(|gpu| gpu.step_hardware_init(usable, tres_freq))
+    }
+
+    /// [`Gpu::step_hardware_fini`] on the plugin `init` created.
+    fn step_hardware_fini() -> Result<(), Error> {
+        Self::state().with(Gpu::step_hardware_fini)
+    }
+}
+
+/// The native API: [`GresPlugin`]'s entry points callable without importing
+/// the trait (`host/benches/gres.rs` measures them against the component),
+/// and the GPU clock handling behind `step_hardware_init` /
+/// `step_hardware_fini`.
+impl Gpu {
+    /// [`GresPlugin::new`].
+    pub fn new(settings: Settings) -> Self {
+        <Gpu as GresPlugin>::new(settings)
+    }
+
+    /// [`GresPlugin::node_config_load`].
+    pub fn node_config_load(
+        &mut self,
+        records: &[GresConfRecord],
+        node: &NodeHardware,
+    ) -> Result<NodeConfigResult, Error> {
+        GresPlugin::node_config_load(self, records, node)
+    }
+
+    /// [`GresPlugin::set_env`] of the call made of `scope`, `allocation`,
+    /// `usable` and `flags`.
+    pub fn set_env(
+        &self,
+        scope: Scope,
+        allocation: Option<&GresAllocation>,
+        usable: Option<&types::Bitmap>,
+        flags: EnvFlags,
+    ) -> Result<Vec<EnvChange>, Error> {
+        GresPlugin::set_env(self, EnvCall::new(scope, allocation, usable, flags))
     }
 
     /// The NVML index of device `index`: the minor number of a

@@ -1,44 +1,25 @@
 use slurm_wasm_sdk::gres::gpu::GpuDevice;
-use slurm_wasm_sdk::gres::{EnvChange, EnvFlags, GresConfRecord, NodeHardware};
+use slurm_wasm_sdk::gres::{EnvFlags, GresConfRecord, NodeHardware};
 use slurm_wasm_sdk::host::Level;
 use slurm_wasm_sdk::testkit::{self, fixtures};
-use slurm_wasm_sdk::types::{GresAllocation, GresCount, JobResources, NodeResources};
+use slurm_wasm_sdk::types::GresAllocation;
 use slurm_wasm_sdk::Bitmap;
 
 use gres_common::env::Scope;
 use gres_common::settings::AutoDetect;
+use gres_common::testkit::{env_lines, job_with_gres};
 use gres_common::Settings;
 
 use super::*;
 
+/// A `gpu` record with one device per file.
 fn record(origin: &str, files: &[&str]) -> GresConfRecord {
-    GresConfRecord {
-        origin: origin.into(),
-        name: "gpu".into(),
-        type_name: None,
-        files: files.iter().map(|f| f.to_string()).collect(),
-        count: files.len() as u64,
-        cores: None,
-        links: None,
-        flags: Vec::new(),
-        unique_id: None,
-    }
+    gres_common::testkit::record(origin, "gpu", files, files.len() as u64)
 }
 
 /// 2 sockets × 4 cores × 2 threads with slurm.conf `Gres=gpu:<gpus>`.
 fn node(gpus: u64) -> NodeHardware {
-    NodeHardware {
-        name: "n1".into(),
-        cpus: 16,
-        sockets: 2,
-        cores_per_socket: 4,
-        threads_per_core: 2,
-        configured: vec![GresCount {
-            name: "gpu".into(),
-            type_name: None,
-            count: gpus,
-        }],
-    }
+    gres_common::testkit::node(&[("gpu", gpus)])
 }
 
 /// The spec 3.3 worked-example node: `Name=gpu File=/dev/nvidia[0-3]`.
@@ -71,16 +52,6 @@ fn alloc(bits: &[usize]) -> GresAllocation {
     }
 }
 
-fn env(changes: &[EnvChange]) -> Vec<String> {
-    changes
-        .iter()
-        .map(|c| match c {
-            EnvChange::Set(kv) => format!("{}={}", kv.key, kv.value),
-            EnvChange::Unset(k) => format!("-{k}"),
-        })
-        .collect()
-}
-
 fn detected(index: u32, name: &str, minor: u32, cpus: &[usize]) -> GpuDevice {
     GpuDevice {
         index,
@@ -94,6 +65,12 @@ fn detected(index: u32, name: &str, minor: u32, cpus: &[usize]) -> GpuDevice {
     }
 }
 
+/// A fresh mock host whose `gpu` capability reports `gpus`.
+fn detect(gpus: Vec<GpuDevice>) {
+    testkit::reset();
+    testkit::with(|h| h.gpus = Ok(gpus));
+}
+
 // Spec 3.3 table row 1: job on {1,2}, no ConstrainDevices, no env flags.
 #[test]
 fn job_env_without_constraint_lists_global_ids_everywhere() {
@@ -102,7 +79,7 @@ fn job_env_without_constraint_lists_global_ids_everywhere() {
         .set_env(Scope::Job, Some(&alloc(&[1, 2])), None, EnvFlags::empty())
         .unwrap();
     assert_eq!(
-        env(&out),
+        env_lines(&out),
         [
             "SLURM_GPUS_ON_NODE=2",
             "SLURM_JOB_GPUS=1,2",
@@ -137,7 +114,7 @@ fn job_env_under_device_constraint_uses_local_ids() {
     let out = gpu
         .set_env(Scope::Job, Some(&alloc(&[1, 2])), None, EnvFlags::empty())
         .unwrap();
-    let out = env(&out);
+    let out = env_lines(&out);
     assert!(out.contains(&"SLURM_JOB_GPUS=1,2".to_string()), "{out:?}");
     assert!(
         out.contains(&"CUDA_VISIBLE_DEVICES=0,1".to_string()),
@@ -162,7 +139,7 @@ fn task_env_keeps_only_usable_devices() {
             EnvFlags::VERBOSE,
         )
         .unwrap();
-    let out = env(&out);
+    let out = env_lines(&out);
     assert_eq!(out[0], "SLURM_GPUS_ON_NODE=2");
     assert_eq!(out[1], "SLURM_STEP_GPUS=2");
     assert_eq!(out[2], "CUDA_VISIBLE_DEVICES=2");
@@ -182,9 +159,10 @@ fn task_env_keeps_only_usable_devices() {
 #[test]
 fn no_allocation_unsets_unless_protected() {
     let gpu = four_gpus(Settings::plain("gpu"));
-    let out = env(&gpu
-        .set_env(Scope::Step, None, None, EnvFlags::empty())
-        .unwrap());
+    let out = env_lines(
+        &gpu.set_env(Scope::Step, None, None, EnvFlags::empty())
+            .unwrap(),
+    );
     assert_eq!(
         out,
         [
@@ -206,29 +184,11 @@ fn no_allocation_unsets_unless_protected() {
 #[test]
 fn epilog_env_per_node() {
     let gpu = four_gpus(Settings::plain("gpu"));
-    let mut job = fixtures::job(7);
-    let mut n0 = NodeResources {
-        node_index: 0,
-        cores: Bitmap::new(8).into(),
-        cpus: 2,
-        memory: 0,
-        gres: vec![alloc(&[1, 2])],
-    };
-    let n1 = NodeResources {
-        node_index: 3,
-        gres: Vec::new(),
-        ..n0.clone()
-    };
-    n0.node_index = 0;
-    job.resources = Some(JobResources {
-        nodes: Bitmap::from_bits(4, [0, 3]).into(),
-        ncpus: 4,
-        per_node: vec![n0, n1],
-        whole_nodes: false,
-    });
+    // Node 0 holds GPUs 1 and 2, node 1 none.
+    let job = job_with_gres(7, vec![vec![alloc(&[1, 2])], Vec::new()]);
     let epilog = gpu.epilog_build_env(&job).unwrap().unwrap();
     assert_eq!(
-        env(&epilog.set_env(0).unwrap()),
+        env_lines(&epilog.set_env(0).unwrap()),
         [
             "CUDA_VISIBLE_DEVICES=1,2",
             "ROCR_VISIBLE_DEVICES=1,2",
@@ -255,13 +215,10 @@ fn autodetect_settings() -> Settings {
 // Spec 3.3 table row 5 and 3.2: AutoDetect=nvml, no flags ⇒ CUDA only.
 #[test]
 fn autodetect_nvml_sets_only_cuda() {
-    testkit::reset();
-    testkit::with(|h| {
-        h.gpus = Ok(vec![
-            detected(0, "Tesla V100-PCIE-16GB", 0, &[0, 1, 2, 3]),
-            detected(1, "Tesla V100-PCIE-16GB", 1, &[4, 5, 6, 7]),
-        ])
-    });
+    detect(vec![
+        detected(0, "Tesla V100-PCIE-16GB", 0, &[0, 1, 2, 3]),
+        detected(1, "Tesla V100-PCIE-16GB", 1, &[4, 5, 6, 7]),
+    ]);
     let mut gpu = Gpu::new(autodetect_settings());
     let result = gpu.node_config_load(&[], &node(2)).unwrap();
     assert_eq!(result.records.len(), 2);
@@ -271,9 +228,10 @@ fn autodetect_nvml_sets_only_cuda() {
     );
     assert_eq!(result.records[1].files, ["/dev/nvidia1"]);
     assert_eq!(result.records[0].flags, ["nvidia_gpu_env"]);
-    let out = env(&gpu
-        .set_env(Scope::Job, Some(&alloc(&[0, 1])), None, EnvFlags::empty())
-        .unwrap());
+    let out = env_lines(
+        &gpu.set_env(Scope::Job, Some(&alloc(&[0, 1])), None, EnvFlags::empty())
+            .unwrap(),
+    );
     assert_eq!(
         out,
         [
@@ -288,13 +246,10 @@ fn autodetect_nvml_sets_only_cuda() {
 // name; configured singles matched by Type and File; final order by File.
 #[test]
 fn merge_assigns_types_by_substring_and_orders_by_file() {
-    testkit::reset();
-    testkit::with(|h| {
-        h.gpus = Ok(vec![
-            detected(0, "NVIDIA A100-SXM4-40GB", 10, &[]),
-            detected(1, "Tesla K80", 2, &[]),
-        ])
-    });
+    detect(vec![
+        detected(0, "NVIDIA A100-SXM4-40GB", 10, &[]),
+        detected(1, "Tesla K80", 2, &[]),
+    ]);
     let mut k80 = record("gres.conf:1", &["/dev/nvidia2"]);
     k80.type_name = Some("K80".into());
     let mut a100 = record("gres.conf:2", &["/dev/nvidia10"]);
@@ -336,14 +291,11 @@ fn merge_assigns_types_by_substring_and_orders_by_file() {
 // dropped; the leftover detected GPU is ignored with Slurm's warning.
 #[test]
 fn merge_drops_a_device_with_mismatching_cores() {
-    testkit::reset();
-    testkit::with(|h| {
-        h.gpus = Ok(vec![
-            detected(0, "Tesla T4", 0, &[0, 1, 2, 3]),
-            detected(1, "Tesla T4", 1, &[4, 5, 6, 7]),
-            detected(2, "Tesla T4", 2, &[4, 5, 6, 7]),
-        ])
-    });
+    detect(vec![
+        detected(0, "Tesla T4", 0, &[0, 1, 2, 3]),
+        detected(1, "Tesla T4", 1, &[4, 5, 6, 7]),
+        detected(2, "Tesla T4", 2, &[4, 5, 6, 7]),
+    ]);
     let mut a = record("gres.conf:1", &["/dev/nvidia0"]);
     a.cores = Some(Bitmap::from_bits(8, [4, 5, 6, 7]).into());
     let b = record("gres.conf:2", &["/dev/nvidia1"]);
@@ -505,8 +457,61 @@ fn slurm_conf_count_without_gres_conf() {
     assert_eq!(result.records[0].count, 2);
     assert_eq!(result.records[0].origin, "slurm.conf Gres= of node n1");
     assert!(gpu.devices.is_empty());
-    let out = env(&gpu
-        .set_env(Scope::Job, Some(&alloc(&[0, 1])), None, EnvFlags::empty())
-        .unwrap());
+    let out = env_lines(
+        &gpu.set_env(Scope::Job, Some(&alloc(&[0, 1])), None, EnvFlags::empty())
+            .unwrap(),
+    );
     assert_eq!(out[..2], ["SLURM_GPUS_ON_NODE=2", "-SLURM_JOB_GPUS"]);
+}
+
+// The export layer (gres-common's `Export`, as the host calls it): gres/gpu's
+// hardware hooks need the state (`called before init`), and `task_set_env`
+// hands the task's usable set through (spec 3.3 table row 3, as
+// `task_env_keeps_only_usable_devices` above).
+#[test]
+fn export_task_env_and_hardware_need_init() {
+    use crate::plugin::GresGpu;
+    use slurm_wasm_sdk::gres::{GresConfig, GresGuest, NodeAllocation};
+
+    testkit::reset();
+    assert_eq!(
+        GresGpu::step_hardware_init(None, Some("gpu:high".into()))
+            .unwrap_err()
+            .message,
+        "gres/gpu: called before init"
+    );
+    GresGpu::init(GresConfig {
+        cluster: fixtures::cluster_config(),
+        auto_detect: None,
+    })
+    .unwrap();
+    GresGpu::node_config_load(
+        vec![record(
+            "gres.conf:1",
+            &[
+                "/dev/nvidia0",
+                "/dev/nvidia1",
+                "/dev/nvidia2",
+                "/dev/nvidia3",
+            ],
+        )],
+        node(4),
+    )
+    .unwrap();
+    let task = NodeAllocation {
+        allocation: alloc(&[1, 2]),
+        usable: Some(Bitmap::from_bits(4, [2]).into()),
+    };
+    let out = env_lines(&GresGpu::task_set_env(Some(task), EnvFlags::empty()).unwrap());
+    assert_eq!(
+        out[..3],
+        [
+            "SLURM_GPUS_ON_NODE=2",
+            "SLURM_STEP_GPUS=2",
+            "CUDA_VISIBLE_DEVICES=2"
+        ]
+    );
+    // No usable GPU: nothing to set, and no error once initialised.
+    GresGpu::step_hardware_init(None, Some("gpu:high".into())).unwrap();
+    GresGpu::fini().unwrap();
 }

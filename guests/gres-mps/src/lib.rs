@@ -3,23 +3,26 @@
 //!
 //! Each GPU of the node carries a number of MPS shares; a job's shares on a
 //! GPU become `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`. [`Mps`] implements every
-//! entry point natively; [`plugin`] exports it with the state in a static.
+//! entry point natively ([`GresPlugin`]); [`plugin`] exports it. It keeps
+//! the trait's default `step_hardware_init` / `step_hardware_fini`, which do
+//! nothing, as Slurm's gres/mps: clocks belong to gres/gpu, and MPS cannot
+//! be combined with `--gpu-freq`.
 
 pub mod plugin;
 
 use slurm_wasm_sdk::gres::{
     Device, EnvChange, EnvFlags, GresConfRecord, NodeConfigResult, NodeHardware,
 };
-use slurm_wasm_sdk::types::{self, GresAllocation, Job, KeyValue, Step};
-use slurm_wasm_sdk::{error, info, warn, Bitmap, Error};
+use slurm_wasm_sdk::types::{Job, KeyValue, Step};
+use slurm_wasm_sdk::{error, warn, Bitmap, Error};
 
-use gres_common::alloc::{bitmap, capture_nodes};
+use gres_common::alloc::JobCapture;
 use gres_common::conf::{check_total, validate, ConfRecord, EnvVendors, RecordFlags};
-use gres_common::env::{epilog_env, gpu_set_env, Scope};
+use gres_common::env::{epilog_env, EnvCall};
 use gres_common::merge::split;
 use gres_common::node::load_gpus;
 use gres_common::stepd::StepdState;
-use gres_common::{build_devices, trailing_number, Settings};
+use gres_common::{build_devices, trailing_number, EpilogEnv, GresPlugin, PluginState, Settings};
 
 /// The GRES name this plugin manages.
 pub const NAME: &str = "mps";
@@ -70,9 +73,8 @@ pub struct Mps {
 /// GPU bitmap and share count.
 #[derive(Debug, Clone)]
 pub struct MpsEpilog {
-    devices: Vec<Device>,
+    capture: JobCapture,
     shared: Vec<(i32, u64)>,
-    nodes: Vec<Option<(Bitmap, u64)>>,
 }
 
 /// The percentage edit of `count` shares on the first GPU of `alloc`: the
@@ -162,27 +164,22 @@ fn implied_gpus(mps: &[&ConfRecord], node: &NodeHardware) -> Vec<ConfRecord> {
         .collect()
 }
 
-impl MpsEpilog {
+impl EpilogEnv for MpsEpilog {
     /// `gres_p_epilog_set_env`: `CUDA_VISIBLE_DEVICES` and `SLURM_JOB_GPUS`
     /// with global ids and the node's percentage; nothing where the node
     /// holds no MPS; an error past the job's nodes.
-    pub fn set_env(&self, node_index: u32) -> Result<Vec<EnvChange>, Error> {
-        let Some(node) = self.nodes.get(node_index as usize) else {
-            return Err(Error::invalid(format!(
-                "{PLUGIN_TYPE}: epilog node index {node_index} out of range (the job has {} nodes)",
-                self.nodes.len()
-            )));
-        };
-        let Some((alloc, count)) = node else {
+    fn set_env(&self, node_index: u32) -> Result<Vec<EnvChange>, Error> {
+        let Some((alloc, count)) = self.capture.node(node_index)? else {
             return Ok(Vec::new());
         };
-        let mut out = epilog_env(&self.devices, alloc, EnvVendors::NVIDIA);
-        if !out.is_empty() && *count > 0 {
+        let devices = &self.capture.devices;
+        let mut out = epilog_env(devices, alloc, EnvVendors::NVIDIA);
+        if !out.is_empty() && count > 0 {
             percentage_env(
-                &self.devices,
+                devices,
                 &self.shared,
                 Some(alloc),
-                *count,
+                count,
                 EnvFlags::PROTECT_ENV,
                 &mut out,
             );
@@ -191,9 +188,19 @@ impl MpsEpilog {
     }
 }
 
-impl Mps {
+impl GresPlugin for Mps {
+    const NAME: &'static str = NAME;
+    const PLUGIN_TYPE: &'static str = PLUGIN_TYPE;
+    const PLUGIN_NAME: &'static str = PLUGIN_NAME;
+    type Epilog = MpsEpilog;
+
+    fn state() -> &'static PluginState<Self> {
+        static STATE: PluginState<Mps> = PluginState::new();
+        &STATE
+    }
+
     /// A plugin after `init`, with no GPUs loaded yet.
-    pub fn new(settings: Settings) -> Self {
+    fn new(settings: Settings) -> Self {
         Mps {
             settings,
             devices: Vec::new(),
@@ -214,7 +221,7 @@ impl Mps {
     /// are implied by the MPS lines or slurm.conf (see `implied_gpus`).
     /// Returns the GPU records given, the MPS records, then the node's other
     /// records.
-    pub fn node_config_load(
+    fn node_config_load(
         &mut self,
         records: &[GresConfRecord],
         node: &NodeHardware,
@@ -347,46 +354,26 @@ impl Mps {
     /// lists with the NVML flag only (`CUDA_VISIBLE_DEVICES`, plus
     /// `SLURM_JOB_GPUS`/`SLURM_STEP_GPUS` and `SLURM_GPUS_ON_NODE`), then
     /// `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` for the allocated shares.
-    pub fn set_env(
-        &self,
-        scope: Scope,
-        allocation: Option<&GresAllocation>,
-        usable: Option<&types::Bitmap>,
-        flags: EnvFlags,
-    ) -> Result<Vec<EnvChange>, Error> {
-        let alloc = allocation
-            .and_then(|a| a.devices.as_ref())
-            .map(|m| bitmap(m, "gres/mps allocation devices"))
-            .transpose()?;
-        let usable = usable
-            .map(|m| bitmap(m, "gres/mps usable devices"))
-            .transpose()?;
-        let env = gpu_set_env(
-            scope,
+    fn set_env(&self, call: EnvCall<'_>) -> Result<Vec<EnvChange>, Error> {
+        let (mut out, alloc) = call.gpu_env(
+            PLUGIN_TYPE,
             &self.devices,
-            alloc.as_ref(),
-            usable.as_ref(),
             self.settings.use_local,
             EnvVendors::NVIDIA,
-            flags,
-        );
-        if let Some(line) = env.verbose {
-            info!("{line}");
-        }
-        let mut out = env.changes;
+        )?;
         percentage_env(
             &self.devices,
             &self.shared,
             alloc.as_ref(),
-            allocation.map_or(0, |a| a.count),
-            flags,
+            call.allocation.map_or(0, |a| a.count),
+            call.flags,
             &mut out,
         );
         Ok(out)
     }
 
     /// `send_stepd`: the device list and the shared table.
-    pub fn send_stepd(&self) -> Vec<u8> {
+    fn send_stepd(&self) -> Vec<u8> {
         StepdState {
             devices: self.devices.clone(),
             vendors: EnvVendors::NVIDIA,
@@ -397,7 +384,7 @@ impl Mps {
 
     /// `recv_stepd`: replaces the device list and shared table; malformed
     /// bytes are refused and leave the state unchanged.
-    pub fn recv_stepd(&mut self, data: &[u8]) -> Result<(), Error> {
+    fn recv_stepd(&mut self, data: &[u8]) -> Result<(), Error> {
         let state = StepdState::decode(data)?;
         self.devices = state.devices;
         self.shared = state.shared;
@@ -405,26 +392,20 @@ impl Mps {
     }
 
     /// `gres_p_epilog_build_env`: the job's per-node GPU bitmaps and shares.
-    pub fn epilog_build_env(&self, job: &Job) -> Result<Option<MpsEpilog>, Error> {
-        let Some(nodes) = capture_nodes(job, NAME) else {
-            return Ok(None);
-        };
-        let nodes = nodes
-            .iter()
-            .map(|n| match n {
-                Some(a) => a
-                    .devices
-                    .as_ref()
-                    .map(|m| bitmap(m, "gres/mps job allocation devices").map(|b| (b, a.count)))
-                    .transpose(),
-                None => Ok(None),
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(Some(MpsEpilog {
-            devices: self.devices.clone(),
+    fn epilog_build_env(&self, job: &Job) -> Result<Option<MpsEpilog>, Error> {
+        let capture = JobCapture::new(job, NAME, PLUGIN_TYPE, &self.devices)?;
+        Ok(capture.map(|capture| MpsEpilog {
+            capture,
             shared: self.shared.clone(),
-            nodes,
         }))
+    }
+
+    fn devices(&self) -> &[Device] {
+        &self.devices
+    }
+
+    fn step_context(&mut self, step: Step) {
+        self.step = Some(step);
     }
 }
 

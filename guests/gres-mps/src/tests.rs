@@ -1,44 +1,13 @@
-use slurm_wasm_sdk::gres::{EnvChange, EnvFlags, GresConfRecord, NodeHardware};
+use slurm_wasm_sdk::gres::EnvFlags;
 use slurm_wasm_sdk::testkit::{self, fixtures};
-use slurm_wasm_sdk::types::{GresAllocation, GresCount, JobResources, NodeResources};
+use slurm_wasm_sdk::types::GresAllocation;
 use slurm_wasm_sdk::Bitmap;
 
-use gres_common::env::Scope;
+use gres_common::env::{EnvCall, Scope};
+use gres_common::testkit::{env_lines, job_with_gres, node, record};
 use gres_common::Settings;
 
 use super::*;
-
-fn record(origin: &str, name: &str, files: &[&str], count: u64) -> GresConfRecord {
-    GresConfRecord {
-        origin: origin.into(),
-        name: name.into(),
-        type_name: None,
-        files: files.iter().map(|f| f.to_string()).collect(),
-        count,
-        cores: None,
-        links: None,
-        flags: Vec::new(),
-        unique_id: None,
-    }
-}
-
-fn node(gres: &[(&str, u64)]) -> NodeHardware {
-    NodeHardware {
-        name: "n1".into(),
-        cpus: 8,
-        sockets: 1,
-        cores_per_socket: 8,
-        threads_per_core: 1,
-        configured: gres
-            .iter()
-            .map(|(n, c)| GresCount {
-                name: n.to_string(),
-                type_name: None,
-                count: *c,
-            })
-            .collect(),
-    }
-}
 
 fn settings() -> Settings {
     let mut s = Settings::plain("mps");
@@ -46,14 +15,29 @@ fn settings() -> Settings {
     s
 }
 
-fn env(changes: &[EnvChange]) -> Vec<String> {
-    changes
-        .iter()
-        .map(|c| match c {
-            EnvChange::Set(kv) => format!("{}={}", kv.key, kv.value),
-            EnvChange::Unset(k) => format!("-{k}"),
-        })
-        .collect()
+/// gres/mps after loading `Name=gpu File=/dev/nvidia[0-1]` on a node with
+/// slurm.conf `Gres=gpu:2,mps:<shares>` and no MPS line in gres.conf.
+fn two_gpus(shares: u64) -> Mps {
+    testkit::reset();
+    let mut mps = Mps::new(settings());
+    mps.node_config_load(
+        &[record(
+            "gres.conf:1",
+            "gpu",
+            &["/dev/nvidia0", "/dev/nvidia1"],
+            2,
+        )],
+        &node(&[("gpu", 2), ("mps", shares)]),
+    )
+    .unwrap();
+    mps
+}
+
+/// The edits of a `job_set_env` / `step_set_env` call of `mps` (no
+/// flags), as text.
+fn env(mps: &Mps, scope: Scope, allocation: Option<&GresAllocation>) -> Vec<String> {
+    let call = EnvCall::new(scope, allocation, None, EnvFlags::empty());
+    env_lines(&mps.set_env(call).unwrap())
 }
 
 fn alloc(len: usize, gpu: usize, count: u64) -> GresAllocation {
@@ -121,14 +105,7 @@ fn percentage_from_the_per_gpu_table() {
     assert_eq!(result.records[4].origin, "gres.conf:2");
     assert_eq!(result.records[4].flags, ["one_sharing", "nvidia_gpu_env"]);
     for (gpu, expected) in [(0, "15"), (1, "16"), (2, "18"), (3, "20")] {
-        let out = env(&mps
-            .set_env(
-                Scope::Job,
-                Some(&alloc(4, gpu, 200)),
-                None,
-                EnvFlags::empty(),
-            )
-            .unwrap());
+        let out = env(&mps, Scope::Job, Some(&alloc(4, gpu, 200)));
         assert_eq!(
             out,
             [
@@ -146,22 +123,9 @@ fn percentage_from_the_per_gpu_table() {
 // line in gres.conf, so slurm.conf's 200 is spread 100/100.
 #[test]
 fn test_121_1_slurm_conf_count_spread() {
-    testkit::reset();
-    let mut mps = Mps::new(settings());
-    mps.node_config_load(
-        &[record(
-            "gres.conf:1",
-            "gpu",
-            &["/dev/nvidia0", "/dev/nvidia1"],
-            2,
-        )],
-        &node(&[("gpu", 2), ("mps", 200)]),
-    )
-    .unwrap();
+    let mps = two_gpus(200);
     assert_eq!(mps.shared, [(0, 100), (1, 100)]);
-    let out = env(&mps
-        .set_env(Scope::Job, Some(&alloc(2, 0, 100)), None, EnvFlags::empty())
-        .unwrap());
+    let out = env(&mps, Scope::Job, Some(&alloc(2, 0, 100)));
     assert_eq!(
         out,
         [
@@ -172,9 +136,7 @@ fn test_121_1_slurm_conf_count_spread() {
         ]
     );
     // Since 22.05 the real index is used, not 0 (spec 3.3 historical note).
-    let out = env(&mps
-        .set_env(Scope::Step, Some(&alloc(2, 1, 50)), None, EnvFlags::empty())
-        .unwrap());
+    let out = env(&mps, Scope::Step, Some(&alloc(2, 1, 50)));
     assert!(
         out.contains(&"CUDA_VISIBLE_DEVICES=1".to_string()),
         "{out:?}"
@@ -184,9 +146,7 @@ fn test_121_1_slurm_conf_count_spread() {
         "{out:?}"
     );
     // No MPS allocated: the percentage is unset.
-    let out = env(&mps
-        .set_env(Scope::Step, None, None, EnvFlags::empty())
-        .unwrap());
+    let out = env(&mps, Scope::Step, None);
     assert_eq!(out.last().unwrap(), "-CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
 }
 
@@ -234,34 +194,11 @@ fn mps_lines_without_file_and_mixing() {
 // Spec 3.3 MPS prolog/epilog: CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS, percentage.
 #[test]
 fn epilog_env_with_percentage() {
-    testkit::reset();
-    let mut mps = Mps::new(settings());
-    mps.node_config_load(
-        &[record(
-            "gres.conf:1",
-            "gpu",
-            &["/dev/nvidia0", "/dev/nvidia1"],
-            2,
-        )],
-        &node(&[("gpu", 2), ("mps", 200)]),
-    )
-    .unwrap();
-    let mut job = fixtures::job(3);
-    job.resources = Some(JobResources {
-        nodes: Bitmap::from_bits(1, [0]).into(),
-        ncpus: 1,
-        per_node: vec![NodeResources {
-            node_index: 0,
-            cores: Bitmap::new(8).into(),
-            cpus: 1,
-            memory: 0,
-            gres: vec![alloc(2, 1, 25)],
-        }],
-        whole_nodes: false,
-    });
+    let mps = two_gpus(200);
+    let job = job_with_gres(3, vec![vec![alloc(2, 1, 25)]]);
     let epilog = mps.epilog_build_env(&job).unwrap().unwrap();
     assert_eq!(
-        env(&epilog.set_env(0).unwrap()),
+        env_lines(&epilog.set_env(0).unwrap()),
         [
             "CUDA_VISIBLE_DEVICES=1",
             "SLURM_JOB_GPUS=1",
@@ -274,18 +211,7 @@ fn epilog_env_with_percentage() {
 // Spec 3.5: the shared table travels to slurmstepd.
 #[test]
 fn stepd_round_trip_keeps_the_shared_table() {
-    testkit::reset();
-    let mut mps = Mps::new(settings());
-    mps.node_config_load(
-        &[record(
-            "gres.conf:1",
-            "gpu",
-            &["/dev/nvidia0", "/dev/nvidia1"],
-            2,
-        )],
-        &node(&[("gpu", 2), ("mps", 301)]),
-    )
-    .unwrap();
+    let mps = two_gpus(301);
     let mut stepd = Mps::new(settings());
     stepd.recv_stepd(&mps.send_stepd()).unwrap();
     assert_eq!(stepd.shared, [(0, 150), (1, 151)]);
@@ -318,9 +244,7 @@ fn gpus_implied_by_mps_files() {
     assert_eq!(mps.shared, [(0, 100), (1, 100)]);
     assert_eq!(result.records.len(), 2);
     assert!(result.records.iter().all(|r| r.name == "mps"));
-    let out = env(&mps
-        .set_env(Scope::Job, Some(&alloc(2, 1, 50)), None, EnvFlags::empty())
-        .unwrap());
+    let out = env(&mps, Scope::Job, Some(&alloc(2, 1, 50)));
     assert_eq!(
         out[2..],
         [
@@ -332,8 +256,58 @@ fn gpus_implied_by_mps_files() {
     mps.node_config_load(&[], &node(&[("gpu", 2), ("mps", 200)]))
         .unwrap();
     assert_eq!(mps.shared, [(0, 100), (1, 100)]);
-    let out = env(&mps
-        .set_env(Scope::Job, Some(&alloc(2, 0, 100)), None, EnvFlags::empty())
-        .unwrap());
+    let out = env(&mps, Scope::Job, Some(&alloc(2, 0, 100)));
     assert_eq!(out.last().unwrap(), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100");
+}
+
+// The export layer (gres-common's `Export`, as the host calls it): calls
+// before `init` fail naming the plugin, except the hardware hooks, which do
+// nothing for gres/mps as in Slurm; after `init` and `node_config_load` the
+// calls reach the plugin; `fini` drops the state again.
+#[test]
+fn export_keeps_the_state_from_init_to_fini() {
+    use crate::plugin::GresMps;
+    use slurm_wasm_sdk::gres::{GresConfig, GresGuest, IdentityGuest};
+
+    testkit::reset();
+    assert_eq!(GresMps::describe().plugin_type, "gres/mps");
+    assert_eq!(
+        GresMps::send_stepd().unwrap_err().message,
+        "gres/mps: called before init"
+    );
+    assert!(GresMps::step_hardware_init(None, Some("gpu:high".into())).is_ok());
+    assert!(GresMps::step_hardware_fini().is_ok());
+    let mut config = GresConfig {
+        cluster: fixtures::cluster_config(),
+        auto_detect: None,
+    };
+    config.cluster.gres_types = vec!["gpu".into(), "mps".into()];
+    GresMps::init(config).unwrap();
+    GresMps::node_config_load(
+        vec![record(
+            "gres.conf:1",
+            "gpu",
+            &["/dev/nvidia0", "/dev/nvidia1"],
+            2,
+        )],
+        node(&[("gpu", 2), ("mps", 200)]),
+    )
+    .unwrap();
+    assert_eq!(GresMps::get_devices().unwrap().len(), 2);
+    // Same edits as test_121_1 above (100 shares of GPU 1 out of 100).
+    let out = GresMps::step_set_env(Some(alloc(2, 1, 100)), EnvFlags::empty()).unwrap();
+    assert_eq!(
+        env_lines(&out),
+        [
+            "SLURM_GPUS_ON_NODE=1",
+            "SLURM_STEP_GPUS=1",
+            "CUDA_VISIBLE_DEVICES=1",
+            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100"
+        ]
+    );
+    GresMps::fini().unwrap();
+    assert_eq!(
+        GresMps::get_devices().unwrap_err().message,
+        "gres/mps: called before init"
+    );
 }

@@ -1,38 +1,13 @@
 use slurm_wasm_sdk::gres::{GresConfRecord, NodeHardware};
-use slurm_wasm_sdk::types::GresCount;
 use slurm_wasm_sdk::Bitmap;
 
 use super::*;
 use crate::settings::{AutoDetect, Settings};
-
-pub(crate) fn record(origin: &str, name: &str, files: &[&str], count: u64) -> GresConfRecord {
-    GresConfRecord {
-        origin: origin.into(),
-        name: name.into(),
-        type_name: None,
-        files: files.iter().map(|f| f.to_string()).collect(),
-        count,
-        cores: None,
-        links: None,
-        flags: Vec::new(),
-        unique_id: None,
-    }
-}
+use crate::testkit::record;
 
 /// 2 sockets × 4 cores × 2 threads, slurm.conf `Gres=gpu:4`.
-pub(crate) fn node() -> NodeHardware {
-    NodeHardware {
-        name: "n1".into(),
-        cpus: 16,
-        sockets: 2,
-        cores_per_socket: 4,
-        threads_per_core: 2,
-        configured: vec![GresCount {
-            name: "gpu".into(),
-            type_name: None,
-            count: 4,
-        }],
-    }
+fn node() -> NodeHardware {
+    crate::testkit::node(&[("gpu", 4)])
 }
 
 fn settings() -> Settings {
