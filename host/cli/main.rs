@@ -210,7 +210,10 @@ fn main() -> ExitCode {
         .clone()
         .or_else(|| std::env::var("RUST_LOG").ok())
         .unwrap_or_else(|| "warn".into());
+    // Span close events carry each plugin call's fuel and time
+    // (`--log slurm_wasm_host=debug`).
     tracing_subscriber::fmt()
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
         .init();

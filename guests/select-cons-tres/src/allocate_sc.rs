@@ -1,6 +1,8 @@
 //! `_allocate_sc`: which cores of one node a job may use and how many CPUs
 //! that gives (spec 2.4, "Core choice within a node").
 
+use smallvec::SmallVec;
+
 use crate::bits::Bits;
 use crate::node_usage::NodeRec;
 use crate::params::{Params, Unit};
@@ -81,35 +83,69 @@ pub fn allocate_sc(
     let sockets = rec.sockets as usize;
     let cps = rec.cores_per_socket as usize;
     let tpc = rec.tpc as u32;
-    // Per-socket free cores, on the stack for the usual socket counts.
-    let mut stack = [0u32; 16];
-    let mut heap = Vec::new();
-    let free_sock: &mut [u32] = if sockets <= stack.len() {
-        &mut stack[..sockets]
-    } else {
-        heap.resize(sockets, 0);
-        &mut heap
-    };
-    for (s, f) in free_sock.iter_mut().enumerate() {
-        *f = free.count(s * cps, (s + 1) * cps) as u32;
-    }
-    let mut used_cpus = 0u32;
-    for (s, free_s) in free_sock.iter_mut().enumerate() {
-        let spec = if rec.spec_count == 0 {
-            0
+    // Per-socket free cores are needed to pick cores and for socket-level
+    // rules; otherwise the node's totals give the same counts (the free
+    // cores never include specialised ones, so per-socket `used` never
+    // saturates and sums to the node's).
+    let per_socket = want_cores
+        || params.unit == Unit::Socket
+        || job.cores_per_socket > 0
+        || job.ntasks_per_socket > 0
+        || job.sockets_per_node > 0;
+    let low = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    // Inline for the usual socket counts (a node given only `CPUs=` has one
+    // socket per CPU).
+    let mut free_sock: SmallVec<[u32; 64]> = SmallVec::new();
+    let (free_cores, used_cpus, free_for_cap) = if per_socket {
+        free_sock.resize(sockets, 0);
+        if rec.cores <= 64 {
+            // The node's cores in one word: a mask and a popcount per socket.
+            let word = free.bits.bits64(free.off) & low(rec.cores as usize);
+            for (s, f) in free_sock.iter_mut().enumerate() {
+                *f = ((word >> (s * cps)) & low(cps)).count_ones();
+            }
         } else {
-            rec.spec_cores.count_range(s * cps, (s + 1) * cps) as u32
-        };
-        let used = (cps as u32).saturating_sub(*free_s + spec);
-        used_cpus += used * tpc;
-        // CR_Socket: a socket partly used by another job is unusable.
-        if params.unit == Unit::Socket && used > 0 {
-            *free_s = 0;
+            for (s, f) in free_sock.iter_mut().enumerate() {
+                *f = free.count(s * cps, (s + 1) * cps) as u32;
+            }
         }
-    }
+        let mut used_cpus = 0u32;
+        for (s, free_s) in free_sock.iter_mut().enumerate() {
+            let spec = if rec.spec_count == 0 {
+                0
+            } else {
+                rec.spec_cores.count_range(s * cps, (s + 1) * cps) as u32
+            };
+            let used = (cps as u32).saturating_sub(*free_s + spec);
+            used_cpus += used * tpc;
+            // CR_Socket: a socket partly used by another job is unusable.
+            if params.unit == Unit::Socket && used > 0 {
+                *free_s = 0;
+            }
+        }
+        let free_for_cap: u32 = free_sock.iter().sum();
+        for f in free_sock.iter_mut() {
+            if job.cores_per_socket > 0 && *f < job.cores_per_socket {
+                *f = 0;
+            }
+        }
+        let usable_sockets = free_sock.iter().filter(|f| **f > 0).count() as u32;
+        if usable_sockets < job.sockets_per_node {
+            return None;
+        }
+        (free_sock.iter().sum(), used_cpus, free_for_cap)
+    } else {
+        let free_total = if rec.cores <= 64 {
+            (free.bits.bits64(free.off) & low(rec.cores as usize)).count_ones()
+        } else {
+            free.count(0, rec.cores as usize) as u32
+        };
+        let used = (rec.cores as u32).saturating_sub(free_total + rec.spec_count as u32);
+        (free_total, used * tpc, free_total)
+    };
     let mut cap = u32::MAX;
     if let Some(limit) = max_cpus_per_node {
-        let free_cpus: u32 = free_sock.iter().sum::<u32>() * tpc;
+        let free_cpus = free_for_cap * tpc;
         if free_cpus + used_cpus > limit {
             if job.whole_node || used_cpus >= limit {
                 return None;
@@ -117,16 +153,6 @@ pub fn allocate_sc(
             cap = limit - used_cpus;
         }
     }
-    for f in free_sock.iter_mut() {
-        if job.cores_per_socket > 0 && *f < job.cores_per_socket {
-            *f = 0;
-        }
-    }
-    let usable_sockets = free_sock.iter().filter(|f| **f > 0).count() as u32;
-    if usable_sockets < job.sockets_per_node {
-        return None;
-    }
-    let free_cores: u32 = free_sock.iter().sum();
     if free_cores == 0 {
         return None;
     }
@@ -135,17 +161,15 @@ pub fn allocate_sc(
     if free_cores * v < job.pn_min_cpus {
         return None;
     }
-    let mut avail: u32 = free_sock.iter().map(|f| f * v).sum();
-    let mut num_tasks: u32 = free_sock
-        .iter()
-        .map(|f| {
-            if job.ntasks_per_socket > 0 {
-                (f * v).min(job.ntasks_per_socket)
-            } else {
-                f * v
-            }
-        })
-        .sum();
+    let mut avail: u32 = free_cores * v;
+    let mut num_tasks: u32 = if job.ntasks_per_socket > 0 {
+        free_sock
+            .iter()
+            .map(|f| (f * v).min(job.ntasks_per_socket))
+            .sum()
+    } else {
+        avail
+    };
     if job.ntasks_per_node > 0 && job.share_res && !gres_min {
         num_tasks = num_tasks.min(job.ntasks_per_node);
     }
@@ -176,37 +200,42 @@ pub fn allocate_sc(
         .iter()
         .copied()
         .chain((0..sockets).filter(|s| !req_sockets.contains(s)));
-    let mut left = avail;
     let mut kept = Bits::new(if want_cores { rec.cores as usize } else { 0 });
-    let mut kept_cpus = 0;
-    for s in order {
-        let budget = free_sock[s];
-        if !want_cores {
-            // The walk below, counted: each kept core takes `v` CPUs (the
-            // last one what is left) until the budget, the CPUs or the
-            // socket cap run out.
-            let k = budget.min(left.div_ceil(v)).min(sock_cap.div_ceil(v));
-            let take = (k * v).min(left);
-            left -= take;
-            kept_cpus += take;
-            continue;
-        }
-        let mut budget = budget;
-        let mut sock_cpus = 0;
-        for c in s * cps..(s + 1) * cps {
-            if !free.get(c) {
-                continue;
-            }
-            if budget > 0 && left > 0 && sock_cpus < sock_cap {
-                kept.set(c);
-                let take = v.min(left);
-                left -= take;
-                kept_cpus += take;
-                sock_cpus += v;
-                budget -= 1;
+    let kept_cpus = if want_cores {
+        let mut left = avail;
+        let mut taken = 0;
+        for s in order {
+            let mut budget = free_sock[s];
+            let mut sock_cpus = 0;
+            for c in s * cps..(s + 1) * cps {
+                if !free.get(c) {
+                    continue;
+                }
+                if budget > 0 && left > 0 && sock_cpus < sock_cap {
+                    kept.set(c);
+                    let take = v.min(left);
+                    left -= take;
+                    taken += take;
+                    sock_cpus += v;
+                    budget -= 1;
+                }
             }
         }
-    }
+        taken
+    } else {
+        // The walk above, counted: a socket keeps at most its budget and
+        // its cap's worth of cores, `v` CPUs each, until the CPUs run out
+        // (the last core taking what is left), so the total is the smaller
+        // of the CPUs and the sum of the sockets' shares, in any order.
+        // Without socket rules every socket's share is its free cores.
+        let shares: u32 = if per_socket {
+            let per_sock_cores = sock_cap.div_ceil(v);
+            free_sock.iter().map(|&b| b.min(per_sock_cores) * v).sum()
+        } else {
+            free_cores * v
+        };
+        avail.min(shares)
+    };
     let avail_cpus = kept_cpus.min(cap);
     if avail_cpus < job.pn_min_cpus {
         return None;

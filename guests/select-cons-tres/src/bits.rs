@@ -125,7 +125,7 @@ impl Bits {
     }
 
     /// The 64 bits from bit `start` on (zero past the end).
-    fn word_at(&self, start: usize) -> u64 {
+    pub fn bits64(&self, start: usize) -> u64 {
         let (q, r) = (start / 64, start % 64);
         let lo = self.words.get(q).copied().unwrap_or(0) >> r;
         let hi = if r == 0 {
@@ -140,7 +140,7 @@ impl Bits {
     pub fn extract(&self, off: usize, n: usize) -> Bits {
         let mut out = Bits::new(n);
         for w in 0..out.words.len() {
-            out.words[w] = self.word_at(off + w * 64);
+            out.words[w] = self.bits64(off + w * 64);
         }
         out.trim();
         out
@@ -170,7 +170,7 @@ impl Bits {
         src.words
             .iter()
             .enumerate()
-            .any(|(w, &s)| s != 0 && self.word_at(off + w * 64) & s != 0)
+            .any(|(w, &s)| s != 0 && self.bits64(off + w * 64) & s != 0)
     }
 
     /// Clears the set bits of `src` at `off..`.

@@ -7,6 +7,8 @@ use crate::bits::Bits;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub cores: Bits,
+    /// The row's jobs, ascending (found by binary search: a simulation
+    /// removes hundreds of jobs from rows of thousands).
     pub jobs: Vec<u32>,
 }
 
@@ -43,7 +45,9 @@ impl PartRows {
                 for (off, c) in cores {
                     row.cores.or_at(*off, c);
                 }
-                row.jobs.push(job);
+                if let Err(at) = row.jobs.binary_search(&job) {
+                    row.jobs.insert(at, job);
+                }
                 return true;
             }
         }
@@ -61,14 +65,16 @@ impl PartRows {
         cores: &[(usize, &Bits)],
         cores_of: &dyn Fn(u32) -> Option<Vec<(usize, &'a Bits)>>,
     ) {
-        if !self.rows.iter().any(|r| r.jobs.contains(&job)) {
+        if !self.rows.iter().any(|r| r.jobs.binary_search(&job).is_ok()) {
             return;
         }
         if let [row] = self.rows.as_mut_slice() {
             for (off, c) in cores {
                 row.cores.clear_at(*off, c);
             }
-            row.jobs.retain(|j| *j != job);
+            if let Ok(at) = row.jobs.binary_search(&job) {
+                row.jobs.remove(at);
+            }
             return;
         }
         let total = self.rows[0].cores.len();

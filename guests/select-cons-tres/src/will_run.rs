@@ -23,6 +23,7 @@ use slurm_wasm_sdk::Error;
 use crate::bits::Bits;
 use crate::eval_nodes::Counts;
 use crate::job_test::Against;
+use crate::node_usage::NODE_CR_AVAILABLE;
 use crate::request::JobView;
 use crate::transitions::{release, Part};
 use crate::{ConsTres, JobRec, Usage};
@@ -109,16 +110,29 @@ impl ConsTres {
         candidates: &[PreempteeCandidate],
         now: i64,
     ) -> Result<(JobRec, i64, Vec<u32>), Error> {
-        if let Ok(rec) = self.test_on(
-            &self.usage,
-            job,
-            cand,
-            counts,
-            Against::Free,
-            excluded,
-            true,
-        ) {
-            return Ok((rec, now, Vec::new()));
+        // An upper bound of the CPUs the candidates can give the job: their
+        // cores in no row now, plus the cores of every job released below.
+        // A test while it is below the job's minimum must fail and is
+        // skipped. Jobs that may share cores with other rows (and gang
+        // scheduling) can use cores inside rows: no bound for them.
+        let mut cpu_bound = if job.node_req != NODE_CR_AVAILABLE && !self.params.gang {
+            self.free_cpus(&self.usage, cand)
+        } else {
+            u64::MAX
+        };
+        let need = u64::from(job.min_cpus);
+        if cpu_bound >= need {
+            if let Ok(rec) = self.test_on(
+                &self.usage,
+                job,
+                cand,
+                counts,
+                Against::Free,
+                excluded,
+                true,
+            ) {
+                return Ok((rec, now, Vec::new()));
+            }
         }
         // Copies of the node and row tables; the jobs stay in the live
         // table (`gone` lists those released from the copies).
@@ -131,11 +145,12 @@ impl ConsTres {
         let mut removed_cands = Vec::new();
         for c in candidates {
             if self.usage.jobs.contains_key(&c.job_id) && !gone.contains(&c.job_id) {
+                cpu_bound = cpu_bound.saturating_add(self.cpus_on(c.job_id, cand));
                 self.remove_all(&mut sim, &mut gone, c.job_id);
                 removed_cands.push(c.job_id);
             }
         }
-        if !removed_cands.is_empty() {
+        if !removed_cands.is_empty() && cpu_bound >= need {
             if let Ok(rec) = self.test_on(&sim, job, cand, counts, Against::Free, excluded, true) {
                 let list = self.overlapping(&removed_cands, &rec);
                 return Ok((rec, now, list));
@@ -171,6 +186,7 @@ impl ConsTres {
                 // The windows all start at the first end rounded up to the
                 // next multiple of 30 s (a full 30 s further when on one).
                 let b = *base.get_or_insert(end + (WINDOW - end.rem_euclid(WINDOW)));
+                cpu_bound = cpu_bound.saturating_add(self.cpus_on(id, cand));
                 self.remove_all(&mut sim, &mut gone, id);
                 last = Some(end);
                 match order.get(next) {
@@ -205,6 +221,9 @@ impl ConsTres {
                     break;
                 }
             }
+            if cpu_bound < need {
+                continue;
+            }
             if let Ok(rec) = self.test_on(&sim, job, cand, counts, Against::Free, excluded, true) {
                 let list = self.overlapping(&removed_cands, &rec);
                 return Ok((rec, end, list));
@@ -217,6 +236,36 @@ impl ConsTres {
                 job.job_id
             ),
         ))
+    }
+}
+
+impl ConsTres {
+    /// CPUs of the cores of `cand`'s nodes that are in no row of `usage`
+    /// (specialised cores excluded).
+    fn free_cpus(&self, usage: &Usage, cand: &Bits) -> u64 {
+        let mut free = self.base_avail.clone();
+        for p in &usage.rows {
+            for row in &p.rows {
+                free.and_not(&row.cores);
+            }
+        }
+        cand.ones()
+            .map(|i| {
+                let r = &self.recs[i];
+                free.count_range(r.core_off, r.core_off + r.cores as usize) as u64 * r.tpc as u64
+            })
+            .sum()
+    }
+
+    /// CPUs of the cores live job `id` holds on `cand`'s nodes.
+    fn cpus_on(&self, id: u32, cand: &Bits) -> u64 {
+        self.usage.jobs.get(&id).map_or(0, |j| {
+            j.nodes
+                .iter()
+                .filter(|n| cand.get(n.node))
+                .map(|n| n.cores.count() as u64 * self.recs[n.node].tpc as u64)
+                .sum()
+        })
     }
 }
 

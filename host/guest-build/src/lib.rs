@@ -39,7 +39,9 @@ pub fn build(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<Path
     require_target();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let target_dir = workspace.join("target").join("wasm-guests");
-    for dir in ["wit", "sdk/src", "sdk/Cargo.toml", "Cargo.lock"] {
+    // `guests/` as a whole: plugins share crates there (select-common,
+    // gres-common) whose changes must rebuild every plugin using them.
+    for dir in ["wit", "sdk/src", "sdk/Cargo.toml", "Cargo.lock", "guests"] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
     }
     let mut outputs = Vec::new();
