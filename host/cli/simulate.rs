@@ -10,6 +10,9 @@
 //! (a default stack whose plugin this build does not bundle is replaced by
 //! one with the bundled select plugin, and the replacement is said on
 //! stderr). Stacks run in parallel, one thread each, up to `--threads`.
+//! `--native` runs the bundled plugins' native builds instead of their
+//! components (the wasm/native ratio of BENCHMARKS.md); `--first N`
+//! replays only the first N jobs of the workload.
 //!
 //! `--sweep FILE` runs nothing: it writes a Slurm batch script with one
 //! job-array task per stack (`#SBATCH --array=0-N`), each running this
@@ -107,6 +110,14 @@ pub struct SimulateArgs {
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
+    /// Run the bundled plugins' native builds instead of their components,
+    /// for the wasm/native ratio in BENCHMARKS.md.
+    #[arg(long)]
+    native: bool,
+    /// Replay only the first N jobs of the workload, in workload order
+    /// (quick experiments, benchmarks on part of a trace).
+    #[arg(long, value_name = "N")]
+    first: Option<usize>,
 }
 
 /// What `--save-result` writes and `--combine` reads.
@@ -288,15 +299,45 @@ fn workload(
             .and_then(|p| p.max_time)
             .map(|m| i64::from(m) * 60);
     }
-    Ok(match (&args.swf, &args.sacct) {
+    let mut workload = match (&args.swf, &args.sacct) {
         (Some(path), _) => slurm_wasm_sim::swf::read_path(path, &options)?,
         (None, Some(path)) => slurm_wasm_sim::sacct::read_path(path, &options)?,
         (None, None) => synthetic(args, cluster)?,
-    })
+    };
+    match args.first {
+        Some(0) => bail!("--first 0: no job to replay (give at least 1)"),
+        Some(n) if n < workload.jobs.len() => {
+            workload.notes.push(format!(
+                "only the first {n} of {} jobs replayed (--first)",
+                workload.jobs.len()
+            ));
+            workload.jobs.truncate(n);
+        }
+        _ => {}
+    }
+    if args.native {
+        workload
+            .notes
+            .push("plugins run as native builds, not as components (--native)".into());
+    }
+    Ok(workload)
 }
 
-/// The stacks to compare.
+/// The stacks to compare, as native builds with `--native`.
 fn policies(args: &SimulateArgs) -> anyhow::Result<Vec<PolicySpec>> {
+    let specs = stacks(args)?;
+    if !args.native {
+        return Ok(specs);
+    }
+    let specs: Vec<PolicySpec> = specs.into_iter().map(PolicySpec::native).collect();
+    for spec in &specs {
+        spec.check_available()?;
+    }
+    Ok(specs)
+}
+
+/// The stacks named by `--policy`, or the default ones.
+fn stacks(args: &SimulateArgs) -> anyhow::Result<Vec<PolicySpec>> {
     if !args.policies.is_empty() {
         let specs = args
             .policies
@@ -406,6 +447,12 @@ fn write_sweep(args: &SimulateArgs, specs: &[PolicySpec], path: &Path) -> anyhow
         }
     }
     common.push(format!("--jobs {} --seed {}", args.jobs, args.seed));
+    if let Some(n) = args.first {
+        common.push(format!("--first {n}"));
+    }
+    if args.native {
+        common.push("--native".to_owned());
+    }
     common.push(format!(
         "--zero-run-time {} --missing-estimate {} --over-limit {} --cancelled {}",
         shell_quote(&args.zero_run_time),

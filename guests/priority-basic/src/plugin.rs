@@ -25,6 +25,33 @@ fn with_ledger<R>(f: impl FnOnce(&mut Ledger) -> R) -> R {
     f(ledger().get_or_insert_with(Ledger::default))
 }
 
+/// The ledger `init` starts with (empty), logging that the plugin loaded.
+/// The export layer keeps it in its instance; a native embedding keeps
+/// its own.
+pub fn fresh_ledger() -> Ledger {
+    slurm_wasm_sdk::debug!("priority/basic loaded");
+    Ledger::default()
+}
+
+/// `set`: the FIFO rule of spec 4.1 (see [`fifo::priority`]) for `job`,
+/// counting down from `last_prio`; a directly set priority is kept.
+pub fn set_priority(last_prio: u32, job: &Job) -> u32 {
+    let direct = job.direct_set_priority.then_some(job.priority);
+    fifo::priority(last_prio, job.details.nice, direct)
+}
+
+/// `job-end`: releases the job's reserved TRES run-seconds from `ledger`
+/// (spec 4.1).
+pub fn release(ledger: &mut Ledger, job: &Job) {
+    let alloc: Vec<(String, u64)> = job
+        .tres_allocated
+        .iter()
+        .map(|t| (t.name.clone(), t.count))
+        .collect();
+    let amount = reserved(&alloc, job.time_limit);
+    ledger.job_end(job.assoc_id, job.qos.as_deref(), &amount);
+}
+
 /// priority/basic, exported as a component.
 pub struct PriorityBasic;
 
@@ -37,8 +64,7 @@ impl IdentityGuest for PriorityBasic {
 impl PriorityGuest for PriorityBasic {
     /// Starts with an empty association ledger.
     fn init(_config: PriorityConfig) -> Result<(), PluginError> {
-        *ledger() = Some(Ledger::default());
-        slurm_wasm_sdk::debug!("priority/basic loaded");
+        *ledger() = Some(fresh_ledger());
         Ok(())
     }
 
@@ -49,8 +75,7 @@ impl PriorityGuest for PriorityBasic {
 
     /// The FIFO rule of spec 4.1 (see [`fifo::priority`]).
     fn set(last_prio: u32, job: Job) -> Result<u32, PluginError> {
-        let direct = job.direct_set_priority.then_some(job.priority);
-        Ok(fifo::priority(last_prio, job.details.nice, direct))
+        Ok(set_priority(last_prio, &job))
     }
 
     /// Slurm's priority/basic does nothing on reconfiguration.
@@ -91,13 +116,7 @@ impl PriorityGuest for PriorityBasic {
 
     /// Releases the job's reserved TRES run-seconds (spec 4.1).
     fn job_end(job: Job) -> Result<(), PluginError> {
-        let alloc: Vec<(String, u64)> = job
-            .tres_allocated
-            .iter()
-            .map(|t| (t.name.clone(), t.count))
-            .collect();
-        let amount = reserved(&alloc, job.time_limit);
-        with_ledger(|l| l.job_end(job.assoc_id, job.qos.as_deref(), &amount));
+        with_ledger(|l| release(l, &job));
         Ok(())
     }
 

@@ -256,6 +256,66 @@ fn factors(row: Row, tres_names: &[(String, f64)]) -> PriorityFactors {
     }
 }
 
+/// The instance `init` makes of `config` (see [`PriorityGuest::init`]);
+/// `EINVAL` naming the key when a setting is malformed.
+pub fn instance_from(config: &PriorityConfig) -> Result<Multifactor, Error> {
+    let (settings, cluster) = load(config)?;
+    Ok(Multifactor::new(settings, cluster))
+}
+
+/// `set` (see [`PriorityGuest::set`]) on `m` at `now`: the job's priority,
+/// with the job kept in `kept` (pending jobs by id) for
+/// [`calculate_kept`]. The export layer calls it on its instance; a
+/// native embedding calls it on its own instance and map.
+pub fn set_kept(
+    m: &mut Multifactor,
+    kept: &mut BTreeMap<u32, Job>,
+    mut job: Job,
+    now: i64,
+) -> Result<u32, Error> {
+    let priority = m.set(&view(&job), now)?;
+    job.priority = priority;
+    kept.insert(job.job_id, job);
+    Ok(priority)
+}
+
+/// `calculate` (see [`PriorityGuest::calculate`]) on `m` at `now`, with
+/// the pending jobs found by id in `kept` (`EINVAL` for an id that is
+/// not there); the new priorities are written back into `kept`.
+pub fn calculate_kept(
+    m: &mut Multifactor,
+    kept: &mut BTreeMap<u32, Job>,
+    running: &[Job],
+    pending: &[u32],
+    now: i64,
+) -> Result<Vec<(u32, u32)>, Error> {
+    let out = {
+        let pending = pending
+            .iter()
+            .map(|id| {
+                kept.get(id).map(view).ok_or_else(|| {
+                    Error::invalid(format!("calculate: job {id} was never given to set"))
+                })
+            })
+            .collect::<Result<Vec<JobView<'_>>, Error>>()?;
+        let running: Vec<JobView<'_>> = running.iter().map(view).collect();
+        m.calculate(&running, &pending, now)?
+    };
+    for (id, priority) in &out {
+        if let Some(job) = kept.get_mut(id) {
+            job.priority = *priority;
+        }
+    }
+    Ok(out)
+}
+
+/// `job-end` (see [`PriorityGuest::job_end`]) on `m` at `now`; the job
+/// leaves `kept`.
+pub fn job_end_kept(m: &mut Multifactor, kept: &mut BTreeMap<u32, Job>, job: &Job, now: i64) {
+    m.job_end(&view(job), now);
+    kept.remove(&job.job_id);
+}
+
 /// priority/multifactor, exported as a component.
 pub struct PriorityMultifactor;
 
@@ -270,8 +330,7 @@ impl PriorityGuest for PriorityMultifactor {
     /// empty association tree and QOS table. `EINVAL` naming the key when a
     /// value is malformed (the previous instance is kept).
     fn init(config: PriorityConfig) -> Result<(), PluginError> {
-        let (settings, cluster) = load(&config)?;
-        *instance() = Some(Multifactor::new(settings, cluster));
+        *instance() = Some(instance_from(&config)?);
         Ok(())
     }
 
@@ -288,11 +347,8 @@ impl PriorityGuest for PriorityMultifactor {
     /// is kept, with its new priority, for `calculate`.
     fn set(_last_prio: u32, job: Job) -> Result<u32, PluginError> {
         let now = host::now();
-        let priority = with(|m| m.set(&view(&job), now))?;
-        let mut kept = job;
-        kept.priority = priority;
-        jobs().insert(kept.job_id, kept);
-        Ok(priority)
+        let mut kept = jobs();
+        Ok(with(|m| set_kept(m, &mut kept, job, now))?)
     }
 
     /// New settings (see [`Multifactor::reconfigure`]); `EINVAL` naming the
@@ -340,8 +396,8 @@ impl PriorityGuest for PriorityMultifactor {
     /// Charges the job's last stretch of usage, once (spec 4.3).
     fn job_end(job: Job) -> Result<(), PluginError> {
         let now = host::now();
-        with(|m| m.job_end(&view(&job), now));
-        jobs().remove(&job.job_id);
+        let mut kept = jobs();
+        with(|m| job_end_kept(m, &mut kept, &job, now));
         Ok(())
     }
 
@@ -401,24 +457,9 @@ impl PriorityGuest for PriorityMultifactor {
     fn calculate(running: Vec<Job>, pending: Vec<u32>) -> Result<Vec<(u32, u32)>, PluginError> {
         let mut kept = jobs();
         let now = host::now();
-        let out = {
-            let pending = pending
-                .iter()
-                .map(|id| {
-                    kept.get(id).map(view).ok_or_else(|| {
-                        Error::invalid(format!("calculate: job {id} was never given to set"))
-                    })
-                })
-                .collect::<Result<Vec<JobView<'_>>, Error>>()?;
-            let running: Vec<JobView<'_>> = running.iter().map(view).collect();
-            with(|m| m.calculate(&running, &pending, now))?
-        };
-        for (id, priority) in &out {
-            if let Some(job) = kept.get_mut(id) {
-                job.priority = *priority;
-            }
-        }
-        Ok(out)
+        Ok(with(|m| {
+            calculate_kept(m, &mut kept, &running, &pending, now)
+        })?)
     }
 
     /// Every association's usage figures, parents first.

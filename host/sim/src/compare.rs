@@ -47,7 +47,8 @@ pub fn compare(
         .collect()
 }
 
-/// Loads `spec` and simulates `input` through it.
+/// Loads `spec` (as components or native builds, as its `build` says) and
+/// simulates `input` through it.
 ///
 /// # Errors
 ///
@@ -58,7 +59,7 @@ pub fn run_one(
     seed: u64,
     progress: Option<&AtomicU64>,
 ) -> Result<SimResult, String> {
-    let mut stack = LoadedStack::load(spec, input.cluster, input.epoch(), seed)
+    let mut stack = LoadedStack::open(spec, input.cluster, input.epoch(), seed)
         .map_err(|e| format!("{e:#}"))?;
     simulate(
         input,

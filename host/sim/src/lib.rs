@@ -8,7 +8,9 @@
 //! * [`workload`]: the jobs of a trace, whatever format they came from;
 //! * [`outcome`]: what happened to each job in one simulated schedule;
 //! * [`engine`]: the discrete-event replay through one policy stack;
-//! * [`compare`]: several stacks on the same workload, in parallel.
+//! * [`compare`]: several stacks on the same workload, in parallel;
+//! * [`native`]: the bundled plugins' native builds as a stack, for the
+//!   wasm/native ratio.
 
 pub mod cluster_from_trace;
 pub mod compare;
@@ -16,6 +18,7 @@ pub mod engine;
 pub mod hazards;
 pub mod input;
 pub mod metrics;
+pub mod native;
 pub mod outcome;
 pub mod report;
 pub mod sacct;

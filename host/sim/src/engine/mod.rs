@@ -92,7 +92,7 @@ use crate::outcome::JobOutcome;
 use crate::workload::Workload;
 
 pub use config::{Backfill, SchedConfig};
-pub use policy::{PlaceMode, Placement, Placer, PolicySpec, Prioritizer};
+pub use policy::{Build, PlaceMode, Placement, Placer, PolicySpec, Prioritizer};
 
 /// Unix time of a workload's time zero when the trace does not say
 /// (2021-01-01T00:00:00Z): plugins see plausible dates.

@@ -2,20 +2,22 @@
 //! two small traits the engine schedules with ([`Placer`], [`Prioritizer`]).
 //!
 //! The wasm handles of the host implement them ([`WasmPlacer`],
-//! [`WasmPrioritizer`]); a native build of a plugin can implement them too
-//! and be compared with its component.
+//! [`WasmPrioritizer`]), and so do the native builds of the bundled plugins
+//! ([`crate::native`]), to compare the two.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use slurm_wasm_host::capabilities::clock::VirtualClock;
-use slurm_wasm_host::kinds::select::{JobTestFlags, JobTestMode, JobTestRequest};
+use slurm_wasm_host::kinds::select::{JobTestFlags, JobTestMode, JobTestRequest, SelectConfig};
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{Bitmap, Job, JobResources};
 use slurm_wasm_host::{
     bundled, CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin,
     SelectPlugin, Services, Slot,
 };
+
+use crate::native;
 
 /// `ESLURM_NODES_BUSY`: the resources exist but are in use now.
 const ESLURM_NODES_BUSY: i32 = 2016;
@@ -29,6 +31,30 @@ pub enum PlaceMode {
     TestOnly,
     /// When and where would it start, given running jobs' end times (`WILL_RUN`)?
     WillRun,
+}
+
+impl PlaceMode {
+    /// The contract's `job-test-mode`.
+    pub fn to_wit(self) -> JobTestMode {
+        match self {
+            PlaceMode::RunNow => JobTestMode::RunNow,
+            PlaceMode::TestOnly => JobTestMode::TestOnly,
+            PlaceMode::WillRun => JobTestMode::WillRun,
+        }
+    }
+}
+
+/// The `min-nodes`, `max-nodes` and `req-nodes` of a `job-test` request
+/// for `job`, as select_nodes computes them: no maximum is 500000 nodes;
+/// the desired count is the maximum when the job gave one. The engine asks
+/// with no flags, no preemptee candidates and no excluded cores.
+pub fn node_counts(job: &Job) -> (u32, u32, u32) {
+    let d = &job.details;
+    (
+        d.min_nodes,
+        d.max_nodes.unwrap_or(500_000),
+        d.max_nodes.unwrap_or(d.min_nodes),
+    )
 }
 
 /// The answer of a placement test.
@@ -103,19 +129,14 @@ impl Placer for WasmPlacer {
         candidates: &Bitmap,
         mode: PlaceMode,
     ) -> Result<Placement, CallError> {
+        let (min_nodes, max_nodes, req_nodes) = node_counts(job);
         let request = JobTestRequest {
             job: job.clone(),
             candidates: candidates.clone(),
-            // As select_nodes computes them: no maximum is 500000 nodes;
-            // the desired count is the maximum when the job gave one.
-            min_nodes: job.details.min_nodes,
-            max_nodes: job.details.max_nodes.unwrap_or(500_000),
-            req_nodes: job.details.max_nodes.unwrap_or(job.details.min_nodes),
-            mode: match mode {
-                PlaceMode::RunNow => JobTestMode::RunNow,
-                PlaceMode::TestOnly => JobTestMode::TestOnly,
-                PlaceMode::WillRun => JobTestMode::WillRun,
-            },
+            min_nodes,
+            max_nodes,
+            req_nodes,
+            mode: mode.to_wit(),
             flags: JobTestFlags::empty(),
             preemptee_candidates: Vec::new(),
             excluded_cores: None,
@@ -166,6 +187,17 @@ impl Prioritizer for WasmPrioritizer {
     }
 }
 
+/// How a stack's plugins run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Build {
+    /// As components loaded through the host (the normal case).
+    #[default]
+    Component,
+    /// As the native builds of the bundled plugins ([`crate::native`]), for
+    /// the wasm/native ratio of the benchmarks.
+    Native,
+}
+
 /// One stack as named on the command line: `select/linear,priority/basic`,
 /// either part a bundled type or a path to a `.wasm` component.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +206,8 @@ pub struct PolicySpec {
     pub label: String,
     pub select: PluginSource,
     pub priority: PluginSource,
+    /// Components (what [`PolicySpec::parse`] gives) or native builds.
+    pub build: Build,
 }
 
 /// Why a policy could not be understood or loaded.
@@ -246,6 +280,7 @@ impl PolicySpec {
             }
         }
         Ok(PolicySpec {
+            build: Build::Component,
             label: text.to_owned(),
             select: select.ok_or_else(|| {
                 fail("no select plugin (select/linear, select/cons_tres or a .wasm)".into())
@@ -256,23 +291,27 @@ impl PolicySpec {
         })
     }
 
+    /// The same stack run by the native builds of its plugins.
+    pub fn native(self) -> PolicySpec {
+        PolicySpec {
+            build: Build::Native,
+            ..self
+        }
+    }
+
     /// Whether both plugins can be found: bundled types in this build, or
-    /// existing files.
+    /// existing files; for a native stack, bundled types with a native
+    /// build.
     ///
     /// # Errors
     ///
-    /// [`PolicyError::Spec`] naming the missing plugin and what is bundled.
+    /// [`PolicyError::Spec`] naming the missing plugin and what is bundled
+    /// (or built natively), or the file that cannot run natively.
     pub fn check_available(&self) -> Result<(), PolicyError> {
         for source in [&self.select, &self.priority] {
-            let missing = match source {
-                PluginSource::Bundled(name) if bundled::find(name).is_none() => Some(format!(
-                    "no bundled plugin {name} in this build (bundled: {})",
-                    bundled::names()
-                )),
-                PluginSource::File(path) if !path.is_file() => {
-                    Some(format!("{}: no such file", path.display()))
-                }
-                _ => None,
+            let missing = match (self.build, source) {
+                (Build::Native, source) => native_type(source).err(),
+                (Build::Component, source) => component_missing(source),
             };
             if let Some(reason) = missing {
                 return Err(PolicyError::Spec {
@@ -285,16 +324,111 @@ impl PolicySpec {
     }
 }
 
+/// Why a component plugin cannot be found, if it cannot.
+fn component_missing(source: &PluginSource) -> Option<String> {
+    match source {
+        PluginSource::Bundled(name) if bundled::find(name).is_none() => Some(format!(
+            "no bundled plugin {name} in this build (bundled: {})",
+            bundled::names()
+        )),
+        PluginSource::File(path) if !path.is_file() => {
+            Some(format!("{}: no such file", path.display()))
+        }
+        _ => None,
+    }
+}
+
+/// The plugin type of `source` when it has a native build.
+fn native_type(source: &PluginSource) -> Result<&str, String> {
+    match source {
+        PluginSource::Bundled(name) if native::NATIVE_PLUGINS.contains(&name.as_str()) => Ok(name),
+        PluginSource::Bundled(name) => Err(format!(
+            "no native build of {name} (native builds: {})",
+            native::NATIVE_PLUGINS.join(", ")
+        )),
+        PluginSource::File(path) => Err(format!(
+            "{}: a plugin file has no native build (only bundled plugins run natively: {})",
+            path.display(),
+            native::NATIVE_PLUGINS.join(", ")
+        )),
+        PluginSource::Bytes { name, .. } => Err(format!(
+            "{name}: component bytes have no native build (only bundled plugins run natively: {})",
+            native::NATIVE_PLUGINS.join(", ")
+        )),
+    }
+}
+
 /// A loaded, initialised stack with its own host and virtual clock.
 pub struct LoadedStack {
     pub clock: Arc<VirtualClock>,
     pub placer: Box<dyn Placer>,
     pub prioritizer: Box<dyn Prioritizer>,
-    /// Keeps the engine (and its epoch ticker) alive while the plugins run.
-    _host: Host,
+    /// Keeps the engine (and its epoch ticker) alive while the plugins
+    /// run; none for native builds.
+    _host: Option<Host>,
 }
 
 impl LoadedStack {
+    /// Loads `spec` as its [`Build`] says: [`LoadedStack::load`] or
+    /// [`LoadedStack::load_native`].
+    ///
+    /// # Errors
+    ///
+    /// As the loader used.
+    pub fn open(
+        spec: &PolicySpec,
+        cluster: &Cluster,
+        start: i64,
+        seed: u64,
+    ) -> Result<LoadedStack, PolicyError> {
+        match spec.build {
+            Build::Component => LoadedStack::load(spec, cluster, start, seed),
+            Build::Native => LoadedStack::load_native(spec, cluster, start),
+        }
+    }
+
+    /// The native builds of `spec`'s plugins ([`crate::native`]) with a
+    /// [`VirtualClock`] at `start`, initialised as [`LoadedStack::load`]
+    /// initialises components: the same configurations, in the same order
+    /// (select `init`, priority `init`, `node-init`). No seed: the bundled
+    /// plugins use no random source.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError::Spec`] when a plugin has no native build (a `.wasm`
+    /// file, named, or a type only bundled as a component);
+    /// [`PolicyError::Load`] when an `init` fails.
+    pub fn load_native(
+        spec: &PolicySpec,
+        cluster: &Cluster,
+        start: i64,
+    ) -> Result<LoadedStack, PolicyError> {
+        let fail = |reason: String| PolicyError::Spec {
+            spec: spec.label.clone(),
+            reason,
+        };
+        let wrap = |e: anyhow::Error| PolicyError::Load {
+            spec: spec.label.clone(),
+            source: e,
+        };
+        let select = native_type(&spec.select).map_err(fail)?;
+        let priority = native_type(&spec.priority).map_err(fail)?;
+        let clock = Arc::new(VirtualClock::new(start));
+        let mut placer =
+            native::NativePlacer::new(select, &select_config(&spec.select, cluster), clock.clone())
+                .map_err(|e| wrap(e.into()))?;
+        let prioritizer =
+            native::NativePrioritizer::new(priority, &cluster.priority_config(), clock.clone())
+                .map_err(|e| wrap(e.into()))?;
+        placer.init(cluster).map_err(|e| wrap(e.into()))?;
+        Ok(LoadedStack {
+            clock,
+            placer: Box::new(placer),
+            prioritizer: Box::new(prioritizer),
+            _host: None,
+        })
+    }
+
     /// Builds a host whose clock is a [`VirtualClock`] at `start`, loads
     /// both plugins of `spec` with default settings, and runs their `init`
     /// with `cluster`'s records. `seed` seeds the random source WASI gives
@@ -326,10 +460,9 @@ impl LoadedStack {
         .map_err(wrap)?;
         let select = SelectPlugin::load(&host, &spec.select, PluginSettings::default())
             .map_err(|e| wrap(e.into()))?;
-        let mut select_config = cluster.select_config();
-        select_config.cluster.select_type_parameters =
-            select_type_parameters_for(&spec.select, &select_config.cluster.select_type_parameters);
-        select.init(&select_config).map_err(|e| wrap(e.into()))?;
+        select
+            .init(&select_config(&spec.select, cluster))
+            .map_err(|e| wrap(e.into()))?;
         let priority = PriorityPlugin::load(&host, &spec.priority, PluginSettings::default())
             .map_err(|e| wrap(e.into()))?;
         priority
@@ -345,9 +478,18 @@ impl LoadedStack {
                 // slurmctld starts `lowest_prio` at TOP_PRIORITY (0xffff0000).
                 lowest_prio: 0xffff_0000,
             }),
-            _host: host,
+            _host: Some(host),
         })
     }
+}
+
+/// The `init` configuration of `select` on `cluster`: the cluster's, with
+/// [`select_type_parameters_for`] the plugin.
+fn select_config(select: &PluginSource, cluster: &Cluster) -> SelectConfig {
+    let mut config = cluster.select_config();
+    config.cluster.select_type_parameters =
+        select_type_parameters_for(select, &config.cluster.select_type_parameters);
+    config
 }
 
 /// `SelectTypeParameters` as a site switching to the bundled plugin of
@@ -453,6 +595,28 @@ mod tests {
         assert_eq!(spec.select, PluginSource::File("mine.wasm".into()));
         let spec = PolicySpec::parse("select/linear,priority=p.wasm").unwrap();
         assert_eq!(spec.priority, PluginSource::File("p.wasm".into()));
+    }
+
+    #[test]
+    fn native_stacks_take_only_bundled_types_with_a_native_build() {
+        let native = |text: &str| PolicySpec::parse(text).unwrap().native();
+        assert_eq!(native("select/linear,priority/basic").build, Build::Native);
+        assert!(native("select/cons_tres,priority/multifactor")
+            .check_available()
+            .is_ok());
+        let e = native("select/cons_res,priority/basic")
+            .check_available()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no native build of select/cons_res"), "{e}");
+        let e = native("select/linear,priority=p.wasm")
+            .check_available()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("p.wasm: a plugin file has no native build"),
+            "{e}"
+        );
     }
 
     #[test]

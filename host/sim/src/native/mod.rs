@@ -1,0 +1,366 @@
+//! Native builds of the bundled plugins as a policy stack: the plugin crates
+//! compiled into this binary and driven through the same instance methods
+//! their export layer (`plugin.rs`) calls, with the same argument
+//! normalisation, so a schedule is the one the components give (the
+//! `simulate_native` test compares them job by job). This is the native
+//! side of the wasm/native ratio in BENCHMARKS.md.
+//!
+//! * select/cons_tres: [`select_cons_tres::ConsTres`], made by
+//!   [`select_cons_tres::plugin::instance_from`] (so `SelectType` in the
+//!   configuration still switches it to cons_res behaviour);
+//! * select/linear: [`select_linear::Linear`];
+//! * priority/multifactor: [`priority_multifactor::instance::Multifactor`]
+//!   with the export layer's table of pending jobs
+//!   ([`priority_multifactor::plugin::set_kept`] and the functions beside it);
+//! * priority/basic: [`priority_basic::plugin::set_priority`] and its
+//!   association ledger.
+//!
+//! Records cross by [`convert`] (a field-by-field copy, the native
+//! counterpart of lowering and lifting a component's arguments).
+//!
+//! # Host imports
+//!
+//! A native plugin's imports (`clock`, `log`) go to the SDK's mock host
+//! ([`slurm_wasm_sdk::testkit`]), which is thread-local. Every call sets that
+//! mock's clock from the stack's [`VirtualClock`] first and afterwards moves
+//! what the plugin logged to `tracing` (target `slurm_wasm::plugin`, as the
+//! host does for components), so a long replay keeps no log. Because the
+//! clock is set before each call, a stack answers the same whichever thread
+//! calls it, and two stacks sharing a thread (`compare` runs several stacks
+//! one after the other on each of its threads) do not see each other's time.
+//!
+//! # What differs from a component
+//!
+//! No sandbox: no fuel, deadline or memory limit, no failure policy, and the
+//! host's checks of the answers (an allocation outside the candidates, a
+//! core the node lacks) are not made; a panic in a plugin unwinds through
+//! the simulation. The bundled plugins use no random source, so the seed a
+//! component stack gives WASI has no native counterpart.
+
+pub mod convert;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use priority_basic::reservation::Ledger;
+use priority_multifactor::instance::Multifactor;
+use select_cons_tres::ConsTres;
+use select_linear::Linear;
+use slurm_wasm_host::capabilities::clock::{Clock, VirtualClock};
+use slurm_wasm_host::kinds::priority::PriorityConfig;
+use slurm_wasm_host::kinds::select::SelectConfig;
+use slurm_wasm_host::setup::records::Cluster;
+use slurm_wasm_host::types::{Bitmap, Job};
+use slurm_wasm_host::CallError;
+use slurm_wasm_sdk::host::Level;
+use slurm_wasm_sdk::select::{JobTestFlags, JobTestRequest};
+use slurm_wasm_sdk::{codes, testkit, Error};
+
+use crate::engine::policy::{node_counts, PlaceMode, Placement, Placer, Prioritizer};
+use convert::{IntoHost, ToSdk};
+
+/// The plugin types with a native build.
+pub const NATIVE_PLUGINS: [&str; 4] = [
+    "select/cons_tres",
+    "select/linear",
+    "priority/multifactor",
+    "priority/basic",
+];
+
+/// One call into a native plugin: this thread's mock host answers the
+/// plugin's `clock` from `clock`, and what the plugin logged during the
+/// call goes to `tracing` once it returns.
+fn host_call<R>(plugin: &'static str, clock: &VirtualClock, f: impl FnOnce() -> R) -> R {
+    testkit::with(|mock| {
+        mock.now = clock.now();
+        mock.monotonic_nanos = clock.monotonic_nanos();
+    });
+    let result = f();
+    let logs = testkit::with(|mock| std::mem::take(&mut mock.logs));
+    for (level, message) in logs {
+        match level {
+            Level::Error => tracing::error!(target: "slurm_wasm::plugin", plugin, "{message}"),
+            Level::Warn => tracing::warn!(target: "slurm_wasm::plugin", plugin, "{message}"),
+            Level::Info => tracing::info!(target: "slurm_wasm::plugin", plugin, "{message}"),
+            Level::Debug => tracing::debug!(target: "slurm_wasm::plugin", plugin, "{message}"),
+            Level::Trace => tracing::trace!(target: "slurm_wasm::plugin", plugin, "{message}"),
+        }
+    }
+    result
+}
+
+/// A plugin's error as the host reports a component's (`CallError::Plugin`).
+fn plugin_error(plugin: &'static str, function: &'static str, e: Error) -> CallError {
+    CallError::Plugin {
+        plugin: plugin.to_owned(),
+        function,
+        code: e.code,
+        message: e.message,
+    }
+}
+
+/// The static name of `plugin_type` when it has a native build.
+fn native_name(plugin_type: &str) -> Result<&'static str, NativeError> {
+    NATIVE_PLUGINS
+        .iter()
+        .find(|p| **p == plugin_type)
+        .copied()
+        .ok_or_else(|| NativeError::Unknown(plugin_type.to_owned()))
+}
+
+/// How cons_tres's export layer reports its instance's text errors.
+fn einval(message: String) -> Error {
+    Error::new(codes::EINVAL, message)
+}
+
+/// Why a native stack could not be built: no native build of the plugin,
+/// or its `init` failed (the message names the plugin and carries its
+/// error).
+#[derive(Debug, thiserror::Error)]
+pub enum NativeError {
+    #[error("no native build of {0} (native builds: {list})", list = NATIVE_PLUGINS.join(", "))]
+    Unknown(String),
+    #[error("plugin {plugin} (native build): init failed: {error}")]
+    Init { plugin: &'static str, error: Error },
+}
+
+enum Select {
+    ConsTres(Box<ConsTres>),
+    Linear(Box<Linear>),
+}
+
+/// A select plugin built natively, as a [`Placer`].
+pub struct NativePlacer {
+    select: Select,
+    plugin: &'static str,
+    clock: Arc<VirtualClock>,
+}
+
+impl NativePlacer {
+    /// The plugin of `plugin_type` after `init` with `config` (the
+    /// component's `init`); its clock is `clock`.
+    ///
+    /// # Errors
+    ///
+    /// [`NativeError::Unknown`] for a type without a native select build,
+    /// [`NativeError::Init`] when `init` refuses the configuration.
+    pub fn new(
+        plugin_type: &str,
+        config: &SelectConfig,
+        clock: Arc<VirtualClock>,
+    ) -> Result<NativePlacer, NativeError> {
+        let config = config.to_sdk();
+        let plugin = native_name(plugin_type)?;
+        let select = host_call(plugin, &clock, || match plugin {
+            "select/cons_tres" => select_cons_tres::plugin::instance_from(&config)
+                .map(|c| Select::ConsTres(Box::new(c))),
+            "select/linear" => Linear::init(&config).map(|l| Select::Linear(Box::new(l))),
+            _ => Err(Error::new(codes::EINVAL, "not a select plugin")),
+        })
+        .map_err(|error| NativeError::Init { plugin, error })?;
+        Ok(NativePlacer {
+            select,
+            plugin,
+            clock,
+        })
+    }
+
+    fn call<R>(
+        &mut self,
+        function: &'static str,
+        f: impl FnOnce(&mut Select) -> Result<R, Error>,
+    ) -> Result<R, CallError> {
+        let select = &mut self.select;
+        host_call(self.plugin, &self.clock, || f(select))
+            .map_err(|e| plugin_error(self.plugin, function, e))
+    }
+}
+
+impl Placer for NativePlacer {
+    fn init(&mut self, cluster: &Cluster) -> Result<(), CallError> {
+        let nodes = cluster.nodes.to_sdk();
+        self.call("node-init", |s| match s {
+            Select::ConsTres(c) => c.node_init(&nodes).map_err(einval),
+            Select::Linear(l) => l.node_init(&nodes),
+        })
+    }
+
+    fn test(
+        &mut self,
+        job: &Job,
+        candidates: &Bitmap,
+        mode: PlaceMode,
+    ) -> Result<Placement, CallError> {
+        let now = self.clock.now();
+        let select = &self.select;
+        let answer = host_call(self.plugin, &self.clock, || {
+            let (min_nodes, max_nodes, req_nodes) = node_counts(job);
+            let request = JobTestRequest {
+                job: job.to_sdk(),
+                candidates: candidates.to_sdk(),
+                min_nodes,
+                max_nodes,
+                req_nodes,
+                mode: mode.to_wit().to_sdk(),
+                flags: JobTestFlags::empty(),
+                preemptee_candidates: Vec::new(),
+                excluded_cores: None,
+            };
+            match select {
+                Select::ConsTres(c) => c.job_test(&request, now),
+                Select::Linear(l) => l.job_test(&request, now),
+            }
+        });
+        Ok(match answer {
+            Ok(result) => Placement::Placed {
+                resources: result.resources.into_host(),
+                start: result.start_time,
+            },
+            Err(e) => Placement::Refused {
+                code: e.code,
+                message: e.message,
+            },
+        })
+    }
+
+    fn begin(&mut self, job: &Job) -> Result<(), CallError> {
+        self.call("job-begin", |s| match s {
+            Select::ConsTres(c) => c.add_running(&job.to_sdk()).map_err(einval),
+            Select::Linear(l) => l.job_begin(&job.to_sdk()),
+        })
+    }
+
+    fn fini(&mut self, job: &Job) -> Result<(), CallError> {
+        self.call("job-fini", |s| match s {
+            // cons_tres's export layer reads only the id: no record to convert.
+            Select::ConsTres(c) => {
+                c.job_fini(job.job_id);
+                Ok(())
+            }
+            Select::Linear(l) => l.job_fini(&job.to_sdk()),
+        })
+    }
+}
+
+enum Priority {
+    Multifactor {
+        instance: Box<Multifactor>,
+        /// Pending jobs as last given to `set`, by id (the export layer's table).
+        kept: BTreeMap<u32, slurm_wasm_sdk::types::Job>,
+    },
+    Basic(Ledger),
+}
+
+/// A priority plugin built natively, as a [`Prioritizer`].
+pub struct NativePrioritizer {
+    priority: Priority,
+    plugin: &'static str,
+    clock: Arc<VirtualClock>,
+    /// slurmctld's `lowest_prio`, which priority/basic counts down from.
+    lowest_prio: u32,
+}
+
+impl NativePrioritizer {
+    /// The plugin of `plugin_type` after `init` with `config`; `lowest_prio`
+    /// starts at TOP_PRIORITY (0xffff0000), as in slurmctld.
+    ///
+    /// # Errors
+    ///
+    /// [`NativeError::Unknown`] for a type without a native priority build,
+    /// [`NativeError::Init`] when `init` refuses the configuration.
+    pub fn new(
+        plugin_type: &str,
+        config: &PriorityConfig,
+        clock: Arc<VirtualClock>,
+    ) -> Result<NativePrioritizer, NativeError> {
+        let plugin = native_name(plugin_type)?;
+        let priority = host_call(plugin, &clock, || match plugin {
+            "priority/multifactor" => priority_multifactor::plugin::instance_from(&config.to_sdk())
+                .map(|instance| Priority::Multifactor {
+                    instance: Box::new(instance),
+                    kept: BTreeMap::new(),
+                }),
+            "priority/basic" => Ok(Priority::Basic(priority_basic::plugin::fresh_ledger())),
+            _ => Err(Error::new(codes::EINVAL, "not a priority plugin")),
+        })
+        .map_err(|error| NativeError::Init { plugin, error })?;
+        Ok(NativePrioritizer {
+            priority,
+            plugin,
+            clock,
+            lowest_prio: 0xffff_0000,
+        })
+    }
+
+    fn call<R>(
+        &mut self,
+        function: &'static str,
+        f: impl FnOnce(&mut Priority, i64) -> Result<R, Error>,
+    ) -> Result<R, CallError> {
+        let now = self.clock.now();
+        let priority = &mut self.priority;
+        host_call(self.plugin, &self.clock, || f(priority, now))
+            .map_err(|e| plugin_error(self.plugin, function, e))
+    }
+}
+
+impl Prioritizer for NativePrioritizer {
+    /// `set`, then `lowest_prio` as the host's `PriorityPlugin::assign`
+    /// keeps it (spec 4.1): after a non-direct priority `p`,
+    /// `lowest_prio = min(lowest_prio, p + nice)`. A priority of 0 (held)
+    /// is refused, as the host refuses it from a component.
+    fn submit(&mut self, job: &Job) -> Result<u32, CallError> {
+        let last_prio = self.lowest_prio;
+        let p = self.call("set", |priority, now| match priority {
+            Priority::Multifactor { instance, kept } => {
+                priority_multifactor::plugin::set_kept(instance, kept, job.to_sdk(), now)
+            }
+            Priority::Basic(_) => Ok(priority_basic::plugin::set_priority(
+                last_prio,
+                &job.to_sdk(),
+            )),
+        })?;
+        if p == 0 {
+            return Err(CallError::Invalid {
+                plugin: self.plugin.to_owned(),
+                function: "set",
+                reason: format!("priority 0 for job {} (0 means held)", job.job_id),
+            });
+        }
+        if !job.direct_set_priority {
+            let relative =
+                (i64::from(p) + i64::from(job.details.nice)).clamp(0, i64::from(u32::MAX)) as u32;
+            self.lowest_prio = self.lowest_prio.min(relative);
+        }
+        Ok(p)
+    }
+
+    fn recalculate(
+        &mut self,
+        running: &[Job],
+        pending: &[u32],
+    ) -> Result<Vec<(u32, u32)>, CallError> {
+        self.call("calculate", |priority, now| match priority {
+            Priority::Multifactor { instance, kept } => {
+                let running: Vec<_> = running.iter().map(ToSdk::to_sdk).collect();
+                priority_multifactor::plugin::calculate_kept(instance, kept, &running, pending, now)
+            }
+            // priority/basic has no decay thread: its `calculate` answers
+            // nothing, whatever it is given.
+            Priority::Basic(_) => Ok(Vec::new()),
+        })
+    }
+
+    fn end(&mut self, job: &Job) -> Result<(), CallError> {
+        self.call("job-end", |priority, now| {
+            let job = job.to_sdk();
+            match priority {
+                Priority::Multifactor { instance, kept } => {
+                    priority_multifactor::plugin::job_end_kept(instance, kept, &job, now)
+                }
+                Priority::Basic(ledger) => priority_basic::plugin::release(ledger, &job),
+            }
+            Ok(())
+        })
+    }
+}
