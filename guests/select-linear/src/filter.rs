@@ -6,7 +6,8 @@ use slurm_wasm_sdk::types::{GresRequest, GresScope, JobDetails};
 use slurm_wasm_sdk::{Bitmap, Error};
 
 use crate::config::Config;
-use crate::usage::{NodeUsage, Usage};
+use crate::gres::{self, GresTotals};
+use crate::usage::{NodeUsage, NodeUsages};
 
 /// `NO_SHARE_LIMIT`: no limit on the run or tot job counts.
 pub const NO_SHARE_LIMIT: u32 = 0xfffe;
@@ -82,9 +83,9 @@ pub fn per_node_gres(d: &JobDetails) -> impl Iterator<Item = &GresRequest> {
 /// Step 1 of spec 1.3: can the node's GRES (total in TEST_ONLY, free
 /// otherwise) satisfy every per-node GRES request of the job? A node that cannot
 /// gives the job no usable cores and is rejected.
-fn gres_fits(node: &NodeRec, usage: &NodeUsage, d: &JobDetails, mode: FilterMode) -> bool {
-    per_node_gres(d).all(|req| {
-        let total = node.gres_count(&req.name, req.type_name.as_deref());
+fn gres_fits(wanted: &[Wanted<'_>], i: usize, usage: &NodeUsage, mode: FilterMode) -> bool {
+    wanted.iter().all(|(req, columns)| {
+        let total = gres::total(columns, i);
         let free = match mode {
             FilterMode::TestOnly => total,
             FilterMode::Live => {
@@ -95,11 +96,16 @@ fn gres_fits(node: &NodeRec, usage: &NodeUsage, d: &JobDetails, mode: FilterMode
     })
 }
 
+/// A per-node GRES request with the configured-count columns it reads.
+type Wanted<'a> = (&'a GresRequest, Vec<&'a [u64]>);
+
 /// The tables every test reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx<'a> {
     pub nodes: &'a NodeTable,
     pub config: &'a Config,
+    /// Configured GRES of `nodes`, by column.
+    pub gres: &'a GresTotals,
 }
 
 /// The job being placed, as the filter reads it.
@@ -115,34 +121,38 @@ pub struct Pending<'a> {
 /// nodes (a subset of `candidates`).
 pub fn count_bitmap(
     ctx: Ctx<'_>,
-    usage: &Usage,
+    usage: &impl NodeUsages,
     job: Pending<'_>,
     candidates: &Bitmap,
     run_cnt: u32,
     tot_cnt: u32,
     mode: FilterMode,
 ) -> Bitmap {
+    let wanted: Vec<Wanted<'_>> = per_node_gres(job.details)
+        .map(|req| (req, ctx.gres.columns(&req.name, req.type_name.as_deref())))
+        .collect();
     let mut out = Bitmap::new(candidates.len());
-    for i in candidates.ones() {
-        let (Some(node), Some(use_)) = (ctx.nodes.get(i), usage.nodes.get(i)) else {
+    for i in crate::bits::ones(candidates) {
+        let (Some(node), Some(use_)) = (ctx.nodes.get(i), usage.node(i)) else {
             continue;
         };
-        if !gres_fits(node, use_, job.details, mode) {
-            continue;
+        // Every test only rejects, so their order does not change the
+        // answer: the cheap counters come before the GRES lookups.
+        if mode == FilterMode::Live {
+            if use_.exclusive_cnt != 0 {
+                continue;
+            }
+            if ctx.config.memory
+                && use_.alloc_memory + job_node_memory(job.memory, node) > node.usable_memory()
+            {
+                continue;
+            }
+            let (run, tot) = use_.job_counts();
+            if run > run_cnt || tot > tot_cnt {
+                continue;
+            }
         }
-        if mode == FilterMode::TestOnly {
-            out.set(i, true);
-            continue;
-        }
-        if ctx.config.memory
-            && use_.alloc_memory + job_node_memory(job.memory, node) > node.usable_memory()
-        {
-            continue;
-        }
-        if use_.exclusive_cnt != 0 {
-            continue;
-        }
-        if use_.run_sum() > run_cnt || use_.tot_sum() > tot_cnt {
+        if !gres_fits(&wanted, i, use_, mode) {
             continue;
         }
         out.set(i, true);
@@ -153,6 +163,7 @@ pub fn count_bitmap(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::usage::Usage;
     use slurm_wasm_sdk::testkit::fixtures;
     use slurm_wasm_sdk::types::GresCount;
 
@@ -209,6 +220,7 @@ mod tests {
         let c = Config::default();
         let got = count_bitmap(
             Ctx {
+                gres: &GresTotals::new(&nodes),
                 nodes: &nodes,
                 config: &c,
             },
@@ -226,6 +238,7 @@ mod tests {
         );
         let got = count_bitmap(
             Ctx {
+                gres: &GresTotals::new(&nodes),
                 nodes: &nodes,
                 config: &c,
             },
@@ -240,6 +253,7 @@ mod tests {
         // TEST_ONLY ignores counts (spec 1.3 step 2).
         let got = count_bitmap(
             Ctx {
+                gres: &GresTotals::new(&nodes),
                 nodes: &nodes,
                 config: &c,
             },
@@ -270,6 +284,7 @@ mod tests {
         };
         let got = count_bitmap(
             Ctx {
+                gres: &GresTotals::new(&nodes),
                 nodes: &nodes,
                 config: &mem,
             },
@@ -284,6 +299,7 @@ mod tests {
         // Without CR_Memory memory is not checked.
         let got = count_bitmap(
             Ctx {
+                gres: &GresTotals::new(&nodes),
                 nodes: &nodes,
                 config: &Config::default(),
             },
@@ -298,6 +314,7 @@ mod tests {
         usage.nodes[1].exclusive_cnt = 1;
         let got = count_bitmap(
             Ctx {
+                gres: &GresTotals::new(&nodes),
                 nodes: &nodes,
                 config: &Config::default(),
             },
@@ -324,6 +341,7 @@ mod tests {
         };
         let got = count_bitmap(
             Ctx {
+                gres: &GresTotals::new(&nodes),
                 nodes: &nodes,
                 config: &Config::default(),
             },
@@ -342,6 +360,7 @@ mod tests {
         }];
         let got = count_bitmap(
             Ctx {
+                gres: &GresTotals::new(&nodes),
                 nodes: &nodes,
                 config: &Config::default(),
             },
@@ -355,6 +374,7 @@ mod tests {
         assert_eq!(got.count(), 0, "one GPU in use leaves one free");
         let got = count_bitmap(
             Ctx {
+                gres: &GresTotals::new(&nodes),
                 nodes: &nodes,
                 config: &Config::default(),
             },

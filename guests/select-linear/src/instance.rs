@@ -15,6 +15,7 @@ use slurm_wasm_sdk::{codes, Bitmap, Error};
 
 use crate::config::{max_share, Config, SHARED_FORCE};
 use crate::filter::check_gres;
+use crate::gres::GresTotals;
 use crate::jobs::{resolve_share, ActiveJob, NodeHeld};
 use crate::modes::{Request, Tables};
 use crate::usage::{PartCount, Usage};
@@ -27,6 +28,8 @@ pub struct Linear {
     config: Config,
     partitions: Vec<Partition>,
     nodes: NodeTable,
+    /// Configured GRES of `nodes`, by column.
+    gres: GresTotals,
     usage: Usage,
     jobs: BTreeMap<u32, ActiveJob>,
     nodeinfo: NodeInfoTable,
@@ -62,6 +65,7 @@ impl Linear {
     /// `node_init`: a new node table; usage and jobs are discarded.
     pub fn node_init(&mut self, nodes: &[Node]) -> Result<(), Error> {
         self.nodes = NodeTable::new(nodes)?;
+        self.gres = GresTotals::new(&self.nodes);
         self.usage = Usage::new(&self.nodes);
         self.jobs.clear();
         self.nodeinfo.clear();
@@ -179,6 +183,7 @@ impl Linear {
             nodes: &self.nodes,
             config: &self.config,
             usage: &self.usage,
+            gres: &self.gres,
             jobs: &self.jobs,
         };
         let outcome = match request.mode {
@@ -365,6 +370,7 @@ impl Linear {
     /// kept for partitions it stays in).
     pub fn update_node(&mut self, node: &Node) -> Result<(), Error> {
         let rec = self.nodes.update(node)?;
+        self.gres.update(rec);
         let partitions = rec.partitions.clone();
         let index = rec.index;
         if let Some(u) = self.usage.nodes.get_mut(index) {

@@ -9,9 +9,10 @@ use slurm_wasm_sdk::Bitmap;
 
 use crate::config::Config;
 use crate::filter::{avail_cpus, count_bitmap, Ctx, FilterMode, Pending, NO_SHARE_LIMIT};
+use crate::gres::GresTotals;
 use crate::jobs::ActiveJob;
 use crate::placement::{place, Placed, Placement};
-use crate::usage::Usage;
+use crate::usage::{NodeUsages, Scratch, Usage};
 
 /// A job-test request after the boundary checks.
 #[derive(Debug, Clone)]
@@ -43,6 +44,8 @@ pub struct Tables<'a> {
     pub nodes: &'a NodeTable,
     pub config: &'a Config,
     pub usage: &'a Usage,
+    /// Configured GRES of `nodes`, by column.
+    pub gres: &'a GresTotals,
     /// Running and suspended jobs, by id.
     pub jobs: &'a BTreeMap<u32, ActiveJob>,
 }
@@ -52,6 +55,7 @@ impl<'a> Tables<'a> {
         Ctx {
             nodes: self.nodes,
             config: self.config,
+            gres: self.gres,
         }
     }
 
@@ -66,7 +70,7 @@ impl<'a> Tables<'a> {
     /// count and the placement.
     fn attempt(
         &self,
-        usage: &Usage,
+        usage: &impl NodeUsages,
         req: &Request<'_>,
         run_cnt: u32,
         tot_cnt: u32,
@@ -89,12 +93,10 @@ impl<'a> Tables<'a> {
     }
 
     fn place(&self, req: &Request<'_>, usable: &Bitmap) -> Option<Placed> {
-        let avail: Vec<u32> = self
-            .nodes
-            .iter()
-            .map(|n| avail_cpus(n, &req.job.details))
-            .collect();
-        let cpus: Vec<u32> = self.nodes.iter().map(|n| u32::from(n.cpus)).collect();
+        let nodes = self.nodes;
+        let details = &req.job.details;
+        let avail = |i: usize| nodes.get(i).map_or(0, |n| avail_cpus(n, details));
+        let cpus = |i: usize| nodes.get(i).map_or(0, |n| u32::from(n.cpus));
         place(
             &Placement {
                 avail: &avail,
@@ -202,7 +204,7 @@ impl<'a> Tables<'a> {
     /// Removes `job` from `usage`: completely for REQUEUE and CANCEL,
     /// partially (as a suspend) otherwise. A job the tables no longer hold
     /// is left alone, as Slurm does.
-    fn remove(&self, usage: &mut Usage, job: &ActiveJob, mode: PreemptMode) {
+    fn remove(&self, usage: &mut Scratch<'_>, job: &ActiveJob, mode: PreemptMode) {
         let full = matches!(mode, PreemptMode::Requeue | PreemptMode::Cancel);
         let _ = usage.remove(job, self.nodes, self.config, full);
     }
@@ -215,7 +217,7 @@ impl<'a> Tables<'a> {
         let mut passes = 0;
         let mut found: Option<Placed> = None;
         'top: loop {
-            let mut exp = self.usage.clone();
+            let mut exp = Scratch::new(self.usage);
             for idx in 0..list.len() {
                 let (id, mode, _) = list[idx];
                 let Some(job) = self.jobs.get(&id) else {
@@ -290,8 +292,8 @@ impl<'a> Tables<'a> {
         {
             return Some(finish(placed, now));
         }
-        let mut exp = self.usage.clone();
-        let mut queued: Vec<&ActiveJob> = Vec::new();
+        let mut exp = Scratch::new(self.usage);
+        let mut queued: Vec<(i64, &ActiveJob)> = Vec::new();
         for job in self.jobs.values() {
             if job.end_time == 0 {
                 slurm_wasm_sdk::error!("select/linear: active job {} has zero end_time", job.id);
@@ -299,7 +301,7 @@ impl<'a> Tables<'a> {
             }
             match preemptable(job.id) {
                 Some(&(_, mode)) => self.remove(&mut exp, job, mode),
-                None => queued.push(job),
+                None => queued.push((job.end_time, job)),
             }
         }
         if !req.preemptees.is_empty() {
@@ -309,8 +311,9 @@ impl<'a> Tables<'a> {
                 return Some(finish(placed, now));
             }
         }
-        queued.sort_by_key(|j| j.end_time);
-        for job in queued {
+        // A stable sort: jobs ending at the same time stay in job-id order.
+        queued.sort_by_key(|&(end, _)| end);
+        for (_, job) in queued {
             let _ = exp.remove(job, self.nodes, self.config, true);
             if let (_, Some(placed)) =
                 self.attempt(&exp, req, max_run, NO_SHARE_LIMIT, FilterMode::Live)

@@ -5,13 +5,13 @@
 use slurm_wasm_sdk::Bitmap;
 
 /// What the placement needs.
-#[derive(Debug, Clone)]
+#[derive(Clone, Copy)]
 pub struct Placement<'a> {
-    /// CPUs each usable node contributes (spec 1.2); indexed by node, any
-    /// value for nodes outside `usable` (they count as 0).
-    pub avail: &'a [u32],
-    /// Configured CPUs of every node (`total_cpus` sums these).
-    pub cpus: &'a [u32],
+    /// CPUs node `i` contributes when usable (spec 1.2); only asked for
+    /// usable nodes (the others count as 0).
+    pub avail: &'a dyn Fn(usize) -> u32,
+    /// Configured CPUs of node `i` (`total_cpus` sums these).
+    pub cpus: &'a dyn Fn(usize) -> u32,
     /// The job's minimum CPU count (`min_cpus`).
     pub min_cpus: u32,
     pub min_nodes: u32,
@@ -49,14 +49,16 @@ struct Set {
     req: Option<usize>,
 }
 
+/// The selection under way. Nothing here is sized by the node table but
+/// the chosen bitmap: placement runs once per job-test attempt, and
+/// whole-table scratch vectors made it slow on large clusters.
 struct Walk<'a> {
     chosen: Bitmap,
     rem_cpus: i64,
     rem_nodes: i64,
     max_nodes: i64,
     total_cpus: u32,
-    avail: Vec<i64>,
-    cpus: &'a [u32],
+    cpus: &'a dyn Fn(usize) -> u32,
 }
 
 impl Walk<'_> {
@@ -64,12 +66,13 @@ impl Walk<'_> {
         self.max_nodes <= 0 || (self.rem_nodes <= 0 && self.rem_cpus <= 0)
     }
 
-    fn take(&mut self, i: usize) {
+    /// Takes node `i`, which contributes `avail` CPUs.
+    fn take(&mut self, i: usize, avail: i64) {
         self.chosen.set(i, true);
         self.rem_nodes -= 1;
         self.max_nodes -= 1;
-        self.rem_cpus -= self.avail[i];
-        self.total_cpus += self.cpus[i];
+        self.rem_cpus -= avail;
+        self.total_cpus += (self.cpus)(i);
     }
 }
 
@@ -78,7 +81,8 @@ impl Walk<'_> {
 /// `usable`, or no placement satisfies the CPU and node counts.
 pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
     let n = usable.len();
-    if usable.count() < p.min_nodes as usize {
+    let usable_count = usable.count();
+    if usable_count < p.min_nodes as usize {
         return None;
     }
     if let Some(req) = p.required {
@@ -94,12 +98,14 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
         rem_nodes: min_nodes.max(req_nodes),
         max_nodes: i64::from(p.max_nodes),
         total_cpus: 0,
-        avail: vec![0; n],
         cpus: p.cpus,
     };
 
-    // Build the consecutive sets, selecting required nodes on the way.
-    let mut sets: Vec<Set> = Vec::new();
+    // Build the consecutive sets, selecting required nodes on the way. Sets
+    // are separated by unusable nodes, so there are at most
+    // min(usable, (n + 1) / 2) of them: reserving that once avoids copying
+    // a growing cluster-sized vector (slow in wasm's allocator).
+    let mut sets: Vec<Set> = Vec::with_capacity(usable_count.min(n.div_ceil(2)));
     let mut cur = Set {
         cpus: 0,
         nodes: 0,
@@ -110,65 +116,78 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
     let mut first_cnt: Option<i64> = None;
     let mut heterogeneous = false;
     let mut low_cnt = i64::MAX;
-    for i in 0..n {
-        if usable.get(i) {
-            let avail = i64::from(p.avail[i]);
-            w.avail[i] = avail;
-            match first_cnt {
-                None => first_cnt = Some(avail),
-                Some(f) if f != avail => heterogeneous = true,
-                Some(_) => {}
-            }
-            low_cnt = low_cnt.min(avail);
+    let mut prev: Option<usize> = None;
+    for i in crate::bits::ones(usable) {
+        if let Some(last) = prev.filter(|&last| i > last + 1) {
+            // Unusable nodes between `last` and `i` end the current set.
             if cur.nodes == 0 {
-                cur.start = i;
-            }
-            if w.max_nodes > 0 && p.required.is_some_and(|r| r.get(i)) {
-                cur.req.get_or_insert(i);
-                w.take(i);
+                // Only required nodes so far (already taken): reuse the record.
+                cur.req = None;
             } else {
-                cur.cpus += avail;
-                cur.nodes += 1;
+                cur.end = last;
+                sets.push(std::mem::replace(
+                    &mut cur,
+                    Set {
+                        cpus: 0,
+                        nodes: 0,
+                        start: 0,
+                        end: 0,
+                        req: None,
+                    },
+                ));
             }
-        } else if cur.nodes == 0 {
-            // Only required nodes so far (already taken): reuse the record.
-            cur.req = None;
+        }
+        prev = Some(i);
+        let avail = i64::from((p.avail)(i));
+        match first_cnt {
+            None => first_cnt = Some(avail),
+            Some(f) if f != avail => heterogeneous = true,
+            Some(_) => {}
+        }
+        low_cnt = low_cnt.min(avail);
+        if cur.nodes == 0 {
+            cur.start = i;
+        }
+        if w.max_nodes > 0 && p.required.is_some_and(|r| r.get(i)) {
+            cur.req.get_or_insert(i);
+            w.take(i, avail);
         } else {
-            cur.end = i - 1;
-            sets.push(std::mem::replace(
-                &mut cur,
-                Set {
-                    cpus: 0,
-                    nodes: 0,
-                    start: 0,
-                    end: 0,
-                    req: None,
-                },
-            ));
+            cur.cpus += avail;
+            cur.nodes += 1;
         }
     }
-    if cur.nodes != 0 {
-        cur.end = n - 1;
+    if let (Some(last), true) = (prev, cur.nodes != 0) {
+        cur.end = last;
         sets.push(cur);
     }
 
     let mut success = false;
     if heterogeneous && w.rem_cpus > low_cnt * w.rem_nodes {
         // Ignore consecutiveness: take the highest-CPU node left (the last
-        // one on ties), over the whole table.
+        // one on ties), over the whole table, where nodes outside `usable`
+        // count 0 CPUs.
+        let mut avail: Vec<i64> = (0..n)
+            .map(|i| {
+                if usable.get(i) {
+                    i64::from((p.avail)(i))
+                } else {
+                    0
+                }
+            })
+            .collect();
         while w.max_nodes > 0 && (w.rem_nodes > 0 || w.rem_cpus > 0) {
             let mut best: Option<usize> = None;
             let mut high = 0i64;
-            for i in 0..n {
-                if high > w.avail[i] || w.chosen.get(i) {
+            for (i, &a) in avail.iter().enumerate() {
+                if high > a || w.chosen.get(i) {
                     continue;
                 }
-                high = w.avail[i];
+                high = a;
                 best = Some(i);
             }
             let Some(i) = best else { break };
-            w.take(i);
-            w.avail[i] = 0;
+            w.take(i, avail[i]);
+            avail[i] = 0;
         }
     } else {
         success = best_fit(p, &mut w, &mut sets, min_nodes, req_nodes);
@@ -235,7 +254,7 @@ fn best_fit(p: &Placement<'_>, w: &mut Walk<'_>, sets: &mut [Set], min: i64, req
                         break;
                     }
                     if !w.chosen.get(i) {
-                        w.take(i);
+                        w.take(i, i64::from((p.avail)(i)));
                     }
                 }
                 for i in (start..r).rev() {
@@ -243,7 +262,7 @@ fn best_fit(p: &Placement<'_>, w: &mut Walk<'_>, sets: &mut [Set], min: i64, req
                         break;
                     }
                     if !w.chosen.get(i) {
-                        w.take(i);
+                        w.take(i, i64::from((p.avail)(i)));
                     }
                 }
             }
@@ -253,7 +272,7 @@ fn best_fit(p: &Placement<'_>, w: &mut Walk<'_>, sets: &mut [Set], min: i64, req
                         break;
                     }
                     if !w.chosen.get(i) {
-                        w.take(i);
+                        w.take(i, i64::from((p.avail)(i)));
                     }
                 }
             }
@@ -281,9 +300,10 @@ mod tests {
     ) -> Option<Vec<usize>> {
         let n = avail.len();
         let required = required.map(|r| Bitmap::from_bits(n, r.iter().copied()));
+        let avail = |i: usize| avail[i];
         let p = Placement {
-            avail,
-            cpus: avail,
+            avail: &avail,
+            cpus: &avail,
             min_cpus,
             min_nodes: min,
             max_nodes: max,

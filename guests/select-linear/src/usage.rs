@@ -34,14 +34,12 @@ pub struct NodeUsage {
 }
 
 impl NodeUsage {
-    /// Running jobs over all partitions of the node (spec 1.3 step 5).
-    pub fn run_sum(&self) -> u32 {
-        self.parts.iter().map(|p| u32::from(p.run)).sum()
-    }
-
-    /// Running plus suspended jobs over all partitions of the node.
-    pub fn tot_sum(&self) -> u32 {
-        self.parts.iter().map(|p| u32::from(p.tot)).sum()
+    /// Running jobs, and running plus suspended jobs, over all partitions
+    /// of the node (spec 1.3 step 5), in one pass.
+    pub fn job_counts(&self) -> (u32, u32) {
+        self.parts.iter().fold((0, 0), |(run, tot), p| {
+            (run + u32::from(p.run), tot + u32::from(p.tot))
+        })
     }
 
     /// GRES `name` (of `type_name`, or any type when `None`) allocated here.
@@ -114,6 +112,113 @@ fn partial_memory(config: &Config, node: &NodeRec) -> u64 {
         node.real_memory
     } else {
         0
+    }
+}
+
+/// Memory a full or partial removal of `job` releases on `held`'s node
+/// (spec 1.6); `EINVAL` when the node is outside the table.
+fn removed_memory(
+    config: &Config,
+    job: &ActiveJob,
+    nodes: &NodeTable,
+    held: &NodeHeld,
+    full: bool,
+) -> Result<u64, Error> {
+    let node = nodes.node(held.node, "job usage")?;
+    Ok(if full {
+        job_memory(config, job.memory, node)
+    } else {
+        partial_memory(config, node)
+    })
+}
+
+/// Read access to per-node usage, as the node filter needs it: the tables
+/// themselves or a [`Scratch`] copy.
+pub trait NodeUsages {
+    /// The usage of node `i`; `None` outside the table.
+    fn node(&self, i: usize) -> Option<&NodeUsage>;
+}
+
+impl NodeUsages for Usage {
+    fn node(&self, i: usize) -> Option<&NodeUsage> {
+        self.nodes.get(i)
+    }
+}
+
+/// A what-if copy of the usage tables for simulations (WILL_RUN's job
+/// ends, RUN_NOW's preemption): a node's usage is copied on its first
+/// change, every other node reads through to the tables. Removing jobs
+/// from it gives the same per-node usage as [`Usage::remove`] on a full
+/// clone, without copying a whole-cluster table per test.
+#[derive(Debug)]
+pub struct Scratch<'a> {
+    base: &'a Usage,
+    /// Per node: 0 = unchanged, `k` = `changed[k - 1]`.
+    slot: Vec<u32>,
+    changed: Vec<NodeUsage>,
+    /// Jobs removed here (out of both the run and tot sets).
+    removed: BTreeSet<u32>,
+}
+
+impl<'a> Scratch<'a> {
+    pub fn new(base: &'a Usage) -> Self {
+        Scratch {
+            base,
+            slot: vec![0; base.nodes.len()],
+            changed: Vec::new(),
+            removed: BTreeSet::new(),
+        }
+    }
+
+    fn node_mut(&mut self, i: usize, job: u32) -> Result<&mut NodeUsage, Error> {
+        let Some(&k) = self.slot.get(i) else {
+            return Err(Error::invalid(format!(
+                "job {job} holds node {i}, outside the node table of {} nodes",
+                self.slot.len()
+            )));
+        };
+        let k = if k == 0 {
+            self.changed.push(self.base.nodes[i].clone());
+            let k = self.changed.len();
+            self.slot[i] = k as u32;
+            k
+        } else {
+            k as usize
+        };
+        Ok(&mut self.changed[k - 1])
+    }
+
+    /// [`Usage::remove`] on this copy: `SLURM_ERROR` (nothing changes) when
+    /// the job is not in the tot set or was removed here already.
+    pub fn remove(
+        &mut self,
+        job: &ActiveJob,
+        nodes: &NodeTable,
+        config: &Config,
+        full: bool,
+    ) -> Result<(), Error> {
+        if !self.base.tot_jobs.contains(&job.id) || !self.removed.insert(job.id) {
+            return Err(Error::generic(format!(
+                "select/linear: job {} has no resources allocated",
+                job.id
+            )));
+        }
+        let was_running = self.base.run_jobs.contains(&job.id);
+        for held in &job.held {
+            let memory = removed_memory(config, job, nodes, held, full)?;
+            let usage = self.node_mut(held.node, job.id)?;
+            Usage::release(usage, job, held, memory, was_running, full);
+        }
+        Ok(())
+    }
+}
+
+impl NodeUsages for Scratch<'_> {
+    fn node(&self, i: usize) -> Option<&NodeUsage> {
+        match *self.slot.get(i)? {
+            0 => self.base.nodes.get(i),
+            k => self.changed.get(k as usize - 1),
+        }
     }
 }
 
@@ -265,12 +370,7 @@ impl Usage {
         }
         let was_running = self.run_jobs.remove(&job.id);
         for held in &job.held {
-            let node = nodes.node(held.node, "job usage")?;
-            let memory = if full {
-                job_memory(config, job.memory, node)
-            } else {
-                partial_memory(config, node)
-            };
+            let memory = removed_memory(config, job, nodes, held, full)?;
             let usage = self.node_mut(held.node, job.id)?;
             Self::release(usage, job, held, memory, was_running, full);
         }
@@ -470,6 +570,39 @@ mod tests {
             usage.nodes[0].exclusive_cnt, 0,
             "a sharing job is not exclusive"
         );
+    }
+
+    #[test]
+    fn scratch_removal_matches_removal_from_a_copy() {
+        // A Scratch copy must read exactly as Usage::remove on a clone
+        // (spec 1.6 transitions), for full and partial removals, and
+        // refuse a second removal of the same job as the tables do.
+        let nodes = table();
+        let mut usage = Usage::new(&nodes);
+        let mut other = job(MemRequest::PerNode(300), true);
+        other.id = 6;
+        other.nodes = Bitmap::from_bits(2, [1]);
+        other.held.truncate(1);
+        other.held[0].node = 1;
+        let j = job(MemRequest::PerNode(300), false);
+        usage.add(&j, &nodes, &memory_on(), true).unwrap();
+        usage.add(&other, &nodes, &memory_on(), true).unwrap();
+        for full in [true, false] {
+            let mut copy = usage.clone();
+            copy.remove(&j, &nodes, &memory_on(), full).unwrap();
+            let mut scratch = Scratch::new(&usage);
+            scratch.remove(&j, &nodes, &memory_on(), full).unwrap();
+            for i in 0..2 {
+                assert_eq!(scratch.node(i), copy.node(i), "node {i}, full {full}");
+            }
+            assert_eq!(scratch.node(2), None);
+            assert!(scratch.remove(&j, &nodes, &memory_on(), full).is_err());
+            assert!(copy.remove(&j, &nodes, &memory_on(), full).is_err());
+            scratch.remove(&other, &nodes, &memory_on(), true).unwrap();
+            copy.remove(&other, &nodes, &memory_on(), true).unwrap();
+            assert_eq!(scratch.node(1), copy.node(1));
+        }
+        assert_eq!(usage.nodes[1].alloc_memory, 600, "the tables are untouched");
     }
 
     #[test]
