@@ -1,6 +1,8 @@
 //! `dist_tasks`: tasks per node and which cores of each node are kept
 //! (spec 2.8).
 
+use smallvec::SmallVec;
+
 use crate::bits::Bits;
 use crate::node_usage::NodeRec;
 use crate::params::{Params, Unit};
@@ -225,14 +227,18 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
     } else {
         share.cpus.div_ceil(v) as usize
     };
-    let avail: Vec<Vec<usize>> = (0..sockets)
-        .map(|s| {
-            (s * cps..(s + 1) * cps)
-                .filter(|&c| share.cores.get(c))
-                .collect()
-        })
-        .collect();
-    need = need.min(avail.iter().map(Vec::len).sum());
+    // The offered cores per socket, flat and inline (socket `s` holds
+    // `flat[start[s]..start[s + 1]]`): this runs for every node of every
+    // allocation, and nodes given only `CPUs=` have one socket per CPU.
+    let mut flat: SmallVec<[usize; 64]> = SmallVec::new();
+    let mut start: SmallVec<[usize; 64]> = SmallVec::with_capacity(sockets + 1);
+    for s in 0..sockets {
+        start.push(flat.len());
+        flat.extend((s * cps..(s + 1) * cps).filter(|&c| share.cores.get(c)));
+    }
+    start.push(flat.len());
+    let avail = |s: usize| &flat[start[s]..start[s + 1]];
+    need = need.min(flat.len());
     let mut kept = Bits::new(rec.cores as usize);
     let block = params.unit == Unit::Cpu || job.sock_dist == SockDist::Block;
     if block {
@@ -241,18 +247,18 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
         // before the block fit (anchor job a14 under CR_CPU_Memory,
         // `--gres=mps:50` with GPU 0 taken: CPUs 4-5 beside GPU 1).
         let preferred = |s: usize| share.req_sockets.is_empty() || share.req_sockets.contains(&s);
-        let mut used = vec![false; sockets];
+        let mut used: SmallVec<[bool; 64]> = SmallVec::from_elem(false, sockets);
         let mut left = need;
         while left > 0 {
             let open = |s: usize, pref: bool| !used[s] && (!pref || preferred(s));
             let pick = |pref: bool| {
                 let tight = (0..sockets)
-                    .filter(|&s| open(s, pref) && avail[s].len() >= left)
-                    .min_by_key(|&s| (avail[s].len(), s));
+                    .filter(|&s| open(s, pref) && avail(s).len() >= left)
+                    .min_by_key(|&s| (avail(s).len(), s));
                 tight.or_else(|| {
                     (0..sockets)
-                        .filter(|&s| open(s, pref) && !avail[s].is_empty())
-                        .max_by_key(|&s| (avail[s].len(), std::cmp::Reverse(s)))
+                        .filter(|&s| open(s, pref) && !avail(s).is_empty())
+                        .max_by_key(|&s| (avail(s).len(), std::cmp::Reverse(s)))
                 })
             };
             let s = match pick(true).or_else(|| pick(false)) {
@@ -260,18 +266,18 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
                 None => break,
             };
             used[s] = true;
-            for &c in avail[s].iter().take(left) {
+            for &c in avail(s).iter().take(left) {
                 kept.set(c);
                 left -= 1;
             }
         }
     } else {
-        let mut next = vec![0usize; sockets];
+        let mut next: SmallVec<[usize; 64]> = SmallVec::from_elem(0, sockets);
         let mut left = need;
-        let order: Vec<usize> = if share.req_sockets.is_empty() {
+        let order: SmallVec<[usize; 64]> = if share.req_sockets.is_empty() {
             (0..sockets).collect()
         } else {
-            share.req_sockets.clone()
+            share.req_sockets.iter().copied().collect()
         };
         let sock_cap = if job.ntasks_per_socket > 0 {
             (job.ntasks_per_socket * job.cpt).div_ceil(v) as usize
@@ -282,8 +288,8 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
         if job.cpt > 1 && share.req_sockets.is_empty() && job.ntasks_per_socket == 0 {
             // Whole tasks' worth of cores on each socket first.
             for &s in &order {
-                if left >= per_task && avail[s].len() >= per_task {
-                    for &c in &avail[s][..per_task] {
+                if left >= per_task && avail(s).len() >= per_task {
+                    for &c in &avail(s)[..per_task] {
                         kept.set(c);
                     }
                     next[s] = per_task;
@@ -295,8 +301,8 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
         while left > 0 && progress {
             progress = false;
             for &s in &order {
-                if left > 0 && next[s] < avail[s].len() && next[s] < sock_cap {
-                    kept.set(avail[s][next[s]]);
+                if left > 0 && next[s] < avail(s).len() && next[s] < sock_cap {
+                    kept.set(avail(s)[next[s]]);
                     next[s] += 1;
                     left -= 1;
                     progress = true;
@@ -304,8 +310,8 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
             }
         }
         if left > 0 && !share.req_sockets.is_empty() {
-            for (cores, from) in avail.iter().zip(&next) {
-                for &c in &cores[*from..] {
+            for (s, from) in next.iter().enumerate() {
+                for &c in &avail(s)[*from..] {
                     if left > 0 {
                         kept.set(c);
                         left -= 1;
@@ -315,9 +321,9 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
         }
     }
     if params.unit == Unit::Socket {
-        for (s, cores) in avail.iter().enumerate() {
+        for s in 0..sockets {
             if kept.count_range(s * cps, (s + 1) * cps) > 0 {
-                for &c in cores {
+                for &c in avail(s) {
                     kept.set(c);
                 }
             }

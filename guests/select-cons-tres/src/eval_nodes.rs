@@ -79,8 +79,48 @@ impl State<'_> {
 /// more co-located GPUs come first and form their own consecutive sets
 /// (anchor job a29, `-N2 -n4 --gpus-per-task=1`: Slurm took n1 and n4,
 /// whose two GPUs sit beside free cores, over n2 and n3 with one each).
-fn sched_weight(recs: &[NodeRec], offer: &Offer) -> u64 {
+pub fn sched_weight(recs: &[NodeRec], offer: &Offer) -> u64 {
     ((recs[offer.node].weight as u64) << 8) | (0xff - offer.near_gpus as u64)
+}
+
+/// The least scheduling weight any node can have for `job`, given the
+/// least `Weight` of the cluster: a node's near-GPU count is at most the
+/// per-node or per-job count of its `gpu` requests (unbounded for the
+/// others), and at most 255.
+pub fn weight_floor(job: &JobView, min_weight: u32) -> u64 {
+    let near: u64 = job
+        .gres
+        .iter()
+        .filter(|g| g.gpu)
+        .map(|g| match g.scope {
+            GresScope::PerNode | GresScope::PerJob => g.count,
+            _ => u64::MAX,
+        })
+        .fold(0, u64::saturating_add)
+        .min(0xff);
+    ((min_weight as u64) << 8) | (0xff - near)
+}
+
+/// Whether the one-node path of [`eval_nodes`] decides: at most one node,
+/// none required, not least-loaded-first.
+pub fn one_node_path(job: &JobView, params: &Params, counts: Counts) -> bool {
+    counts.max == 1 && job.required.is_none() && !params.lln
+}
+
+/// Whether `offer` alone can take a job that names no required node: the
+/// job's CPUs and its per-job GRES.
+pub fn fits_alone(job: &JobView, offer: &Offer) -> bool {
+    offer.avail_cpus >= job.min_cpus && offer.job_gres >= per_job_gres(job)
+}
+
+/// The largest per-job GRES count of the job (`--gpus`), 0 without.
+fn per_job_gres(job: &JobView) -> u64 {
+    job.gres
+        .iter()
+        .filter(|g| g.scope == GresScope::PerJob)
+        .map(|g| g.count)
+        .max()
+        .unwrap_or(0)
 }
 
 /// A set of consecutive usable, untaken nodes of one weight (or of any
@@ -165,13 +205,7 @@ pub fn eval_nodes(
     if total_usable < min_nodes || min_nodes > counts.max {
         return None;
     }
-    let gres_job: u64 = job
-        .gres
-        .iter()
-        .filter(|g| g.scope == GresScope::PerJob)
-        .map(|g| g.count)
-        .max()
-        .unwrap_or(0);
+    let gres_job = per_job_gres(job);
     let rem_nodes = if gres_job > 0 {
         min_nodes.min(counts.req.max(min_nodes))
     } else {
@@ -217,10 +251,10 @@ pub fn eval_nodes(
 
     // One-node fast path: lowest weight first (node order on ties), first
     // that fits.
-    if counts.max == 1 && job.required.is_none() && !params.lln {
+    if one_node_path(job, params, counts) {
         let best = offers
             .iter()
-            .filter(|o| o.avail_cpus as i64 >= st.rem_cpus && o.job_gres >= gres_job)
+            .filter(|o| fits_alone(job, o))
             .min_by_key(|o| (sched_weight(recs, o), o.node))?;
         st.take(best);
         return Some(st.chosen);

@@ -5,7 +5,7 @@ use slurm_wasm_sdk::types::GresScope;
 use smallvec::SmallVec;
 
 use crate::bits::Bits;
-use crate::node_usage::{NodeRec, NodeUse};
+use crate::node_usage::{GresColumn, NodeRec, NodeUse};
 use crate::request::{GresReq, JobView};
 
 /// Device indices of one node, inline for the usual device counts.
@@ -48,14 +48,6 @@ fn matches(req: &GresReq, rec: &NodeRec, dev: usize) -> bool {
     d.name_id == req.name_id && req.type_id.is_none_or(|t| d.type_id == Some(t))
 }
 
-/// The devices of `req`'s name on the node in total (configured counts).
-pub fn total(rec: &NodeRec, req: &GresReq) -> u64 {
-    (0..rec.devices.len())
-        .filter(|&i| matches(req, rec, i))
-        .map(|i| rec.devices[i].capacity)
-        .sum()
-}
-
 /// Count a node must hold for `req` (per-job requests: at least 1).
 pub fn per_node_need(req: &GresReq, job: &JobView) -> u64 {
     match req.scope {
@@ -66,19 +58,15 @@ pub fn per_node_need(req: &GresReq, job: &JobView) -> u64 {
     }
 }
 
-/// Whether the node's configured GRES could ever satisfy the job
-/// (`_verify_node_state`'s GRES test).
-pub fn node_could_satisfy(rec: &NodeRec, job: &JobView) -> bool {
-    job.gres.iter().all(|g| {
-        let need = per_node_need(g, job);
-        if g.shared {
-            rec.devices
-                .iter()
-                .enumerate()
-                .any(|(i, d)| matches(g, rec, i) && d.capacity >= need)
-        } else {
-            total(rec, g) >= need
-        }
+/// Whether node `i`'s configured GRES could ever satisfy the job
+/// (`_verify_node_state`'s GRES test): `reqs` holds, per request, its
+/// column, the count a node needs and whether it is shared (whose count
+/// must come from one device).
+pub fn node_could_satisfy(reqs: &[(Option<GresColumn<'_>>, u64, bool)], i: usize) -> bool {
+    reqs.iter().all(|(col, need, shared)| match col {
+        None => !shared && *need == 0,
+        Some(c) if *shared => c.largest_plus_one[i] > *need,
+        Some(c) => c.total[i] >= *need,
     })
 }
 

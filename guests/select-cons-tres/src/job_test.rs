@@ -29,7 +29,9 @@ use slurm_wasm_sdk::Error;
 use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
-use crate::eval_nodes::{eval_nodes, Counts};
+use crate::eval_nodes::{
+    eval_nodes, fits_alone, one_node_path, sched_weight, weight_floor, Counts,
+};
 use crate::gres_sched::{per_node_need, pick};
 use crate::node_usage::NODE_CR_AVAILABLE;
 use crate::request::{JobView, Mem};
@@ -78,10 +80,35 @@ impl ConsTres {
                 completing_ok,
             )
         };
-        let offers: Vec<Offer> = cand
-            .ones()
-            .filter_map(|i| offer(i, false).and_then(|o| Offer::of(i, &o)))
-            .collect();
+        let offers: Vec<Offer> = if one_node_path(job, &self.params, counts) {
+            // One node: the offer eval_nodes would pick is the fitting one
+            // of least scheduling weight, the first on ties. Nodes are
+            // visited in order and the walk stops at a fitting node whose
+            // weight no node can undercut (the cluster's least `Weight`,
+            // the most near GPUs the request can count).
+            let floor = weight_floor(job, self.min_weight);
+            let mut best: Option<(u64, Offer)> = None;
+            for i in cand.ones() {
+                let Some(o) = offer(i, false).and_then(|o| Offer::of(i, &o)) else {
+                    continue;
+                };
+                if !fits_alone(job, &o) {
+                    continue;
+                }
+                let w = sched_weight(&self.recs, &o);
+                if best.is_none_or(|(bw, _)| w < bw) {
+                    best = Some((w, o));
+                    if w <= floor {
+                        break;
+                    }
+                }
+            }
+            best.map(|(_, o)| o).into_iter().collect()
+        } else {
+            cand.ones()
+                .filter_map(|i| offer(i, false).and_then(|o| Offer::of(i, &o)))
+                .collect()
+        };
         let chosen =
             eval_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
                 fail(

@@ -44,7 +44,7 @@ use std::collections::BTreeMap;
 use slurm_wasm_sdk::types::{MemoryRequest, Node, Oversubscribe, Partition};
 
 use crate::bits::Bits;
-use crate::node_usage::{GresNames, NodeRec, NodeUse};
+use crate::node_usage::{GresColumns, GresNames, NodeRec, NodeUse};
 use crate::params::Params;
 use crate::rows::PartRows;
 
@@ -109,7 +109,11 @@ pub struct ConsTres {
     pub recs: Vec<NodeRec>,
     /// The GRES names and types of the node table, numbered.
     pub gres_names: GresNames,
+    /// Configured GRES per node, by name and type, dense.
+    pub gres_columns: GresColumns,
     pub total_cores: usize,
+    /// The least node `Weight` (a floor for node selection's early stop).
+    pub min_weight: u32,
     /// All cores minus specialised ones.
     pub base_avail: Bits,
     pub usage: Usage,
@@ -140,7 +144,9 @@ impl ConsTres {
             default_memory,
             recs: Vec::new(),
             gres_names: GresNames::default(),
+            gres_columns: GresColumns::default(),
             total_cores: 0,
+            min_weight: 0,
             base_avail: Bits::new(0),
             usage: Usage {
                 nodes: Vec::new(),
@@ -168,11 +174,13 @@ impl ConsTres {
             recs.push(r);
         }
         self.total_cores = off;
+        self.min_weight = recs.iter().map(|r| r.weight).min().unwrap_or(0);
         let mut base = Bits::full(off);
         for r in &recs {
             base.clear_at(r.core_off, &r.spec_cores);
         }
         self.base_avail = base;
+        self.gres_columns = GresColumns::build(&recs);
         self.recs = recs;
         self.gres_names = names;
         self.reset_usage();

@@ -292,6 +292,64 @@ impl GresNames {
     }
 }
 
+/// Per GRES name, and per name and type, each node's configured total and
+/// its largest single device, in node order: what `_verify_node_state`'s
+/// GRES test reads for every candidate, kept dense so that it touches no
+/// node's device list.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GresColumns {
+    keys: Vec<(u32, Option<u32>)>,
+    total: Vec<Vec<u64>>,
+    /// Largest device capacity plus one; 0 = no such device on the node.
+    largest_plus_one: Vec<Vec<u64>>,
+}
+
+/// One [`GresColumns`] entry.
+#[derive(Clone, Copy, Debug)]
+pub struct GresColumn<'a> {
+    pub total: &'a [u64],
+    pub largest_plus_one: &'a [u64],
+}
+
+impl GresColumns {
+    /// The columns of `recs` (devices numbered by [`GresNames`]).
+    pub fn build(recs: &[NodeRec]) -> GresColumns {
+        let mut cols = GresColumns::default();
+        for (i, rec) in recs.iter().enumerate() {
+            for d in &rec.devices {
+                let keys = [
+                    Some((d.name_id, None)),
+                    d.type_id.map(|t| (d.name_id, Some(t))),
+                ];
+                for key in keys.into_iter().flatten() {
+                    let k = match cols.keys.iter().position(|x| *x == key) {
+                        Some(k) => k,
+                        None => {
+                            cols.keys.push(key);
+                            cols.total.push(vec![0; recs.len()]);
+                            cols.largest_plus_one.push(vec![0; recs.len()]);
+                            cols.keys.len() - 1
+                        }
+                    };
+                    cols.total[k][i] += d.capacity;
+                    let l = &mut cols.largest_plus_one[k][i];
+                    *l = (*l).max(d.capacity.saturating_add(1));
+                }
+            }
+        }
+        cols
+    }
+
+    /// The column of GRES `name_id` (of type `type_id`, or of any type).
+    pub fn column(&self, name_id: u32, type_id: Option<u32>) -> Option<GresColumn<'_>> {
+        let k = self.keys.iter().position(|x| *x == (name_id, type_id))?;
+        Some(GresColumn {
+            total: &self.total[k],
+            largest_plus_one: &self.largest_plus_one[k],
+        })
+    }
+}
+
 fn intern(table: &mut Vec<String>, name: &str) -> u32 {
     match table.iter().position(|n| n == name) {
         Some(i) => i as u32,

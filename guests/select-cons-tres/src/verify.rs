@@ -2,7 +2,9 @@
 //! memory, whole-node, GRES and sharing state. Not run in TEST_ONLY.
 
 use crate::bits::Bits;
-use crate::gres_sched::node_could_satisfy;
+use smallvec::SmallVec;
+
+use crate::gres_sched::{node_could_satisfy, per_node_need};
 use crate::node_usage::{NODE_CR_AVAILABLE, NODE_CR_RESERVED};
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, Usage};
@@ -21,6 +23,17 @@ impl ConsTres {
             Mem::PerCpu(m) => m * job.ntasks_per_node.max(job.pn_min_cpus).max(job.cpt) as u64,
             Mem::PerNode(m) => m,
         };
+        let gres: SmallVec<[_; 2]> = job
+            .gres
+            .iter()
+            .map(|g| {
+                (
+                    self.gres_columns.column(g.name_id, g.type_id),
+                    per_node_need(g, job),
+                    g.shared,
+                )
+            })
+            .collect();
         let mut drop = Vec::new();
         for i in cand.ones() {
             let r = &self.recs[i];
@@ -32,7 +45,7 @@ impl ConsTres {
                 && (!job.whole_node
                     || (!u.any_gres_used()
                         && excluded_cores.is_none_or(|e| !e.any_in(r.core_off, r.cores as usize))))
-                && node_could_satisfy(r, job)
+                && node_could_satisfy(&gres, i)
                 && self.sharing_ok(usage, job, i);
             if !ok {
                 drop.push(i);
