@@ -162,7 +162,6 @@ fn cyclic_block_counts(
 ) -> Result<(), DistError> {
     let cpt = job.cpt;
     let limit = |s: &NodeShare| job.ntasks_per_node == 0 || s.tasks < job.ntasks_per_node;
-    let fits = |s: &NodeShare| (s.tasks + 1) * cpt <= s.cpus || job.overcommit;
     let mut placed = 0;
     for s in shares.iter_mut() {
         if placed < maxtasks && (s.cpus >= cpt || job.overcommit) {
@@ -186,20 +185,68 @@ fn cyclic_block_counts(
             extra -= 1;
         }
     }
-    let mut progress = true;
-    while placed < maxtasks && progress {
-        progress = false;
-        for s in shares.iter_mut() {
-            let step = (recs[s.node].tpc as u32 / cpt).max(1);
-            for _ in 0..step {
-                if placed < maxtasks && s.gres_room() && limit(s) && fits(s) {
-                    s.tasks += 1;
-                    placed += 1;
-                    progress = true;
-                }
-            }
+    // Pass 3, round-robin: each round gives every node up to its step
+    // while it has room (GRES task limit, --ntasks-per-node, CPUs unless
+    // overcommitting), until the tasks are placed. Computed in closed
+    // form: the number of whole rounds by bisection, then one partial
+    // round in node order (a big job placed round by round cost a pass
+    // over its nodes per task per node).
+    let step = |s: &NodeShare| (recs[s.node].tpc as u32 / cpt).max(1) as u64;
+    let room = |s: &NodeShare| -> u64 {
+        let mut cap = u64::MAX;
+        if let Some(l) = s.task_limit {
+            cap = cap.min(l as u64);
+        }
+        if job.ntasks_per_node > 0 {
+            cap = cap.min(job.ntasks_per_node as u64);
+        }
+        if !job.overcommit {
+            cap = cap.min((s.cpus / cpt) as u64);
+        }
+        cap.saturating_sub(s.tasks as u64)
+    };
+    let remaining = (maxtasks - placed) as u64;
+    let per_node: Vec<(u64, u64)> = shares.iter().map(|s| (room(s), step(s))).collect();
+    let gain = |r: u64| -> u64 {
+        per_node
+            .iter()
+            .map(|&(room, step)| room.min(step.saturating_mul(r)))
+            .fold(0, u64::saturating_add)
+    };
+    // Whole rounds: the most that place no more than what remains (past
+    // the rounds that fill every node, more change nothing).
+    let full = per_node
+        .iter()
+        .map(|&(room, step)| room.div_ceil(step))
+        .max()
+        .unwrap_or(0);
+    let (mut lo, mut hi) = (0u64, remaining.min(full));
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if gain(mid) <= remaining {
+            lo = mid;
+        } else {
+            hi = mid - 1;
         }
     }
+    let mut left = remaining;
+    for (s, &(room, step)) in shares.iter_mut().zip(&per_node) {
+        let g = room.min(step.saturating_mul(lo));
+        s.tasks += g as u32;
+        left -= g;
+    }
+    for (s, &(room, step)) in shares.iter_mut().zip(&per_node) {
+        if left == 0 {
+            break;
+        }
+        let g = room
+            .saturating_sub(room.min(step.saturating_mul(lo)))
+            .min(step)
+            .min(left);
+        s.tasks += g as u32;
+        left -= g;
+    }
+    placed = maxtasks - left as u32;
     if placed < maxtasks {
         return Err(DistError::BadTaskCount {
             wanted: maxtasks,
