@@ -11,6 +11,7 @@ use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::slurm_conf;
 use slurm_wasm_host::types::Job;
 use slurm_wasm_sim::compare::run_one;
+use slurm_wasm_sim::engine::accounting::Accounts;
 use slurm_wasm_sim::engine::policy::LoadedStack;
 use slurm_wasm_sim::engine::{Input, PolicySpec, SchedConfig, SimResult};
 use slurm_wasm_sim::hazards::ReplayOptions;
@@ -18,8 +19,8 @@ use slurm_wasm_sim::synthetic::{generate, SyntheticOptions};
 use slurm_wasm_sim::workload::Workload;
 
 /// The cluster `slurm-wasm simulate` uses by default (64 nodes of 32
-/// cores, cons_tres with CR_Core_Memory, multifactor on job size,
-/// sched/backfill).
+/// cores, cons_tres with CR_Core_Memory, simulated accounting, multifactor
+/// on Fair Tree fair-share, age and job size, sched/backfill).
 const DEFAULT_CLUSTER: &str = include_str!("../host/cli/simulate-default.conf");
 
 /// The stacks with a native build, skipped (and said so) when this build
@@ -107,19 +108,58 @@ fn native_multifactor_follows_the_virtual_clock() {
     // With accounting, multifactor's age and fair-share factors count:
     // priorities then depend on the plugin's clock (age since submission,
     // usage decay at job end and at each recalculation), which natively is
-    // the SDK's mock host set from the stack's virtual clock.
+    // the SDK's mock host set from the stack's virtual clock. The default
+    // cluster has Fair Tree; this one classic fair-share (NO_FAIR_TREE),
+    // short decay and age horizons so both move within the workload.
     if !stacks().contains(&"select/cons_tres,priority/multifactor") {
         return;
     }
-    let text = format!(
-        "{DEFAULT_CLUSTER}AccountingStorageType=accounting_storage/slurmdbd\n\
-         PriorityWeightAge=10000\nPriorityMaxAge=0-2\n\
-         PriorityWeightFairshare=5000\nPriorityDecayHalfLife=0-1\n"
-    );
+    let text = DEFAULT_CLUSTER
+        .replace("PriorityDecayHalfLife=7-0", "PriorityDecayHalfLife=0-1")
+        .replace("PriorityMaxAge=7-0", "PriorityMaxAge=0-2")
+        .replace(
+            "PriorityWeightAge=1000",
+            "PriorityWeightAge=10000\nPriorityFlags=NO_FAIR_TREE",
+        );
+    assert_ne!(text, DEFAULT_CLUSTER);
     let c = cluster(&text);
     let w = workload(&c, 200);
     let r = same_schedule(&c, &w, "select/cons_tres,priority/multifactor");
     assert!(r.counters.priority_recalcs > 0);
+}
+
+#[test]
+fn simulated_accounting_changes_the_multifactor_schedule() {
+    // The default cluster's fair-share and age weights count only with
+    // accounting (spec 4.2: without slurmdbd both weights are 0): the same
+    // workload without AccountingStorageType is ordered on job size alone,
+    // and some jobs start at other times. Both are the same natively.
+    if !stacks().contains(&"select/cons_tres,priority/multifactor") {
+        return;
+    }
+    let stack = "select/cons_tres,priority/multifactor";
+    let with = cluster(DEFAULT_CLUSTER);
+    let without = cluster(
+        &DEFAULT_CLUSTER.replace("AccountingStorageType=accounting_storage/slurmdbd\n", ""),
+    );
+    let w = workload(&with, 300);
+    // The synthetic workload has several users in several groups, so the
+    // derived tree has several accounts to share the machine between.
+    let users: std::collections::BTreeSet<u32> = w.jobs.iter().map(|j| j.user).collect();
+    let groups: std::collections::BTreeSet<u32> = w.jobs.iter().map(|j| j.group).collect();
+    assert!(
+        users.len() > 10 && groups.len() == 6,
+        "{users:?} {groups:?}"
+    );
+    let a = same_schedule(&with, &w, stack);
+    let b = same_schedule(&without, &w, stack);
+    let moved = a
+        .outcomes
+        .iter()
+        .zip(&b.outcomes)
+        .filter(|(x, y)| x.start != y.start)
+        .count();
+    assert!(moved > 0, "accounting changed no start time");
 }
 
 #[test]
@@ -166,6 +206,103 @@ fn native_priorities_match_the_components_call_by_call() {
         assert_eq!(answers[0], answers[1], "{stack} (wasm, native)");
         // The direct priority is kept by both plugins.
         assert_eq!(answers[0].0[3], 777, "{stack}");
+    }
+}
+
+#[test]
+fn native_fair_share_matches_the_components_call_by_call() {
+    // The simulated association tree through both builds: the same tree
+    // (root, accounts group10 and group20, users 1001 and 1002 in group10,
+    // 2001 in group20), then `set` for pending jobs of each user and three
+    // recalculations while a 64-CPU job of user 1001 runs, under Fair Tree
+    // (the default cluster) and classic fair-share (NO_FAIR_TREE). The
+    // priorities are compared call by call, and fair-share must separate
+    // the users (user 1001 has all the usage).
+    if !stacks().contains(&"select/cons_tres,priority/multifactor") {
+        return;
+    }
+    let trace = |id: u32, user: u32, group: u32| slurm_wasm_sim::workload::TraceJob {
+        id,
+        submit: 0,
+        run_time: 600,
+        time_limit: Some(3600),
+        nodes: Some(2),
+        cpus: 64,
+        memory_mb_per_node: None,
+        gpus: 0,
+        user,
+        group,
+        account: None,
+        partition: None,
+        status: slurm_wasm_sim::workload::TraceStatus::Completed,
+    };
+    let traces = vec![
+        trace(1, 1001, 10),
+        trace(2, 1001, 10),
+        trace(3, 1002, 10),
+        trace(4, 2001, 20),
+    ];
+    let accounts = Accounts::derive(&Workload {
+        jobs: traces.clone(),
+        ..Workload::default()
+    });
+    let start = 1_700_000_000;
+    let jobs: Vec<Job> = traces
+        .iter()
+        .map(|t| {
+            let mut job = slurm_wasm_host::fixtures::job(t.id);
+            job.partitions = vec![0];
+            job.time_limit = Some(60);
+            job.user_id = t.user;
+            let (assoc, account) = accounts.of(t).unwrap();
+            job.assoc_id = assoc;
+            job.account = Some(account);
+            job.details.min_cpus = t.cpus;
+            job.details.submit_time = start;
+            job.details.accrue_time = start;
+            job
+        })
+        .collect();
+    let mut running = jobs[0].clone();
+    running.state = slurm_wasm_host::types::JobState::Running;
+    running.start_time = start;
+    running.end_time = start + 3600;
+    running.tres_allocated = vec![slurm_wasm_host::types::TresAmount {
+        name: "cpu".into(),
+        count: 64,
+    }];
+    let classic = DEFAULT_CLUSTER.replace(
+        "PriorityWeightAge=1000",
+        "PriorityWeightAge=1000\nPriorityFlags=NO_FAIR_TREE",
+    );
+    for text in [DEFAULT_CLUSTER, classic.as_str()] {
+        let c = cluster(text);
+        let spec = PolicySpec::parse("select/cons_tres,priority/multifactor").unwrap();
+        let mut answers = Vec::new();
+        for spec in [spec.clone(), spec.native()] {
+            let mut s = LoadedStack::open(&spec, &c, start, 1).unwrap();
+            s.prioritizer.associations(&accounts.updates()).unwrap();
+            let set: Vec<u32> = jobs[1..]
+                .iter()
+                .map(|j| s.prioritizer.submit(j).unwrap())
+                .collect();
+            let mut recalculated = Vec::new();
+            for minutes in [5, 10, 15] {
+                s.clock.set(start + minutes * 60);
+                recalculated.push(
+                    s.prioritizer
+                        .recalculate(std::slice::from_ref(&running), &[2, 3, 4])
+                        .unwrap(),
+                );
+            }
+            s.prioritizer.end(&running).unwrap();
+            answers.push((set, recalculated));
+        }
+        assert_eq!(answers[0], answers[1], "(wasm, native)");
+        let last = answers[0].1.last().unwrap();
+        // Job 2 (user 1001, all the usage) below job 3 (same account, no
+        // usage) below job 4 (the other account, no usage).
+        assert!(last[0].1 < last[1].1 && last[1].1 < last[2].1, "{last:?}");
     }
 }
 

@@ -36,8 +36,10 @@
 //!   `CANCELLED by <uid>`) cancelled; `FAILED`, `TIMEOUT`, `NODE_FAIL`,
 //!   `OUT_OF_MEMORY`, `BOOT_FAIL`, `DEADLINE`, `PREEMPTED` failed; anything
 //!   else unknown;
-//! - user and group: `UID`, `GID` (0 when absent); `Account`, `Partition`
-//!   (the first of a list) as written.
+//! - user and group: `UID`, `GID`; without those columns, the names in
+//!   `User` and `Group` numbered 1, 2, ... in order of first appearance
+//!   (said in a note), so that users stay apart for fair-share; else 0.
+//!   `Account`, `Partition` (the first of a list) as written.
 //!
 //! Times (`2021-10-05T11:26:12`) are read as UTC: only differences matter
 //! to the replay. The workload's time zero is the earliest submit time.
@@ -175,6 +177,12 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
     };
     let mut steps = 0usize;
     let mut pending: Option<(usize, Vec<String>)> = None;
+    // Ids given to `User` and `Group` names when the dump has no UID/GID.
+    let by_name = |column: &str, id_column: &str| {
+        (index.contains_key(column) && !index.contains_key(id_column)).then(HashMap::new)
+    };
+    let mut users: Option<HashMap<String, u32>> = by_name("User", "UID");
+    let mut groups: Option<HashMap<String, u32>> = by_name("Group", "GID");
     for (number, line) in lines {
         let (start, mut fields) = match pending.take() {
             Some((start, mut fields)) => {
@@ -214,7 +222,23 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
             steps += 1;
             continue;
         }
-        trace.jobs.push(record.job(id_column)?);
+        let mut job = record.job(id_column)?;
+        if let Some(names) = &mut users {
+            job.user = numbered(names, record.get("User").unwrap_or(""));
+        }
+        if let Some(names) = &mut groups {
+            job.group = numbered(names, record.get("Group").unwrap_or(""));
+        }
+        trace.jobs.push(job);
+    }
+    for (names, column, id_column) in [(&users, "User", "UID"), (&groups, "Group", "GID")] {
+        if let Some(names) = names.as_ref().filter(|n| !n.is_empty()) {
+            trace.notes.push(format!(
+                "no {id_column} column: the {} names of {column} numbered 1 to {} in order of first appearance",
+                names.len(),
+                names.len()
+            ));
+        }
     }
     if let Some((start, fields)) = pending {
         if fields.len() > columns.len() {
@@ -237,6 +261,16 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
     }
     trace.start_time = zero;
     Ok(trace)
+}
+
+/// The id of `name` in `names`: the next number (from 1) for a new one; 0
+/// for an empty name (unknown).
+fn numbered(names: &mut HashMap<String, u32>, name: &str) -> u32 {
+    if name.is_empty() {
+        return 0;
+    }
+    let next = u32::try_from(names.len() + 1).unwrap_or(u32::MAX);
+    *names.entry(name.to_owned()).or_insert(next)
 }
 
 /// How many lines one record may span while its extra `|`s cannot be
@@ -699,6 +733,29 @@ mod tests {
             (Some(2), Some(1), Some(8192))
         );
         assert_eq!((b.status, b.started), (TraceStatus::Cancelled, false));
+    }
+
+    #[test]
+    fn user_and_group_names_without_ids() {
+        // No UID/GID columns: names are numbered in order of first
+        // appearance (module documentation); an empty name is unknown (0).
+        let text = concat!(
+            "JobIDRaw|Submit|User|Group|Account\n",
+            "1|2021-10-05T11:00:00|bob|phys|p1\n",
+            "2|2021-10-05T11:00:01|alice|chem|c1\n",
+            "3|2021-10-05T11:00:02|bob|phys|p1\n",
+            "4|2021-10-05T11:00:03||chem|c1\n",
+        );
+        let t = parse(text.as_bytes(), "t.log").unwrap();
+        let ids: Vec<(u32, u32)> = t.jobs.iter().map(|j| (j.user, j.group)).collect();
+        assert_eq!(ids, vec![(1, 1), (2, 2), (1, 1), (0, 2)]);
+        assert_eq!(
+            t.notes,
+            vec![
+                "no UID column: the 2 names of User numbered 1 to 2 in order of first appearance",
+                "no GID column: the 2 names of Group numbered 1 to 2 in order of first appearance",
+            ]
+        );
     }
 
     #[test]

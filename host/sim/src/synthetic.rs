@@ -48,6 +48,18 @@
 //! unknown and the replay's [`MissingEstimate`](crate::hazards::MissingEstimate)
 //! choice applies (noted in the workload).
 //!
+//! # Users and accounts
+//!
+//! The model has no users; each job is given one so that fair-share has
+//! something to work on. [`USERS`] users (uid `1001`..) are drawn with
+//! Zipf weights `1/rank` (rank 1 submits about a quarter of the jobs, as a
+//! few heavy users dominate real traces), and user `r` belongs to group
+//! `100 + ((r - 1) mod ACCOUNTS) + 1` of [`ACCOUNTS`] groups, so the groups
+//! (the accounts of the simulated association tree) are skewed too. The
+//! draws come from their own ChaCha8 stream (seeded from the seed and
+//! [`USER_STREAM`]), so the sizes, run times and arrivals of a seed are
+//! those of earlier versions.
+//!
 //! # Determinism
 //!
 //! The random source is ChaCha8 seeded from the seed, and all the floating
@@ -61,6 +73,13 @@ use rand_distr::{Distribution, Gamma};
 use crate::hazards::{self, ReplayOptions};
 use crate::input::{RawJob, RawTrace};
 use crate::workload::{TraceStatus, Workload};
+
+/// Users of a synthetic workload (see the module documentation).
+pub const USERS: u32 = 32;
+/// Groups (accounts) the users belong to.
+pub const ACCOUNTS: u32 = 6;
+/// Mixed into the seed of the user draws' random stream.
+const USER_STREAM: u64 = 0x7573_6572_7300_0001;
 
 /// Half-hour buckets in a day.
 const BUCKETS: usize = 48;
@@ -273,6 +292,8 @@ pub fn generate(options: &SyntheticOptions, replay: &ReplayOptions) -> Workload 
         stream.advance(&mut rng);
     }
     let run_gammas = classes.map(|c| (gamma(c.a1, c.b1), gamma(c.a2, c.b2)));
+    let mut user_rng = ChaCha8Rng::seed_from_u64(options.seed ^ USER_STREAM);
+    let zipf_total: f64 = (1..=USERS).map(|r| 1.0 / f64::from(r)).sum();
     let mut per_class = [0usize; 2];
     let mut jobs = Vec::with_capacity(options.jobs);
     for id in 1..=options.jobs {
@@ -293,6 +314,7 @@ pub fn generate(options: &SyntheticOptions, replay: &ReplayOptions) -> Workload 
             &run_gammas[class].1
         };
         let run_time = libm::exp(draw_below(run_gamma, MAX_LOG_RUN_TIME, &mut rng)) as i64;
+        let rank = user_rank(user_rng.random::<f64>() * zipf_total);
         jobs.push(RawJob {
             id: u32::try_from(id).unwrap_or(u32::MAX),
             submit,
@@ -303,8 +325,8 @@ pub fn generate(options: &SyntheticOptions, replay: &ReplayOptions) -> Workload 
             cpus: Some(size),
             memory_mb_per_node: None,
             gpus: 0,
-            user: 0,
-            group: 0,
+            user: 1000 + rank,
+            group: 100 + (rank - 1) % ACCOUNTS + 1,
             account: None,
             partition: None,
             status: TraceStatus::Completed,
@@ -323,6 +345,18 @@ pub fn generate(options: &SyntheticOptions, replay: &ReplayOptions) -> Workload 
         )],
     };
     hazards::apply(trace, replay)
+}
+
+/// The user rank (1..=[`USERS`]) whose Zipf weight `1/rank` covers the
+/// point `x` of `[0, sum of the weights)`.
+fn user_rank(mut x: f64) -> u32 {
+    for rank in 1..USERS {
+        x -= 1.0 / f64::from(rank);
+        if x < 0.0 {
+            return rank;
+        }
+    }
+    USERS
 }
 
 /// A job size in processors (see the module documentation).
@@ -395,6 +429,7 @@ fn gamma_cdf(x: f64, shape: f64, scale: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn workload(seed: u64, jobs: usize) -> Workload {
         let options = SyntheticOptions {
@@ -427,6 +462,27 @@ mod tests {
             .map(|j| (j.submit, j.run_time, j.cpus))
             .collect();
         assert_eq!(got, PINNED);
+    }
+
+    #[test]
+    fn users_are_skewed_and_grouped() {
+        // Zipf weights 1/rank over 32 users: rank 1 has 1/H(32) = 24.6% of
+        // the draws, rank 32 0.77%; over 5,000 jobs the heaviest user
+        // (uid 1001) submits the most, between 20% and 30%, and every
+        // user's group is 101 + (rank - 1) mod 6 (module documentation).
+        let w = workload(7, 5000);
+        let mut per_user = BTreeMap::new();
+        for j in &w.jobs {
+            assert!((1001..=1032).contains(&j.user), "{}", j.user);
+            assert_eq!(j.group, 101 + (j.user - 1001) % 6, "user {}", j.user);
+            *per_user.entry(j.user).or_insert(0usize) += 1;
+        }
+        let top = per_user[&1001];
+        assert!((1000..=1500).contains(&top), "{top}");
+        assert!(per_user.values().all(|&n| n <= top));
+        assert_eq!(user_rank(0.0), 1);
+        assert_eq!(user_rank(1.0), 2);
+        assert_eq!(user_rank(1e9), USERS);
     }
 
     const PINNED: [(i64, i64, u32); 5] = [

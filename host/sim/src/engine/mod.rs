@@ -24,6 +24,11 @@
 //! The `TEST_ONLY` answer is kept per request shape (partition, node counts,
 //! CPUs, memory, GPUs): it ignores usage, so jobs of one shape share it.
 //!
+//! With accounting (`AccountingStorageType=accounting_storage/slurmdbd`),
+//! the priority plugin is given the workload's association tree before the
+//! first job ([`accounting`]), and each job names its user association and
+//! account, so multifactor's fair-share and age factors count.
+//!
 //! # Main pass (slurmctld's `schedule()`)
 //!
 //! Pending jobs are walked in priority order (higher first; equal
@@ -72,6 +77,7 @@
 //! which is what Slurm's node-space map does too, but a node partly free
 //! now is offered to later jobs only when it is not reserved.
 
+pub mod accounting;
 pub mod config;
 pub mod jobs;
 pub mod policy;
@@ -215,6 +221,9 @@ struct Engine<'a, 'p> {
     bf_cache: Option<BfCache>,
     /// Queue keys of the jobs submitted since the last backfill pass.
     submitted_since_bf: Vec<QueueKey>,
+    /// The simulated association tree, when the cluster runs with
+    /// accounting ([`accounting::enabled`]).
+    accounts: Option<accounting::Accounts>,
 }
 
 /// Replays `input.workload` through `placer` and `prioritizer`, moving
@@ -294,7 +303,19 @@ pub fn simulate(
         generation: 0,
         bf_cache: None,
         submitted_since_bf: Vec::new(),
+        accounts: accounting::enabled(cluster)
+            .then(|| accounting::Accounts::derive(input.workload)),
     };
+    if let Some(accounts) = &engine.accounts {
+        engine
+            .prioritizer
+            .associations(&accounts.updates())
+            .map_err(|e| SimError {
+                time: 0,
+                job: 0,
+                reason: format!("loading the simulated association tree: {e}"),
+            })?;
+    }
     engine.outcomes = input
         .workload
         .jobs
@@ -453,6 +474,10 @@ impl Engine<'_, '_> {
             return Ok(());
         }
         let mut job = request.job;
+        if let Some((assoc_id, account)) = self.accounts.as_ref().and_then(|a| a.of(trace)) {
+            job.assoc_id = assoc_id;
+            job.account = Some(account);
+        }
         let priority = self.prioritizer.submit(&job);
         job.priority = self.call(now, idx, priority)?;
         let key = (Reverse(job.priority), now, job.job_id, idx);

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use slurm_wasm_host::capabilities::clock::VirtualClock;
+use slurm_wasm_host::kinds::priority::AssociationUpdate;
 use slurm_wasm_host::kinds::select::{JobTestFlags, JobTestMode, JobTestRequest, SelectConfig};
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{Bitmap, Job, JobResources};
@@ -113,6 +114,10 @@ pub trait Prioritizer: Send {
     ) -> Result<Vec<(u32, u32)>, CallError>;
     /// The job ended (`job-end`: charge its usage).
     fn end(&mut self, job: &Job) -> Result<(), CallError>;
+    /// Changes to the association tree (`update-associations`); the engine
+    /// gives the whole simulated tree once, before the first job, when the
+    /// cluster runs with accounting ([`super::accounting`]).
+    fn associations(&mut self, updates: &[AssociationUpdate]) -> Result<(), CallError>;
 }
 
 /// A loaded select plugin as a [`Placer`].
@@ -184,6 +189,10 @@ impl Prioritizer for WasmPrioritizer {
 
     fn end(&mut self, job: &Job) -> Result<(), CallError> {
         self.plugin.job_end(job)
+    }
+
+    fn associations(&mut self, updates: &[AssociationUpdate]) -> Result<(), CallError> {
+        self.plugin.update_associations(updates)
     }
 }
 

@@ -153,6 +153,12 @@ impl Prioritizer for Fcfs {
     fn end(&mut self, _job: &Job) -> Result<(), CallError> {
         Ok(())
     }
+    fn associations(
+        &mut self,
+        _: &[slurm_wasm_host::kinds::priority::AssociationUpdate],
+    ) -> Result<(), CallError> {
+        Ok(())
+    }
 }
 
 /// Four 4-CPU nodes n[1-4] in one partition.
