@@ -40,6 +40,30 @@ pub fn set_priority(last_prio: u32, job: &Job) -> u32 {
     fifo::priority(last_prio, job.details.nice, direct)
 }
 
+/// `update-associations` for one update: an association's parent and used
+/// TRES run-seconds into `ledger`, or its removal.
+pub fn apply_association_update(ledger: &mut Ledger, update: AssociationUpdate) {
+    match update {
+        AssociationUpdate::Upsert(a) => {
+            let used = a
+                .grp_used_tres_run_secs
+                .iter()
+                .map(|t| (t.name.clone(), t.count))
+                .collect();
+            ledger.assocs.insert(
+                a.id,
+                Assoc {
+                    parent: a.parent_id,
+                    used,
+                },
+            );
+        }
+        AssociationUpdate::Remove(id) => {
+            ledger.assocs.remove(&id);
+        }
+    }
+}
+
 /// `job-end`: releases the job's reserved TRES run-seconds from `ledger`
 /// (spec 4.1).
 pub fn release(ledger: &mut Ledger, job: &Job) {
@@ -138,25 +162,7 @@ impl PriorityGuest for PriorityBasic {
     fn update_associations(updates: Vec<AssociationUpdate>) -> Result<(), PluginError> {
         with_ledger(|l| {
             for update in updates {
-                match update {
-                    AssociationUpdate::Upsert(a) => {
-                        let used = a
-                            .grp_used_tres_run_secs
-                            .iter()
-                            .map(|t| (t.name.clone(), t.count))
-                            .collect();
-                        l.assocs.insert(
-                            a.id,
-                            Assoc {
-                                parent: a.parent_id,
-                                used,
-                            },
-                        );
-                    }
-                    AssociationUpdate::Remove(id) => {
-                        l.assocs.remove(&id);
-                    }
-                }
+                apply_association_update(l, update);
             }
         });
         Ok(())

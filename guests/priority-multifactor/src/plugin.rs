@@ -174,6 +174,14 @@ fn view(job: &Job) -> JobView<'_> {
     }
 }
 
+/// The contract's association update as the tree takes it.
+pub fn tree_update(update: AssociationUpdate) -> Update {
+    match update {
+        AssociationUpdate::Upsert(a) => Update::Upsert(new_assoc(a)),
+        AssociationUpdate::Remove(id) => Update::Remove(id),
+    }
+}
+
 /// An association record as a tree update. The contract carries no
 /// `grp_used_wall`: a new association starts with none.
 fn new_assoc(a: Association) -> NewAssoc {
@@ -428,13 +436,7 @@ impl PriorityGuest for PriorityMultifactor {
 
     /// Incremental tree changes, all or nothing (see [`crate::tree`]).
     fn update_associations(updates: Vec<AssociationUpdate>) -> Result<(), PluginError> {
-        let updates = updates
-            .into_iter()
-            .map(|u| match u {
-                AssociationUpdate::Upsert(a) => Update::Upsert(new_assoc(a)),
-                AssociationUpdate::Remove(id) => Update::Remove(id),
-            })
-            .collect();
+        let updates = updates.into_iter().map(tree_update).collect();
         Ok(with(|m| m.update_associations(updates))?)
     }
 

@@ -196,6 +196,11 @@ records! {
         preemptee_candidates, excluded_cores,
     }
     host_select::JobTestResult => sdk_select { resources, start_time, preemptees }
+    host::TresUsage => sdk { name, usage }
+    host::Association => sdk {
+        id, parent_id, account, user, user_id, partition, shares, priority,
+        usage_raw, usage_tres_raw, grp_used_tres_run_secs,
+    }
     host_priority::PriorityConfig => sdk_priority {
         cluster, partitions, partition_tres, cluster_cpus, cluster_nodes, cluster_tres,
     }
@@ -215,6 +220,8 @@ variants! {
     }
     host_select::JobTestMode => sdk_select { RunNow, TestOnly, WillRun, Reservation }
     host_select::PreemptMode => sdk_select { Suspend, Requeue, Cancel }
+    host::Shares => sdk { Raw(n), Parent }
+    host_priority::AssociationUpdate => sdk_priority { Upsert(a), Remove(id) }
 }
 
 flags! {

@@ -42,17 +42,15 @@ pub mod convert;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use priority_basic::reservation::{Assoc as BasicAssoc, Ledger};
+use priority_basic::reservation::Ledger;
 use priority_multifactor::instance::Multifactor;
-use priority_multifactor::tree;
-use priority_multifactor::usage::Usage;
 use select_cons_tres::ConsTres;
 use select_linear::Linear;
 use slurm_wasm_host::capabilities::clock::{Clock, VirtualClock};
 use slurm_wasm_host::kinds::priority::{AssociationUpdate, PriorityConfig};
 use slurm_wasm_host::kinds::select::SelectConfig;
 use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::types::{Bitmap, Job, Shares};
+use slurm_wasm_host::types::{Bitmap, Job};
 use slurm_wasm_host::CallError;
 use slurm_wasm_sdk::host::Level;
 use slurm_wasm_sdk::select::{JobTestFlags, JobTestRequest};
@@ -371,72 +369,20 @@ impl Prioritizer for NativePrioritizer {
     /// break it), priority/basic's ledger of parents and reserved
     /// run-seconds.
     fn associations(&mut self, updates: &[AssociationUpdate]) -> Result<(), CallError> {
+        let updates: Vec<_> = updates.iter().map(ToSdk::to_sdk).collect();
         self.call("update-associations", |priority, _| match priority {
-            Priority::Multifactor { instance, .. } => {
-                instance.update_associations(updates.iter().map(tree_update).collect())
-            }
+            Priority::Multifactor { instance, .. } => instance.update_associations(
+                updates
+                    .into_iter()
+                    .map(priority_multifactor::plugin::tree_update)
+                    .collect(),
+            ),
             Priority::Basic(ledger) => {
                 for update in updates {
-                    match update {
-                        AssociationUpdate::Upsert(a) => {
-                            let used = a
-                                .grp_used_tres_run_secs
-                                .iter()
-                                .map(|t| (t.name.clone(), t.count))
-                                .collect();
-                            ledger.assocs.insert(
-                                a.id,
-                                BasicAssoc {
-                                    parent: a.parent_id,
-                                    used,
-                                },
-                            );
-                        }
-                        AssociationUpdate::Remove(id) => {
-                            ledger.assocs.remove(id);
-                        }
-                    }
+                    priority_basic::plugin::apply_association_update(ledger, update);
                 }
                 Ok(())
             }
         })
-    }
-}
-
-/// An association update as multifactor's tree takes it, converted as its
-/// export layer converts the contract's record (no `grp_used_wall` in the
-/// contract: a new association starts with none; TRES names lower-cased).
-fn tree_update(update: &AssociationUpdate) -> tree::Update {
-    match update {
-        AssociationUpdate::Upsert(a) => tree::Update::Upsert(tree::NewAssoc {
-            spec: tree::AssocSpec {
-                id: a.id,
-                parent: a.parent_id,
-                account: a.account.clone(),
-                user: a.user.clone(),
-                user_id: a.user_id,
-                partition: a.partition.clone(),
-                shares: match a.shares {
-                    Shares::Raw(n) => tree::Shares::Raw(n),
-                    Shares::Parent => tree::Shares::Parent,
-                },
-                priority: a.priority,
-            },
-            usage: Usage {
-                raw: a.usage_raw,
-                tres: a
-                    .usage_tres_raw
-                    .iter()
-                    .map(|t| (t.name.to_ascii_lowercase(), t.usage))
-                    .collect(),
-                wall: 0.0,
-            },
-            run_secs: a
-                .grp_used_tres_run_secs
-                .iter()
-                .map(|t| (t.name.to_ascii_lowercase(), t.count))
-                .collect(),
-        }),
-        AssociationUpdate::Remove(id) => tree::Update::Remove(*id),
     }
 }
