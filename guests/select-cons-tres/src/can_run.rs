@@ -72,16 +72,15 @@ pub fn can_job_run_on_node(
     if free_cores == 0 || free_cores * (rec.tpc as u32) < job.pn_min_cpus {
         return None;
     }
-    if params.memory {
-        let avail_mem = rec.usable_memory()
-            - if ignore_usage {
-                0
-            } else {
-                usage.alloc_memory.min(rec.usable_memory())
-            };
-        if matches!(job.mem, Mem::PerNode(m) if m > avail_mem) {
-            return None;
-        }
+    // Memory the job may still use on the node (TEST_ONLY: all of it).
+    let avail_mem = rec.usable_memory()
+        - if ignore_usage {
+            0
+        } else {
+            usage.alloc_memory.min(rec.usable_memory())
+        };
+    if params.memory && matches!(job.mem, Mem::PerNode(m) if m > avail_mem) {
+        return None;
     }
     let mut restricted;
     let (gres, free) = if job.gres.is_empty() {
@@ -113,12 +112,6 @@ pub fn can_job_run_on_node(
         return None;
     }
     if params.memory {
-        let avail_mem = rec.usable_memory()
-            - if ignore_usage {
-                0
-            } else {
-                usage.alloc_memory.min(rec.usable_memory())
-            };
         let mem_per_gres: u64 = job.gres.iter().map(|g| g.mem_per_gres).max().unwrap_or(0);
         match job.mem {
             Mem::PerCpu(m) if m > 0 => {
