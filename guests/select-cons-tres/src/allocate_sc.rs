@@ -200,8 +200,24 @@ pub fn allocate_sc(
         .iter()
         .copied()
         .chain((0..sockets).filter(|s| !req_sockets.contains(s)));
-    let mut kept = Bits::new(if want_cores { rec.cores as usize } else { 0 });
-    let kept_cpus = if want_cores {
+    // Every free core keeps `v` CPUs when the CPUs cover them all and no
+    // socket rule (CR_Socket, --cores-per-socket, --ntasks-per-socket)
+    // trims a socket's budget below its free cores: the walk below would
+    // keep each free core, so take them at once (a big job takes whole
+    // nodes by the hundred).
+    let keeps_all = avail >= free_cores * v
+        && params.unit != Unit::Socket
+        && job.cores_per_socket == 0
+        && job.ntasks_per_socket == 0;
+    let mut kept = Bits::new(if want_cores && !keeps_all {
+        rec.cores as usize
+    } else {
+        0
+    });
+    let kept_cpus = if want_cores && keeps_all {
+        kept = free.bits.extract(free.off, rec.cores as usize);
+        free_cores * v
+    } else if want_cores {
         let mut left = avail;
         let mut taken = 0;
         for s in order {

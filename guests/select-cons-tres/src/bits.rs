@@ -114,6 +114,13 @@ impl Bits {
         }
     }
 
+    /// `self &= other` (lengths must match).
+    pub fn and(&mut self, other: &Bits) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= b;
+        }
+    }
+
     pub fn or(&mut self, other: &Bits) {
         for (a, b) in self.words.iter_mut().zip(&other.words) {
             *a |= b;

@@ -274,6 +274,16 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
     } else {
         share.cpus.div_ceil(v) as usize
     };
+    let block = params.unit == Unit::Cpu || job.sock_dist == SockDist::Block;
+    if need >= share.cores.count() && (block || job.ntasks_per_socket == 0) {
+        // Every offered core is needed and no per-socket cap applies: both
+        // walks below (and CR_Socket's widening to whole sockets) keep
+        // them all.
+        if params.unit != Unit::Cpu {
+            share.cpus = share.cores.count() as u32 * rec.tpc as u32;
+        }
+        return;
+    }
     // The offered cores per socket, flat and inline (socket `s` holds
     // `flat[start[s]..start[s + 1]]`): this runs for every node of every
     // allocation, and nodes given only `CPUs=` have one socket per CPU.
@@ -287,7 +297,6 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
     let avail = |s: usize| &flat[start[s]..start[s + 1]];
     need = need.min(flat.len());
     let mut kept = Bits::new(rec.cores as usize);
-    let block = params.unit == Unit::Cpu || job.sock_dist == SockDist::Block;
     if block {
         // The sockets GRES require are filled first: on its first pass
         // Slurm 22.05 drops the free cores of sockets without usable GRES

@@ -311,8 +311,6 @@ impl ConsTres {
         if against == Against::Total {
             return self.fit(usage, job, &cand, &avail, counts, against, true);
         }
-        self.verify_node_state(usage, job, &mut cand, excluded_cores)
-            .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
         if let Some(x) = excluded_cores {
             avail.and_not(x);
         }
@@ -322,6 +320,16 @@ impl ConsTres {
                 step1.and_not(&row.cores);
             }
         }
+        let step1_only = job.node_req != NODE_CR_AVAILABLE && !self.params.gang;
+        if step1_only && job.required.is_none() {
+            // Only step 1 follows, and a node without a core in no row
+            // offers nothing there: leave the busy nodes out before the
+            // per-node checks. (With required nodes every candidate is
+            // checked, for the error naming an unusable required node.)
+            cand.and(&self.nodes_holding(&step1));
+        }
+        self.verify_node_state(usage, job, &mut cand, excluded_cores)
+            .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
         let mut cand1 = cand.clone();
         if job.whole_node {
             for i in cand.ones() {
@@ -334,7 +342,7 @@ impl ConsTres {
             }
         }
         let first = self.fit(usage, job, &cand1, &step1, counts, against, completing_ok);
-        if first.is_ok() || (job.node_req != NODE_CR_AVAILABLE && !self.params.gang) {
+        if first.is_ok() || step1_only {
             return first;
         }
         let mut step2 = avail;

@@ -116,6 +116,8 @@ pub struct ConsTres {
     pub min_weight: u32,
     /// All cores minus specialised ones.
     pub base_avail: Bits,
+    /// Per node, the end (exclusive) of its range in the core map.
+    pub core_ends: Vec<u32>,
     pub usage: Usage,
 }
 
@@ -148,6 +150,7 @@ impl ConsTres {
             total_cores: 0,
             min_weight: 0,
             base_avail: Bits::new(0),
+            core_ends: Vec::new(),
             usage: Usage {
                 nodes: Vec::new(),
                 rows,
@@ -180,11 +183,43 @@ impl ConsTres {
             base.clear_at(r.core_off, &r.spec_cores);
         }
         self.base_avail = base;
+        self.core_ends = recs
+            .iter()
+            .map(|r| (r.core_off + r.cores as usize) as u32)
+            .collect();
         self.gres_columns = GresColumns::build(&recs);
         self.recs = recs;
         self.gres_names = names;
         self.reset_usage();
         Ok(())
+    }
+
+    /// The nodes holding at least one set bit of `cores` (a cluster-wide
+    /// core map). Costs the words of `cores` plus one step per node found,
+    /// so on a busy cluster it visits the few nodes with free cores instead
+    /// of every node.
+    pub fn nodes_holding(&self, cores: &Bits) -> Bits {
+        let mut out = Bits::new(self.recs.len());
+        let (mut core, mut node) = (0, 0);
+        while core < cores.len() {
+            let word = cores.bits64(core);
+            if word == 0 {
+                core += 64;
+                continue;
+            }
+            let first = core + word.trailing_zeros() as usize;
+            // The first node ending past `first`: a forward walk, as the
+            // next holding node is usually close.
+            while node < self.core_ends.len() && self.core_ends[node] as usize <= first {
+                node += 1;
+            }
+            if node == self.core_ends.len() {
+                break;
+            }
+            out.set(node);
+            core = self.core_ends[node] as usize;
+        }
+        out
     }
 
     /// Empty usage tables for the current nodes and partitions.

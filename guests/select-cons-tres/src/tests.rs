@@ -9,6 +9,7 @@ use slurm_wasm_sdk::types::{
     ShareRequest,
 };
 
+use crate::bits::Bits;
 use crate::params::Params;
 use crate::ConsTres;
 
@@ -1036,4 +1037,22 @@ fn anchor_cr_cpu_mps_cores_beside_its_gpu() {
         (0, vec![2], 1, 250)
     );
     assert_eq!(devs(&n.gres[0]), vec![1]);
+}
+
+#[test]
+fn nodes_holding_maps_cores_to_their_nodes() {
+    // Four nodes of 2 x 40 cores (80 each: a node spans two words of the
+    // core map). Cores 79 (node 0's last), 160 (node 2's first) and 300
+    // (node 3) are set: nodes 0, 2 and 3 hold them, node 1 none.
+    let ct = cluster(&["CR_Core"], 4, 2, 40, 1, 1000);
+    let mut cores = Bits::new(320);
+    for c in [79, 160, 161, 300] {
+        cores.set(c);
+    }
+    assert_eq!(
+        ct.nodes_holding(&cores).ones().collect::<Vec<_>>(),
+        vec![0, 2, 3]
+    );
+    assert!(!ct.nodes_holding(&Bits::new(320)).any());
+    assert_eq!(ct.nodes_holding(&Bits::full(320)).count(), 4);
 }

@@ -249,7 +249,10 @@ impl ConsTres {
                 free.and_not(&row.cores);
             }
         }
-        cand.ones()
+        let mut nodes = self.nodes_holding(&free);
+        nodes.and(cand);
+        nodes
+            .ones()
             .map(|i| {
                 let r = &self.recs[i];
                 free.count_range(r.core_off, r.core_off + r.cores as usize) as u64 * r.tpc as u64
