@@ -44,7 +44,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anchor_select::{JobRecord, NodeLine, Recording, Step, Submitted, WillRun};
-use slurm_wasm_host::allocation::node_allocations;
+use slurm_wasm_host::allocation::{node_allocations, node_names};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
@@ -353,11 +353,7 @@ fn replay(config: &str) -> Vec<String> {
                         },
                         Ok(result),
                     ) => {
-                        let ours_nodes: Vec<String> =
-                            node_allocations(&cluster.nodes, &result.resources)
-                                .into_iter()
-                                .map(|n| n.node)
-                                .collect();
+                        let ours_nodes = node_names(&cluster.nodes, &result.resources);
                         let ours_start = result.start_time.unwrap_or(*now);
                         // sbatch printed "now" as the second it answered, which can
                         // be a second after `now=` was taken.
@@ -383,7 +379,7 @@ fn replay(config: &str) -> Vec<String> {
                     )),
                     (WillRun::Error(message), Ok(result)) => differences.push(format!(
                         "{what}: Slurm refused ({message}); ours would start it on {:?}",
-                        ours(&cluster, &result.resources)
+                        node_names(&cluster.nodes, &result.resources)
                     )),
                     (WillRun::Error(_), Err(_)) => {}
                 }

@@ -120,7 +120,7 @@ fn a_job_that_must_wait_gets_a_will_run_answer() {
     );
     assert!(out.contains("   StartTime=2026-11-21T16:33:39 "), "{out}");
     assert!(
-        out.contains("   NodeList=n[1-4]\n   NumNodes=4 NumCPUs=32 "),
+        out.contains("   SchedNodeList=n[1-4]\n   NumNodes=4 NumCPUs=32 "),
         "{out}"
     );
 }

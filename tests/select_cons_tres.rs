@@ -266,6 +266,11 @@ fn preemption_and_will_run_through_the_host() {
         .job_test(&request(1, job(2, 1, 1, 1), JobTestMode::WillRun))
         .unwrap();
     assert_eq!(w.start_time, Some(4_000_000_000));
+    // A will-run answer is the node bitmap, the CPU count and the start
+    // (Slurm frees job_resrcs after the test): no per-node entries.
+    assert_eq!(w.resources.nodes.words, vec![1]);
+    assert_eq!(w.resources.ncpus, 1);
+    assert!(w.resources.per_node.is_empty());
     let mut req = request(1, job(2, 1, 1, 1), JobTestMode::RunNow);
     assert_eq!(code(p.job_test(&req).unwrap_err()), 2016);
     req.preemptee_candidates = vec![PreempteeCandidate {

@@ -151,6 +151,10 @@ fn every_mode_through_the_host() {
         .unwrap();
     assert_eq!(r.start_time, Some(NOW + 100));
     assert_eq!(chosen(&r), vec![0, 1, 2]);
+    // The answer is the nodes and CPU count, without per-node entries
+    // (Slurm frees job_resrcs after a will-run test).
+    assert_eq!(r.resources.ncpus, 12);
+    assert!(r.resources.per_node.is_empty());
     // RUN_NOW: every node is busy (EINVAL, as linear's _run_now).
     let err = plugin
         .job_test(&request(pending(3, 1), 4, JobTestMode::RunNow))

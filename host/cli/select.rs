@@ -7,7 +7,9 @@
 //! order the way `slurmctld` starts a job (`job-test` RUN_NOW, then
 //! `job-begin` and `nodeinfo-set`), and asks for the new job: RUN_NOW, and
 //! when it cannot start now WILL_RUN. The answer is printed the way
-//! `scontrol show job -d` shows a job (`--json` for machines). Every job
+//! `scontrol show job -d` shows a job (`--json` for machines): a job that
+//! must wait shows its planned `SchedNodeList` and start, as Slurm shows a
+//! pending job (a will-run answer has no per-node detail). Every job
 //! runs for its time limit from `--now`, so WILL_RUN start times follow
 //! from the running jobs' `-t`.
 //!
@@ -20,7 +22,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use serde_json::json;
-use slurm_wasm_host::allocation::{compress_hostlist, node_allocations};
+use slurm_wasm_host::allocation::{compress_hostlist, node_allocations, node_names};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{JobTestMode, JobTestResult};
@@ -240,11 +242,17 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
         return out;
     };
     let nodes = node_allocations(&cluster.nodes, resources);
-    let names: Vec<&str> = nodes.iter().map(|n| n.node.as_str()).collect();
-    out.push_str(&format!("   NodeList={}\n", compress_hostlist(&names)));
+    let names = node_names(&cluster.nodes, resources);
+    // A pending job shows the nodes it is planned on (a will-run answer
+    // carries no per-node detail).
+    let list = match outcome {
+        Outcome::Later(..) => "SchedNodeList",
+        _ => "NodeList",
+    };
+    out.push_str(&format!("   {list}={}\n", compress_hostlist(&names)));
     out.push_str(&format!(
         "   NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}\n",
-        nodes.len(),
+        names.len(),
         resources.ncpus,
         d.num_tasks,
         d.cpus_per_task
@@ -275,7 +283,9 @@ fn as_json(
     let nodes = resources
         .map(|r| node_allocations(&cluster.nodes, r))
         .unwrap_or_default();
-    let names: Vec<&str> = nodes.iter().map(|n| n.node.as_str()).collect();
+    let names = resources
+        .map(|r| node_names(&cluster.nodes, r))
+        .unwrap_or_default();
     json!({
         "select": select,
         "now": now,
@@ -287,7 +297,7 @@ fn as_json(
         "end_time": planned.map(|j| j.end_time),
         "error": error,
         "node_list": compress_hostlist(&names),
-        "num_nodes": nodes.len(),
+        "num_nodes": names.len(),
         "num_cpus": resources.map(|r| r.ncpus),
         "num_tasks": job.details.num_tasks,
         "cpus_per_task": job.details.cpus_per_task,

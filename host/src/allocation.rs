@@ -69,6 +69,20 @@ pub fn node_allocations(nodes: &[Node], resources: &JobResources) -> Vec<NodeAll
         .collect()
 }
 
+/// The names of the nodes set in `resources.nodes` (all a will-run answer
+/// carries), in index order; a set bit past the table shows as `#<index>`.
+pub fn node_names(nodes: &[Node], resources: &JobResources) -> Vec<String> {
+    bits(&resources.nodes)
+        .into_iter()
+        .map(|i| {
+            nodes
+                .iter()
+                .find(|n| n.index == i)
+                .map_or_else(|| format!("#{i}"), |n| n.name.clone())
+        })
+        .collect()
+}
+
 /// Ascending ids as ranges: `0-1,4,6-7`; empty for none.
 pub fn ranges(ids: impl IntoIterator<Item = u32>) -> String {
     let mut out: Vec<String> = Vec::new();

@@ -88,12 +88,14 @@ impl Checker<'_> {
 
     /// A select allocation against the candidates and the node table:
     /// chosen nodes inside the candidates, one entry per chosen node in
-    /// index order, cores inside the node, memory within the node.
+    /// index order, cores inside the node, memory within the node. With
+    /// `nodes_only` (a will-run answer) an empty per-node list is accepted.
     pub fn job_resources(
         &self,
         resources: &JobResources,
         candidates: Option<&Bitmap>,
         nodes: &[Node],
+        nodes_only: bool,
     ) -> Result<(), CallError> {
         self.bitmap("nodes", &resources.nodes)?;
         let chosen: Vec<u32> = ones(&resources.nodes).collect();
@@ -103,6 +105,9 @@ impl Checker<'_> {
                     "node {bad} was chosen but is not among the candidate nodes"
                 )));
             }
+        }
+        if nodes_only && resources.per_node.is_empty() {
+            return Ok(());
         }
         if resources.per_node.len() != chosen.len() {
             return Err(self.fail(format!(

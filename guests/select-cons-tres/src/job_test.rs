@@ -475,8 +475,15 @@ impl ConsTres {
                 (rec, Some(start), list)
             }
         };
+        // A will-run answer is the nodes, the CPU count and the start: Slurm
+        // frees the job's resources after the test (spec 2.7 step 9).
+        let resources = if matches!(req.mode, JobTestMode::WillRun | JobTestMode::Reservation) {
+            self.to_nodes_only(&rec)
+        } else {
+            self.to_resources(&rec)
+        };
         Ok(JobTestResult {
-            resources: self.to_resources(&rec),
+            resources,
             start_time: start,
             preemptees,
         })

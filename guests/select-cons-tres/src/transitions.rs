@@ -89,6 +89,21 @@ impl ConsTres {
         }
     }
 
+    /// The will-run answer of `rec`: its nodes and CPU count, no per-node
+    /// entries.
+    pub fn to_nodes_only(&self, rec: &JobRec) -> JobResources {
+        let mut nodes = Bits::new(self.recs.len());
+        for n in &rec.nodes {
+            nodes.set(n.node);
+        }
+        JobResources {
+            nodes: to_bitmap(&nodes),
+            ncpus: rec.nodes.iter().map(|n| n.cpus).sum(),
+            per_node: Vec::new(),
+            whole_nodes: rec.whole_node,
+        }
+    }
+
     /// Builds the record of a running or suspended `job` from its resources.
     pub fn job_rec(&self, job: &Job) -> Result<JobRec, String> {
         let res = job.resources.as_ref().ok_or_else(|| {

@@ -205,15 +205,31 @@ impl Linear {
                 })?
             }
         };
-        Ok(JobTestResult {
-            resources: resources::build(
+        // A will-run answer is the nodes, the CPU count and the start: Slurm
+        // frees the job's resources after the test.
+        let will_run = matches!(
+            request.mode,
+            JobTestMode::WillRun | JobTestMode::Reservation
+        );
+        let resources = if will_run {
+            JobResources {
+                nodes: (&outcome.placed.nodes).into(),
+                ncpus: outcome.placed.total_cpus,
+                per_node: Vec::new(),
+                whole_nodes: true,
+            }
+        } else {
+            resources::build(
                 &self.nodes,
                 &self.config,
                 view.memory,
                 &view.details,
                 &outcome.placed.nodes,
                 outcome.placed.total_cpus,
-            ),
+            )
+        };
+        Ok(JobTestResult {
+            resources,
             start_time: outcome.start_time,
             preemptees: outcome.preemptees,
         })

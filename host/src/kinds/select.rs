@@ -74,13 +74,14 @@ impl SelectPlugin {
         function: &'static str,
         resources: &JobResources,
         candidates: Option<&Bitmap>,
+        nodes_only: bool,
     ) -> Result<(), CallError> {
         let plugin = self.core.plugin_type();
         Checker {
             plugin: &plugin,
             function,
         }
-        .job_resources(resources, candidates, &self.nodes())
+        .job_resources(resources, candidates, &self.nodes(), nodes_only)
     }
 
     pub fn job_init(&self, jobs: &[Job]) -> Result<(), CallError> {
@@ -99,12 +100,22 @@ impl SelectPlugin {
     }
 
     /// `select_p_job_test`, with the result checked against the candidates
-    /// and the node table.
+    /// and the node table (a will-run or reservation answer may carry the
+    /// nodes without per-node entries).
     pub fn job_test(&self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
         let result = plain!(self, "job-test", |b, s| b
             .slurm_plugin_select()
             .call_job_test(s, request))?;
-        self.check_resources("job-test", &result.resources, Some(&request.candidates))?;
+        let nodes_only = matches!(
+            request.mode,
+            JobTestMode::WillRun | JobTestMode::Reservation
+        );
+        self.check_resources(
+            "job-test",
+            &result.resources,
+            Some(&request.candidates),
+            nodes_only,
+        )?;
         Ok(result)
     }
 
@@ -132,7 +143,7 @@ impl SelectPlugin {
         let resources = plain!(self, "job-expand", |b, s| b
             .slurm_plugin_select()
             .call_job_expand(s, from, to))?;
-        self.check_resources("job-expand", &resources, None)?;
+        self.check_resources("job-expand", &resources, None, false)?;
         Ok(resources)
     }
 
