@@ -58,6 +58,10 @@
 //! reserved from that start for the job's time limit. When no start exists
 //! without reserved nodes, `WILL_RUN` on all the partition's nodes is used
 //! and the start moved past the end of the reservations on the chosen nodes.
+//! Calls whose answer is certain are spared: `RUN_NOW` when the candidates'
+//! unallocated CPUs are fewer than the job's minimum (no partition
+//! oversubscribes), `WILL_RUN` when the candidates, idle, would have too
+//! few CPUs or nodes for it.
 //!
 //! A pass after which only submissions happened (no job started or ended,
 //! no priority changed) keeps the answers of the jobs it tested ahead of the
@@ -209,6 +213,8 @@ struct Engine<'a, 'p> {
     part_bitmaps: Vec<Bitmap>,
     /// CPUs not allocated, per partition (for the pre-check).
     part_free: Vec<i64>,
+    /// CPUs not allocated, per node (for the backfill pre-checks).
+    node_free: Vec<u32>,
     largest_node_cpus: Vec<u32>,
     /// `TEST_ONLY` verdicts (none = fits, else why not) by request shape.
     test_only_cache: HashMap<Shape, Option<String>>,
@@ -294,6 +300,7 @@ pub fn simulate(
         part_bitmaps: cluster.partitions.iter().map(|p| p.nodes.clone()).collect(),
         part_words,
         part_free,
+        node_free: cluster.nodes.iter().map(|n| u32::from(n.cpus)).collect(),
         largest_node_cpus: jobs::largest_node_cpus(cluster),
         test_only_cache: HashMap::new(),
         cpu_precheck,
@@ -550,6 +557,25 @@ impl Engine<'_, '_> {
         Ok(changed)
     }
 
+    /// Whether the unallocated CPUs of the nodes in `words` reach job
+    /// `idx`'s minimum (always true when a partition oversubscribes). When
+    /// they do not, `RUN_NOW` there must fail: the call is spared.
+    fn fits_free_cpus_on(&self, idx: usize, words: &[u64]) -> bool {
+        let need = u64::from(self.live(idx).job.details.min_cpus);
+        !self.cpu_precheck || sum_over(words, |i| u64::from(self.node_free[i])) >= need
+    }
+
+    /// Whether the nodes in `words`, all idle, could hold job `idx`: its
+    /// minimum CPUs and nodes against their configured CPUs. When they
+    /// cannot, `WILL_RUN` there must fail (not even every running job's end
+    /// makes room): the call is spared.
+    fn could_ever_fit_on(&self, idx: usize, words: &[u64]) -> bool {
+        let d = &self.live(idx).job.details;
+        let nodes = sum_over(words, |_| 1);
+        let cpus = sum_over(words, |i| u64::from(self.input.cluster.nodes[i].cpus));
+        nodes >= u64::from(d.min_nodes) && cpus >= u64::from(d.min_cpus)
+    }
+
     fn fits_free_cpus(&self, idx: usize) -> bool {
         let live = self.live(idx);
         !self.cpu_precheck || self.part_free[live.partition] >= i64::from(live.job.details.min_cpus)
@@ -654,7 +680,7 @@ impl Engine<'_, '_> {
                 )
             };
             let free_now = minus(&words, &overlapping);
-            if self.fits_free_cpus(idx) && free_now.iter().any(|&w| w != 0) {
+            if free_now.iter().any(|&w| w != 0) && self.fits_free_cpus_on(idx, &free_now) {
                 self.counters.run_now_tests += 1;
                 let candidates = Bitmap {
                     len,
@@ -670,10 +696,13 @@ impl Engine<'_, '_> {
             }
             let unreserved = minus(&words, &all_reserved);
             let mut answer = None;
-            if unreserved.iter().any(|&w| w != 0) {
+            if self.could_ever_fit_on(idx, &unreserved) {
                 answer = self.will_run(now, idx, len, unreserved)?;
             }
-            if answer.is_none() && all_reserved.iter().any(|&w| w != 0) {
+            if answer.is_none()
+                && all_reserved.iter().any(|&w| w != 0)
+                && self.could_ever_fit_on(idx, &words)
+            {
                 // Only with reserved nodes: start after their reservations.
                 answer = self
                     .will_run(now, idx, len, words.clone())?
@@ -780,7 +809,9 @@ impl Engine<'_, '_> {
             },
         ];
         for n in &resources.per_node {
-            for &p in &cluster.nodes[n.node_index as usize].partitions {
+            let node = n.node_index as usize;
+            self.node_free[node] = self.node_free[node].saturating_sub(u32::from(n.cpus));
+            for &p in &cluster.nodes[node].partitions {
                 self.part_free[p as usize] -= i64::from(n.cpus);
             }
         }
@@ -814,7 +845,9 @@ impl Engine<'_, '_> {
         live.job.end_time = now;
         if let Some(res) = &live.job.resources {
             for n in &res.per_node {
-                for &p in &cluster.nodes[n.node_index as usize].partitions {
+                let node = n.node_index as usize;
+                self.node_free[node] += u32::from(n.cpus);
+                for &p in &cluster.nodes[node].partitions {
                     self.part_free[p as usize] += i64::from(n.cpus);
                 }
             }
@@ -868,6 +901,19 @@ fn union<'r>(words: usize, reservations: impl Iterator<Item = &'r Reservation>) 
         }
     }
     out
+}
+
+/// The sum of `value(node)` over the nodes set in `words`.
+fn sum_over(words: &[u64], value: impl Fn(usize) -> u64) -> u64 {
+    let mut total = 0;
+    for (w, &word) in words.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            total += value(w * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
+    total
 }
 
 fn minus(a: &[u64], b: &[u64]) -> Vec<u64> {

@@ -336,6 +336,37 @@ fn backfill_uses_nodes_the_reservation_does_not_need() {
 }
 
 #[test]
+fn backfill_spares_tests_whose_answer_is_certain() {
+    // J1 holds all four nodes until 100. J2 (3 nodes) and J3 (2 nodes),
+    // both limited to 200 s, wait. Pass at 0: J2's RUN_NOW is spared (no
+    // free CPU), its WILL_RUN reserves 3 nodes from 120. J3's RUN_NOW is
+    // spared (its candidate, the unreserved node, has no free CPU), and
+    // WILL_RUN on that one node is spared too (4 CPUs, J3 needs 8): only
+    // WILL_RUN on all nodes is asked. At 100 J1 ends and J2 starts; J3
+    // cannot start (4 free CPUs, no call), the pass at 100 asks WILL_RUN
+    // once. J2 ends at 150 and J3 starts. RUN_NOW: J1, J2, J3 once each.
+    let c = cluster("");
+    let r = run(
+        &c,
+        vec![
+            job(1, 0, 4, 100, 100),
+            job(2, 0, 3, 50, 200),
+            job(3, 0, 2, 60, 200),
+        ],
+    );
+    assert_eq!(
+        schedule(&r),
+        vec![
+            (Some(0), Some(100), false),
+            (Some(100), Some(150), false),
+            (Some(150), Some(210), false),
+        ]
+    );
+    assert_eq!(r.counters.run_now_tests, 3);
+    assert_eq!(r.counters.will_run_tests, 3);
+}
+
+#[test]
 fn jobs_are_killed_at_their_time_limit() {
     // J1 asks 90 s (1.5 min, rounded up to 2 min = 120 s) and runs 300 s:
     // killed at 120. J2 asks 60 s and runs 30 s: ends at 30.
