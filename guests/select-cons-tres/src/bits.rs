@@ -164,10 +164,24 @@ impl Bits {
         }
     }
 
-    /// ORs `src` into bits `off..`.
+    /// ORs `src` into bits `off..` (`off + src.len()` must not pass the
+    /// end), a word of `src` at a time.
     pub fn or_at(&mut self, off: usize, src: &Bits) {
-        for i in src.ones() {
-            self.set(off + i);
+        self.merge_at(off, src, |a, b| *a |= b);
+    }
+
+    /// Applies `op(word, bits)` to the words of `self` under `src` placed at
+    /// `off` (`bits` = the part of `src` falling in that word).
+    fn merge_at(&mut self, off: usize, src: &Bits, op: impl Fn(&mut u64, u64)) {
+        let (q, r) = (off / 64, off % 64);
+        for (w, &s) in src.words.iter().enumerate() {
+            if s == 0 {
+                continue;
+            }
+            op(&mut self.words[q + w], s << r);
+            if r != 0 && s >> (64 - r) != 0 {
+                op(&mut self.words[q + w + 1], s >> (64 - r));
+            }
         }
     }
 
@@ -180,11 +194,10 @@ impl Bits {
             .any(|(w, &s)| s != 0 && self.bits64(off + w * 64) & s != 0)
     }
 
-    /// Clears the set bits of `src` at `off..`.
+    /// Clears the set bits of `src` at `off..` (`off + src.len()` must not
+    /// pass the end), a word of `src` at a time.
     pub fn clear_at(&mut self, off: usize, src: &Bits) {
-        for i in src.ones() {
-            self.clear(off + i);
-        }
+        self.merge_at(off, src, |a, b| *a &= !b);
     }
 
     /// Any bit set in `off..off + n`?
@@ -235,5 +248,32 @@ mod tests {
         assert!(!b.intersects_at(60, &local));
         local.set(4);
         assert!(b.intersects_at(60, &local));
+    }
+
+    #[test]
+    fn or_and_clear_at_cross_words() {
+        // A 70-bit node-local set placed at bit 100 of a 200-bit map spans
+        // words 1-2 (bits 100-169): bits 0, 27, 28 and 69 land on 100, 127,
+        // 128 and 169.
+        let mut local = Bits::new(70);
+        for i in [0, 27, 28, 69] {
+            local.set(i);
+        }
+        let mut map = Bits::new(200);
+        map.set(99);
+        map.set(170);
+        map.or_at(100, &local);
+        assert_eq!(
+            map.ones().collect::<Vec<_>>(),
+            vec![99, 100, 127, 128, 169, 170]
+        );
+        map.clear_at(100, &local);
+        assert_eq!(map.ones().collect::<Vec<_>>(), vec![99, 170]);
+        // Word-aligned placement.
+        map.or_at(128, &local);
+        assert_eq!(
+            map.ones().collect::<Vec<_>>(),
+            vec![99, 128, 155, 156, 170, 197]
+        );
     }
 }

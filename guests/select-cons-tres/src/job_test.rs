@@ -25,6 +25,7 @@ use slurm_wasm_sdk::codes::{
 use slurm_wasm_sdk::select::{JobTestMode, JobTestRequest, JobTestResult};
 use slurm_wasm_sdk::types::GresScope;
 use slurm_wasm_sdk::Error;
+use smallvec::SmallVec;
 
 use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
@@ -33,7 +34,7 @@ use crate::eval_nodes::{
     eval_nodes, fits_alone, one_node_path, sched_weight, weight_floor, Counts,
 };
 use crate::gres_sched::{per_node_need, pick};
-use crate::node_usage::NODE_CR_AVAILABLE;
+use crate::node_usage::{NodeRec, NODE_CR_AVAILABLE};
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 
@@ -44,6 +45,34 @@ pub enum Against {
     Free,
     /// Configured totals (TEST_ONLY).
     Total,
+}
+
+/// What an idle node's offer to a job without GRES depends on: its core
+/// layout, threads, memory and COMPLETING flag.
+type IdleShape = (u16, u16, u16, u64, u64, bool);
+
+/// The shape of node `i` when it is idle for `job` (every core free in
+/// `avail`, no specialised core, no memory allocated) and `job` asks no
+/// GRES; `None` otherwise.
+fn idle_shape(
+    rec: &NodeRec,
+    usage: &Usage,
+    i: usize,
+    avail: &Bits,
+    job: &JobView,
+) -> Option<IdleShape> {
+    let idle = job.gres.is_empty()
+        && rec.spec_count == 0
+        && usage.nodes[i].alloc_memory == 0
+        && avail.count_range(rec.core_off, rec.core_off + rec.cores as usize) == rec.cores as usize;
+    idle.then_some((
+        rec.sockets,
+        rec.cores_per_socket,
+        rec.tpc,
+        rec.real_memory,
+        rec.mem_spec,
+        rec.completing,
+    ))
 }
 
 fn fail(code: i32, msg: impl Into<String>) -> Error {
@@ -105,8 +134,23 @@ impl ConsTres {
             }
             best.map(|(_, o)| o).into_iter().collect()
         } else {
+            // An idle node's offer depends only on its shape (a job without
+            // GRES reads no device), so nodes of one shape share it: a big
+            // job's test visits idle nodes by the thousand.
+            let mut shared: SmallVec<[(IdleShape, Option<Offer>); 4]> = SmallVec::new();
             cand.ones()
-                .filter_map(|i| offer(i, false).and_then(|o| Offer::of(i, &o)))
+                .filter_map(|i| {
+                    let Some(shape) = idle_shape(&self.recs[i], usage, i, avail, job) else {
+                        return offer(i, false).and_then(|o| Offer::of(i, &o));
+                    };
+                    let known = shared.iter().find(|(s, _)| *s == shape).map(|(_, o)| *o);
+                    let o = known.unwrap_or_else(|| {
+                        let o = offer(i, false).and_then(|o| Offer::of(i, &o));
+                        shared.push((shape, o));
+                        o
+                    });
+                    o.map(|o| Offer { node: i, ..o })
+                })
                 .collect()
         };
         let chosen =
