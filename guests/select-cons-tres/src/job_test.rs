@@ -28,7 +28,7 @@ use slurm_wasm_sdk::Error;
 use smallvec::SmallVec;
 
 use crate::bits::Bits;
-use crate::can_run::{can_job_run_on_node, Offer};
+use crate::can_run::{can_job_run_on_node, NodeAvail, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
 use crate::eval_nodes::{
     eval_nodes, fits_alone, one_node_path, sched_weight, weight_floor, Counts,
@@ -164,8 +164,21 @@ impl ConsTres {
         // the core-picking evaluation agree, so a chosen node keeps its offer.
         let mut plans = Vec::with_capacity(chosen.len());
         let mut shares = Vec::with_capacity(chosen.len());
+        // Idle nodes of one shape keep the same cores too (all of them).
+        let mut picked: SmallVec<[(IdleShape, Option<NodeAvail>); 4]> = SmallVec::new();
         for &(i, cpus) in &chosen {
-            let o = offer(i, true).ok_or_else(|| {
+            let o = match idle_shape(&self.recs[i], usage, i, avail, job) {
+                Some(shape) => match picked.iter().find(|(s, _)| *s == shape) {
+                    Some((_, o)) => o.clone(),
+                    None => {
+                        let o = offer(i, true);
+                        picked.push((shape, o.clone()));
+                        o
+                    }
+                },
+                None => offer(i, true),
+            };
+            let o = o.ok_or_else(|| {
                 fail(
                     ESLURM_INTERNAL,
                     format!(
