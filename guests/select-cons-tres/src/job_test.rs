@@ -378,11 +378,12 @@ impl ConsTres {
             }
         }
         let step1_only = job.node_req != NODE_CR_AVAILABLE && !self.params.gang;
-        if step1_only && job.required.is_none() {
+        if step1_only && job.required.is_none() && !one_node_path(job, &self.params, counts) {
             // Only step 1 follows, and a node without a core in no row
             // offers nothing there: leave the busy nodes out before the
             // per-node checks. (With required nodes every candidate is
-            // checked, for the error naming an unusable required node.)
+            // checked, for the error naming an unusable required node; a
+            // one-node job's walk stops early and needs no such pass.)
             cand.and(&self.nodes_holding(&step1));
         }
         self.verify_node_state(usage, job, &mut cand, excluded_cores)
