@@ -28,7 +28,7 @@ use slurm_wasm_sdk::Error;
 use smallvec::SmallVec;
 
 use crate::bits::Bits;
-use crate::can_run::{can_job_run_on_node, NodeAvail, Offer};
+use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
 use crate::eval_nodes::{
     eval_nodes, fits_alone, one_node_path, sched_weight, weight_floor, Counts,
@@ -73,6 +73,25 @@ fn idle_shape(
         rec.mem_spec,
         rec.completing,
     ))
+}
+
+/// `compute()` for a node of idle shape `shape`, computed once per shape
+/// (`memo` keeps the values); for a node that is not idle (`None`), always
+/// computed.
+fn per_shape<T: Clone>(
+    memo: &mut SmallVec<[(IdleShape, T); 4]>,
+    shape: Option<IdleShape>,
+    compute: impl FnOnce() -> T,
+) -> T {
+    let Some(shape) = shape else {
+        return compute();
+    };
+    if let Some((_, known)) = memo.iter().find(|(s, _)| *s == shape) {
+        return known.clone();
+    }
+    let value = compute();
+    memo.push((shape, value.clone()));
+    value
 }
 
 fn fail(code: i32, msg: impl Into<String>) -> Error {
@@ -137,19 +156,14 @@ impl ConsTres {
             // An idle node's offer depends only on its shape (a job without
             // GRES reads no device), so nodes of one shape share it: a big
             // job's test visits idle nodes by the thousand.
-            let mut shared: SmallVec<[(IdleShape, Option<Offer>); 4]> = SmallVec::new();
+            let mut shared = SmallVec::new();
             cand.ones()
                 .filter_map(|i| {
-                    let Some(shape) = idle_shape(&self.recs[i], usage, i, avail, job) else {
-                        return offer(i, false).and_then(|o| Offer::of(i, &o));
-                    };
-                    let known = shared.iter().find(|(s, _)| *s == shape).map(|(_, o)| *o);
-                    let o = known.unwrap_or_else(|| {
-                        let o = offer(i, false).and_then(|o| Offer::of(i, &o));
-                        shared.push((shape, o));
-                        o
-                    });
-                    o.map(|o| Offer { node: i, ..o })
+                    let shape = idle_shape(&self.recs[i], usage, i, avail, job);
+                    per_shape(&mut shared, shape, || {
+                        offer(i, false).and_then(|o| Offer::of(i, &o))
+                    })
+                    .map(|o| Offer { node: i, ..o })
                 })
                 .collect()
         };
@@ -165,19 +179,10 @@ impl ConsTres {
         let mut plans = Vec::with_capacity(chosen.len());
         let mut shares = Vec::with_capacity(chosen.len());
         // Idle nodes of one shape keep the same cores too (all of them).
-        let mut picked: SmallVec<[(IdleShape, Option<NodeAvail>); 4]> = SmallVec::new();
+        let mut picked = SmallVec::new();
         for &(i, cpus) in &chosen {
-            let o = match idle_shape(&self.recs[i], usage, i, avail, job) {
-                Some(shape) => match picked.iter().find(|(s, _)| *s == shape) {
-                    Some((_, o)) => o.clone(),
-                    None => {
-                        let o = offer(i, true);
-                        picked.push((shape, o.clone()));
-                        o
-                    }
-                },
-                None => offer(i, true),
-            };
+            let shape = idle_shape(&self.recs[i], usage, i, avail, job);
+            let o = per_shape(&mut picked, shape, || offer(i, true));
             let o = o.ok_or_else(|| {
                 fail(
                     ESLURM_INTERNAL,
