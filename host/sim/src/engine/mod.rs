@@ -216,6 +216,8 @@ struct Engine<'a, 'p> {
     /// CPUs not allocated, per node (for the backfill pre-checks).
     node_free: Vec<u32>,
     largest_node_cpus: Vec<u32>,
+    /// The CPU count of the cluster's smallest node.
+    fewest_node_cpus: u32,
     /// `TEST_ONLY` verdicts (none = fits, else why not) by request shape.
     test_only_cache: HashMap<Shape, Option<String>>,
     cpu_precheck: bool,
@@ -302,6 +304,12 @@ pub fn simulate(
         part_free,
         node_free: cluster.nodes.iter().map(|n| u32::from(n.cpus)).collect(),
         largest_node_cpus: jobs::largest_node_cpus(cluster),
+        fewest_node_cpus: cluster
+            .nodes
+            .iter()
+            .map(|n| u32::from(n.cpus))
+            .min()
+            .unwrap_or(0),
         test_only_cache: HashMap::new(),
         cpu_precheck,
         counters: Counters::default(),
@@ -562,7 +570,10 @@ impl Engine<'_, '_> {
     /// they do not, `RUN_NOW` there must fail: the call is spared.
     fn fits_free_cpus_on(&self, idx: usize, words: &[u64]) -> bool {
         let need = u64::from(self.live(idx).job.details.min_cpus);
-        !self.cpu_precheck || sum_over(words, |i| u64::from(self.node_free[i])) >= need
+        // The partition's free CPUs bound the candidates' (a subset).
+        !self.cpu_precheck
+            || (self.fits_free_cpus(idx)
+                && sum_over(words, |i| u64::from(self.node_free[i])) >= need)
     }
 
     /// Whether the nodes in `words`, all idle, could hold job `idx`: its
@@ -570,10 +581,19 @@ impl Engine<'_, '_> {
     /// cannot, `WILL_RUN` there must fail (not even every running job's end
     /// makes room): the call is spared.
     fn could_ever_fit_on(&self, idx: usize, words: &[u64]) -> bool {
-        let d = &self.live(idx).job.details;
-        let nodes = sum_over(words, |_| 1);
-        let cpus = sum_over(words, |i| u64::from(self.input.cluster.nodes[i].cpus));
-        nodes >= u64::from(d.min_nodes) && cpus >= u64::from(d.min_cpus)
+        let live = self.live(idx);
+        let d = &live.job.details;
+        let nodes: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
+        let need = u64::from(d.min_cpus);
+        if nodes < u64::from(d.min_nodes)
+            || nodes * u64::from(self.largest_node_cpus[live.partition]) < need
+        {
+            return false;
+        }
+        // Settled by the smallest node without a pass over the nodes, as a
+        // rule; otherwise counted.
+        nodes * u64::from(self.fewest_node_cpus) >= need
+            || sum_over(words, |i| u64::from(self.input.cluster.nodes[i].cpus)) >= need
     }
 
     fn fits_free_cpus(&self, idx: usize) -> bool {
