@@ -10,7 +10,7 @@ use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::slurm_conf;
 use slurm_wasm_sim::compare::{compare, run_one};
 use slurm_wasm_sim::engine::{Input, PolicySpec, SchedConfig, SimResult};
-use slurm_wasm_sim::workload::{TraceJob, TraceStatus, Workload};
+use slurm_wasm_sim::workload::{TraceJob, Workload};
 
 /// The bundled select plugins of those the simulator's tests use; prints
 /// which are skipped because this build does not carry them.
@@ -46,13 +46,9 @@ fn job(id: u32, submit: i64, nodes: u32, run: i64, limit: i64) -> TraceJob {
         time_limit: Some(limit),
         nodes: Some(nodes),
         cpus: nodes * 4,
-        memory_mb_per_node: None,
-        gpus: 0,
         user: 1000,
         group: 1000,
-        account: None,
-        partition: None,
-        status: TraceStatus::Completed,
+        ..TraceJob::default()
     }
 }
 

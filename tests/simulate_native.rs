@@ -223,18 +223,13 @@ fn native_fair_share_matches_the_components_call_by_call() {
     }
     let trace = |id: u32, user: u32, group: u32| slurm_wasm_sim::workload::TraceJob {
         id,
-        submit: 0,
         run_time: 600,
         time_limit: Some(3600),
         nodes: Some(2),
         cpus: 64,
-        memory_mb_per_node: None,
-        gpus: 0,
         user,
         group,
-        account: None,
-        partition: None,
-        status: slurm_wasm_sim::workload::TraceStatus::Completed,
+        ..Default::default()
     };
     let traces = vec![
         trace(1, 1001, 10),

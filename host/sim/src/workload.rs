@@ -5,8 +5,9 @@
 use serde::Serialize;
 
 /// How a job ended in the original trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub enum TraceStatus {
+    #[default]
     Completed,
     Failed,
     Cancelled,
@@ -15,8 +16,9 @@ pub enum TraceStatus {
 }
 
 /// One job of a workload. Times are seconds relative to the workload's
-/// start (`Workload::start_time`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// start (`Workload::start_time`). The default is a completed job of
+/// nothing (builders fill in what they know).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct TraceJob {
     /// Job number in the trace (unique within a workload).
     pub id: u32,

@@ -158,7 +158,6 @@ mod tests {
     use crate::hazards::{self, ReplayOptions};
     use crate::native::{NativePlacer, NativePrioritizer};
     use crate::swf;
-    use crate::workload::TraceStatus;
 
     const ACCOUNTING: &str = "AccountingStorageType=accounting_storage/slurmdbd";
 
@@ -185,13 +184,9 @@ mod tests {
             time_limit: Some(2000),
             nodes: Some(1),
             cpus: 4,
-            memory_mb_per_node: None,
-            gpus: 0,
             user,
             group,
-            account: None,
-            partition: None,
-            status: TraceStatus::Completed,
+            ..TraceJob::default()
         }
     }
 

@@ -5,7 +5,7 @@
 //! The schedules are derived on paper in each test's comment.
 
 use super::*;
-use crate::workload::{TraceJob, TraceStatus, Workload};
+use crate::workload::{TraceJob, Workload};
 use slurm_wasm_host::slurm_conf;
 use slurm_wasm_host::types::NodeResources;
 
@@ -181,13 +181,9 @@ fn job(id: u32, submit: i64, nodes: u32, run: i64, limit: i64) -> TraceJob {
         time_limit: Some(limit),
         nodes: Some(nodes),
         cpus: nodes * 4,
-        memory_mb_per_node: None,
-        gpus: 0,
         user: 1000,
         group: 1000,
-        account: None,
-        partition: None,
-        status: TraceStatus::Completed,
+        ..TraceJob::default()
     }
 }
 
