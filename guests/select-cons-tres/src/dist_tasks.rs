@@ -191,6 +191,9 @@ fn cyclic_block_counts(
     // form: the number of whole rounds by bisection, then one partial
     // round in node order (a big job placed round by round cost a pass
     // over its nodes per task per node).
+    // Steps are at most a node's threads and round counts at most the
+    // task count, both below 2^32: their products fit a u64 unchecked (a
+    // checked 64-bit multiply is a 128-bit library call in wasm32).
     let step = |s: &NodeShare| (recs[s.node].tpc as u32 / cpt).max(1) as u64;
     let room = |s: &NodeShare| -> u64 {
         let mut cap = u64::MAX;
@@ -210,7 +213,7 @@ fn cyclic_block_counts(
     let gain = |r: u64| -> u64 {
         per_node
             .iter()
-            .map(|&(room, step)| room.min(step.saturating_mul(r)))
+            .map(|&(room, step)| room.min(step * r))
             .fold(0, u64::saturating_add)
     };
     // Whole rounds: the most that place no more than what remains (past
@@ -231,7 +234,7 @@ fn cyclic_block_counts(
     }
     let mut left = remaining;
     for (s, &(room, step)) in shares.iter_mut().zip(&per_node) {
-        let g = room.min(step.saturating_mul(lo));
+        let g = room.min(step * lo);
         s.tasks += g as u32;
         left -= g;
     }
@@ -239,10 +242,7 @@ fn cyclic_block_counts(
         if left == 0 {
             break;
         }
-        let g = room
-            .saturating_sub(room.min(step.saturating_mul(lo)))
-            .min(step)
-            .min(left);
+        let g = room.saturating_sub(room.min(step * lo)).min(step).min(left);
         s.tasks += g as u32;
         left -= g;
     }
