@@ -26,6 +26,13 @@ impl Bits {
         }
     }
 
+    /// Makes `self` equal to `other`, reusing `self`'s buffer.
+    pub fn copy_from(&mut self, other: &Bits) {
+        self.len = other.len;
+        self.words.clear();
+        self.words.extend_from_slice(&other.words);
+    }
+
     /// `len` set bits.
     pub fn full(len: usize) -> Self {
         let mut b = Bits {

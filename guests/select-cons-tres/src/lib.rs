@@ -39,6 +39,7 @@ pub mod transitions;
 pub mod verify;
 pub mod will_run;
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use slurm_wasm_sdk::types::{MemoryRequest, Node, Oversubscribe, Partition};
@@ -93,11 +94,44 @@ impl JobRec {
 }
 
 /// The usage tables (cloned for simulations).
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Equality compares the tables, not [`Usage::version`].
+#[derive(Clone, Debug)]
 pub struct Usage {
     pub nodes: Vec<NodeUse>,
     pub rows: Vec<PartRows>,
     pub jobs: BTreeMap<u32, JobRec>,
+    /// Changes whenever the node or row tables may have changed: a new
+    /// value at construction and at every [`transitions::add_job`] and
+    /// [`transitions::remove_job`] (the two functions that change them).
+    /// What is derived from the tables (the will-run [`will_run::Scratch`])
+    /// is kept only while the version it was made from is current.
+    pub version: u64,
+}
+
+impl Usage {
+    /// Tables of `nodes` and `rows` with no job, under a new version.
+    pub fn new(nodes: Vec<NodeUse>, rows: Vec<PartRows>) -> Usage {
+        Usage {
+            nodes,
+            rows,
+            jobs: BTreeMap::new(),
+            version: next_version(),
+        }
+    }
+}
+
+impl PartialEq for Usage {
+    fn eq(&self, other: &Usage) -> bool {
+        self.nodes == other.nodes && self.rows == other.rows && self.jobs == other.jobs
+    }
+}
+
+/// A [`Usage::version`] no tables had before (unique in the process).
+pub fn next_version() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The plugin instance: configuration, node table, usage tables.
@@ -119,6 +153,8 @@ pub struct ConsTres {
     /// Per node, the end (exclusive) of its range in the core map.
     pub core_ends: Vec<u32>,
     pub usage: Usage,
+    /// What will-run answers keep between calls (see [`will_run::Scratch`]).
+    pub scratch: RefCell<will_run::Scratch>,
 }
 
 /// Rows of a partition (`max_share & ~FORCE`, minimum 1).
@@ -151,11 +187,8 @@ impl ConsTres {
             min_weight: 0,
             base_avail: Bits::new(0),
             core_ends: Vec::new(),
-            usage: Usage {
-                nodes: Vec::new(),
-                rows,
-                jobs: BTreeMap::new(),
-            },
+            usage: Usage::new(Vec::new(), rows),
+            scratch: RefCell::default(),
         }
     }
 
@@ -229,15 +262,13 @@ impl ConsTres {
 
     /// Usage tables with no job (what TEST_ONLY tests against).
     pub fn empty_usage(&self) -> Usage {
-        Usage {
-            nodes: self.recs.iter().map(NodeUse::for_node).collect(),
-            rows: self
-                .partitions
+        Usage::new(
+            self.recs.iter().map(NodeUse::for_node).collect(),
+            self.partitions
                 .iter()
                 .map(|p| PartRows::new(num_rows(p), self.total_cores))
                 .collect(),
-            jobs: BTreeMap::new(),
-        }
+        )
     }
 }
 

@@ -95,6 +95,19 @@ impl PartRows {
         }
     }
 
+    /// Makes `self` equal to `other` reusing `self`'s buffers (a
+    /// will-run copy puts back a partition's rows after each answer).
+    pub fn copy_from(&mut self, other: &PartRows) {
+        self.num_rows = other.num_rows;
+        self.rows.truncate(other.rows.len());
+        for (mine, theirs) in self.rows.iter_mut().zip(&other.rows) {
+            mine.cores.copy_from(&theirs.cores);
+            mine.jobs.clone_from(&theirs.jobs);
+        }
+        let have = self.rows.len();
+        self.rows.extend(other.rows[have..].iter().cloned());
+    }
+
     /// Union of every row's cores.
     pub fn all_cores(&self) -> Bits {
         let mut out = self.rows[0].cores.clone();

@@ -274,6 +274,50 @@ fn will_run_start_is_end_of_needed_job() {
     assert_eq!(r.preemptees, vec![2]);
 }
 
+#[test]
+fn will_run_answers_follow_the_live_tables_between_calls() {
+    // Spec 2.3 WILL_RUN, asked repeatedly as a backfill pass does: the
+    // answers keep a scratch copy of the tables between calls, which must
+    // neither leak the jobs one answer released into the next answer nor
+    // outlive a change of the live tables (job_fini, job_begin).
+    let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 1000);
+    let mut running = Vec::new();
+    for (id, n, end) in [(1u32, 2u32, 5000i64), (2, 2, 9000)] {
+        let mut a = job(id, 1, n, 1);
+        let r = ct
+            .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+            .unwrap();
+        a.state = JobState::Running;
+        a.end_time = end;
+        a.time_limit = Some(60);
+        a.resources = Some(r.resources);
+        ct.add_running(&a).unwrap();
+        running.push(a);
+    }
+    let will_run = |ct: &ConsTres, id: u32, cpus: u32| {
+        ct.job_test(
+            &request(ct, job(id, 1, cpus, 1), JobTestMode::WillRun),
+            1000,
+        )
+        .unwrap()
+        .start_time
+    };
+    // Both jobs released for the 4-CPU answer; the answers after it start
+    // from the live tables again: 2 CPUs once job 1 ends, 3 only once
+    // job 2 ends too.
+    assert_eq!(will_run(&ct, 3, 4), Some(9000));
+    assert_eq!(will_run(&ct, 4, 2), Some(5000));
+    assert_eq!(will_run(&ct, 5, 3), Some(9000));
+    // Job 2 ends: two CPUs free now, four once job 1 ends.
+    ct.job_fini(2);
+    assert_eq!(will_run(&ct, 6, 2), Some(1000));
+    assert_eq!(will_run(&ct, 7, 4), Some(5000));
+    // Job 2 back: as before.
+    ct.add_running(&running[1]).unwrap();
+    assert_eq!(will_run(&ct, 8, 2), Some(5000));
+    assert_eq!(will_run(&ct, 9, 4), Some(9000));
+}
+
 fn gpu_cluster() -> ConsTres {
     // test_144_8: 2 nodes x 2 sockets x 8 cores x 2 threads, CR_CORE,
     // gpu Cores=0-7 File=gpu[0-2], gpu Cores=8-15 File=gpu[3-5].

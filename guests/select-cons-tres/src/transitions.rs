@@ -207,6 +207,7 @@ impl ConsTres {
 
 /// Adds `part` of `rec` to `usage` (spec 2.11 "add").
 pub fn add_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
+    usage.version = crate::next_version();
     for n in &rec.nodes {
         if n.cpus == 0 {
             continue;
@@ -232,7 +233,10 @@ pub fn add_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
 /// Removes `part` of `rec` from `usage` (spec 2.11 "remove"), clamping
 /// counters at zero.
 pub fn remove_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
-    let Usage { nodes, rows, jobs } = usage;
+    usage.version = crate::next_version();
+    let Usage {
+        nodes, rows, jobs, ..
+    } = usage;
     release(nodes, rows, jobs, recs, rec, part);
 }
 

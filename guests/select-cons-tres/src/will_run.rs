@@ -75,9 +75,9 @@ impl ConsTres {
         }
     }
 
-    /// Releases live job `id` from the simulated tables `sim` (once: `gone`
-    /// records the released jobs).
-    fn remove_all(&self, sim: &mut Usage, gone: &mut BTreeSet<u32>, id: u32) {
+    /// Releases live job `id` from the scratch tables (once: `gone`
+    /// records the released jobs), noting what it changed.
+    fn remove_all(&self, scratch: &mut Scratch, gone: &mut BTreeSet<u32>, id: u32) {
         let Some(rec) = self.usage.jobs.get(&id) else {
             return;
         };
@@ -89,14 +89,21 @@ impl ConsTres {
         } else {
             Part::Normal
         };
+        let Some(tables) = scratch.tables.as_mut() else {
+            return;
+        };
         release(
-            &mut sim.nodes,
-            &mut sim.rows,
+            &mut tables.nodes,
+            &mut tables.rows,
             &self.usage.jobs,
             &self.recs,
             rec,
             part,
         );
+        scratch
+            .touched_nodes
+            .extend(rec.nodes.iter().map(|n| n.node));
+        scratch.touched_parts.push(rec.partition as usize);
     }
 
     /// `_will_run_test`: the allocation, its start time and the preemptees.
@@ -110,13 +117,33 @@ impl ConsTres {
         candidates: &[PreempteeCandidate],
         now: i64,
     ) -> Result<(JobRec, i64, Vec<u32>), Error> {
+        let mut scratch = self.scratch.borrow_mut();
+        scratch.sync(&self.usage);
+        let answer = self.will_run_on(&mut scratch, job, cand, counts, excluded, candidates, now);
+        scratch.put_back(&self.usage);
+        answer
+    }
+
+    /// [`Self::will_run`] with `scratch` in step with the live tables.
+    #[allow(clippy::too_many_arguments)]
+    fn will_run_on(
+        &self,
+        scratch: &mut Scratch,
+        job: &JobView,
+        cand: &Bits,
+        counts: Counts,
+        excluded: Option<&Bits>,
+        candidates: &[PreempteeCandidate],
+        now: i64,
+    ) -> Result<(JobRec, i64, Vec<u32>), Error> {
         // An upper bound of the CPUs the candidates can give the job: their
         // cores in no row now, plus the cores of every job released below.
         // A test while it is below the job's minimum must fail and is
         // skipped. Jobs that may share cores with other rows (and gang
         // scheduling) can use cores inside rows: no bound for them.
         let mut cpu_bound = if job.node_req != NODE_CR_AVAILABLE && !self.params.gang {
-            self.free_cpus(&self.usage, cand)
+            let free = scratch.free_cpus(self);
+            cand.ones().map(|i| u64::from(free[i])).sum()
         } else {
             u64::MAX
         };
@@ -134,38 +161,39 @@ impl ConsTres {
                 return Ok((rec, now, Vec::new()));
             }
         }
-        // Copies of the node and row tables; the jobs stay in the live
-        // table (`gone` lists those released from the copies).
-        let mut sim = Usage {
-            nodes: self.usage.nodes.clone(),
-            rows: self.usage.rows.clone(),
-            jobs: BTreeMap::new(),
-        };
+        // The jobs stay in the live table (`gone` lists those released
+        // from the scratch copies).
         let mut gone = BTreeSet::new();
         let mut removed_cands = Vec::new();
         for c in candidates {
             if self.usage.jobs.contains_key(&c.job_id) && !gone.contains(&c.job_id) {
                 cpu_bound = cpu_bound.saturating_add(self.cpus_on(c.job_id, cand));
-                self.remove_all(&mut sim, &mut gone, c.job_id);
+                self.remove_all(scratch, &mut gone, c.job_id);
                 removed_cands.push(c.job_id);
             }
         }
         if !removed_cands.is_empty() && cpu_bound >= need {
-            if let Ok(rec) = self.test_on(&sim, job, cand, counts, Against::Free, excluded, true) {
+            if let Ok(rec) = self.test_on(
+                scratch.tables(),
+                job,
+                cand,
+                counts,
+                Against::Free,
+                excluded,
+                true,
+            ) {
                 let list = self.overlapping(&removed_cands, &rec);
                 return Ok((rec, now, list));
             }
         }
         // Running jobs by planned end; those on no candidate node are
         // skipped but still end a batch when they end past its window.
-        let mut order: Vec<(i64, u32)> = self
-            .usage
-            .jobs
-            .values()
-            .filter(|j| !gone.contains(&j.id))
-            .map(|j| (self.plan_end(j, now), j.id))
+        let order: Vec<(i64, u32)> = scratch
+            .order(self, now)
+            .iter()
+            .filter(|(_, id)| !gone.contains(id))
+            .copied()
             .collect();
-        order.sort();
         let mut base: Option<i64> = None;
         let mut window = WINDOW;
         let mut next = 0;
@@ -187,7 +215,7 @@ impl ConsTres {
                 // next multiple of 30 s (a full 30 s further when on one).
                 let b = *base.get_or_insert(end + (WINDOW - end.rem_euclid(WINDOW)));
                 cpu_bound = cpu_bound.saturating_add(self.cpus_on(id, cand));
-                self.remove_all(&mut sim, &mut gone, id);
+                self.remove_all(scratch, &mut gone, id);
                 last = Some(end);
                 match order.get(next) {
                     None => {
@@ -224,7 +252,15 @@ impl ConsTres {
             if cpu_bound < need {
                 continue;
             }
-            if let Ok(rec) = self.test_on(&sim, job, cand, counts, Against::Free, excluded, true) {
+            if let Ok(rec) = self.test_on(
+                scratch.tables(),
+                job,
+                cand,
+                counts,
+                Against::Free,
+                excluded,
+                true,
+            ) {
                 let list = self.overlapping(&removed_cands, &rec);
                 return Ok((rec, end, list));
             }
@@ -240,26 +276,6 @@ impl ConsTres {
 }
 
 impl ConsTres {
-    /// CPUs of the cores of `cand`'s nodes that are in no row of `usage`
-    /// (specialised cores excluded).
-    fn free_cpus(&self, usage: &Usage, cand: &Bits) -> u64 {
-        let mut free = self.base_avail.clone();
-        for p in &usage.rows {
-            for row in &p.rows {
-                free.and_not(&row.cores);
-            }
-        }
-        let mut nodes = self.nodes_holding(&free);
-        nodes.and(cand);
-        nodes
-            .ones()
-            .map(|i| {
-                let r = &self.recs[i];
-                free.count_range(r.core_off, r.core_off + r.cores as usize) as u64 * r.tpc as u64
-            })
-            .sum()
-    }
-
     /// CPUs of the cores live job `id` holds on `cand`'s nodes.
     fn cpus_on(&self, id: u32, cand: &Bits) -> u64 {
         self.usage.jobs.get(&id).map_or(0, |j| {
@@ -269,6 +285,107 @@ impl ConsTres {
                 .map(|n| n.cores.count() as u64 * self.recs[n.node].tpc as u64)
                 .sum()
         })
+    }
+}
+
+/// What will-run answers keep between calls while the live tables stay at
+/// one [`Usage::version`]: a copy of the node and row tables that an answer
+/// releases running jobs from (the nodes and partitions it changed are put
+/// back afterwards, so an answer costs the jobs it releases, not a copy of
+/// the cluster), the running jobs by planned end for one `now`, and each
+/// node's CPUs in no row. A backfill pass asks dozens of answers of the
+/// same tables.
+#[derive(Clone, Debug, Default)]
+pub struct Scratch {
+    /// The live version the rest mirrors.
+    version: u64,
+    /// The copy of the live node and row tables (no jobs).
+    tables: Option<Usage>,
+    /// Nodes and partitions the answer under way changed in `tables`.
+    touched_nodes: Vec<usize>,
+    touched_parts: Vec<usize>,
+    /// The running jobs by planned end at a `now`: `(now, [(end, id)])`.
+    order: Option<(i64, Vec<(i64, u32)>)>,
+    /// Per node, the CPUs of its cores in no row (empty until asked).
+    free_cpus: Vec<u32>,
+}
+
+impl Scratch {
+    /// Brings the scratch in step with `live`: kept when `live` is at the
+    /// version it mirrors, made again otherwise.
+    fn sync(&mut self, live: &Usage) {
+        if self.tables.is_some() && self.version == live.version {
+            return;
+        }
+        *self = Scratch {
+            version: live.version,
+            tables: Some(Usage {
+                nodes: live.nodes.clone(),
+                rows: live.rows.clone(),
+                jobs: BTreeMap::new(),
+                version: live.version,
+            }),
+            ..Scratch::default()
+        };
+    }
+
+    /// Copies back from `live` what the last answer released.
+    fn put_back(&mut self, live: &Usage) {
+        let Some(tables) = self.tables.as_mut() else {
+            return;
+        };
+        for i in self.touched_nodes.drain(..) {
+            tables.nodes[i].clone_from(&live.nodes[i]);
+        }
+        self.touched_parts.sort_unstable();
+        self.touched_parts.dedup();
+        for p in self.touched_parts.drain(..) {
+            tables.rows[p].copy_from(&live.rows[p]);
+        }
+    }
+
+    /// The scratch tables ([`Self::sync`] made them).
+    fn tables(&self) -> &Usage {
+        self.tables
+            .as_ref()
+            .expect("will-run scratch used before sync")
+    }
+
+    /// The running jobs of `ct` by planned end at `now`, ties by id.
+    fn order(&mut self, ct: &ConsTres, now: i64) -> &[(i64, u32)] {
+        if self.order.as_ref().is_none_or(|(at, _)| *at != now) {
+            let mut order: Vec<(i64, u32)> = ct
+                .usage
+                .jobs
+                .values()
+                .map(|j| (ct.plan_end(j, now), j.id))
+                .collect();
+            order.sort_unstable();
+            self.order = Some((now, order));
+        }
+        self.order.as_ref().map_or(&[], |(_, o)| o)
+    }
+
+    /// Per node of `ct`, the CPUs of its cores that are in no row of the
+    /// live tables (specialised cores excluded).
+    fn free_cpus(&mut self, ct: &ConsTres) -> &[u32] {
+        if self.free_cpus.len() != ct.recs.len() {
+            let mut free = ct.base_avail.clone();
+            for p in &ct.usage.rows {
+                for row in &p.rows {
+                    free.and_not(&row.cores);
+                }
+            }
+            self.free_cpus = ct
+                .recs
+                .iter()
+                .map(|r| {
+                    free.count_range(r.core_off, r.core_off + r.cores as usize) as u32
+                        * u32::from(r.tpc)
+                })
+                .collect();
+        }
+        &self.free_cpus
     }
 }
 
