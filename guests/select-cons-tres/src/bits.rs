@@ -208,6 +208,46 @@ impl Bits {
         self.count_range(off, off + n) > 0
     }
 
+    /// Bits `lo..hi` of `self` become those of `other` (same length).
+    pub fn copy_range(&mut self, other: &Bits, lo: usize, hi: usize) {
+        self.merge_range(other, lo, hi, |a, b, m| (a & !m) | (b & m));
+    }
+
+    /// Clears the bits of `lo..hi` that are set in `other` (same length).
+    pub fn and_not_range(&mut self, other: &Bits, lo: usize, hi: usize) {
+        self.merge_range(other, lo, hi, |a, b, m| a & !(b & m));
+    }
+
+    /// Clears the bits of `lo..hi` that are clear in `other` (same length).
+    pub fn and_range(&mut self, other: &Bits, lo: usize, hi: usize) {
+        self.merge_range(other, lo, hi, |a, b, m| a & (b | !m));
+    }
+
+    /// Replaces each word `a` of `self` overlapping `lo..hi` by
+    /// `f(a, b, mask)`, `b` the word of `other` at the same place and
+    /// `mask` the bits of the word inside the range.
+    fn merge_range(
+        &mut self,
+        other: &Bits,
+        lo: usize,
+        hi: usize,
+        f: impl Fn(u64, u64, u64) -> u64,
+    ) {
+        let hi = hi.min(self.len).min(other.len);
+        let mut i = lo;
+        while i < hi {
+            let (q, r) = (i / 64, i % 64);
+            let span = (64 - r).min(hi - i);
+            let mask = if span == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << span) - 1) << r
+            };
+            self.words[q] = f(self.words[q], other.words[q], mask);
+            i += span;
+        }
+    }
+
     /// Set bits in `lo..hi`, a word at a time.
     pub fn count_range(&self, lo: usize, hi: usize) -> usize {
         let hi = hi.min(self.len);
@@ -260,6 +300,26 @@ impl Iterator for Ones<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn range_merges_touch_only_the_range() {
+        // 0..200 all set; `other` has bits 60..70 and 150 set.
+        let mut other = Bits::new(200);
+        for i in (60..70).chain([150]) {
+            other.set(i);
+        }
+        let mut a = Bits::full(200);
+        a.and_not_range(&other, 62, 151);
+        let cleared: Vec<usize> = (0..200).filter(|&i| !a.get(i)).collect();
+        assert_eq!(cleared, (62..70).chain([150]).collect::<Vec<_>>());
+        // Inside 0..64 only 60 and 61 stay (62, 63 were cleared above).
+        a.and_range(&other, 0, 64);
+        let set: Vec<usize> = a.ones().take_while(|&i| i <= 70).collect();
+        assert_eq!(set, vec![60, 61, 70]);
+        let mut b = Bits::new(200);
+        b.copy_range(&other, 65, 151);
+        assert_eq!(b.ones().collect::<Vec<_>>(), vec![65, 66, 67, 68, 69, 150]);
+    }
 
     #[test]
     fn extract_and_insert_cross_words() {

@@ -47,6 +47,31 @@ pub enum Against {
     Total,
 }
 
+/// Step 1's available cores of some usage tables: the cores of `avail`
+/// in no row of any partition, and, when known, the nodes holding at least
+/// one of them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FreeCores {
+    pub cores: Bits,
+    pub nodes: Option<Bits>,
+}
+
+impl FreeCores {
+    /// The free cores of `usage` among `avail` (a cluster-wide core map);
+    /// the nodes holding them are left to find when needed.
+    pub fn of(usage: &Usage, mut avail: Bits) -> FreeCores {
+        for p in &usage.rows {
+            for row in &p.rows {
+                avail.and_not(&row.cores);
+            }
+        }
+        FreeCores {
+            cores: avail,
+            nodes: None,
+        }
+    }
+}
+
 /// What an idle node's offer to a job without GRES depends on: its core
 /// layout, threads, memory and COMPLETING flag.
 type IdleShape = (u16, u16, u16, u64, u64, bool);
@@ -354,6 +379,32 @@ impl ConsTres {
         excluded_cores: Option<&Bits>,
         completing_ok: bool,
     ) -> Result<JobRec, Error> {
+        self.test_on_free(
+            usage,
+            None,
+            job,
+            cand,
+            counts,
+            against,
+            excluded_cores,
+            completing_ok,
+        )
+    }
+
+    /// [`Self::test_on`] given `free`, the [`FreeCores`] of `usage` when the
+    /// caller keeps them (used only without `excluded_cores`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn test_on_free(
+        &self,
+        usage: &Usage,
+        free: Option<&FreeCores>,
+        job: &JobView,
+        cand: &Bits,
+        counts: Counts,
+        against: Against,
+        excluded_cores: Option<&Bits>,
+        completing_ok: bool,
+    ) -> Result<JobRec, Error> {
         let mut cand = cand.clone();
         if let Some(x) = &job.excluded {
             cand.and_not(x);
@@ -369,19 +420,25 @@ impl ConsTres {
                 ));
             }
         }
-        let mut avail = self.base_avail.clone();
         if against == Against::Total {
-            return self.fit(usage, job, &cand, &avail, counts, against, true);
+            return self.fit(usage, job, &cand, &self.base_avail, counts, against, true);
         }
-        if let Some(x) = excluded_cores {
-            avail.and_not(x);
-        }
-        let mut step1 = avail.clone();
-        for p in &usage.rows {
-            for row in &p.rows {
-                step1.and_not(&row.cores);
+        let avail = || {
+            let mut avail = self.base_avail.clone();
+            if let Some(x) = excluded_cores {
+                avail.and_not(x);
             }
-        }
+            avail
+        };
+        let computed;
+        let free = match free.filter(|_| excluded_cores.is_none()) {
+            Some(f) => f,
+            None => {
+                computed = FreeCores::of(usage, avail());
+                &computed
+            }
+        };
+        let step1 = &free.cores;
         let step1_only = job.node_req != NODE_CR_AVAILABLE && !self.params.gang;
         if step1_only && job.required.is_none() && !one_node_path(job, &self.params, counts) {
             // Only step 1 follows, and a node without a core in no row
@@ -389,26 +446,30 @@ impl ConsTres {
             // per-node checks. (With required nodes every candidate is
             // checked, for the error naming an unusable required node; a
             // one-node job's walk stops early and needs no such pass.)
-            cand.and(&self.nodes_holding(&step1));
+            match &free.nodes {
+                Some(nodes) => cand.and(nodes),
+                None => cand.and(&self.nodes_holding(step1)),
+            }
         }
         self.verify_node_state(usage, job, &mut cand, excluded_cores)
             .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
         let mut cand1 = cand.clone();
         if job.whole_node {
+            let avail = avail();
             for i in cand.ones() {
                 let r = &self.recs[i];
-                let mut free = avail.extract(r.core_off, r.cores as usize);
-                free.and_not(&step1.extract(r.core_off, r.cores as usize));
-                if free.any() || usage.nodes[i].node_state > 0 {
+                let mut in_rows = avail.extract(r.core_off, r.cores as usize);
+                in_rows.and_not(&step1.extract(r.core_off, r.cores as usize));
+                if in_rows.any() || usage.nodes[i].node_state > 0 {
                     cand1.clear(i);
                 }
             }
         }
-        let first = self.fit(usage, job, &cand1, &step1, counts, against, completing_ok);
+        let first = self.fit(usage, job, &cand1, step1, counts, against, completing_ok);
         if first.is_ok() || step1_only {
             return first;
         }
-        let mut step2 = avail;
+        let mut step2 = avail();
         for (p, rows) in usage.rows.iter().enumerate() {
             if p as u32 != job.partition {
                 for row in &rows.rows {

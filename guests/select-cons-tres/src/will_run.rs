@@ -15,6 +15,7 @@
 //! --mem=3000` got the end of a9 (+300 s), not of a3 (+282 s).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use slurm_wasm_sdk::codes::ESLURM_NODES_BUSY;
 use slurm_wasm_sdk::select::PreempteeCandidate;
@@ -22,7 +23,7 @@ use slurm_wasm_sdk::Error;
 
 use crate::bits::Bits;
 use crate::eval_nodes::Counts;
-use crate::job_test::Against;
+use crate::job_test::{Against, FreeCores};
 use crate::node_usage::NODE_CR_AVAILABLE;
 use crate::request::JobView;
 use crate::transitions::{release, Part};
@@ -76,34 +77,14 @@ impl ConsTres {
     }
 
     /// Releases live job `id` from the scratch tables (once: `gone`
-    /// records the released jobs), noting what it changed.
+    /// records the released jobs).
     fn remove_all(&self, scratch: &mut Scratch, gone: &mut BTreeSet<u32>, id: u32) {
         let Some(rec) = self.usage.jobs.get(&id) else {
             return;
         };
-        if !gone.insert(id) {
-            return;
+        if gone.insert(id) {
+            scratch.release(self, rec);
         }
-        let part = if rec.suspended {
-            Part::Suspend
-        } else {
-            Part::Normal
-        };
-        let Some(tables) = scratch.tables.as_mut() else {
-            return;
-        };
-        release(
-            &mut tables.nodes,
-            &mut tables.rows,
-            &self.usage.jobs,
-            &self.recs,
-            rec,
-            part,
-        );
-        scratch
-            .touched_nodes
-            .extend(rec.nodes.iter().map(|n| n.node));
-        scratch.touched_parts.push(rec.partition as usize);
     }
 
     /// `_will_run_test`: the allocation, its start time and the preemptees.
@@ -120,7 +101,7 @@ impl ConsTres {
         let mut scratch = self.scratch.borrow_mut();
         scratch.sync(&self.usage);
         let answer = self.will_run_on(&mut scratch, job, cand, counts, excluded, candidates, now);
-        scratch.put_back(&self.usage);
+        scratch.put_back(self);
         answer
     }
 
@@ -149,8 +130,9 @@ impl ConsTres {
         };
         let need = u64::from(job.min_cpus);
         if cpu_bound >= need {
-            if let Ok(rec) = self.test_on(
+            if let Ok(rec) = self.test_on_free(
                 &self.usage,
+                Some(scratch.live_free(self)),
                 job,
                 cand,
                 counts,
@@ -173,8 +155,9 @@ impl ConsTres {
             }
         }
         if !removed_cands.is_empty() && cpu_bound >= need {
-            if let Ok(rec) = self.test_on(
+            if let Ok(rec) = self.test_on_free(
                 scratch.tables(),
+                scratch.free.as_ref(),
                 job,
                 cand,
                 counts,
@@ -188,12 +171,14 @@ impl ConsTres {
         }
         // Running jobs by planned end; those on no candidate node are
         // skipped but still end a batch when they end past its window.
-        let order: Vec<(i64, u32)> = scratch
-            .order(self, now)
-            .iter()
-            .filter(|(_, id)| !gone.contains(id))
-            .copied()
-            .collect();
+        let mut order = scratch.order(self, now);
+        if !gone.is_empty() {
+            order = order
+                .iter()
+                .filter(|(_, id)| !gone.contains(id))
+                .copied()
+                .collect();
+        }
         let mut base: Option<i64> = None;
         let mut window = WINDOW;
         let mut next = 0;
@@ -252,8 +237,9 @@ impl ConsTres {
             if cpu_bound < need {
                 continue;
             }
-            if let Ok(rec) = self.test_on(
+            if let Ok(rec) = self.test_on_free(
                 scratch.tables(),
+                scratch.free.as_ref(),
                 job,
                 cand,
                 counts,
@@ -288,13 +274,17 @@ impl ConsTres {
     }
 }
 
+/// Running jobs as `(planned end, id)`, ascending.
+type EndOrder = Arc<[(i64, u32)]>;
+
 /// What will-run answers keep between calls while the live tables stay at
 /// one [`Usage::version`]: a copy of the node and row tables that an answer
 /// releases running jobs from (the nodes and partitions it changed are put
 /// back afterwards, so an answer costs the jobs it releases, not a copy of
 /// the cluster), the running jobs by planned end for one `now`, and each
-/// node's CPUs in no row. A backfill pass asks dozens of answers of the
-/// same tables.
+/// node's CPUs in no row, with step 1's free cores of the live and the
+/// scratch tables. A backfill pass asks dozens of answers of the same
+/// tables.
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
     /// The live version the rest mirrors.
@@ -305,9 +295,16 @@ pub struct Scratch {
     touched_nodes: Vec<usize>,
     touched_parts: Vec<usize>,
     /// The running jobs by planned end at a `now`: `(now, [(end, id)])`.
-    order: Option<(i64, Vec<(i64, u32)>)>,
+    order: Option<(i64, EndOrder)>,
     /// Per node, the CPUs of its cores in no row (empty until asked).
     free_cpus: Vec<u32>,
+    /// Step 1's free cores of the live tables (until asked, none).
+    live_free: Option<FreeCores>,
+    /// Step 1's free cores of `tables`, followed through releases, when
+    /// every partition has one row (a release then frees exactly the
+    /// released job's cores that no other row holds); none otherwise, and
+    /// the tests compute them.
+    free: Option<FreeCores>,
 }
 
 impl Scratch {
@@ -329,13 +326,80 @@ impl Scratch {
         };
     }
 
-    /// Copies back from `live` what the last answer released.
-    fn put_back(&mut self, live: &Usage) {
+    /// Releases `rec` (a live job of `ct`) from the scratch tables.
+    fn release(&mut self, ct: &ConsTres, rec: &JobRec) {
+        if self.free.is_none() && ct.usage.rows.iter().all(|p| p.rows.len() == 1) {
+            self.free = Some(self.live_free(ct).clone());
+        }
         let Some(tables) = self.tables.as_mut() else {
             return;
         };
+        let part = if rec.suspended {
+            Part::Suspend
+        } else {
+            Part::Normal
+        };
+        release(
+            &mut tables.nodes,
+            &mut tables.rows,
+            &ct.usage.jobs,
+            &ct.recs,
+            rec,
+            part,
+        );
+        if let Some(FreeCores {
+            cores,
+            nodes: Some(nodes),
+        }) = self.free.as_mut()
+        {
+            for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
+                let r = &ct.recs[n.node];
+                let (lo, hi) = (r.core_off, r.core_off + r.cores as usize);
+                cores.or_at(lo, &n.cores);
+                for row in tables.rows.iter().flat_map(|p| &p.rows) {
+                    cores.and_not_range(&row.cores, lo, hi);
+                }
+                cores.and_range(&ct.base_avail, lo, hi);
+                if cores.any_in(lo, r.cores as usize) {
+                    nodes.set(n.node);
+                }
+            }
+        }
+        self.touched_nodes.extend(rec.nodes.iter().map(|n| n.node));
+        self.touched_parts.push(rec.partition as usize);
+    }
+
+    /// Copies back from `live` what the last answer released.
+    fn put_back(&mut self, ct: &ConsTres) {
+        let live = &ct.usage;
+        let Some(tables) = self.tables.as_mut() else {
+            return;
+        };
+        let free = match (self.free.as_mut(), self.live_free.as_ref()) {
+            (
+                Some(FreeCores {
+                    cores,
+                    nodes: Some(nodes),
+                }),
+                Some(FreeCores {
+                    cores: live_cores,
+                    nodes: Some(live_nodes),
+                }),
+            ) => Some((cores, nodes, live_cores, live_nodes)),
+            _ => None,
+        };
+        let mut free = free;
         for i in self.touched_nodes.drain(..) {
             tables.nodes[i].clone_from(&live.nodes[i]);
+            if let Some((cores, nodes, live_cores, live_nodes)) = free.as_mut() {
+                let r = &ct.recs[i];
+                cores.copy_range(live_cores, r.core_off, r.core_off + r.cores as usize);
+                if live_nodes.get(i) {
+                    nodes.set(i);
+                } else {
+                    nodes.clear(i);
+                }
+            }
         }
         self.touched_parts.sort_unstable();
         self.touched_parts.dedup();
@@ -352,31 +416,40 @@ impl Scratch {
     }
 
     /// The running jobs of `ct` by planned end at `now`, ties by id.
-    fn order(&mut self, ct: &ConsTres, now: i64) -> &[(i64, u32)] {
-        if self.order.as_ref().is_none_or(|(at, _)| *at != now) {
-            let mut order: Vec<(i64, u32)> = ct
-                .usage
-                .jobs
-                .values()
-                .map(|j| (ct.plan_end(j, now), j.id))
-                .collect();
-            order.sort_unstable();
-            self.order = Some((now, order));
+    fn order(&mut self, ct: &ConsTres, now: i64) -> EndOrder {
+        match &self.order {
+            Some((at, order)) if *at == now => order.clone(),
+            _ => {
+                let mut order: Vec<(i64, u32)> = ct
+                    .usage
+                    .jobs
+                    .values()
+                    .map(|j| (ct.plan_end(j, now), j.id))
+                    .collect();
+                order.sort_unstable();
+                let order: EndOrder = order.into();
+                self.order = Some((now, order.clone()));
+                order
+            }
         }
-        self.order.as_ref().map_or(&[], |(_, o)| o)
+    }
+
+    /// Step 1's free cores of the live tables of `ct`, with the nodes
+    /// holding them.
+    fn live_free(&mut self, ct: &ConsTres) -> &FreeCores {
+        self.live_free.get_or_insert_with(|| {
+            let mut free = FreeCores::of(&ct.usage, ct.base_avail.clone());
+            free.nodes = Some(ct.nodes_holding(&free.cores));
+            free
+        })
     }
 
     /// Per node of `ct`, the CPUs of its cores that are in no row of the
     /// live tables (specialised cores excluded).
     fn free_cpus(&mut self, ct: &ConsTres) -> &[u32] {
         if self.free_cpus.len() != ct.recs.len() {
-            let mut free = ct.base_avail.clone();
-            for p in &ct.usage.rows {
-                for row in &p.rows {
-                    free.and_not(&row.cores);
-                }
-            }
-            self.free_cpus = ct
+            let free = &self.live_free(ct).cores;
+            let cpus = ct
                 .recs
                 .iter()
                 .map(|r| {
@@ -384,6 +457,7 @@ impl Scratch {
                         * u32::from(r.tpc)
                 })
                 .collect();
+            self.free_cpus = cpus;
         }
         &self.free_cpus
     }
