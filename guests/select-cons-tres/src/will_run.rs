@@ -83,7 +83,7 @@ impl ConsTres {
             return;
         };
         if gone.insert(id) {
-            scratch.release(self, rec);
+            scratch.release(self, rec, true);
         }
     }
 
@@ -99,17 +99,42 @@ impl ConsTres {
         now: i64,
     ) -> Result<(JobRec, i64, Vec<u32>), Error> {
         let mut scratch = self.scratch.borrow_mut();
-        scratch.sync(&self.usage);
-        let answer = self.will_run_on(&mut scratch, job, cand, counts, excluded, candidates, now);
+        scratch.sync(&self.usage, now);
+        // Without preemptees, and when a release frees exactly the job's
+        // cores (every partition has one row), the scratch tables follow a
+        // prefix of the end order from answer to answer.
+        let prefix = candidates.is_empty() && self.usage.rows.iter().all(|p| p.rows.len() == 1);
+        if prefix {
+            scratch.follow_free(self);
+        } else {
+            let order = scratch.order(self, now);
+            scratch.move_to(self, &order, 0);
+        }
+        let answer = self.will_run_on(
+            &mut scratch,
+            prefix,
+            job,
+            cand,
+            counts,
+            excluded,
+            candidates,
+            now,
+        );
         scratch.put_back(self);
         answer
     }
 
-    /// [`Self::will_run`] with `scratch` in step with the live tables.
+    /// [`Self::will_run`] with `scratch` in step with the live tables:
+    /// with `prefix`, its tables are the live ones less a prefix of the
+    /// end order, moved to the prefix each test needs (a test reads only
+    /// the candidate nodes, and on those the state is the same as after
+    /// releasing only the jobs on them); otherwise they are the live ones,
+    /// and the jobs released into them are put back afterwards.
     #[allow(clippy::too_many_arguments)]
     fn will_run_on(
         &self,
         scratch: &mut Scratch,
+        prefix: bool,
         job: &JobView,
         cand: &Bits,
         counts: Counts,
@@ -200,7 +225,9 @@ impl ConsTres {
                 // next multiple of 30 s (a full 30 s further when on one).
                 let b = *base.get_or_insert(end + (WINDOW - end.rem_euclid(WINDOW)));
                 cpu_bound = cpu_bound.saturating_add(self.cpus_on(id, cand));
-                self.remove_all(scratch, &mut gone, id);
+                if !prefix {
+                    self.remove_all(scratch, &mut gone, id);
+                }
                 last = Some(end);
                 match order.get(next) {
                     None => {
@@ -236,6 +263,9 @@ impl ConsTres {
             }
             if cpu_bound < need {
                 continue;
+            }
+            if prefix {
+                scratch.move_to(self, &order, next);
             }
             if let Ok(rec) = self.test_on_free(
                 scratch.tables(),
@@ -300,6 +330,9 @@ pub struct Scratch {
     free_cpus: Vec<u32>,
     /// Step 1's free cores of the live tables (until asked, none).
     live_free: Option<FreeCores>,
+    /// How many jobs at the start of the end order are released from
+    /// `tables` (see [`ConsTres::will_run`]'s prefix mode).
+    released: usize,
     /// Step 1's free cores of `tables`, followed through releases, when
     /// every partition has one row (a release then frees exactly the
     /// released job's cores that no other row holds); none otherwise, and
@@ -310,8 +343,10 @@ pub struct Scratch {
 impl Scratch {
     /// Brings the scratch in step with `live`: kept when `live` is at the
     /// version it mirrors, made again otherwise.
-    fn sync(&mut self, live: &Usage) {
-        if self.tables.is_some() && self.version == live.version {
+    fn sync(&mut self, live: &Usage, now: i64) {
+        let order_kept =
+            self.released == 0 || self.order.as_ref().is_some_and(|(at, _)| *at == now);
+        if self.tables.is_some() && self.version == live.version && order_kept {
             return;
         }
         *self = Scratch {
@@ -326,8 +361,79 @@ impl Scratch {
         };
     }
 
-    /// Releases `rec` (a live job of `ct`) from the scratch tables.
-    fn release(&mut self, ct: &ConsTres, rec: &JobRec) {
+    /// Follows step 1's free cores of the scratch tables from now on
+    /// (every partition of `ct` has one row).
+    fn follow_free(&mut self, ct: &ConsTres) {
+        if self.free.is_none() {
+            self.free = Some(self.live_free(ct).clone());
+        }
+    }
+
+    /// Moves the scratch tables to the live ones less the first `p` jobs
+    /// of `order` (the cached end order): releases or adds back the jobs
+    /// in between.
+    fn move_to(&mut self, ct: &ConsTres, order: &[(i64, u32)], p: usize) {
+        while self.released < p {
+            if let Some(rec) = ct.usage.jobs.get(&order[self.released].1) {
+                self.release(ct, rec, false);
+            }
+            self.released += 1;
+        }
+        while self.released > p {
+            self.released -= 1;
+            if let Some(rec) = ct.usage.jobs.get(&order[self.released].1) {
+                self.add_back(ct, rec);
+            }
+        }
+    }
+
+    /// Undoes [`Self::release`] of `rec` (a live job of `ct`): its memory,
+    /// devices and node state, and its cores in its row when it has one
+    /// in the live tables.
+    fn add_back(&mut self, ct: &ConsTres, rec: &JobRec) {
+        let Some(tables) = self.tables.as_mut() else {
+            return;
+        };
+        for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
+            let u = &mut tables.nodes[n.node];
+            u.alloc_memory += n.memory;
+            for &(d, a) in &n.gres {
+                u.gres_used[d] += a;
+            }
+            if !rec.suspended {
+                u.node_state += rec.node_req as u32;
+            }
+        }
+        let in_row = !rec.suspended
+            && ct
+                .usage
+                .rows
+                .get(rec.partition as usize)
+                .is_some_and(|p| p.rows.iter().any(|r| r.jobs.binary_search(&rec.id).is_ok()));
+        if !in_row {
+            return;
+        }
+        if let Some(rows) = tables.rows.get_mut(rec.partition as usize) {
+            rows.add(rec.id, &rec.core_pieces(&ct.recs));
+        }
+        if let Some(FreeCores {
+            cores,
+            nodes: Some(nodes),
+        }) = self.free.as_mut()
+        {
+            for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
+                let r = &ct.recs[n.node];
+                cores.clear_at(r.core_off, &n.cores);
+                if !cores.any_in(r.core_off, r.cores as usize) {
+                    nodes.clear(n.node);
+                }
+            }
+        }
+    }
+
+    /// Releases `rec` (a live job of `ct`) from the scratch tables, noting
+    /// the nodes and partition to put back when `note`.
+    fn release(&mut self, ct: &ConsTres, rec: &JobRec, note: bool) {
         if self.free.is_none() && ct.usage.rows.iter().all(|p| p.rows.len() == 1) {
             self.free = Some(self.live_free(ct).clone());
         }
@@ -365,8 +471,10 @@ impl Scratch {
                 }
             }
         }
-        self.touched_nodes.extend(rec.nodes.iter().map(|n| n.node));
-        self.touched_parts.push(rec.partition as usize);
+        if note {
+            self.touched_nodes.extend(rec.nodes.iter().map(|n| n.node));
+            self.touched_parts.push(rec.partition as usize);
+        }
     }
 
     /// Copies back from `live` what the last answer released.
