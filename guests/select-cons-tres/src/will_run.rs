@@ -148,8 +148,14 @@ impl ConsTres {
         // skipped. Jobs that may share cores with other rows (and gang
         // scheduling) can use cores inside rows: no bound for them.
         let mut cpu_bound = if job.node_req != NODE_CR_AVAILABLE && !self.params.gang {
+            // Only the candidates holding a free core count (on a busy
+            // cluster a few of the thousands).
+            let mut holding = cand.clone();
+            if let Some(nodes) = &scratch.live_free(self).nodes {
+                holding.and(nodes);
+            }
             let free = scratch.free_cpus(self);
-            cand.ones().map(|i| u64::from(free[i])).sum()
+            holding.ones().map(|i| u64::from(free[i])).sum()
         } else {
             u64::MAX
         };
