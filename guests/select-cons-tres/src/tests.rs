@@ -308,6 +308,17 @@ fn will_run_answers_follow_the_live_tables_between_calls() {
     assert_eq!(will_run(&ct, 3, 4), Some(9000));
     assert_eq!(will_run(&ct, 4, 2), Some(5000));
     assert_eq!(will_run(&ct, 5, 3), Some(9000));
+    // With job 2 offered for preemption the answer releases it first, then
+    // job 1 (ending at 5000); the answers after it see both jobs again.
+    let mut req = request(&ct, job(10, 1, 4, 1), JobTestMode::WillRun);
+    req.preemptee_candidates = vec![PreempteeCandidate {
+        job_id: 2,
+        mode: PreemptMode::Requeue,
+    }];
+    let r = ct.job_test(&req, 1000).unwrap();
+    assert_eq!((r.start_time, r.preemptees), (Some(5000), vec![2]));
+    assert_eq!(will_run(&ct, 11, 3), Some(9000));
+    assert_eq!(will_run(&ct, 12, 2), Some(5000));
     // Job 2 ends: two CPUs free now, four once job 1 ends.
     ct.job_fini(2);
     assert_eq!(will_run(&ct, 6, 2), Some(1000));
