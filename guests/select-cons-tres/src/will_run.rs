@@ -104,9 +104,7 @@ impl ConsTres {
         // cores (every partition has one row), the scratch tables follow a
         // prefix of the end order from answer to answer.
         let prefix = candidates.is_empty() && self.usage.rows.iter().all(|p| p.rows.len() == 1);
-        if prefix {
-            scratch.follow_free(self);
-        } else {
+        if !prefix {
             let order = scratch.order(self, now);
             scratch.move_to(self, &order, 0);
         }
@@ -323,7 +321,7 @@ type EndOrder = Arc<[(i64, u32)]>;
 /// tables.
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
-    /// The live version the rest mirrors.
+    /// The live version the rest mirrors (0, which no tables have: none).
     version: u64,
     /// The copy of the live node and row tables (no jobs).
     tables: Option<Usage>,
@@ -348,31 +346,19 @@ pub struct Scratch {
 
 impl Scratch {
     /// Brings the scratch in step with `live`: kept when `live` is at the
-    /// version it mirrors, made again otherwise.
+    /// version it mirrors, emptied otherwise (the copies are made by the
+    /// first release that needs them: many answers place the job now and
+    /// release nothing).
     fn sync(&mut self, live: &Usage, now: i64) {
         let order_kept =
             self.released == 0 || self.order.as_ref().is_some_and(|(at, _)| *at == now);
-        if self.tables.is_some() && self.version == live.version && order_kept {
+        if self.version == live.version && order_kept {
             return;
         }
         *self = Scratch {
             version: live.version,
-            tables: Some(Usage {
-                nodes: live.nodes.clone(),
-                rows: live.rows.clone(),
-                jobs: BTreeMap::new(),
-                version: live.version,
-            }),
             ..Scratch::default()
         };
-    }
-
-    /// Follows step 1's free cores of the scratch tables from now on
-    /// (every partition of `ct` has one row).
-    fn follow_free(&mut self, ct: &ConsTres) {
-        if self.free.is_none() {
-            self.free = Some(self.live_free(ct).clone());
-        }
     }
 
     /// Moves the scratch tables to the live ones less the first `p` jobs
@@ -443,9 +429,12 @@ impl Scratch {
         if self.free.is_none() && ct.usage.rows.iter().all(|p| p.rows.len() == 1) {
             self.free = Some(self.live_free(ct).clone());
         }
-        let Some(tables) = self.tables.as_mut() else {
-            return;
-        };
+        let tables = self.tables.get_or_insert_with(|| Usage {
+            nodes: ct.usage.nodes.clone(),
+            rows: ct.usage.rows.clone(),
+            jobs: BTreeMap::new(),
+            version: ct.usage.version,
+        });
         let part = if rec.suspended {
             Part::Suspend
         } else {
@@ -522,11 +511,11 @@ impl Scratch {
         }
     }
 
-    /// The scratch tables ([`Self::sync`] made them).
+    /// The scratch tables (the first release made them).
     fn tables(&self) -> &Usage {
         self.tables
             .as_ref()
-            .expect("will-run scratch used before sync")
+            .expect("will-run scratch tables read before a release made them")
     }
 
     /// The running jobs of `ct` by planned end at `now`, ties by id.
