@@ -234,37 +234,35 @@ impl Bits {
         f: impl Fn(u64, u64, u64) -> u64,
     ) {
         let hi = hi.min(self.len).min(other.len);
-        let mut i = lo;
-        while i < hi {
-            let (q, r) = (i / 64, i % 64);
-            let span = (64 - r).min(hi - i);
-            let mask = if span == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << span) - 1) << r
-            };
+        for_each_word(lo, hi, |q, mask| {
             self.words[q] = f(self.words[q], other.words[q], mask);
-            i += span;
-        }
+        });
     }
 
     /// Set bits in `lo..hi`, a word at a time.
     pub fn count_range(&self, lo: usize, hi: usize) -> usize {
-        let hi = hi.min(self.len);
-        let mut i = lo;
         let mut total = 0;
-        while i < hi {
-            let (q, r) = (i / 64, i % 64);
-            let span = (64 - r).min(hi - i);
-            let mask = if span == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << span) - 1) << r
-            };
+        for_each_word(lo, hi.min(self.len), |q, mask| {
             total += (self.words[q] & mask).count_ones() as usize;
-            i += span;
-        }
+        });
         total
+    }
+}
+
+/// Calls `f(word, mask)` for each 64-bit word overlapping bits `lo..hi`,
+/// `mask` selecting the bits of the word inside the range.
+fn for_each_word(lo: usize, hi: usize, mut f: impl FnMut(usize, u64)) {
+    let mut i = lo;
+    while i < hi {
+        let (q, r) = (i / 64, i % 64);
+        let span = (64 - r).min(hi - i);
+        let mask = if span == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << span) - 1) << r
+        };
+        f(q, mask);
+        i += span;
     }
 }
 
