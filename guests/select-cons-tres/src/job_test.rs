@@ -367,34 +367,11 @@ impl ConsTres {
 
     /// One `_job_test` against `usage`: verify node state, then the passes
     /// of spec 2.7 (step 1 without other jobs' cores; sharing jobs then try
-    /// the rows of their partition).
+    /// the rows of their partition). `free`, when the caller keeps them, are
+    /// the [`FreeCores`] of `usage` (used only without `excluded_cores`;
+    /// computed here otherwise).
     #[allow(clippy::too_many_arguments)]
     pub fn test_on(
-        &self,
-        usage: &Usage,
-        job: &JobView,
-        cand: &Bits,
-        counts: Counts,
-        against: Against,
-        excluded_cores: Option<&Bits>,
-        completing_ok: bool,
-    ) -> Result<JobRec, Error> {
-        self.test_on_free(
-            usage,
-            None,
-            job,
-            cand,
-            counts,
-            against,
-            excluded_cores,
-            completing_ok,
-        )
-    }
-
-    /// [`Self::test_on`] given `free`, the [`FreeCores`] of `usage` when the
-    /// caller keeps them (used only without `excluded_cores`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn test_on_free(
         &self,
         usage: &Usage,
         free: Option<&FreeCores>,
@@ -551,7 +528,16 @@ impl ConsTres {
             JobTestMode::TestOnly => {
                 // Against the totals: usage is not read.
                 let rec = self
-                    .test_on(&self.usage, &job, &cand, counts, Against::Total, None, true)
+                    .test_on(
+                        &self.usage,
+                        None,
+                        &job,
+                        &cand,
+                        counts,
+                        Against::Total,
+                        None,
+                        true,
+                    )
                     .map_err(|e| {
                         if e.code == ESLURM_NODES_BUSY {
                             fail(ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, e.message)
@@ -564,6 +550,7 @@ impl ConsTres {
             JobTestMode::RunNow => {
                 match self.test_on(
                     &self.usage,
+                    None,
                     &job,
                     &cand,
                     counts,

@@ -58,7 +58,9 @@ impl ConsTres {
                 continue;
             }
             removed.push(c.job_id);
-            if let Ok(rec) = self.test_on(&sim, job, cand, counts, Against::Free, excluded, true) {
+            if let Ok(rec) =
+                self.test_on(&sim, None, job, cand, counts, Against::Free, excluded, true)
+            {
                 let list = self.overlapping(&removed, &rec);
                 return Some((rec, list));
             }

@@ -159,7 +159,7 @@ impl ConsTres {
         };
         let need = u64::from(job.min_cpus);
         if cpu_bound >= need {
-            if let Ok(rec) = self.test_on_free(
+            if let Ok(rec) = self.test_on(
                 &self.usage,
                 Some(scratch.live_free(self)),
                 job,
@@ -184,7 +184,7 @@ impl ConsTres {
             }
         }
         if !removed_cands.is_empty() && cpu_bound >= need {
-            if let Ok(rec) = self.test_on_free(
+            if let Ok(rec) = self.test_on(
                 scratch.tables(),
                 scratch.free.as_ref(),
                 job,
@@ -271,7 +271,7 @@ impl ConsTres {
             if prefix {
                 scratch.move_to(self, &order, next);
             }
-            if let Ok(rec) = self.test_on_free(
+            if let Ok(rec) = self.test_on(
                 scratch.tables(),
                 scratch.free.as_ref(),
                 job,
