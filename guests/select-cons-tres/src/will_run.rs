@@ -103,7 +103,7 @@ impl ConsTres {
         // Without preemptees, and when a release frees exactly the job's
         // cores (every partition has one row), the scratch tables follow a
         // prefix of the end order from answer to answer.
-        let prefix = candidates.is_empty() && self.usage.rows.iter().all(|p| p.rows.len() == 1);
+        let prefix = candidates.is_empty() && self.one_row_each();
         if !prefix {
             let order = scratch.order(self, now);
             scratch.move_to(self, &order, 0);
@@ -158,17 +158,21 @@ impl ConsTres {
             u64::MAX
         };
         let need = u64::from(job.min_cpus);
-        if cpu_bound >= need {
-            if let Ok(rec) = self.test_on(
-                &self.usage,
-                Some(scratch.live_free(self)),
+        // Every test of the answer: free resources, COMPLETING nodes allowed.
+        let test = |usage: &Usage, free: Option<&FreeCores>| {
+            self.test_on(
+                usage,
+                free,
                 job,
                 cand,
                 counts,
                 Against::Free,
                 excluded,
                 true,
-            ) {
+            )
+        };
+        if cpu_bound >= need {
+            if let Ok(rec) = test(&self.usage, Some(scratch.live_free(self))) {
                 return Ok((rec, now, Vec::new()));
             }
         }
@@ -184,16 +188,7 @@ impl ConsTres {
             }
         }
         if !removed_cands.is_empty() && cpu_bound >= need {
-            if let Ok(rec) = self.test_on(
-                scratch.tables(),
-                scratch.free.as_ref(),
-                job,
-                cand,
-                counts,
-                Against::Free,
-                excluded,
-                true,
-            ) {
+            if let Ok(rec) = test(scratch.tables(), scratch.free.as_ref()) {
                 let list = self.overlapping(&removed_cands, &rec);
                 return Ok((rec, now, list));
             }
@@ -271,16 +266,7 @@ impl ConsTres {
             if prefix {
                 scratch.move_to(self, &order, next);
             }
-            if let Ok(rec) = self.test_on(
-                scratch.tables(),
-                scratch.free.as_ref(),
-                job,
-                cand,
-                counts,
-                Against::Free,
-                excluded,
-                true,
-            ) {
+            if let Ok(rec) = test(scratch.tables(), scratch.free.as_ref()) {
                 let list = self.overlapping(&removed_cands, &rec);
                 return Ok((rec, end, list));
             }
@@ -296,6 +282,13 @@ impl ConsTres {
 }
 
 impl ConsTres {
+    /// Whether every partition has one row: releasing a job then frees
+    /// exactly its cores that no other row holds, and adding it back takes
+    /// them again.
+    fn one_row_each(&self) -> bool {
+        self.usage.rows.iter().all(|p| p.rows.len() == 1)
+    }
+
     /// CPUs of the cores live job `id` holds on `cand`'s nodes.
     fn cpus_on(&self, id: u32, cand: &Bits) -> u64 {
         self.usage.jobs.get(&id).map_or(0, |j| {
@@ -426,7 +419,7 @@ impl Scratch {
     /// Releases `rec` (a live job of `ct`) from the scratch tables, noting
     /// the nodes and partition to put back when `note`.
     fn release(&mut self, ct: &ConsTres, rec: &JobRec, note: bool) {
-        if self.free.is_none() && ct.usage.rows.iter().all(|p| p.rows.len() == 1) {
+        if self.free.is_none() && ct.one_row_each() {
             self.free = Some(self.live_free(ct).clone());
         }
         let tables = self.tables.get_or_insert_with(|| Usage {
