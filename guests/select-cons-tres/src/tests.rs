@@ -234,21 +234,30 @@ fn state_round_trip_and_refusal() {
     assert_eq!(other.usage, kept);
 }
 
-#[test]
-fn will_run_start_is_end_of_needed_job() {
-    // Spec 2.3 WILL_RUN: start = end time of the last removed job actually needed.
-    let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 1000);
+/// Places and starts on `ct`'s one 4-core node job 1 (2 CPUs, ending at
+/// 5000) and job 2 (2 CPUs, ending at 9000), as RUN_NOW chose; returns them.
+fn two_running_jobs(ct: &mut ConsTres) -> Vec<Job> {
+    let mut running = Vec::new();
     for (id, n, end) in [(1u32, 2u32, 5000i64), (2, 2, 9000)] {
         let mut a = job(id, 1, n, 1);
         let r = ct
-            .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+            .job_test(&request(ct, a.clone(), JobTestMode::RunNow), 0)
             .unwrap();
         a.state = JobState::Running;
         a.end_time = end;
         a.time_limit = Some(60);
         a.resources = Some(r.resources);
         ct.add_running(&a).unwrap();
+        running.push(a);
     }
+    running
+}
+
+#[test]
+fn will_run_start_is_end_of_needed_job() {
+    // Spec 2.3 WILL_RUN: start = end time of the last removed job actually needed.
+    let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 1000);
+    two_running_jobs(&mut ct);
     let r = ct
         .job_test(&request(&ct, job(3, 1, 2, 1), JobTestMode::WillRun), 1000)
         .unwrap();
@@ -281,19 +290,7 @@ fn will_run_answers_follow_the_live_tables_between_calls() {
     // neither leak the jobs one answer released into the next answer nor
     // outlive a change of the live tables (job_fini, job_begin).
     let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 1000);
-    let mut running = Vec::new();
-    for (id, n, end) in [(1u32, 2u32, 5000i64), (2, 2, 9000)] {
-        let mut a = job(id, 1, n, 1);
-        let r = ct
-            .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
-            .unwrap();
-        a.state = JobState::Running;
-        a.end_time = end;
-        a.time_limit = Some(60);
-        a.resources = Some(r.resources);
-        ct.add_running(&a).unwrap();
-        running.push(a);
-    }
+    let running = two_running_jobs(&mut ct);
     let will_run = |ct: &ConsTres, id: u32, cpus: u32| {
         ct.job_test(
             &request(ct, job(id, 1, cpus, 1), JobTestMode::WillRun),
