@@ -146,6 +146,20 @@ impl Bits {
         lo | hi
     }
 
+    /// ORs `bits` into the 64 bits from bit `start` on (bits that would
+    /// fall past the last word are dropped).
+    pub fn or_window(&mut self, start: usize, bits: u64) {
+        let (q, r) = (start / 64, start % 64);
+        if let Some(w) = self.words.get_mut(q) {
+            *w |= bits << r;
+        }
+        if r != 0 {
+            if let Some(w) = self.words.get_mut(q + 1) {
+                *w |= bits >> (64 - r);
+            }
+        }
+    }
+
     /// Bits `off..off + n` as a bitmap of `n` bits.
     pub fn extract(&self, off: usize, n: usize) -> Bits {
         let mut out = Bits::new(n);

@@ -34,7 +34,7 @@ use crate::eval_nodes::{
     eval_nodes, fits_alone, one_node_path, sched_weight, weight_floor, Counts,
 };
 use crate::gres_sched::{per_node_need, pick};
-use crate::node_usage::{NodeRec, NODE_CR_AVAILABLE};
+use crate::node_usage::{NodeRec, NodeUse, NODE_CR_AVAILABLE};
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 
@@ -48,17 +48,25 @@ pub enum Against {
 }
 
 /// Step 1's available cores of some usage tables: the cores of `avail`
-/// in no row of any partition, and, when known, the nodes holding at least
-/// one of them.
+/// in no row of any partition, and, when known, the nodes they make.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FreeCores {
     pub cores: Bits,
-    pub nodes: Option<Bits>,
+    pub nodes: Option<FreeNodes>,
+}
+
+/// The nodes of a [`FreeCores`] of some usage tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FreeNodes {
+    /// The nodes holding at least one of the free cores.
+    pub holding: Bits,
+    /// The idle nodes among them (see [`ConsTres::is_idle`]).
+    pub idle: Bits,
 }
 
 impl FreeCores {
     /// The free cores of `usage` among `avail` (a cluster-wide core map);
-    /// the nodes holding them are left to find when needed.
+    /// the nodes they make are left to find when needed.
     pub fn of(usage: &Usage, mut avail: Bits) -> FreeCores {
         for p in &usage.rows {
             for row in &p.rows {
@@ -72,37 +80,76 @@ impl FreeCores {
     }
 }
 
-/// What an idle node's offer to a job without GRES depends on: its core
-/// layout, threads, memory and COMPLETING flag.
-type IdleShape = (u16, u16, u16, u64, u64, bool);
+impl ConsTres {
+    /// Whether node `i`, used as `node` says, is idle given the free cores
+    /// `cores` of the same tables: no specialised core, every core free (so
+    /// in no row), no memory, no device and no job's `node_req` on it. What
+    /// such a node offers a job without GRES depends only on its
+    /// [`NodeRec::shape`] and COMPLETING flag, and `_verify_node_state`
+    /// can refuse it only for its state, its memory or excluded cores.
+    pub fn is_idle(&self, node: &NodeUse, cores: &Bits, i: usize) -> bool {
+        let r = &self.recs[i];
+        self.unused(node, i)
+            && cores.count_range(r.core_off, r.core_off + r.cores as usize) == r.cores as usize
+    }
 
-/// The shape of node `i` when it is idle for `job` (every core free in
-/// `avail`, no specialised core, no memory allocated) and `job` asks no
-/// GRES; `None` otherwise.
+    /// The part of [`Self::is_idle`] that does not read the free cores.
+    pub fn unused(&self, node: &NodeUse, i: usize) -> bool {
+        self.recs[i].spec_count == 0
+            && node.alloc_memory == 0
+            && node.node_state == 0
+            && !node.any_gres_used()
+    }
+
+    /// The [`FreeNodes`] of `usage`, whose free cores are `cores`.
+    pub fn free_nodes(&self, usage: &Usage, cores: &Bits) -> FreeNodes {
+        let holding = self.nodes_holding(cores);
+        let mut idle = Bits::new(self.recs.len());
+        for i in holding.ones() {
+            if self.is_idle(&usage.nodes[i], cores, i) {
+                idle.set(i);
+            }
+        }
+        FreeNodes { holding, idle }
+    }
+}
+
+/// What an idle node's offer to a job without GRES depends on: its
+/// [`NodeRec::shape`] and COMPLETING flag.
+type IdleShape = (u32, bool);
+
+/// The shape of node `i` when it is idle for `job` and `job` asks no GRES;
+/// `None` otherwise. `idle`, when known, are the idle nodes of `usage`
+/// with `avail` its free cores; otherwise the node is idle when every core
+/// is in `avail`, it has no specialised core and no memory allocated.
+#[inline]
 fn idle_shape(
     rec: &NodeRec,
     usage: &Usage,
     i: usize,
     avail: &Bits,
+    idle: Option<&Bits>,
     job: &JobView,
 ) -> Option<IdleShape> {
-    let idle = job.gres.is_empty()
-        && rec.spec_count == 0
-        && usage.nodes[i].alloc_memory == 0
-        && avail.count_range(rec.core_off, rec.core_off + rec.cores as usize) == rec.cores as usize;
-    idle.then_some((
-        rec.sockets,
-        rec.cores_per_socket,
-        rec.tpc,
-        rec.real_memory,
-        rec.mem_spec,
-        rec.completing,
-    ))
+    if !job.gres.is_empty() {
+        return None;
+    }
+    let idle = match idle {
+        Some(idle) => idle.get(i),
+        None => {
+            rec.spec_count == 0
+                && usage.nodes[i].alloc_memory == 0
+                && avail.count_range(rec.core_off, rec.core_off + rec.cores as usize)
+                    == rec.cores as usize
+        }
+    };
+    idle.then_some((rec.shape, rec.completing))
 }
 
 /// `compute()` for a node of idle shape `shape`, computed once per shape
 /// (`memo` keeps the values); for a node that is not idle (`None`), always
 /// computed.
+#[inline]
 fn per_shape<T: Clone>(
     memo: &mut SmallVec<[(IdleShape, T); 4]>,
     shape: Option<IdleShape>,
@@ -124,7 +171,8 @@ fn fail(code: i32, msg: impl Into<String>) -> Error {
 }
 
 impl ConsTres {
-    /// Allocates from the cores in `avail` on the nodes of `cand`.
+    /// Allocates from the cores in `avail` on the nodes of `cand`. `idle`,
+    /// when known, are the idle nodes of `usage` whose free cores `avail` is.
     #[allow(clippy::too_many_arguments)]
     pub fn fit(
         &self,
@@ -132,6 +180,7 @@ impl ConsTres {
         job: &JobView,
         cand: &Bits,
         avail: &Bits,
+        idle: Option<&Bits>,
         counts: Counts,
         against: Against,
         completing_ok: bool,
@@ -184,7 +233,7 @@ impl ConsTres {
             let mut shared = SmallVec::new();
             cand.ones()
                 .filter_map(|i| {
-                    let shape = idle_shape(&self.recs[i], usage, i, avail, job);
+                    let shape = idle_shape(&self.recs[i], usage, i, avail, idle, job);
                     per_shape(&mut shared, shape, || {
                         offer(i, false).and_then(|o| Offer::of(i, &o))
                     })
@@ -206,7 +255,7 @@ impl ConsTres {
         // Idle nodes of one shape keep the same cores too (all of them).
         let mut picked = SmallVec::new();
         for &(i, cpus) in &chosen {
-            let shape = idle_shape(&self.recs[i], usage, i, avail, job);
+            let shape = idle_shape(&self.recs[i], usage, i, avail, idle, job);
             let o = per_shape(&mut picked, shape, || offer(i, true));
             let o = o.ok_or_else(|| {
                 fail(
@@ -398,7 +447,16 @@ impl ConsTres {
             }
         }
         if against == Against::Total {
-            return self.fit(usage, job, &cand, &self.base_avail, counts, against, true);
+            return self.fit(
+                usage,
+                job,
+                &cand,
+                &self.base_avail,
+                None,
+                counts,
+                against,
+                true,
+            );
         }
         let avail = || {
             let mut avail = self.base_avail.clone();
@@ -424,11 +482,14 @@ impl ConsTres {
             // checked, for the error naming an unusable required node; a
             // one-node job's walk stops early and needs no such pass.)
             match &free.nodes {
-                Some(nodes) => cand.and(nodes),
+                Some(nodes) => cand.and(&nodes.holding),
                 None => cand.and(&self.nodes_holding(step1)),
             }
         }
-        self.verify_node_state(usage, job, &mut cand, excluded_cores)
+        // The idle nodes when the caller keeps them (finding them here
+        // would cost the per-node checks they save).
+        let idle = free.nodes.as_ref().map(|n| &n.idle);
+        self.verify_node_state(usage, job, &mut cand, excluded_cores, idle)
             .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
         let mut cand1 = cand.clone();
         if job.whole_node {
@@ -442,7 +503,16 @@ impl ConsTres {
                 }
             }
         }
-        let first = self.fit(usage, job, &cand1, step1, counts, against, completing_ok);
+        let first = self.fit(
+            usage,
+            job,
+            &cand1,
+            step1,
+            idle,
+            counts,
+            against,
+            completing_ok,
+        );
         if first.is_ok() || step1_only {
             return first;
         }
@@ -458,8 +528,16 @@ impl ConsTres {
             for row in &own.rows {
                 let mut free = step2.clone();
                 free.and_not(&row.cores);
-                if let Ok(rec) = self.fit(usage, job, &cand, &free, counts, against, completing_ok)
-                {
+                if let Ok(rec) = self.fit(
+                    usage,
+                    job,
+                    &cand,
+                    &free,
+                    None,
+                    counts,
+                    against,
+                    completing_ok,
+                ) {
                     return Ok(rec);
                 }
             }

@@ -209,6 +209,19 @@ impl ConsTres {
             off += r.cores as usize;
             recs.push(r);
         }
+        let mut shapes = BTreeMap::new();
+        for r in &mut recs {
+            let next = shapes.len() as u32;
+            r.shape = *shapes
+                .entry((
+                    r.sockets,
+                    r.cores_per_socket,
+                    r.tpc,
+                    r.real_memory,
+                    r.mem_spec,
+                ))
+                .or_insert(next);
+        }
         self.total_cores = off;
         self.min_weight = recs.iter().map(|r| r.weight).min().unwrap_or(0);
         let mut base = Bits::full(off);

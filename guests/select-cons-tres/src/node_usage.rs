@@ -51,6 +51,10 @@ pub struct NodeRec {
     pub real_memory: u64,
     pub mem_spec: u64,
     pub weight: u32,
+    /// The node's layout class: nodes with equal sockets, cores per socket,
+    /// threads and memory share it (numbered by `ConsTres::node_init`; 0
+    /// until then). An idle node's offer depends only on its class.
+    pub shape: u32,
     /// First bit of the node in the cluster-wide core map.
     pub core_off: usize,
     /// Specialised cores (`CoreSpecCount` highest cores first, or `CpuSpecList`).
@@ -123,6 +127,7 @@ impl NodeRec {
             real_memory: node.real_memory,
             mem_spec: node.mem_spec_limit,
             weight: node.weight,
+            shape: 0,
             core_off,
             spec_count: spec_cores.count() as u16,
             spec_cores,

@@ -292,12 +292,16 @@ fn will_run_answers_follow_the_live_tables_between_calls() {
     let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 1000);
     let running = two_running_jobs(&mut ct);
     let will_run = |ct: &ConsTres, id: u32, cpus: u32| {
-        ct.job_test(
-            &request(ct, job(id, 1, cpus, 1), JobTestMode::WillRun),
-            1000,
-        )
-        .unwrap()
-        .start_time
+        let start = ct
+            .job_test(
+                &request(ct, job(id, 1, cpus, 1), JobTestMode::WillRun),
+                1000,
+            )
+            .unwrap()
+            .start_time;
+        // The free cores and idle nodes the scratch follows match its tables.
+        ct.scratch.borrow().assert_followed(ct);
+        start
     };
     // Both jobs released for the 4-CPU answer; the answers after it start
     // from the live tables again: 2 CPUs once job 1 ends, 3 only once

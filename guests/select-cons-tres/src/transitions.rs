@@ -208,11 +208,19 @@ impl ConsTres {
 /// Adds `part` of `rec` to `usage` (spec 2.11 "add").
 pub fn add_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
     usage.version = crate::next_version();
-    for n in &rec.nodes {
-        if n.cpus == 0 {
-            continue;
+    hold_on_nodes(&mut usage.nodes, rec, part);
+    if part != Part::Suspend {
+        if let Some(rows) = usage.rows.get_mut(rec.partition as usize) {
+            rows.add(rec.id, &rec.core_pieces(recs));
         }
-        let u = &mut usage.nodes[n.node];
+    }
+}
+
+/// The node counters `part` of `rec` adds (memory, devices, `node_state`),
+/// on the nodes where it holds CPUs.
+pub fn hold_on_nodes(nodes: &mut [NodeUse], rec: &JobRec, part: Part) {
+    for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
+        let u = &mut nodes[n.node];
         if part != Part::Resume {
             u.alloc_memory += n.memory;
             for &(d, a) in &n.gres {
@@ -223,9 +231,20 @@ pub fn add_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
             u.node_state += rec.node_req as u32;
         }
     }
-    if part != Part::Suspend {
-        if let Some(rows) = usage.rows.get_mut(rec.partition as usize) {
-            rows.add(rec.id, &rec.core_pieces(recs));
+}
+
+/// Undoes [`hold_on_nodes`], clamping the counters at zero.
+pub fn release_on_nodes(nodes: &mut [NodeUse], rec: &JobRec, part: Part) {
+    for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
+        let u = &mut nodes[n.node];
+        if part != Part::Resume {
+            u.alloc_memory = u.alloc_memory.saturating_sub(n.memory);
+            for &(d, a) in &n.gres {
+                u.gres_used[d] = u.gres_used[d].saturating_sub(a);
+            }
+        }
+        if part != Part::Suspend {
+            u.node_state = u.node_state.saturating_sub(rec.node_req as u32);
         }
     }
 }
@@ -251,21 +270,7 @@ pub fn release(
     rec: &JobRec,
     part: Part,
 ) {
-    for n in &rec.nodes {
-        if n.cpus == 0 {
-            continue;
-        }
-        let u = &mut nodes[n.node];
-        if part != Part::Resume {
-            u.alloc_memory = u.alloc_memory.saturating_sub(n.memory);
-            for &(d, a) in &n.gres {
-                u.gres_used[d] = u.gres_used[d].saturating_sub(a);
-            }
-        }
-        if part != Part::Suspend {
-            u.node_state = u.node_state.saturating_sub(rec.node_req as u32);
-        }
-    }
+    release_on_nodes(nodes, rec, part);
     if part != Part::Suspend {
         if let Some(rows) = rows.get_mut(rec.partition as usize) {
             let cores_of = |j: u32| jobs.get(&j).map(|r| r.core_pieces(recs));

@@ -11,13 +11,17 @@ use crate::{ConsTres, Usage};
 
 impl ConsTres {
     /// Keeps in `cand` the nodes the job may use; `Err` names a required node
-    /// that had to be dropped.
+    /// that had to be dropped. `idle`, when known, are the idle nodes of
+    /// `usage` (see [`ConsTres::is_idle`]): for a job without GRES only
+    /// their state, memory and excluded cores are checked, as nothing on
+    /// them can fail the other tests.
     pub fn verify_node_state(
         &self,
         usage: &Usage,
         job: &JobView,
         cand: &mut Bits,
         excluded_cores: Option<&Bits>,
+        idle: Option<&Bits>,
     ) -> Result<(), String> {
         let min_mem = match job.mem {
             Mem::PerCpu(m) => m * job.ntasks_per_node.max(job.pn_min_cpus).max(job.cpt) as u64,
@@ -34,9 +38,20 @@ impl ConsTres {
                 )
             })
             .collect();
+        let idle = idle.filter(|_| gres.is_empty());
         let mut drop = Vec::new();
         for i in cand.ones() {
             let r = &self.recs[i];
+            if idle.is_some_and(|idle| idle.get(i)) {
+                let ok = r.usable_state
+                    && (!self.params.memory || r.usable_memory() >= min_mem)
+                    && (!job.whole_node
+                        || excluded_cores.is_none_or(|e| !e.any_in(r.core_off, r.cores as usize)));
+                if !ok {
+                    drop.push(i);
+                }
+                continue;
+            }
             let u = &usage.nodes[i];
             let ok = r.usable_state
                 && (!self.params.memory

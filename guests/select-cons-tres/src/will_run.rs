@@ -23,10 +23,10 @@ use slurm_wasm_sdk::Error;
 
 use crate::bits::Bits;
 use crate::eval_nodes::Counts;
-use crate::job_test::{Against, FreeCores};
+use crate::job_test::{Against, FreeCores, FreeNodes};
 use crate::node_usage::NODE_CR_AVAILABLE;
 use crate::request::JobView;
-use crate::transitions::{release, Part};
+use crate::transitions::{hold_on_nodes, release, release_on_nodes, Part};
 use crate::{ConsTres, JobRec, Usage};
 
 const YEAR: i64 = 365 * 24 * 3600;
@@ -83,7 +83,7 @@ impl ConsTres {
             return;
         };
         if gone.insert(id) {
-            scratch.release(self, rec, true);
+            scratch.release(self, rec);
         }
     }
 
@@ -150,7 +150,7 @@ impl ConsTres {
             // cluster a few of the thousands).
             let mut holding = cand.clone();
             if let Some(nodes) = &scratch.live_free(self).nodes {
-                holding.and(nodes);
+                holding.and(&nodes.holding);
             }
             let free = scratch.free_cpus(self);
             holding.ones().map(|i| u64::from(free[i])).sum()
@@ -356,11 +356,22 @@ impl Scratch {
 
     /// Moves the scratch tables to the live ones less the first `p` jobs
     /// of `order` (the cached end order): releases or adds back the jobs
-    /// in between.
+    /// in between. Only with one row per partition (prefix mode): a
+    /// release then clears the job's cores from its row and an add-back
+    /// sets them again, leaving the rows' job lists as in the live tables.
     fn move_to(&mut self, ct: &ConsTres, order: &[(i64, u32)], p: usize) {
         while self.released < p {
             if let Some(rec) = ct.usage.jobs.get(&order[self.released].1) {
-                self.release(ct, rec, false);
+                self.make_tables(ct);
+                let tables = self.tables.as_mut().expect("made above");
+                release_on_nodes(&mut tables.nodes, rec, part_of(rec));
+                if let Some(row) = live_row(ct, rec) {
+                    let cores = &mut tables.rows[rec.partition as usize].rows[row].cores;
+                    for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
+                        cores.clear_at(ct.recs[n.node].core_off, &n.cores);
+                    }
+                }
+                self.free_released(ct, rec);
             }
             self.released += 1;
         }
@@ -372,34 +383,19 @@ impl Scratch {
         }
     }
 
-    /// Undoes [`Self::release`] of `rec` (a live job of `ct`): its memory,
-    /// devices and node state, and its cores in its row when it has one
-    /// in the live tables.
+    /// Undoes [`Self::move_to`]'s release of `rec` (a live job of `ct`):
+    /// its memory, devices and node state, and its cores in its live row.
     fn add_back(&mut self, ct: &ConsTres, rec: &JobRec) {
         let Some(tables) = self.tables.as_mut() else {
             return;
         };
-        for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
-            let u = &mut tables.nodes[n.node];
-            u.alloc_memory += n.memory;
-            for &(d, a) in &n.gres {
-                u.gres_used[d] += a;
+        hold_on_nodes(&mut tables.nodes, rec, part_of(rec));
+        let row = live_row(ct, rec);
+        if let Some(row) = row {
+            let cores = &mut tables.rows[rec.partition as usize].rows[row].cores;
+            for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
+                cores.or_at(ct.recs[n.node].core_off, &n.cores);
             }
-            if !rec.suspended {
-                u.node_state += rec.node_req as u32;
-            }
-        }
-        let in_row = !rec.suspended
-            && ct
-                .usage
-                .rows
-                .get(rec.partition as usize)
-                .is_some_and(|p| p.rows.iter().any(|r| r.jobs.binary_search(&rec.id).is_ok()));
-        if !in_row {
-            return;
-        }
-        if let Some(rows) = tables.rows.get_mut(rec.partition as usize) {
-            rows.add(rec.id, &rec.core_pieces(&ct.recs));
         }
         if let Some(FreeCores {
             cores,
@@ -408,60 +404,94 @@ impl Scratch {
         {
             for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
                 let r = &ct.recs[n.node];
-                cores.clear_at(r.core_off, &n.cores);
-                if !cores.any_in(r.core_off, r.cores as usize) {
-                    nodes.clear(n.node);
+                if row.is_some() {
+                    // Its cores are taken again: the node is not idle.
+                    cores.clear_at(r.core_off, &n.cores);
+                    if !cores.any_in(r.core_off, r.cores as usize) {
+                        nodes.holding.clear(n.node);
+                    }
+                    nodes.idle.clear(n.node);
+                } else if !ct.unused(&tables.nodes[n.node], n.node) {
+                    nodes.idle.clear(n.node);
                 }
             }
         }
     }
 
-    /// Releases `rec` (a live job of `ct`) from the scratch tables, noting
-    /// the nodes and partition to put back when `note`.
-    fn release(&mut self, ct: &ConsTres, rec: &JobRec, note: bool) {
+    /// Makes the scratch copies of `ct`'s live tables (and, with one row
+    /// per partition, of its free cores) if not made yet.
+    fn make_tables(&mut self, ct: &ConsTres) {
         if self.free.is_none() && ct.one_row_each() {
             self.free = Some(self.live_free(ct).clone());
         }
-        let tables = self.tables.get_or_insert_with(|| Usage {
-            nodes: ct.usage.nodes.clone(),
-            rows: ct.usage.rows.clone(),
-            jobs: BTreeMap::new(),
-            version: ct.usage.version,
-        });
-        let part = if rec.suspended {
-            Part::Suspend
-        } else {
-            Part::Normal
-        };
+        if self.tables.is_none() {
+            self.tables = Some(Usage {
+                nodes: ct.usage.nodes.clone(),
+                rows: ct.usage.rows.clone(),
+                jobs: BTreeMap::new(),
+                version: ct.usage.version,
+            });
+        }
+    }
+
+    /// Releases `rec` (a live job of `ct`) from the scratch tables as
+    /// `remove_job` would, noting the nodes and partition to put back.
+    fn release(&mut self, ct: &ConsTres, rec: &JobRec) {
+        self.make_tables(ct);
+        let tables = self.tables.as_mut().expect("made above");
         release(
             &mut tables.nodes,
             &mut tables.rows,
             &ct.usage.jobs,
             &ct.recs,
             rec,
-            part,
+            part_of(rec),
         );
-        if let Some(FreeCores {
-            cores,
-            nodes: Some(nodes),
-        }) = self.free.as_mut()
-        {
-            for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
-                let r = &ct.recs[n.node];
-                let (lo, hi) = (r.core_off, r.core_off + r.cores as usize);
-                cores.or_at(lo, &n.cores);
+        self.free_released(ct, rec);
+        self.touched_nodes.extend(rec.nodes.iter().map(|n| n.node));
+        self.touched_parts.push(rec.partition as usize);
+    }
+
+    /// Follows a release of `rec` from the scratch tables in the scratch
+    /// free cores (kept with one row per partition only).
+    fn free_released(&mut self, ct: &ConsTres, rec: &JobRec) {
+        let (
+            Some(tables),
+            Some(FreeCores {
+                cores,
+                nodes: Some(nodes),
+            }),
+        ) = (self.tables.as_ref(), self.free.as_mut())
+        else {
+            return;
+        };
+        for n in rec.nodes.iter().filter(|n| n.cpus > 0) {
+            let r = &ct.recs[n.node];
+            // The node's cores 64 at a time: the job's cores become free
+            // where no row holds them (another partition's row may) and
+            // they are not specialised; the cores free before stay free.
+            let (mut any, mut all) = (false, true);
+            for (w, &job) in n.cores.words().iter().enumerate() {
+                let at = r.core_off + 64 * w;
+                let width = (r.cores as usize - 64 * w).min(64);
+                let mask = u64::MAX >> (64 - width);
+                let mut freed = job & ct.base_avail.bits64(at);
                 for row in tables.rows.iter().flat_map(|p| &p.rows) {
-                    cores.and_not_range(&row.cores, lo, hi);
+                    freed &= !row.cores.bits64(at);
                 }
-                cores.and_range(&ct.base_avail, lo, hi);
-                if cores.any_in(lo, r.cores as usize) {
-                    nodes.set(n.node);
+                if freed != 0 {
+                    cores.or_window(at, freed);
                 }
+                let now = cores.bits64(at) & mask;
+                any |= now != 0;
+                all &= now == mask;
             }
-        }
-        if note {
-            self.touched_nodes.extend(rec.nodes.iter().map(|n| n.node));
-            self.touched_parts.push(rec.partition as usize);
+            if any {
+                nodes.holding.set(n.node);
+            }
+            if all && ct.unused(&tables.nodes[n.node], n.node) {
+                nodes.idle.set(n.node);
+            }
         }
     }
 
@@ -490,11 +520,7 @@ impl Scratch {
             if let Some((cores, nodes, live_cores, live_nodes)) = free.as_mut() {
                 let r = &ct.recs[i];
                 cores.copy_range(live_cores, r.core_off, r.core_off + r.cores as usize);
-                if live_nodes.get(i) {
-                    nodes.set(i);
-                } else {
-                    nodes.clear(i);
-                }
+                nodes.copy_node(live_nodes, i);
             }
         }
         self.touched_parts.sort_unstable();
@@ -535,7 +561,7 @@ impl Scratch {
     fn live_free(&mut self, ct: &ConsTres) -> &FreeCores {
         self.live_free.get_or_insert_with(|| {
             let mut free = FreeCores::of(&ct.usage, ct.base_avail.clone());
-            free.nodes = Some(ct.nodes_holding(&free.cores));
+            free.nodes = Some(ct.free_nodes(&ct.usage, &free.cores));
             free
         })
     }
@@ -557,6 +583,60 @@ impl Scratch {
         }
         &self.free_cpus
     }
+}
+
+#[cfg(test)]
+impl Scratch {
+    /// Panics unless the free cores and nodes followed through releases and
+    /// add-backs equal those found afresh in the scratch tables.
+    pub fn assert_followed(&self, ct: &ConsTres) {
+        let (Some(tables), Some(free)) = (&self.tables, &self.free) else {
+            return;
+        };
+        let mut fresh = FreeCores::of(tables, ct.base_avail.clone());
+        fresh.nodes = Some(ct.free_nodes(tables, &fresh.cores));
+        assert_eq!(free, &fresh, "followed free cores drifted");
+    }
+}
+
+impl FreeNodes {
+    /// Takes node `i`'s membership from `other`.
+    fn copy_node(&mut self, other: &FreeNodes, i: usize) {
+        for (mine, theirs) in [
+            (&mut self.holding, &other.holding),
+            (&mut self.idle, &other.idle),
+        ] {
+            if theirs.get(i) {
+                mine.set(i);
+            } else {
+                mine.clear(i);
+            }
+        }
+    }
+}
+
+/// How a release or add-back of `rec` treats it: a suspended job holds
+/// memory and devices but no cores and no node state.
+fn part_of(rec: &JobRec) -> Part {
+    if rec.suspended {
+        Part::Suspend
+    } else {
+        Part::Normal
+    }
+}
+
+/// The row of its partition that holds running job `rec` in the live
+/// tables of `ct`; none for a suspended job or one left out of every row.
+fn live_row(ct: &ConsTres, rec: &JobRec) -> Option<usize> {
+    if rec.suspended {
+        return None;
+    }
+    ct.usage
+        .rows
+        .get(rec.partition as usize)?
+        .rows
+        .iter()
+        .position(|r| r.jobs.binary_search(&rec.id).is_ok())
 }
 
 /// Whether running job `id` holds a node among `cand`.
