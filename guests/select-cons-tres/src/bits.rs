@@ -11,10 +11,21 @@ use smallvec::SmallVec;
 type Words = SmallVec<[u64; 2]>;
 
 /// A fixed-length bitmap of 64-bit words, bit `i` in word `i / 64`.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Debug, PartialEq, Eq, Default)]
 pub struct Bits {
     len: usize,
     words: Words,
+}
+
+/// A copy of the words in one go (`SmallVec`'s own `clone` pushes them
+/// one at a time, and core sets are cloned with every offer and job).
+impl Clone for Bits {
+    fn clone(&self) -> Self {
+        Bits {
+            len: self.len,
+            words: Words::from_slice(&self.words),
+        }
+    }
 }
 
 impl Bits {

@@ -231,15 +231,17 @@ impl ConsTres {
             // GRES reads no device), so nodes of one shape share it: a big
             // job's test visits idle nodes by the thousand.
             let mut shared = SmallVec::new();
-            cand.ones()
-                .filter_map(|i| {
-                    let shape = idle_shape(&self.recs[i], usage, i, avail, idle, job);
-                    per_shape(&mut shared, shape, || {
-                        offer(i, false).and_then(|o| Offer::of(i, &o))
-                    })
-                    .map(|o| Offer { node: i, ..o })
-                })
-                .collect()
+            let mut offers = Vec::with_capacity(cand.count());
+            for i in cand.ones() {
+                let shape = idle_shape(&self.recs[i], usage, i, avail, idle, job);
+                let o = per_shape(&mut shared, shape, || {
+                    offer(i, false).and_then(|o| Offer::of(i, &o))
+                });
+                if let Some(o) = o {
+                    offers.push(Offer { node: i, ..o });
+                }
+            }
+            offers
         };
         let chosen =
             eval_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
