@@ -182,7 +182,8 @@ impl ConsTres {
         let mut removed_cands = Vec::new();
         for c in candidates {
             if self.usage.jobs.contains_key(&c.job_id) && !gone.contains(&c.job_id) {
-                cpu_bound = cpu_bound.saturating_add(self.cpus_on(c.job_id, cand));
+                let (_, cpus) = self.share_of(c.job_id, cand);
+                cpu_bound = cpu_bound.saturating_add(cpus);
                 self.remove_all(scratch, &mut gone, c.job_id);
                 removed_cands.push(c.job_id);
             }
@@ -217,13 +218,14 @@ impl ConsTres {
                     break;
                 };
                 next += 1;
-                if !overlaps(&self.usage, id, cand) {
+                let (overlaps, cpus) = self.share_of(id, cand);
+                if !overlaps {
                     continue;
                 }
                 // The windows all start at the first end rounded up to the
                 // next multiple of 30 s (a full 30 s further when on one).
                 let b = *base.get_or_insert(end + (WINDOW - end.rem_euclid(WINDOW)));
-                cpu_bound = cpu_bound.saturating_add(self.cpus_on(id, cand));
+                cpu_bound = cpu_bound.saturating_add(cpus);
                 if !prefix {
                     self.remove_all(scratch, &mut gone, id);
                 }
@@ -289,15 +291,18 @@ impl ConsTres {
         self.usage.rows.iter().all(|p| p.rows.len() == 1)
     }
 
-    /// CPUs of the cores live job `id` holds on `cand`'s nodes.
-    fn cpus_on(&self, id: u32, cand: &Bits) -> u64 {
-        self.usage.jobs.get(&id).map_or(0, |j| {
-            j.nodes
-                .iter()
-                .filter(|n| cand.get(n.node))
-                .map(|n| n.cores.count() as u64 * self.recs[n.node].tpc as u64)
-                .sum()
-        })
+    /// Whether live job `id` holds a node among `cand`, and the CPUs of
+    /// the cores it holds there.
+    fn share_of(&self, id: u32, cand: &Bits) -> (bool, u64) {
+        let Some(j) = self.usage.jobs.get(&id) else {
+            return (false, 0);
+        };
+        let mut share = (false, 0);
+        for n in j.nodes.iter().filter(|n| cand.get(n.node)) {
+            share.0 = true;
+            share.1 += n.cores.count() as u64 * self.recs[n.node].tpc as u64;
+        }
+        share
     }
 }
 
@@ -637,12 +642,4 @@ fn live_row(ct: &ConsTres, rec: &JobRec) -> Option<usize> {
         .rows
         .iter()
         .position(|r| r.jobs.binary_search(&rec.id).is_ok())
-}
-
-/// Whether running job `id` holds a node among `cand`.
-fn overlaps(usage: &Usage, id: u32, cand: &Bits) -> bool {
-    usage
-        .jobs
-        .get(&id)
-        .is_some_and(|j| j.nodes.iter().any(|n| cand.get(n.node)))
 }
