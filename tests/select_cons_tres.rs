@@ -15,7 +15,7 @@ use slurm_wasm_host::kinds::select::{
 };
 use slurm_wasm_host::types::{
     GresDeviceGroup, GresFlags, GresRequest, GresScope, Job, JobState, KeyValue, MemoryRequest,
-    Node,
+    Node, NodeStateFlags,
 };
 use slurm_wasm_host::{CallError, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin};
 
@@ -278,6 +278,43 @@ fn preemption_and_will_run_through_the_host() {
         mode: PreemptMode::Requeue,
     }];
     assert_eq!(p.job_test(&req).unwrap().preemptees, vec![1]);
+}
+
+#[test]
+fn a_repeated_will_run_request_follows_node_state_changes() {
+    // Spec 2.3 WILL_RUN, asked for identical jobs as a backfill pass does
+    // (the plugin answers a repeated request from its last answer): n0 is
+    // busy until 4,000,000,000, n1 idle. Draining n1 between two identical
+    // requests leaves the usage tables as they were, yet the second answer
+    // must wait for n0.
+    let p = load("select/cons_tres");
+    p.init(&config(&["CR_Core"], 2, "select/cons_tres"))
+        .unwrap();
+    let table = nodes(2, 1, 4, 1, 1000);
+    p.node_init(&table).unwrap();
+    let mut a = job(1, 1, 4, 1);
+    let mut only_n0 = request(2, a.clone(), JobTestMode::RunNow);
+    only_n0.candidates = fixtures::bitmap(2, [0]);
+    a.state = JobState::Running;
+    a.end_time = 4_000_000_000;
+    a.time_limit = Some(60);
+    a.resources = Some(p.job_test(&only_n0).unwrap().resources);
+    p.job_begin(&a).unwrap();
+    let ask = |id: u32| {
+        p.job_test(&request(2, job(id, 1, 4, 1), JobTestMode::WillRun))
+            .unwrap()
+    };
+    let (first, again) = (ask(2), ask(3));
+    assert_eq!(first.resources.nodes.words, vec![0b10]);
+    assert_eq!(again.resources.nodes.words, vec![0b10]);
+    assert_eq!(again.start_time, first.start_time);
+    assert_ne!(first.start_time, Some(4_000_000_000));
+    let mut drained = table[1].clone();
+    drained.state.flags = NodeStateFlags::DRAIN;
+    p.update_node_state(&drained).unwrap();
+    let after = ask(4);
+    assert_eq!(after.resources.nodes.words, vec![0b01]);
+    assert_eq!(after.start_time, Some(4_000_000_000));
 }
 
 /// A plugin shared by the property tests, re-initialised per case.

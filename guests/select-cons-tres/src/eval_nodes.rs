@@ -17,7 +17,7 @@ use crate::params::{Params, Unit};
 use crate::request::JobView;
 
 /// Node counts of the request (`min_nodes`, `req_nodes`, `max_nodes`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counts {
     pub min: u32,
     pub req: u32,

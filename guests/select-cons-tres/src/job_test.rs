@@ -604,7 +604,7 @@ impl ConsTres {
                 req.max_nodes.min(job.max_nodes)
             },
         };
-        let (rec, start, preemptees) = match req.mode {
+        let (rec, preemptees) = match req.mode {
             JobTestMode::TestOnly => {
                 // Against the totals: usage is not read.
                 let rec = self
@@ -625,7 +625,7 @@ impl ConsTres {
                             e
                         }
                     })?;
-                (rec, None, Vec::new())
+                (rec, Vec::new())
             }
             JobTestMode::RunNow => {
                 match self.test_on(
@@ -638,7 +638,7 @@ impl ConsTres {
                     excluded.as_ref(),
                     false,
                 ) {
-                    Ok(rec) => (rec, None, Vec::new()),
+                    Ok(rec) => (rec, Vec::new()),
                     Err(e) if req.preemptee_candidates.is_empty() => return Err(e),
                     Err(e) => {
                         let (rec, list) = self
@@ -650,12 +650,12 @@ impl ConsTres {
                                 &req.preemptee_candidates,
                             )
                             .ok_or(e)?;
-                        (rec, None, list)
+                        (rec, list)
                     }
                 }
             }
             JobTestMode::WillRun | JobTestMode::Reservation => {
-                let (rec, start, list) = self.will_run(
+                let (resources, start, preemptees) = self.will_run_nodes(
                     &job,
                     &cand,
                     counts,
@@ -663,19 +663,16 @@ impl ConsTres {
                     &req.preemptee_candidates,
                     now,
                 )?;
-                (rec, Some(start), list)
+                return Ok(JobTestResult {
+                    resources,
+                    start_time: Some(start),
+                    preemptees,
+                });
             }
         };
-        // A will-run answer is the nodes, the CPU count and the start: Slurm
-        // frees the job's resources after the test (spec 2.7 step 9).
-        let resources = if matches!(req.mode, JobTestMode::WillRun | JobTestMode::Reservation) {
-            self.to_nodes_only(&rec)
-        } else {
-            self.to_resources(&rec)
-        };
         Ok(JobTestResult {
-            resources,
-            start_time: start,
+            resources: self.to_resources(&rec),
+            start_time: None,
             preemptees,
         })
     }

@@ -255,6 +255,7 @@ impl SelectGuest for ConsTresPlugin {
             r.usable_state = updated.usable_state;
             r.completing = updated.completing;
             r.powered_down = updated.powered_down;
+            i.algo.forget_answers();
             Ok(())
         })
     }

@@ -89,6 +89,72 @@ pub struct JobView {
 }
 
 impl JobView {
+    /// Whether `other` asks exactly what `self` asks (all but the job id):
+    /// a select test then answers both the same.
+    pub fn same_request(&self, other: &JobView) -> bool {
+        // Spelled out field by field: a field added later must be compared
+        // (or knowingly left out) before this compiles.
+        let JobView {
+            job_id: _,
+            partition,
+            min_nodes,
+            max_nodes,
+            req_nodes,
+            min_cpus,
+            max_cpus,
+            num_tasks,
+            cpt,
+            ntasks_per_node,
+            ntasks_per_socket,
+            ntasks_per_core,
+            threads_per_core,
+            sockets_per_node,
+            cores_per_socket,
+            pn_min_cpus,
+            mem,
+            whole_node,
+            node_req,
+            share_res,
+            contiguous,
+            overcommit,
+            required,
+            excluded,
+            node_dist_plane,
+            plane_size,
+            sock_dist,
+            gres,
+            enforce_binding,
+        } = self;
+        *partition == other.partition
+            && *min_nodes == other.min_nodes
+            && *max_nodes == other.max_nodes
+            && *req_nodes == other.req_nodes
+            && *min_cpus == other.min_cpus
+            && *max_cpus == other.max_cpus
+            && *num_tasks == other.num_tasks
+            && *cpt == other.cpt
+            && *ntasks_per_node == other.ntasks_per_node
+            && *ntasks_per_socket == other.ntasks_per_socket
+            && *ntasks_per_core == other.ntasks_per_core
+            && *threads_per_core == other.threads_per_core
+            && *sockets_per_node == other.sockets_per_node
+            && *cores_per_socket == other.cores_per_socket
+            && *pn_min_cpus == other.pn_min_cpus
+            && *mem == other.mem
+            && *whole_node == other.whole_node
+            && *node_req == other.node_req
+            && *share_res == other.share_res
+            && *contiguous == other.contiguous
+            && *overcommit == other.overcommit
+            && *required == other.required
+            && *excluded == other.excluded
+            && *node_dist_plane == other.node_dist_plane
+            && *plane_size == other.plane_size
+            && *sock_dist == other.sock_dist
+            && *gres == other.gres
+            && *enforce_binding == other.enforce_binding
+    }
+
     /// Normalises `job` for the partition table `parts`. `default_memory` is
     /// the cluster's `DefMemPerCPU`/`DefMemPerNode`; `names` numbers the
     /// GRES the nodes have. Fails with a message naming the field on input

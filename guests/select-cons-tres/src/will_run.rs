@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use slurm_wasm_sdk::codes::ESLURM_NODES_BUSY;
 use slurm_wasm_sdk::select::PreempteeCandidate;
+use slurm_wasm_sdk::types::JobResources;
 use slurm_wasm_sdk::Error;
 
 use crate::bits::Bits;
@@ -119,6 +120,54 @@ impl ConsTres {
             now,
         );
         scratch.put_back(self);
+        answer
+    }
+
+    /// [`Self::will_run`] answered as Slurm's will-run reply carries it:
+    /// the nodes, the CPU count and the start (Slurm frees the job's
+    /// resources after the test, spec 2.7 step 9). Without preemptees or
+    /// excluded cores the answer depends only on the request, the
+    /// candidates, the time and the tables: a job asking what the one
+    /// before it asked (a backfill pass tests runs of identical jobs) gets
+    /// the kept answer.
+    pub fn will_run_nodes(
+        &self,
+        job: &JobView,
+        cand: &Bits,
+        counts: Counts,
+        excluded: Option<&Bits>,
+        candidates: &[PreempteeCandidate],
+        now: i64,
+    ) -> Result<(JobResources, i64, Vec<u32>), Error> {
+        let memo = candidates.is_empty() && excluded.is_none();
+        if memo {
+            let mut scratch = self.scratch.borrow_mut();
+            scratch.sync(&self.usage, now);
+            let asked = |l: &&LastAnswer| {
+                l.now == now && l.counts == counts && l.cand == *cand && l.job.same_request(job)
+            };
+            if let Some(last) = scratch.last.as_ref().filter(asked) {
+                return match &last.answer {
+                    Some((resources, start)) => Ok((resources.clone(), *start, Vec::new())),
+                    None => Err(never_fits(job)),
+                };
+            }
+        }
+        let answer = self
+            .will_run(job, cand, counts, excluded, candidates, now)
+            .map(|(rec, start, list)| (self.to_nodes_only(&rec), start, list));
+        if memo {
+            self.scratch.borrow_mut().last = Some(LastAnswer {
+                job: job.clone(),
+                cand: cand.clone(),
+                counts,
+                now,
+                answer: answer
+                    .as_ref()
+                    .ok()
+                    .map(|(r, start, _)| (r.clone(), *start)),
+            });
+        }
         answer
     }
 
@@ -273,17 +322,41 @@ impl ConsTres {
                 return Ok((rec, end, list));
             }
         }
-        Err(Error::new(
-            ESLURM_NODES_BUSY,
-            format!(
-                "job {}: cannot run even after every running job ends",
-                job.job_id
-            ),
-        ))
+        Err(never_fits(job))
     }
 }
 
+/// The error for a job that cannot run on the candidates even once every
+/// running job has ended.
+fn never_fits(job: &JobView) -> Error {
+    Error::new(
+        ESLURM_NODES_BUSY,
+        format!(
+            "job {}: cannot run even after every running job ends",
+            job.job_id
+        ),
+    )
+}
+
+/// The last answer given without preemptees or excluded cores, with what
+/// it was asked (see [`ConsTres::will_run_nodes`]): the nodes and start,
+/// or none when the job could never run there.
+#[derive(Clone, Debug)]
+pub struct LastAnswer {
+    job: JobView,
+    cand: Bits,
+    counts: Counts,
+    now: i64,
+    answer: Option<(JobResources, i64)>,
+}
+
 impl ConsTres {
+    /// Forgets what will-run answers keep: a node's state changed, which
+    /// leaves the tables as they were but may change answers.
+    pub fn forget_answers(&self) {
+        *self.scratch.borrow_mut() = Scratch::default();
+    }
+
     /// Whether every partition has one row: releasing a job then frees
     /// exactly its cores that no other row holds, and adding it back takes
     /// them again.
@@ -340,6 +413,8 @@ pub struct Scratch {
     /// released job's cores that no other row holds); none otherwise, and
     /// the tests compute them.
     free: Option<FreeCores>,
+    /// The last answer, valid while the rest is (and for its `now` only).
+    last: Option<LastAnswer>,
 }
 
 impl Scratch {
