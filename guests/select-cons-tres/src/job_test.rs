@@ -34,7 +34,7 @@ use crate::eval_nodes::{
     eval_nodes, fits_alone, one_node_path, sched_weight, weight_floor, Counts,
 };
 use crate::gres_sched::{per_node_need, pick};
-use crate::node_usage::{NodeRec, NodeUse, NODE_CR_AVAILABLE};
+use crate::node_usage::{NodeUse, NODE_CR_AVAILABLE};
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 
@@ -85,7 +85,7 @@ impl ConsTres {
     /// `cores` of the same tables: no specialised core, every core free (so
     /// in no row), no memory, no device and no job's `node_req` on it. What
     /// such a node offers a job without GRES depends only on its
-    /// [`NodeRec::shape`] and COMPLETING flag, and `_verify_node_state`
+    /// [`crate::node_usage::NodeRec::shape`] and COMPLETING flag, and `_verify_node_state`
     /// can refuse it only for its state, its memory or excluded cores.
     pub fn is_idle(&self, node: &NodeUse, cores: &Bits, i: usize) -> bool {
         let r = &self.recs[i];
@@ -115,36 +115,8 @@ impl ConsTres {
 }
 
 /// What an idle node's offer to a job without GRES depends on: its
-/// [`NodeRec::shape`] and COMPLETING flag.
+/// [`crate::node_usage::NodeRec::shape`] and COMPLETING flag.
 type IdleShape = (u32, bool);
-
-/// The shape of node `i` when it is idle for `job` and `job` asks no GRES;
-/// `None` otherwise. `idle`, when known, are the idle nodes of `usage`
-/// with `avail` its free cores; otherwise the node is idle when every core
-/// is in `avail`, it has no specialised core and no memory allocated.
-#[inline]
-fn idle_shape(
-    rec: &NodeRec,
-    usage: &Usage,
-    i: usize,
-    avail: &Bits,
-    idle: Option<&Bits>,
-    job: &JobView,
-) -> Option<IdleShape> {
-    if !job.gres.is_empty() {
-        return None;
-    }
-    let idle = match idle {
-        Some(idle) => idle.get(i),
-        None => {
-            rec.spec_count == 0
-                && usage.nodes[i].alloc_memory == 0
-                && avail.count_range(rec.core_off, rec.core_off + rec.cores as usize)
-                    == rec.cores as usize
-        }
-    };
-    idle.then_some((rec.shape, rec.completing))
-}
 
 /// `compute()` for a node of idle shape `shape`, computed once per shape
 /// (`memo` keeps the values); for a node that is not idle (`None`), always
@@ -171,6 +143,29 @@ fn fail(code: i32, msg: impl Into<String>) -> Error {
 }
 
 impl ConsTres {
+    /// The shape of node `i` when `job` asks no GRES and the node is idle
+    /// ([`Self::is_idle`] with `avail` as its free cores; `idle`, when
+    /// known, are those nodes); `None` otherwise.
+    #[inline]
+    fn idle_shape(
+        &self,
+        usage: &Usage,
+        i: usize,
+        avail: &Bits,
+        idle: Option<&Bits>,
+        job: &JobView,
+    ) -> Option<IdleShape> {
+        if !job.gres.is_empty() {
+            return None;
+        }
+        let idle = match idle {
+            Some(idle) => idle.get(i),
+            None => self.is_idle(&usage.nodes[i], avail, i),
+        };
+        let r = &self.recs[i];
+        idle.then_some((r.shape, r.completing))
+    }
+
     /// Allocates from the cores in `avail` on the nodes of `cand`. `idle`,
     /// when known, are the idle nodes of `usage` whose free cores `avail` is.
     #[allow(clippy::too_many_arguments)]
@@ -233,7 +228,7 @@ impl ConsTres {
             let mut shared = SmallVec::new();
             let mut offers = Vec::with_capacity(cand.count());
             for i in cand.ones() {
-                let shape = idle_shape(&self.recs[i], usage, i, avail, idle, job);
+                let shape = self.idle_shape(usage, i, avail, idle, job);
                 let o = per_shape(&mut shared, shape, || {
                     offer(i, false).and_then(|o| Offer::of(i, &o))
                 });
@@ -257,7 +252,7 @@ impl ConsTres {
         // Idle nodes of one shape keep the same cores too (all of them).
         let mut picked = SmallVec::new();
         for &(i, cpus) in &chosen {
-            let shape = idle_shape(&self.recs[i], usage, i, avail, idle, job);
+            let shape = self.idle_shape(usage, i, avail, idle, job);
             let o = per_shape(&mut picked, shape, || offer(i, true));
             let o = o.ok_or_else(|| {
                 fail(
@@ -655,7 +650,7 @@ impl ConsTres {
                 }
             }
             JobTestMode::WillRun | JobTestMode::Reservation => {
-                let (resources, start, preemptees) = self.will_run_nodes(
+                let (resources, start, preemptees) = self.will_run(
                     &job,
                     &cand,
                     counts,

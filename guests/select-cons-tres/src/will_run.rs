@@ -88,7 +88,13 @@ impl ConsTres {
         }
     }
 
-    /// `_will_run_test`: the allocation, its start time and the preemptees.
+    /// `_will_run_test`: where and when the job would start, and the
+    /// preemptees, answered as Slurm's will-run reply carries it: the
+    /// nodes, the CPU count and the start (Slurm frees the job's resources
+    /// after the test, spec 2.7 step 9). Without preemptees or excluded
+    /// cores the answer depends only on the request, the candidates, the
+    /// time and the tables: a job asking what the one before it asked (a
+    /// backfill pass tests runs of identical jobs) gets the kept answer.
     #[allow(clippy::too_many_arguments)]
     pub fn will_run(
         &self,
@@ -98,51 +104,11 @@ impl ConsTres {
         excluded: Option<&Bits>,
         candidates: &[PreempteeCandidate],
         now: i64,
-    ) -> Result<(JobRec, i64, Vec<u32>), Error> {
+    ) -> Result<(JobResources, i64, Vec<u32>), Error> {
         let mut scratch = self.scratch.borrow_mut();
         scratch.sync(&self.usage, now);
-        // Without preemptees, and when a release frees exactly the job's
-        // cores (every partition has one row), the scratch tables follow a
-        // prefix of the end order from answer to answer.
-        let prefix = candidates.is_empty() && self.one_row_each();
-        if !prefix {
-            let order = scratch.order(self, now);
-            scratch.move_to(self, &order, 0);
-        }
-        let answer = self.will_run_on(
-            &mut scratch,
-            prefix,
-            job,
-            cand,
-            counts,
-            excluded,
-            candidates,
-            now,
-        );
-        scratch.put_back(self);
-        answer
-    }
-
-    /// [`Self::will_run`] answered as Slurm's will-run reply carries it:
-    /// the nodes, the CPU count and the start (Slurm frees the job's
-    /// resources after the test, spec 2.7 step 9). Without preemptees or
-    /// excluded cores the answer depends only on the request, the
-    /// candidates, the time and the tables: a job asking what the one
-    /// before it asked (a backfill pass tests runs of identical jobs) gets
-    /// the kept answer.
-    pub fn will_run_nodes(
-        &self,
-        job: &JobView,
-        cand: &Bits,
-        counts: Counts,
-        excluded: Option<&Bits>,
-        candidates: &[PreempteeCandidate],
-        now: i64,
-    ) -> Result<(JobResources, i64, Vec<u32>), Error> {
         let memo = candidates.is_empty() && excluded.is_none();
         if memo {
-            let mut scratch = self.scratch.borrow_mut();
-            scratch.sync(&self.usage, now);
             let asked = |l: &&LastAnswer| {
                 l.now == now && l.counts == counts && l.cand == *cand && l.job.same_request(job)
             };
@@ -153,11 +119,29 @@ impl ConsTres {
                 };
             }
         }
+        // Without preemptees, and when a release frees exactly the job's
+        // cores (every partition has one row), the scratch tables follow a
+        // prefix of the end order from answer to answer.
+        let prefix = candidates.is_empty() && self.one_row_each();
+        if !prefix {
+            let order = scratch.order(self, now);
+            scratch.move_to(self, &order, 0);
+        }
         let answer = self
-            .will_run(job, cand, counts, excluded, candidates, now)
+            .will_run_on(
+                &mut scratch,
+                prefix,
+                job,
+                cand,
+                counts,
+                excluded,
+                candidates,
+                now,
+            )
             .map(|(rec, start, list)| (self.to_nodes_only(&rec), start, list));
+        scratch.put_back(self);
         if memo {
-            self.scratch.borrow_mut().last = Some(LastAnswer {
+            scratch.last = Some(LastAnswer {
                 job: job.clone(),
                 cand: cand.clone(),
                 counts,
@@ -339,7 +323,7 @@ fn never_fits(job: &JobView) -> Error {
 }
 
 /// The last answer given without preemptees or excluded cores, with what
-/// it was asked (see [`ConsTres::will_run_nodes`]): the nodes and start,
+/// it was asked (see [`ConsTres::will_run`]): the nodes and start,
 /// or none when the job could never run there.
 #[derive(Clone, Debug)]
 pub struct LastAnswer {
