@@ -98,9 +98,8 @@ impl Checker<'_> {
         nodes_only: bool,
     ) -> Result<(), CallError> {
         self.bitmap("nodes", &resources.nodes)?;
-        let chosen: Vec<u32> = ones(&resources.nodes).collect();
         if let Some(candidates) = candidates {
-            if let Some(bad) = chosen.iter().find(|&&i| !is_set(candidates, i)) {
+            if let Some(bad) = ones(&resources.nodes).find(|&i| !is_set(candidates, i)) {
                 return Err(self.fail(format!(
                     "node {bad} was chosen but is not among the candidate nodes"
                 )));
@@ -109,14 +108,19 @@ impl Checker<'_> {
         if nodes_only && resources.per_node.is_empty() {
             return Ok(());
         }
-        if resources.per_node.len() != chosen.len() {
+        let chosen: usize = resources
+            .nodes
+            .words
+            .iter()
+            .map(|w| w.count_ones() as usize)
+            .sum();
+        if resources.per_node.len() != chosen {
             return Err(self.fail(format!(
-                "{} nodes chosen but {} per-node entries",
-                chosen.len(),
+                "{chosen} nodes chosen but {} per-node entries",
                 resources.per_node.len()
             )));
         }
-        for (entry, &index) in resources.per_node.iter().zip(&chosen) {
+        for (entry, index) in resources.per_node.iter().zip(ones(&resources.nodes)) {
             if entry.node_index != index {
                 return Err(self.fail(format!(
                     "per-node entry for node {} where node {index} was expected",
@@ -133,7 +137,7 @@ impl Checker<'_> {
             let cores = u32::from(node.sockets)
                 * u32::from(node.cores_per_socket)
                 * u32::from(node.boards.max(1));
-            if let Some(last) = ones(&entry.cores).last() {
+            if let Some(last) = last_one(&entry.cores) {
                 if last >= cores {
                     return Err(self.fail(format!(
                         "core {last} allocated on {}, which has {cores} cores",
@@ -166,8 +170,21 @@ fn is_set(map: &Bitmap, i: u32) -> bool {
             .is_some_and(|w| w >> (i % 64) & 1 == 1)
 }
 
+/// The set bits of a checked bitmap (none past its length), in order,
+/// found a word at a time.
 fn ones(map: &Bitmap) -> impl Iterator<Item = u32> + '_ {
-    (0..map.len).filter(move |&i| is_set(map, i))
+    map.words.iter().zip(0u32..).flat_map(|(&word, w)| {
+        std::iter::successors(Some(word).filter(|&x| x != 0), |&x| {
+            Some(x & (x - 1)).filter(|&y| y != 0)
+        })
+        .map(move |x| w * 64 + x.trailing_zeros())
+    })
+}
+
+/// The highest set bit of a checked bitmap.
+fn last_one(map: &Bitmap) -> Option<u32> {
+    let w = map.words.iter().rposition(|&word| word != 0)?;
+    Some(w as u32 * 64 + 63 - map.words[w].leading_zeros())
 }
 
 #[cfg(test)]
@@ -188,6 +205,22 @@ mod tests {
         for bad in ["", "1X", "A=B", "A B", "Ä"] {
             assert!(checker().env_name(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn set_bits_are_found_word_by_word() {
+        let map = Bitmap {
+            len: 130,
+            words: vec![1 | 1 << 63, 1, 1 << 1],
+        };
+        assert_eq!(ones(&map).collect::<Vec<_>>(), [0, 63, 64, 129]);
+        assert_eq!(last_one(&map), Some(129));
+        let empty = Bitmap {
+            len: 70,
+            words: vec![0, 0],
+        };
+        assert_eq!(ones(&empty).count(), 0);
+        assert_eq!(last_one(&empty), None);
     }
 
     #[test]
