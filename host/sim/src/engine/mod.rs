@@ -536,10 +536,19 @@ impl Engine<'_, '_> {
     /// One PriorityCalcPeriod pass; true when a priority changed.
     fn recalculate(&mut self, now: i64) -> Result<bool, SimError> {
         self.counters.priority_recalcs += 1;
+        // The decay pass charges allocated TRES: the records go without
+        // their per-node resources, which would be most of the copying.
+        let live = &mut self.live;
         let running: Vec<Job> = self
             .running
             .iter()
-            .map(|&i| self.live(i).job.clone())
+            .map(|&i| {
+                let job = &mut live[i].as_mut().expect("running job has a record").job;
+                let resources = job.resources.take();
+                let lean = job.clone();
+                job.resources = resources;
+                lean
+            })
             .collect();
         let pending: Vec<u32> = self.pending.iter().map(|k| k.2).collect();
         let first = self.pending.first().map_or(0, |k| k.3);
