@@ -182,6 +182,14 @@ fn hpc2n_replay_through_wasm_is_deterministic() {
         let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
         assert_eq!(a.outcomes, b.outcomes, "{}", a.policy);
         assert_eq!(a.counters, b.counters, "{}", a.policy);
+        // The work inside the plugins, counted in fuel, is the same too.
+        assert!(
+            a.fuel.is_some_and(|f| f.select > 0 && f.priority > 0),
+            "{}: {:?}",
+            a.policy,
+            a.fuel
+        );
+        assert_eq!(a.fuel, b.fuel, "{}", a.policy);
         assert_eq!(a.outcomes.len(), workload.jobs.len());
         assert!(a.outcomes.iter().any(|o| o.backfilled), "{}", a.policy);
     }

@@ -82,6 +82,8 @@ fn same_schedule(cluster: &Cluster, workload: &Workload, stack: &str) -> SimResu
         assert_eq!(w, n, "{stack}: job {} differs (wasm, native)", w.id);
     }
     assert_eq!(wasm.counters, native.counters, "{stack}");
+    // Fuel is counted for components only.
+    assert!(wasm.fuel.is_some() && native.fuel.is_none(), "{stack}");
     wasm
 }
 

@@ -100,7 +100,9 @@ pub struct SimulateArgs {
     /// (same workload and seed), then a combine step; runs nothing.
     #[arg(long, value_name = "FILE")]
     sweep: Option<PathBuf>,
-    /// Save the results (per-job outcomes) as JSON, for `--combine`.
+    /// Save the results as JSON, for `--combine`: per-job outcomes, call
+    /// counters, wall time and, for components, the fuel each plugin used
+    /// (the same on every run: a machine-independent measure of its work).
     #[arg(long, value_name = "FILE")]
     save_result: Option<PathBuf>,
     /// Render results saved by earlier runs (`--save-result`) as one

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -225,6 +226,8 @@ pub(crate) struct PluginCore<K: Kind> {
     host: Host,
     settings: PluginSettings,
     inner: Mutex<Slotted<K>>,
+    /// Fuel used by every call so far (see [`PluginCore::fuel_used`]).
+    fuel_used: AtomicU64,
 }
 
 /// Statistics of the last call, for benchmarks and `tracing`.
@@ -255,7 +258,16 @@ impl<K: Kind> PluginCore<K> {
                 saved_state: None,
                 fell_back: false,
             }),
+            fuel_used: AtomicU64::new(0),
         })
+    }
+
+    /// The fuel all calls have used since the plugin was loaded, faulted
+    /// calls included (instantiating a restarted instance is not counted).
+    /// Deterministic for a given sequence of calls: a measure of the work
+    /// done inside the plugin that does not depend on the machine.
+    pub(crate) fn fuel_used(&self) -> u64 {
+        self.fuel_used.load(Ordering::Relaxed)
     }
 
     fn lock(&self) -> MutexGuard<'_, Slotted<K>> {
@@ -354,6 +366,7 @@ impl<K: Kind> PluginCore<K> {
         let fuel_used = limits
             .fuel_per_call
             .saturating_sub(store.get_fuel().unwrap_or(0));
+        self.fuel_used.fetch_add(fuel_used, Ordering::Relaxed);
         if let Some(started) = started {
             span.record("fuel_used", fuel_used);
             span.record("micros", started.elapsed().as_micros() as u64);

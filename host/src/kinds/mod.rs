@@ -97,6 +97,13 @@ macro_rules! plugin_kind {
                 self.core.settings()
             }
 
+            /// The fuel its calls have used since it was loaded: the same
+            /// for the same calls on any machine, which makes it the
+            /// measure of a plugin's work that noisy wall time is not.
+            pub fn fuel_used(&self) -> u64 {
+                self.core.fuel_used()
+            }
+
             /// The plugin's `init()`; the configuration is kept so a restarted
             /// instance is initialised the same way.
             pub fn init(&self, config: &$Config) -> Result<(), crate::error::CallError> {

@@ -155,6 +155,18 @@ pub struct SimResult {
     pub counters: Counters,
     /// Seconds of real time the simulation took.
     pub wall_seconds: f64,
+    /// Fuel the stack's plugins used, when they ran as components: unlike
+    /// the wall time, the same on every run and machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuel: Option<StackFuel>,
+}
+
+/// Fuel used by each plugin of a stack over a whole simulation (loading
+/// and the association tree included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StackFuel {
+    pub select: u64,
+    pub priority: u64,
 }
 
 /// A simulation that could not go on: a plugin fault (trap, exhausted
@@ -358,11 +370,17 @@ pub fn simulate(
                 Some("still pending when no event was left (never fitted)".into());
         }
     }
+    let fuel = engine
+        .placer
+        .fuel_used()
+        .zip(engine.prioritizer.fuel_used())
+        .map(|(select, priority)| StackFuel { select, priority });
     Ok(SimResult {
         policy: policy.to_owned(),
         outcomes: engine.outcomes,
         counters: engine.counters,
         wall_seconds: started.elapsed().as_secs_f64(),
+        fuel,
     })
 }
 

@@ -99,6 +99,10 @@ pub trait Placer: Send {
     fn begin(&mut self, job: &Job) -> Result<(), CallError>;
     /// The job ended; release its resources.
     fn fini(&mut self, job: &Job) -> Result<(), CallError>;
+    /// Fuel used so far, for a component (none for a native build).
+    fn fuel_used(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Job priority as the engine needs it.
@@ -118,6 +122,10 @@ pub trait Prioritizer: Send {
     /// gives the whole simulated tree once, before the first job, when the
     /// cluster runs with accounting ([`super::accounting`]).
     fn associations(&mut self, updates: &[AssociationUpdate]) -> Result<(), CallError>;
+    /// Fuel used so far, for a component (none for a native build).
+    fn fuel_used(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A loaded select plugin as a [`Placer`].
@@ -165,6 +173,10 @@ impl Placer for WasmPlacer {
     fn fini(&mut self, job: &Job) -> Result<(), CallError> {
         self.0.job_fini(job)
     }
+
+    fn fuel_used(&self) -> Option<u64> {
+        Some(self.0.fuel_used())
+    }
 }
 
 /// A loaded priority plugin as a [`Prioritizer`].
@@ -193,6 +205,10 @@ impl Prioritizer for WasmPrioritizer {
 
     fn associations(&mut self, updates: &[AssociationUpdate]) -> Result<(), CallError> {
         self.plugin.update_associations(updates)
+    }
+
+    fn fuel_used(&self) -> Option<u64> {
+        Some(self.plugin.fuel_used())
     }
 }
 
