@@ -623,16 +623,24 @@ impl ConsTres {
                 (rec, Vec::new())
             }
             JobTestMode::RunNow => {
-                match self.test_on(
-                    &self.usage,
-                    None,
-                    &job,
-                    &cand,
-                    counts,
-                    Against::Free,
-                    excluded.as_ref(),
-                    false,
-                ) {
+                // The free cores and idle nodes of the live tables are kept
+                // with the will-run scratch while the tables stay as they
+                // are: a scheduling pass tests job after job on them.
+                let tested = {
+                    let mut scratch = self.scratch.borrow_mut();
+                    scratch.sync(&self.usage, now);
+                    self.test_on(
+                        &self.usage,
+                        Some(scratch.live_free(self)),
+                        &job,
+                        &cand,
+                        counts,
+                        Against::Free,
+                        excluded.as_ref(),
+                        false,
+                    )
+                };
+                match tested {
                     Ok(rec) => (rec, Vec::new()),
                     Err(e) if req.preemptee_candidates.is_empty() => return Err(e),
                     Err(e) => {

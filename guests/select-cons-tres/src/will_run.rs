@@ -406,7 +406,7 @@ impl Scratch {
     /// version it mirrors, emptied otherwise (the copies are made by the
     /// first release that needs them: many answers place the job now and
     /// release nothing).
-    fn sync(&mut self, live: &Usage, now: i64) {
+    pub(crate) fn sync(&mut self, live: &Usage, now: i64) {
         let order_kept =
             self.released == 0 || self.order.as_ref().is_some_and(|(at, _)| *at == now);
         if self.version == live.version && order_kept {
@@ -622,7 +622,7 @@ impl Scratch {
 
     /// Step 1's free cores of the live tables of `ct`, with the nodes
     /// holding them.
-    fn live_free(&mut self, ct: &ConsTres) -> &FreeCores {
+    pub(crate) fn live_free(&mut self, ct: &ConsTres) -> &FreeCores {
         self.live_free.get_or_insert_with(|| {
             let mut free = FreeCores::of(&ct.usage, ct.base_avail.clone());
             free.nodes = Some(ct.free_nodes(&ct.usage, &free.cores));
