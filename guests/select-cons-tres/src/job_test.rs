@@ -146,7 +146,7 @@ impl ConsTres {
     /// The shape of node `i` when `job` asks no GRES and the node is idle
     /// ([`Self::is_idle`] with `avail` as its free cores; `idle`, when
     /// known, are those nodes); `None` otherwise.
-    #[inline]
+    #[inline(always)]
     fn idle_shape(
         &self,
         usage: &Usage,
