@@ -626,12 +626,17 @@ impl ConsTres {
                 // The free cores and idle nodes of the live tables are kept
                 // with the will-run scratch while the tables stay as they
                 // are: a scheduling pass tests job after job on them.
+                // (Excluded cores change the free cores: found per test.)
                 let tested = {
                     let mut scratch = self.scratch.borrow_mut();
                     scratch.sync(&self.usage, now);
+                    let free = match excluded {
+                        None => Some(scratch.live_free(self)),
+                        Some(_) => None,
+                    };
                     self.test_on(
                         &self.usage,
-                        Some(scratch.live_free(self)),
+                        free,
                         &job,
                         &cand,
                         counts,
