@@ -32,7 +32,8 @@
 //! answer lies in the future: the plugin has to release running jobs in
 //! end-time order until the job fits.
 //!
-//! Run: `cargo bench --bench select`
+//! Run: `cargo bench --bench select` (each wasm case also prints its fuel
+//! per call on stderr).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -48,6 +49,9 @@ fn main() {
 /// The virtual "now" of every test (plugins read it from the host clock,
 /// native instances take it as an argument).
 const NOW: i64 = 1_700_000_000;
+/// Calls over which each wasm case's fuel per call is averaged (and
+/// printed on stderr) before timing; even, so both twin requests count.
+const FUEL_CALLS: usize = 10;
 /// Cluster sizes, in nodes.
 const SIZES: [u32; 3] = [1_000, 10_000, 50_000];
 const SOCKETS: u16 = 2;
@@ -337,6 +341,14 @@ fn wasm(b: Bencher, plugin_type: &str, params: &str, nodes: u32, case: Case) {
     assert_eq!(first, native, "wasm and native answers differ");
     let twin = answer(plugin.job_test(&requests[1]).unwrap());
     assert_eq!(first, twin, "the twin requests are answered differently");
+    // The work per call in fuel, which unlike time does not depend on the
+    // machine or its caches (BENCHMARKS.md's growth figures).
+    let before = plugin.fuel_used();
+    for request in requests.iter().cycle().take(FUEL_CALLS) {
+        plugin.job_test(request).unwrap();
+    }
+    let per_call = (plugin.fuel_used() - before) / FUEL_CALLS as u64;
+    eprintln!("fuel per call: {plugin_type} {case:?} at {nodes} nodes: {per_call}");
     // The twin was asked last: the first timed call asks the other one.
     let mut k = 1;
     b.bench_local(|| {
