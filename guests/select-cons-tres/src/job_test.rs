@@ -36,6 +36,7 @@ use crate::eval_nodes::{
 use crate::gres_sched::{per_node_need, pick};
 use crate::node_usage::{NodeUse, NODE_CR_AVAILABLE};
 use crate::request::{JobView, Mem};
+use crate::verify::NodeCheck;
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 
 /// How usage counts in a test.
@@ -168,6 +169,9 @@ impl ConsTres {
 
     /// Allocates from the cores in `avail` on the nodes of `cand`. `idle`,
     /// when known, are the idle nodes of `usage` whose free cores `avail` is.
+    /// `unverified`: `cand` has not been through `_verify_node_state`, and
+    /// the one-node walk checks each node it visits with it instead (only
+    /// for a job on that path).
     #[allow(clippy::too_many_arguments)]
     pub fn fit(
         &self,
@@ -179,6 +183,7 @@ impl ConsTres {
         counts: Counts,
         against: Against,
         completing_ok: bool,
+        unverified: Option<&NodeCheck>,
     ) -> Result<JobRec, Error> {
         let max_cpn = self
             .partitions
@@ -206,6 +211,9 @@ impl ConsTres {
             let floor = weight_floor(job, self.min_weight);
             let mut best: Option<(u64, Offer)> = None;
             for i in cand.ones() {
+                if unverified.is_some_and(|c| !self.node_ok(c, usage, job, i)) {
+                    continue;
+                }
                 let Some(o) = offer(i, false).and_then(|o| Offer::of(i, &o)) else {
                     continue;
                 };
@@ -453,6 +461,7 @@ impl ConsTres {
                 counts,
                 against,
                 true,
+                None,
             );
         }
         let avail = || {
@@ -486,8 +495,20 @@ impl ConsTres {
         // The idle nodes when the caller keeps them (finding them here
         // would cost the per-node checks they save).
         let idle = free.nodes.as_ref().map(|n| &n.idle);
-        self.verify_node_state(usage, job, &mut cand, excluded_cores, idle)
-            .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
+        // A one-node job's walk visits the nodes in order and stops at the
+        // first that fits with the least weight: only the nodes it visits
+        // are checked, which chooses the same node (the check only drops
+        // nodes, one at a time, and such a job names no required node).
+        let check;
+        let unverified =
+            if step1_only && one_node_path(job, &self.params, counts) && !job.whole_node {
+                check = self.node_check(job, excluded_cores, idle);
+                Some(&check)
+            } else {
+                self.verify_node_state(usage, job, &mut cand, excluded_cores, idle)
+                    .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
+                None
+            };
         let mut cand1 = cand.clone();
         if job.whole_node {
             let avail = avail();
@@ -509,6 +530,7 @@ impl ConsTres {
             counts,
             against,
             completing_ok,
+            unverified,
         );
         if first.is_ok() || step1_only {
             return first;
@@ -534,6 +556,7 @@ impl ConsTres {
                     counts,
                     against,
                     completing_ok,
+                    None,
                 ) {
                     return Ok(rec);
                 }

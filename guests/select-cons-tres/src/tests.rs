@@ -471,6 +471,22 @@ fn start(ct: &mut ConsTres, mut j: Job) -> Vec<(u32, Vec<usize>, u16)> {
 }
 
 #[test]
+fn one_node_walk_checks_the_nodes_it_visits() {
+    // Spec 2.4: `--mem=0` cannot use a node where memory is allocated. A
+    // one-node job's walk checks node state as it goes (instead of a pass
+    // over every node first): node 0, busy with a small job, is passed
+    // over for node 1, as the whole pass would drop it.
+    let mut ct = cluster(&["CR_Core_Memory"], 2, 1, 4, 1, 1000);
+    let mut a = job(1, 1, 1, 1);
+    a.details.memory = MemoryRequest::PerNode(100);
+    assert_eq!(start(&mut ct, a)[0].0, 0);
+    let mut b = job(2, 1, 1, 1);
+    b.details.max_nodes = Some(1);
+    b.details.memory = MemoryRequest::PerNode(0);
+    assert_eq!(cores(&ct, b)[0].0, 1);
+}
+
+#[test]
 fn lowest_weight_first() {
     // Spec 2.5/2.6: lower weights are used first.
     let p = Params::parse(&["CR_Core".to_string()]).unwrap();

@@ -5,24 +5,30 @@ use crate::bits::Bits;
 use smallvec::SmallVec;
 
 use crate::gres_sched::{node_could_satisfy, per_node_need};
+use crate::node_usage::GresColumn;
 use crate::node_usage::{NODE_CR_AVAILABLE, NODE_CR_RESERVED};
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, Usage};
 
+/// `_verify_node_state`'s test of one node for one job, prepared once per
+/// test: the memory a node must have free, the job's GRES columns and
+/// needs, the idle nodes (see [`ConsTres::verify_node_state`]) and the
+/// excluded cores.
+pub struct NodeCheck<'a> {
+    min_mem: u64,
+    gres: SmallVec<[(Option<GresColumn<'a>>, u64, bool); 2]>,
+    idle: Option<&'a Bits>,
+    excluded_cores: Option<&'a Bits>,
+}
+
 impl ConsTres {
-    /// Keeps in `cand` the nodes the job may use; `Err` names a required node
-    /// that had to be dropped. `idle`, when known, are the idle nodes of
-    /// `usage` (see [`ConsTres::is_idle`]): for a job without GRES only
-    /// their state, memory and excluded cores are checked, as nothing on
-    /// them can fail the other tests.
-    pub fn verify_node_state(
-        &self,
-        usage: &Usage,
+    /// Prepares the per-node test of [`Self::verify_node_state`].
+    pub fn node_check<'a>(
+        &'a self,
         job: &JobView,
-        cand: &mut Bits,
-        excluded_cores: Option<&Bits>,
-        idle: Option<&Bits>,
-    ) -> Result<(), String> {
+        excluded_cores: Option<&'a Bits>,
+        idle: Option<&'a Bits>,
+    ) -> NodeCheck<'a> {
         let min_mem = match job.mem {
             Mem::PerCpu(m) => m * job.ntasks_per_node.max(job.pn_min_cpus).max(job.cpt) as u64,
             Mem::PerNode(m) => m,
@@ -39,30 +45,56 @@ impl ConsTres {
             })
             .collect();
         let idle = idle.filter(|_| gres.is_empty());
+        NodeCheck {
+            min_mem,
+            gres,
+            idle,
+            excluded_cores,
+        }
+    }
+
+    /// Whether the job may use node `i` now (`check` prepared for it by
+    /// [`Self::node_check`]).
+    #[inline(always)]
+    pub fn node_ok(&self, check: &NodeCheck, usage: &Usage, job: &JobView, i: usize) -> bool {
+        let r = &self.recs[i];
+        let excluded_ok = || {
+            check
+                .excluded_cores
+                .is_none_or(|e| !e.any_in(r.core_off, r.cores as usize))
+        };
+        if check.idle.is_some_and(|idle| idle.get(i)) {
+            return r.usable_state
+                && (!self.params.memory || r.usable_memory() >= check.min_mem)
+                && (!job.whole_node || excluded_ok());
+        }
+        let u = &usage.nodes[i];
+        r.usable_state
+            && (!self.params.memory
+                || (r.usable_memory().saturating_sub(u.alloc_memory) >= check.min_mem
+                    && !(job.mem == Mem::PerNode(0) && u.alloc_memory > 0)))
+            && (!job.whole_node || (!u.any_gres_used() && excluded_ok()))
+            && node_could_satisfy(&check.gres, i)
+            && self.sharing_ok(usage, job, i)
+    }
+
+    /// Keeps in `cand` the nodes the job may use; `Err` names a required node
+    /// that had to be dropped. `idle`, when known, are the idle nodes of
+    /// `usage` (see [`ConsTres::is_idle`]): for a job without GRES only
+    /// their state, memory and excluded cores are checked, as nothing on
+    /// them can fail the other tests.
+    pub fn verify_node_state(
+        &self,
+        usage: &Usage,
+        job: &JobView,
+        cand: &mut Bits,
+        excluded_cores: Option<&Bits>,
+        idle: Option<&Bits>,
+    ) -> Result<(), String> {
+        let check = self.node_check(job, excluded_cores, idle);
         let mut drop = Vec::new();
         for i in cand.ones() {
-            let r = &self.recs[i];
-            if idle.is_some_and(|idle| idle.get(i)) {
-                let ok = r.usable_state
-                    && (!self.params.memory || r.usable_memory() >= min_mem)
-                    && (!job.whole_node
-                        || excluded_cores.is_none_or(|e| !e.any_in(r.core_off, r.cores as usize)));
-                if !ok {
-                    drop.push(i);
-                }
-                continue;
-            }
-            let u = &usage.nodes[i];
-            let ok = r.usable_state
-                && (!self.params.memory
-                    || (r.usable_memory().saturating_sub(u.alloc_memory) >= min_mem
-                        && !(job.mem == Mem::PerNode(0) && u.alloc_memory > 0)))
-                && (!job.whole_node
-                    || (!u.any_gres_used()
-                        && excluded_cores.is_none_or(|e| !e.any_in(r.core_off, r.cores as usize))))
-                && node_could_satisfy(&gres, i)
-                && self.sharing_ok(usage, job, i);
-            if !ok {
+            if !self.node_ok(&check, usage, job, i) {
                 drop.push(i);
             }
         }
