@@ -32,8 +32,8 @@
 //! answer lies in the future: the plugin has to release running jobs in
 //! end-time order until the job fits.
 //!
-//! Run: `cargo bench --bench select` (each wasm case also prints its fuel
-//! per call on stderr).
+//! Run: `cargo bench --bench select` (after the timings, each wasm case's
+//! fuel per call).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -44,13 +44,25 @@ use slurm_wasm_host::{Host, HostOptions, PluginSettings, PluginSource, SelectPlu
 
 fn main() {
     divan::main();
+    // Printed after divan's table, which a line in its middle would break.
+    let fuel = FUEL.lock().unwrap_or_else(|p| p.into_inner());
+    if !fuel.is_empty() {
+        println!("\nfuel per call (wasm, mean of {FUEL_CALLS} calls):");
+        for line in fuel.iter() {
+            println!("  {line}");
+        }
+    }
 }
+
+/// Each wasm case's fuel per call, as `plugin mode at N nodes: fuel`.
+static FUEL: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 /// The virtual "now" of every test (plugins read it from the host clock,
 /// native instances take it as an argument).
 const NOW: i64 = 1_700_000_000;
 /// Calls over which each wasm case's fuel per call is averaged (and
-/// printed on stderr) before timing; even, so both twin requests count.
+/// printed after the timings) before timing; even, so both twin requests
+/// count.
 const FUEL_CALLS: usize = 10;
 /// Cluster sizes, in nodes.
 const SIZES: [u32; 3] = [1_000, 10_000, 50_000];
@@ -348,7 +360,9 @@ fn wasm(b: Bencher, plugin_type: &str, params: &str, nodes: u32, case: Case) {
         plugin.job_test(request).unwrap();
     }
     let per_call = (plugin.fuel_used() - before) / FUEL_CALLS as u64;
-    eprintln!("fuel per call: {plugin_type} {case:?} at {nodes} nodes: {per_call}");
+    FUEL.lock().unwrap_or_else(|p| p.into_inner()).push(format!(
+        "{plugin_type} {case:?} at {nodes} nodes: {per_call}"
+    ));
     // The twin was asked last: the first timed call asks the other one.
     let mut k = 1;
     b.bench_local(|| {
