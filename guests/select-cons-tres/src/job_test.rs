@@ -653,10 +653,7 @@ impl ConsTres {
                 let tested = {
                     let mut scratch = self.scratch.borrow_mut();
                     scratch.sync(&self.usage, now);
-                    let free = match excluded {
-                        None => Some(scratch.live_free(self)),
-                        Some(_) => None,
-                    };
+                    let free = excluded.is_none().then(|| scratch.live_free(self));
                     self.test_on(
                         &self.usage,
                         free,

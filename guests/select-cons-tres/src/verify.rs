@@ -5,8 +5,7 @@ use crate::bits::Bits;
 use smallvec::SmallVec;
 
 use crate::gres_sched::{node_could_satisfy, per_node_need};
-use crate::node_usage::GresColumn;
-use crate::node_usage::{NODE_CR_AVAILABLE, NODE_CR_RESERVED};
+use crate::node_usage::{GresColumn, NODE_CR_AVAILABLE, NODE_CR_RESERVED};
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, Usage};
 

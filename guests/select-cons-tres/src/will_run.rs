@@ -335,8 +335,9 @@ pub struct LastAnswer {
 }
 
 impl ConsTres {
-    /// Forgets what will-run answers keep: a node's state changed, which
-    /// leaves the tables as they were but may change answers.
+    /// Forgets what will-run answers (and RUN_NOW's free cores) keep: a
+    /// node's state changed, which leaves the tables as they were but may
+    /// change answers.
     pub fn forget_answers(&self) {
         *self.scratch.borrow_mut() = Scratch::default();
     }
@@ -373,7 +374,7 @@ type EndOrder = Arc<[(i64, u32)]>;
 /// the cluster), the running jobs by planned end for one `now`, and each
 /// node's CPUs in no row, with step 1's free cores of the live and the
 /// scratch tables. A backfill pass asks dozens of answers of the same
-/// tables.
+/// tables; RUN_NOW reads the live free cores from here too.
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
     /// The live version the rest mirrors (0, which no tables have: none).
