@@ -3,6 +3,7 @@
 
 use crate::bindings::types::{Bitmap, JobResources, Node};
 use crate::error::CallError;
+use crate::fixtures::ones;
 
 /// Longest string a result may carry (a cpu-bind list for 256 tasks of
 /// 128-CPU masks is about 9 KiB).
@@ -170,17 +171,6 @@ fn is_set(map: &Bitmap, i: u32) -> bool {
             .is_some_and(|w| w >> (i % 64) & 1 == 1)
 }
 
-/// The set bits of a checked bitmap (none past its length), in order,
-/// found a word at a time.
-fn ones(map: &Bitmap) -> impl Iterator<Item = u32> + '_ {
-    map.words.iter().zip(0u32..).flat_map(|(&word, w)| {
-        std::iter::successors(Some(word).filter(|&x| x != 0), |&x| {
-            Some(x & (x - 1)).filter(|&y| y != 0)
-        })
-        .map(move |x| w * 64 + x.trailing_zeros())
-    })
-}
-
 /// The highest set bit of a checked bitmap.
 fn last_one(map: &Bitmap) -> Option<u32> {
     let w = map.words.iter().rposition(|&word| word != 0)?;
@@ -221,6 +211,12 @@ mod tests {
         };
         assert_eq!(ones(&empty).count(), 0);
         assert_eq!(last_one(&empty), None);
+        // An unchecked map: bits past its length are not given.
+        let long = Bitmap {
+            len: 3,
+            words: vec![0b1111],
+        };
+        assert_eq!(ones(&long).collect::<Vec<_>>(), [0, 1, 2]);
     }
 
     #[test]
