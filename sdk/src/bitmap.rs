@@ -61,6 +61,20 @@ impl Bitmap {
         Ok(Bitmap(bits))
     }
 
+    /// A bitmap of `len` bits from `bitvec`'s storage words (bit `i` in
+    /// word `i / 32` at position `i % 32`), for loops that build a
+    /// bitmap a word at a time. Missing words read as clear; bits at or
+    /// past `len` are cleared.
+    pub fn from_storage(len: usize, mut words: Vec<u32>) -> Self {
+        words.resize(len.div_ceil(32), 0);
+        if let Some(last) = words.last_mut().filter(|_| !len.is_multiple_of(32)) {
+            *last &= (1 << (len % 32)) - 1;
+        }
+        let mut bits = BitVec::<u32, Lsb0>::from_vec(words);
+        bits.truncate(len);
+        Bitmap(bits)
+    }
+
     /// The contract's words for this bitmap.
     pub fn to_words(&self) -> Vec<u64> {
         let mut bits = self.0.clone();
@@ -208,6 +222,20 @@ impl TryFrom<&types::Bitmap> for Bitmap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn from_storage_reads_32_bit_words_and_clears_past_the_end() {
+        // Bit 33 is word 1, bit 1; bit 40 lies past the 35-bit length.
+        let map = Bitmap::from_storage(35, vec![0b101, (1 << 1) | (1 << 8)]);
+        assert_eq!(map.ones().collect::<Vec<_>>(), vec![0, 2, 33]);
+        assert_eq!(map.to_words(), vec![(1 << 33) | 0b101]);
+        // Missing words are clear; extra words are dropped.
+        assert_eq!(
+            Bitmap::from_storage(70, vec![1]),
+            Bitmap::from_bits(70, [0])
+        );
+        assert_eq!(Bitmap::from_storage(3, vec![0xff, 0xff]).count(), 3);
+    }
 
     #[test]
     fn words_round_trip_lsb_first() {

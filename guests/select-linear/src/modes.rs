@@ -8,7 +8,7 @@ use slurm_wasm_sdk::select::PreemptMode;
 use slurm_wasm_sdk::Bitmap;
 
 use crate::config::Config;
-use crate::filter::{avail_cpus, count_bitmap, Ctx, FilterMode, Pending, NO_SHARE_LIMIT};
+use crate::filter::{count_bitmap, AvailCpus, Ctx, FilterMode, Pending, NO_SHARE_LIMIT};
 use crate::gres::GresTotals;
 use crate::jobs::ActiveJob;
 use crate::placement::{place, Placed, Placement};
@@ -95,7 +95,8 @@ impl<'a> Tables<'a> {
     fn place(&self, req: &Request<'_>, usable: &Bitmap) -> Option<Placed> {
         let nodes = self.nodes;
         let details = &req.job.details;
-        let avail = |i: usize| nodes.get(i).map_or(0, |n| avail_cpus(n, details));
+        let rule = AvailCpus::of(details);
+        let avail = |i: usize| nodes.get(i).map_or(0, |n| rule.on(n));
         let cpus = |i: usize| nodes.get(i).map_or(0, |n| u32::from(n.cpus));
         place(
             &Placement {

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 
 use select_common::{MemRequest, NodeRec, NodeTable};
 use slurm_wasm_sdk::Error;
+use smallvec::SmallVec;
 
 use crate::config::Config;
 use crate::jobs::{ActiveJob, GresHeld, NodeHeld};
@@ -28,7 +29,7 @@ pub struct NodeUsage {
     pub alloc_memory: u64,
     /// Jobs holding the node exclusively (`share_res == 0`).
     pub exclusive_cnt: u16,
-    pub parts: Vec<PartCount>,
+    pub parts: SmallVec<[PartCount; 2]>,
     /// GRES allocated, summed per name and type.
     pub gres: Vec<GresHeld>,
 }
