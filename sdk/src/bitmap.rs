@@ -126,26 +126,35 @@ impl Bitmap {
         self.0.last_one()
     }
 
-    /// `self &= other` over the shorter length; bits past `other`'s end are cleared.
+    /// `self &= other` over the shorter length; bits past `other`'s end are
+    /// cleared. A word at a time.
     pub fn and_assign(&mut self, other: &Bitmap) {
-        for i in 0..self.len() {
-            if !other.get(i) {
-                self.0.set(i, false);
-            }
+        for (q, word) in self.0.as_raw_mut_slice().iter_mut().enumerate() {
+            *word &= other.live_word(q);
         }
     }
 
-    /// `self |= other`; bits of `other` past `self`'s end are ignored.
+    /// `self |= other`; bits of `other` past `self`'s end are ignored. A
+    /// word at a time.
     pub fn or_assign(&mut self, other: &Bitmap) {
         let len = self.len();
-        for i in other.ones().take_while(|&i| i < len) {
-            self.0.set(i, true);
+        for (q, word) in self.0.as_raw_mut_slice().iter_mut().enumerate() {
+            *word |= other.live_word(q) & live_mask(len, q);
         }
     }
 
-    /// Is every set bit of `self` also set in `other`?
+    /// Is every set bit of `self` also set in `other`? A word at a time.
     pub fn is_subset_of(&self, other: &Bitmap) -> bool {
-        self.ones().all(|i| other.get(i))
+        (0..self.0.as_raw_slice().len()).all(|q| self.live_word(q) & !other.live_word(q) == 0)
+    }
+
+    /// Storage word `q` without the bits at or past the length (`bitvec`
+    /// may leave set bits there); 0 past the end.
+    fn live_word(&self, q: usize) -> u32 {
+        self.0
+            .as_raw_slice()
+            .get(q)
+            .map_or(0, |w| w & live_mask(self.len(), q))
     }
 
     /// Slurm's range format (`bit_fmt`): `0-3,7`.
@@ -189,6 +198,15 @@ impl Bitmap {
     }
 }
 
+/// Which bits of storage word `q` lie inside a length of `len` bits.
+fn live_mask(len: usize, q: usize) -> u32 {
+    match len.saturating_sub(q * 32) {
+        0 => 0,
+        n if n >= 32 => u32::MAX,
+        n => (1 << n) - 1,
+    }
+}
+
 impl std::fmt::Debug for Bitmap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Bitmap({}: {})", self.len(), self.to_ranges())
@@ -222,6 +240,40 @@ impl TryFrom<&types::Bitmap> for Bitmap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `and_assign`, `or_assign` and `is_subset_of` as their contracts say,
+    /// bit by bit.
+    #[test]
+    fn word_operations_match_their_bit_by_bit_meaning() {
+        let pattern = |len: usize, step: usize| Bitmap::from_bits(len, (0..len).step_by(step));
+        for (a_len, b_len) in [(70, 70), (70, 33), (33, 70), (32, 64), (0, 5), (5, 0)] {
+            for (sa, sb) in [(1, 1), (2, 3), (3, 1), (1, 5)] {
+                let (a, b) = (pattern(a_len, sa), pattern(b_len, sb));
+                let mut and = a.clone();
+                and.and_assign(&b);
+                let want_and = Bitmap::from_bits(a_len, a.ones().filter(|&i| b.get(i)));
+                assert_eq!(and, want_and, "{a:?} & {b:?}");
+                let mut or = a.clone();
+                or.or_assign(&b);
+                let want_or =
+                    Bitmap::from_bits(a_len, (0..a_len).filter(|&i| a.get(i) || b.get(i)));
+                assert_eq!(or, want_or, "{a:?} | {b:?}");
+                assert_eq!(
+                    a.is_subset_of(&b),
+                    a.ones().all(|i| b.get(i)),
+                    "{a:?} <= {b:?}"
+                );
+            }
+        }
+        // A full map's storage may hold set bits past its length: they are
+        // neither read nor given.
+        let full = Bitmap::full(33);
+        let mut small = Bitmap::new(40);
+        small.or_assign(&full);
+        assert_eq!(small.count(), 33);
+        assert!(Bitmap::from_bits(40, [34]).is_subset_of(&Bitmap::full(40)));
+        assert!(!Bitmap::from_bits(40, [34]).is_subset_of(&full));
+    }
 
     #[test]
     fn from_storage_reads_32_bit_words_and_clears_past_the_end() {
