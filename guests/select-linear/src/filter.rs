@@ -157,6 +157,13 @@ pub fn count_bitmap(
         .collect();
     // What the loop reads of the job and the configuration, read once.
     let any_gres = !wanted.is_empty();
+    // The usual request, one GRES counted in one configured column: on a
+    // node holding no GRES (or in TEST_ONLY) its test is that column's
+    // count, read here instead of through `gres_fits`.
+    let single = match wanted.as_slice() {
+        [(req, columns)] if columns.len() == 1 => Some((columns[0], req.count)),
+        _ => None,
+    };
     let check_memory = ctx.config.memory;
     let memory = job.memory;
     let mut out = Picked::new(candidates.len());
@@ -180,10 +187,18 @@ pub fn count_bitmap(
                 continue;
             }
         }
-        // Called only for GRES requests: in wasm the call alone cost a
-        // sixth of the filter.
-        if any_gres && !gres_fits(&wanted, i, use_, mode) {
-            continue;
+        // Only for GRES requests: in wasm the call alone cost a sixth of
+        // the filter.
+        if any_gres {
+            let fits = match single {
+                Some((column, count)) if mode == FilterMode::TestOnly || use_.gres.is_empty() => {
+                    column.get(i).copied().unwrap_or(0) >= count
+                }
+                _ => gres_fits(&wanted, i, use_, mode),
+            };
+            if !fits {
+                continue;
+            }
         }
         out.pick(i);
     }
@@ -417,5 +432,57 @@ mod tests {
             FilterMode::TestOnly,
         );
         assert_eq!(got.count(), 1, "TEST_ONLY counts total GRES");
+    }
+    #[test]
+    fn gres_types_add_up_or_count_alone() {
+        // Spec 1.3 step 1 with typed GRES: `--gres=gpu:2` counts every
+        // type (two columns), `--gres=gpu:a100:2` one; a node holding GRES
+        // is read through the held counts, one holding none through the
+        // column alone. Both ways must agree.
+        let mut n0 = fixtures::node(0, "n0", 1, 4, 1, 1000);
+        n0.gres = ["a100", "v100"]
+            .map(|t| GresCount {
+                name: "gpu".into(),
+                type_name: Some(t.into()),
+                count: 1,
+            })
+            .to_vec();
+        let nodes = NodeTable::new(&[n0]).unwrap();
+        let totals = GresTotals::new(&nodes);
+        let mut usage = Usage::new(&nodes);
+        let config = Config::default();
+        let ctx = Ctx {
+            nodes: &nodes,
+            config: &config,
+            gres: &totals,
+        };
+        let test = |usage: &Usage, type_name: Option<&str>, count: u64| {
+            let mut d = fixtures::job_details();
+            d.gres = vec![GresRequest {
+                name: "GPU".into(),
+                type_name: type_name.map(Into::into),
+                scope: GresScope::PerNode,
+                count,
+                cpus_per_gres: None,
+                mem_per_gres: None,
+            }];
+            let job = Pending {
+                details: &d,
+                memory: MemRequest::None,
+            };
+            count_bitmap(ctx, usage, job, &Bitmap::full(1), 9, 9, FilterMode::Live).count()
+        };
+        assert_eq!(test(&usage, None, 2), 1, "both types count");
+        assert_eq!(test(&usage, Some("a100"), 1), 1);
+        assert_eq!(test(&usage, Some("a100"), 2), 0, "one a100 only");
+        usage.nodes[0].gres = vec![crate::jobs::GresHeld {
+            name: "gpu".into(),
+            type_name: Some("v100".into()),
+            count: 1,
+        }];
+        assert_eq!(test(&usage, None, 2), 0, "the v100 is in use");
+        assert_eq!(test(&usage, None, 1), 1);
+        assert_eq!(test(&usage, Some("a100"), 1), 1, "the a100 is free");
+        assert_eq!(test(&usage, Some("v100"), 1), 0);
     }
 }
