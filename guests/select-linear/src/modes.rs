@@ -1,7 +1,8 @@
 //! `select_p_job_test`'s modes (spec 1.5): RUN_NOW with job mates and
 //! preemption, TEST_ONLY and WILL_RUN.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use select_common::{JobView, NodeTable};
 use slurm_wasm_sdk::select::PreemptMode;
@@ -294,7 +295,10 @@ impl<'a> Tables<'a> {
             return Some(finish(placed, now));
         }
         let mut exp = Scratch::new(self.usage);
-        let mut queued: Vec<(i64, &ActiveJob)> = Vec::new();
+        // End-time order, jobs ending at the same time in job-id order. A
+        // heap, not a sort: the answer usually comes after the first few
+        // ends, and sorting every running job was half of a will-run.
+        let mut ends = Vec::with_capacity(self.jobs.len());
         for job in self.jobs.values() {
             if job.end_time == 0 {
                 slurm_wasm_sdk::error!("select/linear: active job {} has zero end_time", job.id);
@@ -302,9 +306,10 @@ impl<'a> Tables<'a> {
             }
             match preemptable(job.id) {
                 Some(&(_, mode)) => self.remove(&mut exp, job, mode),
-                None => queued.push((job.end_time, job)),
+                None => ends.push(Reverse((job.end_time, job.id))),
             }
         }
+        let mut queued = BinaryHeap::from(ends);
         if !req.preemptees.is_empty() {
             if let (_, Some(placed)) =
                 self.attempt(&exp, req, max_run, NO_SHARE_LIMIT, FilterMode::Live)
@@ -312,9 +317,10 @@ impl<'a> Tables<'a> {
                 return Some(finish(placed, now));
             }
         }
-        // A stable sort: jobs ending at the same time stay in job-id order.
-        queued.sort_by_key(|&(end, _)| end);
-        for (_, job) in queued {
+        while let Some(Reverse((_, id))) = queued.pop() {
+            let Some(job) = self.jobs.get(&id) else {
+                continue;
+            };
             let _ = exp.remove(job, self.nodes, self.config, true);
             if let (_, Some(placed)) =
                 self.attempt(&exp, req, max_run, NO_SHARE_LIMIT, FilterMode::Live)
