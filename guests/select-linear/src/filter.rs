@@ -433,6 +433,7 @@ mod tests {
         );
         assert_eq!(got.count(), 1, "TEST_ONLY counts total GRES");
     }
+
     #[test]
     fn gres_types_add_up_or_count_alone() {
         // Spec 1.3 step 1 with typed GRES: `--gres=gpu:2` counts every
