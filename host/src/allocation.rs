@@ -14,7 +14,6 @@
 //!   (`n[1-2,4]`).
 
 use crate::bindings::types::{JobResources, Node};
-use crate::fixtures::bits;
 
 /// One node of an allocation, as the `Nodes=` line of `scontrol show job
 /// -d` shows it.
@@ -42,14 +41,19 @@ pub fn node_allocations(nodes: &[Node], resources: &JobResources) -> Vec<NodeAll
         .map(|r| {
             let node = nodes.iter().find(|n| n.index == r.node_index);
             let threads = node.map_or(1, |n| u32::from(n.threads_per_core.max(1)));
-            let cpu_ids = bits(&r.cores)
-                .into_iter()
+            let cpu_ids = r
+                .cores
+                .ones()
                 .flat_map(|core| core * threads..(core + 1) * threads);
             let gres = r
                 .gres
                 .iter()
                 .map(|g| {
-                    let devices = g.devices.as_ref().map(bits).unwrap_or_default();
+                    let devices = g
+                        .devices
+                        .as_ref()
+                        .map(|d| d.ones().collect::<Vec<_>>())
+                        .unwrap_or_default();
                     let name = match &g.type_name {
                         Some(t) => format!("{}:{t}", g.name),
                         None => g.name.clone(),
@@ -72,8 +76,9 @@ pub fn node_allocations(nodes: &[Node], resources: &JobResources) -> Vec<NodeAll
 /// The names of the nodes set in `resources.nodes` (all a will-run answer
 /// carries), in index order; a set bit past the table shows as `#<index>`.
 pub fn node_names(nodes: &[Node], resources: &JobResources) -> Vec<String> {
-    bits(&resources.nodes)
-        .into_iter()
+    resources
+        .nodes
+        .ones()
         .map(|i| {
             nodes
                 .iter()

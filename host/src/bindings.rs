@@ -64,3 +64,21 @@ pub mod task {
 }
 
 pub use base::slurm::plugin::types;
+
+impl types::Bitmap {
+    /// The set bits, ascending, found a word at a time (bits at or past
+    /// the length are not given): the host reads cluster-sized node maps
+    /// in every select answer it checks.
+    pub fn ones(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words
+            .iter()
+            .zip(0u32..)
+            .flat_map(|(&word, w)| {
+                std::iter::successors(Some(word).filter(|&x| x != 0), |&x| {
+                    Some(x & (x - 1)).filter(|&y| y != 0)
+                })
+                .map(move |x| w * 64 + x.trailing_zeros())
+            })
+            .take_while(move |&i| i < self.len)
+    }
+}

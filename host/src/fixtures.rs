@@ -26,22 +26,7 @@ pub fn bitmap(len: u32, bits: impl IntoIterator<Item = u32>) -> Bitmap {
 
 /// The set bits of a bitmap, ascending.
 pub fn bits(map: &Bitmap) -> Vec<u32> {
-    ones(map).collect()
-}
-
-/// The set bits of a bitmap, ascending, found a word at a time (bits at or
-/// past its length are not given).
-pub fn ones(map: &Bitmap) -> impl Iterator<Item = u32> + '_ {
-    map.words
-        .iter()
-        .zip(0u32..)
-        .flat_map(|(&word, w)| {
-            std::iter::successors(Some(word).filter(|&x| x != 0), |&x| {
-                Some(x & (x - 1)).filter(|&y| y != 0)
-            })
-            .map(move |x| w * 64 + x.trailing_zeros())
-        })
-        .take_while(move |&i| i < map.len)
+    map.ones().collect()
 }
 
 slurm_wasm_fixtures::record_builders!(crate::bindings::types);

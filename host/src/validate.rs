@@ -3,7 +3,6 @@
 
 use crate::bindings::types::{Bitmap, JobResources, Node};
 use crate::error::CallError;
-use crate::fixtures::ones;
 
 /// Longest string a result may carry (a cpu-bind list for 256 tasks of
 /// 128-CPU masks is about 9 KiB).
@@ -100,7 +99,7 @@ impl Checker<'_> {
     ) -> Result<(), CallError> {
         self.bitmap("nodes", &resources.nodes)?;
         if let Some(candidates) = candidates {
-            if let Some(bad) = ones(&resources.nodes).find(|&i| !is_set(candidates, i)) {
+            if let Some(bad) = resources.nodes.ones().find(|&i| !is_set(candidates, i)) {
                 return Err(self.fail(format!(
                     "node {bad} was chosen but is not among the candidate nodes"
                 )));
@@ -121,7 +120,7 @@ impl Checker<'_> {
                 resources.per_node.len()
             )));
         }
-        for (entry, index) in resources.per_node.iter().zip(ones(&resources.nodes)) {
+        for (entry, index) in resources.per_node.iter().zip(resources.nodes.ones()) {
             if entry.node_index != index {
                 return Err(self.fail(format!(
                     "per-node entry for node {} where node {index} was expected",
@@ -203,20 +202,20 @@ mod tests {
             len: 130,
             words: vec![1 | 1 << 63, 1, 1 << 1],
         };
-        assert_eq!(ones(&map).collect::<Vec<_>>(), [0, 63, 64, 129]);
+        assert_eq!(map.ones().collect::<Vec<_>>(), [0, 63, 64, 129]);
         assert_eq!(last_one(&map), Some(129));
         let empty = Bitmap {
             len: 70,
             words: vec![0, 0],
         };
-        assert_eq!(ones(&empty).count(), 0);
+        assert_eq!(empty.ones().count(), 0);
         assert_eq!(last_one(&empty), None);
         // An unchecked map: bits past its length are not given.
         let long = Bitmap {
             len: 3,
             words: vec![0b1111],
         };
-        assert_eq!(ones(&long).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(long.ones().collect::<Vec<_>>(), [0, 1, 2]);
     }
 
     #[test]

@@ -112,8 +112,18 @@ impl Bitmap {
     }
 
     /// Indices of set bits, ascending.
-    pub fn ones(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter_ones()
+    ///
+    /// Read one storage word at a time: plugins walk cluster-sized node
+    /// maps on every call, and `bitvec`'s bit iterator cost more than the
+    /// loops' own work in wasm.
+    pub fn ones(&self) -> Ones<'_> {
+        let words = self.0.as_raw_slice();
+        Ones {
+            words,
+            word: 0,
+            rest: words.first().copied().unwrap_or(0),
+            len: self.len(),
+        }
     }
 
     /// First set bit (`bit_ffs`).
@@ -198,6 +208,32 @@ impl Bitmap {
     }
 }
 
+/// The iterator of [`Bitmap::ones`].
+#[derive(Debug, Clone)]
+pub struct Ones<'a> {
+    words: &'a [u32],
+    /// Index of the word being read.
+    word: usize,
+    /// Its bits not yet returned.
+    rest: u32,
+    len: usize,
+}
+
+impl Iterator for Ones<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        while self.rest == 0 {
+            self.word += 1;
+            self.rest = *self.words.get(self.word)?;
+        }
+        let i = self.word * u32::BITS as usize + self.rest.trailing_zeros() as usize;
+        self.rest &= self.rest - 1;
+        // Storage bits past the length (a full bitmap may set them) end it.
+        (i < self.len).then_some(i)
+    }
+}
+
 /// Which bits of storage word `q` lie inside a length of `len` bits.
 fn live_mask(len: usize, q: usize) -> u32 {
     match len.saturating_sub(q * 32) {
@@ -240,6 +276,26 @@ impl TryFrom<&types::Bitmap> for Bitmap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ones_reads_words_and_stops_at_the_length() {
+        // Bits in the first word, across the 32-bit storage boundary and in
+        // the last, partial word.
+        let map = Bitmap::from_bits(100, [0, 5, 31, 32, 63, 64, 99]);
+        assert_eq!(
+            map.ones().collect::<Vec<_>>(),
+            vec![0, 5, 31, 32, 63, 64, 99]
+        );
+        assert_eq!(
+            map.ones().collect::<Vec<_>>(),
+            map.0.iter_ones().collect::<Vec<_>>()
+        );
+        // A full bitmap whose length is not a multiple of the word size
+        // stops at its length.
+        assert_eq!(Bitmap::full(70).ones().count(), 70);
+        assert_eq!(Bitmap::new(70).ones().count(), 0);
+        assert_eq!(Bitmap::new(0).ones().count(), 0);
+    }
 
     /// `and_assign`, `or_assign` and `is_subset_of` as their contracts say,
     /// bit by bit.

@@ -167,7 +167,7 @@ pub fn count_bitmap(
     let check_memory = ctx.config.memory;
     let memory = job.memory;
     let mut out = Picked::new(candidates.len());
-    for i in crate::bits::ones(candidates) {
+    for i in candidates.ones() {
         let (Some(node), Some(use_)) = (ctx.nodes.get(i), usage.node(i)) else {
             continue;
         };

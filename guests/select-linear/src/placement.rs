@@ -117,7 +117,7 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
     let mut heterogeneous = false;
     let mut low_cnt = i64::MAX;
     let mut prev: Option<usize> = None;
-    for i in crate::bits::ones(usable) {
+    for i in usable.ones() {
         if let Some(last) = prev.filter(|&last| i > last + 1) {
             // Unusable nodes between `last` and `i` end the current set.
             if cur.nodes == 0 {

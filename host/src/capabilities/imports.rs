@@ -64,9 +64,7 @@ fn bitmap_ones(map: &types::Bitmap) -> Result<Vec<u32>, CapabilityError> {
             map.words.len()
         )));
     }
-    Ok((0..map.len)
-        .filter(|&i| map.words[(i / 64) as usize] >> (i % 64) & 1 == 1)
-        .collect())
+    Ok(map.ones().collect())
 }
 
 fn to_bitmap(ids: &[u32]) -> types::Bitmap {

@@ -109,9 +109,9 @@ pub fn largest_node_cpus(cluster: &Cluster) -> Vec<u32> {
         .partitions
         .iter()
         .map(|p| {
-            fixtures::bits(&p.nodes)
-                .iter()
-                .map(|&i| u32::from(cluster.nodes[i as usize].cpus))
+            p.nodes
+                .ones()
+                .map(|i| u32::from(cluster.nodes[i as usize].cpus))
                 .max()
                 .unwrap_or(0)
         })

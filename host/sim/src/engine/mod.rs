@@ -288,9 +288,9 @@ pub fn simulate(
         .partitions
         .iter()
         .map(|p| {
-            slurm_wasm_host::fixtures::bits(&p.nodes)
-                .iter()
-                .map(|&i| i64::from(cluster.nodes[i as usize].cpus))
+            p.nodes
+                .ones()
+                .map(|i| i64::from(cluster.nodes[i as usize].cpus))
                 .sum()
         })
         .collect();
