@@ -86,6 +86,8 @@ pub struct JobView {
     pub sock_dist: SockDist,
     pub gres: Vec<GresReq>,
     pub enforce_binding: bool,
+    /// [`JobView::gres_cpus_per_node`], read for every candidate node.
+    gres_cpn: u32,
 }
 
 impl JobView {
@@ -124,6 +126,8 @@ impl JobView {
             sock_dist,
             gres,
             enforce_binding,
+            // Derived from the fields above.
+            gres_cpn: _,
         } = self;
         *partition == other.partition
             && *min_nodes == other.min_nodes
@@ -268,6 +272,7 @@ impl JobView {
             sock_dist,
             gres,
             enforce_binding: d.gres_flags.contains(GresFlags::ENFORCE_BINDING),
+            gres_cpn: 0,
         };
         // CPUs the GRES request implies (`--cpus-per-gpu`).
         let gres_cpus: u32 = view
@@ -281,24 +286,25 @@ impl JobView {
             .max()
             .unwrap_or(0);
         view.min_cpus = view.min_cpus.max(gres_cpus);
-        let node_gres_cpus = view.gres_cpus_per_node();
-        view.pn_min_cpus = view.pn_min_cpus.max(node_gres_cpus);
+        view.gres_cpn = view
+            .gres
+            .iter()
+            .map(|g| match g.scope {
+                GresScope::PerNode => g.count as u32 * g.cpus_per_gres,
+                GresScope::PerTask if view.max_nodes == 1 => {
+                    g.count as u32 * g.cpus_per_gres * view.num_tasks.max(1)
+                }
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        view.pn_min_cpus = view.pn_min_cpus.max(view.gres_cpn);
         Ok(view)
     }
 
     /// CPUs per node the per-node / per-task GRES requests imply.
     pub fn gres_cpus_per_node(&self) -> u32 {
-        self.gres
-            .iter()
-            .map(|g| match g.scope {
-                GresScope::PerNode => g.count as u32 * g.cpus_per_gres,
-                GresScope::PerTask if self.max_nodes == 1 => {
-                    g.count as u32 * g.cpus_per_gres * self.num_tasks.max(1)
-                }
-                _ => 0,
-            })
-            .max()
-            .unwrap_or(0)
+        self.gres_cpn
     }
 
     /// Tasks expected on one node (spec 2.4: `--ntasks-per-node`, 1 with
