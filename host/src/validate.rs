@@ -98,8 +98,17 @@ impl Checker<'_> {
         nodes_only: bool,
     ) -> Result<(), CallError> {
         self.bitmap("nodes", &resources.nodes)?;
-        if let Some(candidates) = candidates {
-            if let Some(bad) = resources.nodes.ones().find(|&i| !is_set(candidates, i)) {
+        // One pass over the words: a select answer comes with a
+        // cluster-sized map holding a few set bits.
+        let mut chosen = 0;
+        for (q, &word) in resources.nodes.words.iter().enumerate() {
+            if word == 0 {
+                continue;
+            }
+            chosen += word.count_ones() as usize;
+            let outside = candidates.map_or(0, |c| word & !live_word(c, q));
+            if outside != 0 {
+                let bad = q as u32 * 64 + outside.trailing_zeros();
                 return Err(self.fail(format!(
                     "node {bad} was chosen but is not among the candidate nodes"
                 )));
@@ -108,12 +117,6 @@ impl Checker<'_> {
         if nodes_only && resources.per_node.is_empty() {
             return Ok(());
         }
-        let chosen: usize = resources
-            .nodes
-            .words
-            .iter()
-            .map(|w| w.count_ones() as usize)
-            .sum();
         if resources.per_node.len() != chosen {
             return Err(self.fail(format!(
                 "{chosen} nodes chosen but {} per-node entries",
@@ -162,12 +165,14 @@ impl Checker<'_> {
     }
 }
 
-fn is_set(map: &Bitmap, i: u32) -> bool {
-    i < map.len
-        && map
-            .words
-            .get((i / 64) as usize)
-            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+/// Word `q` of `map` without its bits at or past the map's length.
+fn live_word(map: &Bitmap, q: usize) -> u64 {
+    let word = map.words.get(q).copied().unwrap_or(0);
+    match (map.len as usize).saturating_sub(q * 64) {
+        0 => 0,
+        n if n >= 64 => word,
+        n => word & ((1 << n) - 1),
+    }
 }
 
 /// The highest set bit of a checked bitmap.
@@ -251,5 +256,84 @@ mod tests {
         assert!(c.factor("age", -0.5).is_err());
         assert!(c.factor("age", f64::NAN).is_err());
         assert!(c.text("s", &"x".repeat(MAX_TEXT + 1)).is_err());
+    }
+
+    /// An answer on `nodes` of a 4-node cluster (1 socket x 4 cores,
+    /// 1,000 MB each), each node given `cores` and 1 CPU.
+    fn answer(nodes: &[u32], cores: &[u32]) -> JobResources {
+        use crate::bindings::types::NodeResources;
+        use crate::fixtures::bitmap;
+        JobResources {
+            nodes: bitmap(4, nodes.iter().copied()),
+            ncpus: nodes.len() as u32,
+            per_node: nodes
+                .iter()
+                .map(|&i| NodeResources {
+                    node_index: i,
+                    cores: bitmap(8, cores.iter().copied()),
+                    cpus: 1,
+                    memory: 1000,
+                    gres: Vec::new(),
+                })
+                .collect(),
+            whole_nodes: false,
+        }
+    }
+
+    fn cluster() -> Vec<Node> {
+        (0..4)
+            .map(|i| crate::fixtures::node(i, &format!("n{i}"), 1, 4, 1, 1000))
+            .collect()
+    }
+
+    fn reason(result: Result<(), CallError>) -> String {
+        match result {
+            Err(CallError::Invalid { reason, .. }) => reason,
+            other => panic!("expected an invalid-result error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn select_answers_stay_inside_candidates_and_nodes() {
+        let c = checker();
+        let nodes = cluster();
+        let candidates = crate::fixtures::bitmap(4, [1, 2]);
+        assert!(c
+            .job_resources(&answer(&[1, 2], &[0, 3]), Some(&candidates), &nodes, false)
+            .is_ok());
+        assert_eq!(
+            reason(c.job_resources(&answer(&[1, 3], &[0]), Some(&candidates), &nodes, false)),
+            "node 3 was chosen but is not among the candidate nodes"
+        );
+        // Candidate storage bits past the map's length are not candidates.
+        let short = Bitmap {
+            len: 3,
+            words: vec![0b1010],
+        };
+        assert_eq!(
+            reason(c.job_resources(&answer(&[1, 3], &[0]), Some(&short), &nodes, false)),
+            "node 3 was chosen but is not among the candidate nodes"
+        );
+        let mut missing = answer(&[1, 2], &[0]);
+        missing.per_node.pop();
+        assert_eq!(
+            reason(c.job_resources(&missing, Some(&candidates), &nodes, false)),
+            "2 nodes chosen but 1 per-node entries"
+        );
+        // A will-run answer may leave the per-node entries out.
+        missing.per_node.clear();
+        assert!(c
+            .job_resources(&missing, Some(&candidates), &nodes, true)
+            .is_ok());
+        assert_eq!(
+            reason(c.job_resources(&answer(&[2], &[4]), None, &nodes, false)),
+            "core 4 allocated on n2, which has 4 cores"
+        );
+        let mut greedy = answer(&[2], &[0]);
+        greedy.per_node[0].memory = 1001;
+        assert_eq!(
+            reason(c.job_resources(&greedy, None, &nodes, false)),
+            "1001 MB allocated on n2, which has 1000 MB"
+        );
     }
 }
