@@ -33,7 +33,8 @@
 //! end-time order until the job fits.
 //!
 //! Run: `cargo bench --bench select` (after the timings, each wasm case's
-//! fuel per call).
+//! fuel per call); `SELECT_PAIRED=all cargo bench --bench select` for the
+//! wasm/native ratios timed side by side (see [`paired`]).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -43,6 +44,10 @@ use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::{Host, HostOptions, PluginSettings, PluginSource, SelectPlugin, Services};
 
 fn main() {
+    if let Some(filter) = std::env::var_os("SELECT_PAIRED") {
+        paired::run(&filter.to_string_lossy());
+        return;
+    }
     divan::main();
     // Printed after divan's table, which a line in its middle would break.
     let fuel = FUEL.lock().unwrap_or_else(|p| p.into_inner());
@@ -320,9 +325,18 @@ fn check(case: Case, answer: &Answer) {
     }
 }
 
-/// Loads bundled `plugin_type` on a host whose clock reads [`NOW`], with
-/// the cluster and its running jobs.
-fn wasm(b: Bencher, plugin_type: &str, params: &str, nodes: u32, case: Case) {
+/// Bundled `plugin_type` loaded on a host whose clock reads [`NOW`], with
+/// the cluster and its running jobs, and the case's twin requests; its
+/// answer checked against [`check`] and the native build's.
+fn load_wasm(
+    plugin_type: &str,
+    params: &str,
+    nodes: u32,
+    case: Case,
+) -> (
+    SelectPlugin,
+    [slurm_wasm_host::kinds::select::JobTestRequest; 2],
+) {
     let (config, table, running, requests) =
         inputs!(slurm_wasm_host::fixtures, host_kinds, nodes, params, case);
     let host = Host::new(HostOptions {
@@ -353,6 +367,11 @@ fn wasm(b: Bencher, plugin_type: &str, params: &str, nodes: u32, case: Case) {
     assert_eq!(first, native, "wasm and native answers differ");
     let twin = answer(plugin.job_test(&requests[1]).unwrap());
     assert_eq!(first, twin, "the twin requests are answered differently");
+    (plugin, requests)
+}
+
+fn wasm(b: Bencher, plugin_type: &str, params: &str, nodes: u32, case: Case) {
+    let (plugin, requests) = load_wasm(plugin_type, params, nodes, case);
     // The work per call in fuel, which unlike time does not depend on the
     // machine or its caches (BENCHMARKS.md's growth figures).
     let before = plugin.fuel_used();
@@ -523,3 +542,134 @@ plugin_benches!(
     select_cons_tres::ConsTres
 );
 plugin_benches!(linear, "select/linear", "CR_Memory", select_linear::Linear);
+
+/// `SELECT_PAIRED=<filter> cargo bench --bench select`: wasm against
+/// native in one loop instead of divan's table. On a shared machine the
+/// speed of a core drifts by up to 1.8x within minutes, so two benches
+/// timed a minute apart give ratios off by as much; here batches of wasm
+/// and native calls (about [`BATCH`] each, long enough to warm the caches
+/// the other build evicted) alternate, and a row's ratio is the median of
+/// its batch ratios, printed with the quartiles. `filter` picks the rows
+/// whose `plugin case nodes` contains it (`all`: every row).
+mod paired {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Batch pairs per row (odd: the median is one of them).
+    const ROUNDS: usize = 21;
+    /// The time a batch aims at.
+    const BATCH: Duration = Duration::from_millis(20);
+
+    pub fn run(filter: &str) {
+        println!(
+            "| plugin | mode / job | nodes | native | wasm | wasm / native (median, quartiles) |"
+        );
+        println!("|---|---|---|---:|---:|---:|");
+        for case in [
+            Case::RunNowCpu,
+            Case::RunNowGpu,
+            Case::WillRunCpu,
+            Case::WillRunGpu,
+        ] {
+            for nodes in SIZES {
+                for (plugin_type, params) in [
+                    ("select/cons_tres", "CR_Core_Memory"),
+                    ("select/linear", "CR_Memory"),
+                ] {
+                    let name = format!("{plugin_type} {case:?} {nodes}");
+                    if filter != "all" && !name.contains(filter) {
+                        continue;
+                    }
+                    let row = if plugin_type == "select/linear" {
+                        measure::<select_linear::Linear>(plugin_type, params, nodes, case)
+                    } else {
+                        measure::<select_cons_tres::ConsTres>(plugin_type, params, nodes, case)
+                    };
+                    println!(
+                        "| {plugin_type} | {case:?} | {nodes} | {} | {} | {:.2} ({:.2}-{:.2}) |",
+                        micros(row.native),
+                        micros(row.wasm),
+                        row.ratio[1],
+                        row.ratio[0],
+                        row.ratio[2],
+                    );
+                }
+            }
+        }
+    }
+
+    struct Row {
+        /// Median time per call.
+        native: f64,
+        wasm: f64,
+        /// Quartiles of the batch ratios: lower, median, upper.
+        ratio: [f64; 3],
+    }
+
+    fn measure<P: Native>(plugin_type: &str, params: &str, nodes: u32, case: Case) -> Row {
+        let (plugin, requests) = load_wasm(plugin_type, params, nodes, case);
+        let (native, native_requests) = native_build::<P>(params, nodes, case);
+        let mut k = 0;
+        let mut wasm_call = || {
+            k ^= 1;
+            black_box(plugin.job_test(black_box(&requests[k])).unwrap());
+        };
+        let mut n = 0;
+        let mut native_call = || {
+            n ^= 1;
+            black_box(native.test(black_box(&native_requests[n])));
+        };
+        let calls = batch_size(&mut wasm_call).min(batch_size(&mut native_call));
+        let (mut wasm, mut native_t, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..ROUNDS {
+            let (w, nt) = if round % 2 == 0 {
+                let w = timed(&mut wasm_call, calls);
+                (w, timed(&mut native_call, calls))
+            } else {
+                let nt = timed(&mut native_call, calls);
+                (timed(&mut wasm_call, calls), nt)
+            };
+            wasm.push(w / calls as f64);
+            native_t.push(nt / calls as f64);
+            ratio.push(w / nt);
+        }
+        Row {
+            native: quartiles(native_t)[1],
+            wasm: quartiles(wasm)[1],
+            ratio: quartiles(ratio),
+        }
+    }
+
+    /// Calls (even, for the twin requests) that take about [`BATCH`].
+    fn batch_size(call: &mut impl FnMut()) -> usize {
+        let per_call = timed(call, 10) / 10.0;
+        ((BATCH.as_secs_f64() / per_call) as usize)
+            .max(1)
+            .next_multiple_of(2)
+    }
+
+    fn timed(call: &mut impl FnMut(), calls: usize) -> f64 {
+        let start = Instant::now();
+        for _ in 0..calls {
+            call();
+        }
+        start.elapsed().as_secs_f64()
+    }
+
+    fn quartiles(mut v: Vec<f64>) -> [f64; 3] {
+        v.sort_by(f64::total_cmp);
+        let at = |q: usize| v[(v.len() - 1) * q / 4];
+        [at(1), at(2), at(3)]
+    }
+
+    fn micros(seconds: f64) -> String {
+        let us = seconds * 1e6;
+        if us >= 1000.0 {
+            format!("{:.2} ms", us / 1000.0)
+        } else if us >= 100.0 {
+            format!("{us:.0} µs")
+        } else {
+            format!("{us:.2} µs")
+        }
+    }
+}
