@@ -599,8 +599,9 @@ mod paired {
     }
 
     struct Row {
-        /// Median time per call.
+        /// Median seconds per call natively.
         native: f64,
+        /// Median seconds per call in wasm.
         wasm: f64,
         /// Quartiles of the batch ratios: lower, median, upper.
         ratio: [f64; 3],
