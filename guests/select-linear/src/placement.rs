@@ -49,6 +49,56 @@ struct Set {
     req: Option<usize>,
 }
 
+/// One pass of step 5's search: the best set so far, by Slurm's order
+/// (a set holding a required node, then a sufficient one, then the
+/// tightest sufficient or the largest insufficient; the first on ties).
+#[derive(Clone, Copy)]
+struct Best {
+    index: usize,
+    cpus: i64,
+    nodes: i64,
+    req: Option<usize>,
+    sufficient: bool,
+}
+
+impl Best {
+    const NONE: Best = Best {
+        index: 0,
+        cpus: 0,
+        nodes: 0,
+        req: None,
+        sufficient: false,
+    };
+
+    /// Takes set `index` when it beats the best so far, for a job that
+    /// still needs `rem_cpus` CPUs and `rem_nodes` nodes.
+    fn consider(
+        &mut self,
+        index: usize,
+        set: &Set,
+        rem_cpus: i64,
+        rem_nodes: i64,
+        min: i64,
+        req: i64,
+    ) {
+        let sufficient = set.cpus >= rem_cpus && enough_nodes(set.nodes, rem_nodes, min, req);
+        if self.nodes == 0
+            || (self.req.is_none() && set.req.is_some())
+            || (sufficient && !self.sufficient)
+            || (sufficient && set.cpus < self.cpus)
+            || (!sufficient && set.cpus > self.cpus)
+        {
+            *self = Best {
+                index,
+                cpus: set.cpus,
+                nodes: set.nodes,
+                req: set.req,
+                sufficient,
+            };
+        }
+    }
+}
+
 /// The selection under way. Nothing here is sized by the node table but
 /// the chosen bitmap: placement runs once per job-test attempt, and
 /// whole-table scratch vectors made it slow on large clusters.
@@ -113,6 +163,12 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
         end: 0,
         req: None,
     };
+    // Without required nodes nothing is taken while the sets are built,
+    // so the search's first pass is made on the way (`first`), over the
+    // sets as they are finished, instead of walking thousands of them again
+    // (6% of a test's fuel on a half-busy cluster).
+    let (rem_cpus, rem_nodes) = (w.rem_cpus, w.rem_nodes);
+    let mut first = Best::NONE;
     let mut first_cnt: Option<i64> = None;
     let mut heterogeneous = false;
     let mut low_cnt = i64::MAX;
@@ -125,6 +181,9 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
                 cur.req = None;
             } else {
                 cur.end = last;
+                if p.required.is_none() {
+                    first.consider(sets.len(), &cur, rem_cpus, rem_nodes, min_nodes, req_nodes);
+                }
                 sets.push(std::mem::replace(
                     &mut cur,
                     Set {
@@ -158,6 +217,9 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
     }
     if let (Some(last), true) = (prev, cur.nodes != 0) {
         cur.end = last;
+        if p.required.is_none() {
+            first.consider(sets.len(), &cur, rem_cpus, rem_nodes, min_nodes, req_nodes);
+        }
         sets.push(cur);
     }
 
@@ -190,7 +252,8 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
             avail[i] = 0;
         }
     } else {
-        success = best_fit(p, &mut w, &mut sets, min_nodes, req_nodes);
+        let first = p.required.is_none().then_some(first);
+        success = best_fit(p, &mut w, &mut sets, first, min_nodes, req_nodes);
     }
 
     if !success && w.rem_cpus <= 0 && enough_nodes(0, w.rem_nodes, min_nodes, req_nodes) {
@@ -202,52 +265,49 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
     })
 }
 
-/// Step 5 of spec 1.4: repeatedly take the best consecutive set.
-fn best_fit(p: &Placement<'_>, w: &mut Walk<'_>, sets: &mut [Set], min: i64, req: i64) -> bool {
+/// Step 5 of spec 1.4: repeatedly take the best consecutive set. `first`
+/// is the first pass's answer when the caller made that pass already.
+fn best_fit(
+    p: &Placement<'_>,
+    w: &mut Walk<'_>,
+    sets: &mut [Set],
+    mut first: Option<Best>,
+    min: i64,
+    req: i64,
+) -> bool {
     let contiguous_req = p.contiguous && p.required.is_some();
     while !sets.is_empty() && w.max_nodes > 0 {
-        let mut best: Option<usize> = None;
-        let mut best_cpus = 0i64;
-        let mut best_nodes = 0i64;
-        let mut best_req: Option<usize> = None;
-        let mut best_sufficient = false;
-        for (i, set) in sets.iter().enumerate() {
-            if set.nodes == 0 {
-                continue;
+        let best = match first.take() {
+            Some(best) => best,
+            None => {
+                let mut best = Best::NONE;
+                for (i, set) in sets.iter().enumerate() {
+                    if set.nodes == 0 {
+                        continue;
+                    }
+                    if contiguous_req && set.req.is_none() {
+                        continue;
+                    }
+                    best.consider(i, set, w.rem_cpus, w.rem_nodes, min, req);
+                    if contiguous_req && sets[i + 1..].iter().any(|s| s.req.is_some()) {
+                        // Every required node must lie in one run.
+                        best.nodes = 0;
+                        break;
+                    }
+                }
+                best
             }
-            if contiguous_req && set.req.is_none() {
-                continue;
-            }
-            let sufficient =
-                set.cpus >= w.rem_cpus && enough_nodes(set.nodes, w.rem_nodes, min, req);
-            if best_nodes == 0
-                || (best_req.is_none() && set.req.is_some())
-                || (sufficient && !best_sufficient)
-                || (sufficient && set.cpus < best_cpus)
-                || (!sufficient && set.cpus > best_cpus)
-            {
-                best = Some(i);
-                best_cpus = set.cpus;
-                best_nodes = set.nodes;
-                best_req = set.req;
-                best_sufficient = sufficient;
-            }
-            if contiguous_req && sets[i + 1..].iter().any(|s| s.req.is_some()) {
-                // Every required node must lie in one run.
-                best_nodes = 0;
-                break;
-            }
-        }
-        let Some(b) = best.filter(|_| best_nodes != 0) else {
-            return false;
         };
+        if best.nodes == 0 {
+            return false;
+        }
         if p.contiguous
-            && (best_cpus < w.rem_cpus || !enough_nodes(best_nodes, w.rem_nodes, min, req))
+            && (best.cpus < w.rem_cpus || !enough_nodes(best.nodes, w.rem_nodes, min, req))
         {
             return false;
         }
-        let (start, end) = (sets[b].start, sets[b].end);
-        match best_req {
+        let (start, end) = (sets[best.index].start, sets[best.index].end);
+        match best.req {
             Some(r) => {
                 for i in r..=end {
                     if w.done() {
@@ -280,8 +340,8 @@ fn best_fit(p: &Placement<'_>, w: &mut Walk<'_>, sets: &mut [Set], min: i64, req
         if p.contiguous || (w.rem_nodes <= 0 && w.rem_cpus <= 0) {
             return true;
         }
-        sets[b].cpus = 0;
-        sets[b].nodes = 0;
+        sets[best.index].cpus = 0;
+        sets[best.index].nodes = 0;
     }
     false
 }
