@@ -169,9 +169,9 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
     // (6% of a test's fuel on a half-busy cluster).
     let (rem_cpus, rem_nodes) = (w.rem_cpus, w.rem_nodes);
     let mut first = Best::NONE;
-    let mut first_cnt: Option<i64> = None;
-    let mut heterogeneous = false;
-    let mut low_cnt = i64::MAX;
+    // The nodes' CPU counts differ (Slurm: one differs from the first)
+    // exactly when their least and greatest differ.
+    let (mut low_cnt, mut high_cnt) = (i64::MAX, i64::MIN);
     let mut prev: Option<usize> = None;
     for i in usable.ones() {
         if let Some(last) = prev.filter(|&last| i > last + 1) {
@@ -198,12 +198,8 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
         }
         prev = Some(i);
         let avail = i64::from((p.avail)(i));
-        match first_cnt {
-            None => first_cnt = Some(avail),
-            Some(f) if f != avail => heterogeneous = true,
-            Some(_) => {}
-        }
         low_cnt = low_cnt.min(avail);
+        high_cnt = high_cnt.max(avail);
         if cur.nodes == 0 {
             cur.start = i;
         }
@@ -224,6 +220,7 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
     }
 
     let mut success = false;
+    let heterogeneous = usable_count > 0 && low_cnt != high_cnt;
     if heterogeneous && w.rem_cpus > low_cnt * w.rem_nodes {
         // Ignore consecutiveness: take the highest-CPU node left (the last
         // one on ties), over the whole table, where nodes outside `usable`
