@@ -49,9 +49,11 @@ struct Set {
     req: Option<usize>,
 }
 
-/// One pass of step 5's search: the best set so far, by Slurm's order
-/// (a set holding a required node, then a sufficient one, then the
-/// tightest sufficient or the largest insufficient; the first on ties).
+/// One pass of step 5's search: the best set so far. A set replaces it,
+/// as in Slurm's `_job_test`, when it is the first, holds a required node
+/// and the best holds none, is sufficient and the best is not, is
+/// sufficient with fewer CPUs, or is insufficient with more CPUs (even
+/// over a sufficient best: Slurm's order, kept).
 #[derive(Clone, Copy)]
 struct Best {
     index: usize,
