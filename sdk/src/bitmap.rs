@@ -117,13 +117,7 @@ impl Bitmap {
     /// maps on every call, and `bitvec`'s bit iterator cost more than the
     /// loops' own work in wasm.
     pub fn ones(&self) -> Ones<'_> {
-        let words = self.0.as_raw_slice();
-        Ones {
-            words,
-            word: 0,
-            rest: words.first().copied().unwrap_or(0),
-            len: self.len(),
-        }
+        Ones::new(self.0.as_raw_slice(), self.len())
     }
 
     /// First set bit (`bit_ffs`).
@@ -208,27 +202,71 @@ impl Bitmap {
     }
 }
 
-/// The iterator of [`Bitmap::ones`].
+/// A storage word a set-bit walk reads: `u32` for [`Bitmap`], `u64` for
+/// plugins' own word-backed maps.
+pub trait Word: Copy + Eq {
+    /// Bits per word.
+    const BITS: usize;
+    const ZERO: Self;
+    /// Index of the lowest set bit (the word is not zero).
+    fn lowest(self) -> usize;
+    /// The word without its lowest set bit.
+    fn without_lowest(self) -> Self;
+}
+
+macro_rules! word {
+    ($t:ty) => {
+        impl Word for $t {
+            const BITS: usize = <$t>::BITS as usize;
+            const ZERO: Self = 0;
+            fn lowest(self) -> usize {
+                self.trailing_zeros() as usize
+            }
+            fn without_lowest(self) -> Self {
+                self & (self - 1)
+            }
+        }
+    };
+}
+word!(u32);
+word!(u64);
+
+/// Indices of the set bits of storage words below a length, ascending,
+/// found a word at a time (the iterator of [`Bitmap::ones`]; plugins with
+/// their own word-backed maps walk them with [`Ones::new`]).
 #[derive(Debug, Clone)]
-pub struct Ones<'a> {
-    words: &'a [u32],
+pub struct Ones<'a, W: Word = u32> {
+    words: &'a [W],
     /// Index of the word being read.
     word: usize,
     /// Its bits not yet returned.
-    rest: u32,
+    rest: W,
     len: usize,
 }
 
-impl Iterator for Ones<'_> {
+impl<'a, W: Word> Ones<'a, W> {
+    /// The set bits of `words` (bit `i` in word `i / W::BITS`) below `len`;
+    /// storage bits at or past `len` are not given.
+    pub fn new(words: &'a [W], len: usize) -> Self {
+        Ones {
+            words,
+            word: 0,
+            rest: words.first().copied().unwrap_or(W::ZERO),
+            len,
+        }
+    }
+}
+
+impl<W: Word> Iterator for Ones<'_, W> {
     type Item = usize;
 
     fn next(&mut self) -> Option<usize> {
-        while self.rest == 0 {
+        while self.rest == W::ZERO {
             self.word += 1;
             self.rest = *self.words.get(self.word)?;
         }
-        let i = self.word * u32::BITS as usize + self.rest.trailing_zeros() as usize;
-        self.rest &= self.rest - 1;
+        let i = self.word * W::BITS + self.rest.lowest();
+        self.rest = self.rest.without_lowest();
         // Storage bits past the length (a full bitmap may set them) end it.
         (i < self.len).then_some(i)
     }
@@ -295,6 +333,12 @@ mod tests {
         assert_eq!(Bitmap::full(70).ones().count(), 70);
         assert_eq!(Bitmap::new(70).ones().count(), 0);
         assert_eq!(Bitmap::new(0).ones().count(), 0);
+        // 64-bit words: empty words skipped, storage bits past the length
+        // not given.
+        let words: [u64; 3] = [1 | 1 << 63, 0, 1 << 1 | 1 << 9];
+        assert_eq!(Ones::new(&words, 136).collect::<Vec<_>>(), vec![0, 63, 129]);
+        assert_eq!(Ones::new(&words, 192).last(), Some(137));
+        assert_eq!(Ones::<u64>::new(&[], 0).count(), 0);
     }
 
     /// `and_assign`, `or_assign` and `is_subset_of` as their contracts say,

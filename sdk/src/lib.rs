@@ -34,7 +34,7 @@ pub mod identity;
 pub mod testkit;
 pub mod version;
 
-pub use bitmap::{Bitmap, Ones};
+pub use bitmap::{Bitmap, Ones, Word};
 pub use error::Error;
 pub use identity::identity;
 pub use version::{slurm_version_number, CONTRACT_VERSION};

@@ -5,6 +5,7 @@
 //! built for every candidate node of every test, and cloned with every job
 //! record, so they must cost no allocation.
 
+use slurm_wasm_sdk::Ones;
 use smallvec::SmallVec;
 
 /// The words of a bitmap: two inline, more on the heap.
@@ -112,13 +113,8 @@ impl Bits {
     }
 
     /// The set bits, in increasing order.
-    pub fn ones(&self) -> Ones<'_> {
-        Ones {
-            words: &self.words,
-            next_word: 0,
-            base: 0,
-            current: 0,
-        }
+    pub fn ones(&self) -> Ones<'_, u64> {
+        Ones::new(&self.words, self.len)
     }
 
     /// `self &= !other` (lengths must match).
@@ -288,35 +284,6 @@ fn for_each_word(lo: usize, hi: usize, mut f: impl FnMut(usize, u64)) {
         };
         f(q, mask);
         i += span;
-    }
-}
-
-/// Iterator over the set bits of a [`Bits`] (see [`Bits::ones`]): a plain
-/// word walk, which Cranelift compiles as tightly as LLVM does (a
-/// `flat_map` over `from_fn` closures was a tenth of a will-run in wasm).
-pub struct Ones<'a> {
-    words: &'a [u64],
-    /// Index of the word to load when `current` runs out.
-    next_word: usize,
-    /// Bit index of `current`'s lowest bit.
-    base: usize,
-    /// The bits of the word being walked that are still to yield.
-    current: u64,
-}
-
-impl Iterator for Ones<'_> {
-    type Item = usize;
-
-    fn next(&mut self) -> Option<usize> {
-        while self.current == 0 {
-            let &w = self.words.get(self.next_word)?;
-            self.base = self.next_word * 64;
-            self.next_word += 1;
-            self.current = w;
-        }
-        let b = self.current.trailing_zeros() as usize;
-        self.current &= self.current - 1;
-        Some(self.base + b)
     }
 }
 
