@@ -35,6 +35,17 @@
 //! Run: `cargo bench --bench select` (after the timings, each wasm case's
 //! fuel per call); `SELECT_PAIRED=all cargo bench --bench select` for the
 //! wasm/native ratios timed side by side (see [`paired`]).
+//!
+//! Two more variables serve the investigation of a row:
+//!
+//! * `SELECT_PROFILE=<seconds>` with `SELECT_PAIRED=<filter>`: instead of
+//!   timing, each matching row calls the wasm build alone for that long,
+//!   for `perf record`. Built with `--features profiling`, the host writes
+//!   wasmtime's perf map, so the plugins' functions have names.
+//! * `SELECT_WASM_DIR=<dir>`: the wasm rows load `select_cons_tres.wasm`
+//!   and `select_linear.wasm` from `dir` instead of the bundled
+//!   components: two builds of a plugin (allocator, compiler flags)
+//!   compared against the same native build, row by row.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -344,15 +355,19 @@ fn load_wasm(
             clock: Arc::new(VirtualClock::new(NOW)),
             ..Services::default()
         },
+        #[cfg(feature = "profiling")]
+        perf_map: true,
         ..HostOptions::default()
     })
     .unwrap();
-    let plugin = SelectPlugin::load(
-        &host,
-        &PluginSource::Bundled(plugin_type.into()),
-        PluginSettings::default(),
-    )
-    .unwrap();
+    let source = match std::env::var_os("SELECT_WASM_DIR") {
+        Some(dir) => {
+            let file = format!("{}.wasm", plugin_type.replace('/', "_"));
+            PluginSource::File(std::path::Path::new(&dir).join(file))
+        }
+        None => PluginSource::Bundled(plugin_type.into()),
+    };
+    let plugin = SelectPlugin::load(&host, &source, PluginSettings::default()).unwrap();
     plugin.init(&config).unwrap();
     plugin.node_init(&table).unwrap();
     plugin.job_init(&running).unwrap();
@@ -561,6 +576,10 @@ mod paired {
     const BATCH: Duration = Duration::from_millis(20);
 
     pub fn run(filter: &str) {
+        let profile = std::env::var("SELECT_PROFILE").ok().map(|secs| {
+            let secs: f64 = secs.parse().expect("SELECT_PROFILE is a number of seconds");
+            Duration::from_secs_f64(secs)
+        });
         println!(
             "| plugin | mode / job | nodes | native | wasm | wasm / native (median, quartiles) |"
         );
@@ -580,6 +599,11 @@ mod paired {
                     if filter != "all" && !name.contains(filter) {
                         continue;
                     }
+                    if let Some(length) = profile {
+                        let calls = profile_wasm(plugin_type, params, nodes, case, length);
+                        println!("| {plugin_type} | {case:?} | {nodes} | | {calls} wasm calls | |");
+                        continue;
+                    }
                     let row = if plugin_type == "select/linear" {
                         measure::<select_linear::Linear>(plugin_type, params, nodes, case)
                     } else {
@@ -596,6 +620,27 @@ mod paired {
                 }
             }
         }
+    }
+
+    /// Calls the wasm build of a row alone for `length`, for a profiler;
+    /// returns the number of calls.
+    fn profile_wasm(
+        plugin_type: &str,
+        params: &str,
+        nodes: u32,
+        case: Case,
+        length: Duration,
+    ) -> usize {
+        let (plugin, requests) = load_wasm(plugin_type, params, nodes, case);
+        let start = Instant::now();
+        let mut calls = 0;
+        while start.elapsed() < length {
+            for request in &requests {
+                black_box(plugin.job_test(black_box(request)).unwrap());
+            }
+            calls += requests.len();
+        }
+        calls
     }
 
     struct Row {

@@ -26,6 +26,11 @@ pub struct HostOptions {
     pub services: Services,
     /// Seed of the random source WASI gives plugins (deterministic replays).
     pub random_seed: u64,
+    /// Write wasmtime's perf map (`/tmp/perf-<pid>.map`) as plugins are
+    /// compiled, so `perf report` names their functions instead of `[JIT]`
+    /// addresses (components read from the disk cache get their entries too).
+    #[cfg(feature = "profiling")]
+    pub perf_map: bool,
 }
 
 /// The largest linear memory a pooled instance may grow to.
@@ -63,6 +68,10 @@ impl Host {
         config.consume_fuel(true);
         config.epoch_interruption(true);
         config.max_wasm_stack(512 << 10);
+        #[cfg(feature = "profiling")]
+        if options.perf_map {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         if options.pooling {
             let instances = options.pooling_instances.unwrap_or(32);
             let mut pool = PoolingAllocationConfig::default();
