@@ -362,8 +362,8 @@ fn load_wasm(
     .unwrap();
     let source = match std::env::var_os("SELECT_WASM_DIR") {
         Some(dir) => {
-            let file = format!("{}.wasm", plugin_type.replace('/', "_"));
-            PluginSource::File(std::path::Path::new(&dir).join(file))
+            let bundled = slurm_wasm_host::bundled::find(plugin_type).unwrap();
+            PluginSource::File(std::path::Path::new(&dir).join(bundled.file_name))
         }
         None => PluginSource::Bundled(plugin_type.into()),
     };

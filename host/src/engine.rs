@@ -27,8 +27,8 @@ pub struct HostOptions {
     /// Seed of the random source WASI gives plugins (deterministic replays).
     pub random_seed: u64,
     /// Write wasmtime's perf map (`/tmp/perf-<pid>.map`) as plugins are
-    /// compiled, so `perf report` names their functions instead of `[JIT]`
-    /// addresses (components read from the disk cache get their entries too).
+    /// compiled or read from the disk cache, so `perf report` names their
+    /// functions instead of `[JIT]` addresses.
     #[cfg(feature = "profiling")]
     pub perf_map: bool,
 }
