@@ -143,6 +143,12 @@ pub struct Pending<'a> {
 /// at most `run_cnt` running and `tot_cnt` running-plus-suspended jobs per
 /// node, counted over **all** partitions of the node. Returns the accepted
 /// nodes (a subset of `candidates`).
+///
+/// A job without a memory request under `CR_Memory` needs, on every node,
+/// the memory of the first candidate that passes the GRES test: Slurm's
+/// filter sets its per-node request from that node and keeps it for the
+/// rest of the walk (select_linear.c, 22.05 and later), so a smaller node
+/// after a bigger one is refused. Copied as Slurm does it.
 pub fn count_bitmap(
     ctx: Ctx<'_>,
     usage: &impl NodeUsages,
@@ -164,8 +170,31 @@ pub fn count_bitmap(
         [(req, columns)] if columns.len() == 1 => Some((columns[0], req.count)),
         _ => None,
     };
+    // Only for GRES requests: in wasm the call alone cost a sixth of the
+    // filter.
+    let gres_ok = |i: usize, use_: &NodeUsage| {
+        !any_gres
+            || match single {
+                Some((column, count)) if mode == FilterMode::TestOnly || use_.gres.is_empty() => {
+                    column.get(i).copied().unwrap_or(0) >= count
+                }
+                _ => gres_fits(&wanted, i, use_, mode),
+            }
+    };
     let check_memory = ctx.config.memory;
-    let memory = job.memory;
+    let memory = match job.memory {
+        MemRequest::None if check_memory && mode == FilterMode::Live => {
+            let first = candidates.ones().find_map(|i| {
+                let (node, use_) = (ctx.nodes.get(i)?, usage.node(i)?);
+                gres_ok(i, use_).then_some(node.real_memory)
+            });
+            match first {
+                Some(m) => MemRequest::PerNode(m),
+                None => return Bitmap::new(candidates.len()),
+            }
+        }
+        m => m,
+    };
     let mut out = Picked::new(candidates.len());
     for i in candidates.ones() {
         let (Some(node), Some(use_)) = (ctx.nodes.get(i), usage.node(i)) else {
@@ -187,18 +216,8 @@ pub fn count_bitmap(
                 continue;
             }
         }
-        // Only for GRES requests: in wasm the call alone cost a sixth of
-        // the filter.
-        if any_gres {
-            let fits = match single {
-                Some((column, count)) if mode == FilterMode::TestOnly || use_.gres.is_empty() => {
-                    column.get(i).copied().unwrap_or(0) >= count
-                }
-                _ => gres_fits(&wanted, i, use_, mode),
-            };
-            if !fits {
-                continue;
-            }
+        if !gres_ok(i, use_) {
+            continue;
         }
         out.pick(i);
     }

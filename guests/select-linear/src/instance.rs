@@ -16,7 +16,7 @@ use slurm_wasm_sdk::{codes, Bitmap, Error};
 use crate::config::{max_share, Config, SHARED_FORCE};
 use crate::filter::check_gres;
 use crate::gres::GresTotals;
-use crate::jobs::{resolve_share, ActiveJob, NodeHeld};
+use crate::jobs::{resolve_share, ActiveJob, Activity, NodeHeld};
 use crate::modes::{Request, Tables};
 use crate::usage::{PartCount, Usage};
 use crate::{resources, state};
@@ -90,7 +90,7 @@ impl Linear {
                 continue;
             }
             let view = JobView::new(job, self.nodes.len())?;
-            let a = ActiveJob::from_view(&view, &self.partitions)?;
+            let a = ActiveJob::from_view(&view, &self.partitions, &self.nodes, &self.config)?;
             usage.add_initial(&a, &self.nodes, &self.config)?;
             active.insert(a.id, a);
         }
@@ -237,16 +237,18 @@ impl Linear {
 
     fn active(&self, job: &Job) -> Result<ActiveJob, Error> {
         let view = JobView::new(job, self.nodes.len())?;
-        ActiveJob::from_view(&view, &self.partitions)
+        ActiveJob::from_view(&view, &self.partitions, &self.nodes, &self.config)
     }
 
-    /// `job_begin`: the job (with its resources) starts.
+    /// `job_begin`: the job (with its resources) starts. `SLURM_ERROR`
+    /// when one of its nodes is not in its partition; the job is charged
+    /// and tracked all the same, as Slurm's tables keep it.
     pub fn job_begin(&mut self, job: &Job) -> Result<(), Error> {
         let mut a = self.active(job)?;
-        a.running = true;
-        self.usage.add(&a, &self.nodes, &self.config, true)?;
+        a.activity = Activity::Running;
+        let result = self.usage.add(&a, &self.nodes, &self.config, true);
         self.jobs.insert(a.id, a);
-        Ok(())
+        result
     }
 
     /// The job as linear remembers it, or as the record describes it.
@@ -266,43 +268,54 @@ impl Linear {
         result
     }
 
-    /// `job_suspend`: nothing unless `indefinite` (gang suspends are
-    /// ignored); otherwise the partial removal of spec 1.6.
+    /// `job_suspend`: the tables change only when `indefinite` (an
+    /// administrator's suspend: the partial removal of spec 1.6); a gang
+    /// suspend leaves them alone but makes the job no longer a job mate
+    /// (it is not RUNNING any more).
     pub fn job_suspend(&mut self, job: &Job, indefinite: bool) -> Result<(), Error> {
         if !indefinite {
+            if let Some(j) = self.jobs.get_mut(&job.job_id) {
+                j.activity = Activity::GangSuspended;
+            }
             return Ok(());
         }
         let a = self.known(job)?;
-        self.usage.remove(&a, &self.nodes, &self.config, false)?;
-        if let Some(j) = self.jobs.get_mut(&a.id) {
-            j.running = false;
+        let held = self.usage.tot_jobs.contains(&a.id);
+        let result = self.usage.remove(&a, &self.nodes, &self.config, false);
+        if let Some(j) = self.jobs.get_mut(&a.id).filter(|_| held) {
+            j.activity = Activity::Suspended;
         }
-        Ok(())
+        result
     }
 
-    /// `job_resume`: nothing unless `indefinite`; otherwise the partial
-    /// addition of spec 1.6.
+    /// `job_resume`: the tables change only when `indefinite` (the partial
+    /// addition of spec 1.6); either way the job runs again.
     pub fn job_resume(&mut self, job: &Job, indefinite: bool) -> Result<(), Error> {
         if !indefinite {
+            if let Some(j) = self.jobs.get_mut(&job.job_id) {
+                j.activity = Activity::Running;
+            }
             return Ok(());
         }
         let mut a = self.known(job)?;
-        self.usage.add(&a, &self.nodes, &self.config, false)?;
-        a.running = true;
+        let result = self.usage.add(&a, &self.nodes, &self.config, false);
+        a.activity = Activity::Running;
         self.jobs.insert(a.id, a);
-        Ok(())
+        result
     }
 
     /// `job_resized`: node `node` left the job; its resources there are
-    /// released. `SLURM_ERROR` when linear holds nothing for the job or the
-    /// job does not hold the node.
+    /// released. As Slurm's, it succeeds when linear holds nothing for the
+    /// job or the job no longer holds the node: the problem is logged and
+    /// nothing changes. `EINVAL` only for a node outside the table.
     pub fn job_resized(&mut self, job: &Job, node: u32) -> Result<(), Error> {
         let node = node as usize;
         self.nodes.node(node, "job-resized")?;
-        let a = self.known(job)?;
-        self.usage
-            .remove_node(&a, node, &self.nodes, &self.config)?;
-        let mut a = a;
+        let mut a = self.known(job)?;
+        if let Err(e) = self.usage.remove_node(&a, node, &self.nodes, &self.config) {
+            slurm_wasm_sdk::error!("select_p_job_resized: {}", e.message);
+            return Ok(());
+        }
         if let Some(pos) = a.held.iter().position(|h| h.node == node) {
             let h = a.held.remove(pos);
             a.total_cpus = a.total_cpus.saturating_sub(u32::from(h.cpus));
@@ -458,18 +471,12 @@ impl Linear {
     }
 
     /// `select_p_resv_test`: the first `node-count` available nodes in index
-    /// order (Slurm's `bit_pick_cnt`); no core reservations. `EINVAL` for a
-    /// request without a node count, `ESLURM_NODES_BUSY` when too few
-    /// nodes are available.
+    /// order (Slurm's `bit_pick_cnt`); no core reservations, so a request
+    /// for cores only gets no nodes, successfully, as from Slurm.
+    /// `ESLURM_NODES_BUSY` when too few nodes are available.
     pub fn resv_test(&self, request: &ReservationRequest) -> Result<ReservationResult, Error> {
         let available = Bitmap::try_from(&request.available)
             .map_err(|e| Error::invalid(format!("resv-test available: {}", e.message)))?;
-        if request.node_count == 0 {
-            return Err(Error::invalid(
-                "resv-test: select/linear reserves whole nodes; the request needs a node count \
-                 (core reservations need select/cons_tres)",
-            ));
-        }
         let want = request.node_count as usize;
         if available.count() < want {
             return Err(Error::new(

@@ -1,11 +1,11 @@
 //! The jobs linear tracks: what it needs of every running or suspended
 //! job to update its usage tables, find job mates and simulate job ends.
 
-use select_common::{Allocation, JobView, MemRequest};
+use select_common::{Allocation, JobView, MemRequest, NodeTable};
 use slurm_wasm_sdk::types::{JobDetails, JobState, Partition, ShareRequest};
 use slurm_wasm_sdk::{Bitmap, Error};
 
-use crate::config::{max_share, SHARED_FORCE};
+use crate::config::{max_share, Config, SHARED_FORCE};
 use crate::filter::per_node_gres;
 
 /// GRES a job holds on one node.
@@ -26,12 +26,41 @@ pub struct NodeHeld {
     pub gres: Vec<GresHeld>,
 }
 
+/// Where a job linear tracks stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// `JOB_RUNNING`: in the run set, and the only kind of job that can be
+    /// a job mate (`_find_job_mate` asks `IS_JOB_RUNNING`).
+    Running,
+    /// Suspended by gang scheduling (`job_suspend` without `indf_susp`, or
+    /// found SUSPENDED with priority ≠ 0 by a rebuild): Slurm leaves the
+    /// tables alone, so the job stays in the run set, but it is no mate.
+    GangSuspended,
+    /// Suspended by an administrator (`indf_susp`): out of the run set.
+    Suspended,
+}
+
+impl Activity {
+    /// The job's state as a rebuild (`_init_node_cr`) reads it.
+    pub fn of(state: JobState, priority: u32) -> Self {
+        match state {
+            JobState::Suspended if priority != 0 => Activity::GangSuspended,
+            JobState::Suspended => Activity::Suspended,
+            _ => Activity::Running,
+        }
+    }
+
+    /// Does the job count in the run set?
+    pub fn in_run_set(self) -> bool {
+        self != Activity::Suspended
+    }
+}
+
 /// A running or suspended job as linear remembers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActiveJob {
     pub id: u32,
-    /// Running (or gang-suspended with priority ≠ 0) rather than suspended.
-    pub running: bool,
+    pub activity: Activity,
     /// The partition the job runs in (its first partition); `None` when the
     /// job names none.
     pub partition: Option<u32>,
@@ -40,6 +69,9 @@ pub struct ActiveJob {
     pub share_res: bool,
     pub end_time: i64,
     pub contiguous: bool,
+    /// The memory its transitions charge: the request, or for a job that
+    /// asked for none under `CR_Memory` the least memory among its nodes
+    /// (see [`charged_memory`]).
     pub memory: MemRequest,
     /// The job's nodes.
     pub nodes: Bitmap,
@@ -72,10 +104,40 @@ pub fn resolve_share(partition: Option<&Partition>, share: ShareRequest) -> bool
     matches!(share, ShareRequest::Oversubscribe)
 }
 
+/// The memory request `job_begin`, `job_fini`, `job_resized` and a
+/// rebuild charge on each of a job's nodes. A job that asked for no memory
+/// under `CR_Memory` is charged the least memory among the nodes of its
+/// allocation on every one of them: when Slurm places such a job,
+/// `_build_select_struct` writes that least node memory into the job's
+/// `pn_min_memory`, which every later transition reads (select_linear.c,
+/// 22.05). Any other request is charged as asked.
+pub fn charged_memory(
+    memory: MemRequest,
+    alloc: &Allocation,
+    nodes: &NodeTable,
+    config: &Config,
+) -> MemRequest {
+    if memory != MemRequest::None || !config.memory {
+        return memory;
+    }
+    alloc
+        .per_node
+        .iter()
+        .filter_map(|n| nodes.get(n.node))
+        .map(|n| n.real_memory)
+        .min()
+        .map_or(MemRequest::None, MemRequest::PerNode)
+}
+
 impl ActiveJob {
     /// Reads a job that holds resources. `SLURM_ERROR` naming the job when
     /// it has none (Slurm: "lacks a job_resources struct").
-    pub fn from_view(view: &JobView, partitions: &[Partition]) -> Result<Self, Error> {
+    pub fn from_view(
+        view: &JobView,
+        partitions: &[Partition],
+        nodes: &NodeTable,
+        config: &Config,
+    ) -> Result<Self, Error> {
         let Some(alloc) = &view.resources else {
             return Err(Error::generic(format!(
                 "job {} lacks a job_resources struct",
@@ -86,13 +148,12 @@ impl ActiveJob {
         let part = partition.and_then(|p| partitions.get(p as usize));
         Ok(ActiveJob {
             id: view.id,
-            running: view.state == JobState::Running
-                || (view.state == JobState::Suspended && view.priority != 0),
+            activity: Activity::of(view.state, view.priority),
             partition,
             share_res: resolve_share(part, view.details.share),
             end_time: view.end_time,
             contiguous: view.details.contiguous,
-            memory: view.memory,
+            memory: charged_memory(view.memory, alloc, nodes, config),
             nodes: alloc.nodes.clone(),
             total_cpus: alloc.ncpus,
             held: held(alloc, &view.details),

@@ -11,7 +11,7 @@ use slurm_wasm_sdk::Bitmap;
 use crate::config::Config;
 use crate::filter::{count_bitmap, AvailCpus, Ctx, FilterMode, Pending, NO_SHARE_LIMIT};
 use crate::gres::GresTotals;
-use crate::jobs::ActiveJob;
+use crate::jobs::{ActiveJob, Activity};
 use crate::placement::{place, Placed, Placement};
 use crate::usage::{NodeUsages, Scratch, Usage};
 
@@ -136,7 +136,7 @@ impl<'a> Tables<'a> {
     /// nodes and none of our excluded ones: share exactly its nodes.
     fn job_mate(&self, req: &Request<'_>, usable: &Bitmap) -> Option<Placed> {
         self.jobs.values().find_map(|mate| {
-            let fits = mate.running
+            let fits = mate.activity == Activity::Running
                 && mate.nodes.count() == req.req_nodes as usize
                 && mate.total_cpus >= req.job.details.min_cpus
                 && mate.nodes.is_subset_of(usable)

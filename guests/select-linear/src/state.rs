@@ -14,11 +14,13 @@ use select_common::state::{open, StateWriter};
 use select_common::MemRequest;
 use slurm_wasm_sdk::{Bitmap, Error};
 
-use crate::jobs::{ActiveJob, GresHeld, NodeHeld};
+use crate::jobs::{ActiveJob, Activity, GresHeld, NodeHeld};
 use crate::usage::{NodeUsage, PartCount, Usage};
 
 const MAGIC: [u8; 4] = *b"SLIN";
-const VERSION: u16 = 1;
+/// Version 2 added the gang-suspended activity (2) to the job's state byte;
+/// version 1 blobs read the same way.
+const VERSION: u16 = 2;
 const WHAT: &str = "select/linear state-restore";
 
 fn put_gres(p: &mut Packer, gres: &[GresHeld]) {
@@ -96,7 +98,11 @@ pub fn save(usage: &Usage, jobs: &BTreeMap<u32, ActiveJob>) -> Vec<u8> {
     put_ids(p, &usage.tot_jobs);
     p.u32(jobs.len() as u32);
     for j in jobs.values() {
-        p.u32(j.id).u8(j.running.into());
+        p.u32(j.id).u8(match j.activity {
+            Activity::Suspended => 0,
+            Activity::Running => 1,
+            Activity::GangSuspended => 2,
+        });
         match j.partition {
             Some(part) => p.u8(1).u32(part),
             None => p.u8(0),
@@ -124,7 +130,7 @@ pub fn save(usage: &Usage, jobs: &BTreeMap<u32, ActiveJob>) -> Vec<u8> {
 /// blob, another node count, truncated or trailing data, node indices
 /// outside the table, bitmaps of the wrong length.
 pub fn restore(data: &[u8], node_count: usize) -> Result<(Usage, BTreeMap<u32, ActiveJob>), Error> {
-    let (_, mut u) = open(data, MAGIC, &[VERSION], WHAT)?;
+    let (_, mut u) = open(data, MAGIC, &[1, VERSION], WHAT)?;
     let saved = u.u32("node count")? as usize;
     if saved != node_count {
         return Err(Error::invalid(format!(
@@ -159,7 +165,16 @@ pub fn restore(data: &[u8], node_count: usize) -> Result<(Usage, BTreeMap<u32, A
     let mut jobs = BTreeMap::new();
     for _ in 0..jobs_n {
         let id = u.u32("job id")?;
-        let running = get_bool(&mut u, "running")?;
+        let activity = match u.u8("activity")? {
+            0 => Activity::Suspended,
+            1 => Activity::Running,
+            2 => Activity::GangSuspended,
+            other => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: job {id} activity is {other}; expected 0 (suspended), 1 (running) or 2 (gang suspended)"
+                )))
+            }
+        };
         let partition = if get_bool(&mut u, "partition flag")? {
             Some(u.u32("partition")?)
         } else {
@@ -206,7 +221,7 @@ pub fn restore(data: &[u8], node_count: usize) -> Result<(Usage, BTreeMap<u32, A
             id,
             ActiveJob {
                 id,
-                running,
+                activity,
                 partition,
                 share_res,
                 end_time,

@@ -466,12 +466,17 @@ fn resv_test_is_first_fit() {
         l.resv_test(&too_many).unwrap_err().code,
         codes::ESLURM_NODES_BUSY
     );
+    // select_p_resv_test without topology returns bit_pick_cnt(avail, 0):
+    // an empty bitmap, which is success (select_linear.c 22.05).
     let cores = ReservationRequest {
         node_count: 0,
         core_count: 2,
         ..req
     };
-    assert_eq!(l.resv_test(&cores).unwrap_err().code, codes::EINVAL);
+    let r = l.resv_test(&cores).unwrap();
+    assert_eq!(Bitmap::try_from(&r.nodes).unwrap().count(), 0);
+    assert_eq!(Bitmap::try_from(&r.nodes).unwrap().len(), 4);
+    assert!(r.cores.is_none());
 }
 
 #[test]
@@ -518,7 +523,11 @@ fn resized_releases_the_node() {
     assert!(l
         .job_test(&request(pending(2, 1), 2, JobTestMode::RunNow), T)
         .is_ok());
-    assert!(l.job_resized(&job, 1).is_err(), "node 1 already released");
+    // Slurm's select_p_job_resized logs a duplicate relinquish and still
+    // returns SLURM_SUCCESS; nothing changes.
+    let before = l.usage().clone();
+    l.job_resized(&job, 1).unwrap();
+    assert_eq!(l.usage(), &before, "node 1 already released");
 }
 
 #[test]
@@ -595,4 +604,142 @@ fn gres_options_of_cons_tres_are_refused() {
     assert!(l
         .job_test(&request(job, 2, JobTestMode::TestOnly), T)
         .is_ok());
+}
+
+/// Nodes of 1 socket × 4 cores with the given memories (MB), in partition 0.
+fn nodes_with_memory(memory: &[u64]) -> Linear {
+    let n = memory.len() as u32;
+    let mut l = Linear::init(&config(
+        &["CR_Memory"],
+        vec![fixtures::partition(0, "p0", n)],
+    ))
+    .unwrap();
+    let nodes: Vec<Node> = memory
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| fixtures::node(i as u32, &format!("n{i}"), 1, 4, 1, m))
+        .collect();
+    l.node_init(&nodes).unwrap();
+    l
+}
+
+#[test]
+fn no_memory_request_is_charged_the_least_node_memory() {
+    // select_linear.c (22.05) `_build_select_struct`: a job without a
+    // memory request under CR_Memory gets memory_allocated = each node's
+    // RealMemory, and pn_min_memory = the least of them, which job_begin,
+    // job_fini and `_init_node_cr` then charge on every node.
+    let mut l = nodes_with_memory(&[1000, 2000, 4000]);
+    let job = start(&mut l, pending(1, 2), 3, T + 100);
+    let per_node: Vec<u64> = job
+        .resources
+        .as_ref()
+        .unwrap()
+        .per_node
+        .iter()
+        .map(|n| n.memory)
+        .collect();
+    assert_eq!(per_node, vec![1000, 2000], "memory_allocated per node");
+    let charged: Vec<u64> = l.usage().nodes.iter().map(|n| n.alloc_memory).collect();
+    assert_eq!(charged, vec![1000, 1000, 0], "pn_min_memory on each node");
+    let mut rebuilt = nodes_with_memory(&[1000, 2000, 4000]);
+    rebuilt.job_init(std::slice::from_ref(&job)).unwrap();
+    assert_eq!(rebuilt.usage(), l.usage(), "a rebuild charges the same");
+    rebuilt.job_fini(&job).unwrap();
+    assert_eq!(
+        rebuilt.usage(),
+        nodes_with_memory(&[1000, 2000, 4000]).usage()
+    );
+}
+
+#[test]
+fn no_memory_request_needs_the_first_nodes_memory_everywhere() {
+    // select_linear.c `_job_count_bitmap` (22.05 and HEAD): without a
+    // memory request under CR_Memory, job_memory_node is set from the
+    // first node reaching the memory test and kept for every later node,
+    // so a 4000 MB node after an 8000 MB one is refused.
+    let l = nodes_with_memory(&[8000, 4000]);
+    for mode in [JobTestMode::RunNow, JobTestMode::WillRun] {
+        assert!(
+            l.job_test(&request(pending(1, 2), 2, mode), T).is_err(),
+            "{mode:?}"
+        );
+    }
+    assert!(l
+        .job_test(&request(pending(1, 2), 2, JobTestMode::TestOnly), T)
+        .is_ok());
+    let l = nodes_with_memory(&[4000, 8000]);
+    let r = l
+        .job_test(&request(pending(1, 2), 2, JobTestMode::RunNow), T)
+        .unwrap();
+    assert_eq!(chosen(&r), vec![0, 1]);
+}
+
+#[test]
+fn a_gang_suspended_job_is_no_job_mate() {
+    // select_linear.c `_find_job_mate` takes only IS_JOB_RUNNING jobs; a
+    // gang suspend (job_suspend without indf_susp) leaves the tables alone.
+    let mut l = Linear::init(&config(&[], vec![force_2()])).unwrap();
+    l.node_init(&nodes(4)).unwrap();
+    let first = start_on(&mut l, pending(1, 2), 4, &[0, 1], T + 100);
+    start_on(&mut l, pending(2, 2), 4, &[2, 3], T + 100);
+    let tables = l.usage().clone();
+    let r = l
+        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
+        .unwrap();
+    assert_eq!(chosen(&r), vec![0, 1], "job 1 is the first mate");
+    l.job_suspend(&first, false).unwrap();
+    assert_eq!(l.usage(), &tables, "a gang suspend changes no table");
+    let r = l
+        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
+        .unwrap();
+    assert_eq!(chosen(&r), vec![2, 3], "job 2 is the only running mate");
+    l.job_resume(&first, false).unwrap();
+    let r = l
+        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
+        .unwrap();
+    assert_eq!(chosen(&r), vec![0, 1]);
+    let blob = l.state_save();
+    l.job_suspend(&first, false).unwrap();
+    let mut restored = Linear::init(&config(&[], vec![force_2()])).unwrap();
+    restored.node_init(&nodes(4)).unwrap();
+    restored.state_restore(&l.state_save()).unwrap();
+    let r = restored
+        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
+        .unwrap();
+    assert_eq!(chosen(&r), vec![2, 3], "the gang suspend survives a save");
+    restored.state_restore(&blob).unwrap();
+    let r = restored
+        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
+        .unwrap();
+    assert_eq!(chosen(&r), vec![0, 1]);
+}
+
+/// Partition p0 of 4 nodes with OverSubscribe=FORCE:2.
+fn force_2() -> Partition {
+    let mut p0 = fixtures::partition(0, "p0", 4);
+    p0.oversubscribe = Oversubscribe::Force(2);
+    p0
+}
+
+#[test]
+fn a_node_outside_the_jobs_partition_is_slurm_error() {
+    // select_linear.c `_add_job_to_nodes` / `_rm_job_from_nodes`: "could
+    // not find partition" sets SLURM_ERROR after the other changes.
+    let p0 = fixtures::partition(0, "p0", 2);
+    let p1 = fixtures::partition(1, "p1", 2);
+    let mut l = Linear::init(&config(&[], vec![p0, p1])).unwrap();
+    l.node_init(&nodes(2)).unwrap();
+    let mut job = pending(1, 1);
+    job.partitions = vec![1];
+    let r = l
+        .job_test(&request(job.clone(), 2, JobTestMode::RunNow), T)
+        .unwrap();
+    job.state = JobState::Running;
+    job.end_time = T + 100;
+    job.resources = Some(r.resources);
+    assert_eq!(l.job_begin(&job).unwrap_err().code, codes::SLURM_ERROR);
+    assert_eq!(l.usage().nodes[0].exclusive_cnt, 1, "charged all the same");
+    assert_eq!(l.job_fini(&job).unwrap_err().code, codes::SLURM_ERROR);
+    assert_eq!(l.usage(), linear(2, &[]).usage());
 }

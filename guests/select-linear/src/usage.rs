@@ -12,6 +12,8 @@ use slurm_wasm_sdk::Error;
 use smallvec::SmallVec;
 
 use crate::config::Config;
+#[cfg(test)]
+use crate::jobs::Activity;
 use crate::jobs::{ActiveJob, GresHeld, NodeHeld};
 
 /// Job counters of one partition on one node.
@@ -93,8 +95,10 @@ pub struct Usage {
 }
 
 /// Memory a job's full addition or removal moves on `node` (spec 1.6):
-/// per-CPU × node CPUs, per-node, or the node's whole memory when the job
-/// asked for none — only with `CR_Memory`; nothing otherwise.
+/// per-CPU × node CPUs or per-node, only with `CR_Memory`; nothing
+/// otherwise. A job tracked with resources always has a request here
+/// ([`crate::jobs::charged_memory`]); `None` (a job without nodes)
+/// charges the node's whole memory, as Slurm's transitions do.
 fn job_memory(config: &Config, memory: MemRequest, node: &NodeRec) -> u64 {
     if !config.memory {
         return 0;
@@ -131,6 +135,14 @@ fn removed_memory(
     } else {
         partial_memory(config, node)
     })
+}
+
+/// Slurm's "could not find partition" of a transition: `SLURM_ERROR`.
+fn missing_partition(job: &ActiveJob, node: &NodeRec) -> Error {
+    Error::generic(format!(
+        "select/linear: job {} could not find its partition on node {}",
+        job.id, node.name
+    ))
 }
 
 /// Read access to per-node usage, as the node filter needs it: the tables
@@ -208,6 +220,8 @@ impl<'a> Scratch<'a> {
         for held in &job.held {
             let memory = removed_memory(config, job, nodes, held, full)?;
             let usage = self.node_mut(held.node, job.id)?;
+            // A missing partition counter is reported by the live tables'
+            // transitions; a simulation only needs the usage.
             Usage::release(usage, job, held, memory, was_running, full);
         }
         Ok(())
@@ -257,28 +271,21 @@ impl Usage {
 
     /// Records a job found running or suspended when the tables are
     /// (re)built (`_init_node_cr`): running jobs, and suspended jobs with
-    /// priority ≠ 0 (gang suspended), count as running. Under `CR_Memory`
-    /// a job without a memory request charges every node the *first*
-    /// node's memory (Slurm computes it once per job).
+    /// priority ≠ 0 (gang suspended), count as running.
     pub fn add_initial(
         &mut self,
         job: &ActiveJob,
         nodes: &NodeTable,
         config: &Config,
     ) -> Result<(), Error> {
-        if job.running {
+        let running = job.activity.in_run_set();
+        if running {
             self.run_jobs.insert(job.id);
         }
         self.tot_jobs.insert(job.id);
-        let mut none_memory: Option<u64> = None;
         for held in &job.held {
             let node = nodes.node(held.node, "job-init")?;
-            let memory = match (config.memory, job.memory) {
-                (false, _) => 0,
-                (true, MemRequest::PerCpu(m)) => m * u64::from(node.cpus),
-                (true, MemRequest::PerNode(m)) => m,
-                (true, MemRequest::None) => *none_memory.get_or_insert(node.real_memory),
-            };
+            let memory = job_memory(config, job.memory, node);
             let usage = self.node_mut(held.node, job.id)?;
             if !job.share_res {
                 usage.exclusive_cnt += 1;
@@ -286,7 +293,7 @@ impl Usage {
             usage.alloc_memory += memory;
             usage.gres_add(&held.gres);
             if let Some(p) = Self::part(usage, job) {
-                if job.running {
+                if running {
                     p.run += 1;
                 }
                 p.tot += 1;
@@ -306,6 +313,8 @@ impl Usage {
     /// and GRES, `exclusive_cnt` (when the job does not share) and the
     /// partition's run and tot counters. Partial: tot set, the node's whole
     /// memory under `CR_Memory`, `exclusive_cnt`, tot counter only.
+    /// `SLURM_ERROR` when a node has no counter for the job's partition
+    /// (after every other change was made, as Slurm's `_add_job_to_nodes`).
     pub fn add(
         &mut self,
         job: &ActiveJob,
@@ -317,6 +326,7 @@ impl Usage {
             self.run_jobs.insert(job.id);
         }
         self.tot_jobs.insert(job.id);
+        let mut missing = None;
         for held in &job.held {
             let node = nodes.node(held.node, "job usage")?;
             let memory = if full {
@@ -339,14 +349,13 @@ impl Usage {
                     }
                     p.tot += 1;
                 }
-                None => slurm_wasm_sdk::info!(
-                    "select/linear: job {} could not find its partition on node {}",
-                    job.id,
-                    node.name
-                ),
+                None => missing = missing.or(Some(node)),
             }
         }
-        Ok(())
+        match missing {
+            Some(node) => Err(missing_partition(job, node)),
+            None => Ok(()),
+        }
     }
 
     /// `job_fini` (`full`) or `job_suspend` (partial) (spec 1.6).
@@ -356,6 +365,8 @@ impl Usage {
     /// was running) and tot counters; a partition whose tot reaches 0 with
     /// run left over has run forced to 0. Partial: the whole node's memory
     /// under `CR_Memory`, `exclusive_cnt`, run counter; tot counter kept.
+    /// `SLURM_ERROR` too when a node has no counter for the job's partition,
+    /// after every other change was made (`_rm_job_from_nodes`).
     pub fn remove(
         &mut self,
         job: &ActiveJob,
@@ -370,14 +381,22 @@ impl Usage {
             )));
         }
         let was_running = self.run_jobs.remove(&job.id);
+        let mut missing = None;
         for held in &job.held {
             let memory = removed_memory(config, job, nodes, held, full)?;
             let usage = self.node_mut(held.node, job.id)?;
-            Self::release(usage, job, held, memory, was_running, full);
+            if !Self::release(usage, job, held, memory, was_running, full) {
+                missing = missing.or(Some(held.node));
+            }
         }
-        Ok(())
+        match missing.map(|i| nodes.node(i, "job usage")).transpose()? {
+            Some(node) => Err(missing_partition(job, node)),
+            None => Ok(()),
+        }
     }
 
+    /// Takes one node's share of `job` out of `usage`; false when the node
+    /// has no counter for the job's partition (everything else is done).
     fn release(
         usage: &mut NodeUsage,
         job: &ActiveJob,
@@ -385,7 +404,7 @@ impl Usage {
         memory: u64,
         was_running: bool,
         full: bool,
-    ) {
+    ) -> bool {
         usage.alloc_memory = usage.alloc_memory.saturating_sub(memory);
         if full {
             usage.gres_release(&held.gres);
@@ -393,17 +412,19 @@ impl Usage {
         if !job.share_res {
             usage.exclusive_cnt = usage.exclusive_cnt.saturating_sub(1);
         }
-        if let Some(p) = Self::part(usage, job) {
-            if was_running {
-                p.run = p.run.saturating_sub(1);
-            }
-            if full {
-                p.tot = p.tot.saturating_sub(1);
-                if p.tot == 0 {
-                    p.run = 0;
-                }
+        let Some(p) = Self::part(usage, job) else {
+            return false;
+        };
+        if was_running {
+            p.run = p.run.saturating_sub(1);
+        }
+        if full {
+            p.tot = p.tot.saturating_sub(1);
+            if p.tot == 0 {
+                p.run = 0;
             }
         }
+        true
     }
 
     /// `job_resized`: releases everything the job holds on `node` (memory
@@ -433,8 +454,11 @@ impl Usage {
         let memory = job_memory(config, job.memory, rec);
         let running = self.run_jobs.contains(&job.id);
         let usage = self.node_mut(node, job.id)?;
-        Self::release(usage, job, held, memory, running, true);
-        Ok(())
+        if Self::release(usage, job, held, memory, running, true) {
+            Ok(())
+        } else {
+            Err(missing_partition(job, rec))
+        }
     }
 }
 
@@ -455,7 +479,7 @@ mod tests {
     fn job(memory: MemRequest, share_res: bool) -> ActiveJob {
         ActiveJob {
             id: 5,
-            running: true,
+            activity: Activity::Running,
             partition: Some(0),
             share_res,
             end_time: 100,
