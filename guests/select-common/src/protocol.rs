@@ -3,7 +3,10 @@
 //! resources accept.
 //!
 //! Slurm 22.05 speaks its own protocol and the two releases before it
-//! (`SLURM_MIN_PROTOCOL_VERSION` = 20.11); anything else is refused.
+//! (`SLURM_MIN_PROTOCOL_VERSION` = 20.11); anything else is refused with
+//! `EINVAL`. Slurm's own pack functions instead write nothing for a
+//! version below the minimum and still return success, leaving the
+//! receiver to misread the buffer; a clear error is kinder to a caller.
 
 use slurm_wasm_sdk::Error;
 

@@ -23,7 +23,10 @@ pub fn usable_cpus(node: &NodeRec, d: &JobDetails) -> u64 {
 
 /// `memory_allocated` on `node` (spec 1.7), only with `CR_Memory`: the
 /// per-node request, per-CPU × usable CPUs, or the node's whole memory
-/// when the job asked for none; 0 without `CR_Memory`.
+/// when the job asked for none; 0 without `CR_Memory`. Slurm 22.05.8
+/// multiplies `--mem-per-cpu` by all configured CPUs here; the usable
+/// count is the spec's (later Slurm's), which we follow: the two differ
+/// only for `--threads-per-core` below the node's.
 pub fn node_memory(config: &Config, memory: MemRequest, node: &NodeRec, d: &JobDetails) -> u64 {
     if !config.memory {
         return 0;
