@@ -171,9 +171,22 @@ impl SelectGuest for ConsTresPlugin {
     fn job_expand_allow() -> bool {
         true
     }
+    /// Under cons_tres a job holding GRES cannot be merged (Slurm: "has
+    /// allocated GRES", `SLURM_ERROR`); cons_res merges them.
     fn job_expand(from: Job, to: Job) -> Result<JobResources, PluginError> {
         with(|i| {
-            let rec = i.algo.job_expand(from.job_id, to.job_id).map_err(err)?;
+            if !i.algo.params.cons_res {
+                if let Some(j) = [&to, &from]
+                    .into_iter()
+                    .find(|j| !j.details.gres.is_empty())
+                {
+                    return Err(Error::generic(format!(
+                        "job-expand: job {} has allocated GRES",
+                        j.job_id
+                    )));
+                }
+            }
+            let rec = i.algo.job_expand(from.job_id, to.job_id)?;
             Ok(i.algo.to_resources(&rec))
         })
     }

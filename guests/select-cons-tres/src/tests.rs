@@ -1128,3 +1128,56 @@ fn nodes_holding_maps_cores_to_their_nodes() {
     assert!(!ct.nodes_holding(&Bits::new(320)).any());
     assert_eq!(ct.nodes_holding(&Bits::full(320)).count(), 4);
 }
+
+#[test]
+fn job_expand_merges_and_scales_shared_cores() {
+    // cons_common.c (22.05) select_p_job_expand: CPUs of a node both jobs
+    // hold add up, scaled by merged cores / (from cores + to cores) where
+    // the jobs shared cores; a job merged with itself is SLURM_ERROR.
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let mut part = fixtures::partition(0, "p", 1);
+    part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
+    let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
+    ct.node_init(&[fixtures::node(0, "n0", 1, 4, 1, 100)])
+        .unwrap();
+    let empty = ct.usage.clone();
+    assert_eq!(
+        start(&mut ct, job(1, 1, 4, 1)),
+        vec![(0, vec![0, 1, 2, 3], 4)]
+    );
+    assert_eq!(start(&mut ct, job(2, 1, 2, 1)), vec![(0, vec![0, 1], 2)]);
+    let e = ct.job_expand(2, 2).unwrap_err();
+    assert_eq!(e.code, slurm_wasm_sdk::codes::SLURM_ERROR);
+    let merged = ct.job_expand(1, 2).unwrap();
+    assert_eq!(merged.nodes.len(), 1);
+    assert_eq!(
+        merged.nodes[0].cores.ones().collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+    // (4 + 2) CPUs × 4 merged cores / (4 + 2) cores = 4.
+    assert_eq!(merged.nodes[0].cpus, 4);
+    assert!(!ct.usage.jobs.contains_key(&1), "from holds nothing");
+    assert_eq!(
+        ct.job_expand(1, 2).unwrap_err().code,
+        slurm_wasm_sdk::codes::EINVAL
+    );
+    ct.job_fini(2);
+    assert_eq!(ct.usage, empty, "the merged job's end frees everything");
+}
+
+#[test]
+fn job_expand_of_disjoint_jobs_keeps_their_cpus() {
+    let mut ct = cluster(&["CR_Core"], 2, 1, 4, 1, 1000);
+    let empty = ct.usage.clone();
+    let mut a = job(1, 1, 2, 1);
+    a.details.required_nodes = Some(bm(2, &[0]));
+    let mut b = job(2, 1, 4, 1);
+    b.details.required_nodes = Some(bm(2, &[1]));
+    start(&mut ct, a);
+    start(&mut ct, b);
+    let merged = ct.job_expand(1, 2).unwrap();
+    let cpus: Vec<(usize, u32)> = merged.nodes.iter().map(|n| (n.node, n.cpus)).collect();
+    assert_eq!(cpus, vec![(0, 2), (1, 4)]);
+    ct.job_fini(2);
+    assert_eq!(ct.usage, empty);
+}

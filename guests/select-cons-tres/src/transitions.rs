@@ -8,6 +8,7 @@
 //! never counts a job twice.
 
 use slurm_wasm_sdk::types::{Bitmap, GresAllocation, Job, JobResources, JobState, NodeResources};
+use slurm_wasm_sdk::Error;
 
 use crate::bits::Bits;
 use std::collections::BTreeMap;
@@ -360,29 +361,39 @@ impl ConsTres {
         Ok(())
     }
 
-    /// `job_expand`: `from`'s resources move into `to`; returns `to`'s new record.
-    pub fn job_expand(&mut self, from: u32, to: u32) -> Result<JobRec, String> {
-        let f = self
-            .usage
-            .jobs
-            .get(&from)
-            .cloned()
-            .ok_or_else(|| format!("job-expand: job {from} is not in the usage tables"))?;
-        let t = self
-            .usage
-            .jobs
-            .get(&to)
-            .cloned()
-            .ok_or_else(|| format!("job-expand: job {to} is not in the usage tables"))?;
+    /// `job_expand`: `from`'s resources move into `to`; returns `to`'s new
+    /// record. On a node both hold, CPUs and memory add up, the core maps
+    /// are merged, and where the two jobs shared cores the CPU count is
+    /// scaled by merged cores / (cores of `from` + cores of `to`), as
+    /// `select_p_job_expand` does. `SLURM_ERROR` for a job merged with
+    /// itself; `EINVAL` when either job is not in the tables.
+    pub fn job_expand(&mut self, from: u32, to: u32) -> Result<JobRec, Error> {
+        if from == to {
+            return Err(Error::generic(format!(
+                "job-expand: attempt to merge job {from} with itself"
+            )));
+        }
+        let known = |id: u32| {
+            self.usage.jobs.get(&id).cloned().ok_or_else(|| {
+                Error::invalid(format!("job-expand: job {id} is not in the usage tables"))
+            })
+        };
+        let f = known(from)?;
+        let t = known(to)?;
         self.job_fini(from);
         self.job_fini(to);
         let mut merged = t.clone();
         for n in f.nodes {
             match merged.nodes.iter_mut().find(|m| m.node == n.node) {
                 Some(m) => {
+                    let apart = (n.cores.count() + m.cores.count()) as u32;
                     m.cpus += n.cpus;
                     m.memory += n.memory;
                     m.cores.or(&n.cores);
+                    let together = m.cores.count() as u32;
+                    if apart != together && apart > 0 {
+                        m.cpus = m.cpus * together / apart;
+                    }
                     m.gres.extend(n.gres);
                     m.tasks += n.tasks;
                 }
