@@ -353,10 +353,46 @@ impl SelectGuest for ConsTresPlugin {
     }
 }
 
+/// `RESERVE_FLAG_FIRST_CORES` (`Flags=FIRST_CORES`): only the first cores
+/// of each node.
+const RESERVE_FLAG_FIRST_CORES: u64 = 1 << 16;
+
+/// How a core reservation's count is read (`_sequential_pick`).
+enum CoreCount<'a> {
+    /// One count over `node-count` > 1 nodes: this many cores on each,
+    /// plus the remainder (`extra`) on the nodes that have more.
+    PerNode { each: u32, extra: i64 },
+    /// One count over any number of nodes: nodes in order, as many of
+    /// their free cores as are still wanted.
+    Total(u32),
+    /// Node by node: the i-th node picked holds exactly `counts[i]` cores.
+    List(&'a [u32]),
+}
+
 impl ConsTres {
-    /// `select_p_resv_test`: `node-count` nodes (lowest index first among
-    /// `available` with no excluded core), or `core-count` cores (per node
-    /// from `cores-per-node`, else spread lowest first), avoiding excluded cores.
+    /// `select_p_resv_test` on a flat system (Slurm 22.05's
+    /// `_sequential_pick`, or `_pick_first_cores` with `FIRST_CORES`):
+    ///
+    /// * No core count: the first `node-count` nodes of `available`.
+    /// * Cores, from all cores minus `excluded-cores` and specialised
+    ///   cores, over the nodes of `available` in index order:
+    ///   `cores-per-node` (or one `core-count` with `node-count` ≤ 1) gives
+    ///   each picked node its count, a node with fewer skipped; one
+    ///   `core-count` over `node-count` > 1 nodes puts `count / nodes` on
+    ///   each node with at least that many (the remainder on the first
+    ///   ones that have more); one `core-count` without a node count takes
+    ///   free cores node after node until the count is met. Each node
+    ///   gives its lowest free cores. With `FIRST_CORES` a node qualifies
+    ///   only when its first `n` cores are all free.
+    ///
+    /// `ESLURM_NODES_BUSY` when the request cannot be met; `EINVAL` for
+    /// bitmaps of the wrong size.
+    ///
+    /// One deviation: Slurm's remainder bookkeeping (`extra_cores_needed
+    /// -= c_target - c`) never lowers the remainder, and the cores of a
+    /// node skipped for having too few stay in its returned core map;
+    /// here the remainder goes down by what a node takes beyond its share
+    /// and only picked nodes' cores are returned.
     pub fn resv_test(&self, req: &ReservationRequest) -> Result<(Bits, Option<Bits>), Error> {
         let n = self.recs.len();
         let avail = Bits::from_words(req.available.len as usize, &req.available.words)
@@ -365,8 +401,25 @@ impl ConsTres {
             .ok_or_else(|| {
                 Error::new(EINVAL, format!("resv-test: available must have {n} bits"))
             })?;
-        let excl = match &req.excluded_cores {
-            Some(b) => Bits::from_words(b.len as usize, &b.words)
+        let busy = |missing: String| Error::new(ESLURM_NODES_BUSY, format!("resv-test: {missing}"));
+        let mut nodes = Bits::new(n);
+        if req.core_count == 0 && req.cores_per_node.is_empty() {
+            let picked: Vec<usize> = avail.ones().take(req.node_count as usize).collect();
+            if picked.len() < req.node_count as usize {
+                return Err(busy(format!(
+                    "{} nodes wanted, {} available",
+                    req.node_count,
+                    picked.len()
+                )));
+            }
+            for i in picked {
+                nodes.set(i);
+            }
+            return Ok((nodes, None));
+        }
+        let mut free = self.base_avail.clone();
+        if let Some(b) = &req.excluded_cores {
+            let excl = Bits::from_words(b.len as usize, &b.words)
                 .ok()
                 .filter(|x| x.len() == self.total_cores)
                 .ok_or_else(|| {
@@ -377,63 +430,105 @@ impl ConsTres {
                             self.total_cores
                         ),
                     )
-                })?,
-            None => Bits::new(self.total_cores),
-        };
-        let mut nodes = Bits::new(n);
-        if req.core_count == 0 {
-            let mut left = req.node_count;
-            for i in avail.ones() {
-                if left == 0 {
-                    break;
-                }
-                let r = &self.recs[i];
-                if r.usable_state && !excl.any_in(r.core_off, r.cores as usize) {
-                    nodes.set(i);
-                    left -= 1;
-                }
+                })?;
+            for c in excl.ones() {
+                free.clear(c);
             }
-            if left > 0 {
-                return Err(Error::new(
-                    ESLURM_NODES_BUSY,
-                    format!("resv-test: {left} of {} nodes missing", req.node_count),
-                ));
-            }
-            return Ok((nodes, None));
         }
+        let single = [req.core_count];
+        let list: &[u32] = if req.cores_per_node.is_empty() {
+            &single
+        } else {
+            &req.cores_per_node
+        };
+        let list = &list[..list.iter().position(|&c| c == 0).unwrap_or(list.len())];
+        if list.is_empty() {
+            return Err(Error::new(
+                EINVAL,
+                "resv-test: cores-per-node holds no count above 0",
+            ));
+        }
+        let first_cores = req.flags & RESERVE_FLAG_FIRST_CORES != 0;
+        let mut count = match (list, req.node_count) {
+            (&[total], nodes) if nodes > 1 && !first_cores => {
+                let each = (total / nodes).max(1);
+                CoreCount::PerNode {
+                    each,
+                    extra: i64::from(total) - i64::from(each) * i64::from(nodes),
+                }
+            }
+            (&[total], 0) if !first_cores => CoreCount::Total(total),
+            _ => CoreCount::List(list),
+        };
         let mut cores = Bits::new(self.total_cores);
-        let mut left = req.core_count;
-        let mut k = 0;
+        let mut nodes_left = i64::from(req.node_count);
+        let mut next = 0;
+        let mut done = false;
         for i in avail.ones() {
-            if left == 0 || (req.node_count > 0 && nodes.count() as u32 >= req.node_count) {
+            let r = &self.recs[i];
+            let have = free.count_range(r.core_off, r.core_off + r.cores as usize) as u32;
+            let take = match &mut count {
+                CoreCount::List(counts) => {
+                    let want = counts[next];
+                    let fits = if first_cores {
+                        free.count_range(r.core_off, r.core_off + want as usize) as u32 == want
+                            && want <= u32::from(r.cores)
+                    } else {
+                        have >= want
+                    };
+                    if !fits {
+                        continue;
+                    }
+                    want
+                }
+                CoreCount::PerNode { each, extra } => {
+                    if have < *each {
+                        continue;
+                    }
+                    let take = if have > *each && *extra > 0 {
+                        have.min(*each + *extra as u32)
+                    } else {
+                        *each
+                    };
+                    *extra -= i64::from(take - *each);
+                    take
+                }
+                CoreCount::Total(left) => {
+                    let take = have.min(*left);
+                    *left -= take;
+                    take
+                }
+            };
+            let off = r.core_off;
+            let taken: Vec<usize> = (off..off + r.cores as usize)
+                .filter(|&c| free.get(c))
+                .take(take as usize)
+                .collect();
+            if !taken.is_empty() {
+                nodes.set(i);
+                nodes_left -= 1;
+                for c in taken {
+                    cores.set(c);
+                }
+            }
+            done = match &count {
+                CoreCount::PerNode { .. } => nodes_left <= 0,
+                CoreCount::Total(left) => *left == 0,
+                CoreCount::List(counts) => {
+                    next += 1;
+                    next == counts.len()
+                }
+            };
+            if done {
                 break;
             }
-            let r = &self.recs[i];
-            if !r.usable_state {
-                continue;
-            }
-            let free: Vec<usize> = (0..r.cores as usize)
-                .filter(|&c| !excl.get(r.core_off + c) && self.base_avail.get(r.core_off + c))
-                .collect();
-            let want = match req.cores_per_node.get(k) {
-                Some(w) => (*w).min(left),
-                None => (free.len() as u32).min(left),
-            };
-            if (free.len() as u32) < want || want == 0 {
-                continue;
-            }
-            for &c in &free[..want as usize] {
-                cores.set(r.core_off + c);
-            }
-            nodes.set(i);
-            left -= want;
-            k += 1;
         }
-        if left > 0 {
-            return Err(Error::new(
-                ESLURM_NODES_BUSY,
-                format!("resv-test: {left} of {} cores missing", req.core_count),
-            ));
+        if !done {
+            return Err(busy(format!(
+                "{} cores on {} nodes cannot be reserved on the available nodes",
+                list.iter().sum::<u32>(),
+                req.node_count
+            )));
         }
         Ok((nodes, Some(cores)))
     }

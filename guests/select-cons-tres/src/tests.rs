@@ -715,7 +715,9 @@ fn time_min_as_soft_limit_plans_with_time_min() {
 
 #[test]
 fn reservation_test_picks_nodes_and_cores() {
-    // select_p_resv_test: whole nodes, or cores avoiding reserved ones.
+    // select_cons_tres.c (22.05) `_sequential_pick`: whole nodes are the
+    // first `node_cnt` available ones (excluded cores do not matter);
+    // one core count without a node count takes free cores node by node.
     let ct = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
     let req = slurm_wasm_sdk::select::ReservationRequest {
         node_count: 2,
@@ -726,7 +728,7 @@ fn reservation_test_picks_nodes_and_cores() {
         flags: 0,
     };
     let (nodes, cores) = ct.resv_test(&req).unwrap();
-    assert_eq!(nodes.ones().collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(nodes.ones().collect::<Vec<_>>(), vec![0, 1]);
     assert!(cores.is_none());
     let req = slurm_wasm_sdk::select::ReservationRequest {
         node_count: 0,
@@ -738,6 +740,74 @@ fn reservation_test_picks_nodes_and_cores() {
     assert_eq!(
         cores.unwrap().ones().collect::<Vec<_>>(),
         vec![1, 2, 3, 4, 5, 6]
+    );
+}
+
+fn core_reservation(
+    node_count: u32,
+    core_count: u32,
+    excluded: &[usize],
+    flags: u64,
+) -> slurm_wasm_sdk::select::ReservationRequest {
+    slurm_wasm_sdk::select::ReservationRequest {
+        node_count,
+        core_count,
+        cores_per_node: Vec::new(),
+        available: bm(2, &[0, 1]),
+        excluded_cores: Some(bm(16, excluded)),
+        flags,
+    }
+}
+
+#[test]
+fn reservation_cores_split_over_the_node_count() {
+    // `_sequential_pick`: CoreCnt=4 NodeCnt=2 is 4 / 2 = 2 cores on each
+    // of two nodes.
+    let ct = cluster(&["CR_Core"], 2, 1, 8, 1, 100);
+    let (nodes, cores) = ct.resv_test(&core_reservation(2, 4, &[], 0)).unwrap();
+    assert_eq!(nodes.ones().collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(cores.unwrap().ones().collect::<Vec<_>>(), vec![0, 1, 8, 9]);
+    // CoreCnt=5 NodeCnt=2: 2 each, the remainder on the first node with more.
+    let (_, cores) = ct.resv_test(&core_reservation(2, 5, &[], 0)).unwrap();
+    assert_eq!(
+        cores.unwrap().ones().collect::<Vec<_>>(),
+        vec![0, 1, 2, 8, 9]
+    );
+}
+
+#[test]
+fn reservation_node_must_hold_its_whole_core_count() {
+    // `_sequential_pick` with NodeCnt=1 CoreCnt=4: a node with fewer free
+    // cores is skipped, not partly used.
+    let ct = cluster(&["CR_Core"], 2, 1, 8, 1, 100);
+    let (nodes, cores) = ct
+        .resv_test(&core_reservation(1, 4, &[2, 3, 4, 5, 6, 7], 0))
+        .unwrap();
+    assert_eq!(nodes.ones().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(
+        cores.unwrap().ones().collect::<Vec<_>>(),
+        vec![8, 9, 10, 11]
+    );
+    let e = ct.resv_test(&core_reservation(1, 9, &[], 0)).unwrap_err();
+    assert_eq!(e.code, slurm_wasm_sdk::codes::ESLURM_NODES_BUSY);
+}
+
+#[test]
+fn reservation_first_cores_needs_the_nodes_first_cores() {
+    // select_cons_tres.c `_pick_first_cores` (Flags=FIRST_CORES): a node
+    // qualifies only when cores 0..n-1 are all free.
+    let ct = cluster(&["CR_Core"], 2, 1, 8, 1, 100);
+    let first_cores = 1 << 16;
+    let (nodes, cores) = ct
+        .resv_test(&core_reservation(1, 2, &[1], first_cores))
+        .unwrap();
+    assert_eq!(nodes.ones().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(cores.unwrap().ones().collect::<Vec<_>>(), vec![8, 9]);
+    let (nodes, _) = ct.resv_test(&core_reservation(1, 2, &[1], 0)).unwrap();
+    assert_eq!(
+        nodes.ones().collect::<Vec<_>>(),
+        vec![0],
+        "without the flag any 2 free cores do"
     );
 }
 
