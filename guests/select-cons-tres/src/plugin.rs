@@ -225,14 +225,8 @@ impl SelectGuest for ConsTresPlugin {
     }
     fn reconfigure(config: SelectConfig, running: Vec<Job>) -> Result<(), PluginError> {
         with(|i| {
-            let mut fresh = instance_from(&config)?;
-            fresh.recs = i.algo.recs.clone();
-            fresh.total_cores = i.algo.total_cores;
-            fresh.base_avail = i.algo.base_avail.clone();
-            fresh.reset_usage();
-            fresh.rebuild(&running).map_err(err)?;
-            i.algo = fresh;
-            Ok(())
+            let config = instance_from(&config)?;
+            i.algo.reconfigure(config, &running).map_err(err)
         })
     }
     /// Slurm's plugin does nothing here.

@@ -1128,3 +1128,45 @@ fn nodes_holding_maps_cores_to_their_nodes() {
     assert!(!ct.nodes_holding(&Bits::new(320)).any());
     assert_eq!(ct.nodes_holding(&Bits::full(320)).count(), 4);
 }
+
+/// The per-node (index, CPUs, memory) of a RUN_NOW test of `j`, or the error code.
+fn decision(ct: &ConsTres, j: Job) -> Result<Vec<(u32, u16, u64)>, i32> {
+    ct.job_test(&request(ct, j, JobTestMode::RunNow), 0)
+        .map(|r| {
+            r.resources
+                .per_node
+                .iter()
+                .map(|n| (n.node_index, n.cpus, n.memory))
+                .collect()
+        })
+        .map_err(|e| e.code)
+}
+
+#[test]
+fn reconfigure_keeps_every_decision() {
+    // cons_common.c:2055 (select_p_reconfigure): node_init on the same node
+    // table, then the running jobs added again, so every decision after a
+    // reconfigure with an unchanged configuration is the one before it.
+    let mut ct = anchor_cluster();
+    let mut a = with_gres(job(1, 1, 1, 1), "gpu", 1);
+    a.resources = Some(start_full(&mut ct, a.clone()));
+    a.state = JobState::Running;
+    let probes = || {
+        let mut wide = job(4, 2, 4, 1);
+        wide.details.max_nodes = Some(2);
+        vec![
+            job(2, 1, 1, 1),
+            with_gres(job(3, 1, 1, 1), "gpu", 1),
+            with_gres(job(5, 1, 1, 1), "mps", 50),
+            wide,
+        ]
+    };
+    let before: Vec<_> = probes().into_iter().map(|j| decision(&ct, j)).collect();
+    assert!(before.iter().all(|d| d.is_ok()), "{before:?}");
+    let config = ConsTres::new(ct.params.clone(), ct.partitions.clone(), ct.default_memory);
+    let usage = ct.usage.clone();
+    ct.reconfigure(config, &[a]).unwrap();
+    assert_eq!(ct.usage, usage);
+    let after: Vec<_> = probes().into_iter().map(|j| decision(&ct, j)).collect();
+    assert_eq!(after, before);
+}
