@@ -370,14 +370,11 @@ impl ConsTres {
         let mut nodes = Vec::with_capacity(shares.len());
         for (s, gres) in shares.into_iter().zip(picks) {
             let r = &self.recs[s.node];
-            let gpus: u64 = gres.iter().map(|(_, a)| a).sum();
-            let mem_per_gres = job.gres.iter().map(|g| g.mem_per_gres).max().unwrap_or(0);
             let memory = if !self.params.memory {
                 0
-            } else if mem_per_gres > 0 && matches!(job.mem, Mem::PerNode(0)) {
-                mem_per_gres * gpus
             } else {
                 match job.mem {
+                    Mem::PerGres(m) => m * gres.iter().map(|(_, a)| a).sum::<u64>(),
                     Mem::PerCpu(m) => m * s.cpus as u64,
                     Mem::PerNode(0) => r.usable_memory(),
                     Mem::PerNode(m) => m,

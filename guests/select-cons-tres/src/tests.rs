@@ -1170,3 +1170,27 @@ fn reconfigure_keeps_every_decision() {
     let after: Vec<_> = probes().into_iter().map(|j| decision(&ct, j)).collect();
     assert_eq!(after, before);
 }
+#[test]
+fn mem_per_gpu_replaces_the_default_memory() {
+    // cons_common/job_test.c:636 (_verify_node_state) and :1654
+    // (gres_select_util_job_mem_set), spec 2.4 and 2.7 step 10: without an
+    // explicit memory request, `--mem-per-gpu` alone sets the node's
+    // memory (mem-per-GPU x GPUs); DefMemPerCPU (250 here) is not used,
+    // and a node with less free memory than mem-per-GPU is dropped.
+    let mut ct = anchor_cluster();
+    let gpu_job = |id: u32| {
+        let mut j = with_gres(job(id, 1, 1, 1), "gpu", 1);
+        j.details.gres[0].mem_per_gres = Some(3000);
+        j
+    };
+    assert_eq!(decision(&ct, gpu_job(1)), Ok(vec![(0, 2, 3000)]));
+    // n1 keeps 2000 MB free: the job moves to n2.
+    let mut a = job(2, 1, 1, 1);
+    a.details.memory = MemoryRequest::PerNode(2000);
+    start_full(&mut ct, a);
+    assert_eq!(decision(&ct, gpu_job(3)), Ok(vec![(1, 2, 3000)]));
+    // An explicit request still wins over --mem-per-gpu.
+    let mut j = gpu_job(4);
+    j.details.memory = MemoryRequest::PerCpu(100);
+    assert_eq!(decision(&ct, j), Ok(vec![(0, 2, 200)]));
+}
