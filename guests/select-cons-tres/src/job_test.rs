@@ -35,6 +35,7 @@ use crate::eval_nodes::{
 };
 use crate::gres_sched::{per_node_need, pick};
 use crate::node_usage::{NodeUse, NODE_CR_AVAILABLE};
+use crate::params::Unit;
 use crate::request::{JobView, Mem};
 use crate::verify::NodeCheck;
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
@@ -144,6 +145,23 @@ fn fail(code: i32, msg: impl Into<String>) -> Error {
 }
 
 impl ConsTres {
+    /// The CPUs of node `node` that memory per CPU counts when the job holds
+    /// `cpus` there (`job_resources_get_node_cpu_cnt`,
+    /// common/job_resources.c:1926; spec 2.7 step 10): under CR_Core or
+    /// CR_Socket a job asking fewer threads per core than the node has
+    /// uses only that many CPUs of each core, ceil(cpus / tpc) x
+    /// `--threads-per-core`; otherwise all of `cpus`. The spec's ceiling is
+    /// followed where Slurm 22.05 divides down: they differ only when
+    /// `cpus` is not a whole number of cores.
+    fn memory_cpus(&self, job: &JobView, node: usize, cpus: u32) -> u32 {
+        let tpc = self.recs[node].tpc as u32;
+        if self.params.unit != Unit::Cpu && job.threads_per_core > 0 && job.threads_per_core < tpc {
+            cpus.div_ceil(tpc) * job.threads_per_core
+        } else {
+            cpus
+        }
+    }
+
     /// The shape of node `i` when `job` asks no GRES and the node is idle
     /// ([`Self::is_idle`] with `avail` as its free cores; `idle`, when
     /// known, are those nodes); `None` otherwise.
@@ -375,7 +393,7 @@ impl ConsTres {
             } else {
                 match job.mem {
                     Mem::PerGres(m) => m * gres.iter().map(|(_, a)| a).sum::<u64>(),
-                    Mem::PerCpu(m) => m * s.cpus as u64,
+                    Mem::PerCpu(m) => m * self.memory_cpus(job, s.node, s.cpus) as u64,
                     Mem::PerNode(0) => r.usable_memory(),
                     Mem::PerNode(m) => m,
                 }

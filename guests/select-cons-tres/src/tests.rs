@@ -1194,3 +1194,19 @@ fn mem_per_gpu_replaces_the_default_memory() {
     j.details.memory = MemoryRequest::PerCpu(100);
     assert_eq!(decision(&ct, j), Ok(vec![(0, 2, 200)]));
 }
+#[test]
+fn memory_per_cpu_counts_only_the_threads_asked() {
+    // common/job_resources.c:1926 (job_resources_get_node_cpu_cnt), spec
+    // 2.7 step 10: under CR_Core a job asking fewer threads per core than
+    // the node has is given memory for ceil(cpus/tpc) x threads_per_core
+    // CPUs: -n2 --threads-per-core=1 --mem-per-cpu=500 on 2-thread cores
+    // holds 2 cores (4 CPUs) and 1000 MB.
+    let ct = anchor_cluster();
+    let mut j = job(1, 1, 2, 1);
+    j.details.threads_per_core = 1;
+    j.details.memory = MemoryRequest::PerCpu(500);
+    assert_eq!(decision(&ct, j.clone()), Ok(vec![(0, 4, 1000)]));
+    // CR_CPU counts every allocated CPU.
+    let ct = anchor_cluster_with("CR_CPU_Memory");
+    assert_eq!(decision(&ct, j), Ok(vec![(0, 2, 1000)]));
+}
