@@ -115,7 +115,8 @@ impl SelectGuest for ConsTresPlugin {
     type SelectNodeinfo = NodeInfo;
     type SelectJobinfo = JobInfo;
 
-    /// Parses the configuration; fails (`EINVAL`) without CR_CPU/CR_Core/CR_Socket.
+    /// Parses the configuration; fails (`EINVAL`) on `SelectTypeParameters`
+    /// Slurm refuses (see [`Params::parse`]).
     fn init(config: SelectConfig) -> Result<(), PluginError> {
         let algo = instance_from(&config)?;
         *state() = Some(Instance {
