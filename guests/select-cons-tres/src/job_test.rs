@@ -27,6 +27,7 @@ use slurm_wasm_sdk::types::GresScope;
 use slurm_wasm_sdk::Error;
 use smallvec::SmallVec;
 
+use crate::allocate_sc::CpuLimit;
 use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
@@ -203,10 +204,18 @@ impl ConsTres {
         completing_ok: bool,
         unverified: Option<&NodeCheck>,
     ) -> Result<JobRec, Error> {
-        let max_cpn = self
+        // TEST_ONLY counts no CPU as used (Slurm passes no part_core_map).
+        let cpu_limit = self
             .partitions
             .get(job.partition as usize)
-            .and_then(|p| p.max_cpus_per_node);
+            .and_then(|p| p.max_cpus_per_node)
+            .map(|max| CpuLimit {
+                max,
+                own_rows: match (against, usage.rows.get(job.partition as usize)) {
+                    (Against::Free, Some(own)) => &own.rows,
+                    _ => &[],
+                },
+            });
         let offer = |i: usize, want_cores: bool| {
             can_job_run_on_node(
                 &self.recs[i],
@@ -215,7 +224,7 @@ impl ConsTres {
                 want_cores,
                 job,
                 &self.params,
-                max_cpn,
+                cpu_limit,
                 against == Against::Total,
                 completing_ok,
             )

@@ -1210,3 +1210,30 @@ fn memory_per_cpu_counts_only_the_threads_asked() {
     let ct = anchor_cluster_with("CR_CPU_Memory");
     assert_eq!(decision(&ct, j), Ok(vec![(0, 2, 1000)]));
 }
+#[test]
+fn max_cpus_per_node_counts_only_the_partitions_own_cpus() {
+    // cons_common.c:357-392 (_allocate_sc): the CPUs already used count
+    // only the cores of the job's own partition (part_core_map), spec 2.4
+    // steps 1-2. One 8-CPU node (CR_CPU) in partitions A
+    // (MaxCPUsPerNode=4) and B; a B job holds 6 CPUs; an A `-n2` runs.
+    let p = Params::parse(&["CR_CPU".to_string()]).unwrap();
+    let mut part_a = fixtures::partition(0, "A", 1);
+    part_a.max_cpus_per_node = Some(4);
+    let part_b = fixtures::partition(1, "B", 1);
+    let mut ct = ConsTres::new(p, vec![part_a, part_b], MemoryRequest::None);
+    let mut n = fixtures::node(0, "n0", 1, 8, 1, 1000);
+    n.partitions = vec![0, 1];
+    ct.node_init(&[n]).unwrap();
+    let mut b = job(1, 1, 6, 1);
+    b.partitions = vec![1];
+    start_full(&mut ct, b);
+    let mut a = job(2, 1, 2, 1);
+    a.details.required_nodes = Some(bm(1, &[0]));
+    assert_eq!(decision(&ct, a.clone()), Ok(vec![(0, 2, 0)]));
+    start_full(&mut ct, a);
+    // A now holds 2 of its 4 CPUs: a third A job gets the other 2, no more.
+    assert_eq!(
+        decision(&ct, job(3, 1, 3, 1)),
+        Err(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY)
+    );
+}
