@@ -137,7 +137,8 @@ fn cons_res_alias_reports_cr_plugin_1_and_refuses_gpus() {
     let e = res
         .job_test(&request(1, j, JobTestMode::RunNow))
         .unwrap_err();
-    assert_eq!(code(e), 2072);
+    // ESLURM_UNSUPPORTED_GRES (spec 6; gres_job_state_validate).
+    assert_eq!(code(e), 2122);
 }
 
 #[test]

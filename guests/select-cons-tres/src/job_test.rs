@@ -20,7 +20,7 @@
 
 use slurm_wasm_sdk::codes::{
     EINVAL, ESLURM_BAD_TASK_COUNT, ESLURM_INTERNAL, ESLURM_INVALID_GRES, ESLURM_NODES_BUSY,
-    ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, SLURM_ERROR,
+    ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, ESLURM_UNSUPPORTED_GRES, SLURM_ERROR,
 };
 use slurm_wasm_sdk::select::{JobTestMode, JobTestRequest, JobTestResult};
 use slurm_wasm_sdk::types::GresScope;
@@ -602,9 +602,11 @@ impl ConsTres {
         )
         .map_err(|e| fail(EINVAL, e))?;
         if self.params.cons_res {
+            // Slurm refuses these at submission (gres_job_state_validate,
+            // common/gres.c:5681); the plugin is the first to see them here.
             if let Some(why) = job.cons_res_refusal() {
                 return Err(fail(
-                    ESLURM_INVALID_GRES,
+                    ESLURM_UNSUPPORTED_GRES,
                     format!("job {}: {why}", job.job_id),
                 ));
             }

@@ -455,7 +455,9 @@ fn cons_res_refuses_gpu_options() {
             0,
         )
         .unwrap_err();
-    assert_eq!(e.code, slurm_wasm_sdk::codes::ESLURM_INVALID_GRES);
+    // gres_job_state_validate (common/gres.c:5681): ESLURM_UNSUPPORTED_GRES
+    // (2122, spec 6).
+    assert_eq!(e.code, slurm_wasm_sdk::codes::ESLURM_UNSUPPORTED_GRES);
 }
 
 /// Runs `j` and adds it to the tables; returns its per-node (index, cores, cpus).
@@ -1236,4 +1238,44 @@ fn max_cpus_per_node_counts_only_the_partitions_own_cpus() {
         decision(&ct, job(3, 1, 3, 1)),
         Err(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY)
     );
+}
+
+#[test]
+fn cons_res_answers_no_single_job_test() {
+    // cons_common.c:2034 (select_p_get_info_from_plugin,
+    // SELECT_SINGLE_JOB_TEST): is_cons_tres ? 1 : 0.
+    use slurm_wasm_sdk::select::{PluginInfoField, PluginInfoValue};
+    let mut ct = anchor_cluster();
+    let single = |ct: &ConsTres| match ct.info(PluginInfoField::SingleJobTest) {
+        PluginInfoValue::Flag(f) => f,
+        other => panic!("single-job-test answered {other:?}"),
+    };
+    assert!(single(&ct));
+    ct.params.cons_res = true;
+    assert!(!single(&ct));
+}
+
+#[test]
+fn job_ready_needs_a_running_or_suspended_job() {
+    // cons_common.c:1194 (select_p_job_ready), spec 1.6: 0 unless the job is
+    // RUNNING or SUSPENDED, 0 when one of its nodes is powered down or
+    // powering up, else ready (also for a job without nodes).
+    let mut ct = anchor_cluster();
+    let mut j = job(1, 1, 1, 1);
+    j.resources = Some(start_full(&mut ct, j.clone()));
+    for (state, ready) in [
+        (JobState::Pending, false),
+        (JobState::Running, true),
+        (JobState::Suspended, true),
+        (JobState::Complete, false),
+    ] {
+        j.state = state;
+        assert_eq!(ct.job_ready(&j), ready, "{state:?}");
+    }
+    j.state = JobState::Running;
+    ct.recs[0].powered_down = true;
+    assert!(!ct.job_ready(&j));
+    let mut empty = job(2, 1, 1, 1);
+    empty.state = JobState::Running;
+    assert!(ct.job_ready(&empty));
 }
