@@ -137,7 +137,8 @@ fn cons_res_alias_reports_cr_plugin_1_and_refuses_gpus() {
     let e = res
         .job_test(&request(1, j, JobTestMode::RunNow))
         .unwrap_err();
-    assert_eq!(code(e), 2072);
+    // ESLURM_UNSUPPORTED_GRES (spec 6; gres_job_state_validate).
+    assert_eq!(code(e), 2122);
 }
 
 #[test]
@@ -318,6 +319,41 @@ fn a_repeated_will_run_request_follows_node_state_changes() {
 }
 
 /// A plugin shared by the property tests, re-initialised per case.
+#[test]
+fn reconfigure_keeps_every_decision_through_the_host() {
+    // cons_common.c:2055 (select_p_reconfigure): node_init on the same node
+    // table, then the running jobs added again: with the configuration
+    // unchanged, every decision after it is the one before it.
+    let p = load("select/cons_tres");
+    let conf = config(&["CR_Core_Memory"], NODES, "select/cons_tres");
+    p.init(&conf).unwrap();
+    p.node_init(&gpu_nodes()).unwrap();
+    let mut a = random_job(1, 1, 1000, 1, 1);
+    a.resources = Some(
+        p.job_test(&request(NODES, a.clone(), JobTestMode::RunNow))
+            .unwrap()
+            .resources,
+    );
+    a.state = JobState::Running;
+    p.job_begin(&a).unwrap();
+    let decide = |p: &SelectPlugin| {
+        [
+            job(2, 1, 1, 1),
+            random_job(3, 1, 1000, 1, 1),
+            random_job(4, 2, 1000, 2, 2),
+        ]
+        .map(|j| {
+            p.job_test(&request(NODES, j, JobTestMode::RunNow))
+                .map(|r| per_node(&r))
+                .map_err(code)
+        })
+    };
+    let before = decide(&p);
+    assert!(before.iter().all(|d| d.is_ok()), "{before:?}");
+    p.reconfigure(&conf, &[a]).unwrap();
+    assert_eq!(decide(&p), before);
+}
+
 fn shared() -> &'static SelectPlugin {
     static P: OnceLock<SelectPlugin> = OnceLock::new();
     P.get_or_init(|| load("select/cons_tres"))

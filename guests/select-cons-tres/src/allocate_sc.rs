@@ -7,6 +7,52 @@ use crate::bits::Bits;
 use crate::node_usage::NodeRec;
 use crate::params::{Params, Unit};
 use crate::request::JobView;
+use crate::rows::Row;
+
+/// The partition's `MaxCPUsPerNode` and the rows of the job's own
+/// partition (Slurm's `part_core_map`): the limit counts as already used
+/// only the cores of those rows the job may not use now, never cores held
+/// by other partitions' jobs (cons_common.c:357-392).
+#[derive(Clone, Copy)]
+pub struct CpuLimit<'a> {
+    pub max: u32,
+    /// Empty where Slurm passes no `part_core_map` (TEST_ONLY): nothing
+    /// counts as used.
+    pub own_rows: &'a [Row],
+}
+
+impl CpuLimit<'_> {
+    /// `used_cpu_count` of `_allocate_sc` on `rec` with `free` the cores
+    /// the job may use: per socket, the own-partition cores not free, times
+    /// the threads per core. Under CR_Socket a socket with such a core
+    /// counts its free cores as used too (Slurm adds them to `used_cores`
+    /// before counting). Visits each core of the node once per row.
+    fn used_cpus(&self, rec: &NodeRec, free: &FreeCores, unit: Unit) -> u32 {
+        if self.own_rows.is_empty() {
+            return 0;
+        }
+        let cps = rec.cores_per_socket as usize;
+        let mut used = 0;
+        for s in 0..rec.sockets as usize {
+            let (mut own, mut free_s) = (0, 0);
+            for c in s * cps..(s + 1) * cps {
+                if free.get(c) {
+                    free_s += 1;
+                } else if self
+                    .own_rows
+                    .iter()
+                    .any(|row| row.cores.get(rec.core_off + c))
+                {
+                    own += 1;
+                }
+            }
+            if own > 0 {
+                used += own + if unit == Unit::Socket { free_s } else { 0 };
+            }
+        }
+        used * rec.tpc as u32
+    }
+}
 
 /// One node's offer to a job.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,7 +113,7 @@ impl FreeCores<'_> {
 
 /// Chooses the node's cores for the job. `free` holds the cores the job may
 /// use, `req_sockets` the sockets GRES require (walked first),
-/// `max_cpus_per_node` the partition's `MaxCPUsPerNode`. With `want_cores`
+/// `cpu_limit` the partition's `MaxCPUsPerNode`. With `want_cores`
 /// false only the CPU counts are computed (`cores` is left empty), which is
 /// all node selection needs. `None` = the node cannot run the job.
 #[allow(clippy::too_many_arguments)]
@@ -78,7 +124,7 @@ pub fn allocate_sc(
     job: &JobView,
     params: &Params,
     req_sockets: &[usize],
-    max_cpus_per_node: Option<u32>,
+    cpu_limit: Option<CpuLimit>,
 ) -> Option<SocketAlloc> {
     let sockets = rec.sockets as usize;
     let cps = rec.cores_per_socket as usize;
@@ -96,7 +142,7 @@ pub fn allocate_sc(
     // Inline for the usual socket counts (a node given only `CPUs=` has one
     // socket per CPU).
     let mut free_sock: SmallVec<[u32; 64]> = SmallVec::new();
-    let (free_cores, used_cpus, free_for_cap) = if per_socket {
+    let (free_cores, free_for_cap) = if per_socket {
         free_sock.resize(sockets, 0);
         if rec.cores <= 64 {
             // The node's cores in one word: a mask and a popcount per socket.
@@ -109,7 +155,6 @@ pub fn allocate_sc(
                 *f = free.count(s * cps, (s + 1) * cps) as u32;
             }
         }
-        let mut used_cpus = 0u32;
         for (s, free_s) in free_sock.iter_mut().enumerate() {
             let spec = if rec.spec_count == 0 {
                 0
@@ -117,7 +162,6 @@ pub fn allocate_sc(
                 rec.spec_cores.count_range(s * cps, (s + 1) * cps) as u32
             };
             let used = (cps as u32).saturating_sub(*free_s + spec);
-            used_cpus += used * tpc;
             // CR_Socket: a socket partly used by another job is unusable.
             if params.unit == Unit::Socket && used > 0 {
                 *free_s = 0;
@@ -133,24 +177,24 @@ pub fn allocate_sc(
         if usable_sockets < job.sockets_per_node {
             return None;
         }
-        (free_sock.iter().sum(), used_cpus, free_for_cap)
+        (free_sock.iter().sum(), free_for_cap)
     } else {
         let free_total = if rec.cores <= 64 {
             (free.bits.bits64(free.off) & low(rec.cores as usize)).count_ones()
         } else {
             free.count(0, rec.cores as usize) as u32
         };
-        let used = (rec.cores as u32).saturating_sub(free_total + rec.spec_count as u32);
-        (free_total, used * tpc, free_total)
+        (free_total, free_total)
     };
     let mut cap = u32::MAX;
-    if let Some(limit) = max_cpus_per_node {
+    if let Some(limit) = cpu_limit {
+        let used_cpus = limit.used_cpus(rec, &free, params.unit);
         let free_cpus = free_for_cap * tpc;
-        if free_cpus + used_cpus > limit {
-            if job.whole_node || used_cpus >= limit {
+        if free_cpus + used_cpus > limit.max {
+            if job.whole_node || used_cpus >= limit.max {
                 return None;
             }
-            cap = limit - used_cpus;
+            cap = limit.max - used_cpus;
         }
     }
     if free_cores == 0 {

@@ -1,7 +1,7 @@
 //! `_can_job_run_on_node`: one node's offer to a job, after GRES, cores and
 //! memory (spec 2.4).
 
-use crate::allocate_sc::{allocate_sc, FreeCores, SocketAlloc};
+use crate::allocate_sc::{allocate_sc, CpuLimit, FreeCores, SocketAlloc};
 use crate::bits::Bits;
 use crate::gres_sched::{node_filter, NodePlan};
 use crate::node_usage::{NodeRec, NodeUse};
@@ -58,7 +58,7 @@ pub fn can_job_run_on_node(
     want_cores: bool,
     job: &JobView,
     params: &Params,
-    max_cpus_per_node: Option<u32>,
+    cpu_limit: Option<CpuLimit>,
     ignore_usage: bool,
     completing_ok: bool,
 ) -> Option<NodeAvail> {
@@ -105,7 +105,7 @@ pub fn can_job_run_on_node(
         job,
         params,
         &gres.req_sockets,
-        max_cpus_per_node,
+        cpu_limit,
     )?;
     let need = job.tasks_per_node_needed() * job.cpt;
     if alloc.avail_cpus < need.min(alloc.max_cpus) {

@@ -20,13 +20,14 @@
 
 use slurm_wasm_sdk::codes::{
     EINVAL, ESLURM_BAD_TASK_COUNT, ESLURM_INTERNAL, ESLURM_INVALID_GRES, ESLURM_NODES_BUSY,
-    ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, SLURM_ERROR,
+    ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, ESLURM_UNSUPPORTED_GRES, SLURM_ERROR,
 };
 use slurm_wasm_sdk::select::{JobTestMode, JobTestRequest, JobTestResult};
 use slurm_wasm_sdk::types::GresScope;
 use slurm_wasm_sdk::Error;
 use smallvec::SmallVec;
 
+use crate::allocate_sc::CpuLimit;
 use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
@@ -35,6 +36,7 @@ use crate::eval_nodes::{
 };
 use crate::gres_sched::{per_node_need, pick};
 use crate::node_usage::{NodeUse, NODE_CR_AVAILABLE};
+use crate::params::Unit;
 use crate::request::{JobView, Mem};
 use crate::verify::NodeCheck;
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
@@ -144,6 +146,23 @@ fn fail(code: i32, msg: impl Into<String>) -> Error {
 }
 
 impl ConsTres {
+    /// The CPUs of node `node` that memory per CPU counts when the job holds
+    /// `cpus` there (`job_resources_get_node_cpu_cnt`,
+    /// common/job_resources.c:1926; spec 2.7 step 10): under CR_Core or
+    /// CR_Socket a job asking fewer threads per core than the node has
+    /// uses only that many CPUs of each core, ceil(cpus / tpc) x
+    /// `--threads-per-core`; otherwise all of `cpus`. The spec's ceiling is
+    /// followed where Slurm 22.05 divides down: they differ only when
+    /// `cpus` is not a whole number of cores.
+    fn memory_cpus(&self, job: &JobView, node: usize, cpus: u32) -> u32 {
+        let tpc = self.recs[node].tpc as u32;
+        if self.params.unit != Unit::Cpu && job.threads_per_core > 0 && job.threads_per_core < tpc {
+            cpus.div_ceil(tpc) * job.threads_per_core
+        } else {
+            cpus
+        }
+    }
+
     /// The shape of node `i` when `job` asks no GRES and the node is idle
     /// ([`Self::is_idle`] with `avail` as its free cores; `idle`, when
     /// known, are those nodes); `None` otherwise.
@@ -185,10 +204,18 @@ impl ConsTres {
         completing_ok: bool,
         unverified: Option<&NodeCheck>,
     ) -> Result<JobRec, Error> {
-        let max_cpn = self
+        // TEST_ONLY counts no CPU as used (Slurm passes no part_core_map).
+        let cpu_limit = self
             .partitions
             .get(job.partition as usize)
-            .and_then(|p| p.max_cpus_per_node);
+            .and_then(|p| p.max_cpus_per_node)
+            .map(|max| CpuLimit {
+                max,
+                own_rows: match (against, usage.rows.get(job.partition as usize)) {
+                    (Against::Free, Some(own)) => &own.rows,
+                    _ => &[],
+                },
+            });
         let offer = |i: usize, want_cores: bool| {
             can_job_run_on_node(
                 &self.recs[i],
@@ -197,7 +224,7 @@ impl ConsTres {
                 want_cores,
                 job,
                 &self.params,
-                max_cpn,
+                cpu_limit,
                 against == Against::Total,
                 completing_ok,
             )
@@ -370,15 +397,12 @@ impl ConsTres {
         let mut nodes = Vec::with_capacity(shares.len());
         for (s, gres) in shares.into_iter().zip(picks) {
             let r = &self.recs[s.node];
-            let gpus: u64 = gres.iter().map(|(_, a)| a).sum();
-            let mem_per_gres = job.gres.iter().map(|g| g.mem_per_gres).max().unwrap_or(0);
             let memory = if !self.params.memory {
                 0
-            } else if mem_per_gres > 0 && matches!(job.mem, Mem::PerNode(0)) {
-                mem_per_gres * gpus
             } else {
                 match job.mem {
-                    Mem::PerCpu(m) => m * s.cpus as u64,
+                    Mem::PerGres(m) => m * gres.iter().map(|(_, a)| a).sum::<u64>(),
+                    Mem::PerCpu(m) => m * self.memory_cpus(job, s.node, s.cpus) as u64,
                     Mem::PerNode(0) => r.usable_memory(),
                     Mem::PerNode(m) => m,
                 }
@@ -578,9 +602,11 @@ impl ConsTres {
         )
         .map_err(|e| fail(EINVAL, e))?;
         if self.params.cons_res {
+            // Slurm refuses these at submission (gres_job_state_validate,
+            // common/gres.c:5681); the plugin is the first to see them here.
             if let Some(why) = job.cons_res_refusal() {
                 return Err(fail(
-                    ESLURM_INVALID_GRES,
+                    ESLURM_UNSUPPORTED_GRES,
                     format!("job {}: {why}", job.job_id),
                 ));
             }

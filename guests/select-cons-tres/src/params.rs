@@ -41,8 +41,18 @@ pub struct Params {
 
 impl Params {
     /// Parses the `SelectTypeParameters` tokens (each may itself hold
-    /// comma-separated tokens). Fails, as Slurm does at startup, when none of
-    /// CR_CPU/CR_Core/CR_Socket is given or an unknown token appears.
+    /// comma-separated tokens), as Slurm 22.05's `parse_select_type_param`
+    /// (common/slurm_selecttype_info.c) and `select_p_node_init`
+    /// (cons_common.c:1087) do:
+    /// * no token at all (the key absent) means `CR_Core_Memory`;
+    /// * `CR_ALLOCATE_FULL_SOCKET` is accepted and changes nothing (it is
+    ///   deprecated; whole sockets are what CR_Socket allocates);
+    /// * the newer tokens of spec 2.2 are accepted as well.
+    ///
+    /// Fails, as Slurm does at startup, on an unknown token, on more than
+    /// one of CR_CPU/CR_Core/CR_Socket/CR_Memory (in any `_Memory` form),
+    /// on `CR_ONE_TASK_PER_CORE` with CR_CPU, and when tokens are given but
+    /// none of CR_CPU/CR_Core/CR_Socket is.
     pub fn parse(tokens: &[String]) -> Result<Params, String> {
         let mut p = Params {
             unit: Unit::Core,
@@ -59,11 +69,14 @@ impl Params {
             kill_wait: 30,
         };
         let mut unit = None;
+        // Tokens seen, and those naming a unit or CR_Memory (at most one).
+        let (mut seen, mut units) = (0, Vec::new());
         for tok in tokens.iter().flat_map(|t| t.split(',')) {
             let tok = tok.trim();
             if tok.is_empty() {
                 continue;
             }
+            seen += 1;
             let (u, mem) = match tok.to_ascii_uppercase().as_str() {
                 "CR_CPU" => (Some(Unit::Cpu), false),
                 "CR_CPU_MEMORY" => (Some(Unit::Cpu), true),
@@ -88,7 +101,8 @@ impl Params {
                     p.default_dist_block = true;
                     (None, false)
                 }
-                "CR_LL_SHARED_GRES"
+                "CR_ALLOCATE_FULL_SOCKET"
+                | "CR_LL_SHARED_GRES"
                 | "CR_NO_DIST_TOPO_BLOCK"
                 | "MULTIPLE_SHARING_GRES_PJ"
                 | "ENFORCE_BINDING_GRES"
@@ -103,10 +117,31 @@ impl Params {
                     ))
                 }
             };
+            if u.is_some() || mem {
+                units.push(tok);
+            }
             if let Some(u) = u {
                 unit = Some(u);
             }
             p.memory |= mem;
+        }
+        if seen == 0 {
+            p.memory = true;
+            return Ok(p);
+        }
+        if units.len() > 1 {
+            return Err(format!(
+                "SelectTypeParameters: `{}` name more than one allocation unit (expected only one \
+                 of CR_CPU, CR_Core, CR_Socket, their _Memory forms or CR_Memory)",
+                units.join(",")
+            ));
+        }
+        if unit == Some(Unit::Cpu) && p.one_task_per_core {
+            return Err(
+                "SelectTypeParameters: CR_ONE_TASK_PER_CORE does not go with CR_CPU (expected \
+                 CR_Core or CR_Socket, with or without _Memory)"
+                    .to_string(),
+            );
         }
         p.unit = unit.ok_or_else(|| {
             "SelectTypeParameters: select/cons_tres needs one of CR_CPU, CR_Core or CR_Socket (with or \
@@ -198,5 +233,45 @@ mod tests {
         assert!(Params::parse(&s(&["CR_Bogus"]))
             .unwrap_err()
             .contains("CR_Bogus"));
+    }
+
+    #[test]
+    fn no_parameters_mean_cr_core_memory() {
+        // cons_common.c:1087-1091 (select_p_node_init, 22.05): without
+        // SelectTypeParameters, CR_Core_Memory; spec 2 (the default
+        // parameters are CR_Core_Memory).
+        for none in [s(&[]), s(&[""]), s(&[" , "])] {
+            let p = Params::parse(&none).unwrap();
+            assert_eq!((p.unit, p.memory), (Unit::Core, true));
+            assert_eq!(p.tokens(), vec!["CR_CORE_MEMORY"]);
+        }
+    }
+
+    #[test]
+    fn allocate_full_socket_is_a_deprecated_no_op() {
+        // common/slurm_selecttype_info.c (22.05 parse_select_type_param):
+        // accepted with a "deprecated" message, no bit set.
+        assert_eq!(
+            Params::parse(&s(&["CR_Socket_Memory,CR_ALLOCATE_FULL_SOCKET"])).unwrap(),
+            Params::parse(&s(&["CR_Socket_Memory"])).unwrap()
+        );
+    }
+
+    #[test]
+    fn one_unit_and_no_one_task_per_core_with_cr_cpu() {
+        // common/slurm_selecttype_info.c (22.05 parse_select_type_param):
+        // more than one of CR_CPU/CR_Core/CR_Socket (any _Memory form) or
+        // CR_Memory is an error (param_cnt > 1), so is CR_ONE_TASK_PER_CORE
+        // with CR_CPU*.
+        for two in [
+            &["CR_Core", "CR_CPU"][..],
+            &["CR_Core_Memory,CR_Socket"],
+            &["CR_CPU", "CR_Memory"],
+        ] {
+            let e = Params::parse(&s(two)).unwrap_err();
+            assert!(e.contains("expected only one of CR_CPU, CR_Core"), "{e}");
+        }
+        let e = Params::parse(&s(&["CR_CPU_Memory", "CR_ONE_TASK_PER_CORE"])).unwrap_err();
+        assert!(e.contains("expected CR_Core or CR_Socket"), "{e}");
     }
 }

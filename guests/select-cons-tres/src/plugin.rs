@@ -5,8 +5,8 @@
 //! reads `SelectType` from `cluster-config.raw`; when it is
 //! `select/cons_res` the instance refuses GPU-specific options
 //! (`--gpus`, `--gpus-per-*`, `--cpus-per-gpu`, `--mem-per-gpu`, gres/mps)
-//! with `ESLURM_INVALID_GRES` and `get-info-from-plugin(cr-plugin)` answers
-//! 1 instead of 2. The host therefore only needs to load this component for
+//! with `ESLURM_UNSUPPORTED_GRES`, `get-info-from-plugin(cr-plugin)` answers
+//! 1 instead of 2 and `single-job-test` false instead of true. The host therefore only needs to load this component for
 //! either name and pass the configured `SelectType` in `raw`.
 
 use std::sync::{Mutex, MutexGuard};
@@ -19,7 +19,7 @@ use slurm_wasm_sdk::select::{
     ReservationRequest, ReservationResult, SelectConfig, SelectGuest, SelectNodeinfo,
 };
 use slurm_wasm_sdk::types::{
-    Bitmap, Job, JobResources, KeyValue, Node, PluginError, PluginIdentity, Step,
+    Bitmap, Job, JobResources, JobState, KeyValue, Node, PluginError, PluginIdentity, Step,
 };
 use slurm_wasm_sdk::{host, identity, Error};
 
@@ -89,6 +89,40 @@ impl IdentityGuest for ConsTresPlugin {
 }
 
 impl ConsTres {
+    /// `select_p_get_info_from_plugin` (cons_common.c): `cr-plugin` is
+    /// SELECT_TYPE_CONS_TRES (2) or SELECT_TYPE_CONS_RES (1),
+    /// `single-job-test` is true for cons_tres only, `config-info` the
+    /// parameters in effect.
+    pub fn info(&self, field: PluginInfoField) -> PluginInfoValue {
+        match field {
+            PluginInfoField::CrPlugin => {
+                PluginInfoValue::Number(if self.params.cons_res { 1 } else { 2 })
+            }
+            PluginInfoField::SingleJobTest => PluginInfoValue::Flag(!self.params.cons_res),
+            PluginInfoField::ConfigInfo => PluginInfoValue::Config(vec![KeyValue {
+                key: "SelectTypeParameters".into(),
+                value: self.params.tokens().join(","),
+            }]),
+        }
+    }
+
+    /// `select_p_job_ready` (cons_common.c:1194): ready when the job is
+    /// RUNNING or SUSPENDED and none of its nodes is powered down or
+    /// powering up (a job without nodes is ready). A node index the table
+    /// does not have counts as not ready.
+    pub fn job_ready(&self, job: &Job) -> bool {
+        if !matches!(job.state, JobState::Running | JobState::Suspended) {
+            return false;
+        }
+        job.resources.as_ref().is_none_or(|res| {
+            res.per_node.iter().all(|n| {
+                self.recs
+                    .get(n.node_index as usize)
+                    .is_some_and(|r| !r.powered_down)
+            })
+        })
+    }
+
     /// The nodeinfo of node `i` from the usage tables.
     pub fn nodeinfo_of(&self, i: usize) -> NodeInfo {
         let r = &self.recs[i];
@@ -115,7 +149,8 @@ impl SelectGuest for ConsTresPlugin {
     type SelectNodeinfo = NodeInfo;
     type SelectJobinfo = JobInfo;
 
-    /// Parses the configuration; fails (`EINVAL`) without CR_CPU/CR_Core/CR_Socket.
+    /// Parses the configuration; fails (`EINVAL`) on `SelectTypeParameters`
+    /// Slurm refuses (see [`Params::parse`]).
     fn init(config: SelectConfig) -> Result<(), PluginError> {
         let algo = instance_from(&config)?;
         *state() = Some(Instance {
@@ -153,19 +188,8 @@ impl SelectGuest for ConsTresPlugin {
     fn job_begin(job: Job) -> Result<(), PluginError> {
         with(|i| i.algo.add_running(&job).map_err(err))
     }
-    /// Ready when no node of the job is powered down or powering up.
     fn job_ready(job: Job) -> Result<bool, PluginError> {
-        with(|i| {
-            let Some(res) = &job.resources else {
-                return Ok(false);
-            };
-            Ok(res.per_node.iter().all(|n| {
-                i.algo
-                    .recs
-                    .get(n.node_index as usize)
-                    .is_some_and(|r| !r.powered_down)
-            }))
-        })
+        with(|i| Ok(i.algo.job_ready(&job)))
     }
     /// Slurm's cons_tres allows job expansion.
     fn job_expand_allow() -> bool {
@@ -238,14 +262,8 @@ impl SelectGuest for ConsTresPlugin {
     }
     fn reconfigure(config: SelectConfig, running: Vec<Job>) -> Result<(), PluginError> {
         with(|i| {
-            let mut fresh = instance_from(&config)?;
-            fresh.recs = i.algo.recs.clone();
-            fresh.total_cores = i.algo.total_cores;
-            fresh.base_avail = i.algo.base_avail.clone();
-            fresh.reset_usage();
-            fresh.rebuild(&running).map_err(err)?;
-            i.algo = fresh;
-            Ok(())
+            let config = instance_from(&config)?;
+            i.algo.reconfigure(config, &running).map_err(err)
         })
     }
     /// Slurm's plugin does nothing here.
@@ -321,18 +339,7 @@ impl SelectGuest for ConsTresPlugin {
         field: PluginInfoField,
         _job: Option<Job>,
     ) -> Result<PluginInfoValue, PluginError> {
-        with(|i| {
-            Ok(match field {
-                PluginInfoField::CrPlugin => {
-                    PluginInfoValue::Number(if i.algo.params.cons_res { 1 } else { 2 })
-                }
-                PluginInfoField::SingleJobTest => PluginInfoValue::Flag(true),
-                PluginInfoField::ConfigInfo => PluginInfoValue::Config(vec![KeyValue {
-                    key: "SelectTypeParameters".into(),
-                    value: i.algo.params.tokens().join(","),
-                }]),
-            })
-        })
+        with(|i| Ok(i.algo.info(field)))
     }
     fn resv_test(request: ReservationRequest) -> Result<ReservationResult, PluginError> {
         with(|i| {

@@ -21,6 +21,12 @@ pub enum Mem {
     PerNode(u64),
     /// MB per allocated CPU.
     PerCpu(u64),
+    /// `--mem-per-gpu` (the largest mem-per-GRES asked) without an explicit
+    /// memory request: Slurm clears the per-node request
+    /// (`_verify_node_state`, cons_common/job_test.c:636), a node needs this
+    /// much free memory, and the job is given mem-per-GRES x the GRES it
+    /// holds on each node (`gres_select_util_job_mem_set`, :1654).
+    PerGres(u64),
 }
 
 /// Socket-level task distribution used to trim cores (spec 2.8).
@@ -176,7 +182,16 @@ impl JobView {
         let part = parts.get(partition as usize);
         let cpt = d.cpus_per_task.max(1) as u32;
         let ntasks_per_node = d.ntasks_per_node as u32;
+        // `memory: none` is Slurm's job without JOB_MEM_SET: a default
+        // applies, and `--mem-per-gpu` replaces it.
+        let mem_per_gres = d
+            .gres
+            .iter()
+            .filter_map(|g| g.mem_per_gres)
+            .max()
+            .unwrap_or(0);
         let mem = match (&d.memory, part.map(|p| &p.default_memory), default_memory) {
+            (MemoryRequest::None, _, _) if mem_per_gres > 0 => Mem::PerGres(mem_per_gres),
             (MemoryRequest::PerNode(v), _, _) => Mem::PerNode(*v),
             (MemoryRequest::PerCpu(v), _, _) => Mem::PerCpu(*v),
             (MemoryRequest::None, Some(MemoryRequest::PerNode(v)), _) => Mem::PerNode(*v),

@@ -455,7 +455,9 @@ fn cons_res_refuses_gpu_options() {
             0,
         )
         .unwrap_err();
-    assert_eq!(e.code, slurm_wasm_sdk::codes::ESLURM_INVALID_GRES);
+    // gres_job_state_validate (common/gres.c:5681): ESLURM_UNSUPPORTED_GRES
+    // (2122, spec 6).
+    assert_eq!(e.code, slurm_wasm_sdk::codes::ESLURM_UNSUPPORTED_GRES);
 }
 
 /// Runs `j` and adds it to the tables; returns its per-node (index, cores, cpus).
@@ -1250,4 +1252,153 @@ fn job_expand_of_disjoint_jobs_keeps_their_cpus() {
     assert_eq!(cpus, vec![(0, 2), (1, 4)]);
     ct.job_fini(2);
     assert_eq!(ct.usage, empty);
+}
+
+/// The per-node (index, CPUs, memory) of a RUN_NOW test of `j`, or the error code.
+fn decision(ct: &ConsTres, j: Job) -> Result<Vec<(u32, u16, u64)>, i32> {
+    ct.job_test(&request(ct, j, JobTestMode::RunNow), 0)
+        .map(|r| {
+            r.resources
+                .per_node
+                .iter()
+                .map(|n| (n.node_index, n.cpus, n.memory))
+                .collect()
+        })
+        .map_err(|e| e.code)
+}
+
+#[test]
+fn reconfigure_keeps_every_decision() {
+    // cons_common.c:2055 (select_p_reconfigure): node_init on the same node
+    // table, then the running jobs added again, so every decision after a
+    // reconfigure with an unchanged configuration is the one before it.
+    let mut ct = anchor_cluster();
+    let mut a = with_gres(job(1, 1, 1, 1), "gpu", 1);
+    a.resources = Some(start_full(&mut ct, a.clone()));
+    a.state = JobState::Running;
+    let probes = || {
+        let mut wide = job(4, 2, 4, 1);
+        wide.details.max_nodes = Some(2);
+        vec![
+            job(2, 1, 1, 1),
+            with_gres(job(3, 1, 1, 1), "gpu", 1),
+            with_gres(job(5, 1, 1, 1), "mps", 50),
+            wide,
+        ]
+    };
+    let before: Vec<_> = probes().into_iter().map(|j| decision(&ct, j)).collect();
+    assert!(before.iter().all(|d| d.is_ok()), "{before:?}");
+    let config = ConsTres::new(ct.params.clone(), ct.partitions.clone(), ct.default_memory);
+    let usage = ct.usage.clone();
+    ct.reconfigure(config, &[a]).unwrap();
+    assert_eq!(ct.usage, usage);
+    let after: Vec<_> = probes().into_iter().map(|j| decision(&ct, j)).collect();
+    assert_eq!(after, before);
+}
+#[test]
+fn mem_per_gpu_replaces_the_default_memory() {
+    // cons_common/job_test.c:636 (_verify_node_state) and :1654
+    // (gres_select_util_job_mem_set), spec 2.4 and 2.7 step 10: without an
+    // explicit memory request, `--mem-per-gpu` alone sets the node's
+    // memory (mem-per-GPU x GPUs); DefMemPerCPU (250 here) is not used,
+    // and a node with less free memory than mem-per-GPU is dropped.
+    let mut ct = anchor_cluster();
+    let gpu_job = |id: u32| {
+        let mut j = with_gres(job(id, 1, 1, 1), "gpu", 1);
+        j.details.gres[0].mem_per_gres = Some(3000);
+        j
+    };
+    assert_eq!(decision(&ct, gpu_job(1)), Ok(vec![(0, 2, 3000)]));
+    // n1 keeps 2000 MB free: the job moves to n2.
+    let mut a = job(2, 1, 1, 1);
+    a.details.memory = MemoryRequest::PerNode(2000);
+    start_full(&mut ct, a);
+    assert_eq!(decision(&ct, gpu_job(3)), Ok(vec![(1, 2, 3000)]));
+    // An explicit request still wins over --mem-per-gpu.
+    let mut j = gpu_job(4);
+    j.details.memory = MemoryRequest::PerCpu(100);
+    assert_eq!(decision(&ct, j), Ok(vec![(0, 2, 200)]));
+}
+#[test]
+fn memory_per_cpu_counts_only_the_threads_asked() {
+    // common/job_resources.c:1926 (job_resources_get_node_cpu_cnt), spec
+    // 2.7 step 10: under CR_Core a job asking fewer threads per core than
+    // the node has is given memory for ceil(cpus/tpc) x threads_per_core
+    // CPUs: -n2 --threads-per-core=1 --mem-per-cpu=500 on 2-thread cores
+    // holds 2 cores (4 CPUs) and 1000 MB.
+    let ct = anchor_cluster();
+    let mut j = job(1, 1, 2, 1);
+    j.details.threads_per_core = 1;
+    j.details.memory = MemoryRequest::PerCpu(500);
+    assert_eq!(decision(&ct, j.clone()), Ok(vec![(0, 4, 1000)]));
+    // CR_CPU counts every allocated CPU.
+    let ct = anchor_cluster_with("CR_CPU_Memory");
+    assert_eq!(decision(&ct, j), Ok(vec![(0, 2, 1000)]));
+}
+#[test]
+fn max_cpus_per_node_counts_only_the_partitions_own_cpus() {
+    // cons_common.c:357-392 (_allocate_sc): the CPUs already used count
+    // only the cores of the job's own partition (part_core_map), spec 2.4
+    // steps 1-2. One 8-CPU node (CR_CPU) in partitions A
+    // (MaxCPUsPerNode=4) and B; a B job holds 6 CPUs; an A `-n2` runs.
+    let p = Params::parse(&["CR_CPU".to_string()]).unwrap();
+    let mut part_a = fixtures::partition(0, "A", 1);
+    part_a.max_cpus_per_node = Some(4);
+    let part_b = fixtures::partition(1, "B", 1);
+    let mut ct = ConsTres::new(p, vec![part_a, part_b], MemoryRequest::None);
+    let mut n = fixtures::node(0, "n0", 1, 8, 1, 1000);
+    n.partitions = vec![0, 1];
+    ct.node_init(&[n]).unwrap();
+    let mut b = job(1, 1, 6, 1);
+    b.partitions = vec![1];
+    start_full(&mut ct, b);
+    let mut a = job(2, 1, 2, 1);
+    a.details.required_nodes = Some(bm(1, &[0]));
+    assert_eq!(decision(&ct, a.clone()), Ok(vec![(0, 2, 0)]));
+    start_full(&mut ct, a);
+    // A now holds 2 of its 4 CPUs: a third A job gets the other 2, no more.
+    assert_eq!(
+        decision(&ct, job(3, 1, 3, 1)),
+        Err(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY)
+    );
+}
+
+#[test]
+fn cons_res_answers_no_single_job_test() {
+    // cons_common.c:2034 (select_p_get_info_from_plugin,
+    // SELECT_SINGLE_JOB_TEST): is_cons_tres ? 1 : 0.
+    use slurm_wasm_sdk::select::{PluginInfoField, PluginInfoValue};
+    let mut ct = anchor_cluster();
+    let single = |ct: &ConsTres| match ct.info(PluginInfoField::SingleJobTest) {
+        PluginInfoValue::Flag(f) => f,
+        other => panic!("single-job-test answered {other:?}"),
+    };
+    assert!(single(&ct));
+    ct.params.cons_res = true;
+    assert!(!single(&ct));
+}
+
+#[test]
+fn job_ready_needs_a_running_or_suspended_job() {
+    // cons_common.c:1194 (select_p_job_ready), spec 1.6: 0 unless the job is
+    // RUNNING or SUSPENDED, 0 when one of its nodes is powered down or
+    // powering up, else ready (also for a job without nodes).
+    let mut ct = anchor_cluster();
+    let mut j = job(1, 1, 1, 1);
+    j.resources = Some(start_full(&mut ct, j.clone()));
+    for (state, ready) in [
+        (JobState::Pending, false),
+        (JobState::Running, true),
+        (JobState::Suspended, true),
+        (JobState::Complete, false),
+    ] {
+        j.state = state;
+        assert_eq!(ct.job_ready(&j), ready, "{state:?}");
+    }
+    j.state = JobState::Running;
+    ct.recs[0].powered_down = true;
+    assert!(!ct.job_ready(&j));
+    let mut empty = job(2, 1, 1, 1);
+    empty.state = JobState::Running;
+    assert!(ct.job_ready(&empty));
 }

@@ -411,6 +411,53 @@ impl ConsTres {
         Ok(merged)
     }
 
+    /// `select_p_reconfigure` (cons_common.c:2055): Slurm runs `node_init`
+    /// again on the unchanged node table, then adds the running and
+    /// suspended jobs back. `config` is an instance holding only the new
+    /// configuration (parameters, partitions, default memory; what
+    /// [`crate::plugin::instance_from`] builds); the node table and
+    /// everything derived from it are kept, the usage tables are rebuilt
+    /// from `running`. Fails when a job does not fit the node table (its
+    /// node or core indices), leaving `self` unchanged.
+    pub fn reconfigure(&mut self, config: ConsTres, running: &[Job]) -> Result<(), String> {
+        // Every field named: a field added later must be placed on one
+        // side or the other before this compiles.
+        let ConsTres {
+            params,
+            partitions,
+            default_memory,
+            recs: _,
+            gres_names: _,
+            gres_columns: _,
+            total_cores: _,
+            min_weight: _,
+            base_avail: _,
+            core_ends: _,
+            usage,
+            scratch,
+        } = config;
+        let mut fresh = ConsTres {
+            params,
+            partitions,
+            default_memory,
+            recs: self.recs.clone(),
+            gres_names: self.gres_names.clone(),
+            gres_columns: self.gres_columns.clone(),
+            total_cores: self.total_cores,
+            min_weight: self.min_weight,
+            base_avail: self.base_avail.clone(),
+            core_ends: self.core_ends.clone(),
+            usage,
+            scratch,
+        };
+        fresh.reset_usage();
+        for j in running {
+            fresh.add_running(j)?;
+        }
+        *self = fresh;
+        Ok(())
+    }
+
     /// `reconfigure` / `job_init`: rebuild the tables from `jobs`.
     pub fn rebuild(&mut self, jobs: &[Job]) -> Result<(), String> {
         let mut fresh = self.clone();

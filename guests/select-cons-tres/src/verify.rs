@@ -30,7 +30,7 @@ impl ConsTres {
     ) -> NodeCheck<'a> {
         let min_mem = match job.mem {
             Mem::PerCpu(m) => m * job.ntasks_per_node.max(job.pn_min_cpus).max(job.cpt) as u64,
-            Mem::PerNode(m) => m,
+            Mem::PerNode(m) | Mem::PerGres(m) => m,
         };
         let gres: SmallVec<[_; 2]> = job
             .gres
