@@ -151,30 +151,6 @@ impl Params {
         Ok(p)
     }
 
-    /// The `SelectTypeParameters` tokens these parameters stand for (what
-    /// `get-info-from-plugin(config-info)` reports).
-    pub fn tokens(&self) -> Vec<&'static str> {
-        let mut out = vec![match (self.unit, self.memory) {
-            (Unit::Cpu, false) => "CR_CPU",
-            (Unit::Cpu, true) => "CR_CPU_MEMORY",
-            (Unit::Core, false) => "CR_CORE",
-            (Unit::Core, true) => "CR_CORE_MEMORY",
-            (Unit::Socket, false) => "CR_SOCKET",
-            (Unit::Socket, true) => "CR_SOCKET_MEMORY",
-        }];
-        for (set, name) in [
-            (self.one_task_per_core, "CR_ONE_TASK_PER_CORE"),
-            (self.pack_nodes, "CR_PACK_NODES"),
-            (self.default_dist_block, "CR_CORE_DEFAULT_DIST_BLOCK"),
-            (self.lln, "CR_LLN"),
-        ] {
-            if set {
-                out.push(name);
-            }
-        }
-        out
-    }
-
     /// Reads `SchedulerParameters` and `PreemptMode` tokens.
     pub fn apply_scheduler(
         &mut self,
@@ -220,8 +196,7 @@ mod tests {
         assert!(!p.memory);
         let p = Params::parse(&s(&["CR_CPU", "CR_CORE_DEFAULT_DIST_BLOCK"])).unwrap();
         assert_eq!(p.unit, Unit::Cpu);
-        assert!(p.default_dist_block);
-        assert_eq!(p.tokens(), vec!["CR_CPU", "CR_CORE_DEFAULT_DIST_BLOCK"]);
+        assert!(p.default_dist_block && !p.memory && !p.lln);
     }
 
     #[test]
@@ -243,7 +218,7 @@ mod tests {
         for none in [s(&[]), s(&[""]), s(&[" , "])] {
             let p = Params::parse(&none).unwrap();
             assert_eq!((p.unit, p.memory), (Unit::Core, true));
-            assert_eq!(p.tokens(), vec!["CR_CORE_MEMORY"]);
+            assert!(!p.one_task_per_core && !p.lln && !p.pack_nodes && !p.default_dist_block);
         }
     }
 

@@ -19,7 +19,7 @@ use slurm_wasm_sdk::select::{
     ReservationRequest, ReservationResult, SelectConfig, SelectGuest, SelectNodeinfo,
 };
 use slurm_wasm_sdk::types::{
-    Bitmap, Job, JobResources, JobState, KeyValue, Node, PluginError, PluginIdentity, Step,
+    Bitmap, Job, JobResources, JobState, Node, PluginError, PluginIdentity, Step,
 };
 use slurm_wasm_sdk::{host, identity, Error};
 
@@ -91,18 +91,15 @@ impl IdentityGuest for ConsTresPlugin {
 impl ConsTres {
     /// `select_p_get_info_from_plugin` (cons_common.c): `cr-plugin` is
     /// SELECT_TYPE_CONS_TRES (2) or SELECT_TYPE_CONS_RES (1),
-    /// `single-job-test` is true for cons_tres only, `config-info` the
-    /// parameters in effect.
+    /// `single-job-test` is true for cons_tres only, `config-info` an empty
+    /// list (Slurm's answers a NULL list).
     pub fn info(&self, field: PluginInfoField) -> PluginInfoValue {
         match field {
             PluginInfoField::CrPlugin => {
                 PluginInfoValue::Number(if self.params.cons_res { 1 } else { 2 })
             }
             PluginInfoField::SingleJobTest => PluginInfoValue::Flag(!self.params.cons_res),
-            PluginInfoField::ConfigInfo => PluginInfoValue::Config(vec![KeyValue {
-                key: "SelectTypeParameters".into(),
-                value: self.params.tokens().join(","),
-            }]),
+            PluginInfoField::ConfigInfo => PluginInfoValue::Config(Vec::new()),
         }
     }
 
