@@ -30,6 +30,9 @@ struct State<'a> {
     recs: &'a [NodeRec],
     rem_cpus: i64,
     rem_nodes: i64,
+    /// Nodes of `rem_nodes` that a node range (`-N min-max`, `req_nodes`
+    /// above `min_nodes`) only wishes for: `req_nodes − min_nodes`, or 0.
+    optional: i64,
     rem_max_cpus: i64,
     gres_job: u64,
     gres_have: u64,
@@ -70,6 +73,20 @@ impl State<'_> {
 
     fn done(&self) -> bool {
         self.rem_nodes <= 0 && self.rem_cpus <= 0 && self.gres_have >= self.gres_job
+    }
+
+    /// The nodes still needed, leaving out the optional ones (22.05's
+    /// `_enough_nodes`, cons_tres/job_test.c:253).
+    fn needed_nodes(&self) -> i64 {
+        self.rem_nodes - self.optional
+    }
+
+    /// Whether the job fits once no more nodes can be had: the CPUs and
+    /// per-job GRES are there and only optional nodes are missing (spec
+    /// 2.6, last bullet; cons_tres/job_test.c:1004-1007).
+    fn enough(&self) -> bool {
+        self.done()
+            || (self.rem_cpus <= 0 && self.gres_have >= self.gres_job && self.needed_nodes() <= 0)
     }
 }
 
@@ -181,6 +198,10 @@ fn runs_in(
 /// in node order). Returns `(node, cpus)` in node order, or `None` when the
 /// job does not fit.
 ///
+/// With a node range (`counts.req` above the minimum) nodes are taken up
+/// to `req`, but the job also fits when the nodes run out with only the
+/// optional ones missing (spec 2.6, last bullet).
+///
 /// Costs O(offers) for the one-node path and O(offers + sets × sets used)
 /// for the best fit: the sets are built once and only the chosen set is
 /// split again, instead of a pass over every node per chosen set.
@@ -217,6 +238,7 @@ pub fn eval_nodes(
         recs,
         rem_cpus: job.min_cpus as i64,
         rem_nodes: rem_nodes as i64,
+        optional: counts.req.saturating_sub(min_nodes) as i64,
         rem_max_cpus: if job.max_cpus > 0 {
             job.max_cpus
         } else {
@@ -280,12 +302,18 @@ pub fn eval_nodes(
                     best = Some(p);
                 }
             }
-            let b = best?;
+            let Some(b) = best else {
+                break;
+            };
             taken[b] = true;
             st.take(&offers[b]);
         }
         st.chosen.sort_unstable();
-        return st.done().then_some(st.chosen);
+        // 22.05's `_eval_nodes_lln` ends on `min_rem_nodes`, the nodes
+        // below `min_nodes` (cons_tres/job_test.c:2930-2938).
+        let min_met = st.chosen.len() >= min_nodes as usize;
+        let fits = st.rem_cpus <= 0 && st.gres_have >= st.gres_job && min_met;
+        return (st.done() || fits).then_some(st.chosen);
     }
 
     // Consecutive best fit.
@@ -312,7 +340,7 @@ pub fn eval_nodes(
                 continue;
             }
             let sufficient = |r: &Run| {
-                (r.end - r.start) as i64 >= st.rem_nodes
+                (r.end - r.start) as i64 >= st.needed_nodes()
                     && r.cpus as i64 >= st.rem_cpus
                     && st.gres_have + r.gres >= st.gres_job
             };
@@ -337,17 +365,22 @@ pub fn eval_nodes(
                 best = Some(k);
             }
         }
-        let k = best?;
+        let Some(k) = best else {
+            break;
+        };
         let Run {
             start, end, cpus, ..
         } = runs[k];
         if job.contiguous
-            && (((end - start) as i64) < st.rem_nodes
+            && (((end - start) as i64) < st.needed_nodes()
                 || (cpus as i64) < st.rem_cpus
                 || st.gres_have + runs[k].gres < st.gres_job)
         {
-            // A contiguous job needs one sufficient set.
-            return None;
+            // A contiguous job needs a sufficient set. As in 22.05
+            // (cons_tres/job_test.c:832), a set holding only the needed
+            // nodes of a range is sufficient, and the loop then goes on
+            // to the optional nodes in the next sufficient set.
+            break;
         }
         // One node left: the tightest node of the set that alone fits.
         let mut only: Option<(usize, u32)> = None;
@@ -392,5 +425,5 @@ pub fn eval_nodes(
         runs.splice(k..=k, split);
     }
     st.chosen.sort_unstable();
-    st.done().then_some(st.chosen)
+    st.enough().then_some(st.chosen)
 }

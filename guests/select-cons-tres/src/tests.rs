@@ -544,6 +544,36 @@ fn required_nodes_are_used() {
     assert_eq!(cores(&ct, x)[0].0, 2);
 }
 
+/// The node indices `j` gets.
+fn nodes_of(ct: &ConsTres, j: Job) -> Vec<u32> {
+    cores(ct, j).iter().map(|n| n.0).collect()
+}
+
+/// A job of `tasks` tasks on node `node` of a `len`-node cluster.
+fn on_node(id: u32, len: usize, node: usize, tasks: u32) -> Job {
+    let mut j = job(id, 1, tasks, 1);
+    j.details.required_nodes = Some(bm(len, &[node]));
+    j
+}
+
+#[test]
+fn node_range_runs_without_its_optional_nodes() {
+    // Spec 2.6 last bullet ("or after the loop if only optional extra nodes
+    // are missing"); 22.05 cons_tres/job_test.c:253 (`_enough_nodes`) and
+    // :1004-1007. `-N1-2 -n1` (req_nodes 2) with n0 full: runs on n1 alone.
+    let mut ct = cluster(&["CR_Core"], 2, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 2, 0, 4));
+    let mut j = job(2, 1, 1, 1);
+    j.details.max_nodes = Some(2);
+    assert_eq!(nodes_of(&ct, j), vec![1]);
+    // `-N2-3 -n2`: a set of two nodes is enough (needed = rem + min - req).
+    let mut ct = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 3, 1, 4));
+    let mut j = job(2, 2, 2, 1);
+    j.details.max_nodes = Some(3);
+    assert_eq!(nodes_of(&ct, j), vec![0, 2]);
+}
+
 #[test]
 fn cr_socket_allocates_whole_sockets() {
     // Spec 2.2: CR_Socket allocates whole sockets; a used socket is unusable.
