@@ -311,6 +311,10 @@ pub fn eval_nodes(
     }
 
     if params.lln {
+        // Least loaded node (spec 2.6 item 3): lowest weight, then the
+        // greatest ratio of free CPUs to node CPUs, free CPUs counted
+        // before the job's memory and task limits cut them (`max_cpus`;
+        // 22.05 cons_tres/job_test.c:2854-2862); the first on ties.
         while !st.done() && st.chosen.len() < max_nodes {
             let mut best: Option<usize> = None;
             for p in (0..offers.len()).filter(|&p| !taken[p]) {
@@ -319,7 +323,7 @@ pub fn eval_nodes(
                     Some(b) => {
                         let (oi, ob) = (&offers[p], &offers[b]);
                         let (wi, wb) = (sched_weight(recs, oi), sched_weight(recs, ob));
-                        let (fi, fb) = (oi.avail_cpus as u64, ob.avail_cpus as u64);
+                        let (fi, fb) = (oi.max_cpus as u64, ob.max_cpus as u64);
                         wi < wb
                             || (wi == wb
                                 && fi * recs[ob.node].cpus() as u64

@@ -637,6 +637,24 @@ fn single_node_best_fit_in_a_set_without_required_nodes() {
 }
 
 #[test]
+fn lln_ranks_by_free_cpus_before_job_limits() {
+    // Spec 2.6 item 3 (free_cpus/total_cpus); 22.05 cons_tres/job_test.c
+    // :2854-2862 ranks by `max_cpus` (free cores x threads,
+    // cons_common.c:392), not by the CPUs left after the job's memory.
+    // n0: 7 CPUs but 1000 MB free (2 CPUs at 500 MB); n1: 4 CPUs free.
+    let mut ct = cluster(&["CR_CPU_Memory", "CR_LLN"], 2, 1, 8, 1, 8000);
+    let mut a = on_node(1, 2, 0, 1);
+    a.details.memory = MemoryRequest::PerNode(7000);
+    start(&mut ct, a);
+    let mut b = on_node(2, 2, 1, 4);
+    b.details.memory = MemoryRequest::PerNode(100);
+    start(&mut ct, b);
+    let mut j = job(3, 1, 1, 1);
+    j.details.memory = MemoryRequest::PerCpu(500);
+    assert_eq!(nodes_of(&ct, j), vec![0]);
+}
+
+#[test]
 fn cr_socket_allocates_whole_sockets() {
     // Spec 2.2: CR_Socket allocates whole sockets; a used socket is unusable.
     let mut ct = cluster(&["CR_Socket"], 1, 2, 4, 1, 100);
