@@ -25,6 +25,9 @@ pub struct Offer {
     pub avail_cpus: u32,
     /// CPUs per core the job uses there.
     pub cpus_per_core: u32,
+    /// The node's free CPUs before the job's limits (free cores × threads,
+    /// 22.05's `max_cpus`): what least-loaded-node selection ranks by.
+    pub max_cpus: u32,
     /// Usable GPUs near the node's free cores (see `NodePlan::near_gpus`).
     pub near_gpus: u8,
     /// Devices the node could give the job's per-job GRES requests (the
@@ -40,6 +43,7 @@ impl Offer {
             node,
             avail_cpus: avail.alloc.avail_cpus,
             cpus_per_core: avail.alloc.cpus_per_core,
+            max_cpus: avail.alloc.max_cpus,
             near_gpus: avail.gres.near_gpus,
             job_gres: avail.gres.job_gres,
         })

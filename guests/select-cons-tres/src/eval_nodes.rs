@@ -1,13 +1,15 @@
 //! `eval_nodes`: choosing the nodes (spec 2.6): one-node fast path, least
 //! loaded node (CR_LLN) and consecutive best fit with weights.
 //!
-//! Inside the chosen set nodes are taken from its start; only when one node
-//! is left to choose (and the job names no required nodes) is the single
-//! tightest node of the set that alone fits taken instead, as Slurm 22.05.8
-//! does. The anchor runs show both: `-N1-2 -n6` under CR_CPU_Memory (two
-//! nodes to choose) takes two partly used nodes before an idle one that
-//! alone would fit, while `-n2 --mem-per-cpu=1000` (job a30, one node)
-//! goes to the busy n3 whose 2 usable CPUs fit exactly, not to idle n1.
+//! Inside the chosen set nodes are taken from its start (from its first
+//! required node up, then down, when it holds required nodes); only when
+//! one node is left to choose (and the set holds no required node) is the
+//! single tightest node of the set that alone fits taken instead, as Slurm
+//! 22.05.8 does. The anchor runs show both: `-N1-2 -n6` under
+//! CR_CPU_Memory (two nodes to choose) takes two partly used nodes before
+//! an idle one that alone would fit, while `-n2 --mem-per-cpu=1000` (job
+//! a30, one node) goes to the busy n3 whose 2 usable CPUs fit exactly, not
+//! to idle n1.
 
 use slurm_wasm_sdk::types::GresScope;
 
@@ -30,6 +32,9 @@ struct State<'a> {
     recs: &'a [NodeRec],
     rem_cpus: i64,
     rem_nodes: i64,
+    /// Nodes of `rem_nodes` that a node range (`-N min-max`, `req_nodes`
+    /// above `min_nodes`) only wishes for: `req_nodes − min_nodes`, or 0.
+    optional: i64,
     rem_max_cpus: i64,
     gres_job: u64,
     gres_have: u64,
@@ -70,6 +75,20 @@ impl State<'_> {
 
     fn done(&self) -> bool {
         self.rem_nodes <= 0 && self.rem_cpus <= 0 && self.gres_have >= self.gres_job
+    }
+
+    /// The nodes still needed, leaving out the optional ones (22.05's
+    /// `_enough_nodes`, cons_tres/job_test.c:253).
+    fn needed_nodes(&self) -> i64 {
+        self.rem_nodes - self.optional
+    }
+
+    /// Whether the job fits once no more nodes can be had: the CPUs and
+    /// per-job GRES are there and only optional nodes are missing (spec
+    /// 2.6, last bullet; cons_tres/job_test.c:1004-1007).
+    fn enough(&self) -> bool {
+        self.done()
+            || (self.rem_cpus <= 0 && self.gres_have >= self.gres_job && self.needed_nodes() <= 0)
     }
 }
 
@@ -124,62 +143,92 @@ fn per_job_gres(job: &JobView) -> u64 {
 }
 
 /// A set of consecutive usable, untaken nodes of one weight (or of any
-/// weight for a contiguous job): offers `start..end`.
+/// weight for a contiguous job): offers `start..end`, which may also hold
+/// required nodes (taken first; counted in neither `nodes` nor `cpus`).
 #[derive(Clone, Copy, Debug)]
 struct Run {
     start: usize,
     end: usize,
+    /// Untaken nodes of the set.
+    nodes: usize,
     cpus: u64,
     gres: u64,
     /// The most CPUs one node of the set offers.
     max_avail: u32,
     weight: u64,
+    /// The offer of the set's first required node.
+    req: Option<usize>,
 }
 
-/// The runs of untaken offers in `lo..hi`, appended to `out`.
+/// The sets of untaken offers in `lo..hi`, appended to `out`. A required
+/// node (taken before the sets are built) does not end a set: it joins the
+/// set it lies in and marks it, as in 22.05 (cons_tres/job_test.c:620-690),
+/// unless its weight differs from the set's; a set of required nodes only
+/// is none. (22.05 also drops the mark of a required node that opens a new
+/// weight tier, through an uninitialised set weight; spec 2.6 prefers every
+/// set with required nodes, so that is not copied.)
 fn runs_in(
     recs: &[NodeRec],
     offers: &[Offer],
     taken: &[bool],
-    contiguous: bool,
+    job: &JobView,
     lo: usize,
     hi: usize,
     out: &mut Vec<Run>,
 ) {
+    let required = |p: usize| job.required.as_ref().is_some_and(|r| r.get(offers[p].node));
     let mut p = lo;
     while p < hi {
-        if taken[p] {
+        if taken[p] && !required(p) {
             p += 1;
             continue;
         }
-        let weight = sched_weight(recs, &offers[p]);
         let mut run = Run {
             start: p,
             end: p,
+            nodes: 0,
             cpus: 0,
             gres: 0,
             max_avail: 0,
-            weight,
+            weight: 0,
+            req: None,
         };
-        while p < hi
-            && !taken[p]
-            && (p == run.start || offers[p].node == offers[p - 1].node + 1)
-            && (contiguous || sched_weight(recs, &offers[p]) == weight)
-        {
-            let o = &offers[p];
-            run.cpus += o.avail_cpus as u64;
-            run.gres += o.job_gres;
-            run.max_avail = run.max_avail.max(o.avail_cpus);
+        while p < hi && (p == run.start || offers[p].node == offers[p - 1].node + 1) {
+            let weight = sched_weight(recs, &offers[p]);
+            if !job.contiguous && run.nodes > 0 && weight != run.weight {
+                break;
+            }
+            if taken[p] {
+                if !required(p) {
+                    break;
+                }
+                run.req.get_or_insert(p);
+            } else {
+                let o = &offers[p];
+                if run.nodes == 0 {
+                    run.weight = weight;
+                }
+                run.nodes += 1;
+                run.cpus += o.avail_cpus as u64;
+                run.gres += o.job_gres;
+                run.max_avail = run.max_avail.max(o.avail_cpus);
+            }
             p += 1;
         }
         run.end = p;
-        out.push(run);
+        if run.nodes > 0 {
+            out.push(run);
+        }
     }
 }
 
 /// Chooses nodes among the offers (usable nodes only, `avail_cpus > 0`,
 /// in node order). Returns `(node, cpus)` in node order, or `None` when the
 /// job does not fit.
+///
+/// With a node range (`counts.req` above the minimum) nodes are taken up
+/// to `req`, but the job also fits when the nodes run out with only the
+/// optional ones missing (spec 2.6, last bullet).
 ///
 /// Costs O(offers) for the one-node path and O(offers + sets × sets used)
 /// for the best fit: the sets are built once and only the chosen set is
@@ -217,6 +266,7 @@ pub fn eval_nodes(
         recs,
         rem_cpus: job.min_cpus as i64,
         rem_nodes: rem_nodes as i64,
+        optional: counts.req.saturating_sub(min_nodes) as i64,
         rem_max_cpus: if job.max_cpus > 0 {
             job.max_cpus
         } else {
@@ -261,6 +311,10 @@ pub fn eval_nodes(
     }
 
     if params.lln {
+        // Least loaded node (spec 2.6 item 3): lowest weight, then the
+        // greatest ratio of free CPUs to node CPUs, free CPUs counted
+        // before the job's memory and task limits cut them (`max_cpus`;
+        // 22.05 cons_tres/job_test.c:2854-2862); the first on ties.
         while !st.done() && st.chosen.len() < max_nodes {
             let mut best: Option<usize> = None;
             for p in (0..offers.len()).filter(|&p| !taken[p]) {
@@ -269,7 +323,7 @@ pub fn eval_nodes(
                     Some(b) => {
                         let (oi, ob) = (&offers[p], &offers[b]);
                         let (wi, wb) = (sched_weight(recs, oi), sched_weight(recs, ob));
-                        let (fi, fb) = (oi.avail_cpus as u64, ob.avail_cpus as u64);
+                        let (fi, fb) = (oi.max_cpus as u64, ob.max_cpus as u64);
                         wi < wb
                             || (wi == wb
                                 && fi * recs[ob.node].cpus() as u64
@@ -280,25 +334,27 @@ pub fn eval_nodes(
                     best = Some(p);
                 }
             }
-            let b = best?;
+            let Some(b) = best else {
+                break;
+            };
             taken[b] = true;
             st.take(&offers[b]);
         }
         st.chosen.sort_unstable();
-        return st.done().then_some(st.chosen);
+        // 22.05's `_eval_nodes_lln` ends on `min_rem_nodes`, the nodes
+        // below `min_nodes` (cons_tres/job_test.c:2930-2938).
+        let min_met = st.chosen.len() >= min_nodes as usize;
+        let fits = st.rem_cpus <= 0 && st.gres_have >= st.gres_job && min_met;
+        return (st.done() || fits).then_some(st.chosen);
     }
 
     // Consecutive best fit.
     let mut runs = Vec::new();
-    runs_in(
-        recs,
-        offers,
-        &taken,
-        job.contiguous,
-        0,
-        offers.len(),
-        &mut runs,
-    );
+    runs_in(recs, offers, &taken, job, 0, offers.len(), &mut runs);
+    // A contiguous job with required nodes only looks at the set holding
+    // them, and fails when they lie in several (spec 2.6; 22.05
+    // cons_tres/job_test.c:747-750, 806-822).
+    let contiguous_req = job.contiguous && job.required.is_some();
     while !st.done() && st.chosen.len() < max_nodes {
         // When one node is left to choose, only a node that alone has the
         // CPUs still needed is taken (see below); a set without one would
@@ -306,13 +362,25 @@ pub fn eval_nodes(
         // such sets out of the comparison picks the same set in one pass
         // (the preference is a strict order).
         let last_pick = max_nodes - st.chosen.len() == 1;
+        if contiguous_req && runs.iter().filter(|r| r.req.is_some()).nth(1).is_some() {
+            break;
+        }
         let mut best: Option<usize> = None;
         for (k, run) in runs.iter().enumerate() {
-            if last_pick && !job.contiguous && (run.max_avail as i64) < st.rem_cpus {
+            if contiguous_req && run.req.is_none() {
+                continue;
+            }
+            // (A set holding required nodes stays: its walk takes nodes
+            // without that test.)
+            if last_pick
+                && !job.contiguous
+                && run.req.is_none()
+                && (run.max_avail as i64) < st.rem_cpus
+            {
                 continue;
             }
             let sufficient = |r: &Run| {
-                (r.end - r.start) as i64 >= st.rem_nodes
+                r.nodes as i64 >= st.needed_nodes()
                     && r.cpus as i64 >= st.rem_cpus
                     && st.gres_have + r.gres >= st.gres_job
             };
@@ -321,7 +389,10 @@ pub fn eval_nodes(
                 Some(b) => {
                     let b = &runs[b];
                     let (suff, b_suff) = (sufficient(run), sufficient(b));
-                    if job.contiguous {
+                    if b.req.is_none() && run.req.is_some() {
+                        // The first set holding required nodes.
+                        true
+                    } else if job.contiguous {
                         !b_suff && suff
                     } else if run.weight != b.weight {
                         run.weight < b.weight
@@ -337,21 +408,46 @@ pub fn eval_nodes(
                 best = Some(k);
             }
         }
-        let k = best?;
+        let Some(k) = best else {
+            break;
+        };
         let Run {
-            start, end, cpus, ..
+            start,
+            end,
+            nodes,
+            cpus,
+            req,
+            ..
         } = runs[k];
         if job.contiguous
-            && (((end - start) as i64) < st.rem_nodes
+            && ((nodes as i64) < st.needed_nodes()
                 || (cpus as i64) < st.rem_cpus
                 || st.gres_have + runs[k].gres < st.gres_job)
         {
-            // A contiguous job needs one sufficient set.
-            return None;
+            // A contiguous job needs a sufficient set. As in 22.05
+            // (cons_tres/job_test.c:832), a set holding only the needed
+            // nodes of a range is sufficient, and the loop then goes on
+            // to the optional nodes in the next sufficient set.
+            break;
+        }
+        if let Some(r) = req {
+            // Walk up from the first required node, then down (22.05
+            // cons_tres/job_test.c:837-897); the set is used up.
+            for p in (r..end).chain((start..r).rev()) {
+                if st.done() || st.chosen.len() >= max_nodes {
+                    break;
+                }
+                if !taken[p] {
+                    taken[p] = true;
+                    st.take(&offers[p]);
+                }
+            }
+            runs.remove(k);
+            continue;
         }
         // One node left: the tightest node of the set that alone fits.
         let mut only: Option<(usize, u32)> = None;
-        if job.required.is_none() && st.rem_nodes <= 1 {
+        if st.rem_nodes <= 1 {
             for (p, o) in offers.iter().enumerate().take(end).skip(start) {
                 let a = o.avail_cpus;
                 if (a as i64) < st.rem_cpus || st.gres_have + o.job_gres < st.gres_job {
@@ -388,9 +484,9 @@ pub fn eval_nodes(
         }
         // The set's untaken nodes form the sets that replace it.
         let mut split = Vec::new();
-        runs_in(recs, offers, &taken, job.contiguous, start, end, &mut split);
+        runs_in(recs, offers, &taken, job, start, end, &mut split);
         runs.splice(k..=k, split);
     }
     st.chosen.sort_unstable();
-    st.done().then_some(st.chosen)
+    st.enough().then_some(st.chosen)
 }

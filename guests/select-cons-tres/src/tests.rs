@@ -539,11 +539,121 @@ fn required_nodes_are_used() {
     let ct = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
     let mut j = job(1, 2, 2, 1);
     j.details.required_nodes = Some(bm(3, &[2]));
+    // One set n0-n2 holding the required n2: walked up from n2, then down
+    // (22.05 cons_tres/job_test.c:837-897).
     let got: Vec<u32> = cores(&ct, j).iter().map(|n| n.0).collect();
-    assert_eq!(got, vec![0, 2]);
+    assert_eq!(got, vec![1, 2]);
     let mut x = job(2, 1, 1, 1);
     x.details.excluded_nodes = Some(bm(3, &[0, 1]));
     assert_eq!(cores(&ct, x)[0].0, 2);
+}
+
+/// The node indices `j` gets.
+fn nodes_of(ct: &ConsTres, j: Job) -> Vec<u32> {
+    cores(ct, j).iter().map(|n| n.0).collect()
+}
+
+/// A job of `tasks` tasks on node `node` of a `len`-node cluster.
+fn on_node(id: u32, len: usize, node: usize, tasks: u32) -> Job {
+    let mut j = job(id, 1, tasks, 1);
+    j.details.required_nodes = Some(bm(len, &[node]));
+    j
+}
+
+#[test]
+fn node_range_runs_without_its_optional_nodes() {
+    // Spec 2.6 last bullet ("or after the loop if only optional extra nodes
+    // are missing"); 22.05 cons_tres/job_test.c:253 (`_enough_nodes`) and
+    // :1004-1007. `-N1-2 -n1` (req_nodes 2) with n0 full: runs on n1 alone.
+    let mut ct = cluster(&["CR_Core"], 2, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 2, 0, 4));
+    let mut j = job(2, 1, 1, 1);
+    j.details.max_nodes = Some(2);
+    assert_eq!(nodes_of(&ct, j), vec![1]);
+    // `-N2-3 -n2`: a set of two nodes is enough (needed = rem + min - req).
+    let mut ct = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 3, 1, 4));
+    let mut j = job(2, 2, 2, 1);
+    j.details.max_nodes = Some(3);
+    assert_eq!(nodes_of(&ct, j), vec![0, 2]);
+}
+
+#[test]
+fn required_node_is_walked_up_from() {
+    // Spec 2.6 "Taking nodes: with required nodes, walk up then down from
+    // the first required node"; 22.05 cons_tres/job_test.c:837-897. Four
+    // idle nodes, `-N2 -n2 -w n1`: n1's set is walked up from n1 -> n1, n2.
+    let ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
+    let mut j = job(1, 2, 2, 1);
+    j.details.required_nodes = Some(bm(4, &[1]));
+    assert_eq!(nodes_of(&ct, j), vec![1, 2]);
+}
+
+#[test]
+fn set_with_required_node_is_preferred() {
+    // Spec 2.6 "Best set: first; or one with required nodes"; 22.05
+    // cons_tres/job_test.c:763-770. n1 full: sets {n0} and {n2, n3} (the
+    // latter holding the required n2); `-N2 -n2 -w n2` takes n3, not n0.
+    let mut ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 4, 1, 4));
+    let mut j = job(2, 2, 2, 1);
+    j.details.required_nodes = Some(bm(4, &[2]));
+    assert_eq!(nodes_of(&ct, j), vec![2, 3]);
+}
+
+#[test]
+fn contiguous_job_grows_around_its_required_node() {
+    // Spec 2.6 "Contiguous + required: all required nodes must be in one
+    // set"; 22.05 cons_tres/job_test.c:747-750 and 806-822. n3 full,
+    // `--contiguous -N2 -w n2`: the set n0-n2 is walked down from n2.
+    let mut ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 4, 3, 4));
+    let mut j = job(2, 2, 2, 1);
+    j.details.contiguous = true;
+    j.details.required_nodes = Some(bm(4, &[2]));
+    assert_eq!(nodes_of(&ct, j), vec![1, 2]);
+    // Required nodes in two sets (n1 and n3 apart, n2 full): no fit.
+    let mut ct = cluster(&["CR_Core"], 5, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 5, 2, 4));
+    let mut j = job(2, 3, 3, 1);
+    j.details.contiguous = true;
+    j.details.required_nodes = Some(bm(5, &[1, 3]));
+    assert!(ct
+        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
+        .is_err());
+}
+
+#[test]
+fn single_node_best_fit_in_a_set_without_required_nodes() {
+    // Spec 2.6 "Without [required nodes in the set]: if rem_nodes <= 1 pick
+    // the single node ... with the fewest available CPUs that is still >=
+    // rem_cpus"; 22.05 cons_tres/job_test.c:898-936 tests the set's
+    // required node, not the job's. n1 full, n3 with 2 free cores;
+    // `-N2 -n6 -w n0`: n0 gives 4, the set n2-n4 then gives n3 (exact fit).
+    let mut ct = cluster(&["CR_Core"], 5, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 5, 1, 4));
+    start(&mut ct, on_node(2, 5, 3, 2));
+    let mut j = job(3, 2, 6, 1);
+    j.details.required_nodes = Some(bm(5, &[0]));
+    assert_eq!(nodes_of(&ct, j), vec![0, 3]);
+}
+
+#[test]
+fn lln_ranks_by_free_cpus_before_job_limits() {
+    // Spec 2.6 item 3 (free_cpus/total_cpus); 22.05 cons_tres/job_test.c
+    // :2854-2862 ranks by `max_cpus` (free cores x threads,
+    // cons_common.c:392), not by the CPUs left after the job's memory.
+    // n0: 7 CPUs but 1000 MB free (2 CPUs at 500 MB); n1: 4 CPUs free.
+    let mut ct = cluster(&["CR_CPU_Memory", "CR_LLN"], 2, 1, 8, 1, 8000);
+    let mut a = on_node(1, 2, 0, 1);
+    a.details.memory = MemoryRequest::PerNode(7000);
+    start(&mut ct, a);
+    let mut b = on_node(2, 2, 1, 4);
+    b.details.memory = MemoryRequest::PerNode(100);
+    start(&mut ct, b);
+    let mut j = job(3, 1, 1, 1);
+    j.details.memory = MemoryRequest::PerCpu(500);
+    assert_eq!(nodes_of(&ct, j), vec![0]);
 }
 
 #[test]
