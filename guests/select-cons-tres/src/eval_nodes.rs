@@ -162,11 +162,12 @@ struct Run {
 
 /// The sets of untaken offers in `lo..hi`, appended to `out`. A required
 /// node (taken before the sets are built) does not end a set: it joins the
-/// set it lies in and marks it, as in 22.05 (cons_tres/job_test.c:620-690),
-/// unless its weight differs from the set's; a set of required nodes only
-/// is none. (22.05 also drops the mark of a required node that opens a new
-/// weight tier, through an uninitialised set weight; spec 2.6 prefers every
-/// set with required nodes, so that is not copied.)
+/// set it lies in and marks it, as in 22.05 (cons_tres/job_test.c:620-690).
+/// Sets break where the node weight changes (spec 2.6), required nodes
+/// included, so a run of required nodes whose weight differs from the
+/// nodes after it stays a set of its own with no untaken node, which is
+/// dropped: its nodes are taken already, and Slurm 22.05 loses that set's
+/// mark too.
 fn runs_in(
     recs: &[NodeRec],
     offers: &[Offer],
@@ -176,42 +177,30 @@ fn runs_in(
     hi: usize,
     out: &mut Vec<Run>,
 ) {
-    let required = |p: usize| job.required.as_ref().is_some_and(|r| r.get(offers[p].node));
+    // Without required nodes every taken node ends a set. That loop is
+    // kept apart: with the required-node test inside, the wasm build of a
+    // RUN_NOW over 10,000 nodes spent 6% more fuel.
+    let Some(required) = job.required.as_ref() else {
+        return plain_runs(recs, offers, taken, job.contiguous, lo, hi, out);
+    };
+    let is_required = |p: usize| required.get(offers[p].node);
     let mut p = lo;
     while p < hi {
-        if taken[p] && !required(p) {
+        if taken[p] && !is_required(p) {
             p += 1;
             continue;
         }
-        let mut run = Run {
-            start: p,
-            end: p,
-            nodes: 0,
-            cpus: 0,
-            gres: 0,
-            max_avail: 0,
-            weight: 0,
-            req: None,
-        };
-        while p < hi && (p == run.start || offers[p].node == offers[p - 1].node + 1) {
-            let weight = sched_weight(recs, &offers[p]);
-            if !job.contiguous && run.nodes > 0 && weight != run.weight {
-                break;
-            }
-            if taken[p] {
-                if !required(p) {
-                    break;
-                }
+        let mut run = Run::at(p, sched_weight(recs, &offers[p]));
+        while p < hi
+            && (p == run.start || offers[p].node == offers[p - 1].node + 1)
+            && (job.contiguous || sched_weight(recs, &offers[p]) == run.weight)
+        {
+            if !taken[p] {
+                run.add(&offers[p]);
+            } else if is_required(p) {
                 run.req.get_or_insert(p);
             } else {
-                let o = &offers[p];
-                if run.nodes == 0 {
-                    run.weight = weight;
-                }
-                run.nodes += 1;
-                run.cpus += o.avail_cpus as u64;
-                run.gres += o.job_gres;
-                run.max_avail = run.max_avail.max(o.avail_cpus);
+                break;
             }
             p += 1;
         }
@@ -219,6 +208,60 @@ fn runs_in(
         if run.nodes > 0 {
             out.push(run);
         }
+    }
+}
+
+/// [`runs_in`] for a job without required nodes.
+fn plain_runs(
+    recs: &[NodeRec],
+    offers: &[Offer],
+    taken: &[bool],
+    contiguous: bool,
+    lo: usize,
+    hi: usize,
+    out: &mut Vec<Run>,
+) {
+    let mut p = lo;
+    while p < hi {
+        if taken[p] {
+            p += 1;
+            continue;
+        }
+        let mut run = Run::at(p, sched_weight(recs, &offers[p]));
+        while p < hi
+            && !taken[p]
+            && (p == run.start || offers[p].node == offers[p - 1].node + 1)
+            && (contiguous || sched_weight(recs, &offers[p]) == run.weight)
+        {
+            run.add(&offers[p]);
+            p += 1;
+        }
+        run.end = p;
+        out.push(run);
+    }
+}
+
+impl Run {
+    /// An empty set starting at offer `p`, of weight `weight`.
+    fn at(p: usize, weight: u64) -> Run {
+        Run {
+            start: p,
+            end: p,
+            nodes: 0,
+            cpus: 0,
+            gres: 0,
+            max_avail: 0,
+            weight,
+            req: None,
+        }
+    }
+
+    /// Counts an untaken offer into the set.
+    fn add(&mut self, o: &Offer) {
+        self.nodes += 1;
+        self.cpus += o.avail_cpus as u64;
+        self.gres += o.job_gres;
+        self.max_avail = self.max_avail.max(o.avail_cpus);
     }
 }
 
