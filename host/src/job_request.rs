@@ -19,7 +19,11 @@
 //! - **Memory**: `--mem` (MB per node; `--mem=0`: all of the node) or
 //!   `--mem-per-cpu`; with neither, the partition's `DefMemPerCPU` /
 //!   `DefMemPerNode` (the cluster's when the partition has none), as
-//!   `slurmctld` applies it (`MinMemoryCPU=250M` on the anchor cluster).
+//!   `slurmctld` applies it (`MinMemoryCPU=250M` on the anchor cluster),
+//!   except with `--mem-per-gpu`: cons_tres replaces a memory the user did
+//!   not set with the per-GPU memory (Slurm knows the default from its
+//!   missing `JOB_MEM_SET` flag), so the record says `none` and the plugin
+//!   applies either.
 //! - **Time**: `-t`, else the partition's `DefaultTime`, else its `MaxTime`.
 //! - **Arguments of job-test** ([`PreparedJob::test_request`]), as
 //!   `select_nodes` computes them: `min-nodes` = max(job, partition
@@ -114,6 +118,10 @@ pub struct JobRequest {
     pub cpus_per_task: Option<u16>,
     /// `--ntasks-per-node`.
     pub ntasks_per_node: Option<u16>,
+    /// `--ntasks-per-core`.
+    pub ntasks_per_core: Option<u16>,
+    /// `--threads-per-core`.
+    pub threads_per_core: Option<u16>,
     /// `--mem` or `--mem-per-cpu`.
     pub memory: Option<Memory>,
     /// `--exclusive[=user|mcs]` or `--oversubscribe`.
@@ -213,6 +221,8 @@ const VALUED: &[&[&str]] = &[
     &["--ntasks", "-n"],
     &["--cpus-per-task", "-c"],
     &["--ntasks-per-node"],
+    &["--ntasks-per-core"],
+    &["--threads-per-core"],
     &["--mem"],
     &["--mem-per-cpu"],
     &["--nodelist", "-w"],
@@ -318,6 +328,8 @@ impl JobRequest {
             "--ntasks" => self.ntasks = Some(positive(option, value)?),
             "--cpus-per-task" => self.cpus_per_task = Some(positive(option, value)?),
             "--ntasks-per-node" => self.ntasks_per_node = Some(positive(option, value)?),
+            "--ntasks-per-core" => self.ntasks_per_core = Some(positive(option, value)?),
+            "--threads-per-core" => self.threads_per_core = Some(positive(option, value)?),
             "--mem" => {
                 if matches!(self.memory, Some(Memory::PerCpu(_))) {
                     return Err(bad(option, "excludes --mem-per-cpu: give one of them"));
@@ -483,6 +495,7 @@ impl JobRequest {
         let memory = match self.memory {
             Some(Memory::PerNode(mb)) => MemoryRequest::PerNode(mb),
             Some(Memory::PerCpu(mb)) => MemoryRequest::PerCpu(mb),
+            None if self.mem_per_gpu.is_some() => MemoryRequest::None,
             None => partition.default_memory,
         };
         let time_limit = match self.time_limit {
@@ -501,6 +514,8 @@ impl JobRequest {
         d.min_cpus = min_cpus;
         d.cpus_per_task = cpus_per_task;
         d.ntasks_per_node = ntasks_per_node;
+        d.ntasks_per_core = self.ntasks_per_core.unwrap_or(0);
+        d.threads_per_core = self.threads_per_core.unwrap_or(0);
         d.pn_min_cpus = pn_min_cpus;
         d.memory = memory;
         d.contiguous = self.contiguous;
@@ -799,6 +814,33 @@ mod tests {
         assert_eq!(d.gres.len(), 1);
         assert_eq!((d.gres[0].name.as_str(), d.gres[0].count), ("gpu", 1));
         assert!(matches!(d.gres[0].scope, GresScope::PerNode));
+    }
+
+    #[test]
+    fn per_core_options_reach_the_record() {
+        let d = prepare(&["-n2", "--threads-per-core=1", "--ntasks-per-core", "1"])
+            .job
+            .details;
+        assert_eq!((d.threads_per_core, d.ntasks_per_core), (1, 1));
+        let d = prepare(&["-n2"]).job.details;
+        assert_eq!((d.threads_per_core, d.ntasks_per_core), (0, 0));
+        assert!(JobRequest::parse(&["--threads-per-core=0"]).is_err());
+    }
+
+    #[test]
+    fn mem_per_gpu_leaves_the_memory_unset() {
+        // slurmctld sets pn_min_memory to DefMemPerCPU without JOB_MEM_SET;
+        // cons_tres then uses --mem-per-gpu instead (cons_common/job_test.c,
+        // 22.05): the record carries no memory for the plugin to override.
+        let d = prepare(&["-n1", "--gres=gpu:1", "--mem-per-gpu=3000"])
+            .job
+            .details;
+        assert_eq!(memory(&d.memory), "MemoryRequest::None");
+        assert_eq!(d.gres[0].mem_per_gres, Some(3000));
+        let d = prepare(&["-n1", "--gres=gpu:1", "--mem-per-gpu=3000", "--mem=100"])
+            .job
+            .details;
+        assert_eq!(memory(&d.memory), "MemoryRequest::PerNode(100)");
     }
 
     #[test]
