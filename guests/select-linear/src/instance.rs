@@ -223,7 +223,6 @@ impl Linear {
                 &self.nodes,
                 &self.config,
                 view.memory,
-                &view.details,
                 &outcome.placed.nodes,
                 outcome.placed.total_cpus,
             )

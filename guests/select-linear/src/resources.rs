@@ -3,37 +3,26 @@
 //! charged under `CR_Memory`.
 
 use select_common::{MemRequest, NodeRec, NodeTable, ResourcesBuilder};
-use slurm_wasm_sdk::types::{JobDetails, JobResources};
+use slurm_wasm_sdk::types::JobResources;
 use slurm_wasm_sdk::Bitmap;
 
 use crate::config::Config;
 
-/// CPUs of `node` the job may use: with `--threads-per-core` below the
-/// node's, `ceil(cpus / tpc) × threads_per_core`; otherwise all of them.
-pub fn usable_cpus(node: &NodeRec, d: &JobDetails) -> u64 {
-    let cpus = u64::from(node.cpus);
-    let tpc = u64::from(node.threads_per_core.max(1));
-    let want = u64::from(d.threads_per_core);
-    if want > 0 && want < tpc {
-        cpus.div_ceil(tpc) * want
-    } else {
-        cpus
-    }
-}
-
-/// `memory_allocated` on `node` (spec 1.7), only with `CR_Memory`: the
-/// per-node request, per-CPU × usable CPUs, or the node's whole memory
-/// when the job asked for none; 0 without `CR_Memory`. Slurm 22.05.8
-/// multiplies `--mem-per-cpu` by all configured CPUs here; the usable
-/// count is the spec's (later Slurm's), which we follow: the two differ
-/// only for `--threads-per-core` below the node's.
-pub fn node_memory(config: &Config, memory: MemRequest, node: &NodeRec, d: &JobDetails) -> u64 {
+/// `memory_allocated` on `node`, only with `CR_Memory`: the per-node
+/// request, per-CPU × the node's configured CPUs, or the node's whole
+/// memory when the job asked for none; 0 without `CR_Memory`.
+///
+/// Slurm 22.05.8 multiplies `--mem-per-cpu` by every configured CPU even
+/// when `--threads-per-core` leaves some unused (anchor job a47, `-n2
+/// --threads-per-core=1 --mem-per-cpu=500` on an 8-CPU node: `Mem=4000`);
+/// spec 1.7 describes later Slurm, which counts only the usable CPUs.
+pub fn node_memory(config: &Config, memory: MemRequest, node: &NodeRec) -> u64 {
     if !config.memory {
         return 0;
     }
     match memory {
         MemRequest::PerNode(m) => m,
-        MemRequest::PerCpu(m) => m * usable_cpus(node, d),
+        MemRequest::PerCpu(m) => m * u64::from(node.cpus),
         MemRequest::None => node.real_memory,
     }
 }
@@ -45,7 +34,6 @@ pub fn build(
     nodes: &NodeTable,
     config: &Config,
     memory: MemRequest,
-    d: &JobDetails,
     chosen: &Bitmap,
     total_cpus: u32,
 ) -> JobResources {
@@ -56,7 +44,7 @@ pub fn build(
             i,
             &Bitmap::full(node.cores() as usize),
             node.cpus,
-            node_memory(config, memory, node, d),
+            node_memory(config, memory, node),
             Vec::new(),
         );
     }
@@ -67,16 +55,6 @@ pub fn build(
 mod tests {
     use super::*;
     use slurm_wasm_sdk::testkit::fixtures;
-
-    #[test]
-    fn usable_cpus_with_threads_per_core() {
-        // Spec 1.7: threads_per_core below the node's => ceil(cpus/tpc) * tpc_job.
-        let node = NodeRec::from_node(&fixtures::node(0, "n", 2, 4, 2, 1000)).unwrap();
-        let mut d = fixtures::job_details();
-        assert_eq!(usable_cpus(&node, &d), 16);
-        d.threads_per_core = 1;
-        assert_eq!(usable_cpus(&node, &d), 8);
-    }
 
     #[test]
     fn whole_nodes_with_memory() {
@@ -90,29 +68,22 @@ mod tests {
             memory: true,
             ..Config::default()
         };
-        let mut d = fixtures::job_details();
-        d.threads_per_core = 1;
-        let r = build(
-            &nodes,
-            &mem,
-            MemRequest::PerCpu(100),
-            &d,
-            &Bitmap::full(2),
-            20,
-        );
+        let r = build(&nodes, &mem, MemRequest::PerCpu(100), &Bitmap::full(2), 20);
         assert_eq!(r.ncpus, 20);
         assert!(r.whole_nodes);
         assert_eq!(r.per_node[0].cpus, 16);
-        assert_eq!(r.per_node[0].memory, 800, "8 usable CPUs × 100");
+        assert_eq!(
+            r.per_node[0].memory, 1600,
+            "16 configured CPUs × 100 (22.05.8)"
+        );
         assert_eq!(r.per_node[1].memory, 400);
         assert_eq!(Bitmap::try_from(&r.per_node[0].cores).unwrap().count(), 8);
-        let r = build(&nodes, &mem, MemRequest::None, &d, &Bitmap::full(2), 20);
+        let r = build(&nodes, &mem, MemRequest::None, &Bitmap::full(2), 20);
         assert_eq!(r.per_node[1].memory, 4000, "no request: the node's memory");
         let r = build(
             &nodes,
             &Config::default(),
             MemRequest::None,
-            &d,
             &Bitmap::full(2),
             20,
         );

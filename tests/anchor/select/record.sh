@@ -141,7 +141,22 @@ cancel a33
 cancel a34
 submit a39 -n24
 submit a40 -N2 -n2 --exclusive
-submit a41 -n1 --gpus-per-task=1 --mem-per-cpu=100"
+submit a41 -n1 --gpus-per-task=1 --mem-per-cpu=100
+cancel a35
+cancel a36
+cancel a37
+cancel a38
+cancel a39
+cancel a40
+cancel a41
+submit a42 -w n2 -N2 -n2
+submit a43 --exclusive -N2 -w n1,n4
+submit a44 -N1-2 -n1 -x n3
+submit a45 --contiguous -N2 -w n3 -n2
+test-only -N2-4 -n2 -x n1,n4
+cancel a43
+submit a46 -n1 --gres=gpu:1 --mem-per-gpu=1000
+submit a47 -n2 --threads-per-core=1 --mem-per-cpu=500"
 
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
