@@ -1512,25 +1512,3 @@ fn job_ready_needs_a_running_or_suspended_job() {
     empty.state = JobState::Running;
     assert!(ct.job_ready(&empty));
 }
-
-#[test]
-fn tmp_probe_exclusive_fini_frees_gpus() {
-    let mut ct = anchor_cluster();
-    let empty = ct.usage.clone();
-    let mut a = job(43, 2, 2, 1);
-    a.details.share = ShareRequest::Exclusive;
-    a.details.required_nodes = Some(bm(4, &[0, 3]));
-    let r = start_full(&mut ct, a);
-    eprintln!(
-        "{:?}",
-        r.per_node
-            .iter()
-            .map(|n| (n.node_index, n.cpus, n.memory, n.gres.len()))
-            .collect::<Vec<_>>()
-    );
-    ct.job_fini(43);
-    assert_eq!(ct.usage, empty);
-    let mut g = with_gres(job(46, 1, 1, 1), "gpu", 1);
-    g.details.gres[0].mem_per_gres = Some(1000);
-    assert_eq!(decision(&ct, g), Ok(vec![(0, 2, 1000)]));
-}
