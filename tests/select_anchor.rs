@@ -399,10 +399,10 @@ const OPEN: &[(&str, &str, &str)] = &[
         "a46 ",
         "`-n1 --gres=gpu:1 --mem-per-gpu=1000`: Slurm took the idle n1, ours n2, whose one \
          free core sits beside its free GPU. Both answers are the tightest node of one set of \
-         equal weight, but Slurm's first pass trims an idle node's cores to those its GPU \
-         request needs (gres_select_filter_sock_core), so n1 ties with n2 and comes first; \
-         the plugin applies that trim to per-task GPU requests only (job_test.rs names the \
-         simplification). The memory (1000, from --mem-per-gpu) matches.",
+         equal weight. The likely cause (not yet confirmed): Slurm's first pass trims an idle \
+         node's cores to those its GPU request needs (gres_select_filter_sock_core), so n1 \
+         ties with n2 and comes first; the plugin applies that trim to per-task GPU requests \
+         only (job_test.rs names the simplification). The memory (1000, from --mem-per-gpu) matches.",
     ),
     ("cons_tres-CR_CPU_Memory", "a46 ", "as under CR_Core_Memory"),
 ];
