@@ -399,10 +399,12 @@ const OPEN: &[(&str, &str, &str)] = &[
         "a46 ",
         "`-n1 --gres=gpu:1 --mem-per-gpu=1000`: Slurm took the idle n1, ours n2, whose one \
          free core sits beside its free GPU. Both answers are the tightest node of one set of \
-         equal weight. The likely cause (not yet confirmed): Slurm's first pass trims an idle \
-         node's cores to those its GPU request needs (gres_select_filter_sock_core), so n1 \
-         ties with n2 and comes first; the plugin applies that trim to per-task GPU requests \
-         only (job_test.rs names the simplification). The memory (1000, from --mem-per-gpu) matches.",
+         equal weight. The cause: Slurm's first pass trims an idle node's cores to those its \
+         GPU request needs (gres_select_filter_sock_core), so n1 ties with n2 and comes \
+         first; the plugin applies that trim to per-task GPU requests only (job_test.rs \
+         names the simplification). Applying the per-task trim to every GPU job makes a46 \
+         match but a11 and a37 keep the other socket's core: the per-node trim orders \
+         sockets differently, still to be read from 22.05's source. The memory (1000, from --mem-per-gpu) matches.",
     ),
     ("cons_tres-CR_CPU_Memory", "a46 ", "as under CR_Core_Memory"),
 ];
