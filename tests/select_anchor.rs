@@ -390,46 +390,14 @@ fn replay(config: &str) -> Vec<String> {
     differences
 }
 
-/// Differences from real Slurm not yet explained, by configuration and
-/// job: each must still occur (so the list cannot hide a fix), and no
-/// other may. Issue 3 tracks them.
-const OPEN: &[(&str, &str, &str)] = &[
-    (
-        "cons_tres-CR_Core_Memory",
-        "a46 ",
-        "`-n1 --gres=gpu:1 --mem-per-gpu=1000`: Slurm took the idle n1, ours n2, whose one \
-         free core sits beside its free GPU. Both answers are the tightest node of one set of \
-         equal weight. The cause: Slurm's first pass trims an idle node's cores to those its \
-         GPU request needs (gres_select_filter_sock_core), so n1 ties with n2 and comes \
-         first; the plugin applies that trim to per-task GPU requests only (job_test.rs \
-         names the simplification). Applying the per-task trim to every GPU job makes a46 \
-         match but a11 and a37 keep the other socket's core: the per-node trim orders \
-         sockets differently, still to be read from 22.05's source. The memory (1000, from --mem-per-gpu) matches.",
-    ),
-    ("cons_tres-CR_CPU_Memory", "a46 ", "as under CR_Core_Memory"),
-];
-
 fn check(config: &str) {
-    let open: Vec<(&str, &str)> = OPEN
-        .iter()
-        .filter(|(c, ..)| *c == config)
-        .map(|&(_, job, why)| (job, why))
-        .collect();
-    let (known, differences): (Vec<String>, Vec<String>) = replay(config)
-        .into_iter()
-        .partition(|d| open.iter().any(|(job, _)| d.starts_with(job)));
+    let differences = replay(config);
     assert!(
         differences.is_empty(),
         "{config}: {} differences from real Slurm:\n  {}",
         differences.len(),
         differences.join("\n  ")
     );
-    for (job, why) in open {
-        assert!(
-            known.iter().any(|d| d.starts_with(job)),
-            "{config}: the open difference of {job}is gone ({why}): take it out of OPEN"
-        );
-    }
 }
 
 /// The plugin a configuration needs, or why the test cannot run yet.

@@ -103,6 +103,9 @@ pub fn node_filter(
         .collect();
     let mut near_gpus = 0u64;
     let mut job_gres = None;
+    // The cores a per-node GRES request keeps on the first pass, when the
+    // request narrows them (see `per_node_first_pass`).
+    let mut first_pass: Option<Bits> = None;
     for g in &job.gres {
         let shared = g.shared;
         let need_here = per_node_need(g, job);
@@ -126,6 +129,14 @@ pub fn node_filter(
                         .is_none_or(|c| c.intersects(free))
             })
             .collect();
+        if g.scope == GresScope::PerNode && !shared && !job.enforce_binding {
+            // Nothing can go when the job needs every free core (a
+            // whole-node job): tested here, so such jobs pay no call.
+            let min_cores = min_cores(rec, job);
+            if first_pass.as_ref().unwrap_or(free).count() > min_cores {
+                per_node_first_pass(rec, free, &devices, need_here, min_cores, &mut first_pass);
+            }
+        }
         if g.scope == GresScope::PerTask && g.count > 0 {
             let usable: u64 = devices.iter().map(|&i| free_of(i)).sum();
             let limit = u32::try_from(usable / g.count).unwrap_or(u32::MAX);
@@ -243,35 +254,93 @@ pub fn node_filter(
     }
     if let Some(limit) = plan.task_limit {
         trim_to_task_limit(rec, job, free, limit);
+    } else if let Some(kept) = first_pass {
+        *free = kept;
+        trim_to_task_limit(rec, job, free, u32::MAX);
     }
     Some(plan)
 }
 
-/// With a per-task GRES request the node offers only the cores its tasks
-/// need (22.05's `gres_select_filter_sock_core` on the first pass). The
-/// node's task range comes from `--ntasks-per-node`, `-socket`, `-core`,
-/// a one-node job's `-n`, else 1 to unbounded; the maximum is cut to the
-/// free CPUs / cpus-per-task and to `limit` (usable GRES / per-task
-/// count). Those tasks' CPUs, and the CPUs `--cpus-per-gpu` asks for their
-/// devices, rounded up to whole cores, are kept: while more cores are
-/// free, the highest free core of the socket with the most free cores (the
-/// first such socket on ties) is dropped, so the kept cores spread over the
-/// sockets. Anchor job a29 (`-N2 -n4 --gpus-per-task=1` on idle 2×2-core
-/// nodes): Slurm kept core 2, CPUs 4-5. Slurm trims the same way for other
-/// GRES jobs with a bounded task count (e.g. one-node jobs); that is not
-/// modelled here.
-fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32) {
-    let cps = rec.cores_per_socket as usize;
-    let tpc = if job.threads_per_core > 0 {
-        (rec.tpc as u32).min(job.threads_per_core)
-    } else {
-        rec.tpc as u32
+/// A per-node request's first pass (22.05's `gres_select_filter_sock_core`
+/// with `first_pass`, without enforce-binding): the sockets are walked
+/// from the one with the most free cores (socket order on ties); a socket
+/// holding none of the request's free devices gives up its highest cores
+/// while the node keeps more than the job's minimum; the sockets walked
+/// until their devices cover `need` are required, and the cores of the
+/// others are dropped. Applies to `first_pass` (the cores kept so far, from
+/// `free` on the first request), unless what is left is fewer than
+/// `min_cores`: Slurm would then fail this pass and try again without it,
+/// which is approximated here node by node. Devices bound to no socket
+/// count on every socket and leave the cores alone.
+#[inline(never)]
+fn per_node_first_pass(
+    rec: &NodeRec,
+    free: &Bits,
+    devices: &[usize],
+    need: u64,
+    min_cores: usize,
+    first_pass: &mut Option<Bits>,
+) {
+    if devices.iter().any(|&i| rec.devices[i].sockets.is_empty()) {
+        return;
     }
-    .max(1);
-    let cpt = job.cpt.max(1);
-    let cores_of = |cpus: u32| cpus.div_ceil(tpc) as usize;
-    let mut have = free.count();
-    let (min_tasks, max_tasks) = if job.ntasks_per_node > 0 {
+    let cores_now = first_pass.as_ref().unwrap_or(free).count();
+    let mut kept = first_pass.clone().unwrap_or_else(|| free.clone());
+    let cps = rec.cores_per_socket as usize;
+    let sockets = rec.sockets as usize;
+    let in_socket = |b: &Bits, s: usize| b.count_range(s * cps, (s + 1) * cps);
+    let mut order: SmallVec<[usize; 8]> = (0..sockets).collect();
+    order.sort_by_key(|&s| std::cmp::Reverse(in_socket(&kept, s)));
+    let mut total = cores_now;
+    let mut have = 0;
+    let mut required: SmallVec<[bool; 8]> = SmallVec::from_elem(false, sockets);
+    for s in order {
+        let here = devices
+            .iter()
+            .filter(|&&i| rec.devices[i].sockets.contains(&(s as u16)))
+            .count() as u64;
+        if here == 0 {
+            for c in (s * cps..(s + 1) * cps).rev() {
+                if total <= min_cores {
+                    break;
+                }
+                if kept.get(c) {
+                    kept.clear(c);
+                    total -= 1;
+                }
+            }
+        }
+        if in_socket(&kept, s) == 0 {
+            continue;
+        }
+        if have < need {
+            required[s] = true;
+        }
+        have += here;
+    }
+    for (s, _) in required.iter().enumerate().filter(|(_, r)| !**r) {
+        for c in s * cps..(s + 1) * cps {
+            kept.clear(c);
+        }
+    }
+    if kept.count() >= min_cores {
+        *first_pass = Some(kept);
+    }
+}
+
+/// The cores the job's fewest tasks on node `rec` need
+/// (`min_core_cnt` of `gres_select_filter_sock_core`).
+fn min_cores(rec: &NodeRec, job: &JobView) -> usize {
+    let (min_tasks, _) = task_range(rec, job);
+    (min_tasks.max(1) * job.cpt.max(1)).div_ceil((rec.tpc as u32).max(1)) as usize
+}
+
+/// The tasks a node may run for the job (`min_tasks_this_node`,
+/// `max_tasks_this_node`): from `--ntasks-per-node`, `-socket`, `-core`, a
+/// one-node job's `-n`, one task for a one-task job or one task per node,
+/// else 1 to unbounded.
+fn task_range(rec: &NodeRec, job: &JobView) -> (u32, u32) {
+    if job.ntasks_per_node > 0 {
         (job.ntasks_per_node, job.ntasks_per_node)
     } else if job.ntasks_per_socket > 0 {
         (
@@ -288,7 +357,34 @@ fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32)
         (1, 1)
     } else {
         (1, u32::MAX)
-    };
+    }
+}
+
+/// With a per-task GRES request the node offers only the cores its tasks
+/// need (22.05's `gres_select_filter_sock_core` on the first pass). The
+/// node's task range comes from `--ntasks-per-node`, `-socket`, `-core`,
+/// a one-node job's `-n`, else 1 to unbounded; the maximum is cut to the
+/// free CPUs / cpus-per-task and to `limit` (usable GRES / per-task
+/// count). Those tasks' CPUs, and the CPUs `--cpus-per-gpu` asks for their
+/// devices, rounded up to whole cores, are kept: while more cores are
+/// free, the highest free core of the socket with the most free cores (the
+/// first such socket on ties) is dropped, so the kept cores spread over the
+/// sockets. Anchor job a29 (`-N2 -n4 --gpus-per-task=1` on idle 2×2-core
+/// nodes): Slurm kept core 2, CPUs 4-5. Per-node requests are trimmed
+/// the same way after [`per_node_first_pass`] (anchor job a11, `-n1
+/// --gres=gpu:1` on an idle node: core 0, beside GPU 0).
+fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32) {
+    let cps = rec.cores_per_socket as usize;
+    let tpc = if job.threads_per_core > 0 {
+        (rec.tpc as u32).min(job.threads_per_core)
+    } else {
+        rec.tpc as u32
+    }
+    .max(1);
+    let cpt = job.cpt.max(1);
+    let cores_of = |cpus: u32| cpus.div_ceil(tpc) as usize;
+    let mut have = free.count();
+    let (min_tasks, max_tasks) = task_range(rec, job);
     let fit = have as u32 * tpc / cpt;
     if fit < min_tasks {
         return;

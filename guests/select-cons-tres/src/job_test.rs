@@ -12,9 +12,10 @@
 //!   no `RestrictedCoresPerGPU`, no topology plugin, no `--spread-job`, no
 //!   busy-first or `pack_serial_at_end` ordering;
 //! * the first-pass GRES core trim of `gres_select_filter_sock_core` is
-//!   applied only to jobs with a per-task GRES request (see
-//!   `gres_sched::node_filter`); for the others the sockets GRES require are
-//!   only walked first. The GPU-locality tweak of a node's scheduling weight
+//!   applied to per-task requests and, without enforce-binding, to per-node
+//!   requests of devices bound to sockets (see `gres_sched::node_filter`);
+//!   where it leaves a node too few cores the node keeps them all (Slurm
+//!   fails the whole first pass and tries again without the trim). The GPU-locality tweak of a node's scheduling weight
 //!   (2.4, last bullet) is applied (`eval_nodes`), without the later
 //!   `choose_nodes` retries that drop low-resource nodes.
 

@@ -1512,3 +1512,42 @@ fn job_ready_needs_a_running_or_suspended_job() {
     empty.state = JobState::Running;
     assert!(ct.job_ready(&empty));
 }
+
+#[test]
+fn per_node_gpu_request_keeps_the_cores_beside_its_gpu() {
+    // gres_select_filter_sock_core (22.05) on the first pass: a per-node
+    // GPU request keeps the socket of the GPU it needs and then only the
+    // cores its tasks need. Anchor job a11 (`-n1 --gres=gpu:1`, idle n1):
+    // CPUs 0-1 with GPU 0.
+    let ct = anchor_cluster();
+    let one = with_gres(job(11, 1, 1, 1), "gpu", 1);
+    assert_eq!(cores(&ct, one), vec![(0, vec![0], 2)]);
+}
+
+#[test]
+fn per_node_gpu_trim_makes_an_idle_node_as_tight_as_a_busy_one() {
+    // Anchor job a46 (`-n1 --gres=gpu:1 --mem-per-gpu=1000`): with n2 left
+    // one free core beside its free GPU, Slurm took the idle n1. Trimmed to
+    // one core, n1 ties with n2 as the tightest fit and comes first.
+    let mut ct = anchor_cluster();
+    let mut busy = job(42, 1, 3, 1);
+    busy.details.required_nodes = Some(bm(4, &[1]));
+    busy.details.max_nodes = Some(1);
+    start_full(&mut ct, busy);
+    let mut g = with_gres(job(46, 1, 1, 1), "gpu", 1);
+    g.details.gres[0].mem_per_gres = Some(1000);
+    assert_eq!(decision(&ct, g), Ok(vec![(0, 2, 1000)]));
+}
+
+#[test]
+fn per_node_gpu_trim_gives_way_when_the_socket_is_too_small() {
+    // When the GPU's socket cannot hold the job, Slurm's first pass fails
+    // and the second uses every free core: -N1 -n6 --gres=gpu:1 on an idle
+    // 2 x 2-core x 2-thread node takes three cores over both sockets.
+    let ct = anchor_cluster();
+    let mut j = with_gres(job(1, 1, 6, 1), "gpu", 1);
+    j.details.max_nodes = Some(1);
+    let got = cores(&ct, j);
+    assert_eq!(got.len(), 1);
+    assert_eq!((got[0].1.len(), got[0].2), (3, 6));
+}
