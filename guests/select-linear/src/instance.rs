@@ -122,8 +122,10 @@ impl Linear {
     }
 
     /// `select_p_job_test` (spec 1.5). Errors: `EINVAL` without a
-    /// usable answer in RUN_NOW (and for malformed input, with a message),
-    /// `SLURM_ERROR` in TEST_ONLY and WILL_RUN, `ESLURM_UNSUPPORTED_GRES`
+    /// usable answer in RUN_NOW (and for malformed input, with a message);
+    /// in TEST_ONLY and WILL_RUN `EINVAL` when the placement ran and found
+    /// nothing, `SLURM_ERROR` when too few nodes ever passed the filter
+    /// (Slurm's codes); `ESLURM_UNSUPPORTED_GRES`
     /// for GRES options only cons_tres takes (as sbatch reports them).
     ///
     /// The job's excluded nodes (`-x`) are taken out of the candidates (the
@@ -190,18 +192,21 @@ impl Linear {
             JobTestMode::RunNow => tables.run_now(&req).ok_or_else(|| {
                 Error::invalid(format!("job {}: no nodes can run it now", view.id))
             })?,
-            JobTestMode::TestOnly => tables.test_only(&req).ok_or_else(|| {
-                Error::generic(format!(
-                    "job {}: the candidate nodes can never satisfy it",
-                    view.id
-                ))
+            JobTestMode::TestOnly => tables.test_only(&req).map_err(|code| {
+                Error::new(
+                    code,
+                    format!("job {}: the candidate nodes can never satisfy it", view.id),
+                )
             })?,
             JobTestMode::WillRun | JobTestMode::Reservation => {
-                tables.will_run(&req, now).ok_or_else(|| {
-                    Error::generic(format!(
-                        "job {}: no start found even after every running job ends",
-                        view.id
-                    ))
+                tables.will_run(&req, now).map_err(|code| {
+                    Error::new(
+                        code,
+                        format!(
+                            "job {}: no start found even after every running job ends",
+                            view.id
+                        ),
+                    )
                 })?
             }
         };

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use select_common::{JobView, NodeTable};
 use slurm_wasm_sdk::select::PreemptMode;
-use slurm_wasm_sdk::Bitmap;
+use slurm_wasm_sdk::{codes, Bitmap};
 
 use crate::config::Config;
 use crate::filter::{count_bitmap, AvailCpus, Ctx, FilterMode, Pending, NO_SHARE_LIMIT};
@@ -114,21 +114,38 @@ impl<'a> Tables<'a> {
         )
     }
 
+    /// [`Self::attempt`] of a will-run test with the live filter, noting
+    /// in `tried` whether the placement ran (enough nodes passed).
+    fn attempt_live(
+        &self,
+        usage: &impl NodeUsages,
+        req: &Request<'_>,
+        max_run: u32,
+        tried: &mut bool,
+    ) -> Option<Placed> {
+        let (usable, placed) = self.attempt(usage, req, max_run, NO_SHARE_LIMIT, FilterMode::Live);
+        *tried |= usable.count() >= req.min_nodes as usize;
+        placed
+    }
+
     /// `_test_only`: can the job ever run on the candidates? Usage,
-    /// memory and job counts are ignored; GRES totals are checked.
-    pub fn test_only(&self, req: &Request<'_>) -> Option<Outcome> {
-        let (_, placed) = self.attempt(
+    /// memory and job counts are ignored; GRES totals are checked. The
+    /// error is Slurm's return code (see [`miss`]).
+    pub fn test_only(&self, req: &Request<'_>) -> Result<Outcome, i32> {
+        let (usable, placed) = self.attempt(
             self.usage,
             req,
             NO_SHARE_LIMIT,
             NO_SHARE_LIMIT,
             FilterMode::TestOnly,
         );
-        placed.map(|placed| Outcome {
-            placed,
-            start_time: None,
-            preemptees: Vec::new(),
-        })
+        placed
+            .map(|placed| Outcome {
+                placed,
+                start_time: None,
+                preemptees: Vec::new(),
+            })
+            .ok_or_else(|| miss(usable.count() >= req.min_nodes as usize))
     }
 
     /// `_find_job_mate`: a running job on exactly `req_nodes` nodes, all
@@ -268,8 +285,10 @@ impl<'a> Tables<'a> {
 
     /// `_will_run_test` (spec 1.5): now if the job fits now or once the
     /// preemptable jobs are gone; otherwise at the end of the first running
-    /// job (by end time) whose departure lets it fit.
-    pub fn will_run(&self, req: &Request<'_>, now: i64) -> Option<Outcome> {
+    /// job (by end time) whose departure lets it fit. The error is Slurm's
+    /// return code (see [`miss`]).
+    pub fn will_run(&self, req: &Request<'_>, now: i64) -> Result<Outcome, i32> {
+        let mut tried = false;
         let max_run = req.max_share.saturating_sub(1).max(1);
         let preemptable = |id: u32| req.preemptees.iter().find(|(p, _)| *p == id);
         let finish = |placed: Placed, start: i64| {
@@ -289,10 +308,8 @@ impl<'a> Tables<'a> {
                 preemptees,
             }
         };
-        if let (_, Some(placed)) =
-            self.attempt(self.usage, req, max_run, NO_SHARE_LIMIT, FilterMode::Live)
-        {
-            return Some(finish(placed, now));
+        if let Some(placed) = self.attempt_live(self.usage, req, max_run, &mut tried) {
+            return Ok(finish(placed, now));
         }
         let mut exp = Scratch::new(self.usage);
         // End-time order, jobs ending at the same time in job-id order. A
@@ -311,10 +328,8 @@ impl<'a> Tables<'a> {
         }
         let mut queued = BinaryHeap::from(ends);
         if !req.preemptees.is_empty() {
-            if let (_, Some(placed)) =
-                self.attempt(&exp, req, max_run, NO_SHARE_LIMIT, FilterMode::Live)
-            {
-                return Some(finish(placed, now));
+            if let Some(placed) = self.attempt_live(&exp, req, max_run, &mut tried) {
+                return Ok(finish(placed, now));
             }
         }
         while let Some(Reverse((_, id))) = queued.pop() {
@@ -322,17 +337,27 @@ impl<'a> Tables<'a> {
                 continue;
             };
             let _ = exp.remove(job, self.nodes, self.config, true);
-            if let (_, Some(placed)) =
-                self.attempt(&exp, req, max_run, NO_SHARE_LIMIT, FilterMode::Live)
-            {
+            if let Some(placed) = self.attempt_live(&exp, req, max_run, &mut tried) {
                 let start = if job.end_time <= now {
                     now + 1
                 } else {
                     job.end_time
                 };
-                return Some(finish(placed, start));
+                return Ok(finish(placed, start));
             }
         }
-        None
+        Err(miss(tried))
+    }
+}
+
+/// Slurm's return code for a TEST_ONLY or WILL_RUN test without an answer:
+/// `_job_test`'s `EINVAL` once the placement ran (`tried`), else the
+/// `SLURM_ERROR` these tests start from (the filter never left
+/// `min_nodes` nodes).
+fn miss(tried: bool) -> i32 {
+    if tried {
+        codes::EINVAL
+    } else {
+        codes::SLURM_ERROR
     }
 }

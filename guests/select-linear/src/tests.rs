@@ -743,3 +743,38 @@ fn a_node_outside_the_jobs_partition_is_slurm_error() {
     assert_eq!(l.job_fini(&job).unwrap_err().code, codes::SLURM_ERROR);
     assert_eq!(l.usage(), linear(2, &[]).usage());
 }
+
+#[test]
+fn test_only_and_will_run_fail_with_slurms_codes() {
+    // select_linear.c (22.05) `_test_only` and `_will_run_test` start from
+    // SLURM_ERROR and return `_job_test`'s EINVAL once it ran: a contiguous
+    // job on two separated nodes reaches the placement and fails there; a
+    // GPU job on nodes without GPUs never leaves the filter.
+    let l = linear(3, &[]);
+    let mut apart = pending(1, 2);
+    apart.details.contiguous = true;
+    let mut gpu = pending(2, 1);
+    gpu.details.gres = vec![slurm_wasm_sdk::types::GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope: slurm_wasm_sdk::types::GresScope::PerNode,
+        count: 1,
+        cpus_per_gres: None,
+        mem_per_gres: None,
+    }];
+    for mode in [JobTestMode::TestOnly, JobTestMode::WillRun] {
+        let mut req = request(apart.clone(), 3, mode);
+        req.candidates = (&Bitmap::from_bits(3, [0, 2])).into();
+        assert_eq!(
+            l.job_test(&req, T).unwrap_err().code,
+            codes::EINVAL,
+            "{mode:?}"
+        );
+        let req = request(gpu.clone(), 3, mode);
+        assert_eq!(
+            l.job_test(&req, T).unwrap_err().code,
+            codes::SLURM_ERROR,
+            "{mode:?}"
+        );
+    }
+}
