@@ -61,7 +61,14 @@ impl AvailCpus {
     }
 }
 
-/// Memory the job needs on `node` under `CR_Memory` (spec 1.3 step 3).
+/// Memory the job needs on `node` under `CR_Memory` (spec 1.3 step 3,
+/// 1.6, 1.7): the per-node request, per-CPU × the node's configured CPUs,
+/// or the node's whole memory when the job asked for none.
+///
+/// Slurm 22.05.8 multiplies `--mem-per-cpu` by every configured CPU even
+/// when `--threads-per-core` leaves some unused (anchor job a47, `-n2
+/// --threads-per-core=1 --mem-per-cpu=500` on an 8-CPU node: `Mem=4000`);
+/// spec 1.7 describes later Slurm, which counts only the usable CPUs.
 pub fn job_node_memory(memory: MemRequest, node: &NodeRec) -> u64 {
     match memory {
         MemRequest::PerCpu(m) => m * u64::from(node.cpus),

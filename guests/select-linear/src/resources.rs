@@ -7,23 +7,18 @@ use slurm_wasm_sdk::types::JobResources;
 use slurm_wasm_sdk::Bitmap;
 
 use crate::config::Config;
+use crate::filter::job_node_memory;
 
-/// `memory_allocated` on `node`, only with `CR_Memory`: the per-node
-/// request, per-CPU × the node's configured CPUs, or the node's whole
-/// memory when the job asked for none; 0 without `CR_Memory`.
-///
-/// Slurm 22.05.8 multiplies `--mem-per-cpu` by every configured CPU even
-/// when `--threads-per-core` leaves some unused (anchor job a47, `-n2
-/// --threads-per-core=1 --mem-per-cpu=500` on an 8-CPU node: `Mem=4000`);
-/// spec 1.7 describes later Slurm, which counts only the usable CPUs.
+/// `memory_allocated` on `node` ([`job_node_memory`]), which the job's
+/// transitions also charge (spec 1.6, 1.7), only with `CR_Memory`; 0
+/// without it. A job tracked with resources always has a request here
+/// ([`crate::jobs::charged_memory`]); `None` (a job without nodes) charges
+/// the node's whole memory, as Slurm's transitions do.
 pub fn node_memory(config: &Config, memory: MemRequest, node: &NodeRec) -> u64 {
-    if !config.memory {
-        return 0;
-    }
-    match memory {
-        MemRequest::PerNode(m) => m,
-        MemRequest::PerCpu(m) => m * u64::from(node.cpus),
-        MemRequest::None => node.real_memory,
+    if config.memory {
+        job_node_memory(memory, node)
+    } else {
+        0
     }
 }
 

@@ -7,14 +7,13 @@
 
 use std::collections::BTreeSet;
 
-use select_common::{MemRequest, NodeRec, NodeTable};
+use select_common::{NodeRec, NodeTable};
 use slurm_wasm_sdk::Error;
 use smallvec::SmallVec;
 
 use crate::config::Config;
-#[cfg(test)]
-use crate::jobs::Activity;
 use crate::jobs::{ActiveJob, GresHeld, NodeHeld};
+use crate::resources::node_memory;
 
 /// Job counters of one partition on one node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,22 +93,6 @@ pub struct Usage {
     pub tot_jobs: BTreeSet<u32>,
 }
 
-/// Memory a job's full addition or removal moves on `node` (spec 1.6):
-/// per-CPU × node CPUs or per-node, only with `CR_Memory`; nothing
-/// otherwise. A job tracked with resources always has a request here
-/// ([`crate::jobs::charged_memory`]); `None` (a job without nodes)
-/// charges the node's whole memory, as Slurm's transitions do.
-fn job_memory(config: &Config, memory: MemRequest, node: &NodeRec) -> u64 {
-    if !config.memory {
-        return 0;
-    }
-    match memory {
-        MemRequest::PerCpu(m) => m * u64::from(node.cpus),
-        MemRequest::PerNode(m) => m,
-        MemRequest::None => node.real_memory,
-    }
-}
-
 /// Memory a partial (suspend/resume) transition moves: Slurm's quirk is the
 /// node's whole memory under `CR_Memory`, whatever the job asked for.
 fn partial_memory(config: &Config, node: &NodeRec) -> u64 {
@@ -131,7 +114,7 @@ fn removed_memory(
 ) -> Result<u64, Error> {
     let node = nodes.node(held.node, "job usage")?;
     Ok(if full {
-        job_memory(config, job.memory, node)
+        node_memory(config, job.memory, node)
     } else {
         partial_memory(config, node)
     })
@@ -285,7 +268,7 @@ impl Usage {
         self.tot_jobs.insert(job.id);
         for held in &job.held {
             let node = nodes.node(held.node, "job-init")?;
-            let memory = job_memory(config, job.memory, node);
+            let memory = node_memory(config, job.memory, node);
             let usage = self.node_mut(held.node, job.id)?;
             if !job.share_res {
                 usage.exclusive_cnt += 1;
@@ -330,7 +313,7 @@ impl Usage {
         for held in &job.held {
             let node = nodes.node(held.node, "job usage")?;
             let memory = if full {
-                job_memory(config, job.memory, node)
+                node_memory(config, job.memory, node)
             } else {
                 partial_memory(config, node)
             };
@@ -451,7 +434,7 @@ impl Usage {
             )));
         };
         let rec = nodes.node(node, "job-resized")?;
-        let memory = job_memory(config, job.memory, rec);
+        let memory = node_memory(config, job.memory, rec);
         let running = self.run_jobs.contains(&job.id);
         let usage = self.node_mut(node, job.id)?;
         if Self::release(usage, job, held, memory, running, true) {
@@ -465,6 +448,8 @@ impl Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jobs::Activity;
+    use select_common::MemRequest;
     use slurm_wasm_sdk::testkit::fixtures;
     use slurm_wasm_sdk::Bitmap;
 
