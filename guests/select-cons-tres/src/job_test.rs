@@ -15,9 +15,10 @@
 //!   applied to per-task requests and, without enforce-binding, to per-node
 //!   requests of devices bound to sockets (see `gres_sched::node_filter`);
 //!   where it leaves a node too few cores the node keeps them all (Slurm
-//!   fails the whole first pass and tries again without the trim). The GPU-locality tweak of a node's scheduling weight
-//!   (2.4, last bullet) is applied (`eval_nodes`), without the later
-//!   `choose_nodes` retries that drop low-resource nodes.
+//!   fails the whole first pass and tries again without the trim). The
+//!   GPU-locality tweak of a node's scheduling weight (2.4, last bullet) is
+//!   applied (`eval_nodes`), without the later `choose_nodes` retries that
+//!   drop low-resource nodes.
 
 use slurm_wasm_sdk::codes::{
     EINVAL, ESLURM_BAD_TASK_COUNT, ESLURM_INTERNAL, ESLURM_INVALID_GRES, ESLURM_NODES_BUSY,

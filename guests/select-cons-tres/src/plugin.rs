@@ -6,8 +6,9 @@
 //! `select/cons_res` the instance refuses GPU-specific options
 //! (`--gpus`, `--gpus-per-*`, `--cpus-per-gpu`, `--mem-per-gpu`, gres/mps)
 //! with `ESLURM_UNSUPPORTED_GRES`, `get-info-from-plugin(cr-plugin)` answers
-//! 1 instead of 2 and `single-job-test` false instead of true. The host therefore only needs to load this component for
-//! either name and pass the configured `SelectType` in `raw`.
+//! 1 instead of 2 and `single-job-test` false instead of true. The host
+//! therefore only needs to load this component for either name and pass
+//! the configured `SelectType` in `raw`.
 
 use std::sync::{Mutex, MutexGuard};
 

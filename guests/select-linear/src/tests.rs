@@ -684,35 +684,31 @@ fn a_gang_suspended_job_is_no_job_mate() {
     let first = start_on(&mut l, pending(1, 2), 4, &[0, 1], T + 100);
     start_on(&mut l, pending(2, 2), 4, &[2, 3], T + 100);
     let tables = l.usage().clone();
-    let r = l
-        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
-        .unwrap();
-    assert_eq!(chosen(&r), vec![0, 1], "job 1 is the first mate");
+    // Where a two-node job that shares goes now.
+    let mate = |l: &Linear| {
+        chosen(
+            &l.job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
+                .unwrap(),
+        )
+    };
+    assert_eq!(mate(&l), vec![0, 1], "job 1 is the first mate");
     l.job_suspend(&first, false).unwrap();
     assert_eq!(l.usage(), &tables, "a gang suspend changes no table");
-    let r = l
-        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
-        .unwrap();
-    assert_eq!(chosen(&r), vec![2, 3], "job 2 is the only running mate");
+    assert_eq!(mate(&l), vec![2, 3], "job 2 is the only running mate");
     l.job_resume(&first, false).unwrap();
-    let r = l
-        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
-        .unwrap();
-    assert_eq!(chosen(&r), vec![0, 1]);
+    assert_eq!(mate(&l), vec![0, 1]);
     let blob = l.state_save();
     l.job_suspend(&first, false).unwrap();
     let mut restored = Linear::init(&config(&[], vec![force_2()])).unwrap();
     restored.node_init(&nodes(4)).unwrap();
     restored.state_restore(&l.state_save()).unwrap();
-    let r = restored
-        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
-        .unwrap();
-    assert_eq!(chosen(&r), vec![2, 3], "the gang suspend survives a save");
+    assert_eq!(
+        mate(&restored),
+        vec![2, 3],
+        "the gang suspend survives a save"
+    );
     restored.state_restore(&blob).unwrap();
-    let r = restored
-        .job_test(&request(pending(3, 2), 4, JobTestMode::RunNow), T)
-        .unwrap();
-    assert_eq!(chosen(&r), vec![0, 1]);
+    assert_eq!(mate(&restored), vec![0, 1]);
 }
 
 /// Partition p0 of 4 nodes with OverSubscribe=FORCE:2.
