@@ -450,10 +450,7 @@ impl ConsTres {
             usage,
             scratch,
         };
-        fresh.reset_usage();
-        for j in running {
-            fresh.add_running(j)?;
-        }
+        fresh.rebuild(running)?;
         *self = fresh;
         Ok(())
     }
