@@ -237,7 +237,10 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
     let Some(resources) = planned.and_then(|j| j.resources.as_ref()) else {
         out.push_str(&format!(
             "   NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}\n",
-            d.min_nodes, d.min_cpus, d.num_tasks, d.cpus_per_task
+            d.min_nodes,
+            d.min_cpus,
+            d.num_tasks,
+            d.cpus_per_task.max(1)
         ));
         return out;
     };
@@ -255,7 +258,7 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
         names.len(),
         resources.ncpus,
         d.num_tasks,
-        d.cpus_per_task
+        d.cpus_per_task.max(1)
     ));
     for n in &nodes {
         out.push_str(&format!(

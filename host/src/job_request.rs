@@ -20,10 +20,13 @@
 //!   `--mem-per-cpu`; with neither, the partition's `DefMemPerCPU` /
 //!   `DefMemPerNode` (the cluster's when the partition has none), as
 //!   `slurmctld` applies it (`MinMemoryCPU=250M` on the anchor cluster),
-//!   except with `--mem-per-gpu`: cons_tres replaces a memory the user did
-//!   not set with the per-GPU memory (Slurm knows the default from its
+//!   except for a GPU job with `--mem-per-gpu` or a `DefMemPerGPU` (the
+//!   partition's, else the cluster's): cons_tres replaces a memory the user
+//!   did not set with the per-GPU memory (Slurm knows the default from its
 //!   missing `JOB_MEM_SET` flag), so the record says `none` and the plugin
 //!   applies either.
+//! - **`-c`** is recorded as given, 0 when not (one CPU per task): whether
+//!   `DefCpuPerGPU` applies depends on it.
 //! - **Time**: `-t`, else the partition's `DefaultTime`, else its `MaxTime`.
 //! - **Arguments of job-test** ([`PreparedJob::test_request`]), as
 //!   `select_nodes` computes them: `min-nodes` = max(job, partition
@@ -492,10 +495,20 @@ impl JobRequest {
         } else {
             cpus_per_task
         };
+        // A per-GPU memory replaces a default memory (cons_tres's
+        // `gres_select_util_job_mem_max`): `--mem-per-gpu`, else the
+        // partition's or the cluster's DefMemPerGPU.
+        let default_mem_per_gpu = partition
+            .gpu_defaults
+            .mem_per_gpu
+            .or(cluster.config.gpu_defaults.mem_per_gpu)
+            .filter(|&mb| mb > 0);
+        let asks_gpu = self.gres.iter().any(|g| g.name == "gpu");
         let memory = match self.memory {
             Some(Memory::PerNode(mb)) => MemoryRequest::PerNode(mb),
             Some(Memory::PerCpu(mb)) => MemoryRequest::PerCpu(mb),
             None if self.mem_per_gpu.is_some() => MemoryRequest::None,
+            None if asks_gpu && default_mem_per_gpu.is_some() => MemoryRequest::None,
             None => partition.default_memory,
         };
         let time_limit = match self.time_limit {
@@ -512,7 +525,7 @@ impl JobRequest {
         d.max_nodes = max_nodes;
         d.num_tasks = num_tasks;
         d.min_cpus = min_cpus;
-        d.cpus_per_task = cpus_per_task;
+        d.cpus_per_task = self.cpus_per_task.unwrap_or(0);
         d.ntasks_per_node = ntasks_per_node;
         d.ntasks_per_core = self.ntasks_per_core.unwrap_or(0);
         d.threads_per_core = self.threads_per_core.unwrap_or(0);
@@ -841,6 +854,52 @@ mod tests {
             .job
             .details;
         assert_eq!(memory(&d.memory), "MemoryRequest::PerNode(100)");
+    }
+
+    #[test]
+    fn def_mem_per_gpu_leaves_a_gpu_jobs_memory_unset() {
+        // The gpu_defaults recording (DefMemPerGPU=1500): a11 `-n1
+        // --gres=gpu:1` got Mem=1500, the per-GPU default, where a1 `-n1`
+        // got DefMemPerCPU's 500; a35 `--mem=2000` kept its own.
+        let mut cluster = anchor();
+        cluster.config.gpu_defaults.mem_per_gpu = Some(1500);
+        let prepare = |args: &[&str]| {
+            JobRequest::parse(args)
+                .and_then(|r| r.prepare(7, &cluster, Some("big")))
+                .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+                .job
+                .details
+        };
+        assert_eq!(
+            memory(&prepare(&["-n1", "--gres=gpu:1"]).memory),
+            "MemoryRequest::None"
+        );
+        assert_eq!(
+            memory(&prepare(&["-n1"]).memory),
+            "MemoryRequest::PerCpu(250)"
+        );
+        assert_eq!(
+            memory(&prepare(&["-n2", "--gres=gpu:1", "--mem=2000"]).memory),
+            "MemoryRequest::PerNode(2000)"
+        );
+        // A partition's own DefMemPerGPU=0 switches the cluster's off.
+        cluster.partitions[0].gpu_defaults.mem_per_gpu = Some(0);
+        let d = JobRequest::parse(&["-n1", "--gres=gpu:1"])
+            .and_then(|r| r.prepare(7, &cluster, Some("big")))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .job
+            .details;
+        assert_eq!(memory(&d.memory), "MemoryRequest::PerCpu(250)");
+    }
+
+    #[test]
+    fn cpus_per_task_is_zero_unless_given() {
+        // DefCpuPerGPU applies only to jobs without -c
+        // (`orig_cpus_per_task == NO_VAL16`, cons_common/job_test.c:247).
+        let d = prepare(&["-n2"]).job.details;
+        assert_eq!((d.cpus_per_task, d.min_cpus, d.pn_min_cpus), (0, 2, 1));
+        let d = prepare(&["-n2", "-c1"]).job.details;
+        assert_eq!((d.cpus_per_task, d.min_cpus, d.pn_min_cpus), (1, 2, 1));
     }
 
     #[test]

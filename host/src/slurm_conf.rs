@@ -278,6 +278,11 @@ pub struct PartitionConf {
     pub min_nodes: u32,
     /// `MaxCPUsPerNode=`; `None` for `UNLIMITED` (the default).
     pub max_cpus_per_node: Option<u32>,
+    /// `DefCpuPerGPU=`; `None` when unset here, in which case the
+    /// cluster-wide option applies.
+    pub def_cpu_per_gpu: Option<u64>,
+    /// `DefMemPerGPU=` in MB; `None` when unset here.
+    pub def_mem_per_gpu: Option<u64>,
     /// `State=`, default `UP`.
     pub state: PartitionState,
     /// Other keys of the line, as written (`AllowAccounts`, `PreemptMode`,
@@ -703,7 +708,9 @@ const PARTITION_KEYS: KeySet = KeySet {
     typed: &[
         "Default",
         "DefaultTime",
+        "DefCPUPerGPU",
         "DefMemPerCPU",
+        "DefMemPerGPU",
         "DefMemPerNode",
         "MaxCPUsPerNode",
         "MaxMemPerCPU",
@@ -724,8 +731,6 @@ const PARTITION_KEYS: KeySet = KeySet {
         "AllowQos",
         "Alternate",
         "CpuBind",
-        "DefCPUPerGPU",
-        "DefMemPerGPU",
         "DenyAccounts",
         "DenyQos",
         "DisableRootJobs",
@@ -1183,6 +1188,8 @@ impl Builder<'_> {
                 .number(params, "MinNodes", "a number of nodes")?
                 .unwrap_or(0),
             max_cpus_per_node: self.limit(params, "MaxCPUsPerNode", "a number of CPUs")?,
+            def_cpu_per_gpu: self.number(params, "DefCPUPerGPU", "a number of CPUs")?,
+            def_mem_per_gpu: self.number(params, "DefMemPerGPU", "a number of MB")?,
             state,
             extra: PARTITION_KEYS.extra(self.files, params),
         })
@@ -1672,6 +1679,7 @@ mod tests {
             "PartitionName=p Nodes=n[5-8],n1,n5 Default=yes MaxTime=1-12:30:00 ",
             "DefaultTime=90:30 OverSubscribe=YES:8 Priority=7 State=DRAIN ",
             "MaxMemPerNode=8000 MaxNodes=4 MinNodes=2 MaxCPUsPerNode=32 ",
+            "DefCpuPerGPU=4 DefMemPerGPU=8000 ",
             "AllowAccounts=teamA PreemptMode=REQUEUE\n",
             "PartitionName=q Shared=EXCLUSIVE MaxNodes=INFINITE PriorityTier=3 State=INACTIVE\n",
         ));
@@ -1687,6 +1695,10 @@ mod tests {
         assert_eq!(
             (p.max_nodes, p.min_nodes, p.max_cpus_per_node),
             (Some(4), 2, Some(32))
+        );
+        assert_eq!(
+            (p.def_cpu_per_gpu, p.def_mem_per_gpu),
+            (Some(4), Some(8000))
         );
         assert_eq!(p.extra.get("AllowAccounts"), Some("teamA"));
         assert_eq!(p.extra.get("PreemptMode"), Some("REQUEUE"));
@@ -1943,6 +1955,11 @@ mod tests {
             "PartitionName=p DefMemPerCPU=1 DefMemPerNode=2\n",
             1,
             "DefMemPerCPU and DefMemPerNode exclude each other; give one",
+        );
+        assert_error(
+            "PartitionName=p DefCpuPerGPU=two\n",
+            1,
+            "DefCpuPerGPU: expected a number of CPUs, found `two`",
         );
         assert_error(
             "NodeName=n1 State=BROKEN\n",

@@ -366,7 +366,7 @@ fn task_range(rec: &NodeRec, job: &JobView) -> (u32, u32) {
 /// a one-node job's `-n`, else 1 to unbounded; the maximum is cut to the
 /// free CPUs / cpus-per-task and to `limit` (usable GRES / per-task
 /// count). Those tasks' CPUs, and the CPUs `--cpus-per-gpu` asks for their
-/// devices, rounded up to whole cores, are kept: while more cores are
+/// devices (per task, node or socket), rounded up to whole cores, are kept: while more cores are
 /// free, the highest free core of the socket with the most free cores (the
 /// first such socket on ties) is dropped, so the kept cores spread over the
 /// sockets. Anchor job a29 (`-N2 -n4 --gpus-per-task=1` on idle 2×2-core
@@ -393,11 +393,22 @@ fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32)
     while tasks > min_tasks && cores_of(tasks * cpt) > have {
         tasks -= 1;
     }
+    // The CPUs `--cpus-per-gpu` (or DefCpuPerGPU) asks for the node's
+    // devices: per task, per node or per socket (`req_cpus` from
+    // `cpus_per_gres`, gres_select_filter.c:776-806).
     let gres_cpus = job
         .gres
         .iter()
-        .filter(|g| g.scope == GresScope::PerTask && g.cpus_per_gres > 0)
-        .map(|g| g.count as u32 * tasks * g.cpus_per_gres)
+        .filter(|g| g.cpus_per_gres > 0)
+        .map(|g| {
+            let count = match g.scope {
+                GresScope::PerTask => g.count as u32 * tasks,
+                GresScope::PerNode => g.count as u32,
+                GresScope::PerSocket => g.count as u32 * rec.sockets as u32,
+                GresScope::PerJob => 0,
+            };
+            count * g.cpus_per_gres
+        })
         .max()
         .unwrap_or(0);
     let want = cores_of(tasks * cpt).max(cores_of(gres_cpus)).max(1);

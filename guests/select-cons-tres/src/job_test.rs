@@ -599,7 +599,7 @@ impl ConsTres {
             &self.gres_names,
             &self.partitions,
             &self.default_memory,
-            self.params.default_dist_block,
+            &self.params,
             n,
         )
         .map_err(|e| fail(EINVAL, e))?;

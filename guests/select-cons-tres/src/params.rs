@@ -37,6 +37,10 @@ pub struct Params {
     /// `OverTimeLimit` (minutes) and `KillWait` (seconds), for end-time guesses.
     pub over_time_limit: u16,
     pub kill_wait: u16,
+    /// The cluster-wide `DefCpuPerGPU` and `DefMemPerGPU` (MB); a
+    /// partition's own values come first (see `JobView::new`).
+    pub def_cpu_per_gpu: Option<u64>,
+    pub def_mem_per_gpu: Option<u64>,
 }
 
 impl Params {
@@ -67,6 +71,8 @@ impl Params {
             bf_window_linear: 0,
             over_time_limit: 0,
             kill_wait: 30,
+            def_cpu_per_gpu: None,
+            def_mem_per_gpu: None,
         };
         let mut unit = None;
         // Tokens seen, and those naming a unit or CR_Memory (at most one).

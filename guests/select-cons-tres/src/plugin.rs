@@ -64,6 +64,8 @@ pub fn instance_from(config: &SelectConfig) -> Result<ConsTres, Error> {
         .map_err(err)?;
     params.over_time_limit = c.over_time_limit;
     params.kill_wait = c.kill_wait;
+    params.def_cpu_per_gpu = c.gpu_defaults.cpus_per_gpu;
+    params.def_mem_per_gpu = c.gpu_defaults.mem_per_gpu;
     params.cons_res = c.raw.iter().any(|kv| {
         kv.key.eq_ignore_ascii_case("SelectType") && kv.value.trim() == "select/cons_res"
     });

@@ -10,6 +10,7 @@ use crate::bits::Bits;
 use crate::node_usage::{
     is_shared, GresNames, NODE_CR_AVAILABLE, NODE_CR_ONE_ROW, NODE_CR_RESERVED,
 };
+use crate::params::Params;
 
 /// A GRES name or type no node has: matches no device.
 pub const UNKNOWN_GRES: u32 = u32::MAX;
@@ -167,29 +168,57 @@ impl JobView {
 
     /// Normalises `job` for the partition table `parts`. `default_memory` is
     /// the cluster's `DefMemPerCPU`/`DefMemPerNode`; `names` numbers the
-    /// GRES the nodes have. Fails with a message naming the field on input
-    /// the controller would never send.
+    /// GRES the nodes have; `params` gives the default socket distribution
+    /// and the cluster's GPU defaults. Fails with a message naming the
+    /// field on input the controller would never send.
     pub fn new(
         job: &Job,
         names: &GresNames,
         parts: &[Partition],
         default_memory: &MemoryRequest,
-        default_dist_block: bool,
+        params: &Params,
         nodes: usize,
     ) -> Result<JobView, String> {
         let d = &job.details;
         let partition = job.partitions.first().copied().unwrap_or(0);
         let part = parts.get(partition as usize);
-        let cpt = d.cpus_per_task.max(1) as u32;
         let ntasks_per_node = d.ntasks_per_node as u32;
-        // `memory: none` is Slurm's job without JOB_MEM_SET: a default
-        // applies, and `--mem-per-gpu` replaces it.
-        let mem_per_gres = d
+        // `_set_gpu_defaults` (cons_common/job_test.c:227-262): the
+        // partition's DefCpuPerGPU, else the cluster's, only for a job that
+        // gave no `-c`; DefMemPerGPU likewise, whatever `-c` says. Each GPU
+        // request without its own value takes them, and a per-task GPU
+        // request raises CPUs per task to GPUs per task x the default
+        // (`gres_select_util_job_set_defs`, gres_select_util.c:55-106).
+        let part_gpu = part.map(|p| &p.gpu_defaults);
+        let def_cpu_per_gpu = if d.cpus_per_task == 0 {
+            part_gpu
+                .and_then(|g| g.cpus_per_gpu)
+                .or(params.def_cpu_per_gpu)
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let def_mem_per_gpu = part_gpu
+            .and_then(|g| g.mem_per_gpu)
+            .or(params.def_mem_per_gpu)
+            .unwrap_or(0);
+        let gpu_cpt = d
             .gres
             .iter()
-            .filter_map(|g| g.mem_per_gres)
+            .filter(|g| g.name == "gpu" && g.scope == GresScope::PerTask)
+            .map(|g| g.count.saturating_mul(def_cpu_per_gpu))
             .max()
             .unwrap_or(0);
+        let cpt = (d.cpus_per_task.max(1) as u32).max(u32::try_from(gpu_cpt).unwrap_or(u32::MAX));
+        let mem_per_gres_of = |g: &slurm_wasm_sdk::types::GresRequest| match g.mem_per_gres {
+            Some(m) => m,
+            None if g.name == "gpu" => def_mem_per_gpu,
+            None => 0,
+        };
+        // `memory: none` is Slurm's job without JOB_MEM_SET: a default
+        // applies, and a per-GPU memory (`--mem-per-gpu`, else
+        // DefMemPerGPU) replaces it (`gres_select_util_job_mem_max`).
+        let mem_per_gres = d.gres.iter().map(mem_per_gres_of).max().unwrap_or(0);
         let mem = match (&d.memory, part.map(|p| &p.default_memory), default_memory) {
             (MemoryRequest::None, _, _) if mem_per_gres > 0 => Mem::PerGres(mem_per_gres),
             (MemoryRequest::PerNode(v), _, _) => Mem::PerNode(*v),
@@ -235,7 +264,7 @@ impl JobView {
             2 => SockDist::Block,
             1 | 3 => SockDist::Cyclic,
             _ if node_dist_plane => SockDist::Block,
-            _ if default_dist_block => SockDist::Block,
+            _ if params.default_dist_block => SockDist::Block,
             _ => SockDist::Cyclic,
         };
         let gres: Vec<GresReq> = d
@@ -253,8 +282,12 @@ impl JobView {
                 gpu: g.name == "gpu",
                 scope: g.scope,
                 count: g.count,
-                cpus_per_gres: g.cpus_per_gres.unwrap_or(0) as u32,
-                mem_per_gres: g.mem_per_gres.unwrap_or(0),
+                cpus_per_gres: match g.cpus_per_gres {
+                    Some(c) => c as u32,
+                    None if g.name == "gpu" => u32::try_from(def_cpu_per_gpu).unwrap_or(u32::MAX),
+                    None => 0,
+                },
+                mem_per_gres: mem_per_gres_of(g),
             })
             .collect();
         let mut view = JobView {

@@ -1551,3 +1551,51 @@ fn per_node_gpu_trim_gives_way_when_the_socket_is_too_small() {
     assert_eq!(got.len(), 1);
     assert_eq!((got[0].1.len(), got[0].2), (3, 6));
 }
+
+#[test]
+fn gpu_defaults_apply_as_slurm_sets_them() {
+    // _set_gpu_defaults and gres_select_util_job_set_defs (22.05
+    // cons_common/job_test.c:227-262, gres_select_util.c:55-106), checked
+    // against the anchor's gpu_defaults recording (DefCpuPerGPU=2,
+    // DefMemPerGPU=1500): a11 `-n1 --gres=gpu:1` got NumCPUs=2 Mem=1500; a13
+    // `-n2 --gpus-per-task=1` 2 CPUs per task; a25 `-c4` kept its own CPUs.
+    let mut ct = anchor_cluster();
+    ct.params.def_cpu_per_gpu = Some(2);
+    ct.params.def_mem_per_gpu = Some(1500);
+    // Jobs without -c (cpus_per_task 0) and without a memory option.
+    let gpu_job = |id: u32, tasks: u32| {
+        let mut j = with_gres(job(id, 1, tasks, 1), "gpu", 1);
+        j.details.cpus_per_task = 0;
+        j.details.memory = MemoryRequest::None;
+        j
+    };
+    // One core of 2 threads covers the 2 CPUs of one GPU; 1500 MB per GPU.
+    assert_eq!(decision(&ct, gpu_job(1, 1)), Ok(vec![(0, 2, 1500)]));
+    // Two GPUs per node: 4 CPUs (two cores) and 3000 MB, even for one task.
+    let mut two = gpu_job(2, 1);
+    two.details.gres[0].count = 2;
+    assert_eq!(decision(&ct, two), Ok(vec![(0, 4, 3000)]));
+    // --gpus-per-task=1 with -n2: CPUs per task rise to 2.
+    let mut per_task = gpu_job(3, 2);
+    per_task.details.gres[0].scope = GresScope::PerTask;
+    assert_eq!(decision(&ct, per_task), Ok(vec![(0, 4, 3000)]));
+    // With -c the CPU default is off; the memory default stays.
+    let mut with_c = gpu_job(4, 1);
+    with_c.details.cpus_per_task = 1;
+    assert_eq!(decision(&ct, with_c), Ok(vec![(0, 2, 1500)]));
+    // An explicit memory or --cpus-per-gpu wins over the defaults.
+    let mut own = gpu_job(5, 1);
+    own.details.memory = MemoryRequest::PerNode(700);
+    own.details.gres[0].cpus_per_gres = Some(4);
+    assert_eq!(decision(&ct, own), Ok(vec![(0, 4, 700)]));
+    // The partition's own values come first; its DefMemPerGPU=0 switches
+    // the cluster's off (DefMemPerCPU=250 applies again).
+    ct.partitions[0].gpu_defaults.cpus_per_gpu = Some(4);
+    ct.partitions[0].gpu_defaults.mem_per_gpu = Some(0);
+    assert_eq!(decision(&ct, gpu_job(6, 1)), Ok(vec![(0, 4, 1000)]));
+    // A job without GPUs is untouched.
+    let mut plain = job(7, 1, 1, 1);
+    plain.details.cpus_per_task = 0;
+    plain.details.memory = MemoryRequest::None;
+    assert_eq!(decision(&ct, plain), Ok(vec![(0, 2, 500)]));
+}

@@ -186,7 +186,7 @@ impl ConsTres {
             &self.gres_names,
             &self.partitions,
             &self.default_memory,
-            false,
+            &self.params,
             self.recs.len(),
         ) {
             Ok(v) => (v.node_req, v.whole_node || res.whole_nodes),

@@ -17,6 +17,10 @@
 //! - A partition without its own `DefMemPerCPU`/`DefMemPerNode` (or
 //!   `MaxMemPerCPU`/`MaxMemPerNode`) takes the cluster-wide option. A value
 //!   of 0 means no default (no limit), as in Slurm.
+//! - `DefCpuPerGPU`/`DefMemPerGPU` stay where they were written: a
+//!   partition's `gpu-defaults` holds its own, `cluster-config`'s the
+//!   cluster-wide ones, and cons_tres looks at the partition's first, as
+//!   Slurm does.
 //! - `KillWait` is 30 seconds and `OverTimeLimit` 0 minutes unless set;
 //!   `OverTimeLimit=UNLIMITED` is 65535 (Slurm's `INFINITE16`).
 //! - `raw` holds every option outside node, partition and other record
@@ -41,7 +45,7 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use crate::bindings::types::{
-    ClusterConfig, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState, NodeState,
+    ClusterConfig, GpuDefaults, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState, NodeState,
     NodeStateFlags, Oversubscribe, Partition, TresAmount,
 };
 use crate::fixtures::{bitmap, bits};
@@ -107,6 +111,10 @@ impl Cluster {
             kill_wait: number(options, "KillWait", "a number of seconds")?.unwrap_or(30),
             task_plugin_param: comma_list(options.get("TaskPluginParam")),
             gres_types: conf.gres_types(),
+            gpu_defaults: GpuDefaults {
+                cpus_per_gpu: number(options, "DefCPUPerGPU", "a number of CPUs")?,
+                mem_per_gpu: number(options, "DefMemPerGPU", "a number of MB")?,
+            },
             raw: options
                 .iter()
                 .map(|(key, value)| KeyValue {
@@ -364,6 +372,10 @@ fn partition(
         default_memory: conf.default_memory.map_or(*default_memory, memory_request),
         max_memory: conf.max_memory.map_or(*max_memory, memory_request),
         max_cpus_per_node: conf.max_cpus_per_node,
+        gpu_defaults: GpuDefaults {
+            cpus_per_gpu: conf.def_cpu_per_gpu,
+            mem_per_gpu: conf.def_mem_per_gpu,
+        },
     }
 }
 
@@ -740,5 +752,33 @@ mod tests {
             "slurm.conf:2: CPUSpecList: expected CPU ids below the node's 4 CPUs, like 0-1,4; found `1-4`"
         );
         assert!(error("NodeName=a CPUs=4 CPUSpecList=2-1\n").contains("found `2-1`"));
+        assert_eq!(
+            error("ClusterName=c\nDefMemPerGPU=lots\n"),
+            "slurm.conf:2: DefMemPerGPU: expected a number of MB, found `lots`"
+        );
+    }
+
+    #[test]
+    fn gpu_defaults_stay_where_they_were_written() {
+        // Slurm keeps a partition's job_defaults_list apart from the
+        // cluster's; cons_tres looks at the partition's first
+        // (`_set_gpu_defaults`, cons_common/job_test.c:227).
+        let cluster = cluster(concat!(
+            "DefCpuPerGPU=2 DefMemPerGPU=1500\n",
+            "NodeName=a\n",
+            "PartitionName=p Nodes=a DefMemPerGPU=4000\n",
+            "PartitionName=q Nodes=a\n",
+        ));
+        let cluster_wide = &cluster.config.gpu_defaults;
+        assert_eq!(
+            (cluster_wide.cpus_per_gpu, cluster_wide.mem_per_gpu),
+            (Some(2), Some(1500))
+        );
+        let (p, q) = (
+            &cluster.partitions[0].gpu_defaults,
+            &cluster.partitions[1].gpu_defaults,
+        );
+        assert_eq!((p.cpus_per_gpu, p.mem_per_gpu), (None, Some(4000)));
+        assert_eq!((q.cpus_per_gpu, q.mem_per_gpu), (None, None));
     }
 }

@@ -4,15 +4,19 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~7 min for all three):
-#     bash tests/anchor/select/record.sh              # all three configurations
+# configuration, ~12 min for all five):
+#     bash tests/anchor/select/record.sh              # all five configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
-# Configurations (<config> = directory name | SelectType | SelectTypeParameters):
-#     cons_tres-CR_Core_Memory   select/cons_tres   CR_Core_Memory
-#     cons_tres-CR_CPU_Memory    select/cons_tres   CR_CPU_Memory
-#     linear-CR_Memory           select/linear      CR_Memory
+# Configurations (<config> = directory name | SelectType | SelectTypeParameters | slurm.conf
+# lines appended to setup.sh's, through its EXTRA_CONF, `\n` between lines):
+#     cons_tres-CR_Core_Memory                select/cons_tres  CR_Core_Memory
+#     cons_tres-CR_CPU_Memory                 select/cons_tres  CR_CPU_Memory
+#     linear-CR_Memory                        select/linear     CR_Memory
+#     cons_tres-CR_Core_Memory-one_task       select/cons_tres  CR_Core_Memory,CR_ONE_TASK_PER_CORE
+#     cons_tres-CR_Core_Memory-gpu_defaults   select/cons_tres  CR_Core_Memory
+#                                             + DefCpuPerGPU=2, DefMemPerGPU=1500
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -54,9 +58,11 @@ A=${SLURM_ANCHOR_DIR:-/tmp/slurm-anchor}
 OUT=${OUT:-$REPO/tests/fixtures/anchor/select}
 T0=$(date +%s)
 
-CONFIGS="cons_tres-CR_Core_Memory|select/cons_tres|CR_Core_Memory
-cons_tres-CR_CPU_Memory|select/cons_tres|CR_CPU_Memory
-linear-CR_Memory|select/linear|CR_Memory"
+CONFIGS="cons_tres-CR_Core_Memory|select/cons_tres|CR_Core_Memory|
+cons_tres-CR_CPU_Memory|select/cons_tres|CR_CPU_Memory|
+linear-CR_Memory|select/linear|CR_Memory|
+cons_tres-CR_Core_Memory-one_task|select/cons_tres|CR_Core_Memory,CR_ONE_TASK_PER_CORE|
+cons_tres-CR_Core_Memory-gpu_defaults|select/cons_tres|CR_Core_Memory|DefCpuPerGPU=2\nDefMemPerGPU=1500"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
@@ -298,11 +304,13 @@ run_stream() {
 }
 
 record_config() {
-  local dir=$1 stype=$2 sparams=$3 line probe
+  local dir=$1 stype=$2 sparams=$3 extra line probe
+  extra=$(printf '%b' "$4")
   rm -f "$A/teardown.sh"
-  say "== $dir: starting the anchor cluster ($stype $sparams)"
+  say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }})"
   STARTED=1
-  SELECT_TYPE=$stype SELECT_PARAMS=$sparams WITH_DBD=0 bash "$ANCHOR/setup.sh" > "$WORK/setup.log"
+  SELECT_TYPE=$stype SELECT_PARAMS=$sparams EXTRA_CONF=$extra WITH_DBD=0 \
+    bash "$ANCHOR/setup.sh" > "$WORK/setup.log"
   line=$(scontrol show config | grep -E '^SelectType ' || true)
   [[ $line =~ =\ $stype$ ]] || die "slurmctld does not run $stype: $line"
   line=$(scontrol show config | grep -E '^SelectTypeParameters ' || true)
@@ -320,15 +328,15 @@ record_config() {
   rm -f "$OUT/$dir"/*
   cp /etc/slurm/slurm.conf "$OUT/$dir/slurm.conf"
   cp /etc/slurm/gres.conf "$OUT/$dir/gres.conf"
-  scontrol show config | grep -E '^(SelectType|SelectTypeParameters|DefMemPerCPU|DefMemPerNode|GresTypes) ' \
+  scontrol show config | grep -E '^(SelectType|SelectTypeParameters|DefMemPerCPU|DefMemPerNode|GresTypes|JobDefaults) ' \
     > "$OUT/$dir/config.txt"
   run_stream "$OUT/$dir/stream.txt"
   stop_cluster
   say "== $dir: $(grep -c '^\[submit' "$OUT/$dir/stream.txt") submits recorded"
 }
 
-while IFS='|' read -r -u 3 dir stype sparams; do
+while IFS='|' read -r -u 3 dir stype sparams extra; do
   if [ $# -gt 0 ] && [[ " $* " != *" $dir "* ]]; then continue; fi
-  record_config "$dir" "$stype" "$sparams"
+  record_config "$dir" "$stype" "$sparams" "$extra"
 done 3<<< "$CONFIGS"
 say "done"

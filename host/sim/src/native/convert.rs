@@ -161,8 +161,9 @@ records! {
     host::Partition => sdk {
         index, name, nodes, oversubscribe, priority_job_factor, priority_tier,
         max_time, default_time, max_nodes, min_nodes, default_memory,
-        max_memory, max_cpus_per_node,
+        max_memory, max_cpus_per_node, gpu_defaults,
     }
+    host::GpuDefaults => sdk { cpus_per_gpu, mem_per_gpu }
     host::GresRequest => sdk { name, type_name, scope, count, cpus_per_gres, mem_per_gres }
     host::JobDetails => sdk {
         min_nodes, max_nodes, num_tasks, min_cpus, max_cpus, cpus_per_task,
@@ -187,7 +188,7 @@ records! {
     host::ClusterConfig => sdk {
         cluster_name, select_type_parameters, default_memory,
         scheduler_parameters, preempt_mode, over_time_limit, kill_wait,
-        task_plugin_param, gres_types, raw,
+        task_plugin_param, gres_types, gpu_defaults, raw,
     }
     host_select::SelectConfig => sdk_select { cluster, partitions }
     host_select::PreempteeCandidate => sdk_select { job_id, mode }
