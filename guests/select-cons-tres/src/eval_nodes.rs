@@ -271,7 +271,9 @@ impl Run {
 ///
 /// With a node range (`counts.req` above the minimum) nodes are taken up
 /// to `req`, but the job also fits when the nodes run out with only the
-/// optional ones missing (spec 2.6, last bullet).
+/// optional ones missing (spec 2.6, last bullet). A job giving a task
+/// count takes no more nodes than it has tasks (or than its minimum, when
+/// that is larger; under CR_LLN never more than its tasks).
 ///
 /// Costs O(offers) for the one-node path and O(offers + sets × sets used)
 /// for the best fit: the sets are built once and only the chosen set is
@@ -321,7 +323,18 @@ pub fn eval_nodes(
     };
     let gres_cpu = job.gres_cpus_per_node() as i64;
     st.rem_max_cpus = st.rem_max_cpus.max(gres_cpu * st.rem_nodes);
-    let max_nodes = counts.max.min(recs.len() as u32) as usize;
+    // No more nodes than tasks: 22.05's `choose_nodes` lowers the maximum
+    // to the task count, or to `min_nodes` when that is larger
+    // (cons_tres/job_test.c:3179-3180); `_eval_nodes_lln` then caps it at
+    // the task count itself (:2773-2775).
+    let mut max_nodes = counts.max;
+    if job.num_tasks > 0 && max_nodes > job.num_tasks {
+        max_nodes = job.num_tasks.max(min_nodes);
+    }
+    if params.lln && job.num_tasks > 0 {
+        max_nodes = max_nodes.min(job.num_tasks);
+    }
+    let max_nodes = max_nodes.min(recs.len() as u32) as usize;
     let mut taken = vec![false; offers.len()];
 
     // Required nodes first.

@@ -579,6 +579,29 @@ fn node_range_runs_without_its_optional_nodes() {
 }
 
 #[test]
+fn node_range_takes_no_more_nodes_than_tasks() {
+    // 22.05 `choose_nodes` (cons_tres/job_test.c:3179-3180) lowers
+    // max_nodes to MAX(num_tasks, min_nodes) before `_eval_nodes`. `-N1-4
+    // -n2` (req_nodes 4) on four idle nodes: the walk stops after two
+    // nodes and the other two are optional, so n0 and n1, not all four.
+    let ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
+    let mut j = job(1, 1, 2, 1);
+    j.details.max_nodes = Some(4);
+    assert_eq!(nodes_of(&ct, j), vec![0, 1]);
+    // `_eval_nodes_lln` (:2773-2775) caps at MIN(max_nodes, num_tasks):
+    // under CR_LLN the same job gets two nodes as well, and `-N3 -n2`,
+    // left one node short of its minimum, does not run.
+    let ct = cluster(&["CR_Core", "CR_LLN"], 4, 1, 4, 1, 100);
+    let mut j = job(2, 1, 2, 1);
+    j.details.max_nodes = Some(4);
+    assert_eq!(nodes_of(&ct, j).len(), 2);
+    let j = job(3, 3, 2, 1);
+    assert!(ct
+        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
+        .is_err());
+}
+
+#[test]
 fn required_node_is_walked_up_from() {
     // Spec 2.6 "Taking nodes: with required nodes, walk up then down from
     // the first required node"; 22.05 cons_tres/job_test.c:837-897. Four
