@@ -32,6 +32,8 @@ struct State<'a> {
     recs: &'a [NodeRec],
     rem_cpus: i64,
     rem_nodes: i64,
+    /// The nodes still below `min_nodes` (22.05's `min_rem_nodes`).
+    min_rem_nodes: i64,
     /// Nodes of `rem_nodes` that a node range (`-N min-max`, `req_nodes`
     /// above `min_nodes`) only wishes for: `req_nodes − min_nodes`, or 0.
     optional: i64,
@@ -43,10 +45,11 @@ struct State<'a> {
 
 impl State<'_> {
     /// `cpus_to_use`: clip a node's CPUs so later nodes keep their share.
-    /// Each node still to come keeps one core's worth of the job's CPUs per
-    /// core (`cpus_per_core`; e.g. 2 on a 2-thread node without
-    /// `--ntasks-per-core`, as in 22.05's `common_cpus_per_core`), a whole
-    /// socket's worth under CR_Socket.
+    /// Each node still needed for `min_nodes` (not the optional nodes of a
+    /// range: 22.05 passes `min_rem_nodes`, cons_tres/job_test.c:844)
+    /// keeps one core's worth of the job's CPUs per core (`cpus_per_core`;
+    /// e.g. 2 on a 2-thread node without `--ntasks-per-core`, as in 22.05's
+    /// `common_cpus_per_core`), a whole socket's worth under CR_Socket.
     fn cpus_to_use(&self, node: usize, avail: u32, cpus_per_core: u32) -> u32 {
         if self.job.whole_node {
             return avail;
@@ -55,7 +58,7 @@ impl State<'_> {
         if self.params.unit == Unit::Socket {
             unit *= self.recs[node].cores_per_socket as i64;
         }
-        let reserve = (self.rem_nodes - 1).max(0) * unit;
+        let reserve = (self.min_rem_nodes - 1).max(0) * unit;
         let limit = self.rem_max_cpus - reserve;
         if avail as i64 > limit {
             limit.max(self.job.pn_min_cpus as i64).max(0) as u32
@@ -69,6 +72,7 @@ impl State<'_> {
         self.rem_cpus -= cpus as i64;
         self.rem_max_cpus -= cpus as i64;
         self.rem_nodes -= 1;
+        self.min_rem_nodes -= 1;
         self.gres_have += offer.job_gres;
         self.chosen.push((offer.node, cpus));
     }
@@ -311,6 +315,7 @@ pub fn eval_nodes(
         recs,
         rem_cpus: job.min_cpus as i64,
         rem_nodes: rem_nodes as i64,
+        min_rem_nodes: min_nodes as i64,
         optional: counts.req.saturating_sub(min_nodes) as i64,
         rem_max_cpus: if job.max_cpus > 0 {
             job.max_cpus
@@ -399,8 +404,7 @@ pub fn eval_nodes(
         st.chosen.sort_unstable();
         // 22.05's `_eval_nodes_lln` ends on `min_rem_nodes`, the nodes
         // below `min_nodes` (cons_tres/job_test.c:2930-2938).
-        let min_met = st.chosen.len() >= min_nodes as usize;
-        let fits = st.rem_cpus <= 0 && st.gres_have >= st.gres_job && min_met;
+        let fits = st.rem_cpus <= 0 && st.gres_have >= st.gres_job && st.min_rem_nodes <= 0;
         return (st.done() || fits).then_some(st.chosen);
     }
 

@@ -602,6 +602,21 @@ fn node_range_takes_no_more_nodes_than_tasks() {
 }
 
 #[test]
+fn node_range_clips_cpus_for_the_minimum_nodes_only() {
+    // 22.05 `_cpus_to_use` (cons_tres/job_test.c:228-251) keeps one core's
+    // worth of CPUs per node still to come, counting the nodes below
+    // `min_nodes` (`min_rem_nodes`, :844, :881, :969), not those up to
+    // req_nodes. `-N1-2 -n3` under CR_CPU on 2-thread nodes: n0 may take
+    // all 3 CPUs (none kept for the optional n1), so the tasks go 2 + 1
+    // (CPUs 2 and 1), not 1 + 2.
+    let ct = cluster(&["CR_CPU"], 2, 1, 4, 2, 100);
+    let mut j = job(1, 1, 3, 1);
+    j.details.max_nodes = Some(2);
+    let got: Vec<(u32, u16)> = cores(&ct, j).iter().map(|n| (n.0, n.2)).collect();
+    assert_eq!(got, vec![(0, 2), (1, 1)]);
+}
+
+#[test]
 fn required_node_is_walked_up_from() {
     // Spec 2.6 "Taking nodes: with required nodes, walk up then down from
     // the first required node"; 22.05 cons_tres/job_test.c:837-897. Four
