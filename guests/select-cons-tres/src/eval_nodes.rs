@@ -159,12 +159,14 @@ struct Run {
     gres: u64,
     /// The most CPUs one node of the set offers.
     max_avail: u32,
+    /// The scheduling weight of the set's last untaken node (a contiguous
+    /// job's sets mix weights; 22.05 keeps the last, :641-642).
     weight: u64,
     /// The offer of the set's first required node.
     req: Option<usize>,
 }
 
-/// The sets of untaken offers in `lo..hi`, appended to `out`. A required
+/// The sets of untaken offers, in node order. A required
 /// node (taken before the sets are built) does not end a set: it joins the
 /// set it lies in and marks it, as in 22.05 (cons_tres/job_test.c:620-690).
 /// Sets break where the node weight changes (spec 2.6), required nodes
@@ -172,23 +174,16 @@ struct Run {
 /// nodes after it stays a set of its own with no untaken node, which is
 /// dropped: its nodes are taken already, and Slurm 22.05 loses that set's
 /// mark too.
-fn runs_in(
-    recs: &[NodeRec],
-    offers: &[Offer],
-    taken: &[bool],
-    job: &JobView,
-    lo: usize,
-    hi: usize,
-    out: &mut Vec<Run>,
-) {
-    // Without required nodes every taken node ends a set. That loop is
-    // kept apart: with the required-node test inside, the wasm build of a
+fn runs_in(recs: &[NodeRec], offers: &[Offer], taken: &[bool], job: &JobView) -> Vec<Run> {
+    // Without required nodes nothing is taken yet. That loop is kept
+    // apart: with the required-node test inside, the wasm build of a
     // RUN_NOW over 10,000 nodes spent 6% more fuel.
     let Some(required) = job.required.as_ref() else {
-        return plain_runs(recs, offers, taken, job.contiguous, lo, hi, out);
+        return plain_runs(recs, offers, job.contiguous);
     };
     let is_required = |p: usize| required.get(offers[p].node);
-    let mut p = lo;
+    let (mut out, hi) = (Vec::new(), offers.len());
+    let mut p = 0;
     while p < hi {
         if taken[p] && !is_required(p) {
             p += 1;
@@ -200,6 +195,9 @@ fn runs_in(
             && (job.contiguous || sched_weight(recs, &offers[p]) == run.weight)
         {
             if !taken[p] {
+                if job.contiguous {
+                    run.weight = sched_weight(recs, &offers[p]);
+                }
                 run.add(&offers[p]);
             } else if is_required(p) {
                 run.req.get_or_insert(p);
@@ -213,36 +211,29 @@ fn runs_in(
             out.push(run);
         }
     }
+    out
 }
 
 /// [`runs_in`] for a job without required nodes.
-fn plain_runs(
-    recs: &[NodeRec],
-    offers: &[Offer],
-    taken: &[bool],
-    contiguous: bool,
-    lo: usize,
-    hi: usize,
-    out: &mut Vec<Run>,
-) {
-    let mut p = lo;
+fn plain_runs(recs: &[NodeRec], offers: &[Offer], contiguous: bool) -> Vec<Run> {
+    let (mut out, hi) = (Vec::new(), offers.len());
+    let mut p = 0;
     while p < hi {
-        if taken[p] {
-            p += 1;
-            continue;
-        }
         let mut run = Run::at(p, sched_weight(recs, &offers[p]));
         while p < hi
-            && !taken[p]
             && (p == run.start || offers[p].node == offers[p - 1].node + 1)
             && (contiguous || sched_weight(recs, &offers[p]) == run.weight)
         {
+            if contiguous {
+                run.weight = sched_weight(recs, &offers[p]);
+            }
             run.add(&offers[p]);
             p += 1;
         }
         run.end = p;
         out.push(run);
     }
+    out
 }
 
 impl Run {
@@ -280,8 +271,9 @@ impl Run {
 /// that is larger; under CR_LLN never more than its tasks).
 ///
 /// Costs O(offers) for the one-node path and O(offers + sets × sets used)
-/// for the best fit: the sets are built once and only the chosen set is
-/// split again, instead of a pass over every node per chosen set.
+/// for the best fit: the sets are built once and each chosen set is
+/// dropped after its walk, instead of a pass over every node per chosen
+/// set.
 pub fn eval_nodes(
     job: &JobView,
     params: &Params,
@@ -409,8 +401,7 @@ pub fn eval_nodes(
     }
 
     // Consecutive best fit.
-    let mut runs = Vec::new();
-    runs_in(recs, offers, &taken, job, 0, offers.len(), &mut runs);
+    let mut runs = runs_in(recs, offers, &taken, job);
     // A contiguous job with required nodes only looks at the set holding
     // them, and fails when they lie in several (spec 2.6; 22.05
     // cons_tres/job_test.c:747-750, 806-822).
@@ -418,9 +409,12 @@ pub fn eval_nodes(
     while !st.done() && st.chosen.len() < max_nodes {
         // When one node is left to choose, only a node that alone has the
         // CPUs still needed is taken (see below); a set without one would
-        // be chosen, found useless and marked, one set per pass. Leaving
-        // such sets out of the comparison picks the same set in one pass
-        // (the preference is a strict order).
+        // be chosen, take nothing and be dropped, one set per pass.
+        // Without per-job GRES, leaving such sets out of the comparison
+        // picks the same set in one pass: every set holding such a node is
+        // sufficient, so a set without one never displaces it for being
+        // bigger, and a set that displaces one of those for being lighter
+        // or tighter is beaten only by sets lighter or tighter still.
         let last_pick = max_nodes - st.chosen.len() == 1;
         if contiguous_req && runs.iter().filter(|r| r.req.is_some()).nth(1).is_some() {
             break;
@@ -431,8 +425,11 @@ pub fn eval_nodes(
                 continue;
             }
             // (A set holding required nodes stays: its walk takes nodes
-            // without that test.)
+            // without that test. So does every set of a job with per-job
+            // GRES: one short of them can be bigger than the best so far
+            // and hand the choice to a later set, see below.)
             if last_pick
+                && st.gres_job == 0
                 && !job.contiguous
                 && run.req.is_none()
                 && (run.max_avail as i64) < st.rem_cpus
@@ -449,19 +446,22 @@ pub fn eval_nodes(
                 Some(b) => {
                     let b = &runs[b];
                     let (suff, b_suff) = (sufficient(run), sufficient(b));
-                    if b.req.is_none() && run.req.is_some() {
-                        // The first set holding required nodes.
-                        true
-                    } else if job.contiguous {
-                        !b_suff && suff
-                    } else if run.weight != b.weight {
-                        run.weight < b.weight
-                    } else if suff {
-                        // First sufficient, tighter sufficient, or bigger insufficient.
-                        !b_suff || run.cpus < b.cpus
-                    } else {
-                        !b_suff && run.cpus > b.cpus
-                    }
+                    // 22.05 cons_tres/job_test.c:766-791: the first set
+                    // holding required nodes or a lighter set; at equal
+                    // weight the first sufficient, a tighter sufficient, or
+                    // a bigger insufficient one (bigger than the best even
+                    // when that is sufficient); a contiguous job also takes
+                    // the first sufficient set over an insufficient best.
+                    let equal_weight_better = run.weight == b.weight
+                        && if suff {
+                            !b_suff || run.cpus < b.cpus
+                        } else {
+                            run.cpus > b.cpus
+                        };
+                    (b.req.is_none() && run.req.is_some())
+                        || run.weight < b.weight
+                        || equal_weight_better
+                        || (job.contiguous && !b_suff && suff)
                 }
             };
             if better {
@@ -521,7 +521,6 @@ pub fn eval_nodes(
                 }
             }
         }
-        let before = st.chosen.len();
         for p in start..end {
             if st.done() || st.chosen.len() >= max_nodes {
                 break;
@@ -536,16 +535,9 @@ pub fn eval_nodes(
             taken[p] = true;
             st.take(o);
         }
-        if st.chosen.len() == before {
-            // Nothing in the best set helps: mark it so the loop ends.
-            for t in taken.iter_mut().take(end).skip(start) {
-                *t = true;
-            }
-        }
-        // The set's untaken nodes form the sets that replace it.
-        let mut split = Vec::new();
-        runs_in(recs, offers, &taken, job, start, end, &mut split);
-        runs.splice(k..=k, split);
+        // The set is used up, its untaken nodes too (22.05 clears it
+        // after the walk, cons_tres/job_test.c:1001-1002).
+        runs.remove(k);
     }
     st.chosen.sort_unstable();
     st.enough().then_some(st.chosen)

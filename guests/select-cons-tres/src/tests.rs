@@ -617,6 +617,108 @@ fn node_range_clips_cpus_for_the_minimum_nodes_only() {
 }
 
 #[test]
+fn bigger_insufficient_set_beats_a_sufficient_one_of_equal_weight() {
+    // 22.05 `_eval_nodes` (cons_tres/job_test.c:776-783): at equal weight
+    // a set that is not sufficient but has more CPUs than the best so far
+    // becomes the best even when that one is sufficient. n0-n2 keep one
+    // free core each (set A: 3 CPUs, 3 nodes), n3 is full, n4-n5 idle (set
+    // B: 8 CPUs, 2 nodes). `-N3 -n3`: A is sufficient, B is bigger, so B's
+    // nodes are taken first and A then gives its first node.
+    let mut ct = cluster(&["CR_Core"], 6, 1, 4, 1, 100);
+    for n in 0..3 {
+        start(&mut ct, on_node(n as u32 + 1, 6, n, 3));
+    }
+    start(&mut ct, on_node(4, 6, 3, 4));
+    assert_eq!(nodes_of(&ct, job(5, 3, 3, 1)), vec![0, 4, 5]);
+}
+
+#[test]
+fn contiguous_job_takes_the_tighter_or_lighter_sufficient_set() {
+    // 22.05 `_eval_nodes` (cons_tres/job_test.c:766-791): the weight and
+    // equal-weight rules apply to a contiguous job too; "first sufficient"
+    // only adds a sufficient set over an insufficient best. n2 full: sets
+    // n0-n1 (8 CPUs) and n3 (4 CPUs), both sufficient for `--contiguous
+    // -n2`; the tighter n3 wins.
+    let mut ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 4, 2, 4));
+    let mut j = job(2, 1, 2, 1);
+    j.details.contiguous = true;
+    assert_eq!(nodes_of(&ct, j.clone()), vec![3]);
+    // A contiguous set is not split by weight; its weight is that of its
+    // last node (:641-642). n0 weighs 1 and n1 10, so the set n0-n1 weighs
+    // 10 and n3 (weight 5) is lighter.
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 4)], MemoryRequest::None);
+    let table: Vec<_> = [1, 10, 1, 5]
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let mut n = fixtures::node(i as u32, &format!("n{i}"), 1, 4, 1, 100);
+            n.weight = *w;
+            n
+        })
+        .collect();
+    ct.node_init(&table).unwrap();
+    start(&mut ct, on_node(1, 4, 2, 4));
+    assert_eq!(nodes_of(&ct, j), vec![3]);
+}
+
+#[test]
+fn one_node_left_per_job_gres_sees_every_set() {
+    // 22.05 `_eval_nodes` compares every set in each pass (a set without
+    // a node that alone fits is chosen, takes nothing and is dropped,
+    // :994-1002): with per-job GRES a bigger set that lacks them can be
+    // the best for a while and hand the choice to a later sufficient set.
+    // `-n1 --gpus=1 --cpus-per-gpu=4` (one node): n0 (4 CPUs, a GPU) is
+    // sufficient, n2-n3 (3 + 3 CPUs, no GPU) bigger but short of the GPU,
+    // n5 (5 CPUs, a GPU) sufficient after it: n5 is taken, not n0.
+    use crate::can_run::Offer;
+    use crate::eval_nodes::{eval_nodes, Counts};
+    use crate::request::JobView;
+    let ct = cluster(&["CR_Core"], 6, 1, 8, 1, 100);
+    let mut j = job(1, 1, 1, 1);
+    j.details.gres = vec![GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope: GresScope::PerJob,
+        count: 1,
+        cpus_per_gres: Some(4),
+        mem_per_gres: None,
+    }];
+    let view = JobView::new(
+        &j,
+        &ct.gres_names,
+        &ct.partitions,
+        &ct.default_memory,
+        false,
+        6,
+    )
+    .unwrap();
+    let offer = |node: usize, cpus: u32, gpus: u64| Offer {
+        node,
+        avail_cpus: cpus,
+        cpus_per_core: 1,
+        max_cpus: cpus,
+        near_gpus: 0,
+        job_gres: gpus,
+    };
+    let offers = [
+        offer(0, 4, 1),
+        offer(2, 3, 0),
+        offer(3, 3, 0),
+        offer(5, 5, 1),
+    ];
+    let counts = Counts {
+        min: 1,
+        req: 1,
+        max: u32::MAX,
+    };
+    let got = eval_nodes(&view, &ct.params, &ct.recs, &offers, counts).unwrap();
+    // (Clipped to the job's 4 CPUs by `_cpus_to_use`.)
+    assert_eq!(got, vec![(5, 4)]);
+}
+
+#[test]
 fn required_node_is_walked_up_from() {
     // Spec 2.6 "Taking nodes: with required nodes, walk up then down from
     // the first required node"; 22.05 cons_tres/job_test.c:837-897. Four
