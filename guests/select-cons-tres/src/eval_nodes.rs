@@ -166,50 +166,62 @@ struct Run {
     req: Option<usize>,
 }
 
-/// The sets of untaken offers, in node order. A required
-/// node (taken before the sets are built) does not end a set: it joins the
-/// set it lies in and marks it, as in 22.05 (cons_tres/job_test.c:620-690).
-/// Sets break where the node weight changes (spec 2.6), required nodes
-/// included, so a run of required nodes whose weight differs from the
-/// nodes after it stays a set of its own with no untaken node, which is
-/// dropped: its nodes are taken already, and Slurm 22.05 loses that set's
-/// mark too.
+/// The sets of untaken offers, in node order, built as 22.05 builds them
+/// (cons_tres/job_test.c:594-690). Sets break at unusable nodes and,
+/// unless the job is contiguous, where the node weight changes. Required
+/// nodes (taken before the sets are built) are in no set's counts but
+/// mark the set they lie in; they set no weight, which gives two quirks
+/// kept here: after an unusable node (weight unset) required nodes join
+/// the nodes after them whatever their weight, and a set begun by a
+/// weight change reads weight 0, so its next node breaks it again: the
+/// required nodes at its start lose their mark and the set starts after
+/// them. A set holding only required nodes is dropped.
 fn runs_in(recs: &[NodeRec], offers: &[Offer], taken: &[bool], job: &JobView) -> Vec<Run> {
     // Without required nodes nothing is taken yet. That loop is kept
     // apart: with the required-node test inside, the wasm build of a
     // RUN_NOW over 10,000 nodes spent 6% more fuel.
-    let Some(required) = job.required.as_ref() else {
+    if job.required.is_none() {
         return plain_runs(recs, offers, job.contiguous);
-    };
-    let is_required = |p: usize| required.get(offers[p].node);
-    let (mut out, hi) = (Vec::new(), offers.len());
-    let mut p = 0;
-    while p < hi {
-        if taken[p] && !is_required(p) {
-            p += 1;
+    }
+    // Slurm's weight of a set no node has set (NO_VAL64), and of one begun
+    // by a weight change.
+    const UNSET: u64 = u64::MAX;
+    const FRESH: u64 = 0;
+    let mut out = Vec::new();
+    let mut run = Run::at(0, UNSET);
+    for (p, offer) in offers.iter().enumerate() {
+        if p > 0 && offer.node != offers[p - 1].node + 1 {
+            // Unusable nodes in between.
+            if run.nodes > 0 {
+                run.end = p;
+                out.push(run);
+            }
+            run = Run::at(p, UNSET);
+        }
+        let weight = sched_weight(recs, offer);
+        if !job.contiguous && run.weight != UNSET && weight != run.weight {
+            if run.nodes == 0 {
+                run.req = None;
+            } else {
+                run.end = p;
+                out.push(run);
+                run = Run::at(p, FRESH);
+            }
+        }
+        if run.nodes == 0 {
+            run.start = p;
+        }
+        // All taken offers are required nodes here.
+        if taken[p] {
+            run.req.get_or_insert(p);
             continue;
         }
-        let mut run = Run::at(p, sched_weight(recs, &offers[p]));
-        while p < hi
-            && (p == run.start || offers[p].node == offers[p - 1].node + 1)
-            && (job.contiguous || sched_weight(recs, &offers[p]) == run.weight)
-        {
-            if !taken[p] {
-                if job.contiguous {
-                    run.weight = sched_weight(recs, &offers[p]);
-                }
-                run.add(&offers[p]);
-            } else if is_required(p) {
-                run.req.get_or_insert(p);
-            } else {
-                break;
-            }
-            p += 1;
-        }
-        run.end = p;
-        if run.nodes > 0 {
-            out.push(run);
-        }
+        run.weight = weight;
+        run.add(offer);
+    }
+    if run.nodes > 0 {
+        run.end = offers.len();
+        out.push(run);
     }
     out
 }

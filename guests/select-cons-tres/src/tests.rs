@@ -742,6 +742,51 @@ fn set_with_required_node_is_preferred() {
 }
 
 #[test]
+fn required_nodes_mark_their_set_as_22_05_builds_it() {
+    // 22.05 `_eval_nodes` builds the sets in one pass (cons_tres/
+    // job_test.c:594-690): a required node sets no set weight, so after
+    // an unusable node (weight unset) required nodes join the nodes after
+    // them whatever their weight and mark that set; after a weight change
+    // the new set's weight reads 0, so the next node "changes" it again
+    // and the required nodes before it lose their mark.
+    let weighted = |weights: &[u32]| {
+        let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+        let n = weights.len();
+        let mut ct = ConsTres::new(
+            p,
+            vec![fixtures::partition(0, "p", n as u32)],
+            MemoryRequest::None,
+        );
+        let table: Vec<_> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let mut node = fixtures::node(i as u32, &format!("n{i}"), 1, 4, 1, 100);
+                node.weight = *w;
+                node
+            })
+            .collect();
+        ct.node_init(&table).unwrap();
+        ct
+    };
+    // n1 full; `-N2 -n2 -w n2`: n2 (weight 1) joins n3-n4 (weight 10),
+    // marking that set, which beats the lighter n0: n3 is taken.
+    let mut ct = weighted(&[5, 1, 1, 10, 10]);
+    start(&mut ct, on_node(1, 5, 1, 4));
+    let mut j = job(2, 2, 2, 1);
+    j.details.required_nodes = Some(bm(5, &[2]));
+    assert_eq!(nodes_of(&ct, j), vec![2, 3]);
+    // n0 (weight 1) keeps 2 free cores, n1 weighs 5; `-N2 -n6 -w n2`: n2
+    // starts a set after a weight change, n3 takes its mark away, and the
+    // 2 CPUs still needed go to the tighter n0.
+    let mut ct = weighted(&[1, 5, 1, 1]);
+    start(&mut ct, on_node(1, 4, 0, 2));
+    let mut j = job(2, 2, 6, 1);
+    j.details.required_nodes = Some(bm(4, &[2]));
+    assert_eq!(nodes_of(&ct, j), vec![0, 2]);
+}
+
+#[test]
 fn contiguous_job_grows_around_its_required_node() {
     // Spec 2.6 "Contiguous + required: all required nodes must be in one
     // set"; 22.05 cons_tres/job_test.c:747-750 and 806-822. n3 full,
