@@ -1659,6 +1659,41 @@ fn max_cpus_per_node_counts_only_the_partitions_own_cpus() {
 }
 
 #[test]
+fn max_cpus_per_node_leaving_one_cpu_refuses_multi_cpu_units() {
+    // 22.05 `_allocate_sc` (cons_common.c:413-424): when MaxCPUsPerNode
+    // leaves a node one CPU, a job asking --ntasks-per-core, --ntasks-per-
+    // socket or CPUs per core (--threads-per-core) above 1, or
+    // --cpus-per-task above 1, cannot use it. A 4-core node, partition
+    // MaxCPUsPerNode=3, 2 cores held by a job of the partition.
+    let limited = |params: &str, threads: u16, held: u32| {
+        let p = Params::parse(&[params.to_string()]).unwrap();
+        let mut part = fixtures::partition(0, "p", 1);
+        part.max_cpus_per_node = Some(3);
+        let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
+        ct.node_init(&[fixtures::node(0, "n0", 1, 4, threads, 1000)])
+            .unwrap();
+        start_full(&mut ct, on_node(1, 1, 0, held));
+        ct
+    };
+    let busy = Err(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY);
+    let ct = limited("CR_Core", 1, 2);
+    assert_eq!(decision(&ct, job(2, 1, 1, 1)), Ok(vec![(0, 1, 0)]));
+    let mut per_core = job(3, 1, 1, 1);
+    per_core.details.ntasks_per_core = 2;
+    assert_eq!(decision(&ct, per_core), busy);
+    let mut per_socket = job(4, 1, 1, 1);
+    per_socket.details.ntasks_per_socket = 2;
+    assert_eq!(decision(&ct, per_socket), busy);
+    // CR_CPU on 2-thread cores: the held job's core counts 2 CPUs, 3 cores
+    // are free, 1 CPU is left; `--threads-per-core=2` asks 2 per core.
+    let ct = limited("CR_CPU", 2, 2);
+    assert_eq!(decision(&ct, job(5, 1, 1, 1)), Ok(vec![(0, 1, 0)]));
+    let mut threads = job(6, 1, 1, 1);
+    threads.details.threads_per_core = 2;
+    assert_eq!(decision(&ct, threads), busy);
+}
+
+#[test]
 fn cons_res_answers_no_single_job_test() {
     // cons_common.c:2034 (select_p_get_info_from_plugin,
     // SELECT_SINGLE_JOB_TEST): is_cons_tres ? 1 : 0.
