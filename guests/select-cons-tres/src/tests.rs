@@ -284,6 +284,42 @@ fn will_run_start_is_end_of_needed_job() {
 }
 
 #[test]
+fn will_run_suspend_candidates_free_cores_but_keep_memory() {
+    // 22.05 `_build_cr_job_list` (cons_common/job_test.c:1858-1870): for
+    // WILL_RUN a SUSPEND-mode candidate is removed at once with action 2
+    // (JOB_RES_ACTION_RESUME, cores and node state only: its memory and
+    // GRES stay, job_resources.c:534-568), a REQUEUE or CANCEL one with
+    // action 0 (everything); candidates are then never removed by end time.
+    // One 4-core node with 1000 MB: job 1 (2 CPUs, 800 MB, ends at 5000),
+    // job 2 (2 CPUs, 100 MB, ends at 9000). `-n2 --mem=150` with job 1 as
+    // candidate: REQUEUE frees its memory, so now; SUSPEND leaves 100 MB
+    // until job 2 ends.
+    let mut ct = cluster(&["CR_Core_Memory"], 1, 1, 4, 1, 1000);
+    for (id, mem, end) in [(1u32, 800u64, 5000i64), (2, 100, 9000)] {
+        let mut a = job(id, 1, 2, 1);
+        a.details.memory = MemoryRequest::PerNode(mem);
+        let r = ct
+            .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+            .unwrap();
+        a.state = JobState::Running;
+        a.end_time = end;
+        a.time_limit = Some(60);
+        a.resources = Some(r.resources);
+        ct.add_running(&a).unwrap();
+    }
+    let answer = |mode: PreemptMode| {
+        let mut j = job(3, 1, 2, 1);
+        j.details.memory = MemoryRequest::PerNode(150);
+        let mut req = request(&ct, j, JobTestMode::WillRun);
+        req.preemptee_candidates = vec![PreempteeCandidate { job_id: 1, mode }];
+        let r = ct.job_test(&req, 1000).unwrap();
+        (r.start_time, r.preemptees)
+    };
+    assert_eq!(answer(PreemptMode::Requeue), (Some(1000), vec![1]));
+    assert_eq!(answer(PreemptMode::Suspend), (Some(9000), vec![1]));
+}
+
+#[test]
 fn will_run_answers_follow_the_live_tables_between_calls() {
     // Spec 2.3 WILL_RUN, asked repeatedly as a backfill pass does: the
     // answers keep a scratch copy of the tables between calls, which must
