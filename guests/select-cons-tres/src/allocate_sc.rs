@@ -84,6 +84,24 @@ pub fn cpus_per_core(rec: &NodeRec, job: &JobView, params: &Params, gres_min_cpu
     v.max(1)
 }
 
+/// Whether the job's unit on `rec` is more than one CPU, as 22.05's
+/// `_allocate_sc` refuses a node the partition's `MaxCPUsPerNode` leaves
+/// one CPU (cons_common.c:413-424): `--ntasks-per-core` or
+/// `--ntasks-per-socket` above 1, CPUs per core above 1 where
+/// `--ntasks-per-core` or `--threads-per-core` sets them, or
+/// `--cpus-per-task` above 1.
+fn needs_more_than_one_cpu(rec: &NodeRec, job: &JobView, params: &Params) -> bool {
+    let ntpc = effective_ntasks_per_core(job, params);
+    let mut per_core = None;
+    if ntpc > 0 {
+        per_core = Some((rec.tpc as u32).min(ntpc * job.cpt));
+    }
+    if job.threads_per_core > 0 {
+        per_core = Some(per_core.map_or(job.threads_per_core, |v| v.min(job.threads_per_core)));
+    }
+    ntpc > 1 || job.ntasks_per_socket > 1 || per_core.is_some_and(|v| v > 1) || job.cpt > 1
+}
+
 /// `--ntasks-per-core`, or 1 under `CR_ONE_TASK_PER_CORE` when not given.
 pub fn effective_ntasks_per_core(job: &JobView, params: &Params) -> u32 {
     if job.ntasks_per_core == 0 && params.one_task_per_core {
@@ -195,6 +213,9 @@ pub fn allocate_sc(
                 return None;
             }
             cap = limit.max - used_cpus;
+            if cap == 1 && needs_more_than_one_cpu(rec, job, params) {
+                return None;
+            }
         }
     }
     if free_cores == 0 {

@@ -32,6 +32,8 @@ struct State<'a> {
     recs: &'a [NodeRec],
     rem_cpus: i64,
     rem_nodes: i64,
+    /// The nodes still below `min_nodes` (22.05's `min_rem_nodes`).
+    min_rem_nodes: i64,
     /// Nodes of `rem_nodes` that a node range (`-N min-max`, `req_nodes`
     /// above `min_nodes`) only wishes for: `req_nodes − min_nodes`, or 0.
     optional: i64,
@@ -43,10 +45,11 @@ struct State<'a> {
 
 impl State<'_> {
     /// `cpus_to_use`: clip a node's CPUs so later nodes keep their share.
-    /// Each node still to come keeps one core's worth of the job's CPUs per
-    /// core (`cpus_per_core`; e.g. 2 on a 2-thread node without
-    /// `--ntasks-per-core`, as in 22.05's `common_cpus_per_core`), a whole
-    /// socket's worth under CR_Socket.
+    /// Each node still needed for `min_nodes` (not the optional nodes of a
+    /// range: 22.05 passes `min_rem_nodes`, cons_tres/job_test.c:844)
+    /// keeps one core's worth of the job's CPUs per core (`cpus_per_core`;
+    /// e.g. 2 on a 2-thread node without `--ntasks-per-core`, as in 22.05's
+    /// `common_cpus_per_core`), a whole socket's worth under CR_Socket.
     fn cpus_to_use(&self, node: usize, avail: u32, cpus_per_core: u32) -> u32 {
         if self.job.whole_node {
             return avail;
@@ -55,7 +58,7 @@ impl State<'_> {
         if self.params.unit == Unit::Socket {
             unit *= self.recs[node].cores_per_socket as i64;
         }
-        let reserve = (self.rem_nodes - 1).max(0) * unit;
+        let reserve = (self.min_rem_nodes - 1).max(0) * unit;
         let limit = self.rem_max_cpus - reserve;
         if avail as i64 > limit {
             limit.max(self.job.pn_min_cpus as i64).max(0) as u32
@@ -69,6 +72,7 @@ impl State<'_> {
         self.rem_cpus -= cpus as i64;
         self.rem_max_cpus -= cpus as i64;
         self.rem_nodes -= 1;
+        self.min_rem_nodes -= 1;
         self.gres_have += offer.job_gres;
         self.chosen.push((offer.node, cpus));
     }
@@ -155,90 +159,93 @@ struct Run {
     gres: u64,
     /// The most CPUs one node of the set offers.
     max_avail: u32,
+    /// The scheduling weight of the set's last untaken node (a contiguous
+    /// job's sets mix weights; 22.05 keeps the last, :641-642).
     weight: u64,
     /// The offer of the set's first required node.
     req: Option<usize>,
 }
 
-/// The sets of untaken offers in `lo..hi`, appended to `out`. A required
-/// node (taken before the sets are built) does not end a set: it joins the
-/// set it lies in and marks it, as in 22.05 (cons_tres/job_test.c:620-690).
-/// Sets break where the node weight changes (spec 2.6), required nodes
-/// included, so a run of required nodes whose weight differs from the
-/// nodes after it stays a set of its own with no untaken node, which is
-/// dropped: its nodes are taken already, and Slurm 22.05 loses that set's
-/// mark too.
-fn runs_in(
-    recs: &[NodeRec],
-    offers: &[Offer],
-    taken: &[bool],
-    job: &JobView,
-    lo: usize,
-    hi: usize,
-    out: &mut Vec<Run>,
-) {
-    // Without required nodes every taken node ends a set. That loop is
-    // kept apart: with the required-node test inside, the wasm build of a
+/// The sets of untaken offers, in node order, built as 22.05 builds them
+/// (cons_tres/job_test.c:594-690). Sets break at unusable nodes and,
+/// unless the job is contiguous, where the node weight changes. Required
+/// nodes (taken before the sets are built) are in no set's counts but
+/// mark the set they lie in; they set no weight, which gives two quirks
+/// kept here: after an unusable node (weight unset) required nodes join
+/// the nodes after them whatever their weight, and a set begun by a
+/// weight change reads weight 0, so its next node breaks it again: the
+/// required nodes at its start lose their mark and the set starts after
+/// them. A set holding only required nodes is dropped.
+fn runs_in(recs: &[NodeRec], offers: &[Offer], taken: &[bool], job: &JobView) -> Vec<Run> {
+    // Without required nodes nothing is taken yet. That loop is kept
+    // apart: with the required-node test inside, the wasm build of a
     // RUN_NOW over 10,000 nodes spent 6% more fuel.
-    let Some(required) = job.required.as_ref() else {
-        return plain_runs(recs, offers, taken, job.contiguous, lo, hi, out);
-    };
-    let is_required = |p: usize| required.get(offers[p].node);
-    let mut p = lo;
-    while p < hi {
-        if taken[p] && !is_required(p) {
-            p += 1;
+    if job.required.is_none() {
+        return plain_runs(recs, offers, job.contiguous);
+    }
+    // Slurm's weight of a set no node has set (NO_VAL64), and of one begun
+    // by a weight change.
+    const UNSET: u64 = u64::MAX;
+    const FRESH: u64 = 0;
+    let mut out = Vec::new();
+    let mut run = Run::at(0, UNSET);
+    for (p, offer) in offers.iter().enumerate() {
+        if p > 0 && offer.node != offers[p - 1].node + 1 {
+            // Unusable nodes in between.
+            if run.nodes > 0 {
+                run.end = p;
+                out.push(run);
+            }
+            run = Run::at(p, UNSET);
+        }
+        let weight = sched_weight(recs, offer);
+        if !job.contiguous && run.weight != UNSET && weight != run.weight {
+            if run.nodes == 0 {
+                run.req = None;
+            } else {
+                run.end = p;
+                out.push(run);
+                run = Run::at(p, FRESH);
+            }
+        }
+        if run.nodes == 0 {
+            run.start = p;
+        }
+        // All taken offers are required nodes here.
+        if taken[p] {
+            run.req.get_or_insert(p);
             continue;
         }
-        let mut run = Run::at(p, sched_weight(recs, &offers[p]));
-        while p < hi
-            && (p == run.start || offers[p].node == offers[p - 1].node + 1)
-            && (job.contiguous || sched_weight(recs, &offers[p]) == run.weight)
-        {
-            if !taken[p] {
-                run.add(&offers[p]);
-            } else if is_required(p) {
-                run.req.get_or_insert(p);
-            } else {
-                break;
-            }
-            p += 1;
-        }
-        run.end = p;
-        if run.nodes > 0 {
-            out.push(run);
-        }
+        run.weight = weight;
+        run.add(offer);
     }
+    if run.nodes > 0 {
+        run.end = offers.len();
+        out.push(run);
+    }
+    out
 }
 
 /// [`runs_in`] for a job without required nodes.
-fn plain_runs(
-    recs: &[NodeRec],
-    offers: &[Offer],
-    taken: &[bool],
-    contiguous: bool,
-    lo: usize,
-    hi: usize,
-    out: &mut Vec<Run>,
-) {
-    let mut p = lo;
+fn plain_runs(recs: &[NodeRec], offers: &[Offer], contiguous: bool) -> Vec<Run> {
+    let (mut out, hi) = (Vec::new(), offers.len());
+    let mut p = 0;
     while p < hi {
-        if taken[p] {
-            p += 1;
-            continue;
-        }
         let mut run = Run::at(p, sched_weight(recs, &offers[p]));
         while p < hi
-            && !taken[p]
             && (p == run.start || offers[p].node == offers[p - 1].node + 1)
             && (contiguous || sched_weight(recs, &offers[p]) == run.weight)
         {
+            if contiguous {
+                run.weight = sched_weight(recs, &offers[p]);
+            }
             run.add(&offers[p]);
             p += 1;
         }
         run.end = p;
         out.push(run);
     }
+    out
 }
 
 impl Run {
@@ -271,11 +278,14 @@ impl Run {
 ///
 /// With a node range (`counts.req` above the minimum) nodes are taken up
 /// to `req`, but the job also fits when the nodes run out with only the
-/// optional ones missing (spec 2.6, last bullet).
+/// optional ones missing (spec 2.6, last bullet). A job giving a task
+/// count takes no more nodes than it has tasks (or than its minimum, when
+/// that is larger; under CR_LLN never more than its tasks).
 ///
 /// Costs O(offers) for the one-node path and O(offers + sets × sets used)
-/// for the best fit: the sets are built once and only the chosen set is
-/// split again, instead of a pass over every node per chosen set.
+/// for the best fit: the sets are built once and each chosen set is
+/// dropped after its walk, instead of a pass over every node per chosen
+/// set.
 pub fn eval_nodes(
     job: &JobView,
     params: &Params,
@@ -309,6 +319,7 @@ pub fn eval_nodes(
         recs,
         rem_cpus: job.min_cpus as i64,
         rem_nodes: rem_nodes as i64,
+        min_rem_nodes: min_nodes as i64,
         optional: counts.req.saturating_sub(min_nodes) as i64,
         rem_max_cpus: if job.max_cpus > 0 {
             job.max_cpus
@@ -321,7 +332,18 @@ pub fn eval_nodes(
     };
     let gres_cpu = job.gres_cpus_per_node() as i64;
     st.rem_max_cpus = st.rem_max_cpus.max(gres_cpu * st.rem_nodes);
-    let max_nodes = counts.max.min(recs.len() as u32) as usize;
+    // No more nodes than tasks: 22.05's `choose_nodes` lowers the maximum
+    // to the task count, or to `min_nodes` when that is larger
+    // (cons_tres/job_test.c:3179-3180); `_eval_nodes_lln` then caps it at
+    // the task count itself (:2773-2775).
+    let mut max_nodes = counts.max;
+    if job.num_tasks > 0 && max_nodes > job.num_tasks {
+        max_nodes = job.num_tasks.max(min_nodes);
+    }
+    if params.lln && job.num_tasks > 0 {
+        max_nodes = max_nodes.min(job.num_tasks);
+    }
+    let max_nodes = max_nodes.min(recs.len() as u32) as usize;
     let mut taken = vec![false; offers.len()];
 
     // Required nodes first.
@@ -386,14 +408,12 @@ pub fn eval_nodes(
         st.chosen.sort_unstable();
         // 22.05's `_eval_nodes_lln` ends on `min_rem_nodes`, the nodes
         // below `min_nodes` (cons_tres/job_test.c:2930-2938).
-        let min_met = st.chosen.len() >= min_nodes as usize;
-        let fits = st.rem_cpus <= 0 && st.gres_have >= st.gres_job && min_met;
+        let fits = st.rem_cpus <= 0 && st.gres_have >= st.gres_job && st.min_rem_nodes <= 0;
         return (st.done() || fits).then_some(st.chosen);
     }
 
     // Consecutive best fit.
-    let mut runs = Vec::new();
-    runs_in(recs, offers, &taken, job, 0, offers.len(), &mut runs);
+    let mut runs = runs_in(recs, offers, &taken, job);
     // A contiguous job with required nodes only looks at the set holding
     // them, and fails when they lie in several (spec 2.6; 22.05
     // cons_tres/job_test.c:747-750, 806-822).
@@ -401,9 +421,12 @@ pub fn eval_nodes(
     while !st.done() && st.chosen.len() < max_nodes {
         // When one node is left to choose, only a node that alone has the
         // CPUs still needed is taken (see below); a set without one would
-        // be chosen, found useless and marked, one set per pass. Leaving
-        // such sets out of the comparison picks the same set in one pass
-        // (the preference is a strict order).
+        // be chosen, take nothing and be dropped, one set per pass.
+        // Without per-job GRES, leaving such sets out of the comparison
+        // picks the same set in one pass: every set holding such a node is
+        // sufficient, so a set without one never displaces it for being
+        // bigger, and a set that displaces one of those for being lighter
+        // or tighter is beaten only by sets lighter or tighter still.
         let last_pick = max_nodes - st.chosen.len() == 1;
         if contiguous_req && runs.iter().filter(|r| r.req.is_some()).nth(1).is_some() {
             break;
@@ -414,8 +437,11 @@ pub fn eval_nodes(
                 continue;
             }
             // (A set holding required nodes stays: its walk takes nodes
-            // without that test.)
+            // without that test. So does every set of a job with per-job
+            // GRES: one short of them can be bigger than the best so far
+            // and hand the choice to a later set, see below.)
             if last_pick
+                && st.gres_job == 0
                 && !job.contiguous
                 && run.req.is_none()
                 && (run.max_avail as i64) < st.rem_cpus
@@ -432,19 +458,22 @@ pub fn eval_nodes(
                 Some(b) => {
                     let b = &runs[b];
                     let (suff, b_suff) = (sufficient(run), sufficient(b));
-                    if b.req.is_none() && run.req.is_some() {
-                        // The first set holding required nodes.
-                        true
-                    } else if job.contiguous {
-                        !b_suff && suff
-                    } else if run.weight != b.weight {
-                        run.weight < b.weight
-                    } else if suff {
-                        // First sufficient, tighter sufficient, or bigger insufficient.
-                        !b_suff || run.cpus < b.cpus
-                    } else {
-                        !b_suff && run.cpus > b.cpus
-                    }
+                    // 22.05 cons_tres/job_test.c:766-791: the first set
+                    // holding required nodes or a lighter set; at equal
+                    // weight the first sufficient, a tighter sufficient, or
+                    // a bigger insufficient one (bigger than the best even
+                    // when that is sufficient); a contiguous job also takes
+                    // the first sufficient set over an insufficient best.
+                    let equal_weight_better = run.weight == b.weight
+                        && if suff {
+                            !b_suff || run.cpus < b.cpus
+                        } else {
+                            run.cpus > b.cpus
+                        };
+                    (b.req.is_none() && run.req.is_some())
+                        || run.weight < b.weight
+                        || equal_weight_better
+                        || (job.contiguous && !b_suff && suff)
                 }
             };
             if better {
@@ -504,7 +533,6 @@ pub fn eval_nodes(
                 }
             }
         }
-        let before = st.chosen.len();
         for p in start..end {
             if st.done() || st.chosen.len() >= max_nodes {
                 break;
@@ -519,16 +547,9 @@ pub fn eval_nodes(
             taken[p] = true;
             st.take(o);
         }
-        if st.chosen.len() == before {
-            // Nothing in the best set helps: mark it so the loop ends.
-            for t in taken.iter_mut().take(end).skip(start) {
-                *t = true;
-            }
-        }
-        // The set's untaken nodes form the sets that replace it.
-        let mut split = Vec::new();
-        runs_in(recs, offers, &taken, job, start, end, &mut split);
-        runs.splice(k..=k, split);
+        // The set is used up, its untaken nodes too (22.05 clears it
+        // after the walk, cons_tres/job_test.c:1001-1002).
+        runs.remove(k);
     }
     st.chosen.sort_unstable();
     st.enough().then_some(st.chosen)

@@ -15,28 +15,31 @@ use crate::request::JobView;
 use crate::transitions::{remove_job, Part};
 use crate::{ConsTres, JobRec, Usage};
 
+/// What preempting `rec` in `mode` releases from the tables (22.05
+/// `_build_cr_job_list`, cons_common/job_test.c:1858-1870): REQUEUE and
+/// CANCEL everything the job holds (action 0), SUSPEND only its cores and
+/// node state (action 2, `JOB_RES_ACTION_RESUME`: its memory and GRES
+/// stay); nothing for a SUSPEND candidate already suspended, which holds
+/// no cores.
+pub fn preempted_part(mode: PreemptMode, rec: &JobRec) -> Option<Part> {
+    match mode {
+        PreemptMode::Requeue | PreemptMode::Cancel if rec.suspended => Some(Part::Suspend),
+        PreemptMode::Requeue | PreemptMode::Cancel => Some(Part::Normal),
+        PreemptMode::Suspend if rec.suspended => None,
+        PreemptMode::Suspend => Some(Part::Resume),
+    }
+}
+
 impl ConsTres {
-    /// Removes `cand`'s share from `usage` as its preempt mode says.
+    /// Removes `cand`'s share from `usage` as its preempt mode says
+    /// ([`preempted_part`]); false when `usage` does not hold the job.
     pub fn remove_candidate(&self, usage: &mut Usage, cand: &PreempteeCandidate) -> bool {
         let Some(rec) = usage.jobs.get(&cand.job_id).cloned() else {
             return false;
         };
-        match cand.mode {
-            PreemptMode::Requeue | PreemptMode::Cancel => {
-                usage.jobs.remove(&cand.job_id);
-                let part = if rec.suspended {
-                    Part::Suspend
-                } else {
-                    Part::Normal
-                };
-                remove_job(usage, &self.recs, &rec, part);
-            }
-            PreemptMode::Suspend => {
-                if !rec.suspended {
-                    usage.jobs.remove(&cand.job_id);
-                    remove_job(usage, &self.recs, &rec, Part::Resume);
-                }
-            }
+        if let Some(part) = preempted_part(cand.mode, &rec) {
+            usage.jobs.remove(&cand.job_id);
+            remove_job(usage, &self.recs, &rec, part);
         }
         true
     }

@@ -284,6 +284,42 @@ fn will_run_start_is_end_of_needed_job() {
 }
 
 #[test]
+fn will_run_suspend_candidates_free_cores_but_keep_memory() {
+    // 22.05 `_build_cr_job_list` (cons_common/job_test.c:1858-1870): for
+    // WILL_RUN a SUSPEND-mode candidate is removed at once with action 2
+    // (JOB_RES_ACTION_RESUME, cores and node state only: its memory and
+    // GRES stay, job_resources.c:534-568), a REQUEUE or CANCEL one with
+    // action 0 (everything); candidates are then never removed by end time.
+    // One 4-core node with 1000 MB: job 1 (2 CPUs, 800 MB, ends at 5000),
+    // job 2 (2 CPUs, 100 MB, ends at 9000). `-n2 --mem=150` with job 1 as
+    // candidate: REQUEUE frees its memory, so now; SUSPEND leaves 100 MB
+    // until job 2 ends.
+    let mut ct = cluster(&["CR_Core_Memory"], 1, 1, 4, 1, 1000);
+    for (id, mem, end) in [(1u32, 800u64, 5000i64), (2, 100, 9000)] {
+        let mut a = job(id, 1, 2, 1);
+        a.details.memory = MemoryRequest::PerNode(mem);
+        let r = ct
+            .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+            .unwrap();
+        a.state = JobState::Running;
+        a.end_time = end;
+        a.time_limit = Some(60);
+        a.resources = Some(r.resources);
+        ct.add_running(&a).unwrap();
+    }
+    let answer = |mode: PreemptMode| {
+        let mut j = job(3, 1, 2, 1);
+        j.details.memory = MemoryRequest::PerNode(150);
+        let mut req = request(&ct, j, JobTestMode::WillRun);
+        req.preemptee_candidates = vec![PreempteeCandidate { job_id: 1, mode }];
+        let r = ct.job_test(&req, 1000).unwrap();
+        (r.start_time, r.preemptees)
+    };
+    assert_eq!(answer(PreemptMode::Requeue), (Some(1000), vec![1]));
+    assert_eq!(answer(PreemptMode::Suspend), (Some(9000), vec![1]));
+}
+
+#[test]
 fn will_run_answers_follow_the_live_tables_between_calls() {
     // Spec 2.3 WILL_RUN, asked repeatedly as a backfill pass does: the
     // answers keep a scratch copy of the tables between calls, which must
@@ -579,6 +615,146 @@ fn node_range_runs_without_its_optional_nodes() {
 }
 
 #[test]
+fn node_range_takes_no_more_nodes_than_tasks() {
+    // 22.05 `choose_nodes` (cons_tres/job_test.c:3179-3180) lowers
+    // max_nodes to MAX(num_tasks, min_nodes) before `_eval_nodes`. `-N1-4
+    // -n2` (req_nodes 4) on four idle nodes: the walk stops after two
+    // nodes and the other two are optional, so n0 and n1, not all four.
+    let ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
+    let mut j = job(1, 1, 2, 1);
+    j.details.max_nodes = Some(4);
+    assert_eq!(nodes_of(&ct, j), vec![0, 1]);
+    // `_eval_nodes_lln` (:2773-2775) caps at MIN(max_nodes, num_tasks):
+    // under CR_LLN the same job gets two nodes as well, and `-N3 -n2`,
+    // left one node short of its minimum, does not run.
+    let ct = cluster(&["CR_Core", "CR_LLN"], 4, 1, 4, 1, 100);
+    let mut j = job(2, 1, 2, 1);
+    j.details.max_nodes = Some(4);
+    assert_eq!(nodes_of(&ct, j).len(), 2);
+    let j = job(3, 3, 2, 1);
+    assert!(ct
+        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
+        .is_err());
+}
+
+#[test]
+fn node_range_clips_cpus_for_the_minimum_nodes_only() {
+    // 22.05 `_cpus_to_use` (cons_tres/job_test.c:228-251) keeps one core's
+    // worth of CPUs per node still to come, counting the nodes below
+    // `min_nodes` (`min_rem_nodes`, :844, :881, :969), not those up to
+    // req_nodes. `-N1-2 -n3` under CR_CPU on 2-thread nodes: n0 may take
+    // all 3 CPUs (none kept for the optional n1), so the tasks go 2 + 1
+    // (CPUs 2 and 1), not 1 + 2.
+    let ct = cluster(&["CR_CPU"], 2, 1, 4, 2, 100);
+    let mut j = job(1, 1, 3, 1);
+    j.details.max_nodes = Some(2);
+    let got: Vec<(u32, u16)> = cores(&ct, j).iter().map(|n| (n.0, n.2)).collect();
+    assert_eq!(got, vec![(0, 2), (1, 1)]);
+}
+
+#[test]
+fn bigger_insufficient_set_beats_a_sufficient_one_of_equal_weight() {
+    // 22.05 `_eval_nodes` (cons_tres/job_test.c:776-783): at equal weight
+    // a set that is not sufficient but has more CPUs than the best so far
+    // becomes the best even when that one is sufficient. n0-n2 keep one
+    // free core each (set A: 3 CPUs, 3 nodes), n3 is full, n4-n5 idle (set
+    // B: 8 CPUs, 2 nodes). `-N3 -n3`: A is sufficient, B is bigger, so B's
+    // nodes are taken first and A then gives its first node.
+    let mut ct = cluster(&["CR_Core"], 6, 1, 4, 1, 100);
+    for n in 0..3 {
+        start(&mut ct, on_node(n as u32 + 1, 6, n, 3));
+    }
+    start(&mut ct, on_node(4, 6, 3, 4));
+    assert_eq!(nodes_of(&ct, job(5, 3, 3, 1)), vec![0, 4, 5]);
+}
+
+#[test]
+fn contiguous_job_takes_the_tighter_or_lighter_sufficient_set() {
+    // 22.05 `_eval_nodes` (cons_tres/job_test.c:766-791): the weight and
+    // equal-weight rules apply to a contiguous job too; "first sufficient"
+    // only adds a sufficient set over an insufficient best. n2 full: sets
+    // n0-n1 (8 CPUs) and n3 (4 CPUs), both sufficient for `--contiguous
+    // -n2`; the tighter n3 wins.
+    let mut ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
+    start(&mut ct, on_node(1, 4, 2, 4));
+    let mut j = job(2, 1, 2, 1);
+    j.details.contiguous = true;
+    assert_eq!(nodes_of(&ct, j.clone()), vec![3]);
+    // A contiguous set is not split by weight; its weight is that of its
+    // last node (:641-642). n0 weighs 1 and n1 10, so the set n0-n1 weighs
+    // 10 and n3 (weight 5) is lighter.
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 4)], MemoryRequest::None);
+    let table: Vec<_> = [1, 10, 1, 5]
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let mut n = fixtures::node(i as u32, &format!("n{i}"), 1, 4, 1, 100);
+            n.weight = *w;
+            n
+        })
+        .collect();
+    ct.node_init(&table).unwrap();
+    start(&mut ct, on_node(1, 4, 2, 4));
+    assert_eq!(nodes_of(&ct, j), vec![3]);
+}
+
+#[test]
+fn one_node_left_per_job_gres_sees_every_set() {
+    // 22.05 `_eval_nodes` compares every set in each pass (a set without
+    // a node that alone fits is chosen, takes nothing and is dropped,
+    // :994-1002): with per-job GRES a bigger set that lacks them can be
+    // the best for a while and hand the choice to a later sufficient set.
+    // `-n1 --gpus=1 --cpus-per-gpu=4` (one node): n0 (4 CPUs, a GPU) is
+    // sufficient, n2-n3 (3 + 3 CPUs, no GPU) bigger but short of the GPU,
+    // n5 (5 CPUs, a GPU) sufficient after it: n5 is taken, not n0.
+    use crate::can_run::Offer;
+    use crate::eval_nodes::{eval_nodes, Counts};
+    use crate::request::JobView;
+    let ct = cluster(&["CR_Core"], 6, 1, 8, 1, 100);
+    let mut j = job(1, 1, 1, 1);
+    j.details.gres = vec![GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope: GresScope::PerJob,
+        count: 1,
+        cpus_per_gres: Some(4),
+        mem_per_gres: None,
+    }];
+    let view = JobView::new(
+        &j,
+        &ct.gres_names,
+        &ct.partitions,
+        &ct.default_memory,
+        false,
+        6,
+    )
+    .unwrap();
+    let offer = |node: usize, cpus: u32, gpus: u64| Offer {
+        node,
+        avail_cpus: cpus,
+        cpus_per_core: 1,
+        max_cpus: cpus,
+        near_gpus: 0,
+        job_gres: gpus,
+    };
+    let offers = [
+        offer(0, 4, 1),
+        offer(2, 3, 0),
+        offer(3, 3, 0),
+        offer(5, 5, 1),
+    ];
+    let counts = Counts {
+        min: 1,
+        req: 1,
+        max: u32::MAX,
+    };
+    let got = eval_nodes(&view, &ct.params, &ct.recs, &offers, counts).unwrap();
+    // (Clipped to the job's 4 CPUs by `_cpus_to_use`.)
+    assert_eq!(got, vec![(5, 4)]);
+}
+
+#[test]
 fn required_node_is_walked_up_from() {
     // Spec 2.6 "Taking nodes: with required nodes, walk up then down from
     // the first required node"; 22.05 cons_tres/job_test.c:837-897. Four
@@ -599,6 +775,51 @@ fn set_with_required_node_is_preferred() {
     let mut j = job(2, 2, 2, 1);
     j.details.required_nodes = Some(bm(4, &[2]));
     assert_eq!(nodes_of(&ct, j), vec![2, 3]);
+}
+
+#[test]
+fn required_nodes_mark_their_set_as_22_05_builds_it() {
+    // 22.05 `_eval_nodes` builds the sets in one pass (cons_tres/
+    // job_test.c:594-690): a required node sets no set weight, so after
+    // an unusable node (weight unset) required nodes join the nodes after
+    // them whatever their weight and mark that set; after a weight change
+    // the new set's weight reads 0, so the next node "changes" it again
+    // and the required nodes before it lose their mark.
+    let weighted = |weights: &[u32]| {
+        let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+        let n = weights.len();
+        let mut ct = ConsTres::new(
+            p,
+            vec![fixtures::partition(0, "p", n as u32)],
+            MemoryRequest::None,
+        );
+        let table: Vec<_> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let mut node = fixtures::node(i as u32, &format!("n{i}"), 1, 4, 1, 100);
+                node.weight = *w;
+                node
+            })
+            .collect();
+        ct.node_init(&table).unwrap();
+        ct
+    };
+    // n1 full; `-N2 -n2 -w n2`: n2 (weight 1) joins n3-n4 (weight 10),
+    // marking that set, which beats the lighter n0: n3 is taken.
+    let mut ct = weighted(&[5, 1, 1, 10, 10]);
+    start(&mut ct, on_node(1, 5, 1, 4));
+    let mut j = job(2, 2, 2, 1);
+    j.details.required_nodes = Some(bm(5, &[2]));
+    assert_eq!(nodes_of(&ct, j), vec![2, 3]);
+    // n0 (weight 1) keeps 2 free cores, n1 weighs 5; `-N2 -n6 -w n2`: n2
+    // starts a set after a weight change, n3 takes its mark away, and the
+    // 2 CPUs still needed go to the tighter n0.
+    let mut ct = weighted(&[1, 5, 1, 1]);
+    start(&mut ct, on_node(1, 4, 0, 2));
+    let mut j = job(2, 2, 6, 1);
+    j.details.required_nodes = Some(bm(4, &[2]));
+    assert_eq!(nodes_of(&ct, j), vec![0, 2]);
 }
 
 #[test]
@@ -1471,6 +1692,41 @@ fn max_cpus_per_node_counts_only_the_partitions_own_cpus() {
         decision(&ct, job(3, 1, 3, 1)),
         Err(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY)
     );
+}
+
+#[test]
+fn max_cpus_per_node_leaving_one_cpu_refuses_multi_cpu_units() {
+    // 22.05 `_allocate_sc` (cons_common.c:413-424): when MaxCPUsPerNode
+    // leaves a node one CPU, a job asking --ntasks-per-core, --ntasks-per-
+    // socket or CPUs per core (--threads-per-core) above 1, or
+    // --cpus-per-task above 1, cannot use it. A 4-core node, partition
+    // MaxCPUsPerNode=3, 2 cores held by a job of the partition.
+    let limited = |params: &str, threads: u16, held: u32| {
+        let p = Params::parse(&[params.to_string()]).unwrap();
+        let mut part = fixtures::partition(0, "p", 1);
+        part.max_cpus_per_node = Some(3);
+        let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
+        ct.node_init(&[fixtures::node(0, "n0", 1, 4, threads, 1000)])
+            .unwrap();
+        start_full(&mut ct, on_node(1, 1, 0, held));
+        ct
+    };
+    let busy = Err(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY);
+    let ct = limited("CR_Core", 1, 2);
+    assert_eq!(decision(&ct, job(2, 1, 1, 1)), Ok(vec![(0, 1, 0)]));
+    let mut per_core = job(3, 1, 1, 1);
+    per_core.details.ntasks_per_core = 2;
+    assert_eq!(decision(&ct, per_core), busy);
+    let mut per_socket = job(4, 1, 1, 1);
+    per_socket.details.ntasks_per_socket = 2;
+    assert_eq!(decision(&ct, per_socket), busy);
+    // CR_CPU on 2-thread cores: the held job's core counts 2 CPUs, 3 cores
+    // are free, 1 CPU is left; `--threads-per-core=2` asks 2 per core.
+    let ct = limited("CR_CPU", 2, 2);
+    assert_eq!(decision(&ct, job(5, 1, 1, 1)), Ok(vec![(0, 1, 0)]));
+    let mut threads = job(6, 1, 1, 1);
+    threads.details.threads_per_core = 2;
+    assert_eq!(decision(&ct, threads), busy);
 }
 
 #[test]

@@ -26,6 +26,7 @@ use crate::bits::Bits;
 use crate::eval_nodes::Counts;
 use crate::job_test::{Against, FreeCores, FreeNodes};
 use crate::node_usage::NODE_CR_AVAILABLE;
+use crate::preempt::preempted_part;
 use crate::request::JobView;
 use crate::transitions::{hold_on_nodes, release, release_on_nodes, Part};
 use crate::{ConsTres, JobRec, Usage};
@@ -84,7 +85,7 @@ impl ConsTres {
             return;
         };
         if gone.insert(id) {
-            scratch.release(self, rec);
+            scratch.release(self, rec, part_of(rec));
         }
     }
 
@@ -213,11 +214,18 @@ impl ConsTres {
         // from the scratch copies).
         let mut gone = BTreeSet::new();
         let mut removed_cands = Vec::new();
+        // Candidates leave now, as their mode says (a SUSPEND one keeps
+        // its memory and GRES), and are not released again by end time.
         for c in candidates {
-            if self.usage.jobs.contains_key(&c.job_id) && !gone.contains(&c.job_id) {
+            let Some(rec) = self.usage.jobs.get(&c.job_id) else {
+                continue;
+            };
+            if gone.insert(c.job_id) {
                 let (_, cpus) = self.share_of(c.job_id, cand);
                 cpu_bound = cpu_bound.saturating_add(cpus);
-                self.remove_all(scratch, &mut gone, c.job_id);
+                if let Some(part) = preempted_part(c.mode, rec) {
+                    scratch.release(self, rec, part);
+                }
                 removed_cands.push(c.job_id);
             }
         }
@@ -499,9 +507,10 @@ impl Scratch {
         }
     }
 
-    /// Releases `rec` (a live job of `ct`) from the scratch tables as
-    /// `remove_job` would, noting the nodes and partition to put back.
-    fn release(&mut self, ct: &ConsTres, rec: &JobRec) {
+    /// Releases `part` of `rec` (a live job of `ct`) from the scratch
+    /// tables as `remove_job` would, noting the nodes and partition to put
+    /// back.
+    fn release(&mut self, ct: &ConsTres, rec: &JobRec, part: Part) {
         self.make_tables(ct);
         let tables = self.tables.as_mut().expect("made above");
         release(
@@ -510,7 +519,7 @@ impl Scratch {
             &ct.usage.jobs,
             &ct.recs,
             rec,
-            part_of(rec),
+            part,
         );
         self.free_released(ct, rec);
         self.touched_nodes.extend(rec.nodes.iter().map(|n| n.node));
