@@ -726,7 +726,7 @@ fn one_node_left_per_job_gres_sees_every_set() {
         &ct.gres_names,
         &ct.partitions,
         &ct.default_memory,
-        false,
+        &ct.params,
         6,
     )
     .unwrap();
