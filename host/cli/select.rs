@@ -239,7 +239,7 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
             "   NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}\n",
             d.min_nodes,
             d.min_cpus,
-            d.num_tasks,
+            shown_tasks(d.num_tasks, d.min_nodes),
             d.cpus_per_task.max(1)
         ));
         return out;
@@ -257,7 +257,7 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
         "   NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}\n",
         names.len(),
         resources.ncpus,
-        d.num_tasks,
+        shown_tasks(d.num_tasks, names.len() as u32),
         d.cpus_per_task.max(1)
     ));
     for n in &nodes {
@@ -302,7 +302,7 @@ fn as_json(
         "node_list": compress_hostlist(&names),
         "num_nodes": names.len(),
         "num_cpus": resources.map(|r| r.ncpus),
-        "num_tasks": job.details.num_tasks,
+        "num_tasks": shown_tasks(job.details.num_tasks, if resources.is_some() { names.len() as u32 } else { job.details.min_nodes }),
         "cpus_per_task": job.details.cpus_per_task,
         "nodes": nodes.iter().map(|n| json!({
             "node": n.node,
@@ -312,6 +312,17 @@ fn as_json(
             "gres": n.gres,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// `NumTasks=` as slurmctld packs it: the job's task count, or for a job
+/// that gave none its node count (the minimum while pending, the allocated
+/// nodes once placed; 22.05 job_mgr.c `_pack_default_job_details`).
+fn shown_tasks(num_tasks: u32, nodes: u32) -> u32 {
+    if num_tasks > 0 {
+        num_tasks
+    } else {
+        nodes
+    }
 }
 
 #[cfg(test)]

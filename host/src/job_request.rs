@@ -7,8 +7,9 @@
 //! [`JobRequest::prepare`] then places the request in a [`Cluster`]:
 //!
 //! - **Tasks**: `-n` as given; without it `--ntasks-per-node` x the minimum
-//!   node count, else the minimum node count (what `sbatch` and `slurmctld`
-//!   record, `NumTasks=` of `scontrol show job`).
+//!   node count; without either the record's task count is 0, as sbatch
+//!   sends none (`scontrol show job` then shows the node count as
+//!   `NumTasks=`), and the CPU minimum counts one task per node.
 //! - **Nodes**: `-N a-b` gives a minimum and a maximum, `-N a` both; without
 //!   `-N`, at least `ceil(tasks / --ntasks-per-node)` nodes (or 1) and no
 //!   maximum. `-w` raises the minimum to the number of nodes it names.
@@ -523,7 +524,13 @@ impl JobRequest {
         let d = &mut job.details;
         d.min_nodes = min_nodes;
         d.max_nodes = max_nodes;
-        d.num_tasks = num_tasks;
+        // sbatch sends a task count only when -n or --ntasks-per-node gave
+        // one (`JOB_NTASKS_SET`); slurmctld keeps 0 otherwise.
+        d.num_tasks = if self.ntasks.is_some() || ntasks_per_node > 0 {
+            num_tasks
+        } else {
+            0
+        };
         d.min_cpus = min_cpus;
         d.cpus_per_task = self.cpus_per_task.unwrap_or(0);
         d.ntasks_per_node = ntasks_per_node;
@@ -806,10 +813,13 @@ mod tests {
     #[test]
     fn nodes_without_tasks_gives_a_task_per_node() {
         // a16 `--contiguous -N2`: NumNodes=2-2 NumCPUs=2 NumTasks=2 Contiguous=1.
+        // NumTasks= is the node count slurmctld packs for a job without a
+        // task count (job_mgr.c `_pack_default_job_details`): the record
+        // keeps 0, as sbatch sent none.
         let p = prepare(&["--contiguous", "-N", "2"]);
         let d = &p.job.details;
         assert_eq!((d.min_nodes, d.max_nodes), (2, Some(2)));
-        assert_eq!((d.min_cpus, d.num_tasks, d.pn_min_cpus), (2, 2, 1));
+        assert_eq!((d.min_cpus, d.num_tasks, d.pn_min_cpus), (2, 0, 1));
         assert!(d.contiguous);
         assert_eq!((p.min_nodes, p.max_nodes, p.req_nodes), (2, 2, 2));
     }
@@ -817,12 +827,13 @@ mod tests {
     #[test]
     fn cpus_per_task_and_gres_per_node() {
         // a25 `--gres=gpu:1 -c4`: NumCPUs=4 NumTasks=1 CPUs/Task=4
-        // MinCPUsNode=4 TresPerNode=gres:gpu:1.
+        // MinCPUsNode=4 TresPerNode=gres:gpu:1 (NumTasks= being the node
+        // count; the record's task count is 0 without -n).
         let p = prepare(&["--gres=gpu:1", "-c4"]);
         let d = &p.job.details;
         assert_eq!(
             (d.min_cpus, d.num_tasks, d.cpus_per_task, d.pn_min_cpus),
-            (4, 1, 4, 4)
+            (4, 0, 4, 4)
         );
         assert_eq!(d.gres.len(), 1);
         assert_eq!((d.gres[0].name.as_str(), d.gres[0].count), ("gpu", 1));
@@ -999,9 +1010,9 @@ mod tests {
         assert_eq!(prepare(&["-t", "10:30"]).job.time_limit, Some(11));
         assert_eq!(prepare(&["--time=UNLIMITED"]).job.time_limit, None);
         assert_eq!(prepare(&["-t", "1:00:00"]).job.time_limit, Some(60));
-        // Neither -n nor -N: one task, one CPU, one node.
+        // Neither -n nor -N: one CPU, one node, no task count sent.
         let d = prepare(&[]).job.details;
-        assert_eq!((d.min_nodes, d.num_tasks, d.min_cpus), (1, 1, 1));
+        assert_eq!((d.min_nodes, d.num_tasks, d.min_cpus), (1, 0, 1));
     }
 
     #[test]
