@@ -1,7 +1,7 @@
 //! select/cons_tres and select/linear against real Slurm 22.05.8 (issues 3
 //! and 5, "Must show": the anchor's placements reproduced).
 //!
-//! `tests/anchor/select/record.sh` submitted the same stream of 47 batch
+//! `tests/anchor/select/record.sh` submitted the same stream of 49 batch
 //! jobs (`-N`, `-n`, `-c`, `--ntasks-per-node`, `--mem`, `--mem-per-cpu`,
 //! `--exclusive`, `-w`, `-x`, `--contiguous`, `--gres=gpu:N`,
 //! `--gpus-per-task`, `--gres=mps:N`, `--mem-per-gpu`,
@@ -490,7 +490,7 @@ fn cons_tres_cr_core_memory_gpu_defaults() {
     );
 }
 
-/// The fixtures parse and cover what the recording promised: 47
+/// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.
 #[test]
@@ -511,7 +511,7 @@ fn recordings_cover_the_stream() {
                 _ => None,
             })
             .collect();
-        assert_eq!(submits.len(), 47, "{config}");
+        assert_eq!(submits.len(), 49, "{config}");
         let started = submits
             .iter()
             .filter(|s| matches!(s, Submitted::Running(_)))

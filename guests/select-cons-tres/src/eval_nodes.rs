@@ -106,36 +106,6 @@ pub fn sched_weight(recs: &[NodeRec], offer: &Offer) -> u64 {
     ((recs[offer.node].weight as u64) << 8) | (0xff - offer.near_gpus as u64)
 }
 
-/// The least scheduling weight any node can have for `job`, given the
-/// least `Weight` of the cluster: a node's near-GPU count is at most the
-/// per-node or per-job count of its `gpu` requests (unbounded for the
-/// others), and at most 255.
-pub fn weight_floor(job: &JobView, min_weight: u32) -> u64 {
-    let near: u64 = job
-        .gres
-        .iter()
-        .filter(|g| g.gpu)
-        .map(|g| match g.scope {
-            GresScope::PerNode | GresScope::PerJob => g.count,
-            _ => u64::MAX,
-        })
-        .fold(0, u64::saturating_add)
-        .min(0xff);
-    ((min_weight as u64) << 8) | (0xff - near)
-}
-
-/// Whether the one-node path of [`eval_nodes`] decides: at most one node,
-/// none required, not least-loaded-first.
-pub fn one_node_path(job: &JobView, params: &Params, counts: Counts) -> bool {
-    counts.max == 1 && job.required.is_none() && !params.lln
-}
-
-/// Whether `offer` alone can take a job that names no required node: the
-/// job's CPUs and its per-job GRES.
-pub fn fits_alone(job: &JobView, offer: &Offer) -> bool {
-    offer.avail_cpus >= job.min_cpus && offer.job_gres >= per_job_gres(job)
-}
-
 /// The largest per-job GRES count of the job (`--gpus`), 0 without.
 fn per_job_gres(job: &JobView) -> u64 {
     job.gres
@@ -282,10 +252,13 @@ impl Run {
 /// count takes no more nodes than it has tasks (or than its minimum, when
 /// that is larger; under CR_LLN never more than its tasks).
 ///
-/// Costs O(offers) for the one-node path and O(offers + sets × sets used)
-/// for the best fit: the sets are built once and each chosen set is
-/// dropped after its walk, instead of a pass over every node per chosen
-/// set.
+/// A one-node job takes the same path, as in 22.05 (which has no
+/// shortcut for it): the tightest sufficient set, then the set's node with
+/// the fewest usable CPUs that covers the job.
+///
+/// Costs O(offers + sets × sets used): the sets are built once and each
+/// chosen set is dropped after its walk, instead of a pass over every node
+/// per chosen set.
 pub fn eval_nodes(
     job: &JobView,
     params: &Params,
@@ -362,17 +335,6 @@ pub fn eval_nodes(
         if st.chosen.len() > max_nodes {
             return None;
         }
-    }
-
-    // One-node fast path: lowest weight first (node order on ties), first
-    // that fits.
-    if one_node_path(job, params, counts) {
-        let best = offers
-            .iter()
-            .filter(|o| fits_alone(job, o))
-            .min_by_key(|o| (sched_weight(recs, o), o.node))?;
-        st.take(best);
-        return Some(st.chosen);
     }
 
     if params.lln {

@@ -33,14 +33,11 @@ use crate::allocate_sc::CpuLimit;
 use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
-use crate::eval_nodes::{
-    eval_nodes, fits_alone, one_node_path, sched_weight, weight_floor, Counts,
-};
+use crate::eval_nodes::{eval_nodes, Counts};
 use crate::gres_sched::{per_node_need, pick};
 use crate::node_usage::{NodeUse, NODE_CR_AVAILABLE};
 use crate::params::Unit;
 use crate::request::{JobView, Mem};
-use crate::verify::NodeCheck;
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 
 /// How usage counts in a test.
@@ -119,8 +116,10 @@ impl ConsTres {
     }
 }
 
-/// What an idle node's offer to a job without GRES depends on: its
-/// [`crate::node_usage::NodeRec::shape`] and COMPLETING flag.
+/// What an idle node's offer depends on: its layout class
+/// ([`crate::node_usage::NodeRec::shape`] for a job without GRES,
+/// [`crate::node_usage::NodeRec::gres_shape`] for one with) and its
+/// COMPLETING flag.
 type IdleShape = (u32, bool);
 
 /// `compute()` for a node of idle shape `shape`, computed once per shape
@@ -165,7 +164,7 @@ impl ConsTres {
         }
     }
 
-    /// The shape of node `i` when `job` asks no GRES and the node is idle
+    /// The shape of node `i` for `job` when the node is idle
     /// ([`Self::is_idle`] with `avail` as its free cores; `idle`, when
     /// known, are those nodes); `None` otherwise.
     #[inline(always)]
@@ -177,22 +176,21 @@ impl ConsTres {
         idle: Option<&Bits>,
         job: &JobView,
     ) -> Option<IdleShape> {
-        if !job.gres.is_empty() {
-            return None;
-        }
         let idle = match idle {
             Some(idle) => idle.get(i),
             None => self.is_idle(&usage.nodes[i], avail, i),
         };
         let r = &self.recs[i];
-        idle.then_some((r.shape, r.completing))
+        let class = if job.gres.is_empty() {
+            r.shape
+        } else {
+            r.gres_shape
+        };
+        idle.then_some((class, r.completing))
     }
 
     /// Allocates from the cores in `avail` on the nodes of `cand`. `idle`,
     /// when known, are the idle nodes of `usage` whose free cores `avail` is.
-    /// `unverified`: `cand` has not been through `_verify_node_state`, and
-    /// the one-node walk checks each node it visits with it instead (only
-    /// for a job on that path).
     #[allow(clippy::too_many_arguments)]
     pub fn fit(
         &self,
@@ -204,7 +202,6 @@ impl ConsTres {
         counts: Counts,
         against: Against,
         completing_ok: bool,
-        unverified: Option<&NodeCheck>,
     ) -> Result<JobRec, Error> {
         // TEST_ONLY counts no CPU as used (Slurm passes no part_core_map).
         let cpu_limit = self
@@ -231,50 +228,20 @@ impl ConsTres {
                 completing_ok,
             )
         };
-        let offers: Vec<Offer> = if one_node_path(job, &self.params, counts) {
-            // One node: the offer eval_nodes would pick is the fitting one
-            // of least scheduling weight, the first on ties. Nodes are
-            // visited in order and the walk stops at a fitting node whose
-            // weight no node can undercut (the cluster's least `Weight`,
-            // the most near GPUs the request can count).
-            let floor = weight_floor(job, self.min_weight);
-            let mut best: Option<(u64, Offer)> = None;
-            for i in cand.ones() {
-                if unverified.is_some_and(|c| !self.node_ok(c, usage, job, i)) {
-                    continue;
-                }
-                let Some(o) = offer(i, false).and_then(|o| Offer::of(i, &o)) else {
-                    continue;
-                };
-                if !fits_alone(job, &o) {
-                    continue;
-                }
-                let w = sched_weight(&self.recs, &o);
-                if best.is_none_or(|(bw, _)| w < bw) {
-                    best = Some((w, o));
-                    if w <= floor {
-                        break;
-                    }
-                }
+        // An idle node's offer depends only on its shape (with the device
+        // layout for a job with GRES), so nodes of one shape share it: a
+        // test visits idle nodes by the thousand.
+        let mut shared = SmallVec::new();
+        let mut offers = Vec::with_capacity(cand.count());
+        for i in cand.ones() {
+            let shape = self.idle_shape(usage, i, avail, idle, job);
+            let o = per_shape(&mut shared, shape, || {
+                offer(i, false).and_then(|o| Offer::of(i, &o))
+            });
+            if let Some(o) = o {
+                offers.push(Offer { node: i, ..o });
             }
-            best.map(|(_, o)| o).into_iter().collect()
-        } else {
-            // An idle node's offer depends only on its shape (a job without
-            // GRES reads no device), so nodes of one shape share it: a big
-            // job's test visits idle nodes by the thousand.
-            let mut shared = SmallVec::new();
-            let mut offers = Vec::with_capacity(cand.count());
-            for i in cand.ones() {
-                let shape = self.idle_shape(usage, i, avail, idle, job);
-                let o = per_shape(&mut shared, shape, || {
-                    offer(i, false).and_then(|o| Offer::of(i, &o))
-                });
-                if let Some(o) = o {
-                    offers.push(Offer { node: i, ..o });
-                }
-            }
-            offers
-        };
+        }
         let chosen =
             eval_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
                 fail(
@@ -487,7 +454,6 @@ impl ConsTres {
                 counts,
                 against,
                 true,
-                None,
             );
         }
         let avail = || {
@@ -507,12 +473,11 @@ impl ConsTres {
         };
         let step1 = &free.cores;
         let step1_only = job.node_req != NODE_CR_AVAILABLE && !self.params.gang;
-        if step1_only && job.required.is_none() && !one_node_path(job, &self.params, counts) {
+        if step1_only && job.required.is_none() {
             // Only step 1 follows, and a node without a core in no row
             // offers nothing there: leave the busy nodes out before the
             // per-node checks. (With required nodes every candidate is
-            // checked, for the error naming an unusable required node; a
-            // one-node job's walk stops early and needs no such pass.)
+            // checked, for the error naming an unusable required node.)
             match &free.nodes {
                 Some(nodes) => cand.and(&nodes.holding),
                 None => cand.and(&self.nodes_holding(step1)),
@@ -521,20 +486,8 @@ impl ConsTres {
         // The idle nodes when the caller keeps them (finding them here
         // would cost the per-node checks they save).
         let idle = free.nodes.as_ref().map(|n| &n.idle);
-        // A one-node job's walk visits the nodes in order and stops at the
-        // first that fits with the least weight: only the nodes it visits
-        // are checked, which chooses the same node (the check only drops
-        // nodes, one at a time, and such a job names no required node).
-        let check;
-        let unverified =
-            if step1_only && one_node_path(job, &self.params, counts) && !job.whole_node {
-                check = self.node_check(job, excluded_cores, idle);
-                Some(&check)
-            } else {
-                self.verify_node_state(usage, job, &mut cand, excluded_cores, idle)
-                    .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
-                None
-            };
+        self.verify_node_state(usage, job, &mut cand, excluded_cores, idle)
+            .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
         let mut cand1 = cand.clone();
         if job.whole_node {
             let avail = avail();
@@ -556,7 +509,6 @@ impl ConsTres {
             counts,
             against,
             completing_ok,
-            unverified,
         );
         if first.is_ok() || step1_only {
             return first;
@@ -582,7 +534,6 @@ impl ConsTres {
                     counts,
                     against,
                     completing_ok,
-                    None,
                 ) {
                     return Ok(rec);
                 }

@@ -146,8 +146,6 @@ pub struct ConsTres {
     /// Configured GRES per node, by name and type, dense.
     pub gres_columns: GresColumns,
     pub total_cores: usize,
-    /// The least node `Weight` (a floor for node selection's early stop).
-    pub min_weight: u32,
     /// All cores minus specialised ones.
     pub base_avail: Bits,
     /// Per node, the end (exclusive) of its range in the core map.
@@ -184,7 +182,6 @@ impl ConsTres {
             gres_names: GresNames::default(),
             gres_columns: GresColumns::default(),
             total_cores: 0,
-            min_weight: 0,
             base_avail: Bits::new(0),
             core_ends: Vec::new(),
             usage: Usage::new(Vec::new(), rows),
@@ -222,8 +219,20 @@ impl ConsTres {
                 ))
                 .or_insert(next);
         }
+        // Few layouts in a cluster: one representative per GRES class.
+        let mut gres_classes: Vec<usize> = Vec::new();
+        for i in 0..recs.len() {
+            let same =
+                |&k: &usize| recs[k].shape == recs[i].shape && recs[k].devices == recs[i].devices;
+            recs[i].gres_shape = match gres_classes.iter().position(same) {
+                Some(class) => class as u32,
+                None => {
+                    gres_classes.push(i);
+                    (gres_classes.len() - 1) as u32
+                }
+            };
+        }
         self.total_cores = off;
-        self.min_weight = recs.iter().map(|r| r.weight).min().unwrap_or(0);
         let mut base = Bits::full(off);
         for r in &recs {
             base.clear_at(r.core_off, &r.spec_cores);

@@ -53,8 +53,13 @@ pub struct NodeRec {
     pub weight: u32,
     /// The node's layout class: nodes with equal sockets, cores per socket,
     /// threads and memory share it (numbered by `ConsTres::node_init`; 0
-    /// until then). An idle node's offer depends only on its class.
+    /// until then). An idle node's offer to a job without GRES depends
+    /// only on its class.
     pub shape: u32,
+    /// The layout class with the GRES devices as well (names, types,
+    /// counts, bound cores, links): an idle node's offer to a job with GRES
+    /// depends only on it.
+    pub gres_shape: u32,
     /// First bit of the node in the cluster-wide core map.
     pub core_off: usize,
     /// Specialised cores (`CoreSpecCount` highest cores first, or `CpuSpecList`).
@@ -128,6 +133,7 @@ impl NodeRec {
             mem_spec: node.mem_spec_limit,
             weight: node.weight,
             shape: 0,
+            gres_shape: 0,
             core_off,
             spec_count: spec_cores.count() as u16,
             spec_cores,

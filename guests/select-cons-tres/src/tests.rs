@@ -1855,3 +1855,40 @@ fn gpu_defaults_apply_as_slurm_sets_them() {
     plain.details.memory = MemoryRequest::None;
     assert_eq!(decision(&ct, plain), Ok(vec![(0, 2, 500)]));
 }
+
+#[test]
+fn one_node_job_takes_the_tightest_node_of_the_tightest_set() {
+    // 22.05 `_eval_nodes` (cons_tres/job_test.c:736-791, 899-935) has no
+    // shortcut for `-N1`: the sets of consecutive usable nodes are weighed
+    // as for any job (the sufficient one with the fewest CPUs at the least
+    // weight), and the set's node with the fewest usable CPUs that still
+    // covers the job is taken, the first on ties.
+    let mut ct = cluster(&["CR_Core"], 4, 1, 4, 1, 1000);
+    // n1 keeps 2 free cores.
+    let mut a = job(1, 1, 2, 1);
+    a.details.required_nodes = Some(bm(4, &[1]));
+    start_full(&mut ct, a);
+    let mut one = job(2, 1, 2, 1);
+    one.details.max_nodes = Some(1);
+    assert_eq!(
+        cores(&ct, one.clone())
+            .iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>(),
+        [1]
+    );
+    // n2 busy: sets {n0, n1} (6 CPUs) and {n3} (4 CPUs); the tighter set wins.
+    let mut b = job(3, 1, 4, 1);
+    b.details.required_nodes = Some(bm(4, &[2]));
+    start_full(&mut ct, b);
+    let mut four = job(4, 1, 4, 1);
+    four.details.max_nodes = Some(1);
+    assert_eq!(
+        cores(&ct, four).iter().map(|c| c.0).collect::<Vec<_>>(),
+        [3]
+    );
+    // Both sets sufficient for two CPUs: {n3} has fewer, so n3 again,
+    // though n1 alone is tighter.
+    one.job_id = 5;
+    assert_eq!(cores(&ct, one).iter().map(|c| c.0).collect::<Vec<_>>(), [3]);
+}

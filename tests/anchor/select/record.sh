@@ -162,7 +162,14 @@ submit a45 --contiguous -N2 -w n3 -n2
 test-only -N2-4 -n2 -x n1,n4
 cancel a43
 submit a46 -n1 --gres=gpu:1 --mem-per-gpu=1000
-submit a47 -n2 --threads-per-core=1 --mem-per-cpu=500"
+submit a47 -n2 --threads-per-core=1 --mem-per-cpu=500
+cancel a42
+cancel a44
+cancel a45
+cancel a46
+cancel a47
+submit a48 -w n2 -c6
+submit a49 -N1 -n2"
 
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
