@@ -72,8 +72,11 @@ pub fn can_job_run_on_node(
     // Cheap refusals first: GRES can only take cores away, so a node whose
     // free cores cannot give the per-node minimum, or whose free memory is
     // below a per-node amount, fails whatever its devices.
+    // The node's CPUs can only shrink from here, and it needs the CPUs of
+    // the tasks it must hold (`_can_job_run_on_node`, cons_tres/job_test.c:3372-3388).
+    let need = job.tasks_per_node_needed() * job.cpt;
     let free_cores = avail.count_range(rec.core_off, rec.core_off + rec.cores as usize) as u32;
-    if free_cores == 0 || free_cores * (rec.tpc as u32) < job.pn_min_cpus {
+    if free_cores == 0 || free_cores * (rec.tpc as u32) < job.pn_min_cpus.max(need) {
         return None;
     }
     // Memory the job may still use on the node (TEST_ONLY: all of it).
@@ -111,8 +114,7 @@ pub fn can_job_run_on_node(
         &gres.req_sockets,
         cpu_limit,
     )?;
-    let need = job.tasks_per_node_needed() * job.cpt;
-    if alloc.avail_cpus < need.min(alloc.max_cpus) {
+    if alloc.avail_cpus < need {
         return None;
     }
     if params.memory {

@@ -1877,7 +1877,10 @@ fn one_node_job_takes_the_tightest_node_of_the_tightest_set() {
             .collect::<Vec<_>>(),
         [1]
     );
-    // n2 busy: sets {n0, n1} (6 CPUs) and {n3} (4 CPUs); the tighter set wins.
+    // n2 busy. For four tasks n1 is no usable node (too few CPUs for the
+    // tasks a one-node job must hold, `_can_job_run_on_node`,
+    // cons_tres/job_test.c:3372-3388), so the sets are {n0} and {n3}, 4 CPUs
+    // each: the first sufficient one stays.
     let mut b = job(3, 1, 4, 1);
     b.details.required_nodes = Some(bm(4, &[2]));
     start_full(&mut ct, b);
@@ -1885,10 +1888,10 @@ fn one_node_job_takes_the_tightest_node_of_the_tightest_set() {
     four.details.max_nodes = Some(1);
     assert_eq!(
         cores(&ct, four).iter().map(|c| c.0).collect::<Vec<_>>(),
-        [3]
+        [0]
     );
-    // Both sets sufficient for two CPUs: {n3} has fewer, so n3 again,
-    // though n1 alone is tighter.
+    // For two tasks: sets {n0, n1} (6 CPUs) and {n3} (4 CPUs), both
+    // sufficient; the tighter set wins, though n1 alone is tighter still.
     one.job_id = 5;
     assert_eq!(cores(&ct, one).iter().map(|c| c.0).collect::<Vec<_>>(), [3]);
 }
