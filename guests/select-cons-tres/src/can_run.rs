@@ -1,6 +1,8 @@
 //! `_can_job_run_on_node`: one node's offer to a job, after GRES, cores and
 //! memory (spec 2.4).
 
+use slurm_wasm_sdk::types::GresScope;
+
 use crate::allocate_sc::{allocate_sc, CpuLimit, FreeCores, SocketAlloc};
 use crate::bits::Bits;
 use crate::gres_sched::{node_filter, NodePlan};
@@ -90,6 +92,9 @@ pub fn can_job_run_on_node(
         return None;
     }
     let mut restricted;
+    // The node's free cores before the GRES trim, kept only where Slurm
+    // counts CPUs from them (see `uncapped_cpus`).
+    let mut untrimmed = None;
     let (gres, free) = if job.gres.is_empty() {
         let free = FreeCores {
             bits: avail,
@@ -98,6 +103,9 @@ pub fn can_job_run_on_node(
         (NodePlan::default(), free)
     } else {
         restricted = avail.extract(rec.core_off, rec.cores as usize);
+        if keeps_uncapped_cpus(job, params) {
+            untrimmed = Some(restricted.clone());
+        }
         let plan = node_filter(rec, usage, job, &mut restricted, ignore_usage, want_cores)?;
         let free = FreeCores {
             bits: &restricted,
@@ -114,6 +122,23 @@ pub fn can_job_run_on_node(
         &gres.req_sockets,
         cpu_limit,
     )?;
+    if let Some(all) = untrimmed {
+        let before = allocate_sc(
+            rec,
+            FreeCores { bits: &all, off: 0 },
+            false,
+            job,
+            params,
+            &gres.req_sockets,
+            cpu_limit,
+        )?;
+        alloc.avail_cpus = uncapped_cpus(
+            before.avail_cpus,
+            all.count() as u32,
+            free.bits.count() as u32,
+            rec.tpc as u32,
+        );
+    }
     if alloc.avail_cpus < need {
         return None;
     }
@@ -152,4 +177,37 @@ pub fn can_job_run_on_node(
         }
     }
     Some(NodeAvail { alloc, gres })
+}
+
+/// Whether Slurm leaves a GRES job's CPU count on a node uncapped by its
+/// tasks: under CR_ONE_TASK_PER_CORE, for one CPU per task and no CPUs per
+/// GRES, `gres_select_filter_sock_core` skips the cap to max_tasks x
+/// cpus_per_task (22.05 gres_select_filter.c:940-950), so a node keeps
+/// CPUs for cores the GRES trim removed. Not for per-task GRES: there
+/// Slurm's count outruns the cores it keeps, and its task layout then
+/// holds the job for good (`sync loop not progressing`, the anchor's a13,
+/// a24 and a29), which ours does not copy.
+fn keeps_uncapped_cpus(job: &JobView, params: &Params) -> bool {
+    params.one_task_per_core
+        && job.cpt <= 1
+        && !job.gres.is_empty()
+        && job
+            .gres
+            .iter()
+            .all(|g| g.cpus_per_gres == 0 && g.scope != GresScope::PerTask)
+}
+
+/// The CPUs such a node offers after the GRES trim kept `kept` of its
+/// `free` cores: Slurm starts from the CPUs counted before the trim
+/// (`before`) and, for each core it drops, takes away one core's threads
+/// only once the cores left hold fewer threads than the count
+/// (gres_select_filter.c:887-907).
+fn uncapped_cpus(before: u32, free: u32, kept: u32, tpc: u32) -> u32 {
+    let mut cpus = before;
+    for left in (kept..free).rev() {
+        if left * tpc < cpus {
+            cpus -= tpc.min(cpus);
+        }
+    }
+    cpus
 }

@@ -1895,3 +1895,31 @@ fn one_node_job_takes_the_tightest_node_of_the_tightest_set() {
     one.job_id = 5;
     assert_eq!(cores(&ct, one).iter().map(|c| c.0).collect::<Vec<_>>(), [3]);
 }
+
+#[test]
+fn one_task_per_core_gres_job_keeps_its_uncapped_cpus() {
+    // 22.05 gres_select_filter.c:887-950: under CR_ONE_TASK_PER_CORE a GRES
+    // job with one CPU per task and no CPUs per GRES keeps the CPUs counted
+    // before the GRES trim (less a core's threads per core dropped once the
+    // cores left hold fewer threads), so best fit prefers the node with the
+    // fewest free cores. Anchor a46 (`-n1 --gres=gpu:1` under
+    // CR_Core_Memory,CR_ONE_TASK_PER_CORE) went to n2, the node left with
+    // one free core, not to the idle n1.
+    let mut ct = anchor_cluster_with("CR_Core_Memory,CR_ONE_TASK_PER_CORE");
+    let mut a = job(1, 1, 3, 1);
+    a.details.required_nodes = Some(bm(4, &[1]));
+    start_full(&mut ct, a);
+    let mut b = job(2, 1, 2, 1);
+    b.details.required_nodes = Some(bm(4, &[2]));
+    start_full(&mut ct, b);
+    let gpu = with_gres(job(3, 1, 1, 1), "gpu", 1);
+    assert_eq!(decision(&ct, gpu).map(|d| d[0].0), Ok(1));
+    // Without CR_ONE_TASK_PER_CORE every node's count is capped to the one
+    // task, all tie, and the first node stays.
+    let mut ct = anchor_cluster();
+    let mut a = job(1, 1, 6, 1);
+    a.details.required_nodes = Some(bm(4, &[1]));
+    start_full(&mut ct, a);
+    let gpu = with_gres(job(3, 1, 1, 1), "gpu", 1);
+    assert_eq!(decision(&ct, gpu).map(|d| d[0].0), Ok(0));
+}
