@@ -219,16 +219,23 @@ impl ConsTres {
                 ))
                 .or_insert(next);
         }
-        // Few layouts in a cluster: one representative per GRES class.
-        let mut gres_classes: Vec<usize> = Vec::new();
+        // A GRES class is a shape and a device layout: each node's devices
+        // are compared only with one representative node per layout of its
+        // own shape (a shape rarely has more than a few), so a cluster of
+        // many shapes costs no comparison across them.
+        let mut layouts: BTreeMap<u32, Vec<(usize, u32)>> = BTreeMap::new();
+        let mut classes = 0u32;
         for i in 0..recs.len() {
-            let same =
-                |&k: &usize| recs[k].shape == recs[i].shape && recs[k].devices == recs[i].devices;
-            recs[i].gres_shape = match gres_classes.iter().position(same) {
-                Some(class) => class as u32,
+            let of_shape = layouts.entry(recs[i].shape).or_default();
+            recs[i].gres_shape = match of_shape
+                .iter()
+                .find(|&&(k, _)| recs[k].devices == recs[i].devices)
+            {
+                Some(&(_, class)) => class,
                 None => {
-                    gres_classes.push(i);
-                    (gres_classes.len() - 1) as u32
+                    of_shape.push((i, classes));
+                    classes += 1;
+                    classes - 1
                 }
             };
         }

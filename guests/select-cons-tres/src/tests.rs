@@ -712,15 +712,9 @@ fn one_node_left_per_job_gres_sees_every_set() {
     use crate::eval_nodes::{eval_nodes, Counts};
     use crate::request::JobView;
     let ct = cluster(&["CR_Core"], 6, 1, 8, 1, 100);
-    let mut j = job(1, 1, 1, 1);
-    j.details.gres = vec![GresRequest {
-        name: "gpu".into(),
-        type_name: None,
-        scope: GresScope::PerJob,
-        count: 1,
-        cpus_per_gres: Some(4),
-        mem_per_gres: None,
-    }];
+    let mut j = with_gres(job(1, 1, 1, 1), "gpu", 1);
+    j.details.gres[0].scope = GresScope::PerJob;
+    j.details.gres[0].cpus_per_gres = Some(4);
     let view = JobView::new(
         &j,
         &ct.gres_names,
@@ -1870,13 +1864,7 @@ fn one_node_job_takes_the_tightest_node_of_the_tightest_set() {
     start_full(&mut ct, a);
     let mut one = job(2, 1, 2, 1);
     one.details.max_nodes = Some(1);
-    assert_eq!(
-        cores(&ct, one.clone())
-            .iter()
-            .map(|c| c.0)
-            .collect::<Vec<_>>(),
-        [1]
-    );
+    assert_eq!(nodes_of(&ct, one.clone()), [1]);
     // n2 busy. For four tasks n1 is no usable node (too few CPUs for the
     // tasks a one-node job must hold, `_can_job_run_on_node`,
     // cons_tres/job_test.c:3372-3388), so the sets are {n0} and {n3}, 4 CPUs
@@ -1886,14 +1874,11 @@ fn one_node_job_takes_the_tightest_node_of_the_tightest_set() {
     start_full(&mut ct, b);
     let mut four = job(4, 1, 4, 1);
     four.details.max_nodes = Some(1);
-    assert_eq!(
-        cores(&ct, four).iter().map(|c| c.0).collect::<Vec<_>>(),
-        [0]
-    );
+    assert_eq!(nodes_of(&ct, four), [0]);
     // For two tasks: sets {n0, n1} (6 CPUs) and {n3} (4 CPUs), both
     // sufficient; the tighter set wins, though n1 alone is tighter still.
     one.job_id = 5;
-    assert_eq!(cores(&ct, one).iter().map(|c| c.0).collect::<Vec<_>>(), [3]);
+    assert_eq!(nodes_of(&ct, one), [3]);
 }
 
 #[test]
@@ -1922,4 +1907,40 @@ fn one_task_per_core_gres_job_keeps_its_uncapped_cpus() {
     start_full(&mut ct, a);
     let gpu = with_gres(job(3, 1, 1, 1), "gpu", 1);
     assert_eq!(decision(&ct, gpu).map(|d| d[0].0), Ok(0));
+}
+
+#[test]
+fn idle_nodes_share_an_offer_only_with_their_device_layout() {
+    // Idle nodes of one core and memory layout share their offer
+    // (`NodeRec::gres_shape`); for a GPU job their devices are part of
+    // that layout. n0 and n2 have no GPU, n1 one bound to core 1, n3 one
+    // bound to core 0: all four have the same cores and memory.
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 4)], MemoryRequest::None);
+    let gpu_on = |core: usize| GresDeviceGroup {
+        name: "gpu".into(),
+        type_name: None,
+        count: 1,
+        cores: Some(bm(2, &[core])),
+        links: Vec::new(),
+    };
+    let table: Vec<_> = (0..4u32)
+        .map(|i| {
+            let mut n = fixtures::node(i, &format!("n{i}"), 1, 2, 1, 100);
+            match i {
+                1 => n.gres_topology = vec![gpu_on(1)],
+                3 => n.gres_topology = vec![gpu_on(0)],
+                _ => {}
+            }
+            n
+        })
+        .collect();
+    ct.node_init(&table).unwrap();
+    let classes: Vec<u32> = ct.recs.iter().map(|r| r.gres_shape).collect();
+    assert_eq!(classes, [0, 1, 0, 2]);
+    assert!(ct.recs.iter().all(|r| r.shape == ct.recs[0].shape));
+    // A one-GPU job skips the GPU-less n0 (whose offer n2 shares) and
+    // takes n1, the first node with a GPU.
+    let gpu = with_gres(job(1, 1, 1, 1), "gpu", 1);
+    assert_eq!(nodes_of(&ct, gpu), vec![1]);
 }
