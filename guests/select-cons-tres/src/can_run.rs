@@ -72,10 +72,10 @@ pub fn can_job_run_on_node(
         return None;
     }
     // Cheap refusals first: GRES can only take cores away, so a node whose
-    // free cores cannot give the per-node minimum, or whose free memory is
-    // below a per-node amount, fails whatever its devices.
-    // The node's CPUs can only shrink from here, and it needs the CPUs of
-    // the tasks it must hold (`_can_job_run_on_node`, cons_tres/job_test.c:3372-3388).
+    // free cores cannot give the per-node minimum or the CPUs of the tasks
+    // it must hold (`_can_job_run_on_node`, cons_tres/job_test.c:3372-3388),
+    // or whose free memory is below a per-node amount, fails whatever its
+    // devices.
     let need = job.tasks_per_node_needed() * job.cpt;
     let free_cores = avail.count_range(rec.core_off, rec.core_off + rec.cores as usize) as u32;
     if free_cores == 0 || free_cores * (rec.tpc as u32) < job.pn_min_cpus.max(need) {
@@ -190,7 +190,6 @@ pub fn can_job_run_on_node(
 fn keeps_uncapped_cpus(job: &JobView, params: &Params) -> bool {
     params.one_task_per_core
         && job.cpt <= 1
-        && !job.gres.is_empty()
         && job
             .gres
             .iter()
