@@ -491,6 +491,17 @@ fn cons_tres_cr_core_memory_gpu_defaults() {
     );
 }
 
+/// `CR_Socket_Memory` with `CoreSpecCount=1` on n[1-4] (core 3, CPUs 6-7,
+/// is specialised): a socket is allocated whole, and whether the socket
+/// holding the specialised core counts as used depends on whether the
+/// partition had a job since slurmctld started (see `OwnPartition` in the
+/// guest).
+#[test]
+fn cons_tres_cr_socket_memory_core_spec() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Socket_Memory-core_spec");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.
@@ -502,6 +513,7 @@ fn recordings_cover_the_stream() {
         "linear-CR_Memory",
         "cons_tres-CR_Core_Memory-one_task",
         "cons_tres-CR_Core_Memory-gpu_defaults",
+        "cons_tres-CR_Socket_Memory-core_spec",
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
         let submits: Vec<&Submitted> = recording

@@ -9,48 +9,85 @@ use crate::params::{Params, Unit};
 use crate::request::JobView;
 use crate::rows::Row;
 
-/// The partition's `MaxCPUsPerNode` and the rows of the job's own
-/// partition (Slurm's `part_core_map`): the limit counts as already used
-/// only the cores of those rows the job may not use now, never cores held
-/// by other partitions' jobs (cons_common.c:357-392).
-#[derive(Clone, Copy)]
-pub struct CpuLimit<'a> {
-    pub max: u32,
-    /// Empty where Slurm passes no `part_core_map` (TEST_ONLY): nothing
-    /// counts as used.
-    pub own_rows: &'a [Row],
+/// What `_allocate_sc` knows of the job's own partition on a node: its
+/// `MaxCPUsPerNode` and, where Slurm has one, its `part_core_map` (the
+/// cores its rows hold).
+#[derive(Clone, Copy, Default)]
+pub struct OwnPartition<'a> {
+    /// `MaxCPUsPerNode`.
+    pub max_cpus: Option<u32>,
+    /// The partition's rows where Slurm passes a `part_core_map`: not in
+    /// TEST_ONLY or the first "can it ever run" test, and not before a job
+    /// of the partition entered a row ([`crate::rows::PartRows::has_map`];
+    /// cons_common/job_test.c:922-1049).
+    pub rows: Option<&'a [Row]>,
 }
 
-impl CpuLimit<'_> {
-    /// `used_cpu_count` of `_allocate_sc` on `rec` with `free` the cores
-    /// the job may use: per socket, the own-partition cores not free, times
-    /// the threads per core. Under CR_Socket a socket with such a core
-    /// counts its free cores as used too (Slurm adds them to `used_cores`
-    /// before counting). Visits each core of the node once per row.
-    fn used_cpus(&self, rec: &NodeRec, free: &FreeCores, unit: Unit) -> u32 {
-        if self.own_rows.is_empty() {
+impl OwnPartition<'_> {
+    /// Slurm's `used_cores` of each socket of `rec`, with `free` the cores
+    /// the job may use (cons_common.c:357-392): with a `part_core_map`, the
+    /// cores the partition's rows hold that are not free; without one,
+    /// every core not free, specialised cores and other partitions' cores
+    /// included.
+    pub fn used_cores(&self, rec: &NodeRec, free: &FreeCores) -> SmallVec<[u32; 64]> {
+        let cps = rec.cores_per_socket as usize;
+        let sockets = rec.sockets as usize;
+        if rec.cores <= 64 {
+            // The node's cores in one word: a mask and a popcount per socket.
+            let all = low_bits(rec.cores as usize);
+            let mut taken = !free.bits.bits64(free.off) & all;
+            if let Some(rows) = self.rows {
+                taken &= rows
+                    .iter()
+                    .fold(0, |held, row| held | row.cores.bits64(rec.core_off));
+            }
+            return (0..sockets)
+                .map(|s| ((taken >> (s * cps)) & low_bits(cps)).count_ones())
+                .collect();
+        }
+        (0..sockets)
+            .map(|s| {
+                (s * cps..(s + 1) * cps)
+                    .filter(|&c| {
+                        !free.get(c)
+                            && self.rows.is_none_or(|rows| {
+                                rows.iter().any(|row| row.cores.get(rec.core_off + c))
+                            })
+                    })
+                    .count() as u32
+            })
+            .collect()
+    }
+
+    /// `used_cpu_count` of `_allocate_sc`: the CPUs `MaxCPUsPerNode` counts
+    /// as taken, from `used` (see [`Self::used_cores`]) of the node's free
+    /// cores `seen`: only with a `part_core_map`, the partition's cores,
+    /// and under CR_Socket the free cores of each socket where it holds
+    /// some.
+    fn used_cpus(&self, rec: &NodeRec, seen: &FreeCores, used: &[u32], unit: Unit) -> u32 {
+        if self.rows.is_none() {
             return 0;
         }
         let cps = rec.cores_per_socket as usize;
-        let mut used = 0;
-        for s in 0..rec.sockets as usize {
-            let (mut own, mut free_s) = (0, 0);
-            for c in s * cps..(s + 1) * cps {
-                if free.get(c) {
-                    free_s += 1;
-                } else if self
-                    .own_rows
-                    .iter()
-                    .any(|row| row.cores.get(rec.core_off + c))
-                {
-                    own += 1;
-                }
-            }
-            if own > 0 {
-                used += own + if unit == Unit::Socket { free_s } else { 0 };
-            }
+        let mut cores: u32 = used.iter().sum();
+        if unit == Unit::Socket {
+            cores += used
+                .iter()
+                .enumerate()
+                .filter(|(_, own)| **own > 0)
+                .map(|(s, _)| seen.count(s * cps, (s + 1) * cps) as u32)
+                .sum::<u32>();
         }
-        used * rec.tpc as u32
+        cores * rec.tpc as u32
+    }
+}
+
+/// The lowest `n` bits of a word.
+fn low_bits(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
     }
 }
 
@@ -130,33 +167,38 @@ impl FreeCores<'_> {
 }
 
 /// Chooses the node's cores for the job. `free` holds the cores the job may
-/// use, `req_sockets` the sockets GRES require (walked first),
-/// `cpu_limit` the partition's `MaxCPUsPerNode`. With `want_cores`
+/// use, `seen` the node's free cores before the GRES filter took some
+/// (which decide the sockets in use), `req_sockets` the sockets GRES
+/// require (walked first),
+/// `own` what Slurm knows of the job's partition there. With `want_cores`
 /// false only the CPU counts are computed (`cores` is left empty), which is
 /// all node selection needs. `None` = the node cannot run the job.
 #[allow(clippy::too_many_arguments)]
 pub fn allocate_sc(
     rec: &NodeRec,
     free: FreeCores,
+    seen: FreeCores,
     want_cores: bool,
     job: &JobView,
     params: &Params,
     req_sockets: &[usize],
-    cpu_limit: Option<CpuLimit>,
+    own: OwnPartition,
 ) -> Option<SocketAlloc> {
     let sockets = rec.sockets as usize;
     let cps = rec.cores_per_socket as usize;
     let tpc = rec.tpc as u32;
     // Per-socket free cores are needed to pick cores and for socket-level
-    // rules; otherwise the node's totals give the same counts (the free
-    // cores never include specialised ones, so per-socket `used` never
-    // saturates and sums to the node's).
+    // rules; otherwise the node's totals give the same counts.
     let per_socket = want_cores
         || params.unit == Unit::Socket
         || job.cores_per_socket > 0
         || job.ntasks_per_socket > 0
         || job.sockets_per_node > 0;
-    let low = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let used = if params.unit == Unit::Socket || own.max_cpus.is_some() {
+        own.used_cores(rec, &seen)
+    } else {
+        SmallVec::new()
+    };
     // Inline for the usual socket counts (a node given only `CPUs=` has one
     // socket per CPU).
     let mut free_sock: SmallVec<[u32; 64]> = SmallVec::new();
@@ -164,25 +206,21 @@ pub fn allocate_sc(
         free_sock.resize(sockets, 0);
         if rec.cores <= 64 {
             // The node's cores in one word: a mask and a popcount per socket.
-            let word = free.bits.bits64(free.off) & low(rec.cores as usize);
+            let word = free.bits.bits64(free.off) & low_bits(rec.cores as usize);
             for (s, f) in free_sock.iter_mut().enumerate() {
-                *f = ((word >> (s * cps)) & low(cps)).count_ones();
+                *f = ((word >> (s * cps)) & low_bits(cps)).count_ones();
             }
         } else {
             for (s, f) in free_sock.iter_mut().enumerate() {
                 *f = free.count(s * cps, (s + 1) * cps) as u32;
             }
         }
-        for (s, free_s) in free_sock.iter_mut().enumerate() {
-            let spec = if rec.spec_count == 0 {
-                0
-            } else {
-                rec.spec_cores.count_range(s * cps, (s + 1) * cps) as u32
-            };
-            let used = (cps as u32).saturating_sub(*free_s + spec);
-            // CR_Socket: a socket partly used by another job is unusable.
-            if params.unit == Unit::Socket && used > 0 {
-                *free_s = 0;
+        if params.unit == Unit::Socket {
+            // CR_Socket: a socket with a used core is unusable.
+            for (free_s, used_s) in free_sock.iter_mut().zip(&used) {
+                if *used_s > 0 {
+                    *free_s = 0;
+                }
             }
         }
         let free_for_cap: u32 = free_sock.iter().sum();
@@ -198,21 +236,21 @@ pub fn allocate_sc(
         (free_sock.iter().sum(), free_for_cap)
     } else {
         let free_total = if rec.cores <= 64 {
-            (free.bits.bits64(free.off) & low(rec.cores as usize)).count_ones()
+            (free.bits.bits64(free.off) & low_bits(rec.cores as usize)).count_ones()
         } else {
             free.count(0, rec.cores as usize) as u32
         };
         (free_total, free_total)
     };
     let mut cap = u32::MAX;
-    if let Some(limit) = cpu_limit {
-        let used_cpus = limit.used_cpus(rec, &free, params.unit);
+    if let Some(max) = own.max_cpus {
+        let used_cpus = own.used_cpus(rec, &seen, &used, params.unit);
         let free_cpus = free_for_cap * tpc;
-        if free_cpus + used_cpus > limit.max {
-            if job.whole_node || used_cpus >= limit.max {
+        if free_cpus + used_cpus > max {
+            if job.whole_node || used_cpus >= max {
                 return None;
             }
-            cap = limit.max - used_cpus;
+            cap = max - used_cpus;
             if cap == 1 && needs_more_than_one_cpu(rec, job, params) {
                 return None;
             }

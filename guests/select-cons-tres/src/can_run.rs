@@ -3,7 +3,7 @@
 
 use slurm_wasm_sdk::types::GresScope;
 
-use crate::allocate_sc::{allocate_sc, CpuLimit, FreeCores, SocketAlloc};
+use crate::allocate_sc::{allocate_sc, FreeCores, OwnPartition, SocketAlloc};
 use crate::bits::Bits;
 use crate::gres_sched::{node_filter, NodePlan};
 use crate::node_usage::{NodeRec, NodeUse};
@@ -64,7 +64,7 @@ pub fn can_job_run_on_node(
     want_cores: bool,
     job: &JobView,
     params: &Params,
-    cpu_limit: Option<CpuLimit>,
+    own: OwnPartition,
     ignore_usage: bool,
     completing_ok: bool,
 ) -> Option<NodeAvail> {
@@ -91,22 +91,58 @@ pub fn can_job_run_on_node(
     if params.memory && matches!(job.mem, Mem::PerNode(m) if m > avail_mem) {
         return None;
     }
+    // The node's free cores as `_allocate_sc` sees them: before any GRES
+    // filter (cons_tres/job_test.c:3338-3363).
+    let seen = FreeCores {
+        bits: avail,
+        off: rec.core_off,
+    };
+    // CR_Socket rules the used sockets out before GRES filters read the
+    // cores: Slurm's `_allocate_sc` clears them from the core map
+    // (cons_common.c:378-387, 651-653), after `gres_sched_create_sock_gres_list`
+    // chose the sockets the devices need from all free cores.
+    let before =
+        (params.unit == Unit::Socket).then(|| avail.extract(rec.core_off, rec.cores as usize));
+    let socket_free;
+    let node_free = match &before {
+        Some(before) => {
+            let cps = rec.cores_per_socket as usize;
+            let mut cores = before.clone();
+            for (s, used) in own.used_cores(rec, &seen).iter().enumerate() {
+                if *used > 0 {
+                    for c in s * cps..(s + 1) * cps {
+                        cores.clear(c);
+                    }
+                }
+            }
+            socket_free = cores;
+            FreeCores {
+                bits: &socket_free,
+                off: 0,
+            }
+        }
+        None => seen,
+    };
     let mut restricted;
     // The node's free cores before the GRES trim, kept only where Slurm
     // counts CPUs from them (see `uncapped_cpus`).
     let mut untrimmed = None;
     let (gres, free) = if job.gres.is_empty() {
-        let free = FreeCores {
-            bits: avail,
-            off: rec.core_off,
-        };
-        (NodePlan::default(), free)
+        (NodePlan::default(), node_free)
     } else {
-        restricted = avail.extract(rec.core_off, rec.cores as usize);
+        restricted = node_free.bits.extract(node_free.off, rec.cores as usize);
         if keeps_uncapped_cpus(job, params) {
             untrimmed = Some(restricted.clone());
         }
-        let plan = node_filter(rec, usage, job, &mut restricted, ignore_usage, want_cores)?;
+        let plan = node_filter(
+            rec,
+            usage,
+            job,
+            &mut restricted,
+            before.as_ref(),
+            ignore_usage,
+            want_cores,
+        )?;
         let free = FreeCores {
             bits: &restricted,
             off: 0,
@@ -116,21 +152,23 @@ pub fn can_job_run_on_node(
     let mut alloc = allocate_sc(
         rec,
         free,
+        seen,
         want_cores,
         job,
         params,
         &gres.req_sockets,
-        cpu_limit,
+        own,
     )?;
     if let Some(all) = untrimmed {
         let before = allocate_sc(
             rec,
             FreeCores { bits: &all, off: 0 },
+            seen,
             false,
             job,
             params,
             &gres.req_sockets,
-            cpu_limit,
+            own,
         )?;
         alloc.avail_cpus = uncapped_cpus(
             before.avail_cpus,
@@ -138,6 +176,16 @@ pub fn can_job_run_on_node(
             free.bits.count() as u32,
             rec.tpc as u32,
         );
+    }
+    // The CPUs of the node's tasks, unless CPUs per GRES count or
+    // CR_ONE_TASK_PER_CORE leaves one-CPU tasks uncapped
+    // (gres_select_filter.c:940-951).
+    if let Some(tasks) = gres.max_tasks {
+        if job.gres.iter().all(|g| g.cpus_per_gres == 0)
+            && (job.cpt > 1 || !params.one_task_per_core)
+        {
+            alloc.avail_cpus = alloc.avail_cpus.min(tasks * job.cpt);
+        }
     }
     if alloc.avail_cpus < need {
         return None;

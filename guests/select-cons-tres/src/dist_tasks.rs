@@ -16,6 +16,10 @@ pub struct NodeShare {
     pub cpus: u32,
     /// Cores the node offered; trimmed to the kept ones.
     pub cores: Bits,
+    /// Under CR_Socket, the cores a socket the job uses may grow to (see
+    /// [`whole_sockets`]): the node's free cores before the GRES filter and
+    /// its specialised cores; empty otherwise.
+    pub socket_fill: Bits,
     pub cpus_per_core: u32,
     /// Sockets GRES require (cyclic walks only those).
     pub req_sockets: Vec<usize>,
@@ -262,6 +266,32 @@ fn cyclic_block_counts(
     Ok(())
 }
 
+/// CR_Socket: a socket the job uses is the job's whole. Slurm's block walk
+/// marks every core of it (`_block_sync_core_bind`, dist_tasks.c:797-833),
+/// the cyclic walk every core after the last one it picked (`_cyclic_sync`,
+/// dist_tasks.c:1126-1143), whether the job could use it or not: cores the
+/// GRES filter left out, and specialised cores, which count in the job's
+/// CPUs (real Slurm 22.05.8, CR_Socket_Memory with CoreSpecCount=1: `-n3`
+/// given the free core 2 of socket 1 held CPU_IDs 4-7; `-n1 --gres=gpu:1`
+/// held the whole socket beside GPU 0). `fill` are the cores that may be
+/// added; cores of other jobs are not among them, which Slurm's walks
+/// would give a second time (possible only where another partition's job
+/// shares the socket).
+fn whole_sockets(rec: &NodeRec, kept: &mut Bits, fill: &Bits, block: bool) {
+    let cps = rec.cores_per_socket as usize;
+    for s in 0..rec.sockets as usize {
+        let cores = s * cps..(s + 1) * cps;
+        let Some(last) = cores.clone().rev().find(|&c| kept.get(c)) else {
+            continue;
+        };
+        for c in cores {
+            if fill.get(c) && (block || c > last) {
+                kept.set(c);
+            }
+        }
+    }
+}
+
 /// Keeps the cores needed for `share.cpus` CPUs (block or cyclic over
 /// sockets) and sets `cpus` to the kept cores' CPUs for CR_Core/CR_Socket.
 fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Params) {
@@ -277,8 +307,10 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
     let block = params.unit == Unit::Cpu || job.sock_dist == SockDist::Block;
     if need >= share.cores.count() && (block || job.ntasks_per_socket == 0) {
         // Every offered core is needed and no per-socket cap applies: both
-        // walks below (and CR_Socket's widening to whole sockets) keep
-        // them all.
+        // walks below keep them all.
+        if params.unit == Unit::Socket {
+            whole_sockets(rec, &mut share.cores, &share.socket_fill, block);
+        }
         if params.unit != Unit::Cpu {
             share.cpus = share.cores.count() as u32 * rec.tpc as u32;
         }
@@ -377,13 +409,7 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
         }
     }
     if params.unit == Unit::Socket {
-        for s in 0..sockets {
-            if kept.count_range(s * cps, (s + 1) * cps) > 0 {
-                for &c in avail(s) {
-                    kept.set(c);
-                }
-            }
-        }
+        whole_sockets(rec, &mut kept, &share.socket_fill, block);
     }
     share.cores = kept;
     if params.unit != Unit::Cpu {

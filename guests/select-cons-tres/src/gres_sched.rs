@@ -36,6 +36,10 @@ pub struct NodePlan {
     /// the per-task count, smallest over the requests); `None` without
     /// per-task requests.
     pub task_limit: Option<u32>,
+    /// Most tasks the node takes after the GRES trim, where something
+    /// bounds them (`max_tasks_this_node` of
+    /// `gres_select_filter_sock_core`); `None` when unbounded or untrimmed.
+    pub max_tasks: Option<u32>,
     /// Usable whole GPUs near the node's free cores (bound to no socket, or
     /// to a socket with a free core), capped by a per-node or per-job
     /// count, at most 255 (`near_gpus` of `gres_select_filter_remove_unusable`).
@@ -84,13 +88,19 @@ pub fn blocked(rec: &NodeRec, usage: &NodeUse, i: usize) -> bool {
 /// enforce-binding removes the cores of sockets the devices do not need.
 /// `None` when the node cannot serve the request. Without `full`, only
 /// the counts node selection needs are filled: no device lists, and
-/// without enforce-binding no `req_sockets` either (the sockets only order
-/// the core walk, which changes which cores are kept but not how many).
+/// without enforce-binding or `before` no `req_sockets` either (the
+/// sockets only order the core walk, which changes which cores are kept
+/// but not how many). `before`, under CR_Socket, are the node's free
+/// cores before the used sockets were ruled out of `free`: the sockets the
+/// devices need are chosen on them, as `gres_sched_create_sock_gres_list`
+/// runs before `_allocate_sc` in Slurm, and a needed socket that was ruled
+/// out fails the node (cons_common.c:520-527).
 pub fn node_filter(
     rec: &NodeRec,
     usage: &NodeUse,
     job: &JobView,
     free: &mut Bits,
+    before: Option<&Bits>,
     ignore_usage: bool,
     full: bool,
 ) -> Option<NodePlan> {
@@ -137,22 +147,27 @@ pub fn node_filter(
                 per_node_first_pass(rec, free, &devices, need_here, min_cores, &mut first_pass);
             }
         }
+        // A device counts where its socket has free cores, or it has none
+        // (`gres_select_filter_sock_core` on the first pass,
+        // gres_select_filter.c:600-606).
+        let near_cores = |i: usize| {
+            let socks = &rec.devices[i].sockets;
+            socks.is_empty()
+                || socks
+                    .iter()
+                    .any(|&s| socket_free.get(s as usize).copied().unwrap_or(false))
+        };
         if g.scope == GresScope::PerTask && g.count > 0 {
-            let usable: u64 = devices.iter().map(|&i| free_of(i)).sum();
+            let usable: u64 = devices
+                .iter()
+                .filter(|&&i| near_cores(i))
+                .map(|&i| free_of(i))
+                .sum();
             let limit = u32::try_from(usable / g.count).unwrap_or(u32::MAX);
             plan.task_limit = Some(plan.task_limit.map_or(limit, |l| l.min(limit)));
         }
         if g.gpu {
-            let near = devices
-                .iter()
-                .filter(|&&i| {
-                    let socks = &rec.devices[i].sockets;
-                    socks.is_empty()
-                        || socks
-                            .iter()
-                            .any(|&s| socket_free.get(s as usize).copied().unwrap_or(false))
-                })
-                .count() as u64;
+            let near = devices.iter().filter(|&&i| near_cores(i)).count() as u64;
             let cap = match g.scope {
                 GresScope::PerNode | GresScope::PerJob => g.count,
                 _ => u64::MAX,
@@ -188,18 +203,19 @@ pub fn node_filter(
             .filter(|&&i| rec.devices[i].sockets.is_empty())
             .count() as u64;
         let units = if shared { 1 } else { need };
-        if units > any && (full || job.enforce_binding) {
+        if units > any && (full || job.enforce_binding || before.is_some()) {
+            let view: &Bits = before.unwrap_or(free);
+            let free_in = |s: usize| view.count_range(s * cps, (s + 1) * cps);
             let mut per_sock: SmallVec<[u64; 8]> = SmallVec::from_elem(0, sockets);
             for &i in &devices {
                 for &s in &rec.devices[i].sockets {
                     let s = s as usize;
-                    if free.count_range(s * cps, (s + 1) * cps) > 0 {
+                    if free_in(s) > 0 {
                         per_sock[s] += 1;
                     }
                 }
             }
             // Most devices first, then most free cores, then socket order.
-            let free_in = |s: usize| free.count_range(s * cps, (s + 1) * cps);
             let mut order: SmallVec<[usize; 8]> = (0..sockets).collect();
             order.sort_by(|a, b| {
                 per_sock[*b]
@@ -218,6 +234,12 @@ pub fn node_filter(
                 }
             }
             if have < units && job.enforce_binding {
+                return None;
+            }
+            if before.is_some()
+                && (0..sockets)
+                    .any(|s| req_sockets[s] && free.count_range(s * cps, (s + 1) * cps) == 0)
+            {
                 return None;
             }
         }
@@ -253,10 +275,10 @@ pub fn node_filter(
         }
     }
     if let Some(limit) = plan.task_limit {
-        trim_to_task_limit(rec, job, free, limit);
+        plan.max_tasks = trim_to_task_limit(rec, job, free, limit);
     } else if let Some(kept) = first_pass {
         *free = kept;
-        trim_to_task_limit(rec, job, free, u32::MAX);
+        plan.max_tasks = trim_to_task_limit(rec, job, free, u32::MAX);
     }
     Some(plan)
 }
@@ -373,7 +395,9 @@ fn task_range(rec: &NodeRec, job: &JobView) -> (u32, u32) {
 /// nodes): Slurm kept core 2, CPUs 4-5. Per-node requests are trimmed
 /// the same way after [`per_node_first_pass`] (anchor job a11, `-n1
 /// --gres=gpu:1` on an idle node: core 0, beside GPU 0).
-fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32) {
+///
+/// Returns the node's task count when the range or `limit` bounds it.
+fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32) -> Option<u32> {
     let cps = rec.cores_per_socket as usize;
     let tpc = if job.threads_per_core > 0 {
         (rec.tpc as u32).min(job.threads_per_core)
@@ -387,7 +411,7 @@ fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32)
     let (min_tasks, max_tasks) = task_range(rec, job);
     let fit = have as u32 * tpc / cpt;
     if fit < min_tasks {
-        return;
+        return None;
     }
     let mut tasks = max_tasks.min(fit).min(limit);
     while tasks > min_tasks && cores_of(tasks * cpt) > have {
@@ -429,6 +453,7 @@ fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32)
         free.clear(c);
         have -= 1;
     }
+    (max_tasks != u32::MAX || limit != u32::MAX).then_some(tasks)
 }
 
 /// One request's devices picked on one node: `(device, amount)` pairs.

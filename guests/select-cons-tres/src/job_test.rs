@@ -29,7 +29,7 @@ use slurm_wasm_sdk::types::GresScope;
 use slurm_wasm_sdk::Error;
 use smallvec::SmallVec;
 
-use crate::allocate_sc::CpuLimit;
+use crate::allocate_sc::OwnPartition;
 use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
@@ -45,6 +45,9 @@ use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 pub enum Against {
     /// Free resources (RUN_NOW, simulations).
     Free,
+    /// Slurm's test 0 (cons_common/job_test.c:915-938): memory and GRES
+    /// free, every available core offered, no `part_core_map`.
+    Avail,
     /// Configured totals (TEST_ONLY).
     Total,
 }
@@ -189,6 +192,90 @@ impl ConsTres {
         idle.then_some((class, r.completing))
     }
 
+    /// Under CR_Socket, what a socket job `i` uses may grow to (see
+    /// [`NodeShare::socket_fill`]): the node's cores in `avail`, the pass's
+    /// cores before any GRES filter, and its specialised cores; empty
+    /// otherwise.
+    fn socket_fill(&self, avail: &Bits, i: usize) -> Bits {
+        if self.params.unit != Unit::Socket {
+            return Bits::new(0);
+        }
+        let r = &self.recs[i];
+        let mut fill = avail.extract(r.core_off, r.cores as usize);
+        fill.or(&r.spec_cores);
+        fill
+    }
+
+    /// What `_allocate_sc` is told of the job's partition in a test
+    /// against `usage`: Slurm's `part_core_map` only in the passes after
+    /// test 0, once a job of the partition entered a row.
+    fn own_partition<'a>(
+        &self,
+        usage: &'a Usage,
+        job: &JobView,
+        against: Against,
+    ) -> OwnPartition<'a> {
+        OwnPartition {
+            max_cpus: self
+                .partitions
+                .get(job.partition as usize)
+                .and_then(|p| p.max_cpus_per_node),
+            rows: match (against, usage.rows.get(job.partition as usize)) {
+                (Against::Free, Some(own)) if own.has_map => Some(&own.rows),
+                _ => None,
+            },
+        }
+    }
+
+    /// The nodes of `cand` that `eval_nodes` chooses from their offers of
+    /// the cores in `avail`, with their CPUs (`_select_nodes`); `idle` as
+    /// in [`Self::fit`].
+    #[allow(clippy::too_many_arguments)]
+    fn choose(
+        &self,
+        usage: &Usage,
+        job: &JobView,
+        cand: &Bits,
+        avail: &Bits,
+        idle: Option<&Bits>,
+        counts: Counts,
+        against: Against,
+        completing_ok: bool,
+    ) -> Result<Vec<(usize, u32)>, Error> {
+        let own = self.own_partition(usage, job, against);
+        // An idle node's offer depends only on its shape (with the device
+        // layout for a job with GRES), so nodes of one shape share it: a
+        // test visits idle nodes by the thousand.
+        let mut shared = SmallVec::new();
+        let mut offers = Vec::with_capacity(cand.count());
+        for i in cand.ones() {
+            let shape = self.idle_shape(usage, i, avail, idle, job);
+            let o = per_shape(&mut shared, shape, || {
+                can_job_run_on_node(
+                    &self.recs[i],
+                    &usage.nodes[i],
+                    avail,
+                    false,
+                    job,
+                    &self.params,
+                    own,
+                    against == Against::Total,
+                    completing_ok,
+                )
+                .and_then(|o| Offer::of(i, &o))
+            });
+            if let Some(o) = o {
+                offers.push(Offer { node: i, ..o });
+            }
+        }
+        eval_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
+            fail(
+                ESLURM_NODES_BUSY,
+                format!("job {}: no node set fits", job.job_id),
+            )
+        })
+    }
+
     /// Allocates from the cores in `avail` on the nodes of `cand`. `idle`,
     /// when known, are the idle nodes of `usage` whose free cores `avail` is.
     #[allow(clippy::too_many_arguments)]
@@ -203,52 +290,30 @@ impl ConsTres {
         against: Against,
         completing_ok: bool,
     ) -> Result<JobRec, Error> {
-        // TEST_ONLY counts no CPU as used (Slurm passes no part_core_map).
-        let cpu_limit = self
-            .partitions
-            .get(job.partition as usize)
-            .and_then(|p| p.max_cpus_per_node)
-            .map(|max| CpuLimit {
-                max,
-                own_rows: match (against, usage.rows.get(job.partition as usize)) {
-                    (Against::Free, Some(own)) => &own.rows,
-                    _ => &[],
-                },
-            });
-        let offer = |i: usize, want_cores: bool| {
+        let chosen = self.choose(
+            usage,
+            job,
+            cand,
+            avail,
+            idle,
+            counts,
+            against,
+            completing_ok,
+        )?;
+        let own = self.own_partition(usage, job, against);
+        let offer = |i: usize| {
             can_job_run_on_node(
                 &self.recs[i],
                 &usage.nodes[i],
                 avail,
-                want_cores,
+                true,
                 job,
                 &self.params,
-                cpu_limit,
+                own,
                 against == Against::Total,
                 completing_ok,
             )
         };
-        // An idle node's offer depends only on its shape (with the device
-        // layout for a job with GRES), so nodes of one shape share it: a
-        // test visits idle nodes by the thousand.
-        let mut shared = SmallVec::new();
-        let mut offers = Vec::with_capacity(cand.count());
-        for i in cand.ones() {
-            let shape = self.idle_shape(usage, i, avail, idle, job);
-            let o = per_shape(&mut shared, shape, || {
-                offer(i, false).and_then(|o| Offer::of(i, &o))
-            });
-            if let Some(o) = o {
-                offers.push(Offer { node: i, ..o });
-            }
-        }
-        let chosen =
-            eval_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
-                fail(
-                    ESLURM_NODES_BUSY,
-                    format!("job {}: no node set fits", job.job_id),
-                )
-            })?;
         // Only the chosen nodes need their cores picked; the count-only and
         // the core-picking evaluation agree, so a chosen node keeps its offer.
         let mut plans = Vec::with_capacity(chosen.len());
@@ -257,7 +322,7 @@ impl ConsTres {
         let mut picked = SmallVec::new();
         for &(i, cpus) in &chosen {
             let shape = self.idle_shape(usage, i, avail, idle, job);
-            let o = per_shape(&mut picked, shape, || offer(i, true));
+            let o = per_shape(&mut picked, shape, || offer(i));
             let o = o.ok_or_else(|| {
                 fail(
                     ESLURM_INTERNAL,
@@ -271,6 +336,7 @@ impl ConsTres {
                 node: i,
                 cpus,
                 cores: o.alloc.cores,
+                socket_fill: self.socket_fill(avail, i),
                 cpus_per_core: o.alloc.cpus_per_core,
                 req_sockets: o.gres.req_sockets.to_vec(),
                 task_limit: o.gres.task_limit,
@@ -376,7 +442,7 @@ impl ConsTres {
                     Mem::PerNode(m) => m,
                 }
             };
-            if self.params.memory && against == Against::Free {
+            if self.params.memory && against != Against::Total {
                 let alloc = usage.nodes[s.node].alloc_memory;
                 if memory > r.usable_memory().saturating_sub(alloc)
                     || (job.mem == Mem::PerNode(0) && alloc > 0)
@@ -471,6 +537,25 @@ impl ConsTres {
                 &computed
             }
         };
+        // Test 0 (cons_common/job_test.c:915-938) offers every available
+        // core, so it fails where a later pass succeeds only under
+        // CR_Socket, when a candidate has specialised cores: without a
+        // `part_core_map` they make their socket used (cons_common.c:357-392).
+        if self.params.unit == Unit::Socket && cand.ones().any(|i| self.recs[i].spec_count > 0) {
+            let mut cand0 = cand.clone();
+            self.verify_node_state(usage, job, &mut cand0, excluded_cores, None)
+                .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
+            self.choose(
+                usage,
+                job,
+                &cand0,
+                &self.base_avail,
+                None,
+                counts,
+                Against::Avail,
+                completing_ok,
+            )?;
+        }
         let step1 = &free.cores;
         let step1_only = job.node_req != NODE_CR_AVAILABLE && !self.params.gang;
         if step1_only && job.required.is_none() {

@@ -13,10 +13,26 @@ pub struct Row {
 }
 
 /// The rows of one partition (`num_rows = max_share & ~FORCE`, at least 1).
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Equality compares the rows, not [`PartRows::has_map`]: the resources
+/// held are the same after a job came and went, Slurm's maps stay.
+#[derive(Clone, Debug)]
 pub struct PartRows {
     pub num_rows: usize,
     pub rows: Vec<Row>,
+    /// Whether Slurm has core maps for these rows: a job of the partition
+    /// entered a row since the tables were built. 22.05 allocates a row's
+    /// per-node core maps when its first job arrives and only clears them
+    /// when jobs leave (cons_common/job_resources.c:103-111,
+    /// part_data.c:87-91), and `_job_test` hands `_allocate_sc` a
+    /// `part_core_map` only where they exist (cons_common/job_test.c:1033-1049).
+    pub has_map: bool,
+}
+
+impl PartialEq for PartRows {
+    fn eq(&self, other: &PartRows) -> bool {
+        self.num_rows == other.num_rows && self.rows == other.rows
+    }
 }
 
 impl PartRows {
@@ -29,6 +45,7 @@ impl PartRows {
                     jobs: Vec::new(),
                 })
                 .collect(),
+            has_map: false,
         }
     }
 
@@ -48,6 +65,7 @@ impl PartRows {
                 if let Err(at) = row.jobs.binary_search(&job) {
                     row.jobs.insert(at, job);
                 }
+                self.has_map = true;
                 return true;
             }
         }
@@ -89,7 +107,10 @@ impl PartRows {
             let count: usize = c.iter().map(|(_, b)| b.count()).sum();
             (std::cmp::Reverse(count), *j)
         });
-        *self = PartRows::new(self.num_rows, total);
+        *self = PartRows {
+            has_map: self.has_map,
+            ..PartRows::new(self.num_rows, total)
+        };
         for (j, c) in jobs {
             self.add(j, &c);
         }
@@ -99,6 +120,7 @@ impl PartRows {
     /// will-run copy puts back a partition's rows after each answer).
     pub fn copy_from(&mut self, other: &PartRows) {
         self.num_rows = other.num_rows;
+        self.has_map = other.has_map;
         self.rows.truncate(other.rows.len());
         for (mine, theirs) in self.rows.iter_mut().zip(&other.rows) {
             mine.cores.copy_from(&theirs.cores);

@@ -1,14 +1,17 @@
-//! The state blob: the jobs of the usage tables. Slurm 22.05's cons_tres
-//! saves nothing (its tables are rebuilt by `job_init`); this blob lets the
-//! host restart an instance with identical decisions. Restore parses and
-//! checks everything before touching the tables.
+//! The state blob: the jobs of the usage tables and which partitions have
+//! row core maps ([`crate::rows::PartRows::has_map`]). Slurm 22.05's
+//! cons_tres saves nothing (its tables are rebuilt by `job_init`); this
+//! blob lets the host restart an instance with identical decisions.
+//! Restore parses and checks everything before touching the tables, and
+//! still reads version 1 blobs (jobs only: a partition then has maps where
+//! a restored job entered a row, as after a slurmctld restart).
 
 use crate::bits::Bits;
 use crate::transitions::{add_job, Part};
 use crate::{ConsTres, JobRec, NodeAlloc};
 
 const MAGIC: &[u8; 4] = b"CTRS";
-const VERSION: u16 = 1;
+const VERSION: u16 = 2;
 
 struct Reader<'a> {
     data: &'a [u8],
@@ -84,6 +87,8 @@ impl ConsTres {
                 }
             }
         }
+        out.extend_from_slice(&(self.usage.rows.len() as u32).to_le_bytes());
+        out.extend(self.usage.rows.iter().map(|p| p.has_map as u8));
         out
     }
 
@@ -95,9 +100,9 @@ impl ConsTres {
             return Err("state: not a select/cons_tres state blob (bad magic)".into());
         }
         let v = r.u16()?;
-        if v != VERSION {
+        if v != 1 && v != VERSION {
             return Err(format!(
-                "state: format version {v}, this plugin reads {VERSION}"
+                "state: format version {v}, this plugin reads 1 and {VERSION}"
             ));
         }
         let nodes = r.u32()? as usize;
@@ -177,6 +182,22 @@ impl ConsTres {
                 nodes: allocs,
             });
         }
+        let maps = if v == 1 {
+            None
+        } else {
+            let parts = r.u32()? as usize;
+            if parts != self.usage.rows.len() {
+                return Err(format!(
+                    "state: saved for {parts} partitions, the partition table has {}",
+                    self.usage.rows.len()
+                ));
+            }
+            let flags = r.take(parts)?;
+            if let Some(bad) = flags.iter().find(|f| **f > 1) {
+                return Err(format!("state: bad row-map flag {bad}"));
+            }
+            Some(flags.iter().map(|f| *f == 1).collect::<Vec<_>>())
+        };
         if r.pos != data.len() {
             return Err(format!("state: {} trailing bytes", data.len() - r.pos));
         }
@@ -190,6 +211,9 @@ impl ConsTres {
             };
             add_job(&mut fresh.usage, &fresh.recs, &j, part);
             fresh.usage.jobs.insert(j.id, j);
+        }
+        for (rows, has_map) in fresh.usage.rows.iter_mut().zip(maps.into_iter().flatten()) {
+            rows.has_map = has_map;
         }
         self.usage = fresh.usage;
         Ok(())

@@ -1175,6 +1175,12 @@ fn anchor_cluster() -> ConsTres {
 
 /// The anchor cluster under `SelectTypeParameters=param`.
 fn anchor_cluster_with(param: &str) -> ConsTres {
+    anchor_cluster_of(param, 0)
+}
+
+/// The anchor cluster under `SelectTypeParameters=param` with
+/// `CoreSpecCount=core_spec` on every node.
+fn anchor_cluster_of(param: &str, core_spec: u16) -> ConsTres {
     let p = Params::parse(&[param.to_string()]).unwrap();
     let mut ct = ConsTres::new(
         p,
@@ -1191,6 +1197,7 @@ fn anchor_cluster_with(param: &str) -> ConsTres {
     let table: Vec<_> = (0..4)
         .map(|i| {
             let mut n = fixtures::node(i, &format!("n{}", i + 1), 2, 2, 2, 4000);
+            n.core_spec_count = core_spec;
             n.gres_topology = vec![
                 group("gpu", 1, &[0, 1]),
                 group("gpu", 1, &[2, 3]),
@@ -1943,4 +1950,125 @@ fn idle_nodes_share_an_offer_only_with_their_device_layout() {
     // takes n1, the first node with a GPU.
     let gpu = with_gres(job(1, 1, 1, 1), "gpu", 1);
     assert_eq!(nodes_of(&ct, gpu), vec![1]);
+}
+
+/// `-N1 -n<tasks>` on node `node` of the anchor cluster.
+fn one_node_on(id: u32, node: usize, tasks: u32) -> Job {
+    let mut j = on_node(id, 4, node, tasks);
+    j.details.max_nodes = Some(1);
+    j
+}
+
+// The anchor cluster under CR_Socket_Memory with CoreSpecCount=1 (core 3,
+// CPUs 6-7, specialised on every node), as recorded from real Slurm 22.05.8
+// (tests/fixtures/anchor/select/cons_tres-CR_Socket_Memory-core_spec) and
+// in a by-hand run of the same cluster.
+
+#[test]
+fn cr_socket_specialised_core_makes_its_socket_used_without_a_row_map() {
+    // cons_common.c:357-392: without a `part_core_map` every core not
+    // free counts as used, the specialised one too. Real Slurm: `-w n1
+    // -n5` as the partition's first job took socket 0 of n1 and of n2
+    // (CPU_IDs 0-3 on both); `-N1 -w n1 -n5` was refused at submission
+    // ("Requested node configuration is not available").
+    let ct = anchor_cluster_of("CR_Socket_Memory", 1);
+    assert_eq!(
+        cores(&ct, on_node(1, 4, 0, 5)),
+        vec![(0, vec![0, 1], 4), (1, vec![0, 1], 4)]
+    );
+    assert!(ct
+        .job_test(
+            &request(&ct, one_node_on(2, 0, 5), JobTestMode::TestOnly),
+            0
+        )
+        .is_err());
+}
+
+#[test]
+fn cr_socket_row_map_frees_the_specialised_socket_after_test_zero() {
+    // Once a job of the partition entered a row, `_job_test` passes the
+    // rows as `part_core_map` (cons_common/job_test.c:1033-1049) and only
+    // the partition's own cores make a socket used; the maps stay when the
+    // job ends (part_data.c:87-91). Test 0 still has no map, so a job that
+    // needs the specialised socket can never start. Real Slurm, after the
+    // first job: `-w n2 -n3` took socket 1 of n2, the specialised core
+    // with it (CPU_IDs 4-7, dist_tasks.c:1126-1143), and socket 0 of n3.
+    let mut ct = anchor_cluster_of("CR_Socket_Memory", 1);
+    start(&mut ct, on_node(1, 4, 0, 5));
+    assert_eq!(
+        cores(&ct, on_node(2, 4, 1, 3)),
+        vec![(1, vec![2, 3], 4), (2, vec![0, 1], 4)]
+    );
+    ct.job_fini(1);
+    // Idle again, but with maps: `-w n1 -n5` fits n1 alone (6 CPUs, both
+    // sockets), where the fresh cluster took two nodes.
+    assert_eq!(
+        cores(&ct, on_node(3, 4, 0, 5)),
+        vec![(0, vec![0, 1, 2, 3], 8)]
+    );
+    assert!(ct
+        .job_test(&request(&ct, one_node_on(4, 0, 7), JobTestMode::RunNow), 0)
+        .is_err());
+    // The maps survive a state round trip (a version 2 blob), and a
+    // version 1 blob (jobs only) leaves them where a job is.
+    let blob = ct.state_save();
+    let mut other = anchor_cluster_of("CR_Socket_Memory", 1);
+    other.state_restore(&blob).unwrap();
+    assert_eq!(
+        cores(&other, on_node(3, 4, 0, 5)),
+        vec![(0, vec![0, 1, 2, 3], 8)]
+    );
+    let mut v1 = blob[..blob.len() - 5].to_vec();
+    v1[4..6].copy_from_slice(&1u16.to_le_bytes());
+    other.state_restore(&v1).unwrap();
+    assert_eq!(
+        cores(&other, on_node(3, 4, 0, 5)),
+        vec![(0, vec![0, 1], 4), (1, vec![0, 1], 4)]
+    );
+}
+
+#[test]
+fn cr_socket_rules_sockets_out_before_gres_trims_cores() {
+    // `_allocate_sc` runs before `gres_select_filter_sock_core`
+    // (cons_tres/job_test.c:3361, 374): the GRES trim keeps cores of usable
+    // sockets only, and the used socket is then widened whole. Real Slurm
+    // (anchor a11): `-n1 --gres=gpu:1` took CPU_IDs 0-3 and GPU 0.
+    let ct = anchor_cluster_of("CR_Socket_Memory", 1);
+    assert_eq!(
+        cores(&ct, with_gres(job(1, 1, 1, 1), "gpu", 1)),
+        vec![(0, vec![0, 1], 4)]
+    );
+    // Two GPUs need both sockets (`req_sock_map`), and socket 1 is used:
+    // refused, as sbatch was for `-n2 --gres=gpu:2` (anchor a12).
+    assert!(ct
+        .job_test(
+            &request(
+                &ct,
+                with_gres(job(2, 1, 2, 1), "gpu", 2),
+                JobTestMode::TestOnly
+            ),
+            0
+        )
+        .is_err());
+}
+
+#[test]
+fn per_task_gres_caps_a_nodes_cpus_at_its_tasks() {
+    // gres_select_filter.c:940-951: a node's CPUs are capped at its most
+    // tasks x cpus-per-task, so one GPU per node holds one task of
+    // `-n2 --gpus-per-task=1`, not two on its core's two threads.
+    let mut ct = anchor_cluster();
+    for n in 0..4 {
+        start(&mut ct, with_gres(on_node(n as u32 + 1, 4, n, 1), "gpu", 1));
+    }
+    let mut j = job(9, 1, 2, 1);
+    j.details.gres = vec![GresRequest {
+        name: "gpu".into(),
+        type_name: None,
+        scope: GresScope::PerTask,
+        count: 1,
+        cpus_per_gres: None,
+        mem_per_gres: None,
+    }];
+    assert_eq!(nodes_of(&ct, j), vec![0, 1]);
 }

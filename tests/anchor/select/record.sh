@@ -4,19 +4,22 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~12 min for all five):
-#     bash tests/anchor/select/record.sh              # all five configurations
+# configuration, ~15 min for all six):
+#     bash tests/anchor/select/record.sh              # all six configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
 # Configurations (<config> = directory name | SelectType | SelectTypeParameters | slurm.conf
-# lines appended to setup.sh's, through its EXTRA_CONF, `\n` between lines):
+# lines appended to setup.sh's, through its EXTRA_CONF, `\n` between lines | keys added to
+# the NodeName=n[1-4] line of a copy of setup.sh):
 #     cons_tres-CR_Core_Memory                select/cons_tres  CR_Core_Memory
 #     cons_tres-CR_CPU_Memory                 select/cons_tres  CR_CPU_Memory
 #     linear-CR_Memory                        select/linear     CR_Memory
 #     cons_tres-CR_Core_Memory-one_task       select/cons_tres  CR_Core_Memory,CR_ONE_TASK_PER_CORE
 #     cons_tres-CR_Core_Memory-gpu_defaults   select/cons_tres  CR_Core_Memory
 #                                             + DefCpuPerGPU=2, DefMemPerGPU=1500
+#     cons_tres-CR_Socket_Memory-core_spec    select/cons_tres  CR_Socket_Memory
+#                                             + CoreSpecCount=1 on n[1-4]
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -62,7 +65,8 @@ CONFIGS="cons_tres-CR_Core_Memory|select/cons_tres|CR_Core_Memory|
 cons_tres-CR_CPU_Memory|select/cons_tres|CR_CPU_Memory|
 linear-CR_Memory|select/linear|CR_Memory|
 cons_tres-CR_Core_Memory-one_task|select/cons_tres|CR_Core_Memory,CR_ONE_TASK_PER_CORE|
-cons_tres-CR_Core_Memory-gpu_defaults|select/cons_tres|CR_Core_Memory|DefCpuPerGPU=2\nDefMemPerGPU=1500"
+cons_tres-CR_Core_Memory-gpu_defaults|select/cons_tres|CR_Core_Memory|DefCpuPerGPU=2\nDefMemPerGPU=1500
+cons_tres-CR_Socket_Memory-core_spec|select/cons_tres|CR_Socket_Memory||CoreSpecCount=1"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
@@ -311,13 +315,20 @@ run_stream() {
 }
 
 record_config() {
-  local dir=$1 stype=$2 sparams=$3 extra line probe
+  local dir=$1 stype=$2 sparams=$3 extra line probe setup=$ANCHOR/setup.sh node_keys=${5:-}
   extra=$(printf '%b' "$4")
   rm -f "$A/teardown.sh"
-  say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }})"
+  say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }}${node_keys:+, n[1-4] $node_keys})"
+  if [ -n "$node_keys" ]; then
+    # setup.sh has no knob for node keys: a copy with them on the n[1-4] line
+    setup=$WORK/setup.sh
+    sed "s/^\(NodeName=n\[1-4\] .*\) Gres=/\1 $node_keys Gres=/" "$ANCHOR/setup.sh" > "$setup"
+    grep -q "^NodeName=n\[1-4\] .* $node_keys Gres=" "$setup" \
+      || die "could not add $node_keys to setup.sh's NodeName=n[1-4] line"
+  fi
   STARTED=1
   SELECT_TYPE=$stype SELECT_PARAMS=$sparams EXTRA_CONF=$extra WITH_DBD=0 \
-    bash "$ANCHOR/setup.sh" > "$WORK/setup.log"
+    bash "$setup" > "$WORK/setup.log"
   line=$(scontrol show config | grep -E '^SelectType ' || true)
   [[ $line =~ =\ $stype$ ]] || die "slurmctld does not run $stype: $line"
   line=$(scontrol show config | grep -E '^SelectTypeParameters ' || true)
@@ -342,8 +353,8 @@ record_config() {
   say "== $dir: $(grep -c '^\[submit' "$OUT/$dir/stream.txt") submits recorded"
 }
 
-while IFS='|' read -r -u 3 dir stype sparams extra; do
+while IFS='|' read -r -u 3 dir stype sparams extra node_keys; do
   if [ $# -gt 0 ] && [[ " $* " != *" $dir "* ]]; then continue; fi
-  record_config "$dir" "$stype" "$sparams" "$extra"
+  record_config "$dir" "$stype" "$sparams" "$extra" "$node_keys"
 done 3<<< "$CONFIGS"
 say "done"
