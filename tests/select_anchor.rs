@@ -458,7 +458,7 @@ fn cons_tres_cr_core_memory_one_task_per_core() {
         cons_common/dist_tasks.c:1110) and held the job with priority 0 \
         (Reason=JobHeldAdmin) for good; ours places it";
     const UNEXPLAINED: &str = "not explained yet: a GRES job on partly used nodes \
-        under CR_ONE_TASK_PER_CORE (mps for a14 and a15, `-c4` for a25), where Slurm's \
+        under CR_ONE_TASK_PER_CORE (mps for a14, `-c4` for a25), where Slurm's \
         best fit took another node";
     check_known(
         "cons_tres-CR_Core_Memory-one_task",
@@ -466,7 +466,6 @@ fn cons_tres_cr_core_memory_one_task_per_core() {
             ("a13", HELD),
             ("a24", HELD),
             ("a14", UNEXPLAINED),
-            ("a15", UNEXPLAINED),
             ("a25", UNEXPLAINED),
         ],
     );

@@ -80,6 +80,23 @@ pub fn blocked(rec: &NodeRec, usage: &NodeUse, i: usize) -> bool {
         .any(|&j| usage.gres_used[j as usize] > 0)
 }
 
+/// Whether request `req` may only use the node's devices already serving
+/// other jobs' shares: `mps` is a one-sharing GRES by default (gres.conf's
+/// `one_sharing`, 22.05 common/gres.c:1392-1394, 1429-1430), and once any
+/// of its shares on a node are allocated, `gres_use_busy_dev`
+/// (common/gres.c:10132-10146) limits jobs to the devices with shares in
+/// use (cons_tres/gres_sched.c:85-87 when offering,
+/// gres_select_filter.c:1028-1030 and 1056-1058 when picking). Flags that
+/// turn it off (`all_sharing`) are not part of the node records the
+/// plugin sees; `shard` defaults to sharing all devices.
+fn busy_devices_only(req: &GresReq, rec: &NodeRec, usage: &NodeUse, ignore_usage: bool) -> bool {
+    req.shared
+        && !ignore_usage
+        && req.name == "mps"
+        && (0..rec.devices.len())
+            .any(|i| rec.devices[i].name_id == req.name_id && usage.gres_used[i] > 0)
+}
+
 /// Builds the node's plan with `free` the node's available cores; under
 /// enforce-binding removes the cores of sockets the devices do not need.
 /// `None` when the node cannot serve the request. Without `full`, only
@@ -111,9 +128,11 @@ pub fn node_filter(
         let need_here = per_node_need(g, job);
         let free_of =
             |i: usize| rec.devices[i].capacity - if ignore_usage { 0 } else { usage.gres_used[i] };
+        let busy_only = busy_devices_only(g, rec, usage, ignore_usage);
         let mut devices: DeviceList = (0..rec.devices.len())
             .filter(|&i| matches(g, rec, i))
             .filter(|&i| ignore_usage || !blocked(rec, usage, i))
+            .filter(|&i| !busy_only || usage.gres_used[i] > 0)
             .filter(|&i| {
                 if shared {
                     free_of(i) >= need_here

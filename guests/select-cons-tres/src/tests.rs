@@ -929,8 +929,14 @@ fn whole_memory_default_blocks_second_job() {
 }
 
 #[test]
-fn mps_shares_come_from_one_gpu() {
-    // Spec 2.10: shared GRES come from a single GPU per node.
+fn mps_shares_come_from_one_gpu_the_one_in_use() {
+    // Spec 2.10: shared GRES come from a single GPU per node. And mps is
+    // one-sharing by default (22.05 common/gres.c:1392-1394, 1429-1430):
+    // once shares of one GPU are allocated, later jobs may only use the
+    // GPUs with shares in use (`gres_use_busy_dev`, common/gres.c:
+    // 10132-10146; cons_tres/gres_sched.c:85-87). Anchor
+    // cons_tres-CR_Core_Memory-one_task a15 (`--gres=mps:100`) went to n4
+    // rather than n2, whose GPU 1 was idle but whose GPU 0 held a14's 50.
     let p = Params::parse(&["CR_Core".to_string()]).unwrap();
     let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 1)], MemoryRequest::None);
     let mut n = fixtures::node(0, "n0", 1, 4, 1, 100);
@@ -969,10 +975,13 @@ fn mps_shares_come_from_one_gpu() {
         (d.ones().collect::<Vec<_>>(), g.per_device)
     };
     assert_eq!(run(&mut ct, mps(1, 50)), (vec![0], vec![50]));
-    assert_eq!(run(&mut ct, mps(2, 60)), (vec![1], vec![60]));
     assert!(ct
-        .job_test(&request(&ct, mps(3, 60), JobTestMode::RunNow), 0)
+        .job_test(&request(&ct, mps(2, 60), JobTestMode::RunNow), 0)
         .is_err());
+    assert_eq!(run(&mut ct, mps(3, 30)), (vec![0], vec![30]));
+    ct.job_fini(1);
+    ct.job_fini(3);
+    assert_eq!(run(&mut ct, mps(4, 60)), (vec![0], vec![60]));
 }
 
 #[test]
