@@ -14,11 +14,13 @@
 //! * the first-pass GRES core trim of `gres_select_filter_sock_core` is
 //!   applied to per-task requests and, without enforce-binding, to per-node
 //!   requests of devices bound to sockets (see `gres_sched::node_filter`);
-//!   where it leaves a node too few cores the node keeps them all (Slurm
-//!   fails the whole first pass and tries again without the trim). The
-//!   GPU-locality tweak of a node's scheduling weight (2.4, last bullet) is
-//!   applied (`eval_nodes`), without the later `choose_nodes` retries that
-//!   drop low-resource nodes.
+//!   a node it leaves without the devices or cores the job needs is left
+//!   out of the first pass, and when that pass finds no node set a second
+//!   one runs without the trim, over all nodes (Slurm's second pass also
+//!   trims cores to the task count, and when more nodes than the minimum
+//!   are usable retries while dropping nodes with few resources; neither
+//!   is modelled). The GPU-locality tweak of a node's scheduling weight
+//!   (2.4, last bullet) is applied (`eval_nodes`).
 
 use slurm_wasm_sdk::codes::{
     EINVAL, ESLURM_BAD_TASK_COUNT, ESLURM_INTERNAL, ESLURM_INVALID_GRES, ESLURM_NODES_BUSY,
@@ -215,7 +217,7 @@ impl ConsTres {
                     _ => &[],
                 },
             });
-        let offer = |i: usize, want_cores: bool| {
+        let offer = |i: usize, want_cores: bool, first_pass: bool| {
             can_job_run_on_node(
                 &self.recs[i],
                 &usage.nodes[i],
@@ -226,29 +228,42 @@ impl ConsTres {
                 cpu_limit,
                 against == Against::Total,
                 completing_ok,
+                first_pass,
             )
         };
         // An idle node's offer depends only on its shape (with the device
         // layout for a job with GRES), so nodes of one shape share it: a
         // test visits idle nodes by the thousand.
-        let mut shared = SmallVec::new();
-        let mut offers = Vec::with_capacity(cand.count());
-        for i in cand.ones() {
-            let shape = self.idle_shape(usage, i, avail, idle, job);
-            let o = per_shape(&mut shared, shape, || {
-                offer(i, false).and_then(|o| Offer::of(i, &o))
-            });
-            if let Some(o) = o {
-                offers.push(Offer { node: i, ..o });
+        let choose = |first_pass: bool| {
+            let mut shared = SmallVec::new();
+            let mut offers = Vec::with_capacity(cand.count());
+            for i in cand.ones() {
+                let shape = self.idle_shape(usage, i, avail, idle, job);
+                let o = per_shape(&mut shared, shape, || {
+                    offer(i, false, first_pass).and_then(|o| Offer::of(i, &o))
+                });
+                if let Some(o) = o {
+                    offers.push(Offer { node: i, ..o });
+                }
             }
+            eval_nodes(job, &self.params, &self.recs, &offers, counts)
+        };
+        // 22.05's `choose_nodes` (cons_tres/job_test.c:3186-3270): a first
+        // pass keeping GRES jobs beside their devices, then, when it finds
+        // no node set, a second without that (Slurm's further retries,
+        // dropping nodes with few resources, are not modelled).
+        let mut first_pass = !job.gres.is_empty();
+        let mut chosen = choose(first_pass);
+        if chosen.is_none() && first_pass {
+            first_pass = false;
+            chosen = choose(false);
         }
-        let chosen =
-            eval_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
-                fail(
-                    ESLURM_NODES_BUSY,
-                    format!("job {}: no node set fits", job.job_id),
-                )
-            })?;
+        let chosen = chosen.ok_or_else(|| {
+            fail(
+                ESLURM_NODES_BUSY,
+                format!("job {}: no node set fits", job.job_id),
+            )
+        })?;
         // Only the chosen nodes need their cores picked; the count-only and
         // the core-picking evaluation agree, so a chosen node keeps its offer.
         let mut plans = Vec::with_capacity(chosen.len());
@@ -257,7 +272,7 @@ impl ConsTres {
         let mut picked = SmallVec::new();
         for &(i, cpus) in &chosen {
             let shape = self.idle_shape(usage, i, avail, idle, job);
-            let o = per_shape(&mut picked, shape, || offer(i, true));
+            let o = per_shape(&mut picked, shape, || offer(i, true, first_pass));
             let o = o.ok_or_else(|| {
                 fail(
                     ESLURM_INTERNAL,
