@@ -55,7 +55,9 @@ impl Offer {
 /// Evaluates one node. `avail` = the cluster-wide available cores of this
 /// pass; `want_cores` = also choose the cores (only chosen nodes need them);
 /// `ignore_usage` = TEST_ONLY (memory and GRES against totals);
-/// `completing_ok` = modes that accept COMPLETING nodes.
+/// `completing_ok` = modes that accept COMPLETING nodes; `first_pass` =
+/// node selection's first try, where GRES keep the job near their devices
+/// (see `gres_sched::node_filter`).
 #[allow(clippy::too_many_arguments)]
 pub fn can_job_run_on_node(
     rec: &NodeRec,
@@ -67,6 +69,7 @@ pub fn can_job_run_on_node(
     own: OwnPartition,
     ignore_usage: bool,
     completing_ok: bool,
+    first_pass: bool,
 ) -> Option<NodeAvail> {
     if rec.completing && !completing_ok {
         return None;
@@ -138,10 +141,12 @@ pub fn can_job_run_on_node(
             rec,
             usage,
             job,
+            params,
             &mut restricted,
             before.as_ref(),
             ignore_usage,
             want_cores,
+            first_pass,
         )?;
         let free = FreeCores {
             bits: &restricted,

@@ -4,8 +4,10 @@
 use slurm_wasm_sdk::types::GresScope;
 use smallvec::SmallVec;
 
+use crate::allocate_sc::effective_ntasks_per_core;
 use crate::bits::Bits;
 use crate::node_usage::{GresColumn, NodeRec, NodeUse};
+use crate::params::Params;
 use crate::request::{GresReq, JobView};
 
 /// Device indices of one node, inline for the usual device counts.
@@ -84,6 +86,23 @@ pub fn blocked(rec: &NodeRec, usage: &NodeUse, i: usize) -> bool {
         .any(|&j| usage.gres_used[j as usize] > 0)
 }
 
+/// Whether request `req` may only use the node's devices already serving
+/// other jobs' shares: `mps` is a one-sharing GRES by default (gres.conf's
+/// `one_sharing`, 22.05 common/gres.c:1392-1394, 1429-1430), and once any
+/// of its shares on a node are allocated, `gres_use_busy_dev`
+/// (common/gres.c:10132-10146) limits jobs to the devices with shares in
+/// use (cons_tres/gres_sched.c:85-87 when offering,
+/// gres_select_filter.c:1028-1030 and 1056-1058 when picking). Flags that
+/// turn it off (`all_sharing`) are not part of the node records the
+/// plugin sees; `shard` defaults to sharing all devices.
+fn busy_devices_only(req: &GresReq, rec: &NodeRec, usage: &NodeUse, ignore_usage: bool) -> bool {
+    req.shared
+        && !ignore_usage
+        && req.name == "mps"
+        && (0..rec.devices.len())
+            .any(|i| rec.devices[i].name_id == req.name_id && usage.gres_used[i] > 0)
+}
+
 /// Builds the node's plan with `free` the node's available cores; under
 /// enforce-binding removes the cores of sockets the devices do not need.
 /// `None` when the node cannot serve the request. Without `full`, only
@@ -95,14 +114,23 @@ pub fn blocked(rec: &NodeRec, usage: &NodeUse, i: usize) -> bool {
 /// devices need are chosen on them, as `gres_sched_create_sock_gres_list`
 /// runs before `_allocate_sc` in Slurm, and a needed socket that was ruled
 /// out fails the node (cons_common.c:520-527).
+/// `first` = 22.05's first pass (`choose_nodes` evaluates the nodes with
+/// `first_pass` set, and again without it only when that fails,
+/// cons_tres/job_test.c:3186-3202): per-node requests without
+/// enforce-binding then keep only cores beside their devices, and a node
+/// where those do not suffice is refused (see [`per_node_first_pass`]);
+/// on the second pass the node keeps all its cores.
+#[allow(clippy::too_many_arguments)]
 pub fn node_filter(
     rec: &NodeRec,
     usage: &NodeUse,
     job: &JobView,
+    params: &Params,
     free: &mut Bits,
     before: Option<&Bits>,
     ignore_usage: bool,
     full: bool,
+    first: bool,
 ) -> Option<NodePlan> {
     let mut plan = NodePlan::default();
     let sockets = rec.sockets as usize;
@@ -121,16 +149,13 @@ pub fn node_filter(
         let need_here = per_node_need(g, job);
         let free_of =
             |i: usize| rec.devices[i].capacity - if ignore_usage { 0 } else { usage.gres_used[i] };
-        let mut devices: DeviceList = (0..rec.devices.len())
+        let busy_only = busy_devices_only(g, rec, usage, ignore_usage);
+        // Devices with something left for the job.
+        let usable: DeviceList = (0..rec.devices.len())
             .filter(|&i| matches(g, rec, i))
             .filter(|&i| ignore_usage || !blocked(rec, usage, i))
-            .filter(|&i| {
-                if shared {
-                    free_of(i) >= need_here
-                } else {
-                    free_of(i) > 0
-                }
-            })
+            .filter(|&i| !busy_only || usage.gres_used[i] > 0)
+            .filter(|&i| free_of(i) > 0)
             .filter(|&i| {
                 !job.enforce_binding
                     || rec.devices[i]
@@ -139,14 +164,25 @@ pub fn node_filter(
                         .is_none_or(|c| c.intersects(free))
             })
             .collect();
-        if g.scope == GresScope::PerNode && !shared && !job.enforce_binding {
-            // Nothing can go when the job needs every free core (a
-            // whole-node job): tested here, so such jobs pay no call.
-            let min_cores = min_cores(rec, job);
-            if first_pass.as_ref().unwrap_or(free).count() > min_cores {
-                per_node_first_pass(rec, free, &devices, need_here, min_cores, &mut first_pass);
+        if first && g.scope == GresScope::PerNode && !job.enforce_binding {
+            // A device counts its shares for a shared request, else 1.
+            let units: SmallVec<[(usize, u64); 8]> = usable
+                .iter()
+                .map(|&i| (i, if shared { free_of(i) } else { 1 }))
+                .collect();
+            let floor = FirstPassFloor {
+                drop_to: min_cores(rec, job),
+                keep: first_pass_cores(rec, job, params, g, need_here),
+            };
+            if !per_node_first_pass(rec, free, &units, need_here, floor, &mut first_pass) {
+                return None;
             }
         }
+        // A shared request's shares come from one device holding them all.
+        let mut devices: DeviceList = usable
+            .into_iter()
+            .filter(|&i| !shared || free_of(i) >= need_here)
+            .collect();
         // A device counts where its socket has free cores, or it has none
         // (`gres_select_filter_sock_core` on the first pass,
         // gres_select_filter.c:600-606).
@@ -178,6 +214,13 @@ pub fn node_filter(
             g.count.min(devices.len() as u64).max(1)
         } else {
             need_here
+        };
+        // Every device that could hold a shared request's shares, for the
+        // final pick; the first stands for them in the socket counts below.
+        let holders = if shared && full {
+            devices.clone()
+        } else {
+            DeviceList::new()
         };
         if shared {
             // Shares come from one device per node (spec 2.10).
@@ -251,7 +294,7 @@ pub fn node_filter(
             continue;
         }
         plan.reqs.push(ReqPlan {
-            devices,
+            devices: if shared { holders } else { devices },
             need: if g.scope == GresScope::PerJob {
                 0
             } else {
@@ -283,56 +326,76 @@ pub fn node_filter(
     Some(plan)
 }
 
+/// The core counts of a per-node request's first pass.
+#[derive(Clone, Copy, Debug)]
+struct FirstPassFloor {
+    /// Sockets without the request's devices give up cores only while the
+    /// node keeps more than this (`min_core_cnt`).
+    drop_to: usize,
+    /// The node fails the pass when fewer cores are left.
+    keep: usize,
+}
+
 /// A per-node request's first pass (22.05's `gres_select_filter_sock_core`
-/// with `first_pass`, without enforce-binding): the sockets are walked
-/// from the one with the most free cores (socket order on ties); a socket
-/// holding none of the request's free devices gives up its highest cores
-/// while the node keeps more than the job's minimum; the sockets walked
-/// until their devices cover `need` are required, and the cores of the
-/// others are dropped. Applies to `first_pass` (the cores kept so far, from
-/// `free` on the first request), unless what is left is fewer than
-/// `min_cores`: Slurm would then fail this pass and try again without it,
-/// which is approximated here node by node. Devices bound to no socket
-/// count on every socket and leave the cores alone.
+/// with `first_pass`, without enforce-binding): `units` are the usable
+/// devices with what each offers (its free shares for a shared request,
+/// else 1). The sockets are walked from the one with the most free cores
+/// (socket order on ties); a socket holding none of the devices gives up
+/// its highest cores while the node keeps more than `floor.drop_to`
+/// (gres_select_filter.c:577-607); a socket left without free cores
+/// counts none of its devices (:611-614); the sockets walked until their
+/// devices cover `need` are required and the cores of the others are
+/// dropped (:616-631, 663-683). Applies to `kept` (the cores kept so far,
+/// from `free` on the first request). Returns false when the node fails
+/// the pass: its devices beside free cores fall short of `need` (:642-646,
+/// the anchor's a37: an mps job skipped n3, whose free core was away from
+/// its only usable GPU), or fewer than `floor.keep` cores are left (the
+/// task loop of :700-738 then finds no task count, or :785-790; the
+/// anchor's a25, `-c4 --gres=gpu:1` under CR_ONE_TASK_PER_CORE, skipped
+/// n1, whose one core per socket gave 1 core beside the GPU). Devices bound
+/// to no socket count on every socket and leave the cores alone.
 #[inline(never)]
 fn per_node_first_pass(
     rec: &NodeRec,
     free: &Bits,
-    devices: &[usize],
+    units: &[(usize, u64)],
     need: u64,
-    min_cores: usize,
-    first_pass: &mut Option<Bits>,
-) {
-    if devices.iter().any(|&i| rec.devices[i].sockets.is_empty()) {
-        return;
+    floor: FirstPassFloor,
+    kept: &mut Option<Bits>,
+) -> bool {
+    if units
+        .iter()
+        .any(|&(i, _)| rec.devices[i].sockets.is_empty())
+    {
+        return true;
     }
-    let cores_now = first_pass.as_ref().unwrap_or(free).count();
-    let mut kept = first_pass.clone().unwrap_or_else(|| free.clone());
+    let mut cores = kept.clone().unwrap_or_else(|| free.clone());
     let cps = rec.cores_per_socket as usize;
     let sockets = rec.sockets as usize;
     let in_socket = |b: &Bits, s: usize| b.count_range(s * cps, (s + 1) * cps);
     let mut order: SmallVec<[usize; 8]> = (0..sockets).collect();
-    order.sort_by_key(|&s| std::cmp::Reverse(in_socket(&kept, s)));
-    let mut total = cores_now;
+    order.sort_by_key(|&s| std::cmp::Reverse(in_socket(&cores, s)));
+    let mut total = cores.count();
     let mut have = 0;
     let mut required: SmallVec<[bool; 8]> = SmallVec::from_elem(false, sockets);
     for s in order {
-        let here = devices
+        let here: u64 = units
             .iter()
-            .filter(|&&i| rec.devices[i].sockets.contains(&(s as u16)))
-            .count() as u64;
+            .filter(|&&(i, _)| rec.devices[i].sockets.contains(&(s as u16)))
+            .map(|&(_, n)| n)
+            .sum();
         if here == 0 {
             for c in (s * cps..(s + 1) * cps).rev() {
-                if total <= min_cores {
+                if total <= floor.drop_to {
                     break;
                 }
-                if kept.get(c) {
-                    kept.clear(c);
+                if cores.get(c) {
+                    cores.clear(c);
                     total -= 1;
                 }
             }
         }
-        if in_socket(&kept, s) == 0 {
+        if in_socket(&cores, s) == 0 {
             continue;
         }
         if have < need {
@@ -342,12 +405,42 @@ fn per_node_first_pass(
     }
     for (s, _) in required.iter().enumerate().filter(|(_, r)| !**r) {
         for c in s * cps..(s + 1) * cps {
-            kept.clear(c);
+            cores.clear(c);
         }
     }
-    if kept.count() >= min_cores {
-        *first_pass = Some(kept);
+    if have < need || cores.count() < floor.keep {
+        return false;
     }
+    *kept = Some(cores);
+    true
+}
+
+/// The cores a node must keep on the first pass for request `req` needing
+/// `need` there: the job's fewest tasks on the node, each of its CPUs
+/// rounded up to whole cores under one task per core
+/// (gres_select_filter.c:700-713), and the CPUs `--cpus-per-gpu` asks for
+/// the request (:739-775), at least one.
+fn first_pass_cores(
+    rec: &NodeRec,
+    job: &JobView,
+    params: &Params,
+    req: &GresReq,
+    need: u64,
+) -> usize {
+    let tpc = if job.threads_per_core > 0 {
+        (rec.tpc as u32).min(job.threads_per_core)
+    } else {
+        rec.tpc as u32
+    }
+    .max(1);
+    let (min_tasks, _) = task_range(rec, job);
+    let mut cpt = job.cpt.max(1);
+    if effective_ntasks_per_core(job, params) == 1 && !cpt.is_multiple_of(tpc) {
+        cpt = (cpt / tpc + 1) * tpc;
+    }
+    let task_cores = (min_tasks.max(1) * cpt).div_ceil(tpc);
+    let gres_cores = (need * req.cpus_per_gres as u64).div_ceil(rec.tpc.max(1) as u64) as u32;
+    task_cores.max(gres_cores).max(1) as usize
 }
 
 /// The cores the job's fewest tasks on node `rec` need
@@ -472,12 +565,25 @@ pub fn pick(
     cores: &Bits,
     enforce_binding: bool,
 ) -> Option<Pick> {
-    if req.shared {
-        let dev = *plan.devices.first()?;
-        return Some(vec![(dev, count)]);
-    }
     let sockets = rec.sockets as usize;
     let cps = rec.cores_per_socket as usize;
+    if req.shared {
+        // `_pick_specific_topo` (gres_select_filter.c:1015-1062): a device
+        // bound to no socket, else one on the first socket holding the
+        // job's cores, else the first; `plan.devices` all hold `count`.
+        let on = |i: usize, s: usize| rec.devices[i].sockets.first() == Some(&(s as u16));
+        let near = (0..sockets)
+            .filter(|&s| cores.count_range(s * cps, (s + 1) * cps) > 0)
+            .find_map(|s| plan.devices.iter().copied().find(|&i| on(i, s)));
+        let dev = plan
+            .devices
+            .iter()
+            .copied()
+            .find(|&i| rec.devices[i].sockets.is_empty())
+            .or(near)
+            .or_else(|| plan.devices.first().copied())?;
+        return Some(vec![(dev, count)]);
+    }
     let per_sock: Vec<usize> = (0..sockets)
         .map(|s| cores.count_range(s * cps, (s + 1) * cps))
         .collect();

@@ -6,19 +6,22 @@
 //! * steps 2–4 of 2.7 drop the cores of every *other* partition's rows and
 //!   then try the rows of the job's own partition; PriorityTier-based
 //!   keeping of lower-tier rows (PreemptType=partition_prio) is not modelled;
-//! * "test 0" (a sharing job that could never fit even on an idle cluster)
-//!   is answered by the later passes failing, with the same error;
-//! * no licenses, no `--nodes` size lists, no `DefCpuPerGPU`/`DefMemPerGPU`,
-//!   no `RestrictedCoresPerGPU`, no topology plugin, no `--spread-job`, no
+//! * "test 0" (can the job fit on every available core, without the
+//!   partition's core map) is answered by the later passes failing, with the
+//!   same error, except under CR_Socket with specialised cores, where it
+//!   can fail alone and is run (see [`ConsTres::test_on`]);
+//! * no licenses, no `--nodes` size lists, no `RestrictedCoresPerGPU`, no topology plugin, no `--spread-job`, no
 //!   busy-first or `pack_serial_at_end` ordering;
 //! * the first-pass GRES core trim of `gres_select_filter_sock_core` is
 //!   applied to per-task requests and, without enforce-binding, to per-node
 //!   requests of devices bound to sockets (see `gres_sched::node_filter`);
-//!   where it leaves a node too few cores the node keeps them all (Slurm
-//!   fails the whole first pass and tries again without the trim). The
-//!   GPU-locality tweak of a node's scheduling weight (2.4, last bullet) is
-//!   applied (`eval_nodes`), without the later `choose_nodes` retries that
-//!   drop low-resource nodes.
+//!   a node it leaves without the devices or cores the job needs is left
+//!   out of the first pass, and when that pass finds no node set a second
+//!   one runs without the trim, over all nodes (Slurm's second pass also
+//!   trims cores to the task count, and when more nodes than the minimum
+//!   are usable retries while dropping nodes with few resources; neither
+//!   is modelled). The GPU-locality tweak of a node's scheduling weight
+//!   (2.4, last bullet) is applied (`eval_nodes`).
 
 use slurm_wasm_sdk::codes::{
     EINVAL, ESLURM_BAD_TASK_COUNT, ESLURM_INTERNAL, ESLURM_INVALID_GRES, ESLURM_NODES_BUSY,
@@ -227,57 +230,10 @@ impl ConsTres {
         }
     }
 
-    /// The nodes of `cand` that `eval_nodes` chooses from their offers of
-    /// the cores in `avail`, with their CPUs (`_select_nodes`); `idle` as
-    /// in [`Self::fit`].
-    #[allow(clippy::too_many_arguments)]
-    fn choose(
-        &self,
-        usage: &Usage,
-        job: &JobView,
-        cand: &Bits,
-        avail: &Bits,
-        idle: Option<&Bits>,
-        counts: Counts,
-        against: Against,
-        completing_ok: bool,
-    ) -> Result<Vec<(usize, u32)>, Error> {
-        let own = self.own_partition(usage, job, against);
-        // An idle node's offer depends only on its shape (with the device
-        // layout for a job with GRES), so nodes of one shape share it: a
-        // test visits idle nodes by the thousand.
-        let mut shared = SmallVec::new();
-        let mut offers = Vec::with_capacity(cand.count());
-        for i in cand.ones() {
-            let shape = self.idle_shape(usage, i, avail, idle, job);
-            let o = per_shape(&mut shared, shape, || {
-                can_job_run_on_node(
-                    &self.recs[i],
-                    &usage.nodes[i],
-                    avail,
-                    false,
-                    job,
-                    &self.params,
-                    own,
-                    against == Against::Total,
-                    completing_ok,
-                )
-                .and_then(|o| Offer::of(i, &o))
-            });
-            if let Some(o) = o {
-                offers.push(Offer { node: i, ..o });
-            }
-        }
-        eval_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
-            fail(
-                ESLURM_NODES_BUSY,
-                format!("job {}: no node set fits", job.job_id),
-            )
-        })
-    }
-
     /// Allocates from the cores in `avail` on the nodes of `cand`. `idle`,
     /// when known, are the idle nodes of `usage` whose free cores `avail` is.
+    /// Test 0 ([`Against::Avail`]) stops once a node set is found: its
+    /// record holds no nodes.
     #[allow(clippy::too_many_arguments)]
     pub fn fit(
         &self,
@@ -290,30 +246,67 @@ impl ConsTres {
         against: Against,
         completing_ok: bool,
     ) -> Result<JobRec, Error> {
-        let chosen = self.choose(
-            usage,
-            job,
-            cand,
-            avail,
-            idle,
-            counts,
-            against,
-            completing_ok,
-        )?;
         let own = self.own_partition(usage, job, against);
-        let offer = |i: usize| {
+        let offer = |i: usize, want_cores: bool, first_pass: bool| {
             can_job_run_on_node(
                 &self.recs[i],
                 &usage.nodes[i],
                 avail,
-                true,
+                want_cores,
                 job,
                 &self.params,
                 own,
                 against == Against::Total,
                 completing_ok,
+                first_pass,
             )
         };
+        // An idle node's offer depends only on its shape (with the device
+        // layout for a job with GRES), so nodes of one shape share it: a
+        // test visits idle nodes by the thousand.
+        let choose = |first_pass: bool| {
+            let mut shared = SmallVec::new();
+            let mut offers = Vec::with_capacity(cand.count());
+            for i in cand.ones() {
+                let shape = self.idle_shape(usage, i, avail, idle, job);
+                let o = per_shape(&mut shared, shape, || {
+                    offer(i, false, first_pass).and_then(|o| Offer::of(i, &o))
+                });
+                if let Some(o) = o {
+                    offers.push(Offer { node: i, ..o });
+                }
+            }
+            eval_nodes(job, &self.params, &self.recs, &offers, counts)
+        };
+        // 22.05's `choose_nodes` (cons_tres/job_test.c:3186-3270): a first
+        // pass keeping GRES jobs beside their devices, then, when it finds
+        // no node set, a second without that (Slurm's further retries,
+        // dropping nodes with few resources, are not modelled).
+        let mut first_pass = !job.gres.is_empty();
+        let mut chosen = choose(first_pass);
+        if chosen.is_none() && first_pass {
+            first_pass = false;
+            chosen = choose(false);
+        }
+        let chosen = chosen.ok_or_else(|| {
+            fail(
+                ESLURM_NODES_BUSY,
+                format!("job {}: no node set fits", job.job_id),
+            )
+        })?;
+        if against == Against::Avail {
+            return Ok(JobRec {
+                id: job.job_id,
+                partition: job.partition,
+                node_req: job.node_req,
+                whole_node: job.whole_node,
+                end_time: 0,
+                soft_end: None,
+                unlimited: true,
+                nodes: Vec::new(),
+                suspended: false,
+            });
+        }
         // Only the chosen nodes need their cores picked; the count-only and
         // the core-picking evaluation agree, so a chosen node keeps its offer.
         let mut plans = Vec::with_capacity(chosen.len());
@@ -322,7 +315,7 @@ impl ConsTres {
         let mut picked = SmallVec::new();
         for &(i, cpus) in &chosen {
             let shape = self.idle_shape(usage, i, avail, idle, job);
-            let o = per_shape(&mut picked, shape, || offer(i));
+            let o = per_shape(&mut picked, shape, || offer(i, true, first_pass));
             let o = o.ok_or_else(|| {
                 fail(
                     ESLURM_INTERNAL,
@@ -545,7 +538,7 @@ impl ConsTres {
             let mut cand0 = cand.clone();
             self.verify_node_state(usage, job, &mut cand0, excluded_cores, None)
                 .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
-            self.choose(
+            self.fit(
                 usage,
                 job,
                 &cand0,

@@ -929,8 +929,14 @@ fn whole_memory_default_blocks_second_job() {
 }
 
 #[test]
-fn mps_shares_come_from_one_gpu() {
-    // Spec 2.10: shared GRES come from a single GPU per node.
+fn mps_shares_come_from_one_gpu_the_one_in_use() {
+    // Spec 2.10: shared GRES come from a single GPU per node. And mps is
+    // one-sharing by default (22.05 common/gres.c:1392-1394, 1429-1430):
+    // once shares of one GPU are allocated, later jobs may only use the
+    // GPUs with shares in use (`gres_use_busy_dev`, common/gres.c:
+    // 10132-10146; cons_tres/gres_sched.c:85-87). Anchor
+    // cons_tres-CR_Core_Memory-one_task a15 (`--gres=mps:100`) went to n4
+    // rather than n2, whose GPU 1 was idle but whose GPU 0 held a14's 50.
     let p = Params::parse(&["CR_Core".to_string()]).unwrap();
     let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 1)], MemoryRequest::None);
     let mut n = fixtures::node(0, "n0", 1, 4, 1, 100);
@@ -969,10 +975,13 @@ fn mps_shares_come_from_one_gpu() {
         (d.ones().collect::<Vec<_>>(), g.per_device)
     };
     assert_eq!(run(&mut ct, mps(1, 50)), (vec![0], vec![50]));
-    assert_eq!(run(&mut ct, mps(2, 60)), (vec![1], vec![60]));
     assert!(ct
-        .job_test(&request(&ct, mps(3, 60), JobTestMode::RunNow), 0)
+        .job_test(&request(&ct, mps(2, 60), JobTestMode::RunNow), 0)
         .is_err());
+    assert_eq!(run(&mut ct, mps(3, 30)), (vec![0], vec![30]));
+    ct.job_fini(1);
+    ct.job_fini(3);
+    assert_eq!(run(&mut ct, mps(4, 60)), (vec![0], vec![60]));
 }
 
 #[test]
@@ -2071,4 +2080,47 @@ fn per_task_gres_caps_a_nodes_cpus_at_its_tasks() {
         mem_per_gres: None,
     }];
     assert_eq!(nodes_of(&ct, j), vec![0, 1]);
+}
+
+#[test]
+fn mps_first_pass_skips_a_node_whose_free_cores_are_away_from_its_gpu() {
+    // 22.05's `choose_nodes` first evaluates the nodes with `first_pass`
+    // (cons_tres/job_test.c:3186-3190): `gres_select_filter_sock_core`
+    // then counts only devices on sockets with free cores
+    // (gres_select_filter.c:611-614) and refuses a node where they fall
+    // short (:642-646). Here n1's free core is on socket 1 while its only
+    // usable mps is GPU 0's (GPU 1 is allocated whole), so the mps job goes
+    // to the idle n2, beside GPU 0; only when no node passes is the second
+    // pass, without that test, tried. Anchor cons_tres-CR_Core_Memory-
+    // gpu_defaults a37 (`-n1 --gres=mps:30`): n3 was such a node.
+    let mut ct = anchor_cluster();
+    let mut a = job(1, 1, 1, 4);
+    a.details.required_nodes = Some(bm(4, &[0]));
+    assert_eq!(start(&mut ct, a), vec![(0, vec![0, 1], 4)]);
+    let mut b = with_gres(job(2, 1, 2, 1), "gpu", 1);
+    b.details.required_nodes = Some(bm(4, &[0]));
+    let r = start_full(&mut ct, b);
+    assert_eq!(devs(&r.per_node[0].gres[0]), vec![1]);
+    // n3 and n4 are full.
+    for n in [2, 3] {
+        let mut fill = job(10 + n, 1, 8, 1);
+        fill.details.required_nodes = Some(bm(4, &[n as usize]));
+        start(&mut ct, fill);
+    }
+    let r = start_full(&mut ct, with_gres(job(3, 1, 1, 1), "mps", 30));
+    let n = &r.per_node[0];
+    assert_eq!(n.node_index, 1);
+    assert_eq!(
+        (devs(&n.gres[0]), n.gres[0].per_device.clone()),
+        (vec![0], vec![30])
+    );
+    // With n2 full too, the second pass takes n1 and GPU 0's shares.
+    ct.job_fini(3);
+    let mut fill = job(11, 1, 8, 1);
+    fill.details.required_nodes = Some(bm(4, &[1]));
+    start(&mut ct, fill);
+    let r = start_full(&mut ct, with_gres(job(4, 1, 1, 1), "mps", 30));
+    let n = &r.per_node[0];
+    assert_eq!(n.node_index, 0);
+    assert_eq!(devs(&n.gres[0]), vec![0]);
 }
