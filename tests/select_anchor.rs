@@ -8,7 +8,7 @@
 //! `--threads-per-core`), cancels in between and `sbatch
 //! --test-only` questions to the anchor's `big` partition (n[1-4]: 2
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
-//! 0-1, GPU 1 on cores 2-3) under five configurations, and recorded what
+//! 0-1, GPU 1 on cores 2-3) under six configurations, and recorded what
 //! `scontrol show job -d` showed after each submit. `anchor_select` parses
 //! it.
 //!
