@@ -209,7 +209,9 @@ fn nodeinfo_and_jobinfo_resources() {
     let copy = plugin.nodeinfo_unpack(&bytes, PROTOCOL_22_05).unwrap();
     assert!(matches!(
         plugin.nodeinfo_get(copy, NodeinfoField::TresAllocFmtStr, 0).unwrap(),
-        NodeinfoValue::Text(t) if t == "cpu=4,mem=1000M"
+        // The node's configured TRES with Slurm's default billing (its
+        // CPUs), as AllocTRES showed on the anchor under select/linear.
+        NodeinfoValue::Text(t) if t == "cpu=4,mem=1000M,billing=4"
     ));
     assert_eq!(
         code(

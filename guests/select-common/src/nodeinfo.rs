@@ -45,6 +45,25 @@ impl NodeInfo {
         }
     }
 
+    /// select/linear's record of an allocated node, whose allocated TRES
+    /// are the node's configured ones (`node_ptr->tres_cnt`,
+    /// select_linear.c:3926-3935): `cpus` effective CPUs, `memory` MB of
+    /// `RealMemory` and a billing of `cpus`. The contract carries no
+    /// `TRESBillingWeights`; Slurm bills a node its CPUs where no partition
+    /// sets them (controller.c:2457-2484), as on the anchor cluster
+    /// (`AllocTRES=cpu=8,mem=4000M,billing=8`).
+    pub fn whole_node(alloc_cpus: u16, alloc_memory: u64, cpus: u16, memory: u64) -> Self {
+        let mut info = NodeInfo::with_tres(alloc_cpus, alloc_memory, cpus, memory);
+        if cpus > 0 {
+            let text = info.tres_alloc_fmt_str.get_or_insert_with(String::new);
+            if !text.is_empty() {
+                text.push(',');
+            }
+            text.push_str(&format!("billing={cpus}"));
+        }
+        info
+    }
+
     /// A node with nothing allocated but `alloc_memory` MB reserved: no
     /// CPUs, no TRES string, weight 0.
     pub fn idle(alloc_memory: u64) -> Self {

@@ -20,6 +20,9 @@ pub struct NodeRec {
     /// `MemSpecLimit`, MB.
     pub mem_spec_limit: u64,
     pub core_spec_count: u16,
+    /// CPUs set aside for the system: `CPUSpecList`'s, else
+    /// `CoreSpecCount` × threads per core.
+    pub spec_cpus: u16,
     pub weight: u32,
     pub state: NodeState,
     /// Partition indices holding the node.
@@ -33,6 +36,12 @@ impl NodeRec {
     /// counts sockets over all boards, so boards are not multiplied again).
     pub fn cores(&self) -> u32 {
         u32::from(self.sockets) * u32::from(self.cores_per_socket)
+    }
+
+    /// Slurm's `cpus_efctv`: the configured CPUs less those set aside for
+    /// the system.
+    pub fn effective_cpus(&self) -> u16 {
+        self.cpus.saturating_sub(self.spec_cpus)
     }
 
     /// Memory jobs may use: `RealMemory − MemSpecLimit` (0 if the limit is larger).
@@ -97,6 +106,10 @@ impl NodeRec {
             real_memory: node.real_memory,
             mem_spec_limit: node.mem_spec_limit,
             core_spec_count: node.core_spec_count,
+            spec_cpus: match &node.cpu_spec_list {
+                Some(list) => list.words.iter().map(|w| w.count_ones()).sum::<u32>() as u16,
+                None => node.core_spec_count.saturating_mul(node.threads_per_core),
+            },
             weight: node.weight,
             state: node.state,
             partitions: node.partitions.clone(),
@@ -211,5 +224,20 @@ mod tests {
         assert_eq!(NodeRec::from_node(&node).unwrap().usable_memory(), 800);
         node.mem_spec_limit = 2000;
         assert_eq!(NodeRec::from_node(&node).unwrap().usable_memory(), 0);
+    }
+
+    #[test]
+    fn effective_cpus_leave_out_specialised_cpus() {
+        // Slurm's cpus_efctv: CPUSpecList's CPUs, else CoreSpecCount cores
+        // with their threads.
+        let mut node = fixtures::node(0, "n0", 2, 2, 2, 1000);
+        assert_eq!(NodeRec::from_node(&node).unwrap().effective_cpus(), 8);
+        node.core_spec_count = 1;
+        assert_eq!(NodeRec::from_node(&node).unwrap().effective_cpus(), 6);
+        node.cpu_spec_list = Some(slurm_wasm_sdk::types::Bitmap {
+            len: 8,
+            words: vec![0b1000_0000],
+        });
+        assert_eq!(NodeRec::from_node(&node).unwrap().effective_cpus(), 7);
     }
 }

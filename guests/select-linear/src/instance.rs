@@ -427,7 +427,8 @@ impl Linear {
 
     /// `select_nodeinfo_set_all`: every node's allocated CPUs (all of them
     /// on an allocated or completing node, 0 otherwise), memory from the
-    /// usage tables, and allocated TRES (the node's CPUs and memory).
+    /// usage tables, and allocated TRES (the node's effective CPUs, memory
+    /// and billing, see [`NodeInfo::whole_node`]).
     /// A node counts as allocated when the controller says so or when a
     /// job linear tracks holds it. `SLURM_NO_CHANGE_IN_DATA` when nothing
     /// changed since the previous call.
@@ -443,7 +444,7 @@ impl Linear {
             .map(|n| {
                 let memory = self.usage.nodes.get(n.index).map_or(0, |u| u.alloc_memory);
                 if n.is_allocated_or_completing() || held.contains(&n.index) {
-                    NodeInfo::with_tres(n.cpus, memory, n.cpus, n.real_memory)
+                    NodeInfo::whole_node(n.cpus, memory, n.effective_cpus(), n.real_memory)
                 } else {
                     NodeInfo::idle(memory)
                 }

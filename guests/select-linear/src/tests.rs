@@ -417,7 +417,12 @@ fn nodeinfo_set_all_reports_changes_once() {
     l.nodeinfo_set_all().unwrap();
     let n0 = l.nodeinfo(0).unwrap();
     assert_eq!((n0.alloc_cpus, n0.alloc_memory), (4, 1000));
-    assert_eq!(n0.tres_alloc_fmt_str.as_deref(), Some("cpu=4,mem=1000M"));
+    // Real Slurm 22.05.8 under select/linear (the anchor, `-w n1 -n1`):
+    // AllocTRES=cpu=8,mem=4000M,billing=8, the node's configured TRES.
+    assert_eq!(
+        n0.tres_alloc_fmt_str.as_deref(),
+        Some("cpu=4,mem=1000M,billing=4")
+    );
     assert_eq!(l.nodeinfo(1).unwrap().alloc_cpus, 0);
     assert_eq!(
         l.nodeinfo_set_all().unwrap_err().code,
