@@ -341,7 +341,12 @@ pub fn eval_nodes(
         // Least loaded node (spec 2.6 item 3): lowest weight, then the
         // greatest ratio of free CPUs to node CPUs, free CPUs counted
         // before the job's memory and task limits cut them (`max_cpus`;
-        // 22.05 cons_tres/job_test.c:2854-2862); the first on ties.
+        // 22.05 cons_tres/job_test.c:2888-2894); the first on ties. The
+        // scan, in node order, stops at a new best whose free CPUs equal
+        // the last pick's at the same weight (:2863, :2895-2897, :2913):
+        // among nodes of different sizes that can be a node of lower
+        // ratio than one further on.
+        let mut last: Option<(u64, u32)> = None;
         while !st.done() && st.chosen.len() < max_nodes {
             let mut best: Option<usize> = None;
             for p in (0..offers.len()).filter(|&p| !taken[p]) {
@@ -359,6 +364,10 @@ pub fn eval_nodes(
                 };
                 if better {
                     best = Some(p);
+                    let o = &offers[p];
+                    if last == Some((sched_weight(recs, o), o.max_cpus)) {
+                        break;
+                    }
                 }
             }
             let Some(b) = best else {
@@ -366,6 +375,7 @@ pub fn eval_nodes(
             };
             taken[b] = true;
             st.take(&offers[b]);
+            last = Some((sched_weight(recs, &offers[b]), offers[b].max_cpus));
         }
         st.chosen.sort_unstable();
         // 22.05's `_eval_nodes_lln` ends on `min_rem_nodes`, the nodes

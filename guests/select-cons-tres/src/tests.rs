@@ -569,6 +569,36 @@ fn lln_picks_least_loaded() {
     assert_eq!(cores(&ct2, job(3, 1, 2, 1))[0].0, 1);
 }
 
+/// A CR_Core cluster (plus `params`) of one-socket, one-thread nodes of
+/// `cores[i]` cores each.
+fn sized_cluster(params: &[&str], cores: &[u16]) -> ConsTres {
+    let p = Params::parse(&params.iter().map(|x| x.to_string()).collect::<Vec<_>>()).unwrap();
+    let part = fixtures::partition(0, "debug", cores.len() as u32);
+    let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
+    let table: Vec<_> = cores
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| fixtures::node(i as u32, &format!("n{i}"), 1, c, 1, 100))
+        .collect();
+    ct.node_init(&table).unwrap();
+    ct
+}
+
+#[test]
+fn lln_scan_stops_at_the_last_picks_free_cpus() {
+    // 22.05 `_eval_nodes_lln` (cons_tres/job_test.c:2895-2897, :2913): the
+    // scan for the next node stops at a new best whose free CPUs equal the
+    // last pick's. n0 (8 cores, 4 free: ratio 1/2), n1 and n2 (4 cores,
+    // all free: ratio 1). `-N2 -n2` takes n1 first (best ratio); the next
+    // scan starts at n0, a new best with n1's 4 free CPUs, and stops
+    // there: n0 and n1, not n1 and n2.
+    let mut ct = sized_cluster(&["CR_Core", "CR_LLN"], &[8, 4, 4]);
+    start(&mut ct, on_node(1, 3, 0, 4));
+    let mut j = job(2, 2, 2, 1);
+    j.details.max_nodes = Some(2);
+    assert_eq!(nodes_of(&ct, j), vec![0, 1]);
+}
+
 #[test]
 fn required_nodes_are_used() {
     // Spec 2.6: required nodes are taken first.
