@@ -242,6 +242,33 @@ impl Run {
     }
 }
 
+/// 22.05's `choose_nodes` (cons_tres/job_test.c:3134): [`eval_nodes`] on
+/// the offers a job may use. A whole-node job with a CPU maximum
+/// (`max_cpus`) may use no node offering more CPUs than that maximum; when
+/// such a node is a required one the job does not fit (:3156-3172).
+pub fn choose_nodes(
+    job: &JobView,
+    params: &Params,
+    recs: &[NodeRec],
+    offers: &[Offer],
+    counts: Counts,
+) -> Option<Vec<(usize, u32)>> {
+    let too_big = |o: &Offer| o.avail_cpus > job.max_cpus;
+    let kept: Vec<Offer>;
+    let offers = if job.whole_node && job.max_cpus > 0 && offers.iter().any(too_big) {
+        if let Some(req) = &job.required {
+            if offers.iter().any(|o| too_big(o) && req.get(o.node)) {
+                return None;
+            }
+        }
+        kept = offers.iter().filter(|o| !too_big(o)).copied().collect();
+        &kept
+    } else {
+        offers
+    };
+    eval_nodes(job, params, recs, offers, counts)
+}
+
 /// Chooses nodes among the offers (usable nodes only, `avail_cpus > 0`,
 /// in node order). Returns `(node, cpus)` in node order, or `None` when the
 /// job does not fit.

@@ -33,7 +33,7 @@ use crate::allocate_sc::CpuLimit;
 use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
-use crate::eval_nodes::{eval_nodes, Counts};
+use crate::eval_nodes::{choose_nodes, Counts};
 use crate::gres_sched::{per_node_need, pick};
 use crate::node_usage::{NodeUse, NODE_CR_AVAILABLE};
 use crate::params::Unit;
@@ -243,7 +243,7 @@ impl ConsTres {
             }
         }
         let chosen =
-            eval_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
+            choose_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
                 fail(
                     ESLURM_NODES_BUSY,
                     format!("job {}: no node set fits", job.job_id),

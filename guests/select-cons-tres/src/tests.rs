@@ -600,6 +600,30 @@ fn lln_scan_stops_at_the_last_picks_free_cpus() {
 }
 
 #[test]
+fn whole_node_job_skips_nodes_above_its_max_cpus() {
+    // 22.05 `choose_nodes` (cons_tres/job_test.c:3156-3172): a whole-node
+    // job (`--exclusive`) with a CPU maximum uses no node offering more
+    // CPUs than it. n0 (16 cores), n1 and n2 (4 cores), all idle:
+    // `-N2 -n2 --exclusive` with at most 8 CPUs takes n1 and n2, not the
+    // first two nodes of the set.
+    let ct = sized_cluster(&["CR_Core"], &[16, 4, 4]);
+    let mut j = job(1, 2, 2, 1);
+    j.details.max_nodes = Some(2);
+    j.details.share = ShareRequest::Exclusive;
+    j.details.max_cpus = Some(8);
+    assert_eq!(nodes_of(&ct, j.clone()), vec![1, 2]);
+    // Without the maximum: n0 and n1.
+    j.details.max_cpus = None;
+    assert_eq!(nodes_of(&ct, j.clone()), vec![0, 1]);
+    // A required node above the maximum: no fit.
+    j.details.max_cpus = Some(8);
+    j.details.required_nodes = Some(bm(3, &[0]));
+    assert!(ct
+        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
+        .is_err());
+}
+
+#[test]
 fn required_nodes_are_used() {
     // Spec 2.6: required nodes are taken first.
     let ct = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
