@@ -242,17 +242,63 @@ impl Run {
     }
 }
 
+/// The fewest nodes the job takes: its minimum, raised to hold its tasks
+/// at `--ntasks-per-node` (22.05's `_select_nodes`,
+/// cons_common/job_test.c:526-531).
+fn min_nodes_of(job: &JobView, counts: Counts) -> u32 {
+    if job.ntasks_per_node > 0 && job.num_tasks > 0 {
+        counts.min.max(job.num_tasks.div_ceil(job.ntasks_per_node))
+    } else {
+        counts.min
+    }
+}
+
+/// The most nodes [`eval_nodes`] takes on a cluster of `nodes` nodes. No
+/// more nodes than tasks: 22.05's `choose_nodes` lowers the maximum to the
+/// task count, or to `min_nodes` when that is larger
+/// (cons_tres/job_test.c:3179-3180); `_eval_nodes_lln` then caps it at the
+/// task count itself (:2773-2775).
+fn max_nodes_of(job: &JobView, params: &Params, nodes: usize, counts: Counts) -> usize {
+    let mut max_nodes = counts.max;
+    if job.num_tasks > 0 && max_nodes > job.num_tasks {
+        max_nodes = job.num_tasks.max(min_nodes_of(job, counts));
+    }
+    if params.lln && job.num_tasks > 0 {
+        max_nodes = max_nodes.min(job.num_tasks);
+    }
+    max_nodes.min(nodes as u32) as usize
+}
+
 /// 22.05's `choose_nodes` (cons_tres/job_test.c:3134): [`eval_nodes`] on
-/// the offers a job may use. A whole-node job with a CPU maximum
-/// (`max_cpus`) may use no node offering more CPUs than that maximum; when
-/// such a node is a required one the job does not fit (:3156-3172).
+/// the offers the job may use, then, when that fails, on fewer of them.
+///
+/// A whole-node job with a CPU maximum (`max_cpus`) may use no node
+/// offering more CPUs than that maximum; when such a node is a required
+/// one the job does not fit (:3156-3172).
+///
+/// When the first evaluation fails and more nodes than `min_nodes` are
+/// left, small nodes are dropped for good, step by step, and the choice
+/// made again (:3201-3247): a node's size is its CPUs plus its usable GPUs
+/// (`avail_res_cnt`; `gpus` gives a node's usable GPUs, asked only then
+/// and only for a job requesting GPUs); for each size from 1 up to below
+/// the largest size among all offers, every node no bigger is dropped in
+/// node order, except required nodes, stopping once only `min_nodes` nodes
+/// are left; the first choice that fits is the answer. Slurm makes these later choices
+/// without its first-pass GRES core trim; here they see the same offers
+/// as the first (see `job_test`).
+///
+/// Only a failing job pays for the steps, and one that no subset of the
+/// offers can fit (its `max_nodes` biggest offers short of its CPUs) pays
+/// for none: every step would fail too.
 pub fn choose_nodes(
     job: &JobView,
     params: &Params,
     recs: &[NodeRec],
     offers: &[Offer],
     counts: Counts,
+    gpus: impl Fn(usize) -> u16,
 ) -> Option<Vec<(usize, u32)>> {
+    let all = offers;
     let too_big = |o: &Offer| o.avail_cpus > job.max_cpus;
     let kept: Vec<Offer>;
     let offers = if job.whole_node && job.max_cpus > 0 && offers.iter().any(too_big) {
@@ -267,6 +313,97 @@ pub fn choose_nodes(
         offers
     };
     eval_nodes(job, params, recs, offers, counts)
+        .or_else(|| without_small_nodes(job, params, recs, all, offers, counts, gpus))
+}
+
+/// [`choose_nodes`]' retries after its first choice failed on `offers`
+/// (`all` before the whole-node filter).
+#[cold]
+#[inline(never)]
+fn without_small_nodes(
+    job: &JobView,
+    params: &Params,
+    recs: &[NodeRec],
+    all: &[Offer],
+    offers: &[Offer],
+    counts: Counts,
+    gpus: impl Fn(usize) -> u16,
+) -> Option<Vec<(usize, u32)>> {
+    let min_nodes = min_nodes_of(job, counts) as usize;
+    if offers.len() <= min_nodes || !cpus_may_suffice(job, params, recs.len(), offers, counts) {
+        return None;
+    }
+    let with_gpus = job.gres.iter().any(|g| g.gpu);
+    let size = |o: &Offer| o.avail_cpus as u64 + if with_gpus { gpus(o.node) as u64 } else { 0 };
+    let largest = all.iter().map(size).max().unwrap_or(0);
+    let sized: Vec<(Offer, u64)> = offers.iter().map(|o| (*o, size(o))).collect();
+    let mut steps: Vec<u64> = sized
+        .iter()
+        .map(|&(_, s)| s)
+        .filter(|&s| s < largest)
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    let required = |o: &Offer| job.required.as_ref().is_some_and(|r| r.get(o.node));
+    let mut left = sized;
+    let mut kept = Vec::with_capacity(left.len());
+    // Sizes no offer has drop nothing, and Slurm retries only on a change
+    // (the unchanged first step repeats the failed choice).
+    for step in steps {
+        let before = left.len();
+        let mut count = before;
+        left.retain(|&(o, s)| {
+            if count <= min_nodes || s > step || required(&o) {
+                return true;
+            }
+            count -= 1;
+            false
+        });
+        if left.len() == before {
+            continue;
+        }
+        kept.clear();
+        kept.extend(left.iter().map(|&(o, _)| o));
+        if let Some(chosen) = eval_nodes(job, params, recs, &kept, counts) {
+            return Some(chosen);
+        }
+        if left.len() <= min_nodes {
+            break;
+        }
+    }
+    None
+}
+
+/// Whether the most nodes the job may take can hold its CPUs: a node
+/// gives the job at most its offer (or the job's per-node minimum, which
+/// `_cpus_to_use` may raise a clipped count to), so when the biggest
+/// `max_nodes` offers fall short, [`eval_nodes`] fails on every subset.
+fn cpus_may_suffice(
+    job: &JobView,
+    params: &Params,
+    nodes: usize,
+    offers: &[Offer],
+    counts: Counts,
+) -> bool {
+    let cpus = |o: &Offer| o.avail_cpus.max(job.pn_min_cpus) as u64;
+    let need = job.min_cpus as u64;
+    let most = max_nodes_of(job, params, nodes, counts).min(offers.len());
+    // One pass settles most cases: all the offers, or `most` of the
+    // biggest, against the CPUs needed.
+    let (mut sum, mut max) = (0, 0);
+    for o in offers {
+        sum += cpus(o);
+        max = max.max(cpus(o));
+    }
+    if sum < need || (most as u64) * max < need {
+        return false;
+    }
+    if most == 0 || most == offers.len() {
+        return true;
+    }
+    let mut each: Vec<u64> = offers.iter().map(cpus).collect();
+    each.select_nth_unstable_by(most - 1, |a, b| b.cmp(a));
+    each[..most].iter().sum::<u64>() >= need
 }
 
 /// Chooses nodes among the offers (usable nodes only, `avail_cpus > 0`,
@@ -299,10 +436,7 @@ pub fn eval_nodes(
             return None;
         }
     }
-    let mut min_nodes = counts.min;
-    if job.ntasks_per_node > 0 && job.num_tasks > 0 {
-        min_nodes = min_nodes.max(job.num_tasks.div_ceil(job.ntasks_per_node));
-    }
+    let min_nodes = min_nodes_of(job, counts);
     let total_usable = offers.len() as u32;
     if total_usable < min_nodes || min_nodes > counts.max {
         return None;
@@ -332,18 +466,7 @@ pub fn eval_nodes(
     };
     let gres_cpu = job.gres_cpus_per_node() as i64;
     st.rem_max_cpus = st.rem_max_cpus.max(gres_cpu * st.rem_nodes);
-    // No more nodes than tasks: 22.05's `choose_nodes` lowers the maximum
-    // to the task count, or to `min_nodes` when that is larger
-    // (cons_tres/job_test.c:3179-3180); `_eval_nodes_lln` then caps it at
-    // the task count itself (:2773-2775).
-    let mut max_nodes = counts.max;
-    if job.num_tasks > 0 && max_nodes > job.num_tasks {
-        max_nodes = job.num_tasks.max(min_nodes);
-    }
-    if params.lln && job.num_tasks > 0 {
-        max_nodes = max_nodes.min(job.num_tasks);
-    }
-    let max_nodes = max_nodes.min(recs.len() as u32) as usize;
+    let max_nodes = max_nodes_of(job, params, recs.len(), counts);
     let mut taken = vec![false; offers.len()];
 
     // Required nodes first.

@@ -15,10 +15,10 @@
 //!   applied to per-task requests and, without enforce-binding, to per-node
 //!   requests of devices bound to sockets (see `gres_sched::node_filter`);
 //!   where it leaves a node too few cores the node keeps them all (Slurm
-//!   fails the whole first pass and tries again without the trim). The
-//!   GPU-locality tweak of a node's scheduling weight (2.4, last bullet) is
-//!   applied (`eval_nodes`), without the later `choose_nodes` retries that
-//!   drop low-resource nodes.
+//!   fails the whole first pass and tries again without the trim; so do
+//!   `choose_nodes`' retries without small nodes, which here see the
+//!   trimmed offers). The GPU-locality tweak of a node's scheduling weight
+//!   (2.4, last bullet) is applied (`eval_nodes`).
 
 use slurm_wasm_sdk::codes::{
     EINVAL, ESLURM_BAD_TASK_COUNT, ESLURM_INTERNAL, ESLURM_INVALID_GRES, ESLURM_NODES_BUSY,
@@ -242,8 +242,11 @@ impl ConsTres {
                 offers.push(Offer { node: i, ..o });
             }
         }
-        let chosen =
-            choose_nodes(job, &self.params, &self.recs, &offers, counts).ok_or_else(|| {
+        // A node's usable GPUs matter only when the first choice fails
+        // (see `choose_nodes`): found again then.
+        let gpus = |i: usize| offer(i, false).map_or(0, |o| o.gres.gpus);
+        let chosen = choose_nodes(job, &self.params, &self.recs, &offers, counts, gpus)
+            .ok_or_else(|| {
                 fail(
                     ESLURM_NODES_BUSY,
                     format!("job {}: no node set fits", job.job_id),
