@@ -242,6 +242,218 @@ impl Run {
     }
 }
 
+/// The fewest nodes the job takes: its minimum, raised to hold its tasks
+/// at `--ntasks-per-node` (22.05's `_select_nodes`,
+/// cons_common/job_test.c:526-531).
+fn min_nodes_of(job: &JobView, counts: Counts) -> u32 {
+    if job.ntasks_per_node > 0 && job.num_tasks > 0 {
+        counts.min.max(job.num_tasks.div_ceil(job.ntasks_per_node))
+    } else {
+        counts.min
+    }
+}
+
+/// The most nodes [`eval_nodes`] takes on a cluster of `nodes` nodes. No
+/// more nodes than tasks: 22.05's `choose_nodes` lowers the maximum to the
+/// task count, or to `min_nodes` when that is larger
+/// (cons_tres/job_test.c:3179-3180); `_eval_nodes_lln` then caps it at the
+/// task count itself (:2773-2775).
+fn max_nodes_of(job: &JobView, params: &Params, nodes: usize, counts: Counts) -> usize {
+    let mut max_nodes = counts.max;
+    if job.num_tasks > 0 && max_nodes > job.num_tasks {
+        max_nodes = job.num_tasks.max(min_nodes_of(job, counts));
+    }
+    if params.lln && job.num_tasks > 0 {
+        max_nodes = max_nodes.min(job.num_tasks);
+    }
+    max_nodes.min(nodes as u32) as usize
+}
+
+/// 22.05's `choose_nodes` (cons_tres/job_test.c:3134): [`eval_nodes`] on
+/// the offers the job may use, then, when that fails, on fewer of them.
+/// `first` are the offers of the first pass; `later` gives those without
+/// the first-pass GRES trim (`None` when they are the same: a job without
+/// GRES). Returns the choice and whether the first pass made it.
+///
+/// A whole-node job with a CPU maximum (`max_cpus`) may use no node
+/// offering more CPUs than that maximum; when such a node is a required
+/// one the job does not fit (:3156-3172).
+///
+/// When the first evaluation fails, the later offers are evaluated once
+/// when no more than `min_nodes` nodes offer anything (:3197-3205);
+/// otherwise small nodes are dropped for good, step by step, and the
+/// choice made again (:3206-3247): a node's size is its CPUs plus its
+/// usable GPUs (`avail_res_cnt`; `gpus` gives a node's usable GPUs, asked
+/// only then and only for a job requesting GPUs); for each size from 1 up
+/// to below the largest size among all offers, every node no bigger is
+/// dropped in node order, except required nodes, stopping once only
+/// `min_nodes` nodes are left; the first choice that fits is the answer.
+///
+/// Only a failing job pays for the steps, and one that no subset of the
+/// offers can fit (its `max_nodes` biggest offers short of its CPUs) pays
+/// for none: every step would fail too.
+pub fn choose_nodes(
+    job: &JobView,
+    params: &Params,
+    recs: &[NodeRec],
+    first: &[Offer],
+    later: impl FnOnce() -> Option<Vec<Offer>>,
+    counts: Counts,
+    gpus: impl Fn(usize) -> u16,
+) -> Option<(Vec<(usize, u32)>, bool)> {
+    let too_big = |o: &Offer| o.avail_cpus > job.max_cpus;
+    let capped = job.whole_node && job.max_cpus > 0;
+    // The offers a whole-node job with a CPU maximum may use; `None` when
+    // a required node offers more.
+    let usable = |offers: &[Offer]| -> Option<Option<Vec<Offer>>> {
+        if !capped || !offers.iter().any(too_big) {
+            return Some(None);
+        }
+        if let Some(req) = &job.required {
+            if offers.iter().any(|o| too_big(o) && req.get(o.node)) {
+                return None;
+            }
+        }
+        Some(Some(
+            offers.iter().filter(|o| !too_big(o)).copied().collect(),
+        ))
+    };
+    let kept = usable(first)?;
+    let offers = kept.as_deref().unwrap_or(first);
+    if let Some(chosen) = eval_nodes(job, params, recs, offers, counts) {
+        return Some((chosen, true));
+    }
+    let later = later();
+    let (all, offers) = match &later {
+        Some(all) => (all.as_slice(), all.as_slice()),
+        None => (first, offers),
+    };
+    let kept = match &later {
+        Some(all) => usable(all)?,
+        None => None,
+    };
+    let offers = kept.as_deref().unwrap_or(offers);
+    let min_nodes = min_nodes_of(job, counts) as usize;
+    if offers.len() <= min_nodes {
+        // Nothing to drop: the choice once more, without the first-pass
+        // trim (a repeat of the failed one when there was none).
+        return match later {
+            Some(_) => eval_nodes(job, params, recs, offers, counts).map(|c| (c, false)),
+            None => None,
+        };
+    }
+    without_small_nodes(
+        job,
+        params,
+        recs,
+        all,
+        offers,
+        counts,
+        gpus,
+        later.is_some(),
+    )
+    .map(|c| (c, false))
+}
+
+/// [`choose_nodes`]' retries after its first choice failed, on `offers`
+/// (`all` before the whole-node filter). With `fresh` offers (not those of
+/// the failed choice) the first step chooses even when it drops nothing,
+/// as Slurm's does for size 1 (:3237).
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn without_small_nodes(
+    job: &JobView,
+    params: &Params,
+    recs: &[NodeRec],
+    all: &[Offer],
+    offers: &[Offer],
+    counts: Counts,
+    gpus: impl Fn(usize) -> u16,
+    fresh: bool,
+) -> Option<Vec<(usize, u32)>> {
+    let min_nodes = min_nodes_of(job, counts) as usize;
+    if offers.len() <= min_nodes || !cpus_may_suffice(job, params, recs.len(), offers, counts) {
+        return None;
+    }
+    let with_gpus = job.gres.iter().any(|g| g.gpu);
+    let size = |o: &Offer| o.avail_cpus as u64 + if with_gpus { gpus(o.node) as u64 } else { 0 };
+    let largest = all.iter().map(size).max().unwrap_or(0);
+    let sized: Vec<(Offer, u64)> = offers.iter().map(|o| (*o, size(o))).collect();
+    let mut steps: Vec<u64> = sized
+        .iter()
+        .map(|&(_, s)| s)
+        .filter(|&s| s < largest)
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    let required = |o: &Offer| job.required.as_ref().is_some_and(|r| r.get(o.node));
+    if fresh && steps.first() != Some(&1) {
+        if let Some(chosen) = eval_nodes(job, params, recs, offers, counts) {
+            return Some(chosen);
+        }
+    }
+    let mut left = sized;
+    let mut kept = Vec::with_capacity(left.len());
+    // Sizes no offer has drop nothing, and Slurm retries only on a change
+    // (the unchanged first step repeats the failed choice).
+    for step in steps {
+        let before = left.len();
+        let mut count = before;
+        left.retain(|&(o, s)| {
+            if count <= min_nodes || s > step || required(&o) {
+                return true;
+            }
+            count -= 1;
+            false
+        });
+        if left.len() == before {
+            continue;
+        }
+        kept.clear();
+        kept.extend(left.iter().map(|&(o, _)| o));
+        if let Some(chosen) = eval_nodes(job, params, recs, &kept, counts) {
+            return Some(chosen);
+        }
+        if left.len() <= min_nodes {
+            break;
+        }
+    }
+    None
+}
+
+/// Whether the most nodes the job may take can hold its CPUs: a node
+/// gives the job at most its offer (or the job's per-node minimum, which
+/// `_cpus_to_use` may raise a clipped count to), so when the biggest
+/// `max_nodes` offers fall short, [`eval_nodes`] fails on every subset.
+fn cpus_may_suffice(
+    job: &JobView,
+    params: &Params,
+    nodes: usize,
+    offers: &[Offer],
+    counts: Counts,
+) -> bool {
+    let cpus = |o: &Offer| o.avail_cpus.max(job.pn_min_cpus) as u64;
+    let need = job.min_cpus as u64;
+    let most = max_nodes_of(job, params, nodes, counts).min(offers.len());
+    // One pass settles most cases: all the offers, or `most` of the
+    // biggest, against the CPUs needed.
+    let (mut sum, mut max) = (0, 0);
+    for o in offers {
+        sum += cpus(o);
+        max = max.max(cpus(o));
+    }
+    if sum < need || (most as u64) * max < need {
+        return false;
+    }
+    if most == 0 || most == offers.len() {
+        return true;
+    }
+    let mut each: Vec<u64> = offers.iter().map(cpus).collect();
+    each.select_nth_unstable_by(most - 1, |a, b| b.cmp(a));
+    each[..most].iter().sum::<u64>() >= need
+}
+
 /// Chooses nodes among the offers (usable nodes only, `avail_cpus > 0`,
 /// in node order). Returns `(node, cpus)` in node order, or `None` when the
 /// job does not fit.
@@ -272,10 +484,7 @@ pub fn eval_nodes(
             return None;
         }
     }
-    let mut min_nodes = counts.min;
-    if job.ntasks_per_node > 0 && job.num_tasks > 0 {
-        min_nodes = min_nodes.max(job.num_tasks.div_ceil(job.ntasks_per_node));
-    }
+    let min_nodes = min_nodes_of(job, counts);
     let total_usable = offers.len() as u32;
     if total_usable < min_nodes || min_nodes > counts.max {
         return None;
@@ -305,18 +514,7 @@ pub fn eval_nodes(
     };
     let gres_cpu = job.gres_cpus_per_node() as i64;
     st.rem_max_cpus = st.rem_max_cpus.max(gres_cpu * st.rem_nodes);
-    // No more nodes than tasks: 22.05's `choose_nodes` lowers the maximum
-    // to the task count, or to `min_nodes` when that is larger
-    // (cons_tres/job_test.c:3179-3180); `_eval_nodes_lln` then caps it at
-    // the task count itself (:2773-2775).
-    let mut max_nodes = counts.max;
-    if job.num_tasks > 0 && max_nodes > job.num_tasks {
-        max_nodes = job.num_tasks.max(min_nodes);
-    }
-    if params.lln && job.num_tasks > 0 {
-        max_nodes = max_nodes.min(job.num_tasks);
-    }
-    let max_nodes = max_nodes.min(recs.len() as u32) as usize;
+    let max_nodes = max_nodes_of(job, params, recs.len(), counts);
     let mut taken = vec![false; offers.len()];
 
     // Required nodes first.
@@ -341,7 +539,12 @@ pub fn eval_nodes(
         // Least loaded node (spec 2.6 item 3): lowest weight, then the
         // greatest ratio of free CPUs to node CPUs, free CPUs counted
         // before the job's memory and task limits cut them (`max_cpus`;
-        // 22.05 cons_tres/job_test.c:2854-2862); the first on ties.
+        // 22.05 cons_tres/job_test.c:2888-2894); the first on ties. The
+        // scan, in node order, stops at a new best whose free CPUs equal
+        // the last pick's at the same weight (:2863, :2895-2897, :2913):
+        // among nodes of different sizes that can be a node of lower
+        // ratio than one further on.
+        let mut last: Option<(u64, u32)> = None;
         while !st.done() && st.chosen.len() < max_nodes {
             let mut best: Option<usize> = None;
             for p in (0..offers.len()).filter(|&p| !taken[p]) {
@@ -359,6 +562,10 @@ pub fn eval_nodes(
                 };
                 if better {
                     best = Some(p);
+                    let o = &offers[p];
+                    if last == Some((sched_weight(recs, o), o.max_cpus)) {
+                        break;
+                    }
                 }
             }
             let Some(b) = best else {
@@ -366,6 +573,7 @@ pub fn eval_nodes(
             };
             taken[b] = true;
             st.take(&offers[b]);
+            last = Some((sched_weight(recs, &offers[b]), offers[b].max_cpus));
         }
         st.chosen.sort_unstable();
         // 22.05's `_eval_nodes_lln` ends on `min_rem_nodes`, the nodes

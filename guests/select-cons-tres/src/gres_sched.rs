@@ -47,6 +47,11 @@ pub struct NodePlan {
     /// count, at most 255 (`near_gpus` of `gres_select_filter_remove_unusable`).
     /// Lowers the node's scheduling weight (see `eval_nodes`).
     pub near_gpus: u8,
+    /// Usable GPUs of the job's GPU requests, uncapped but at most 65,535
+    /// (`avail_gpus` of `gres_select_filter_remove_unusable`, 16 bits wide):
+    /// counted with the node's CPUs when `choose_nodes` drops small nodes
+    /// (see `eval_nodes`).
+    pub gpus: u16,
 }
 
 fn matches(req: &GresReq, rec: &NodeRec, dev: usize) -> bool {
@@ -140,6 +145,7 @@ pub fn node_filter(
         .map(|s| free.count_range(s * cps, (s + 1) * cps) > 0)
         .collect();
     let mut near_gpus = 0u64;
+    let mut gpus = 0u64;
     let mut job_gres = None;
     // The cores a per-node GRES request keeps on the first pass, when the
     // request narrows them (see `per_node_first_pass`).
@@ -203,6 +209,7 @@ pub fn node_filter(
             plan.task_limit = Some(plan.task_limit.map_or(limit, |l| l.min(limit)));
         }
         if g.gpu {
+            gpus += devices.iter().map(|&i| free_of(i)).sum::<u64>();
             let near = devices.iter().filter(|&&i| near_cores(i)).count() as u64;
             let cap = match g.scope {
                 GresScope::PerNode | GresScope::PerJob => g.count,
@@ -303,6 +310,7 @@ pub fn node_filter(
         });
     }
     plan.near_gpus = near_gpus.min(0xff) as u8;
+    plan.gpus = gpus.min(u16::MAX as u64) as u16;
     plan.job_gres = job_gres.unwrap_or(0);
     plan.req_sockets = (0..sockets).filter(|&s| req_sockets[s]).collect();
     if job.enforce_binding && !plan.req_sockets.is_empty() {

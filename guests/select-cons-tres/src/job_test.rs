@@ -16,11 +16,10 @@
 //!   applied to per-task requests and, without enforce-binding, to per-node
 //!   requests of devices bound to sockets (see `gres_sched::node_filter`);
 //!   a node it leaves without the devices or cores the job needs is left
-//!   out of the first pass, and when that pass finds no node set a second
-//!   one runs without the trim, over all nodes (Slurm's second pass also
-//!   trims cores to the task count, and when more nodes than the minimum
-//!   are usable retries while dropping nodes with few resources; neither
-//!   is modelled). The GPU-locality tweak of a node's scheduling weight
+//!   out of the first pass; when that pass finds no node set, the second
+//!   pass and `choose_nodes`' retries without small nodes run without the
+//!   trim (Slurm's second pass also trims cores to the task count, which is
+//!   not modelled). The GPU-locality tweak of a node's scheduling weight
 //!   (2.4, last bullet) is applied (`eval_nodes`).
 
 use slurm_wasm_sdk::codes::{
@@ -36,7 +35,7 @@ use crate::allocate_sc::OwnPartition;
 use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
-use crate::eval_nodes::{eval_nodes, Counts};
+use crate::eval_nodes::{choose_nodes, Counts};
 use crate::gres_sched::{per_node_need, pick};
 use crate::node_usage::{NodeUse, NODE_CR_AVAILABLE};
 use crate::params::Unit;
@@ -264,7 +263,7 @@ impl ConsTres {
         // An idle node's offer depends only on its shape (with the device
         // layout for a job with GRES), so nodes of one shape share it: a
         // test visits idle nodes by the thousand.
-        let choose = |first_pass: bool| {
+        let collect = |first_pass: bool| {
             let mut shared = SmallVec::new();
             let mut offers = Vec::with_capacity(cand.count());
             for i in cand.ones() {
@@ -276,24 +275,32 @@ impl ConsTres {
                     offers.push(Offer { node: i, ..o });
                 }
             }
-            eval_nodes(job, &self.params, &self.recs, &offers, counts)
+            offers
         };
-        // 22.05's `choose_nodes` (cons_tres/job_test.c:3186-3270): a first
-        // pass keeping GRES jobs beside their devices, then, when it finds
-        // no node set, a second without that (Slurm's further retries,
-        // dropping nodes with few resources, are not modelled).
-        let mut first_pass = !job.gres.is_empty();
-        let mut chosen = choose(first_pass);
-        if chosen.is_none() && first_pass {
-            first_pass = false;
-            chosen = choose(false);
-        }
-        let chosen = chosen.ok_or_else(|| {
+        // 22.05's `choose_nodes` (cons_tres/job_test.c:3134-3270): a first
+        // pass keeping GRES jobs beside their devices; when it finds no node
+        // set, the same choice without that, and retries without small
+        // nodes. A node's usable GPUs matter only for those retries: found
+        // again then.
+        let gres_first_pass = !job.gres.is_empty();
+        let first = collect(gres_first_pass);
+        let gpus = |i: usize| offer(i, false, false).map_or(0, |o| o.gres.gpus);
+        let (chosen, by_first) = choose_nodes(
+            job,
+            &self.params,
+            &self.recs,
+            &first,
+            || gres_first_pass.then(|| collect(false)),
+            counts,
+            gpus,
+        )
+        .ok_or_else(|| {
             fail(
                 ESLURM_NODES_BUSY,
                 format!("job {}: no node set fits", job.job_id),
             )
         })?;
+        let first_pass = gres_first_pass && by_first;
         if against == Against::Avail {
             return Ok(JobRec {
                 id: job.job_id,

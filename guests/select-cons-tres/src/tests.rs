@@ -569,6 +569,85 @@ fn lln_picks_least_loaded() {
     assert_eq!(cores(&ct2, job(3, 1, 2, 1))[0].0, 1);
 }
 
+/// A CR_Core cluster (plus `params`) of one-socket, one-thread nodes of
+/// `cores[i]` cores each.
+fn sized_cluster(params: &[&str], cores: &[u16]) -> ConsTres {
+    let p = Params::parse(&params.iter().map(|x| x.to_string()).collect::<Vec<_>>()).unwrap();
+    let part = fixtures::partition(0, "debug", cores.len() as u32);
+    let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
+    let table: Vec<_> = cores
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| fixtures::node(i as u32, &format!("n{i}"), 1, c, 1, 100))
+        .collect();
+    ct.node_init(&table).unwrap();
+    ct
+}
+
+#[test]
+fn lln_scan_stops_at_the_last_picks_free_cpus() {
+    // 22.05 `_eval_nodes_lln` (cons_tres/job_test.c:2895-2897, :2913): the
+    // scan for the next node stops at a new best whose free CPUs equal the
+    // last pick's. n0 (8 cores, 4 free: ratio 1/2), n1 and n2 (4 cores,
+    // all free: ratio 1). `-N2 -n2` takes n1 first (best ratio); the next
+    // scan starts at n0, a new best with n1's 4 free CPUs, and stops
+    // there: n0 and n1, not n1 and n2.
+    let mut ct = sized_cluster(&["CR_Core", "CR_LLN"], &[8, 4, 4]);
+    start(&mut ct, on_node(1, 3, 0, 4));
+    let mut j = job(2, 2, 2, 1);
+    j.details.max_nodes = Some(2);
+    assert_eq!(nodes_of(&ct, j), vec![0, 1]);
+}
+
+#[test]
+fn whole_node_job_skips_nodes_above_its_max_cpus() {
+    // 22.05 `choose_nodes` (cons_tres/job_test.c:3156-3172): a whole-node
+    // job (`--exclusive`) with a CPU maximum uses no node offering more
+    // CPUs than it. n0 (16 cores), n1 and n2 (4 cores), all idle:
+    // `-N2 -n2 --exclusive` with at most 8 CPUs takes n1 and n2, not the
+    // first two nodes of the set.
+    let ct = sized_cluster(&["CR_Core"], &[16, 4, 4]);
+    let mut j = job(1, 2, 2, 1);
+    j.details.max_nodes = Some(2);
+    j.details.share = ShareRequest::Exclusive;
+    j.details.max_cpus = Some(8);
+    assert_eq!(nodes_of(&ct, j.clone()), vec![1, 2]);
+    // Without the maximum: n0 and n1.
+    j.details.max_cpus = None;
+    assert_eq!(nodes_of(&ct, j.clone()), vec![0, 1]);
+    // A required node above the maximum: no fit.
+    j.details.max_cpus = Some(8);
+    j.details.required_nodes = Some(bm(3, &[0]));
+    assert!(ct
+        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
+        .is_err());
+}
+
+#[test]
+fn failed_choice_is_retried_without_small_nodes() {
+    // 22.05 `choose_nodes` (cons_tres/job_test.c:3201-3247): when
+    // `_eval_nodes` fails, nodes of up to 1, 2, ... CPUs are dropped and
+    // the choice made again. Four 8-core nodes, n0 and n1 with 2 free
+    // cores: `-N1-2 -n16` walks the one set from n0 (2 CPUs), and its last
+    // node must then hold 14 CPUs: none does. Without the 2-CPU nodes it
+    // takes n2 and n3.
+    let mut ct = cluster(&["CR_Core"], 4, 1, 8, 1, 100);
+    start(&mut ct, on_node(1, 4, 0, 6));
+    start(&mut ct, on_node(2, 4, 1, 6));
+    let mut j = job(3, 1, 16, 1);
+    j.details.max_nodes = Some(2);
+    assert_eq!(
+        cores(&ct, j.clone()),
+        vec![(2, (0..8).collect(), 8), (3, (0..8).collect(), 8)]
+    );
+    // A required node is never dropped (:3228-3229): with n0 required the
+    // retry keeps it, and n0 with one 8-CPU node is too small.
+    j.details.required_nodes = Some(bm(4, &[0]));
+    assert!(ct
+        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
+        .is_err());
+}
+
 #[test]
 fn required_nodes_are_used() {
     // Spec 2.6: required nodes are taken first.
@@ -746,6 +825,64 @@ fn one_node_left_per_job_gres_sees_every_set() {
     let got = eval_nodes(&view, &ct.params, &ct.recs, &offers, counts).unwrap();
     // (Clipped to the job's 4 CPUs by `_cpus_to_use`.)
     assert_eq!(got, vec![(5, 4)]);
+}
+
+#[test]
+fn retries_size_nodes_by_cpus_and_usable_gpus() {
+    // 22.05 `choose_nodes` (cons_tres/job_test.c:3212-3227): a node's
+    // size for the retries is `avail_res_cnt`, its CPUs plus its usable
+    // GPUs (job_test.c:3495). `-N1-2 -n16 --gpus-per-node=1` on n0 (2
+    // CPUs, 1 GPU), n1 (2 CPUs, 6 GPUs) and n2, n3 (8 CPUs, 0 GPUs): the
+    // first choice (n0, then nothing holds 14 CPUs) fails; dropping the
+    // nodes of size 3 or less keeps n1 (size 8, as big as the largest),
+    // whose 2 CPUs again leave too few: no fit. With n1's GPUs uncounted
+    // it would have gone too and n2, n3 fitted.
+    use crate::can_run::Offer;
+    use crate::eval_nodes::{choose_nodes, Counts};
+    use crate::request::JobView;
+    let ct = cluster(&["CR_Core"], 4, 1, 8, 1, 100);
+    let mut j = with_gres(job(1, 1, 16, 1), "gpu", 1);
+    j.details.max_nodes = Some(2);
+    let view = JobView::new(
+        &j,
+        &ct.gres_names,
+        &ct.partitions,
+        &ct.default_memory,
+        &ct.params,
+        4,
+    )
+    .unwrap();
+    let offers: Vec<Offer> = [2, 2, 8, 8]
+        .iter()
+        .enumerate()
+        .map(|(node, &cpus)| Offer {
+            node,
+            avail_cpus: cpus,
+            cpus_per_core: 1,
+            max_cpus: cpus,
+            near_gpus: 0,
+            job_gres: 0,
+        })
+        .collect();
+    let counts = Counts {
+        min: 1,
+        req: 2,
+        max: 2,
+    };
+    let choose = |gpus: [u16; 4]| {
+        choose_nodes(
+            &view,
+            &ct.params,
+            &ct.recs,
+            &offers,
+            || None,
+            counts,
+            |i| gpus[i],
+        )
+        .map(|(chosen, _)| chosen)
+    };
+    assert_eq!(choose([1, 6, 0, 0]), None);
+    assert_eq!(choose([1, 1, 0, 0]), Some(vec![(2, 8), (3, 8)]));
 }
 
 #[test]
