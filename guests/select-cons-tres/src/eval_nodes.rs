@@ -342,17 +342,16 @@ pub fn choose_nodes(
             None => None,
         };
     }
-    without_small_nodes(
-        job,
-        params,
-        recs,
-        all,
-        offers,
-        counts,
-        gpus,
-        later.is_some(),
-    )
-    .map(|c| (c, false))
+    // Slurm's first retry (size 1) chooses with the later offers even when
+    // it drops nothing (:3237); with no offer of one CPU it drops nothing,
+    // so that choice needs no node's GPUs.
+    let fresh = later.is_some();
+    if fresh && offers.iter().all(|o| o.avail_cpus > 1) {
+        if let Some(chosen) = eval_nodes(job, params, recs, offers, counts) {
+            return Some((chosen, false));
+        }
+    }
+    without_small_nodes(job, params, recs, all, offers, counts, gpus, fresh).map(|c| (c, false))
 }
 
 /// [`choose_nodes`]' retries after its first choice failed, on `offers`
