@@ -80,6 +80,10 @@ pub struct JobView {
     /// `pn_min_cpus` after slurmctld's normalisation.
     pub pn_min_cpus: u32,
     pub mem: Mem,
+    /// The job takes its nodes whole: `--exclusive`, a core
+    /// specialisation (22.05's `whole_node == 1`) or an
+    /// `OverSubscribe=EXCLUSIVE` partition (Slurm gives those all cores
+    /// through `node_req`; here they share this flag).
     pub whole_node: bool,
     pub node_req: u16,
     /// `--oversubscribe` asked (`share_res == 1`).
@@ -238,10 +242,12 @@ impl JobView {
             Oversubscribe::Yes(n) if n > 1 && share_res => NODE_CR_AVAILABLE,
             _ => NODE_CR_ONE_ROW,
         };
-        let whole_node = matches!(
-            d.share,
-            ShareRequest::Exclusive | ShareRequest::ExclusiveUser | ShareRequest::ExclusiveMcs
-        ) || matches!(oversub, Oversubscribe::Exclusive)
+        // `--exclusive=user` and `=mcs` keep other users' jobs off the
+        // nodes (the controller's candidates), but the job's own allocation
+        // is not whole-node (22.05 job_mgr.c:8682-8705: whole_node 2 and 3,
+        // which the select plugin's `whole_node == 1` tests leave out).
+        let whole_node = d.share == ShareRequest::Exclusive
+            || matches!(oversub, Oversubscribe::Exclusive)
             || d.core_spec.is_some();
         let bitmap = |b: &Option<slurm_wasm_sdk::types::Bitmap>,
                       what: &str|

@@ -2261,3 +2261,20 @@ fn mps_first_pass_skips_a_node_whose_free_cores_are_away_from_its_gpu() {
     assert_eq!(n.node_index, 0);
     assert_eq!(devs(&n.gres[0]), vec![0]);
 }
+
+#[test]
+fn exclusive_user_and_mcs_jobs_are_not_whole_node() {
+    // Real Slurm 22.05.8 on the anchor (CR_Core_Memory, DefMemPerCPU=250):
+    // `-w n1 -n1 --exclusive=user` and `--exclusive=mcs` each held one
+    // core (CPU_IDs=0-1, NumCPUs=2, Mem=500); plain `--exclusive` held the
+    // node (CPU_IDs=0-7, NumCPUs=8).
+    let ct = anchor_cluster();
+    for share in [ShareRequest::ExclusiveUser, ShareRequest::ExclusiveMcs] {
+        let mut j = on_node(1, 4, 0, 1);
+        j.details.share = share;
+        assert_eq!(cores(&ct, j), vec![(0, vec![0], 2)], "{share:?}");
+    }
+    let mut j = on_node(2, 4, 0, 1);
+    j.details.share = ShareRequest::Exclusive;
+    assert_eq!(cores(&ct, j), vec![(0, vec![0, 1, 2, 3], 8)]);
+}
