@@ -448,9 +448,10 @@ fn linear_cr_memory() {
 
 /// `CR_Core_Memory,CR_ONE_TASK_PER_CORE` on the 2-thread nodes. Every job
 /// shows `NtasksPerN:B:S:C=...:1` and `-n2` gets two cores (a2, NumCPUs=4):
-/// one task per core applies to every job, as ours does. Slurm also held
-/// a29 that way; ours leaves it pending for want of free GPUs, so the
-/// replay agrees there. a46 (`-n1 --gres=gpu:1`) went to the node with one
+/// one task per core applies to every job, as ours does (also for the
+/// tasks a GRES job may run on a node: one per core, which decided a37,
+/// `-n1 --gres=mps:30`, for n3's two free cores over an idle node's four).
+/// a46 (`-n1 --gres=gpu:1`) went to the node with one
 /// free core: its CPU count is not capped by its one task there (see
 /// `keeps_uncapped_cpus` in the guest). a14 (`--gres=mps:50`) and a25
 /// (`-c4 --gres=gpu:1`) skipped nodes that fail 22.05's first pass, whose
@@ -467,19 +468,7 @@ fn cons_tres_cr_core_memory_one_task_per_core() {
         (Reason=JobHeldAdmin) for good; ours places it";
     check_known(
         "cons_tres-CR_Core_Memory-one_task",
-        &[
-            ("a13", HELD),
-            ("a24", HELD),
-            (
-                "a37",
-                "not explained yet: `-n1 --gres=mps:30` with n1, n2, n4 idle and n3 \
-                 holding a35 on cores 0-1 with GPU 0; ours counts 2 CPUs on idle n1 \
-                 (after the first pass keeps one core beside GPU 0) and on n3 alike, \
-                 and takes the first, n1; Slurm took n3, so its count for the idle \
-                 node stays higher (common_allocate's core walk with req_sock_map, \
-                 cons_common.c:585-660, is the next lead)",
-            ),
-        ],
+        &[("a13", HELD), ("a24", HELD), ("a29", HELD)],
     );
 }
 

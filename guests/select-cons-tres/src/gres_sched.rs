@@ -177,7 +177,7 @@ pub fn node_filter(
                 .map(|&i| (i, if shared { free_of(i) } else { 1 }))
                 .collect();
             let floor = FirstPassFloor {
-                drop_to: min_cores(rec, job),
+                drop_to: min_cores(rec, job, params),
                 keep: first_pass_cores(rec, job, params, g, need_here),
             };
             if !per_node_first_pass(rec, free, &units, need_here, floor, &mut first_pass) {
@@ -326,10 +326,10 @@ pub fn node_filter(
         }
     }
     if let Some(limit) = plan.task_limit {
-        plan.max_tasks = trim_to_task_limit(rec, job, free, limit);
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, limit);
     } else if let Some(kept) = first_pass {
         *free = kept;
-        plan.max_tasks = trim_to_task_limit(rec, job, free, u32::MAX);
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX);
     }
     Some(plan)
 }
@@ -441,7 +441,7 @@ fn first_pass_cores(
         rec.tpc as u32
     }
     .max(1);
-    let (min_tasks, _) = task_range(rec, job);
+    let (min_tasks, _) = task_range(rec, job, params);
     let mut cpt = job.cpt.max(1);
     if effective_ntasks_per_core(job, params) == 1 && !cpt.is_multiple_of(tpc) {
         cpt = (cpt / tpc + 1) * tpc;
@@ -453,16 +453,19 @@ fn first_pass_cores(
 
 /// The cores the job's fewest tasks on node `rec` need
 /// (`min_core_cnt` of `gres_select_filter_sock_core`).
-fn min_cores(rec: &NodeRec, job: &JobView) -> usize {
-    let (min_tasks, _) = task_range(rec, job);
+fn min_cores(rec: &NodeRec, job: &JobView, params: &Params) -> usize {
+    let (min_tasks, _) = task_range(rec, job, params);
     (min_tasks.max(1) * job.cpt.max(1)).div_ceil((rec.tpc as u32).max(1)) as usize
 }
 
 /// The tasks a node may run for the job (`min_tasks_this_node`,
-/// `max_tasks_this_node`): from `--ntasks-per-node`, `-socket`, `-core`, a
-/// one-node job's `-n`, one task for a one-task job or one task per node,
-/// else 1 to unbounded.
-fn task_range(rec: &NodeRec, job: &JobView) -> (u32, u32) {
+/// `max_tasks_this_node`, cons_tres/job_test.c:309-358): from
+/// `--ntasks-per-node`, `-socket`, `-core` (which CR_ONE_TASK_PER_CORE sets
+/// to 1 for every job: then one task per core not specialised), a one-node
+/// job's `-n`, one task for a one-task job or one task per node, else 1 to
+/// unbounded.
+fn task_range(rec: &NodeRec, job: &JobView, params: &Params) -> (u32, u32) {
+    let ntpc = effective_ntasks_per_core(job, params);
     if job.ntasks_per_node > 0 {
         (job.ntasks_per_node, job.ntasks_per_node)
     } else if job.ntasks_per_socket > 0 {
@@ -470,8 +473,8 @@ fn task_range(rec: &NodeRec, job: &JobView) -> (u32, u32) {
             job.ntasks_per_socket,
             job.ntasks_per_socket * rec.sockets as u32,
         )
-    } else if job.ntasks_per_core > 0 {
-        (job.ntasks_per_core, job.ntasks_per_core * rec.cores as u32)
+    } else if ntpc > 0 {
+        (ntpc, ntpc * (rec.cores - rec.spec_count) as u32)
     } else if job.max_nodes == 1 && job.num_tasks > 0 {
         (job.num_tasks, job.num_tasks)
     } else if job.num_tasks == 1
@@ -498,7 +501,13 @@ fn task_range(rec: &NodeRec, job: &JobView) -> (u32, u32) {
 /// --gres=gpu:1` on an idle node: core 0, beside GPU 0).
 ///
 /// Returns the node's task count when the range or `limit` bounds it.
-fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32) -> Option<u32> {
+fn trim_to_task_limit(
+    rec: &NodeRec,
+    job: &JobView,
+    params: &Params,
+    free: &mut Bits,
+    limit: u32,
+) -> Option<u32> {
     let cps = rec.cores_per_socket as usize;
     let tpc = if job.threads_per_core > 0 {
         (rec.tpc as u32).min(job.threads_per_core)
@@ -509,13 +518,20 @@ fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32)
     let cpt = job.cpt.max(1);
     let cores_of = |cpus: u32| cpus.div_ceil(tpc) as usize;
     let mut have = free.count();
-    let (min_tasks, max_tasks) = task_range(rec, job);
+    let (min_tasks, max_tasks) = task_range(rec, job, params);
     let fit = have as u32 * tpc / cpt;
     if fit < min_tasks {
         return None;
     }
     let mut tasks = max_tasks.min(fit).min(limit);
-    while tasks > min_tasks && cores_of(tasks * cpt) > have {
+    // One task per core rounds a task's CPUs up to whole cores
+    // (gres_select_filter.c:742-750).
+    let task_cpt = if effective_ntasks_per_core(job, params) == 1 && !cpt.is_multiple_of(tpc) {
+        (cpt / tpc + 1) * tpc
+    } else {
+        cpt
+    };
+    while tasks > min_tasks && cores_of(tasks * task_cpt) > have {
         tasks -= 1;
     }
     // The CPUs `--cpus-per-gpu` (or DefCpuPerGPU) asks for the node's
@@ -536,7 +552,7 @@ fn trim_to_task_limit(rec: &NodeRec, job: &JobView, free: &mut Bits, limit: u32)
         })
         .max()
         .unwrap_or(0);
-    let want = cores_of(tasks * cpt).max(cores_of(gres_cpus)).max(1);
+    let want = cores_of(tasks * task_cpt).max(cores_of(gres_cpus)).max(1);
     while have > want {
         let Some(s) = (0..rec.sockets as usize).fold(None, |best: Option<usize>, s| {
             let n = free.count_range(s * cps, (s + 1) * cps);

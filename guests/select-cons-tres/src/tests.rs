@@ -2278,3 +2278,24 @@ fn exclusive_user_and_mcs_jobs_are_not_whole_node() {
     j.details.share = ShareRequest::Exclusive;
     assert_eq!(cores(&ct, j), vec![(0, vec![0, 1, 2, 3], 8)]);
 }
+
+#[test]
+fn one_task_per_core_lets_a_gres_job_run_a_task_per_core() {
+    // Under CR_ONE_TASK_PER_CORE every job has `--ntasks-per-core=1`, so
+    // `gres_select_filter_sock_core` allows a node one task per core
+    // (cons_tres/job_test.c:321-325), not the job's one task: an idle node
+    // keeps both cores beside its GPU and offers 4 CPUs, more than n3's 2.
+    // Real Slurm 22.05.8 (anchor one_task a37, `-n1 --gres=mps:30`, n3
+    // holding cores 0-1 and GPU 0): n3, CPU_IDs=4-5, mps:30(IDX:1); its
+    // SelectType log showed `required_cores=2 by max_tasks_this_node=2`.
+    let mut ct = anchor_cluster_with("CR_Core_Memory,CR_ONE_TASK_PER_CORE");
+    let held = start_full(&mut ct, with_gres(on_node(35, 4, 2, 2), "gpu", 1));
+    assert_eq!(devs(&held.per_node[0].gres[0]), vec![0]);
+    let r = start_full(&mut ct, with_gres(job(37, 1, 1, 1), "mps", 30));
+    let n = &r.per_node[0];
+    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+    assert_eq!(
+        (n.node_index, c.ones().collect::<Vec<_>>(), devs(&n.gres[0])),
+        (2, vec![2], vec![1])
+    );
+}
