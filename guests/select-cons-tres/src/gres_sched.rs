@@ -150,6 +150,9 @@ pub fn node_filter(
     // The cores a per-node GRES request keeps on the first pass, when the
     // request narrows them (see `per_node_first_pass`).
     let mut first_pass: Option<Bits> = None;
+    // On the second pass, the sockets per-node requests need (see
+    // `second_pass_sockets`).
+    let mut second_pass: Option<SmallVec<[bool; 8]>> = None;
     for g in &job.gres {
         let shared = g.shared;
         let need_here = per_node_need(g, job);
@@ -170,6 +173,17 @@ pub fn node_filter(
                         .is_none_or(|c| c.intersects(free))
             })
             .collect();
+        if !first && g.scope == GresScope::PerNode && !job.enforce_binding {
+            let units: SmallVec<[(usize, u64); 8]> = usable
+                .iter()
+                .map(|&i| (i, if shared { free_of(i) } else { 1 }))
+                .collect();
+            let needed = second_pass_sockets(rec, free, &units, need_here);
+            match &mut second_pass {
+                Some(all) => all.iter_mut().zip(&needed).for_each(|(a, n)| *a |= *n),
+                None => second_pass = Some(needed),
+            }
+        }
         if first && g.scope == GresScope::PerNode && !job.enforce_binding {
             // A device counts its shares for a shared request, else 1.
             let units: SmallVec<[(usize, u64); 8]> = usable
@@ -326,12 +340,50 @@ pub fn node_filter(
         }
     }
     if let Some(limit) = plan.task_limit {
-        plan.max_tasks = trim_to_task_limit(rec, job, params, free, limit);
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, limit, None);
     } else if let Some(kept) = first_pass {
         *free = kept;
-        plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX);
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX, None);
+    } else if let Some(needed) = second_pass {
+        let spare: SmallVec<[bool; 8]> = needed.iter().map(|n| !n).collect();
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX, Some(&spare));
     }
     Some(plan)
+}
+
+/// The sockets a per-node request needs on the second pass
+/// (`gres_select_filter_sock_core` without `first_pass`,
+/// gres_select_filter.c:577-630): the sockets are walked from the one with
+/// the most free cores (socket order on ties), each counting all its
+/// devices (`units`, as in [`per_node_first_pass`]), and every socket
+/// walked before the devices cover `need` is needed. Devices bound to no
+/// socket make every socket needed.
+fn second_pass_sockets(
+    rec: &NodeRec,
+    free: &Bits,
+    units: &[(usize, u64)],
+    need: u64,
+) -> SmallVec<[bool; 8]> {
+    let cps = rec.cores_per_socket as usize;
+    let sockets = rec.sockets as usize;
+    let mut order: SmallVec<[usize; 8]> = (0..sockets).collect();
+    order.sort_by_key(|&s| std::cmp::Reverse(free.count_range(s * cps, (s + 1) * cps)));
+    let any = units
+        .iter()
+        .any(|&(i, _)| rec.devices[i].sockets.is_empty());
+    let mut needed: SmallVec<[bool; 8]> = SmallVec::from_elem(false, sockets);
+    let mut have = 0;
+    for s in order {
+        if any || have < need {
+            needed[s] = true;
+        }
+        have += units
+            .iter()
+            .filter(|&&(i, _)| rec.devices[i].sockets.contains(&(s as u16)))
+            .map(|&(_, n)| n)
+            .sum::<u64>();
+    }
+    needed
 }
 
 /// The core counts of a per-node request's first pass.
@@ -507,6 +559,7 @@ fn trim_to_task_limit(
     params: &Params,
     free: &mut Bits,
     limit: u32,
+    spare: Option<&[bool]>,
 ) -> Option<u32> {
     let cps = rec.cores_per_socket as usize;
     let tpc = if job.threads_per_core > 0 {
@@ -553,6 +606,16 @@ fn trim_to_task_limit(
         .max()
         .unwrap_or(0);
     let want = cores_of(tasks * task_cpt).max(cores_of(gres_cpus)).max(1);
+    // The second pass gives up the cores of sockets the devices do not
+    // need first, each socket's highest first (gres_select_filter.c:855-878).
+    for s in (0..rec.sockets as usize).filter(|&s| spare.is_some_and(|sp| sp[s])) {
+        for c in (s * cps..(s + 1) * cps).rev() {
+            if have > want && free.get(c) {
+                free.clear(c);
+                have -= 1;
+            }
+        }
+    }
     while have > want {
         let Some(s) = (0..rec.sockets as usize).fold(None, |best: Option<usize>, s| {
             let n = free.count_range(s * cps, (s + 1) * cps);

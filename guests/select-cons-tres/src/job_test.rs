@@ -17,9 +17,9 @@
 //!   requests of devices bound to sockets (see `gres_sched::node_filter`);
 //!   a node it leaves without the devices or cores the job needs is left
 //!   out of the first pass; when that pass finds no node set, the second
-//!   pass and `choose_nodes`' retries without small nodes run without the
-//!   trim (Slurm's second pass also trims cores to the task count, which is
-//!   not modelled). The GPU-locality tweak of a node's scheduling weight
+//!   pass and `choose_nodes`' retries without small nodes run without that
+//!   test, trimming a node's cores to its tasks' from the sockets the
+//!   devices do not need first. The GPU-locality tweak of a node's scheduling weight
 //!   (2.4, last bullet) is applied (`eval_nodes`).
 
 use slurm_wasm_sdk::codes::{

@@ -2299,3 +2299,56 @@ fn one_task_per_core_lets_a_gres_job_run_a_task_per_core() {
         (2, vec![2], vec![1])
     );
 }
+
+/// Job `id` running on node `node` of the 4-node anchor cluster with
+/// `cores` and, when given, GPU `gpu`.
+fn running_on(ct: &mut ConsTres, id: u32, node: usize, cores: &[usize], gpu: Option<usize>) {
+    use slurm_wasm_sdk::types::{GresAllocation, JobResources, NodeResources};
+    let mut j = job(id, 1, cores.len() as u32 * 2, 1);
+    j.state = JobState::Running;
+    j.resources = Some(JobResources {
+        nodes: bm(4, &[node]),
+        ncpus: cores.len() as u32 * 2,
+        per_node: vec![NodeResources {
+            node_index: node as u32,
+            cores: bm(4, cores),
+            cpus: cores.len() as u16 * 2,
+            memory: 500,
+            gres: gpu
+                .map(|g| GresAllocation {
+                    name: "gpu".into(),
+                    type_name: None,
+                    count: 1,
+                    devices: Some(bm(2, &[g])),
+                    per_device: Vec::new(),
+                })
+                .into_iter()
+                .collect(),
+        }],
+        whole_nodes: false,
+    });
+    ct.add_running(&j).unwrap();
+}
+
+#[test]
+fn second_pass_keeps_a_gres_job_to_its_tasks_cores() {
+    // A GPU job whose only usable GPU is away from the free cores fails
+    // 22.05's first pass on n1 and n2; on the second pass
+    // `gres_select_filter_sock_core` still trims a node's cores to what its
+    // tasks need, giving up the sockets the devices do not need first
+    // (gres_select_filter.c:855-907). Both nodes then offer one core, so
+    // the tie goes to the first node, n1 (untrimmed, n2's one free core
+    // would be the tighter fit).
+    let mut ct = anchor_cluster();
+    running_on(&mut ct, 1, 0, &[2, 3], Some(0));
+    running_on(&mut ct, 2, 1, &[1, 2, 3], Some(0));
+    running_on(&mut ct, 3, 2, &[0, 1, 2, 3], None);
+    running_on(&mut ct, 4, 3, &[0, 1, 2, 3], None);
+    let r = start_full(&mut ct, with_gres(job(5, 1, 1, 1), "gpu", 1));
+    let n = &r.per_node[0];
+    let c = Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+    assert_eq!(
+        (n.node_index, c.ones().collect::<Vec<_>>(), devs(&n.gres[0])),
+        (0, vec![0], vec![1])
+    );
+}
