@@ -80,10 +80,10 @@ pub struct JobView {
     /// `pn_min_cpus` after slurmctld's normalisation.
     pub pn_min_cpus: u32,
     pub mem: Mem,
-    /// The job takes its nodes whole: `--exclusive`, a core
-    /// specialisation (22.05's `whole_node == 1`) or an
-    /// `OverSubscribe=EXCLUSIVE` partition (Slurm gives those all cores
-    /// through `node_req`; here they share this flag).
+    /// The job takes its nodes whole (22.05's `whole_node == 1`):
+    /// `--exclusive`, a core specialisation, or an `OverSubscribe=EXCLUSIVE`
+    /// partition, where slurmctld sets it (node_scheduler.c:820-824; on the
+    /// anchor such a `-n1 --gres=gpu:1` job held every CPU and both GPUs).
     pub whole_node: bool,
     pub node_req: u16,
     /// `--oversubscribe` asked (`share_res == 1`).
