@@ -2352,3 +2352,25 @@ fn second_pass_keeps_a_gres_job_to_its_tasks_cores() {
         (0, vec![0], vec![1])
     );
 }
+
+#[test]
+fn exclusive_partition_jobs_take_whole_nodes_with_their_gpus() {
+    // slurmctld sets whole_node for an OverSubscribe=EXCLUSIVE partition
+    // (22.05 node_scheduler.c:820-824). Real Slurm 22.05.8 on the anchor
+    // with such a partition over n[1-4]: `-w n1 -n1 --gres=gpu:1` held
+    // CPU_IDs=0-7 and gpu:2(IDX:0-1), Mem=2000 (8 CPUs x DefMemPerCPU).
+    let mut ct = anchor_cluster();
+    ct.partitions[0].oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Exclusive;
+    let r = start_full(&mut ct, with_gres(on_node(1, 4, 0, 1), "gpu", 1));
+    let n = &r.per_node[0];
+    let c = Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
+    assert_eq!(
+        (
+            c.ones().collect::<Vec<_>>(),
+            n.cpus,
+            n.memory,
+            devs(&n.gres[0])
+        ),
+        (vec![0, 1, 2, 3], 8, 2000, vec![0, 1])
+    );
+}
