@@ -167,8 +167,10 @@ impl FreeCores<'_> {
 }
 
 /// Chooses the node's cores for the job. `free` holds the cores the job may
-/// use, `seen` the node's free cores before the GRES filter took some
-/// (which decide the sockets in use), `req_sockets` the sockets GRES
+/// use (under CR_Socket without the used sockets, which the caller rules
+/// out), `seen` the node's free cores before the GRES filter took some,
+/// `used` their [`OwnPartition::used_cores`] where the unit is CR_Socket or
+/// a `MaxCPUsPerNode` applies (else empty), `req_sockets` the sockets GRES
 /// require (walked first),
 /// `own` what Slurm knows of the job's partition there. With `want_cores`
 /// false only the CPU counts are computed (`cores` is left empty), which is
@@ -178,6 +180,7 @@ pub fn allocate_sc(
     rec: &NodeRec,
     free: FreeCores,
     seen: FreeCores,
+    used: &[u32],
     want_cores: bool,
     job: &JobView,
     params: &Params,
@@ -194,11 +197,6 @@ pub fn allocate_sc(
         || job.cores_per_socket > 0
         || job.ntasks_per_socket > 0
         || job.sockets_per_node > 0;
-    let used = if params.unit == Unit::Socket || own.max_cpus.is_some() {
-        own.used_cores(rec, &seen)
-    } else {
-        SmallVec::new()
-    };
     // Inline for the usual socket counts (a node given only `CPUs=` has one
     // socket per CPU).
     let mut free_sock: SmallVec<[u32; 64]> = SmallVec::new();
@@ -213,14 +211,6 @@ pub fn allocate_sc(
         } else {
             for (s, f) in free_sock.iter_mut().enumerate() {
                 *f = free.count(s * cps, (s + 1) * cps) as u32;
-            }
-        }
-        if params.unit == Unit::Socket {
-            // CR_Socket: a socket with a used core is unusable.
-            for (free_s, used_s) in free_sock.iter_mut().zip(&used) {
-                if *used_s > 0 {
-                    *free_s = 0;
-                }
             }
         }
         let free_for_cap: u32 = free_sock.iter().sum();
@@ -244,7 +234,7 @@ pub fn allocate_sc(
     };
     let mut cap = u32::MAX;
     if let Some(max) = own.max_cpus {
-        let used_cpus = own.used_cpus(rec, &seen, &used, params.unit);
+        let used_cpus = own.used_cpus(rec, &seen, used, params.unit);
         let free_cpus = free_for_cap * tpc;
         if free_cpus + used_cpus > max {
             if job.whole_node || used_cpus >= max {

@@ -2,6 +2,7 @@
 //! memory (spec 2.4).
 
 use slurm_wasm_sdk::types::GresScope;
+use smallvec::SmallVec;
 
 use crate::allocate_sc::{allocate_sc, FreeCores, OwnPartition, SocketAlloc};
 use crate::bits::Bits;
@@ -104,6 +105,11 @@ pub fn can_job_run_on_node(
     // cores: Slurm's `_allocate_sc` clears them from the core map
     // (cons_common.c:378-387, 651-653), after `gres_sched_create_sock_gres_list`
     // chose the sockets the devices need from all free cores.
+    let used = if params.unit == Unit::Socket || own.max_cpus.is_some() {
+        own.used_cores(rec, &seen)
+    } else {
+        SmallVec::new()
+    };
     let before =
         (params.unit == Unit::Socket).then(|| avail.extract(rec.core_off, rec.cores as usize));
     let socket_free;
@@ -111,7 +117,7 @@ pub fn can_job_run_on_node(
         Some(before) => {
             let cps = rec.cores_per_socket as usize;
             let mut cores = before.clone();
-            for (s, used) in own.used_cores(rec, &seen).iter().enumerate() {
+            for (s, used) in used.iter().enumerate() {
                 if *used > 0 {
                     for c in s * cps..(s + 1) * cps {
                         cores.clear(c);
@@ -158,6 +164,7 @@ pub fn can_job_run_on_node(
         rec,
         free,
         seen,
+        &used,
         want_cores,
         job,
         params,
@@ -169,6 +176,7 @@ pub fn can_job_run_on_node(
             rec,
             FreeCores { bits: &all, off: 0 },
             seen,
+            &used,
             false,
             job,
             params,

@@ -54,6 +54,21 @@ pub enum Against {
     Total,
 }
 
+/// The record of `job` placed on `nodes`, not yet begun (no end time).
+fn placed(job: &JobView, nodes: Vec<NodeAlloc>) -> JobRec {
+    JobRec {
+        id: job.job_id,
+        partition: job.partition,
+        node_req: job.node_req,
+        whole_node: job.whole_node,
+        end_time: 0,
+        soft_end: None,
+        unlimited: true,
+        nodes,
+        suspended: false,
+    }
+}
+
 /// Step 1's available cores of some usage tables: the cores of `avail`
 /// in no row of any partition, and, when known, the nodes they make.
 #[derive(Clone, Debug, PartialEq)]
@@ -305,17 +320,7 @@ impl ConsTres {
         })?;
         let first_pass = gres_first_pass && by_first;
         if against == Against::Avail {
-            return Ok(JobRec {
-                id: job.job_id,
-                partition: job.partition,
-                node_req: job.node_req,
-                whole_node: job.whole_node,
-                end_time: 0,
-                soft_end: None,
-                unlimited: true,
-                nodes: Vec::new(),
-                suspended: false,
-            });
+            return Ok(placed(job, Vec::new()));
         }
         // Only the chosen nodes need their cores picked; the count-only and
         // the core-picking evaluation agree, so a chosen node keeps its offer.
@@ -468,17 +473,7 @@ impl ConsTres {
                 tasks: s.tasks,
             });
         }
-        Ok(JobRec {
-            id: job.job_id,
-            partition: job.partition,
-            node_req: job.node_req,
-            whole_node: job.whole_node,
-            end_time: 0,
-            soft_end: None,
-            unlimited: true,
-            nodes,
-            suspended: false,
-        })
+        Ok(placed(job, nodes))
     }
 
     /// One `_job_test` against `usage`: verify node state, then the passes

@@ -51,6 +51,11 @@ fn request(ct: &ConsTres, job: Job, mode: JobTestMode) -> JobTestRequest {
     }
 }
 
+/// Whether `ct` refuses `job` in `mode`.
+fn refused(ct: &ConsTres, job: Job, mode: JobTestMode) -> bool {
+    ct.job_test(&request(ct, job, mode), 0).is_err()
+}
+
 fn cores(ct: &ConsTres, job: Job) -> Vec<(u32, Vec<usize>, u16)> {
     let r = ct
         .job_test(&request(ct, job, JobTestMode::RunNow), 1000)
@@ -270,9 +275,7 @@ fn will_run_start_is_end_of_needed_job() {
     assert!(ct
         .job_test(&request(&ct, job(5, 1, 4, 1), JobTestMode::TestOnly), 0)
         .is_ok());
-    assert!(ct
-        .job_test(&request(&ct, job(5, 1, 4, 1), JobTestMode::RunNow), 0)
-        .is_err());
+    assert!(refused(&ct, job(5, 1, 4, 1), JobTestMode::RunNow));
     // Preemption: REQUEUE of job 2 frees its cores.
     let mut req = request(&ct, job(6, 1, 2, 1), JobTestMode::RunNow);
     req.preemptee_candidates = vec![PreempteeCandidate {
@@ -618,9 +621,7 @@ fn whole_node_job_skips_nodes_above_its_max_cpus() {
     // A required node above the maximum: no fit.
     j.details.max_cpus = Some(8);
     j.details.required_nodes = Some(bm(3, &[0]));
-    assert!(ct
-        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
-        .is_err());
+    assert!(refused(&ct, j, JobTestMode::RunNow));
 }
 
 #[test]
@@ -643,9 +644,7 @@ fn failed_choice_is_retried_without_small_nodes() {
     // A required node is never dropped (:3228-3229): with n0 required the
     // retry keeps it, and n0 with one 8-CPU node is too small.
     j.details.required_nodes = Some(bm(4, &[0]));
-    assert!(ct
-        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
-        .is_err());
+    assert!(refused(&ct, j, JobTestMode::RunNow));
 }
 
 #[test]
@@ -711,9 +710,7 @@ fn node_range_takes_no_more_nodes_than_tasks() {
     j.details.max_nodes = Some(4);
     assert_eq!(nodes_of(&ct, j).len(), 2);
     let j = job(3, 3, 2, 1);
-    assert!(ct
-        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
-        .is_err());
+    assert!(refused(&ct, j, JobTestMode::RunNow));
 }
 
 #[test]
@@ -970,9 +967,7 @@ fn contiguous_job_grows_around_its_required_node() {
     let mut j = job(2, 3, 3, 1);
     j.details.contiguous = true;
     j.details.required_nodes = Some(bm(5, &[1, 3]));
-    assert!(ct
-        .job_test(&request(&ct, j, JobTestMode::RunNow), 0)
-        .is_err());
+    assert!(refused(&ct, j, JobTestMode::RunNow));
 }
 
 #[test]
@@ -1020,9 +1015,7 @@ fn cr_socket_allocates_whole_sockets() {
         start(&mut ct, job(2, 1, 1, 1)),
         vec![(0, vec![4, 5, 6, 7], 4)]
     );
-    assert!(ct
-        .job_test(&request(&ct, job(3, 1, 1, 1), JobTestMode::RunNow), 0)
-        .is_err());
+    assert!(refused(&ct, job(3, 1, 1, 1), JobTestMode::RunNow));
 }
 
 #[test]
@@ -1047,9 +1040,7 @@ fn force_oversubscribe_shares_rows() {
         start(&mut ct, job(2, 1, 4, 1)),
         vec![(0, vec![0, 1, 2, 3], 4)]
     );
-    assert!(ct
-        .job_test(&request(&ct, job(3, 1, 4, 1), JobTestMode::RunNow), 0)
-        .is_err());
+    assert!(refused(&ct, job(3, 1, 4, 1), JobTestMode::RunNow));
     ct.job_fini(1);
     assert!(ct
         .job_test(&request(&ct, job(3, 1, 4, 1), JobTestMode::RunNow), 0)
@@ -1112,9 +1103,7 @@ fn mps_shares_come_from_one_gpu_the_one_in_use() {
         (d.ones().collect::<Vec<_>>(), g.per_device)
     };
     assert_eq!(run(&mut ct, mps(1, 50)), (vec![0], vec![50]));
-    assert!(ct
-        .job_test(&request(&ct, mps(2, 60), JobTestMode::RunNow), 0)
-        .is_err());
+    assert!(refused(&ct, mps(2, 60), JobTestMode::RunNow));
     assert_eq!(run(&mut ct, mps(3, 30)), (vec![0], vec![30]));
     ct.job_fini(1);
     ct.job_fini(3);
@@ -1357,11 +1346,15 @@ fn anchor_cluster_of(param: &str, core_spec: u16) -> ConsTres {
     ct
 }
 
-fn with_gres(mut j: Job, name: &str, count: u64) -> Job {
+fn with_gres(j: Job, name: &str, count: u64) -> Job {
+    with_gres_per(j, name, count, GresScope::PerNode)
+}
+
+fn with_gres_per(mut j: Job, name: &str, count: u64, scope: GresScope) -> Job {
     j.details.gres = vec![GresRequest {
         name: name.into(),
         type_name: None,
-        scope: GresScope::PerNode,
+        scope,
         count,
         cpus_per_gres: None,
         mem_per_gres: None,
@@ -1471,28 +1464,18 @@ fn anchor_stream_a1_to_a19() {
     ct.job_fini(3);
     start(&mut ct, with_gres(job(11, 1, 1, 1), "gpu", 1));
     // a12 `-n2 --gres=gpu:2`: pending (no node has two free GPUs and CPUs).
-    assert!(ct
-        .job_test(
-            &request(
-                &ct,
-                with_gres(job(12, 1, 2, 1), "gpu", 2),
-                JobTestMode::RunNow
-            ),
-            0
-        )
-        .is_err());
+    assert!(refused(
+        &ct,
+        with_gres(job(12, 1, 2, 1), "gpu", 2),
+        JobTestMode::RunNow
+    ));
     start(&mut ct, with_gres(job(14, 1, 1, 1), "mps", 50));
     // a15 `--gres=mps:100`: pending.
-    assert!(ct
-        .job_test(
-            &request(
-                &ct,
-                with_gres(job(15, 1, 1, 1), "mps", 100),
-                JobTestMode::RunNow
-            ),
-            0
-        )
-        .is_err());
+    assert!(refused(
+        &ct,
+        with_gres(job(15, 1, 1, 1), "mps", 100),
+        JobTestMode::RunNow
+    ));
     ct.job_fini(6);
     // a16 `--contiguous -N2`: pending (n1 and n4 are free but not adjacent).
     let mut a16 = job(16, 2, 2, 1);
@@ -2122,12 +2105,7 @@ fn cr_socket_specialised_core_makes_its_socket_used_without_a_row_map() {
         cores(&ct, on_node(1, 4, 0, 5)),
         vec![(0, vec![0, 1], 4), (1, vec![0, 1], 4)]
     );
-    assert!(ct
-        .job_test(
-            &request(&ct, one_node_on(2, 0, 5), JobTestMode::TestOnly),
-            0
-        )
-        .is_err());
+    assert!(refused(&ct, one_node_on(2, 0, 5), JobTestMode::TestOnly));
 }
 
 #[test]
@@ -2152,9 +2130,7 @@ fn cr_socket_row_map_frees_the_specialised_socket_after_test_zero() {
         cores(&ct, on_node(3, 4, 0, 5)),
         vec![(0, vec![0, 1, 2, 3], 8)]
     );
-    assert!(ct
-        .job_test(&request(&ct, one_node_on(4, 0, 7), JobTestMode::RunNow), 0)
-        .is_err());
+    assert!(refused(&ct, one_node_on(4, 0, 7), JobTestMode::RunNow));
     // The maps survive a state round trip (a version 2 blob), and a
     // version 1 blob (jobs only) leaves them where a job is.
     let blob = ct.state_save();
@@ -2186,16 +2162,11 @@ fn cr_socket_rules_sockets_out_before_gres_trims_cores() {
     );
     // Two GPUs need both sockets (`req_sock_map`), and socket 1 is used:
     // refused, as sbatch was for `-n2 --gres=gpu:2` (anchor a12).
-    assert!(ct
-        .job_test(
-            &request(
-                &ct,
-                with_gres(job(2, 1, 2, 1), "gpu", 2),
-                JobTestMode::TestOnly
-            ),
-            0
-        )
-        .is_err());
+    assert!(refused(
+        &ct,
+        with_gres(job(2, 1, 2, 1), "gpu", 2),
+        JobTestMode::TestOnly
+    ));
 }
 
 #[test]
@@ -2207,15 +2178,7 @@ fn per_task_gres_caps_a_nodes_cpus_at_its_tasks() {
     for n in 0..4 {
         start(&mut ct, with_gres(on_node(n as u32 + 1, 4, n, 1), "gpu", 1));
     }
-    let mut j = job(9, 1, 2, 1);
-    j.details.gres = vec![GresRequest {
-        name: "gpu".into(),
-        type_name: None,
-        scope: GresScope::PerTask,
-        count: 1,
-        cpus_per_gres: None,
-        mem_per_gres: None,
-    }];
+    let j = with_gres_per(job(9, 1, 2, 1), "gpu", 1, GresScope::PerTask);
     assert_eq!(nodes_of(&ct, j), vec![0, 1]);
 }
 
