@@ -324,15 +324,11 @@ pub fn choose_nodes(
         return Some((chosen, true));
     }
     let later = later();
-    let (all, offers) = match &later {
-        Some(all) => (all.as_slice(), all.as_slice()),
-        None => (first, offers),
+    let (all, kept) = match &later {
+        Some(all) => (all.as_slice(), usable(all)?),
+        None => (first, kept),
     };
-    let kept = match &later {
-        Some(all) => usable(all)?,
-        None => None,
-    };
-    let offers = kept.as_deref().unwrap_or(offers);
+    let offers = kept.as_deref().unwrap_or(all);
     let min_nodes = min_nodes_of(job, counts) as usize;
     if offers.len() <= min_nodes {
         // Nothing to drop: the choice once more, without the first-pass
@@ -346,18 +342,29 @@ pub fn choose_nodes(
     // it drops nothing (:3237); with no offer of one CPU it drops nothing,
     // so that choice needs no node's GPUs.
     let fresh = later.is_some();
-    if fresh && offers.iter().all(|o| o.avail_cpus > 1) {
+    let tried = fresh && offers.iter().all(|o| o.avail_cpus > 1);
+    if tried {
         if let Some(chosen) = eval_nodes(job, params, recs, offers, counts) {
             return Some((chosen, false));
         }
     }
-    without_small_nodes(job, params, recs, all, offers, counts, gpus, fresh).map(|c| (c, false))
+    without_small_nodes(
+        job,
+        params,
+        recs,
+        all,
+        offers,
+        counts,
+        gpus,
+        fresh && !tried,
+    )
+    .map(|c| (c, false))
 }
 
 /// [`choose_nodes`]' retries after its first choice failed, on `offers`
-/// (`all` before the whole-node filter). With `fresh` offers (not those of
-/// the failed choice) the first step chooses even when it drops nothing,
-/// as Slurm's does for size 1 (:3237).
+/// (`all` before the whole-node filter). With `fresh` offers (not yet
+/// chosen from) the first step chooses even when it drops nothing, as
+/// Slurm's does for size 1 (:3237).
 #[cold]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
