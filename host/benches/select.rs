@@ -41,11 +41,18 @@
 //! * `SELECT_PROFILE=<seconds>` with `SELECT_PAIRED=<filter>`: instead of
 //!   timing, each matching row calls the wasm build alone for that long,
 //!   for `perf record`. Built with `--features profiling`, the host writes
-//!   wasmtime's perf map, so the plugins' functions have names.
+//!   wasmtime's perf map, so the plugins' functions have names. With
+//!   `SELECT_PROFILE_NATIVE=1` the native build is called instead, for a
+//!   profile to hold the wasm one against, function by function. With
+//!   `SELECT_JITDUMP=1` the host writes wasmtime's jitdump instead of the
+//!   perf map: record with `perf record -k 1`, then `perf inject --jit`,
+//!   and `perf annotate` shows the compiled code with its samples.
 //! * `SELECT_WASM_DIR=<dir>`: the wasm rows load `select_cons_tres.wasm`
 //!   and `select_linear.wasm` from `dir` instead of the bundled
 //!   components: two builds of a plugin (allocator, compiler flags)
-//!   compared against the same native build, row by row.
+//!   compared against the same native build, row by row. With
+//!   `SELECT_WASM_DIR_B=<dir>` as well, the paired rows time that build in
+//!   the native column: two wasm builds side by side (the ratio is A / B).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -348,6 +355,26 @@ fn load_wasm(
     SelectPlugin,
     [slurm_wasm_host::kinds::select::JobTestRequest; 2],
 ) {
+    load_wasm_from(
+        std::env::var_os("SELECT_WASM_DIR"),
+        plugin_type,
+        params,
+        nodes,
+        case,
+    )
+}
+
+/// [`load_wasm`] from `dir`'s components instead of the bundled ones.
+fn load_wasm_from(
+    dir: Option<std::ffi::OsString>,
+    plugin_type: &str,
+    params: &str,
+    nodes: u32,
+    case: Case,
+) -> (
+    SelectPlugin,
+    [slurm_wasm_host::kinds::select::JobTestRequest; 2],
+) {
     let (config, table, running, requests) =
         inputs!(slurm_wasm_host::fixtures, host_kinds, nodes, params, case);
     let host = Host::new(HostOptions {
@@ -356,11 +383,15 @@ fn load_wasm(
             ..Services::default()
         },
         #[cfg(feature = "profiling")]
-        perf_map: true,
+        profiler: Some(if std::env::var_os("SELECT_JITDUMP").is_some() {
+            slurm_wasm_host::Profiler::JitDump
+        } else {
+            slurm_wasm_host::Profiler::PerfMap
+        }),
         ..HostOptions::default()
     })
     .unwrap();
-    let source = match std::env::var_os("SELECT_WASM_DIR") {
+    let source = match dir {
         Some(dir) => {
             let bundled = slurm_wasm_host::bundled::find(plugin_type).unwrap();
             PluginSource::File(std::path::Path::new(&dir).join(bundled.file_name))
@@ -565,7 +596,8 @@ plugin_benches!(linear, "select/linear", "CR_Memory", select_linear::Linear);
 /// and native calls (about [`BATCH`] each, long enough to warm the caches
 /// the other build evicted) alternate, and a row's ratio is the median of
 /// its batch ratios, printed with the quartiles. `filter` picks the rows
-/// whose `plugin case nodes` contains it (`all`: every row).
+/// whose `plugin case nodes` contains it (`all`: every row; ending in `$`:
+/// whose name ends with the rest, as `linear RunNowCpu 1000$`).
 mod paired {
     use super::*;
     use std::time::{Duration, Instant};
@@ -596,12 +628,31 @@ mod paired {
                     ("select/linear", "CR_Memory"),
                 ] {
                     let name = format!("{plugin_type} {case:?} {nodes}");
-                    if filter != "all" && !name.contains(filter) {
+                    let picked = match filter.strip_suffix('$') {
+                        Some(whole) => name.ends_with(whole),
+                        None => filter == "all" || name.contains(filter),
+                    };
+                    if !picked {
                         continue;
                     }
                     if let Some(length) = profile {
-                        let calls = profile_wasm(plugin_type, params, nodes, case, length);
-                        println!("| {plugin_type} | {case:?} | {nodes} | | {calls} wasm calls | |");
+                        if std::env::var_os("SELECT_PROFILE_NATIVE").is_some() {
+                            let calls = if plugin_type == "select/linear" {
+                                profile_native::<select_linear::Linear>(params, nodes, case, length)
+                            } else {
+                                profile_native::<select_cons_tres::ConsTres>(
+                                    params, nodes, case, length,
+                                )
+                            };
+                            println!(
+                                "| {plugin_type} | {case:?} | {nodes} | {calls} native calls | | |"
+                            );
+                        } else {
+                            let calls = profile_wasm(plugin_type, params, nodes, case, length);
+                            println!(
+                                "| {plugin_type} | {case:?} | {nodes} | | {calls} wasm calls | |"
+                            );
+                        }
                         continue;
                     }
                     let row = if plugin_type == "select/linear" {
@@ -643,6 +694,21 @@ mod paired {
         calls
     }
 
+    /// Calls the native build of a row alone for `length`, for a
+    /// profiler; returns the number of calls.
+    fn profile_native<P: Native>(params: &str, nodes: u32, case: Case, length: Duration) -> usize {
+        let (native, requests) = native_build::<P>(params, nodes, case);
+        let start = Instant::now();
+        let mut calls = 0;
+        while start.elapsed() < length {
+            for request in &requests {
+                black_box(native.test(black_box(request)));
+            }
+            calls += requests.len();
+        }
+        calls
+    }
+
     struct Row {
         /// Median seconds per call natively.
         native: f64,
@@ -654,26 +720,42 @@ mod paired {
 
     fn measure<P: Native>(plugin_type: &str, params: &str, nodes: u32, case: Case) -> Row {
         let (plugin, requests) = load_wasm(plugin_type, params, nodes, case);
-        let (native, native_requests) = native_build::<P>(params, nodes, case);
         let mut k = 0;
         let mut wasm_call = || {
             k ^= 1;
             black_box(plugin.job_test(black_box(&requests[k])).unwrap());
         };
+        if let Some(dir) = std::env::var_os("SELECT_WASM_DIR_B") {
+            let (other, other_requests) =
+                load_wasm_from(Some(dir), plugin_type, params, nodes, case);
+            let mut n = 0;
+            let mut other_call = || {
+                n ^= 1;
+                black_box(other.job_test(black_box(&other_requests[n])).unwrap());
+            };
+            return alternate(&mut wasm_call, &mut other_call);
+        }
+        let (native, native_requests) = native_build::<P>(params, nodes, case);
         let mut n = 0;
         let mut native_call = || {
             n ^= 1;
             black_box(native.test(black_box(&native_requests[n])));
         };
-        let calls = batch_size(&mut wasm_call).min(batch_size(&mut native_call));
+        alternate(&mut wasm_call, &mut native_call)
+    }
+
+    /// Times batches of `wasm_call` and `native_call` in turn (see the
+    /// module's comment).
+    fn alternate(wasm_call: &mut impl FnMut(), native_call: &mut impl FnMut()) -> Row {
+        let calls = batch_size(wasm_call).min(batch_size(native_call));
         let (mut wasm, mut native_t, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..ROUNDS {
             let (w, nt) = if round % 2 == 0 {
-                let w = timed(&mut wasm_call, calls);
-                (w, timed(&mut native_call, calls))
+                let w = timed(wasm_call, calls);
+                (w, timed(native_call, calls))
             } else {
-                let nt = timed(&mut native_call, calls);
-                (timed(&mut wasm_call, calls), nt)
+                let nt = timed(native_call, calls);
+                (timed(wasm_call, calls), nt)
             };
             wasm.push(w / calls as f64);
             native_t.push(nt / calls as f64);

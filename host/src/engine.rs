@@ -26,11 +26,23 @@ pub struct HostOptions {
     pub services: Services,
     /// Seed of the random source WASI gives plugins (deterministic replays).
     pub random_seed: u64,
-    /// Write wasmtime's perf map (`/tmp/perf-<pid>.map`) as plugins are
-    /// compiled or read from the disk cache, so `perf report` names their
-    /// functions instead of `[JIT]` addresses.
+    /// Tell `perf` about plugins' compiled code as plugins are compiled or
+    /// read from the disk cache (see [`Profiler`]).
     #[cfg(feature = "profiling")]
-    pub perf_map: bool,
+    pub profiler: Option<Profiler>,
+}
+
+/// What the host writes for `perf` about compiled plugin code.
+#[cfg(feature = "profiling")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profiler {
+    /// wasmtime's perf map (`/tmp/perf-<pid>.map`): `perf report` names
+    /// the plugins' functions instead of `[JIT]` addresses.
+    PerfMap,
+    /// wasmtime's jitdump (`jit-<pid>.dump` in the working directory), for
+    /// `perf record -k 1` then `perf inject --jit`: `perf annotate` then
+    /// shows each function's machine code with its samples.
+    JitDump,
 }
 
 /// The largest linear memory a pooled instance may grow to.
@@ -69,8 +81,14 @@ impl Host {
         config.epoch_interruption(true);
         config.max_wasm_stack(512 << 10);
         #[cfg(feature = "profiling")]
-        if options.perf_map {
-            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        match options.profiler {
+            Some(Profiler::PerfMap) => {
+                config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            }
+            Some(Profiler::JitDump) => {
+                config.profiler(wasmtime::ProfilingStrategy::JitDump);
+            }
+            None => {}
         }
         if options.pooling {
             let instances = options.pooling_instances.unwrap_or(32);

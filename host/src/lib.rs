@@ -43,6 +43,8 @@ mod wasi_log;
 
 pub use bindings::types;
 pub use capabilities::{Capability, Grants, Services};
+#[cfg(feature = "profiling")]
+pub use engine::Profiler;
 pub use engine::{Host, HostOptions};
 pub use error::{capability_name, CallError, LoadError, UnknownName};
 pub use kinds::gres::GresPlugin;

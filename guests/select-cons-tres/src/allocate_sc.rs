@@ -289,53 +289,36 @@ pub fn allocate_sc(
     } else {
         cps as u32 * tpc
     };
-    let order = req_sockets
-        .iter()
-        .copied()
-        .chain((0..sockets).filter(|s| !req_sockets.contains(s)));
     // Every free core keeps `v` CPUs when the CPUs cover them all and no
     // socket rule (CR_Socket, --cores-per-socket, --ntasks-per-socket)
-    // trims a socket's budget below its free cores: the walk below would
-    // keep each free core, so take them at once (a big job takes whole
-    // nodes by the hundred).
+    // trims a socket's budget below its free cores: the walk would keep
+    // each free core, so take them at once (a big job takes whole nodes by
+    // the hundred).
     let keeps_all = avail >= free_cores * v
         && params.unit != Unit::Socket
         && job.cores_per_socket == 0
         && job.ntasks_per_socket == 0;
-    let mut kept = Bits::new(if want_cores && !keeps_all {
-        rec.cores as usize
-    } else {
-        0
-    });
+    let mut kept = Bits::new(0);
     let kept_cpus = if want_cores && keeps_all {
         kept = free.bits.extract(free.off, rec.cores as usize);
         free_cores * v
     } else if want_cores {
-        let mut left = avail;
-        let mut taken = 0;
-        for s in order {
-            let mut budget = free_sock[s];
-            let mut sock_cpus = 0;
-            for c in s * cps..(s + 1) * cps {
-                if !free.get(c) {
-                    continue;
-                }
-                if budget > 0 && left > 0 && sock_cpus < sock_cap {
-                    kept.set(c);
-                    let take = v.min(left);
-                    left -= take;
-                    taken += take;
-                    sock_cpus += v;
-                    budget -= 1;
-                }
-            }
-        }
+        let walk = Walk {
+            free,
+            free_sock: &free_sock,
+            req_sockets,
+            cps,
+            sock_cap,
+            v,
+        };
+        let (cores, taken) = walk.keep(rec.cores as usize, avail);
+        kept = cores;
         taken
     } else {
-        // The walk above, counted: a socket keeps at most its budget and
-        // its cap's worth of cores, `v` CPUs each, until the CPUs run out
-        // (the last core taking what is left), so the total is the smaller
-        // of the CPUs and the sum of the sockets' shares, in any order.
+        // The walk, counted: a socket keeps at most its budget and its
+        // cap's worth of cores, `v` CPUs each, until the CPUs run out (the
+        // last core taking what is left), so the total is the smaller of
+        // the CPUs and the sum of the sockets' shares, in any order.
         // Without socket rules every socket's share is its free cores.
         let shares: u32 = if per_socket {
             let per_sock_cores = sock_cap.div_ceil(v);
@@ -355,4 +338,53 @@ pub fn allocate_sc(
         cores: kept,
         cpus_per_core: v,
     })
+}
+
+/// Step 5 of `_allocate_sc` for the cores themselves: sockets the GRES
+/// require first, then the others in order, each keeping up to its budget
+/// of free cores and its CPU cap, `v` CPUs a core, until the CPUs run out.
+struct Walk<'a> {
+    free: FreeCores<'a>,
+    /// Each socket's budget of cores.
+    free_sock: &'a [u32],
+    req_sockets: &'a [usize],
+    cps: usize,
+    sock_cap: u32,
+    v: u32,
+}
+
+impl Walk<'_> {
+    /// The kept cores of a node of `cores` cores and the CPUs they give,
+    /// at most `cpus`. Out of line: only chosen nodes pick cores, and in
+    /// wasm the walk's loop state inlined into [`allocate_sc`] costs every
+    /// counted offer register spills (BENCHMARKS.md, session 14).
+    #[inline(never)]
+    fn keep(&self, cores: usize, cpus: u32) -> (Bits, u32) {
+        let mut kept = Bits::new(cores);
+        let sockets = self.free_sock.len();
+        let order = self
+            .req_sockets
+            .iter()
+            .copied()
+            .chain((0..sockets).filter(|s| !self.req_sockets.contains(s)));
+        let (mut left, mut taken) = (cpus, 0);
+        for s in order {
+            let mut budget = self.free_sock[s];
+            let mut sock_cpus = 0;
+            for c in s * self.cps..(s + 1) * self.cps {
+                if !self.free.get(c) {
+                    continue;
+                }
+                if budget > 0 && left > 0 && sock_cpus < self.sock_cap {
+                    kept.set(c);
+                    let take = self.v.min(left);
+                    left -= take;
+                    taken += take;
+                    sock_cpus += self.v;
+                    budget -= 1;
+                }
+            }
+        }
+        (kept, taken)
+    }
 }

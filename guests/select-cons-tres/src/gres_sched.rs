@@ -125,7 +125,13 @@ fn busy_devices_only(req: &GresReq, rec: &NodeRec, usage: &NodeUse, ignore_usage
 /// enforce-binding then keep only cores beside their devices, and a node
 /// where those do not suffice is refused (see [`per_node_first_pass`]);
 /// on the second pass the node keeps all its cores.
+///
+/// Never inlined: LLVM otherwise inlines it into `can_job_run_on_node`,
+/// whose wasm code then grew to 80 KB, and Cranelift spilled the loop
+/// state of every job's node test around it, GRES or not (wasm 10-25%
+/// slower, BENCHMARKS.md session 14).
 #[allow(clippy::too_many_arguments)]
+#[inline(never)]
 pub fn node_filter(
     rec: &NodeRec,
     usage: &NodeUse,
