@@ -825,6 +825,48 @@ fn one_node_left_per_job_gres_sees_every_set() {
 }
 
 #[test]
+fn cpus_to_use_keeps_the_gres_cpus_of_a_node() {
+    // 22.05 `_cpus_to_use` (cons_tres/job_test.c:228-248) clips a node's
+    // CPUs to what the job still may use, but never below `pn_min_cpus`
+    // nor the job's per-node GRES CPUs (`min_gres_cpu`, here 1 GPU x 4
+    // CPUs per GPU). `-N2 -n2 --gpus-per-node=1 --cpus-per-gpu=4` on two
+    // 8-CPU nodes of 2 threads per core: the job may use 8 CPUs; the first
+    // node keeps one core (2 CPUs) for the second and takes 6, and the
+    // second, left 2, still gets the 4 its GPU needs.
+    use crate::can_run::Offer;
+    use crate::eval_nodes::{eval_nodes, Counts};
+    use crate::request::JobView;
+    let ct = cluster(&["CR_Core"], 2, 1, 4, 2, 100);
+    let mut j = with_gres(job(1, 2, 2, 1), "gpu", 1);
+    j.details.gres[0].cpus_per_gres = Some(4);
+    j.details.min_cpus = 8;
+    let view = JobView::new(
+        &j,
+        &ct.gres_names,
+        &ct.partitions,
+        &ct.default_memory,
+        &ct.params,
+        2,
+    )
+    .unwrap();
+    let offer = |node: usize| Offer {
+        node,
+        avail_cpus: 8,
+        cpus_per_core: 2,
+        max_cpus: 8,
+        near_gpus: 1,
+        job_gres: 0,
+    };
+    let counts = Counts {
+        min: 2,
+        req: 2,
+        max: 2,
+    };
+    let got = eval_nodes(&view, &ct.params, &ct.recs, &[offer(0), offer(1)], counts).unwrap();
+    assert_eq!(got, vec![(0, 6), (1, 4)]);
+}
+
+#[test]
 fn retries_size_nodes_by_cpus_and_usable_gpus() {
     // 22.05 `choose_nodes` (cons_tres/job_test.c:3212-3227): a node's
     // size for the retries is `avail_res_cnt`, its CPUs plus its usable
