@@ -11,6 +11,8 @@
 //! a30, one node) goes to the busy n3 whose 2 usable CPUs fit exactly, not
 //! to idle n1.
 
+use std::borrow::Cow;
+
 use slurm_wasm_sdk::types::GresScope;
 
 use crate::can_run::Offer;
@@ -41,6 +43,9 @@ struct State<'a> {
     gres_job: u64,
     gres_have: u64,
     chosen: Vec<(usize, u32)>,
+    /// The nodes whose CPUs `cpus_to_use` clipped, with the clipped count
+    /// (see [`evaluate`]).
+    clipped: &'a mut Vec<(usize, u32)>,
 }
 
 impl State<'_> {
@@ -69,6 +74,9 @@ impl State<'_> {
 
     fn take(&mut self, offer: &Offer) {
         let cpus = self.cpus_to_use(offer.node, offer.avail_cpus, offer.cpus_per_core);
+        if cpus < offer.avail_cpus {
+            self.clipped.push((offer.node, cpus));
+        }
         self.rem_cpus -= cpus as i64;
         self.rem_max_cpus -= cpus as i64;
         self.rem_nodes -= 1;
@@ -288,6 +296,8 @@ fn max_nodes_of(job: &JobView, params: &Params, nodes: usize, counts: Counts) ->
 /// to below the largest size among all offers, every node no bigger is
 /// dropped in node order, except required nodes, stopping once only
 /// `min_nodes` nodes are left; the first choice that fits is the answer.
+/// A failed choice's clipped CPU counts stay with their nodes for the
+/// choices after it, sizes included (see `evaluate`).
 ///
 /// Only a failing job pays for the steps, and one that no subset of the
 /// offers can fit (its `max_nodes` biggest offers short of its CPUs) pays
@@ -320,7 +330,8 @@ pub fn choose_nodes(
     };
     let kept = usable(first)?;
     let offers = kept.as_deref().unwrap_or(first);
-    if let Some(chosen) = eval_nodes(job, params, recs, offers, counts) {
+    let mut clipped = Vec::new();
+    if let Some(chosen) = evaluate(job, params, recs, offers, counts, &mut clipped) {
         return Some((chosen, true));
     }
     let later = later();
@@ -329,12 +340,21 @@ pub fn choose_nodes(
         None => (first, kept),
     };
     let offers = kept.as_deref().unwrap_or(all);
+    // What the failed choice clipped stays clipped (see `evaluate`).
+    let (all, offers) = if keeps_clips(job, params) && !clipped.is_empty() {
+        (
+            Cow::Owned(with_clips(all, &clipped)),
+            Cow::Owned(with_clips(offers, &clipped)),
+        )
+    } else {
+        (Cow::Borrowed(all), Cow::Borrowed(offers))
+    };
     let min_nodes = min_nodes_of(job, counts) as usize;
     if offers.len() <= min_nodes {
         // Nothing to drop: the choice once more, without the first-pass
         // trim (a repeat of the failed one when there was none).
         return match later {
-            Some(_) => eval_nodes(job, params, recs, offers, counts).map(|c| (c, false)),
+            Some(_) => eval_nodes(job, params, recs, &offers, counts).map(|c| (c, false)),
             None => None,
         };
     }
@@ -344,88 +364,162 @@ pub fn choose_nodes(
     let fresh = later.is_some();
     let tried = fresh && offers.iter().all(|o| o.avail_cpus > 1);
     if tried {
-        if let Some(chosen) = eval_nodes(job, params, recs, offers, counts) {
+        if let Some(chosen) = evaluate(job, params, recs, &offers, counts, &mut clipped) {
             return Some((chosen, false));
         }
     }
-    without_small_nodes(
+    let retries = Retries {
         job,
         params,
         recs,
-        all,
-        offers,
         counts,
-        gpus,
-        fresh && !tried,
-    )
-    .map(|c| (c, false))
+        keeps_clips: keeps_clips(job, params),
+    };
+    retries
+        .without_small_nodes(&all, &offers, gpus, fresh && !tried, clipped)
+        .map(|c| (c, false))
 }
 
-/// [`choose_nodes`]' retries after its first choice failed, on `offers`
-/// (`all` before the whole-node filter). With `fresh` offers (not yet
-/// chosen from) the first step chooses even when it drops nothing, as
-/// Slurm's does for size 1 (:3237).
-#[cold]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn without_small_nodes(
-    job: &JobView,
-    params: &Params,
-    recs: &[NodeRec],
-    all: &[Offer],
-    offers: &[Offer],
+/// Whether CPU counts a failed choice clipped stay clipped for the later
+/// choices: not where 22.05's `_select_cores` counts a node's CPUs again
+/// from its cores, under CR_ONE_TASK_PER_CORE for a job without
+/// `--ntasks-per-core` or CPUs per GRES (cons_tres/job_test.c:2172-2177).
+fn keeps_clips(job: &JobView, params: &Params) -> bool {
+    !(params.one_task_per_core && job.ntasks_per_core == 0 && job.gres_cpus_per_node() == 0)
+}
+
+/// `offers` with each node in `clipped` offering no more than its clipped
+/// count.
+fn with_clips(offers: &[Offer], clipped: &[(usize, u32)]) -> Vec<Offer> {
+    let mut out = offers.to_vec();
+    for &(node, cpus) in clipped {
+        if let Ok(p) = out.binary_search_by_key(&node, |o| o.node) {
+            out[p].avail_cpus = out[p].avail_cpus.min(cpus);
+        }
+    }
+    out
+}
+
+/// What [`choose_nodes`]' retries after a failed choice need of the test.
+struct Retries<'a> {
+    job: &'a JobView,
+    params: &'a Params,
+    recs: &'a [NodeRec],
     counts: Counts,
-    gpus: impl Fn(usize) -> u16,
-    fresh: bool,
-) -> Option<Vec<(usize, u32)>> {
-    let min_nodes = min_nodes_of(job, counts) as usize;
-    if offers.len() <= min_nodes || !cpus_may_suffice(job, params, recs.len(), offers, counts) {
-        return None;
-    }
-    let with_gpus = job.gres.iter().any(|g| g.gpu);
-    let size = |o: &Offer| o.avail_cpus as u64 + if with_gpus { gpus(o.node) as u64 } else { 0 };
-    let largest = all.iter().map(size).max().unwrap_or(0);
-    let sized: Vec<(Offer, u64)> = offers.iter().map(|o| (*o, size(o))).collect();
-    let mut steps: Vec<u64> = sized
-        .iter()
-        .map(|&(_, s)| s)
-        .filter(|&s| s < largest)
-        .collect();
-    steps.sort_unstable();
-    steps.dedup();
-    let required = |o: &Offer| job.required.as_ref().is_some_and(|r| r.get(o.node));
-    if fresh && steps.first() != Some(&1) {
-        if let Some(chosen) = eval_nodes(job, params, recs, offers, counts) {
-            return Some(chosen);
+    keeps_clips: bool,
+}
+
+impl Retries<'_> {
+    /// The retries on `offers` (`all` before the whole-node filter), with
+    /// `clipped` what the failed choices so far clipped. With `fresh`
+    /// offers (not yet chosen from) the first step chooses even when it
+    /// drops nothing, as Slurm's does for size 1 (:3237).
+    ///
+    /// Slurm steps through every size from 1 up to below the largest
+    /// `avail_res_cnt` of all offers, dropping at each the nodes no bigger
+    /// and choosing again when that dropped any; a failed choice's clips
+    /// shrink nodes on the way, and a shrunk node drops at the next size.
+    /// Sizes at which no node drops are skipped here.
+    #[cold]
+    #[inline(never)]
+    fn without_small_nodes(
+        &self,
+        all: &[Offer],
+        offers: &[Offer],
+        gpus: impl Fn(usize) -> u16,
+        fresh: bool,
+        mut clipped: Vec<(usize, u32)>,
+    ) -> Option<Vec<(usize, u32)>> {
+        let (job, counts) = (self.job, self.counts);
+        let min_nodes = min_nodes_of(job, counts) as usize;
+        if offers.len() <= min_nodes
+            || !cpus_may_suffice(job, self.params, self.recs.len(), offers, counts)
+        {
+            return None;
         }
-    }
-    let mut left = sized;
-    let mut kept = Vec::with_capacity(left.len());
-    // Sizes no offer has drop nothing, and Slurm retries only on a change
-    // (the unchanged first step repeats the failed choice).
-    for step in steps {
-        let before = left.len();
-        let mut count = before;
-        left.retain(|&(o, s)| {
-            if count <= min_nodes || s > step || required(&o) {
-                return true;
+        let with_gpus = job.gres.iter().any(|g| g.gpu);
+        let gpus_of = |o: &Offer| if with_gpus { gpus(o.node) as u64 } else { 0 };
+        // Each offer with its usable GPUs: its size is its CPUs plus those.
+        let size = |&(o, g): &(Offer, u64)| o.avail_cpus as u64 + g;
+        let largest = all
+            .iter()
+            .map(|o| size(&(*o, gpus_of(o))))
+            .max()
+            .unwrap_or(0);
+        if largest <= 1 {
+            return None;
+        }
+        let mut left: Vec<(Offer, u64)> = offers.iter().map(|o| (*o, gpus_of(o))).collect();
+        self.shrink(&mut left, &clipped);
+        let required = |o: &Offer| job.required.as_ref().is_some_and(|r| r.get(o.node));
+        let droppable_min =
+            |left: &[(Offer, u64)]| left.iter().filter(|(o, _)| !required(o)).map(size).min();
+        let mut kept: Vec<Offer> = Vec::with_capacity(left.len());
+        let mut count = 0;
+        if fresh && droppable_min(&left) != Some(1) {
+            kept.extend(left.iter().map(|&(o, _)| o));
+            if let Some(chosen) = self.choose(&kept, &mut left, &mut clipped) {
+                return Some(chosen);
             }
-            count -= 1;
-            false
-        });
-        if left.len() == before {
-            continue;
+            count = 1;
         }
-        kept.clear();
-        kept.extend(left.iter().map(|&(o, _)| o));
-        if let Some(chosen) = eval_nodes(job, params, recs, &kept, counts) {
-            return Some(chosen);
+        while let Some(smallest) = droppable_min(&left) {
+            count = smallest.max(count + 1);
+            if count >= largest {
+                break;
+            }
+            let before = left.len();
+            let mut n = before;
+            left.retain(|e| {
+                if n <= min_nodes || size(e) > count || required(&e.0) {
+                    return true;
+                }
+                n -= 1;
+                false
+            });
+            if left.len() == before {
+                break;
+            }
+            kept.clear();
+            kept.extend(left.iter().map(|&(o, _)| o));
+            if let Some(chosen) = self.choose(&kept, &mut left, &mut clipped) {
+                return Some(chosen);
+            }
+            if left.len() <= min_nodes {
+                break;
+            }
         }
-        if left.len() <= min_nodes {
-            break;
+        None
+    }
+
+    /// One choice among `kept` (the offers of `left`); when it fails, the
+    /// nodes it clipped shrink in `left`.
+    fn choose(
+        &self,
+        kept: &[Offer],
+        left: &mut [(Offer, u64)],
+        clipped: &mut Vec<(usize, u32)>,
+    ) -> Option<Vec<(usize, u32)>> {
+        let from = clipped.len();
+        let chosen = evaluate(self.job, self.params, self.recs, kept, self.counts, clipped);
+        if chosen.is_none() {
+            self.shrink(left, &clipped[from..]);
+        }
+        chosen
+    }
+
+    /// The nodes of `left` in `clipped` lowered to their clipped CPUs,
+    /// where clips stay (see [`keeps_clips`]).
+    fn shrink(&self, left: &mut [(Offer, u64)], clipped: &[(usize, u32)]) {
+        if !self.keeps_clips {
+            return;
+        }
+        for &(node, cpus) in clipped {
+            if let Ok(p) = left.binary_search_by_key(&node, |(o, _)| o.node) {
+                left[p].0.avail_cpus = left[p].0.avail_cpus.min(cpus);
+            }
         }
     }
-    None
 }
 
 /// Whether the most nodes the job may take can hold its CPUs: a node
@@ -484,6 +578,23 @@ pub fn eval_nodes(
     offers: &[Offer],
     counts: Counts,
 ) -> Option<Vec<(usize, u32)>> {
+    evaluate(job, params, recs, offers, counts, &mut Vec::new())
+}
+
+/// [`eval_nodes`], noting in `clipped` each node whose CPUs
+/// `_cpus_to_use` lowered, with the lowered count. 22.05 writes that count
+/// into the node's `avail_res` (cons_tres/job_test.c:244-246), so when the
+/// choice fails, every later choice of the same test (`choose_nodes`'
+/// second pass and retries) sees the node with those CPUs, and its size
+/// for the retries shrinks with them.
+fn evaluate(
+    job: &JobView,
+    params: &Params,
+    recs: &[NodeRec],
+    offers: &[Offer],
+    counts: Counts,
+    clipped: &mut Vec<(usize, u32)>,
+) -> Option<Vec<(usize, u32)>> {
     let find = |node: usize| offers.binary_search_by_key(&node, |o| o.node).ok();
     if let Some(req) = &job.required {
         if req.ones().any(|i| find(i).is_none()) {
@@ -517,6 +628,7 @@ pub fn eval_nodes(
         gres_job,
         gres_have: 0,
         chosen: Vec::new(),
+        clipped,
     };
     let gres_cpu = job.gres_cpus_per_node() as i64;
     st.rem_max_cpus = st.rem_max_cpus.max(gres_cpu * st.rem_nodes);

@@ -925,6 +925,67 @@ fn retries_size_nodes_by_cpus_and_usable_gpus() {
 }
 
 #[test]
+fn a_failed_choice_leaves_its_clipped_cpus_to_the_next() {
+    // 22.05 `_cpus_to_use` writes a clipped CPU count into the node's
+    // `avail_res` (cons_tres/job_test.c:244-246), and `choose_nodes`
+    // chooses again from the same array (:3186-3237). `-N2 -n5` on nodes
+    // of 4 cores x 2 threads. The first pass offers n0 (8 CPUs) and n2
+    // (1): the job takes n0, clipped to 3 (5 CPUs less one core kept for
+    // the second node), and n2 cannot hold the 2 left: it fails. The
+    // second pass offers n0, n1 (8 each) and n3, n4 (6 each): Slurm sees
+    // n0 with 3, so the set n0-n1 holds 11 CPUs, tighter than n3-n4's 12,
+    // and is chosen. Offered afresh, n0-n1 (16) would lose to n3-n4.
+    // Under CR_ONE_TASK_PER_CORE, `_select_cores` counts the node's CPUs
+    // again from its cores (:2172-2177): the clip is forgotten.
+    use crate::can_run::Offer;
+    use crate::eval_nodes::{choose_nodes, Counts};
+    use crate::request::JobView;
+    let offer = |node: usize, cpus: u32| Offer {
+        node,
+        avail_cpus: cpus,
+        cpus_per_core: 2,
+        max_cpus: cpus,
+        near_gpus: 0,
+        job_gres: 0,
+    };
+    let first = [offer(0, 8), offer(2, 1)];
+    let later = vec![offer(0, 8), offer(1, 8), offer(3, 6), offer(4, 6)];
+    let counts = Counts {
+        min: 2,
+        req: 2,
+        max: 2,
+    };
+    let choose = |params: &[&str]| {
+        let ct = cluster(params, 5, 1, 4, 2, 100);
+        let mut j = job(1, 2, 5, 1);
+        j.details.max_nodes = Some(2);
+        let view = JobView::new(
+            &j,
+            &ct.gres_names,
+            &ct.partitions,
+            &ct.default_memory,
+            &ct.params,
+            5,
+        )
+        .unwrap();
+        choose_nodes(
+            &view,
+            &ct.params,
+            &ct.recs,
+            &first,
+            || Some(later.clone()),
+            counts,
+            |_| 0,
+        )
+    };
+    assert_eq!(choose(&["CR_Core"]), Some((vec![(0, 3), (1, 2)], false)));
+    assert_eq!(
+        choose(&["CR_Core", "CR_ONE_TASK_PER_CORE"]),
+        Some((vec![(3, 3), (4, 2)], false))
+    );
+}
+
+#[test]
 fn required_node_is_walked_up_from() {
     // Spec 2.6 "Taking nodes: with required nodes, walk up then down from
     // the first required node"; 22.05 cons_tres/job_test.c:837-897. Four
