@@ -17,7 +17,7 @@ pub struct NodeShare {
     /// Cores the node offered; trimmed to the kept ones.
     pub cores: Bits,
     /// Under CR_Socket, the cores a socket the job uses may grow to (see
-    /// [`whole_sockets`]): the node's free cores before the GRES filter and
+    /// `whole_sockets`): the node's free cores before the GRES filter and
     /// its specialised cores; empty otherwise.
     pub socket_fill: Bits,
     pub cpus_per_core: u32,

@@ -123,7 +123,7 @@ fn busy_devices_only(req: &GresReq, rec: &NodeRec, usage: &NodeUse, ignore_usage
 /// `first_pass` set, and again without it only when that fails,
 /// cons_tres/job_test.c:3186-3202): per-node requests without
 /// enforce-binding then keep only cores beside their devices, and a node
-/// where those do not suffice is refused (see [`per_node_first_pass`]);
+/// where those do not suffice is refused (see `per_node_first_pass`);
 /// on the second pass the node keeps all its cores.
 ///
 /// Never inlined: LLVM otherwise inlines it into `can_job_run_on_node`,
@@ -361,7 +361,7 @@ pub fn node_filter(
 /// (`gres_select_filter_sock_core` without `first_pass`,
 /// gres_select_filter.c:577-630): the sockets are walked from the one with
 /// the most free cores (socket order on ties), each counting all its
-/// devices (`units`, as in [`per_node_first_pass`]), and every socket
+/// devices (`units`, as in `per_node_first_pass`), and every socket
 /// walked before the devices cover `need` is needed. Devices bound to no
 /// socket make every socket needed.
 fn second_pass_sockets(
@@ -555,7 +555,7 @@ fn task_range(rec: &NodeRec, job: &JobView, params: &Params) -> (u32, u32) {
 /// first such socket on ties) is dropped, so the kept cores spread over the
 /// sockets. Anchor job a29 (`-N2 -n4 --gpus-per-task=1` on idle 2×2-core
 /// nodes): Slurm kept core 2, CPUs 4-5. Per-node requests are trimmed
-/// the same way after [`per_node_first_pass`] (anchor job a11, `-n1
+/// the same way after `per_node_first_pass` (anchor job a11, `-n1
 /// --gres=gpu:1` on an idle node: core 0, beside GPU 0).
 ///
 /// Returns the node's task count when the range or `limit` bounds it.

@@ -130,7 +130,7 @@ impl<'a> Tables<'a> {
 
     /// `_test_only`: can the job ever run on the candidates? Usage,
     /// memory and job counts are ignored; GRES totals are checked. The
-    /// error is Slurm's return code (see [`miss`]).
+    /// error is Slurm's return code (see `miss`).
     pub fn test_only(&self, req: &Request<'_>) -> Result<Outcome, i32> {
         let (usable, placed) = self.attempt(
             self.usage,
@@ -286,7 +286,7 @@ impl<'a> Tables<'a> {
     /// `_will_run_test` (spec 1.5): now if the job fits now or once the
     /// preemptable jobs are gone; otherwise at the end of the first running
     /// job (by end time) whose departure lets it fit. The error is Slurm's
-    /// return code (see [`miss`]).
+    /// return code (see `miss`).
     pub fn will_run(&self, req: &Request<'_>, now: i64) -> Result<Outcome, i32> {
         let mut tried = false;
         let max_run = req.max_share.saturating_sub(1).max(1);

@@ -14,7 +14,7 @@
 //! * [`batch`]: `batch_bind`, the batch script's binding (5.1);
 //! * [`cpuset`]: one task's CPU set in slurmstepd (5.6);
 //! * [`verbose`]: the `cpu-bind=...` line of `--cpu-bind=verbose` (5.7);
-//! * [`env`]: the `SLURM_CPU_BIND*` task environment (5.7);
+//! * [`env`](mod@env): the `SLURM_CPU_BIND*` task environment (5.7);
 //! * [`cstr`]: the C number parsing (`atoi`, `strtoul`) Slurm's text handling relies on.
 //!
 //! [`plugin`] exports it through the `task-plugin` world, reading the node's

@@ -57,7 +57,7 @@
 //! `100 + ((r - 1) mod ACCOUNTS) + 1` of [`ACCOUNTS`] groups, so the groups
 //! (the accounts of the simulated association tree) are skewed too. The
 //! draws come from their own ChaCha8 stream (seeded from the seed and
-//! [`USER_STREAM`]), so the sizes, run times and arrivals of a seed are
+//! `USER_STREAM`), so the sizes, run times and arrivals of a seed are
 //! those of earlier versions.
 //!
 //! # Determinism
