@@ -59,6 +59,25 @@ fn matches(req: &GresReq, rec: &NodeRec, dev: usize) -> bool {
     d.name_id == req.name_id && req.type_id.is_none_or(|t| d.type_id == Some(t))
 }
 
+/// The least of a request 22.05's `gres_select_filter_remove_unusable`
+/// lets a node give (gres_select_filter.c:232-248): all its `total` usable
+/// units for a whole-node job, else at least 1, the count per node, per
+/// socket times `--sockets-per-node` and per task times
+/// `--ntasks-per-node` (each factor only where given).
+fn min_gres(req: &GresReq, job: &JobView, total: u64) -> u64 {
+    if job.whole_node {
+        return total;
+    }
+    let times = |n: u32| req.count * u64::from(n.max(1));
+    match req.scope {
+        GresScope::PerNode => req.count,
+        GresScope::PerSocket => times(job.sockets_per_node),
+        GresScope::PerTask => times(job.ntasks_per_node),
+        GresScope::PerJob => 1,
+    }
+    .max(1)
+}
+
 /// Count a node must hold for `req` (per-job requests: at least 1).
 pub fn per_node_need(req: &GresReq, job: &JobView) -> u64 {
     match req.scope {
@@ -228,14 +247,38 @@ pub fn node_filter(
             let limit = u32::try_from(usable / g.count).unwrap_or(u32::MAX);
             plan.task_limit = Some(plan.task_limit.map_or(limit, |l| l.min(limit)));
         }
+        // With CR_Memory a node gives no more devices than its free memory
+        // holds at the request's memory per device, and none when that is
+        // less than one (gres_select_filter.c:272-285, 348-362).
+        let by_memory = if params.memory && g.mem_per_gres > 0 && !shared {
+            let usable_memory = rec.usable_memory();
+            let free_memory = usable_memory
+                - if ignore_usage {
+                    0
+                } else {
+                    usage.alloc_memory.min(usable_memory)
+                };
+            if g.mem_per_gres > free_memory {
+                return None;
+            }
+            let most = free_memory / g.mem_per_gres;
+            let total: u64 = devices.iter().map(|&i| free_of(i)).sum();
+            if total.min(most) < min_gres(g, job, total) {
+                return None;
+            }
+            Some(most)
+        } else {
+            None
+        };
         if g.gpu {
-            gpus += devices.iter().map(|&i| free_of(i)).sum::<u64>();
+            let total: u64 = devices.iter().map(|&i| free_of(i)).sum();
+            gpus += total.min(by_memory.unwrap_or(u64::MAX));
             let near = devices.iter().filter(|&&i| near_cores(i)).count() as u64;
             let cap = match g.scope {
                 GresScope::PerNode | GresScope::PerJob => g.count,
                 _ => u64::MAX,
             };
-            near_gpus += near.min(cap);
+            near_gpus += near.min(cap).min(by_memory.unwrap_or(u64::MAX));
         }
         let need = if g.scope == GresScope::PerJob {
             g.count.min(devices.len() as u64).max(1)

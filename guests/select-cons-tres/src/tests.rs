@@ -1878,11 +1878,36 @@ fn mem_per_gpu_replaces_the_default_memory() {
     a.details.memory = MemoryRequest::PerNode(2000);
     start_full(&mut ct, a);
     assert_eq!(decision(&ct, gpu_job(3)), Ok(vec![(1, 2, 3000)]));
-    // An explicit request still wins over --mem-per-gpu.
-    let mut j = gpu_job(4);
+    // An explicit request (exclusive with --mem-per-gpu in sbatch) wins
+    // over DefMemPerGPU for the node's memory, but the GRES filter still
+    // refuses a node with less free memory than one GPU's default
+    // (`def_mem_per_gres`, set by `_set_gpu_defaults` whatever the job's
+    // memory, cons_common/job_test.c:253-265; gres_select_filter.c:274-285):
+    // n2 at a default of 3000 MB, n1 at 2000.
+    ct.params.def_mem_per_gpu = Some(3000);
+    let mut j = with_gres(job(4, 1, 1, 1), "gpu", 1);
     j.details.memory = MemoryRequest::PerCpu(100);
+    assert_eq!(decision(&ct, j.clone()), Ok(vec![(1, 2, 200)]));
+    ct.params.def_mem_per_gpu = Some(2000);
     assert_eq!(decision(&ct, j), Ok(vec![(0, 2, 200)]));
 }
+#[test]
+fn mem_per_gpu_caps_the_gpus_a_node_can_give() {
+    // 22.05 gres_select_filter_remove_unusable (gres_select_filter.c:272-
+    // 285, 348-362): with CR_Memory a node gives no more GPUs than its
+    // free memory holds at mem-per-GPU, and is refused when that is below
+    // the GPUs the job needs there. `--gres=gpu:2 --mem-per-gpu=1500`
+    // (3000 MB) on anchor nodes of 4000 MB: n1 with 2000 MB in use holds
+    // one GPU's worth, so the job goes to n2.
+    let mut ct = anchor_cluster();
+    let mut a = job(1, 1, 1, 1);
+    a.details.memory = MemoryRequest::PerNode(2000);
+    start_full(&mut ct, a);
+    let mut j = with_gres(job(2, 1, 1, 1), "gpu", 2);
+    j.details.gres[0].mem_per_gres = Some(1500);
+    assert_eq!(decision(&ct, j), Ok(vec![(1, 2, 3000)]));
+}
+
 #[test]
 fn memory_per_cpu_counts_only_the_threads_asked() {
     // common/job_resources.c:1926 (job_resources_get_node_cpu_cnt), spec
