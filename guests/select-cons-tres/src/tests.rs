@@ -1883,7 +1883,9 @@ fn mem_per_gpu_replaces_the_default_memory() {
     // refuses a node with less free memory than one GPU's default
     // (`def_mem_per_gres`, set by `_set_gpu_defaults` whatever the job's
     // memory, cons_common/job_test.c:253-265; gres_select_filter.c:274-285):
-    // n2 at a default of 3000 MB, n1 at 2000.
+    // n2 at a default of 3000 MB, n1 at 2000. Checked on the anchor
+    // with DefMemPerGPU=3000 (by hand): after `-w n1 -n1 --mem=2000`,
+    // `-n1 --gres=gpu:1 --mem-per-cpu=100` ran on n2 with Mem=200.
     ct.params.def_mem_per_gpu = Some(3000);
     let mut j = with_gres(job(4, 1, 1, 1), "gpu", 1);
     j.details.memory = MemoryRequest::PerCpu(100);
@@ -1898,7 +1900,10 @@ fn mem_per_gpu_caps_the_gpus_a_node_can_give() {
     // free memory holds at mem-per-GPU, and is refused when that is below
     // the GPUs the job needs there. `--gres=gpu:2 --mem-per-gpu=1500`
     // (3000 MB) on anchor nodes of 4000 MB: n1 with 2000 MB in use holds
-    // one GPU's worth, so the job goes to n2.
+    // one GPU's worth, so the job goes to n2. Checked on the anchor
+    // (22.05.8, CR_Core_Memory, by hand): after `-w n1 -n1 --mem=2000`,
+    // `-n1 --gres=gpu:2 --mem-per-gpu=1500` ran on n2 (Mem=3000,
+    // gpu:2(IDX:0-1)), and `-n1 --gres=gpu:1 --mem-per-gpu=1500` on n1.
     let mut ct = anchor_cluster();
     let mut a = job(1, 1, 1, 1);
     a.details.memory = MemoryRequest::PerNode(2000);
