@@ -191,11 +191,12 @@ pub fn node_filter(
             .filter(|&i| !busy_only || usage.gres_used[i] > 0)
             .filter(|&i| free_of(i) > 0)
             .filter(|&i| {
+                // With enforce-binding a device needs a free core on one of
+                // its sockets (see `Device::home`).
+                let d = &rec.devices[i];
                 !job.enforce_binding
-                    || rec.devices[i]
-                        .cores
-                        .as_ref()
-                        .is_none_or(|c| c.intersects(free))
+                    || d.sockets.is_empty() && d.cores.as_ref().is_none_or(|c| c.intersects(free))
+                    || d.home(true, |s| socket_free[s]).is_some()
             })
             .collect();
         if !first && g.scope == GresScope::PerNode && !job.enforce_binding {
@@ -230,14 +231,11 @@ pub fn node_filter(
             .collect();
         // A device counts where its socket has free cores, or it has none
         // (`gres_select_filter_sock_core` on the first pass,
-        // gres_select_filter.c:600-606).
-        let near_cores = |i: usize| {
-            let socks = &rec.devices[i].sockets;
-            socks.is_empty()
-                || socks
-                    .iter()
-                    .any(|&s| socket_free.get(s as usize).copied().unwrap_or(false))
-        };
+        // gres_select_filter.c:600-606); its socket is its home
+        // (`Device::home`).
+        let home = |i: usize| rec.devices[i].home(job.enforce_binding, |s| socket_free[s]);
+        let near_cores =
+            |i: usize| rec.devices[i].sockets.is_empty() || home(i).is_some_and(|s| socket_free[s]);
         if g.scope == GresScope::PerTask && g.count > 0 {
             let usable: u64 = devices
                 .iter()
@@ -321,11 +319,9 @@ pub fn node_filter(
             let free_in = |s: usize| view.count_range(s * cps, (s + 1) * cps);
             let mut per_sock: SmallVec<[u64; 8]> = SmallVec::from_elem(0, sockets);
             for &i in &devices {
-                for &s in &rec.devices[i].sockets {
-                    let s = s as usize;
-                    if free_in(s) > 0 {
-                        per_sock[s] += 1;
-                    }
+                let home = rec.devices[i].home(job.enforce_binding, |s| free_in(s) > 0);
+                if let Some(s) = home.filter(|&s| free_in(s) > 0) {
+                    per_sock[s] += 1;
                 }
             }
             // Most devices first, then most free cores, then socket order.
@@ -428,7 +424,7 @@ fn second_pass_sockets(
         }
         have += units
             .iter()
-            .filter(|&&(i, _)| rec.devices[i].sockets.contains(&(s as u16)))
+            .filter(|&&(i, _)| rec.devices[i].home(false, |_| true) == Some(s))
             .map(|&(_, n)| n)
             .sum::<u64>();
     }
@@ -490,7 +486,7 @@ fn per_node_first_pass(
     for s in order {
         let here: u64 = units
             .iter()
-            .filter(|&&(i, _)| rec.devices[i].sockets.contains(&(s as u16)))
+            .filter(|&&(i, _)| rec.devices[i].home(false, |_| true) == Some(s))
             .map(|&(_, n)| n)
             .sum();
         if here == 0 {
@@ -725,7 +721,12 @@ pub fn pick(
         .collect();
     let total_cores: usize = per_sock.iter().sum::<usize>().max(1);
     let mut chosen: Vec<usize> = Vec::new();
-    let on_socket = |i: usize, s: usize| rec.devices[i].sockets.contains(&(s as u16));
+    // A device belongs to its home socket only (`Device::home`; with
+    // enforce-binding Slurm's home is the first of its sockets with a free
+    // core when the node was tested, taken here as the first holding the
+    // job's cores: the sockets the devices need keep their cores).
+    let on_socket =
+        |i: usize, s: usize| rec.devices[i].home(enforce_binding, |s| per_sock[s] > 0) == Some(s);
     let take = |cands: Vec<usize>, limit: u64, chosen: &mut Vec<usize>| {
         let mut cands: Vec<usize> = cands.into_iter().filter(|i| !chosen.contains(i)).collect();
         let mut taken = 0;

@@ -39,6 +39,25 @@ pub struct Device {
     pub links: Vec<i32>,
 }
 
+impl Device {
+    /// The one socket 22.05 counts a device bound to some sockets on
+    /// (`_build_sock_gres_by_topo`, cons_tres/gres_sched.c:188-230): the
+    /// first of its sockets, or with enforce-binding the first of them
+    /// where `has_free_core`. `None` for a device of every socket (counted
+    /// for any), and with enforce-binding for one whose sockets have no
+    /// free core (not counted at all).
+    pub fn home(
+        &self,
+        enforce_binding: bool,
+        has_free_core: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        self.sockets
+            .iter()
+            .map(|&s| s as usize)
+            .find(|&s| !enforce_binding || has_free_core(s))
+    }
+}
+
 /// A node as the plugin keeps it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeRec {

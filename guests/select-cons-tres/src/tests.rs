@@ -1449,6 +1449,50 @@ fn anchor_cluster_of(param: &str, core_spec: u16) -> ConsTres {
     ct
 }
 
+#[test]
+fn a_device_counts_on_the_first_of_its_sockets() {
+    // 22.05 `_build_sock_gres_by_topo` (cons_tres/gres_sched.c:188-230)
+    // counts a device bound to some but not all sockets on the first of
+    // them only (with enforce-binding the first with a free core). Checked
+    // on the anchor with its nodes as 4 sockets x 1 core x 2 threads (GPU 0
+    // `Cores=0-1` spans sockets 0-1, GPU 1 `Cores=2-3` sockets 2-3), by
+    // hand: after `-w n1 -n1` took core 0, `-w n1 -n1 --gres=gpu:1` got
+    // CPU_IDs=4-5 and gpu:1(IDX:1). Socket 1, with GPU 0's other core,
+    // does not count GPU 0. With `--gres-flags=enforce-binding` GPU 0
+    // counts on socket 1, its first socket with a free core: CPU_IDs=2-3
+    // and gpu:1(IDX:0).
+    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
+    let mut ct = ConsTres::new(
+        p,
+        vec![fixtures::partition(0, "big", 1)],
+        MemoryRequest::PerCpu(250),
+    );
+    let group = |cores: &[usize]| GresDeviceGroup {
+        name: "gpu".into(),
+        type_name: None,
+        count: 1,
+        cores: Some(bm(4, cores)),
+        links: Vec::new(),
+    };
+    let mut n = fixtures::node(0, "n1", 4, 1, 2, 4000);
+    n.gres_topology = vec![group(&[0, 1]), group(&[2, 3])];
+    ct.node_init(&[n]).unwrap();
+    start_full(&mut ct, job(1, 1, 1, 1));
+    let gpu_job = with_gres(job(2, 1, 1, 1), "gpu", 1);
+    assert_eq!(cpu_gpu(&ct, gpu_job.clone()), (vec![4, 5], vec![1]));
+    let mut bound = gpu_job;
+    bound.details.gres_flags = GresFlags::ENFORCE_BINDING;
+    assert_eq!(cpu_gpu(&ct, bound), (vec![2, 3], vec![0]));
+    // Then `-w n1 -n1` took core 1, and `-w n1 -n2 --gres=gpu:2` got
+    // CPU_IDs=4-5 and gpu:2(IDX:0-1).
+    assert_eq!(cores(&ct, job(3, 1, 1, 1)), vec![(0, vec![1], 2)]);
+    start_full(&mut ct, job(3, 1, 1, 1));
+    assert_eq!(
+        cpu_gpu(&ct, with_gres(job(4, 1, 2, 1), "gpu", 2)),
+        (vec![4, 5], vec![0, 1])
+    );
+}
+
 fn with_gres(j: Job, name: &str, count: u64) -> Job {
     with_gres_per(j, name, count, GresScope::PerNode)
 }
