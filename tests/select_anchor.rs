@@ -8,7 +8,8 @@
 //! `--threads-per-core`), cancels in between and `sbatch
 //! --test-only` questions to the anchor's `big` partition (n[1-4]: 2
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
-//! 0-1, GPU 1 on cores 2-3) under six configurations, and recorded what
+//! 0-1, GPU 1 on cores 2-3; in one configuration 4 sockets x 1 core) under
+//! seven configurations, and recorded what
 //! `scontrol show job -d` showed after each submit. `anchor_select` parses
 //! it.
 //!
@@ -496,6 +497,16 @@ fn cons_tres_cr_socket_memory_core_spec() {
     check("cons_tres-CR_Socket_Memory-core_spec");
 }
 
+/// `CR_Core_Memory` with n[1-4] as 4 sockets x 1 core x 2 threads: each
+/// GPU's `Cores=` (0-1, 2-3) spans two of the four sockets, and 22.05
+/// counts such a device on the first of them only (the first with a free
+/// core under enforce-binding; see `Device::home` in the guest).
+#[test]
+fn cons_tres_cr_core_memory_4_sockets() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-4_sockets");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.
@@ -508,6 +519,7 @@ fn recordings_cover_the_stream() {
         "cons_tres-CR_Core_Memory-one_task",
         "cons_tres-CR_Core_Memory-gpu_defaults",
         "cons_tres-CR_Socket_Memory-core_spec",
+        "cons_tres-CR_Core_Memory-4_sockets",
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
         let submits: Vec<&Submitted> = recording

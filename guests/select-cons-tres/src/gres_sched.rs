@@ -237,9 +237,13 @@ pub fn node_filter(
         let near_cores =
             |i: usize| rec.devices[i].sockets.is_empty() || home(i).is_some_and(|s| socket_free[s]);
         if g.scope == GresScope::PerTask && g.count > 0 {
+            // Only devices beside free cores count on the first pass and
+            // with enforce-binding; on the second pass every device does
+            // (`gres_select_filter_sock_core`, gres_select_filter.c:
+            // 638-641: a socket without free cores is skipped only then).
             let usable: u64 = devices
                 .iter()
-                .filter(|&&i| near_cores(i))
+                .filter(|&&i| !(first || job.enforce_binding) || near_cores(i))
                 .map(|&i| free_of(i))
                 .sum();
             let limit = u32::try_from(usable / g.count).unwrap_or(u32::MAX);

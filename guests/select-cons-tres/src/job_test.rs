@@ -296,11 +296,15 @@ impl ConsTres {
         // pass keeping GRES jobs beside their devices; when it finds no node
         // set, the same choice without that, and retries without small
         // nodes. A node's usable GPUs matter only for those retries: found
-        // again then. The passes differ only for per-node requests without
-        // enforce-binding (see `gres_sched::node_filter`); other jobs'
-        // offers are the same in both, so they are gathered once.
-        let gres_first_pass =
-            !job.enforce_binding && job.gres.iter().any(|g| g.scope == GresScope::PerNode);
+        // again then. The passes differ only for per-node and per-task
+        // requests without enforce-binding (see `gres_sched::node_filter`);
+        // other jobs' offers are the same in both, so they are gathered
+        // once.
+        let gres_first_pass = !job.enforce_binding
+            && job
+                .gres
+                .iter()
+                .any(|g| matches!(g.scope, GresScope::PerNode | GresScope::PerTask));
         let first = collect(gres_first_pass);
         let gpus = |i: usize| offer(i, false, false).map_or(0, |o| o.gres.gpus);
         let (chosen, by_first) = choose_nodes(

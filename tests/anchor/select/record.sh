@@ -4,14 +4,14 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~15 min for all six):
-#     bash tests/anchor/select/record.sh              # all six configurations
+# configuration, ~18 min for all seven):
+#     bash tests/anchor/select/record.sh              # all seven configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
 # Configurations (<config> = directory name | SelectType | SelectTypeParameters | slurm.conf
-# lines appended to setup.sh's, through its EXTRA_CONF, `\n` between lines | keys added to
-# the NodeName=n[1-4] line of a copy of setup.sh):
+# lines appended to setup.sh's, through its EXTRA_CONF, `\n` between lines | keys set on
+# the NodeName=n[1-4] line of a copy of setup.sh, replacing the line's own):
 #     cons_tres-CR_Core_Memory                select/cons_tres  CR_Core_Memory
 #     cons_tres-CR_CPU_Memory                 select/cons_tres  CR_CPU_Memory
 #     linear-CR_Memory                        select/linear     CR_Memory
@@ -20,6 +20,9 @@
 #                                             + DefCpuPerGPU=2, DefMemPerGPU=1500
 #     cons_tres-CR_Socket_Memory-core_spec    select/cons_tres  CR_Socket_Memory
 #                                             + CoreSpecCount=1 on n[1-4]
+#     cons_tres-CR_Core_Memory-4_sockets      select/cons_tres  CR_Core_Memory
+#                                             + n[1-4] as 4 sockets x 1 core x 2 threads, so
+#                                             each GPU's Cores= spans two of the four sockets
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -66,7 +69,8 @@ cons_tres-CR_CPU_Memory|select/cons_tres|CR_CPU_Memory|
 linear-CR_Memory|select/linear|CR_Memory|
 cons_tres-CR_Core_Memory-one_task|select/cons_tres|CR_Core_Memory,CR_ONE_TASK_PER_CORE|
 cons_tres-CR_Core_Memory-gpu_defaults|select/cons_tres|CR_Core_Memory|DefCpuPerGPU=2\nDefMemPerGPU=1500
-cons_tres-CR_Socket_Memory-core_spec|select/cons_tres|CR_Socket_Memory||CoreSpecCount=1"
+cons_tres-CR_Socket_Memory-core_spec|select/cons_tres|CR_Socket_Memory||CoreSpecCount=1
+cons_tres-CR_Core_Memory-4_sockets|select/cons_tres|CR_Core_Memory||Sockets=4 CoresPerSocket=1"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
@@ -320,11 +324,21 @@ record_config() {
   rm -f "$A/teardown.sh"
   say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }}${node_keys:+, n[1-4] $node_keys})"
   if [ -n "$node_keys" ]; then
-    # setup.sh has no knob for node keys: a copy with them on the n[1-4] line
+    # setup.sh has no knob for node keys: a copy with them on the n[1-4] line, each
+    # replacing the key's value there or added before Gres=
     setup=$WORK/setup.sh
-    sed "s/^\(NodeName=n\[1-4\] .*\) Gres=/\1 $node_keys Gres=/" "$ANCHOR/setup.sh" > "$setup"
-    grep -q "^NodeName=n\[1-4\] .* $node_keys Gres=" "$setup" \
-      || die "could not add $node_keys to setup.sh's NodeName=n[1-4] line"
+    cp "$ANCHOR/setup.sh" "$setup"
+    local kv key
+    for kv in $node_keys; do
+      key=${kv%%=*}
+      if grep -q "^NodeName=n\[1-4\] .* $key=" "$setup"; then
+        sed -i "/^NodeName=n\[1-4\] /s/ $key=[^ ]*/ $kv/" "$setup"
+      else
+        sed -i "s/^\(NodeName=n\[1-4\] .*\) Gres=/\1 $kv Gres=/" "$setup"
+      fi
+      grep -q "^NodeName=n\[1-4\] .* $kv[ ]" "$setup" \
+        || die "could not set $kv on setup.sh's NodeName=n[1-4] line"
+    done
   fi
   STARTED=1
   SELECT_TYPE=$stype SELECT_PARAMS=$sparams EXTRA_CONF=$extra WITH_DBD=0 \
