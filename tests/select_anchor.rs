@@ -9,7 +9,7 @@
 //! --test-only` questions to the anchor's `big` partition (n[1-4]: 2
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
 //! 0-1, GPU 1 on cores 2-3; in one configuration 4 sockets x 1 core) under
-//! seven configurations, and recorded what
+//! nine configurations, and recorded what
 //! `scontrol show job -d` showed after each submit. `anchor_select` parses
 //! it.
 //!
@@ -507,6 +507,22 @@ fn cons_tres_cr_core_memory_4_sockets() {
     check("cons_tres-CR_Core_Memory-4_sockets");
 }
 
+/// `CR_Core_Memory,CR_LLN`: nodes are taken least loaded first, by the
+/// ratio of free to configured CPUs, instead of by consecutive best fit.
+#[test]
+fn cons_tres_cr_core_memory_lln() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-lln");
+}
+
+/// `CR_Core_Memory,CR_Pack_Nodes`: a job's tasks fill each node before the
+/// next instead of being spread over its nodes.
+#[test]
+fn cons_tres_cr_core_memory_pack_nodes() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-pack_nodes");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.
@@ -520,6 +536,8 @@ fn recordings_cover_the_stream() {
         "cons_tres-CR_Core_Memory-gpu_defaults",
         "cons_tres-CR_Socket_Memory-core_spec",
         "cons_tres-CR_Core_Memory-4_sockets",
+        "cons_tres-CR_Core_Memory-lln",
+        "cons_tres-CR_Core_Memory-pack_nodes",
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
         let submits: Vec<&Submitted> = recording

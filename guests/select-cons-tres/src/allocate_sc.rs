@@ -96,8 +96,6 @@ fn low_bits(n: usize) -> u64 {
 pub struct SocketAlloc {
     /// CPUs the job may use on the node.
     pub avail_cpus: u32,
-    /// Free cores × threads.
-    pub max_cpus: u32,
     /// Kept cores (node-local core bitmap).
     pub cores: Bits,
     /// CPUs per core the job uses (`v` of the spec).
@@ -334,7 +332,6 @@ pub fn allocate_sc(
     }
     Some(SocketAlloc {
         avail_cpus,
-        max_cpus: free_cores * tpc,
         cores: kept,
         cpus_per_core: v,
     })

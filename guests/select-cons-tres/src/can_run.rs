@@ -16,6 +16,11 @@ use crate::request::{JobView, Mem};
 pub struct NodeAvail {
     pub alloc: SocketAlloc,
     pub gres: NodePlan,
+    /// The node's free CPUs before any GRES filter (free cores x threads,
+    /// under CR_Socket without the used sockets): 22.05's `max_cpus`, set
+    /// by `_allocate_sc` (cons_common.c:357-392) before `_select_cores`
+    /// trims cores for the devices.
+    pub max_cpus: u32,
 }
 
 /// What choosing nodes needs of a node's offer: the counts, without the
@@ -46,7 +51,7 @@ impl Offer {
             node,
             avail_cpus: avail.alloc.avail_cpus,
             cpus_per_core: avail.alloc.cpus_per_core,
-            max_cpus: avail.alloc.max_cpus,
+            max_cpus: avail.max_cpus,
             near_gpus: avail.gres.near_gpus,
             job_gres: avail.gres.job_gres,
         })
@@ -132,6 +137,11 @@ pub fn can_job_run_on_node(
         }
         None => seen,
     };
+    let max_cpus = rec.tpc as u32
+        * match &before {
+            Some(_) => node_free.bits.count() as u32,
+            None => free_cores,
+        };
     let mut restricted;
     // The node's free cores before the GRES trim, kept only where Slurm
     // counts CPUs from them (see `uncapped_cpus`).
@@ -237,7 +247,11 @@ pub fn can_job_run_on_node(
             _ => {}
         }
     }
-    Some(NodeAvail { alloc, gres })
+    Some(NodeAvail {
+        alloc,
+        gres,
+        max_cpus,
+    })
 }
 
 /// Whether Slurm leaves a GRES job's CPU count on a node uncapped by its

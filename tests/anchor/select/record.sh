@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~18 min for all seven):
-#     bash tests/anchor/select/record.sh              # all seven configurations
+# configuration, ~25 min for all nine):
+#     bash tests/anchor/select/record.sh              # all nine configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -23,6 +23,8 @@
 #     cons_tres-CR_Core_Memory-4_sockets      select/cons_tres  CR_Core_Memory
 #                                             + n[1-4] as 4 sockets x 1 core x 2 threads, so
 #                                             each GPU's Cores= spans two of the four sockets
+#     cons_tres-CR_Core_Memory-lln            select/cons_tres  CR_Core_Memory,CR_LLN
+#     cons_tres-CR_Core_Memory-pack_nodes     select/cons_tres  CR_Core_Memory,CR_Pack_Nodes
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -70,7 +72,9 @@ linear-CR_Memory|select/linear|CR_Memory|
 cons_tres-CR_Core_Memory-one_task|select/cons_tres|CR_Core_Memory,CR_ONE_TASK_PER_CORE|
 cons_tres-CR_Core_Memory-gpu_defaults|select/cons_tres|CR_Core_Memory|DefCpuPerGPU=2\nDefMemPerGPU=1500
 cons_tres-CR_Socket_Memory-core_spec|select/cons_tres|CR_Socket_Memory||CoreSpecCount=1
-cons_tres-CR_Core_Memory-4_sockets|select/cons_tres|CR_Core_Memory||Sockets=4 CoresPerSocket=1"
+cons_tres-CR_Core_Memory-4_sockets|select/cons_tres|CR_Core_Memory||Sockets=4 CoresPerSocket=1
+cons_tres-CR_Core_Memory-lln|select/cons_tres|CR_Core_Memory,CR_LLN|
+cons_tres-CR_Core_Memory-pack_nodes|select/cons_tres|CR_Core_Memory,CR_Pack_Nodes|"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
