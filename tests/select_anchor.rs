@@ -9,7 +9,7 @@
 //! --test-only` questions to the anchor's `big` partition (n[1-4]: 2
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
 //! 0-1, GPU 1 on cores 2-3; in one configuration 4 sockets x 1 core) under
-//! nine configurations, and recorded what
+//! twelve configurations, and recorded what
 //! `scontrol show job -d` showed after each submit. `anchor_select` parses
 //! it.
 //!
@@ -523,6 +523,30 @@ fn cons_tres_cr_core_memory_pack_nodes() {
     check("cons_tres-CR_Core_Memory-pack_nodes");
 }
 
+/// `CR_Core_Memory,CR_CORE_DEFAULT_DIST_BLOCK`: without `-m`, a node's
+/// cores are handed to tasks in blocks instead of round-robin over the
+/// sockets.
+#[test]
+fn cons_tres_cr_core_memory_dist_block() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-dist_block");
+}
+
+/// `CR_Socket` without memory tracking: sockets are allocated whole and
+/// `--mem` options do not limit placement.
+#[test]
+fn cons_tres_cr_socket() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Socket");
+}
+
+/// `CR_CPU` without memory tracking: single CPUs (threads) are allocated.
+#[test]
+fn cons_tres_cr_cpu() {
+    require("select/cons_tres");
+    check("cons_tres-CR_CPU");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.
@@ -538,6 +562,9 @@ fn recordings_cover_the_stream() {
         "cons_tres-CR_Core_Memory-4_sockets",
         "cons_tres-CR_Core_Memory-lln",
         "cons_tres-CR_Core_Memory-pack_nodes",
+        "cons_tres-CR_Core_Memory-dist_block",
+        "cons_tres-CR_Socket",
+        "cons_tres-CR_CPU",
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
         let submits: Vec<&Submitted> = recording

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~25 min for all nine):
-#     bash tests/anchor/select/record.sh              # all nine configurations
+# configuration, ~33 min for all twelve):
+#     bash tests/anchor/select/record.sh              # all twelve configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -25,6 +25,10 @@
 #                                             each GPU's Cores= spans two of the four sockets
 #     cons_tres-CR_Core_Memory-lln            select/cons_tres  CR_Core_Memory,CR_LLN
 #     cons_tres-CR_Core_Memory-pack_nodes     select/cons_tres  CR_Core_Memory,CR_Pack_Nodes
+#     cons_tres-CR_Core_Memory-dist_block     select/cons_tres  CR_Core_Memory,
+#                                                               CR_CORE_DEFAULT_DIST_BLOCK
+#     cons_tres-CR_Socket                     select/cons_tres  CR_Socket (memory not tracked)
+#     cons_tres-CR_CPU                        select/cons_tres  CR_CPU (memory not tracked)
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -74,7 +78,10 @@ cons_tres-CR_Core_Memory-gpu_defaults|select/cons_tres|CR_Core_Memory|DefCpuPerG
 cons_tres-CR_Socket_Memory-core_spec|select/cons_tres|CR_Socket_Memory||CoreSpecCount=1
 cons_tres-CR_Core_Memory-4_sockets|select/cons_tres|CR_Core_Memory||Sockets=4 CoresPerSocket=1
 cons_tres-CR_Core_Memory-lln|select/cons_tres|CR_Core_Memory,CR_LLN|
-cons_tres-CR_Core_Memory-pack_nodes|select/cons_tres|CR_Core_Memory,CR_Pack_Nodes|"
+cons_tres-CR_Core_Memory-pack_nodes|select/cons_tres|CR_Core_Memory,CR_Pack_Nodes|
+cons_tres-CR_Core_Memory-dist_block|select/cons_tres|CR_Core_Memory,CR_CORE_DEFAULT_DIST_BLOCK|
+cons_tres-CR_Socket|select/cons_tres|CR_Socket|
+cons_tres-CR_CPU|select/cons_tres|CR_CPU|"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
