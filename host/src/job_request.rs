@@ -468,7 +468,14 @@ impl JobRequest {
         let cpus_per_task = self.cpus_per_task.unwrap_or(1);
         let ntasks_per_node = self.ntasks_per_node.unwrap_or(0);
         let (mut min_nodes, max_nodes) = match self.nodes {
-            Some((min, max)) => (min, max),
+            // sbatch with both -N and -n (opt.c:865-884): no more nodes
+            // than tasks, and fewer tasks than nodes make both counts the
+            // task count.
+            Some((min, max)) => match self.ntasks {
+                Some(n) if n < min => (n.max(1), Some(n.max(1))),
+                Some(n) => (min, max.map(|max| max.min(n))),
+                None => (min, max),
+            },
             None => {
                 let min = match (self.ntasks, ntasks_per_node) {
                     (Some(n), per) if per > 0 => n.div_ceil(u32::from(per)).max(1),
@@ -822,6 +829,30 @@ mod tests {
         assert_eq!((d.min_cpus, d.num_tasks, d.pn_min_cpus), (2, 0, 1));
         assert!(d.contiguous);
         assert_eq!((p.min_nodes, p.max_nodes, p.req_nodes), (2, 2, 2));
+    }
+
+    #[test]
+    fn no_more_nodes_than_tasks() {
+        // sbatch/opt.c:865-884: with -N and -n, the maximum node count is
+        // at most the task count (the anchor's a44 `-N1-2 -n1`:
+        // NumNodes=1-1), and fewer tasks than the minimum make both the
+        // task count.
+        let p = prepare(&["-N", "1-2", "-n", "1"]);
+        assert_eq!(
+            (p.job.details.min_nodes, p.job.details.max_nodes),
+            (1, Some(1))
+        );
+        assert_eq!((p.min_nodes, p.max_nodes, p.req_nodes), (1, 1, 1));
+        let p = prepare(&["-N", "4", "-n", "2"]);
+        assert_eq!(
+            (p.job.details.min_nodes, p.job.details.max_nodes),
+            (2, Some(2))
+        );
+        let p = prepare(&["-N", "2-4", "-n", "3"]);
+        assert_eq!(
+            (p.job.details.min_nodes, p.job.details.max_nodes),
+            (2, Some(3))
+        );
     }
 
     #[test]

@@ -4,14 +4,15 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~33 min for all twelve):
-#     bash tests/anchor/select/record.sh              # all twelve configurations
+# configuration, ~39 min for all fourteen):
+#     bash tests/anchor/select/record.sh              # all fourteen configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
 # Configurations (<config> = directory name | SelectType | SelectTypeParameters | slurm.conf
 # lines appended to setup.sh's, through its EXTRA_CONF, `\n` between lines | keys set on
-# the NodeName=n[1-4] line of a copy of setup.sh, replacing the line's own):
+# the NodeName=n[1-4] line of a copy of setup.sh, replacing the line's own | keys added to
+# the copy's PartitionName=big line):
 #     cons_tres-CR_Core_Memory                select/cons_tres  CR_Core_Memory
 #     cons_tres-CR_CPU_Memory                 select/cons_tres  CR_CPU_Memory
 #     linear-CR_Memory                        select/linear     CR_Memory
@@ -29,6 +30,10 @@
 #                                                               CR_CORE_DEFAULT_DIST_BLOCK
 #     cons_tres-CR_Socket                     select/cons_tres  CR_Socket (memory not tracked)
 #     cons_tres-CR_CPU                        select/cons_tres  CR_CPU (memory not tracked)
+#     cons_tres-CR_Core_Memory-oversubscribe  select/cons_tres  CR_Core_Memory
+#                                             + OverSubscribe=FORCE:2 on partition big
+#     linear-CR_Memory-oversubscribe          select/linear     CR_Memory
+#                                             + OverSubscribe=FORCE:2 on partition big
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -81,7 +86,9 @@ cons_tres-CR_Core_Memory-lln|select/cons_tres|CR_Core_Memory,CR_LLN|
 cons_tres-CR_Core_Memory-pack_nodes|select/cons_tres|CR_Core_Memory,CR_Pack_Nodes|
 cons_tres-CR_Core_Memory-dist_block|select/cons_tres|CR_Core_Memory,CR_CORE_DEFAULT_DIST_BLOCK|
 cons_tres-CR_Socket|select/cons_tres|CR_Socket|
-cons_tres-CR_CPU|select/cons_tres|CR_CPU|"
+cons_tres-CR_CPU|select/cons_tres|CR_CPU|
+cons_tres-CR_Core_Memory-oversubscribe|select/cons_tres|CR_Core_Memory|||OverSubscribe=FORCE:2
+linear-CR_Memory-oversubscribe|select/linear|CR_Memory|||OverSubscribe=FORCE:2"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
@@ -331,14 +338,23 @@ run_stream() {
 
 record_config() {
   local dir=$1 stype=$2 sparams=$3 extra line probe setup=$ANCHOR/setup.sh node_keys=${5:-}
+  local part_keys=${6:-}
   extra=$(printf '%b' "$4")
   rm -f "$A/teardown.sh"
   say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }}${node_keys:+, n[1-4] $node_keys})"
+  if [ -n "$node_keys$part_keys" ]; then
+    setup=$WORK/setup.sh
+    cp "$ANCHOR/setup.sh" "$setup"
+  fi
+  if [ -n "$part_keys" ]; then
+    # nor for partition keys: added to the copy's PartitionName=big line
+    sed -i "s/^\(PartitionName=big .*\)$/\1 $part_keys/" "$setup"
+    grep -q "^PartitionName=big .* $part_keys$" "$setup" \
+      || die "could not add $part_keys to setup.sh's PartitionName=big line"
+  fi
   if [ -n "$node_keys" ]; then
     # setup.sh has no knob for node keys: a copy with them on the n[1-4] line, each
     # replacing the key's value there or added before Gres=
-    setup=$WORK/setup.sh
-    cp "$ANCHOR/setup.sh" "$setup"
     local kv key
     for kv in $node_keys; do
       key=${kv%%=*}
@@ -378,8 +394,8 @@ record_config() {
   say "== $dir: $(grep -c '^\[submit' "$OUT/$dir/stream.txt") submits recorded"
 }
 
-while IFS='|' read -r -u 3 dir stype sparams extra node_keys; do
+while IFS='|' read -r -u 3 dir stype sparams extra node_keys part_keys; do
   if [ $# -gt 0 ] && [[ " $* " != *" $dir "* ]]; then continue; fi
-  record_config "$dir" "$stype" "$sparams" "$extra" "$node_keys"
+  record_config "$dir" "$stype" "$sparams" "$extra" "$node_keys" "$part_keys"
 done 3<<< "$CONFIGS"
 say "done"
