@@ -609,7 +609,9 @@ impl ConsTres {
             }
         }
         if let Some(own) = usage.rows.get(job.partition as usize) {
-            for row in &own.rows {
+            // The rows with more cores first (`part_data_sort_res`,
+            // cons_common/job_test.c:1264-1265).
+            for row in own.sorted().into_iter().map(|r| &own.rows[r]) {
                 let mut free = step2.clone();
                 free.and_not(&row.cores);
                 if let Ok(rec) = self.fit(

@@ -91,6 +91,20 @@ impl JobRec {
             .map(|n| (recs[n.node].core_off, &n.cores))
             .collect()
     }
+
+    /// What re-packing a partition's rows needs of the job.
+    pub fn packed<'a>(&'a self, recs: &[NodeRec]) -> rows::Packed<'a> {
+        let cores = self.core_pieces(recs);
+        let start = cores
+            .iter()
+            .find_map(|(off, c)| c.ones().next().map(|k| off + k))
+            .unwrap_or(usize::MAX);
+        rows::Packed {
+            start,
+            cpus: self.nodes.iter().map(|n| n.cpus).sum(),
+            cores,
+        }
+    }
 }
 
 /// The usage tables (cloned for simulations).

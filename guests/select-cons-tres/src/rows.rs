@@ -7,9 +7,20 @@ use crate::bits::Bits;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub cores: Bits,
+    /// The number of cores in `cores` (Slurm's `row_set_count`), which
+    /// orders the rows (see [`PartRows::sort_res`]).
+    pub set: usize,
     /// The row's jobs, ascending (found by binary search: a simulation
     /// removes hundreds of jobs from rows of thousands).
     pub jobs: Vec<u32>,
+}
+
+/// What re-packing the rows needs of a job: its first core in the
+/// cluster-wide core map (Slurm's `jstart`), its CPU count and its cores.
+pub struct Packed<'a> {
+    pub start: usize,
+    pub cpus: u32,
+    pub cores: Vec<(usize, &'a Bits)>,
 }
 
 /// The rows of one partition (`num_rows = max_share & ~FORCE`, at least 1).
@@ -42,6 +53,7 @@ impl PartRows {
             rows: (0..num_rows.max(1))
                 .map(|_| Row {
                     cores: Bits::new(total_cores),
+                    set: 0,
                     jobs: Vec::new(),
                 })
                 .collect(),
@@ -51,8 +63,8 @@ impl PartRows {
 
     /// Places `job`, whose cores are `cores` (see
     /// [`crate::JobRec::core_pieces`]), in the first row its cores do not
-    /// overlap; `false` on "job overflow" (the job is then in no row, as in
-    /// Slurm).
+    /// overlap, in the rows' current order; `false` on "job overflow" (the
+    /// job is then in no row, as in Slurm).
     pub fn add(&mut self, job: u32, cores: &[(usize, &Bits)]) -> bool {
         for row in &mut self.rows {
             if !cores
@@ -61,6 +73,7 @@ impl PartRows {
             {
                 for (off, c) in cores {
                     row.cores.or_at(*off, c);
+                    row.set += c.count();
                 }
                 if let Err(at) = row.jobs.binary_search(&job) {
                     row.jobs.insert(at, job);
@@ -72,48 +85,88 @@ impl PartRows {
         false
     }
 
+    /// `part_data_sort_res` (part_data.c:465-480): the rows with more
+    /// cores first, by its pairwise swaps (which also decide the order of
+    /// rows of equal size). Slurm sorts before trying the rows for a job
+    /// (step 4 of `_job_test`) and after each job a re-pack places; the
+    /// order then decides the row a starting job goes to.
+    pub fn sort_res(&mut self) {
+        for i in 0..self.rows.len() {
+            for j in i + 1..self.rows.len() {
+                if self.rows[j].set > self.rows[i].set {
+                    self.rows.swap(i, j);
+                }
+            }
+        }
+    }
+
+    /// The rows' indices in [`Self::sort_res`]'s order, leaving `self` as
+    /// it is.
+    pub fn sorted(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.rows.len()).collect();
+        for i in 0..order.len() {
+            for j in i + 1..order.len() {
+                if self.rows[order[j]].set > self.rows[order[i]].set {
+                    order.swap(i, j);
+                }
+            }
+        }
+        order
+    }
+
     /// Removes `job`, whose cores are `cores`. With one row its cores are
     /// cleared from the row (the jobs of a row never overlap, so the others
-    /// keep theirs), as Slurm's `_build_row_bitmaps` does for a single row;
-    /// with several, the remaining jobs are re-packed into the fewest rows,
-    /// densest first, `cores_of` giving each job's cores.
+    /// keep theirs). With several, Slurm's `part_data_build_row_bitmaps`
+    /// (part_data.c:125-250): the jobs left are placed again, by their
+    /// first core and then their CPU count, each in the first row it fits,
+    /// the rows sorted after each ([`Self::sort_res`]); when one fits no
+    /// row, the old layout stays (less the job). `packed` gives each job's
+    /// [`Packed`].
     pub fn remove<'a>(
         &mut self,
         job: u32,
         cores: &[(usize, &Bits)],
-        cores_of: &dyn Fn(u32) -> Option<Vec<(usize, &'a Bits)>>,
+        packed: &dyn Fn(u32) -> Option<Packed<'a>>,
     ) {
         if !self.rows.iter().any(|r| r.jobs.binary_search(&job).is_ok()) {
             return;
         }
-        if let [row] = self.rows.as_mut_slice() {
-            for (off, c) in cores {
-                row.cores.clear_at(*off, c);
+        let clear = |rows: &mut Vec<Row>| {
+            for row in rows.iter_mut() {
+                if let Ok(at) = row.jobs.binary_search(&job) {
+                    for (off, c) in cores {
+                        row.cores.clear_at(*off, c);
+                        row.set -= c.count();
+                    }
+                    row.jobs.remove(at);
+                }
             }
-            if let Ok(at) = row.jobs.binary_search(&job) {
-                row.jobs.remove(at);
-            }
+        };
+        if self.rows.len() == 1 {
+            clear(&mut self.rows);
             return;
         }
         let total = self.rows[0].cores.len();
-        let mut jobs: Vec<(u32, Vec<(usize, &Bits)>)> = self
+        let mut jobs: Vec<(u32, Packed)> = self
             .rows
             .iter()
             .flat_map(|r| r.jobs.iter().copied())
             .filter(|j| *j != job)
-            .filter_map(|j| cores_of(j).map(|c| (j, c)))
+            .filter_map(|j| packed(j).map(|p| (j, p)))
             .collect();
-        jobs.sort_by_key(|(j, c)| {
-            let count: usize = c.iter().map(|(_, b)| b.count()).sum();
-            (std::cmp::Reverse(count), *j)
-        });
-        *self = PartRows {
+        jobs.sort_by_key(|(_, p)| (p.start, p.cpus));
+        let mut fresh = PartRows {
             has_map: self.has_map,
             ..PartRows::new(self.num_rows, total)
         };
-        for (j, c) in jobs {
-            self.add(j, &c);
+        for (j, p) in &jobs {
+            if !fresh.add(*j, &p.cores) {
+                clear(&mut self.rows);
+                return;
+            }
+            fresh.sort_res();
         }
+        *self = fresh;
     }
 
     /// Makes `self` equal to `other` reusing `self`'s buffers (a
@@ -124,6 +177,7 @@ impl PartRows {
         self.rows.truncate(other.rows.len());
         for (mine, theirs) in self.rows.iter_mut().zip(&other.rows) {
             mine.cores.copy_from(&theirs.cores);
+            mine.set = theirs.set;
             mine.jobs.clone_from(&theirs.jobs);
         }
         let have = self.rows.len();
@@ -158,14 +212,65 @@ mod tests {
             !p.add(3, &[(0, &b)]),
             "third overlapping job overflows two rows"
         );
-        let cores = |j: u32| match j {
-            1 => Some(vec![(0, &a)]),
-            2 => Some(vec![(0, &b)]),
+        let packed = |j: u32| match j {
+            1 => Some(Packed {
+                start: 0,
+                cpus: 8,
+                cores: vec![(0, &a)],
+            }),
+            2 => Some(Packed {
+                start: 0,
+                cpus: 1,
+                cores: vec![(0, &b)],
+            }),
             _ => None,
         };
-        p.remove(1, &[(0, &a)], &cores);
+        p.remove(1, &[(0, &a)], &packed);
         assert_eq!(p.rows[0].jobs, vec![2]);
         assert!(p.rows[1].jobs.is_empty());
+    }
+
+    #[test]
+    fn rows_sort_by_cores_and_repack_by_first_core() {
+        // part_data.c:465-480 (`part_data_sort_res`): the rows with more
+        // cores first, by pairwise swaps. part_data.c:190-236: a removal
+        // places the jobs left again by their first core, each in the
+        // first row it fits.
+        let bits = |cores: &[usize]| {
+            let mut b = Bits::new(8);
+            cores.iter().for_each(|&c| b.set(c));
+            b
+        };
+        let (a, b, c) = (bits(&[0, 1]), bits(&[1, 2]), bits(&[3, 4, 5]));
+        let mut p = PartRows::new(3, 8);
+        assert!(p.add(2, &[(0, &b)]));
+        assert!(p.add(1, &[(0, &a)]));
+        assert!(p.add(3, &[(0, &c)]));
+        // Row 0: jobs 2 and 3 (5 cores); row 1: job 1 (2); row 2: empty.
+        assert_eq!(p.sorted(), vec![0, 1, 2]);
+        let mut q = p.clone();
+        q.rows.swap(0, 2);
+        assert_eq!(q.sorted(), vec![2, 1, 0]);
+        q.sort_res();
+        assert_eq!(q.rows[0].jobs, vec![2, 3]);
+        let packed = |j: u32| {
+            let (start, cores) = match j {
+                1 => (0, &a),
+                2 => (1, &b),
+                _ => (3, &c),
+            };
+            Some(Packed {
+                start,
+                cpus: cores.count() as u32,
+                cores: vec![(0, cores)],
+            })
+        };
+        p.remove(3, &[(0, &c)], &packed);
+        // Job 1 (first core 0) now comes first and takes row 0; job 2
+        // overlaps it and goes to row 1.
+        assert_eq!(p.rows[0].jobs, vec![1]);
+        assert_eq!(p.rows[1].jobs, vec![2]);
+        assert_eq!((p.rows[0].set, p.rows[1].set, p.rows[2].set), (2, 2, 0));
     }
 
     #[test]

@@ -274,8 +274,8 @@ pub fn release(
     release_on_nodes(nodes, rec, part);
     if part != Part::Suspend {
         if let Some(rows) = rows.get_mut(rec.partition as usize) {
-            let cores_of = |j: u32| jobs.get(&j).map(|r| r.core_pieces(recs));
-            rows.remove(rec.id, &rec.core_pieces(recs), &cores_of);
+            let packed = |j: u32| jobs.get(&j).map(|r| r.packed(recs));
+            rows.remove(rec.id, &rec.core_pieces(recs), &packed);
         }
     }
 }
