@@ -6,6 +6,9 @@
 //! * steps 2–4 of 2.7 drop the cores of every *other* partition's rows and
 //!   then try the rows of the job's own partition; PriorityTier-based
 //!   keeping of lower-tier rows (PreemptType=partition_prio) is not modelled;
+//! * step 4 tries the rows most cores first, as Slurm sorts them, but the
+//!   test leaves the rows' order as it was: Slurm keeps the sorted order,
+//!   in which a job starting next takes the first row it fits;
 //! * "test 0" (can the job fit on every available core, without the
 //!   partition's core map) is answered by the later passes failing, with the
 //!   same error, except under CR_Socket with specialised cores, where it
