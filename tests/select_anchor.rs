@@ -554,14 +554,7 @@ fn cons_tres_cr_cpu() {
 #[test]
 fn cons_tres_cr_core_memory_oversubscribe() {
     require("select/cons_tres");
-    check_known(
-        "cons_tres-CR_Core_Memory-oversubscribe",
-        &[(
-            "a41",
-            "open: placed in a second row on n1 with GPU 0 (cores 0-1), Slurm \
-             took core 0 beside the GPU and ours core 2; the cause is not found yet",
-        )],
-    );
+    check("cons_tres-CR_Core_Memory-oversubscribe");
 }
 
 /// select/linear with `CR_Memory` and `OverSubscribe=FORCE:2`: up to two

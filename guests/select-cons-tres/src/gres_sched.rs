@@ -178,6 +178,9 @@ pub fn node_filter(
     // On the second pass, the sockets per-node requests need (see
     // `second_pass_sockets`).
     let mut second_pass: Option<SmallVec<[bool; 8]>> = None;
+    // On the first pass, the sockets holding a per-task request's usable
+    // devices (see `drop_gresless_sockets`).
+    let mut per_task_sockets: Option<SmallVec<[bool; 8]>> = None;
     for g in &job.gres {
         let shared = g.shared;
         let need_here = per_node_need(g, job);
@@ -236,6 +239,20 @@ pub fn node_filter(
         let home = |i: usize| rec.devices[i].home(job.enforce_binding, |s| socket_free[s]);
         let near_cores =
             |i: usize| rec.devices[i].sockets.is_empty() || home(i).is_some_and(|s| socket_free[s]);
+        if first && g.scope == GresScope::PerTask && !job.enforce_binding {
+            let mut with: SmallVec<[bool; 8]> = SmallVec::from_elem(false, sockets);
+            for &i in &devices {
+                match home(i) {
+                    Some(s) => with[s] = true,
+                    None if rec.devices[i].sockets.is_empty() => with.fill(true),
+                    None => {}
+                }
+            }
+            match &mut per_task_sockets {
+                Some(all) => all.iter_mut().zip(&with).for_each(|(a, w)| *a &= *w),
+                None => per_task_sockets = Some(with),
+            }
+        }
         if g.scope == GresScope::PerTask && g.count > 0 {
             // Only devices beside free cores count on the first pass and
             // with enforce-binding; on the second pass every device does
@@ -389,6 +406,9 @@ pub fn node_filter(
         }
     }
     if let Some(limit) = plan.task_limit {
+        if let Some(with) = &per_task_sockets {
+            drop_gresless_sockets(rec, free, with, min_cores(rec, job, params));
+        }
         plan.max_tasks = trim_to_task_limit(rec, job, params, free, limit, None);
     } else if let Some(kept) = first_pass {
         *free = kept;
@@ -398,6 +418,35 @@ pub fn node_filter(
         plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX, Some(&spare));
     }
     Some(plan)
+}
+
+/// The first pass's core drop for a per-task request
+/// (`gres_select_filter_sock_core` with `first_pass`,
+/// gres_select_filter.c:577-607): walking the sockets from the one with
+/// the most free cores (socket order on ties), a socket without the
+/// request's usable devices (`with`) gives up its highest free cores while
+/// the node keeps more than `floor`. Checked on the anchor (the
+/// OverSubscribe recording's a41, `-n1 --gpus-per-task=1` on a node whose
+/// GPU 1 held mps shares): Slurm took core 0, beside GPU 0.
+fn drop_gresless_sockets(rec: &NodeRec, free: &mut Bits, with: &[bool], floor: usize) {
+    let cps = rec.cores_per_socket as usize;
+    let mut order: SmallVec<[usize; 8]> = (0..rec.sockets as usize).collect();
+    order.sort_by_key(|&s| std::cmp::Reverse(free.count_range(s * cps, (s + 1) * cps)));
+    let mut total = free.count();
+    for s in order {
+        if with[s] {
+            continue;
+        }
+        for c in (s * cps..(s + 1) * cps).rev() {
+            if total <= floor {
+                return;
+            }
+            if free.get(c) {
+                free.clear(c);
+                total -= 1;
+            }
+        }
+    }
 }
 
 /// The sockets a per-node request needs on the second pass
