@@ -429,6 +429,7 @@ mod tests {
             name: "gpu".into(),
             type_name: None,
             count: 1,
+            devices: None,
         }];
         let got = count_bitmap(
             Ctx {
@@ -506,6 +507,7 @@ mod tests {
             name: "gpu".into(),
             type_name: Some("v100".into()),
             count: 1,
+            devices: None,
         }];
         assert_eq!(test(&usage, None, 2), 0, "the v100 is in use");
         assert_eq!(test(&usage, None, 1), 1);

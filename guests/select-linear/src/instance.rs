@@ -14,9 +14,9 @@ use slurm_wasm_sdk::types::{Job, JobResources, JobState, Node, Partition};
 use slurm_wasm_sdk::{codes, Bitmap, Error};
 
 use crate::config::{max_share, Config, SHARED_FORCE};
-use crate::filter::check_gres;
+use crate::filter::{check_gres, per_node_gres};
 use crate::gres::GresTotals;
-use crate::jobs::{resolve_share, ActiveJob, Activity, NodeHeld};
+use crate::jobs::{resolve_share, ActiveJob, Activity, GresHeld, NodeHeld};
 use crate::modes::{Request, Tables};
 use crate::usage::{PartCount, Usage};
 use crate::{resources, state};
@@ -224,12 +224,25 @@ impl Linear {
                 whole_nodes: true,
             }
         } else {
+            let jobs = &self.jobs;
             resources::build(
                 &self.nodes,
                 &self.config,
                 view.memory,
                 &outcome.placed.nodes,
                 outcome.placed.total_cpus,
+                |node| {
+                    if !share_res {
+                        return Vec::new();
+                    }
+                    let held: Vec<&[GresHeld]> = jobs
+                        .values()
+                        .flat_map(|j| j.held.iter())
+                        .filter(|h| h.node == node.index)
+                        .map(|h| h.gres.as_slice())
+                        .collect();
+                    resources::pick_devices(node, per_node_gres(&view.details), &held)
+                },
             )
         };
         Ok(JobTestResult {
@@ -332,7 +345,8 @@ impl Linear {
     /// `job_expand`: every resource of `from` moves to `to` (node union;
     /// on a shared node `to` keeps its CPU count and the memory adds up);
     /// `from` is left with nothing. Returns `to`'s new resources (whole
-    /// nodes, no GRES, as every linear allocation).
+    /// nodes; the GRES both held stay tracked, but the resources list no
+    /// devices).
     /// `SLURM_ERROR` when both are the same job or either holds nothing.
     pub fn job_expand(&mut self, from: &Job, to: &Job) -> Result<JobResources, Error> {
         if from.job_id == to.job_id {

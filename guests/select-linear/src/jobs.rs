@@ -14,6 +14,10 @@ pub struct GresHeld {
     pub name: String,
     pub type_name: Option<String>,
     pub count: u64,
+    /// The devices held (indices among the node's devices of `name`), as
+    /// the job's resources give them: only a job that shares its nodes is
+    /// given devices (see [`crate::resources::pick_devices`]).
+    pub devices: Option<Bitmap>,
 }
 
 /// What a job holds on one node.
@@ -162,15 +166,9 @@ impl ActiveJob {
 }
 
 /// Per-node holdings from an allocation. GRES: the job's per-node GRES
-/// requests on every node (what `job_begin` allocates there).
+/// requests on every node (what `job_begin` allocates there), with the
+/// devices the allocation names there.
 fn held(alloc: &Allocation, details: &JobDetails) -> Vec<NodeHeld> {
-    let gres: Vec<GresHeld> = per_node_gres(details)
-        .map(|g| GresHeld {
-            name: g.name.clone(),
-            type_name: g.type_name.clone(),
-            count: g.count,
-        })
-        .collect();
     alloc
         .per_node
         .iter()
@@ -178,7 +176,19 @@ fn held(alloc: &Allocation, details: &JobDetails) -> Vec<NodeHeld> {
             node: n.node,
             cpus: n.cpus,
             memory: n.memory,
-            gres: gres.clone(),
+            gres: per_node_gres(details)
+                .map(|g| GresHeld {
+                    name: g.name.clone(),
+                    type_name: g.type_name.clone(),
+                    count: g.count,
+                    devices: n
+                        .gres
+                        .iter()
+                        .find(|a| a.name == g.name && a.type_name == g.type_name)
+                        .and_then(|a| a.devices.as_ref())
+                        .and_then(|d| Bitmap::try_from(d).ok()),
+                })
+                .collect(),
         })
         .collect()
 }

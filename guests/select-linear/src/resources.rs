@@ -3,8 +3,10 @@
 //! charged under `CR_Memory`.
 
 use select_common::{MemRequest, NodeRec, NodeTable, ResourcesBuilder};
-use slurm_wasm_sdk::types::JobResources;
+use slurm_wasm_sdk::types::{GresAllocation, GresRequest, JobResources};
 use slurm_wasm_sdk::Bitmap;
+
+use crate::jobs::GresHeld;
 
 use crate::config::Config;
 use crate::filter::job_node_memory;
@@ -22,15 +24,17 @@ pub fn node_memory(config: &Config, memory: MemRequest, node: &NodeRec) -> u64 {
     }
 }
 
-/// The allocation of `chosen` for a job of `total_cpus` CPUs. Linear's
-/// `job_resources` carry no GRES (the controller's GRES code allocates
-/// devices; `scontrol show job -d` on a linear cluster shows none).
+/// The allocation of `chosen` for a job of `total_cpus` CPUs, with the
+/// devices `devices` gives the job on each node (none for a job that
+/// holds its nodes whole: `scontrol show job -d` on a linear cluster shows
+/// `gpu:0(IDX:)` for those).
 pub fn build(
     nodes: &NodeTable,
     config: &Config,
     memory: MemRequest,
     chosen: &Bitmap,
     total_cpus: u32,
+    devices: impl Fn(&NodeRec) -> Vec<GresAllocation>,
 ) -> JobResources {
     let mut builder = ResourcesBuilder::new(nodes.len(), true);
     for i in chosen.ones() {
@@ -40,10 +44,69 @@ pub fn build(
             &Bitmap::full(node.cores() as usize),
             node.cpus,
             node_memory(config, memory, node),
-            Vec::new(),
+            devices(node),
         );
     }
     builder.build_with_ncpus(total_cpus)
+}
+
+/// The devices of a job that shares `node` (a partition with
+/// `OverSubscribe`): for each per-node request, the lowest-numbered
+/// devices of its name (and type) that no job on the node holds, as
+/// `gres_ctld_job_alloc` picks them without a core map
+/// (select_linear.c:2808-2818). Checked on the anchor under
+/// `OverSubscribe=FORCE:2` (a12, `-n2 --gres=gpu:2` beside an exclusive
+/// job: gpu:2(IDX:0-1)). A node's devices of a name are numbered in the
+/// order of its `Gres=` entries.
+pub fn pick_devices<'a>(
+    node: &NodeRec,
+    requests: impl Iterator<Item = &'a GresRequest>,
+    held: &[&[GresHeld]],
+) -> Vec<GresAllocation> {
+    requests
+        .filter(|g| g.count > 0)
+        .map(|g| {
+            let of_name = node
+                .gres
+                .iter()
+                .filter(|c| c.name.eq_ignore_ascii_case(&g.name));
+            let total: u64 = of_name.clone().map(|c| c.count).sum();
+            let mut used = Bitmap::new(total as usize);
+            for d in held
+                .iter()
+                .flat_map(|h| h.iter())
+                .filter(|h| h.name.eq_ignore_ascii_case(&g.name))
+                .filter_map(|h| h.devices.as_ref())
+            {
+                for k in d.ones().filter(|&k| k < total as usize) {
+                    used.set(k, true);
+                }
+            }
+            let mut devices = Bitmap::new(total as usize);
+            let mut start = 0;
+            let mut left = g.count;
+            for c in of_name {
+                let wanted = g
+                    .type_name
+                    .as_deref()
+                    .is_none_or(|t| c.type_name.as_deref() == Some(t));
+                for k in start..start + c.count as usize {
+                    if wanted && left > 0 && !used.get(k) {
+                        devices.set(k, true);
+                        left -= 1;
+                    }
+                }
+                start += c.count as usize;
+            }
+            GresAllocation {
+                name: g.name.clone(),
+                type_name: g.type_name.clone(),
+                count: g.count - left,
+                devices: Some((&devices).into()),
+                per_device: Vec::new(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -63,7 +126,14 @@ mod tests {
             memory: true,
             ..Config::default()
         };
-        let r = build(&nodes, &mem, MemRequest::PerCpu(100), &Bitmap::full(2), 20);
+        let r = build(
+            &nodes,
+            &mem,
+            MemRequest::PerCpu(100),
+            &Bitmap::full(2),
+            20,
+            |_| Vec::new(),
+        );
         assert_eq!(r.ncpus, 20);
         assert!(r.whole_nodes);
         assert_eq!(r.per_node[0].cpus, 16);
@@ -73,7 +143,9 @@ mod tests {
         );
         assert_eq!(r.per_node[1].memory, 400);
         assert_eq!(Bitmap::try_from(&r.per_node[0].cores).unwrap().count(), 8);
-        let r = build(&nodes, &mem, MemRequest::None, &Bitmap::full(2), 20);
+        let r = build(&nodes, &mem, MemRequest::None, &Bitmap::full(2), 20, |_| {
+            Vec::new()
+        });
         assert_eq!(r.per_node[1].memory, 4000, "no request: the node's memory");
         let r = build(
             &nodes,
@@ -81,7 +153,56 @@ mod tests {
             MemRequest::None,
             &Bitmap::full(2),
             20,
+            |_| Vec::new(),
         );
         assert_eq!(r.per_node[1].memory, 0, "memory not consumable");
+    }
+
+    #[test]
+    fn a_sharing_job_takes_the_lowest_free_devices_of_its_type() {
+        // select_linear.c:2808-2818: gres_ctld_job_alloc without a core
+        // map. A node with gpu:a100:1 then gpu:v100:2 (devices 0, 1-2);
+        // another job holds device 1.
+        let mut node = fixtures::node(0, "n0", 1, 4, 1, 1000);
+        node.gres = vec![
+            slurm_wasm_sdk::types::GresCount {
+                name: "gpu".into(),
+                type_name: Some("a100".into()),
+                count: 1,
+            },
+            slurm_wasm_sdk::types::GresCount {
+                name: "gpu".into(),
+                type_name: Some("v100".into()),
+                count: 2,
+            },
+        ];
+        let nodes = NodeTable::new(&[node]).unwrap();
+        let node = nodes.get(0).unwrap();
+        let other = [GresHeld {
+            name: "gpu".into(),
+            type_name: Some("v100".into()),
+            count: 1,
+            devices: Some(Bitmap::from_bits(3, [1])),
+        }];
+        let request = |type_name: Option<&str>, count: u64| GresRequest {
+            name: "gpu".into(),
+            type_name: type_name.map(Into::into),
+            scope: slurm_wasm_sdk::types::GresScope::PerNode,
+            count,
+            cpus_per_gres: None,
+            mem_per_gres: None,
+        };
+        let devices = |r: GresRequest| {
+            let got = pick_devices(node, [r].iter(), &[&other]);
+            let d = Bitmap::try_from(got[0].devices.as_ref().unwrap()).unwrap();
+            (got[0].count, d.ones().collect::<Vec<_>>())
+        };
+        assert_eq!(devices(request(None, 2)), (2, vec![0, 2]));
+        assert_eq!(devices(request(Some("v100"), 1)), (1, vec![2]));
+        assert_eq!(
+            devices(request(Some("v100"), 2)),
+            (1, vec![2]),
+            "one v100 left"
+        );
     }
 }

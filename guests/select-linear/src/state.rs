@@ -19,8 +19,9 @@ use crate::usage::{NodeUsage, PartCount, Usage};
 
 const MAGIC: [u8; 4] = *b"SLIN";
 /// Version 2 added the gang-suspended activity (2) to the job's state byte;
-/// version 1 blobs read the same way.
-const VERSION: u16 = 2;
+/// version 3 the devices a job holds on a node (after each of its node
+/// GRES). Version 1 and 2 blobs read the same way, without devices.
+const VERSION: u16 = 3;
 const WHAT: &str = "select/linear state-restore";
 
 fn put_gres(p: &mut Packer, gres: &[GresHeld]) {
@@ -30,6 +31,32 @@ fn put_gres(p: &mut Packer, gres: &[GresHeld]) {
             .str(g.type_name.as_deref())
             .u64(g.count);
     }
+}
+
+/// The devices of a job's GRES on one node (version 3), in `put_gres`'s
+/// order.
+fn put_devices(p: &mut Packer, gres: &[GresHeld]) {
+    for g in gres {
+        match &g.devices {
+            Some(d) => p.u8(1).bitmap(d),
+            None => p.u8(0),
+        };
+    }
+}
+
+fn get_devices(u: &mut Unpacker<'_>, gres: &mut [GresHeld]) -> Result<(), Error> {
+    for g in gres {
+        g.devices = match u.u8("gres devices")? {
+            0 => None,
+            1 => Some(u.bitmap("gres devices")?),
+            other => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: devices flag {other} (expected 0 or 1)"
+                )))
+            }
+        };
+    }
+    Ok(())
 }
 
 fn get_len(u: &mut Unpacker<'_>, field: &str, item_size: usize) -> Result<usize, Error> {
@@ -54,6 +81,7 @@ fn get_gres(u: &mut Unpacker<'_>) -> Result<Vec<GresHeld>, Error> {
                 name,
                 type_name: u.str("gres type")?,
                 count: u.u64("gres count")?,
+                devices: None,
             })
         })
         .collect()
@@ -120,6 +148,7 @@ pub fn save(usage: &Usage, jobs: &BTreeMap<u32, ActiveJob>) -> Vec<u8> {
         for h in &j.held {
             p.u32(h.node as u32).u16(h.cpus).u64(h.memory);
             put_gres(p, &h.gres);
+            put_devices(p, &h.gres);
         }
     }
     w.finish()
@@ -130,7 +159,7 @@ pub fn save(usage: &Usage, jobs: &BTreeMap<u32, ActiveJob>) -> Vec<u8> {
 /// blob, another node count, truncated or trailing data, node indices
 /// outside the table, bitmaps of the wrong length.
 pub fn restore(data: &[u8], node_count: usize) -> Result<(Usage, BTreeMap<u32, ActiveJob>), Error> {
-    let (_, mut u) = open(data, MAGIC, &[1, VERSION], WHAT)?;
+    let (version, mut u) = open(data, MAGIC, &[1, 2, VERSION], WHAT)?;
     let saved = u.u32("node count")? as usize;
     if saved != node_count {
         return Err(Error::invalid(format!(
@@ -210,11 +239,17 @@ pub fn restore(data: &[u8], node_count: usize) -> Result<(Usage, BTreeMap<u32, A
                     "{WHAT}: job {id} holds node {node}, outside the table of {node_count}"
                 )));
             }
+            let cpus = u.u16("held cpus")?;
+            let memory = u.u64("held memory")?;
+            let mut gres = get_gres(&mut u)?;
+            if version >= 3 {
+                get_devices(&mut u, &mut gres)?;
+            }
             held.push(NodeHeld {
                 node,
-                cpus: u.u16("held cpus")?,
-                memory: u.u64("held memory")?,
-                gres: get_gres(&mut u)?,
+                cpus,
+                memory,
+                gres,
             });
         }
         jobs.insert(

@@ -584,14 +584,22 @@ fn gres_options_of_cons_tres_are_refused() {
         .unwrap_err();
     assert_eq!(err.code, 2122);
     // Per-node GRES is filtered and consumed: two jobs of gpu:2 fill both
-    // nodes, a third cannot run now; resources carry no GRES (anchor: the
-    // GRES column of `scontrol show job -d` is empty under linear).
+    // nodes, a third cannot run now. A job sharing its node is given the
+    // devices (anchor, OverSubscribe=FORCE:2: a12 `-n2 --gres=gpu:2`
+    // showed gpu:2(IDX:0-1)).
     let mut job = pending(1, 1);
     job.details.gres = vec![gpu(GresScope::PerNode, 2)];
     let first = start(&mut l, job.clone(), 2, T + 100);
-    assert!(first.resources.as_ref().unwrap().per_node[0]
-        .gres
-        .is_empty());
+    let held = &first.resources.as_ref().unwrap().per_node[0].gres;
+    assert_eq!(held.len(), 1);
+    assert_eq!(held[0].count, 2);
+    assert_eq!(
+        Bitmap::try_from(held[0].devices.as_ref().unwrap())
+            .unwrap()
+            .ones()
+            .collect::<Vec<_>>(),
+        vec![0, 1]
+    );
     job.job_id = 2;
     let second = start(&mut l, job.clone(), 2, T + 100);
     assert_eq!(
@@ -602,6 +610,14 @@ fn gres_options_of_cons_tres_are_refused() {
         vec![1],
         "n0's GPUs are taken"
     );
+    // The devices travel in the state blob (version 3).
+    let blob = l.state_save();
+    let mut p0 = fixtures::partition(0, "p0", 2);
+    p0.oversubscribe = Oversubscribe::Force(4);
+    let mut restored = Linear::init(&config(&[], vec![p0])).unwrap();
+    restored.node_init(&n).unwrap();
+    restored.state_restore(&blob).unwrap();
+    assert_eq!(restored.state_save(), blob);
     job.job_id = 3;
     assert!(l
         .job_test(&request(job.clone(), 2, JobTestMode::RunNow), T)

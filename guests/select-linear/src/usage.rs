@@ -64,7 +64,10 @@ impl NodeUsage {
                 .find(|h| h.name == g.name && h.type_name == g.type_name)
             {
                 Some(h) => h.count += g.count,
-                None => self.gres.push(g.clone()),
+                None => self.gres.push(GresHeld {
+                    devices: None,
+                    ..g.clone()
+                }),
             }
         }
     }
