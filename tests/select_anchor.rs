@@ -9,7 +9,7 @@
 //! --test-only` questions to the anchor's `big` partition (n[1-4]: 2
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
 //! 0-1, GPU 1 on cores 2-3; in one configuration 4 sockets x 1 core) under
-//! fourteen configurations, and recorded what
+//! sixteen configurations, and recorded what
 //! `scontrol show job -d` showed after each submit. `anchor_select` parses
 //! it.
 //!
@@ -565,6 +565,20 @@ fn linear_cr_memory_oversubscribe() {
     check("linear-CR_Memory-oversubscribe");
 }
 
+/// `CR_Socket_Memory` with `OverSubscribe=FORCE:2`: whole sockets in rows.
+#[test]
+fn cons_tres_cr_socket_memory_oversubscribe() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Socket_Memory-oversubscribe");
+}
+
+/// `CR_CPU_Memory` with `OverSubscribe=FORCE:2`: single CPUs in rows.
+#[test]
+fn cons_tres_cr_cpu_memory_oversubscribe() {
+    require("select/cons_tres");
+    check("cons_tres-CR_CPU_Memory-oversubscribe");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.
@@ -585,6 +599,8 @@ fn recordings_cover_the_stream() {
         "cons_tres-CR_CPU",
         "cons_tres-CR_Core_Memory-oversubscribe",
         "linear-CR_Memory-oversubscribe",
+        "cons_tres-CR_Socket_Memory-oversubscribe",
+        "cons_tres-CR_CPU_Memory-oversubscribe",
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
         let submits: Vec<&Submitted> = recording

@@ -614,13 +614,28 @@ impl ConsTres {
         if let Some(own) = usage.rows.get(job.partition as usize) {
             // The rows with more cores first (`part_data_sort_res`,
             // cons_common/job_test.c:1264-1265).
+            let avail = avail();
             for row in own.sorted().into_iter().map(|r| &own.rows[r]) {
                 let mut free = step2.clone();
                 free.and_not(&row.cores);
+                // A whole-node job only takes a node all of whose available
+                // cores this row leaves free (`_block_whole_nodes`,
+                // cons_common/job_test.c:73-115, 1282-1283).
+                let mut cand_row = cand.clone();
+                if job.whole_node {
+                    for i in cand.ones() {
+                        let r = &self.recs[i];
+                        let mut taken = avail.extract(r.core_off, r.cores as usize);
+                        taken.and_not(&free.extract(r.core_off, r.cores as usize));
+                        if taken.any() {
+                            cand_row.clear(i);
+                        }
+                    }
+                }
                 if let Ok(rec) = self.fit(
                     usage,
                     job,
-                    &cand,
+                    &cand_row,
                     &free,
                     None,
                     counts,

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~39 min for all fourteen):
-#     bash tests/anchor/select/record.sh              # all fourteen configurations
+# configuration, ~45 min for all sixteen):
+#     bash tests/anchor/select/record.sh              # all sixteen configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -33,6 +33,10 @@
 #     cons_tres-CR_Core_Memory-oversubscribe  select/cons_tres  CR_Core_Memory
 #                                             + OverSubscribe=FORCE:2 on partition big
 #     linear-CR_Memory-oversubscribe          select/linear     CR_Memory
+#                                             + OverSubscribe=FORCE:2 on partition big
+#     cons_tres-CR_Socket_Memory-oversubscribe  select/cons_tres CR_Socket_Memory
+#                                             + OverSubscribe=FORCE:2 on partition big
+#     cons_tres-CR_CPU_Memory-oversubscribe   select/cons_tres  CR_CPU_Memory
 #                                             + OverSubscribe=FORCE:2 on partition big
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
@@ -88,7 +92,9 @@ cons_tres-CR_Core_Memory-dist_block|select/cons_tres|CR_Core_Memory,CR_CORE_DEFA
 cons_tres-CR_Socket|select/cons_tres|CR_Socket|
 cons_tres-CR_CPU|select/cons_tres|CR_CPU|
 cons_tres-CR_Core_Memory-oversubscribe|select/cons_tres|CR_Core_Memory|||OverSubscribe=FORCE:2
-linear-CR_Memory-oversubscribe|select/linear|CR_Memory|||OverSubscribe=FORCE:2"
+linear-CR_Memory-oversubscribe|select/linear|CR_Memory|||OverSubscribe=FORCE:2
+cons_tres-CR_Socket_Memory-oversubscribe|select/cons_tres|CR_Socket_Memory|||OverSubscribe=FORCE:2
+cons_tres-CR_CPU_Memory-oversubscribe|select/cons_tres|CR_CPU_Memory|||OverSubscribe=FORCE:2"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
