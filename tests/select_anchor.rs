@@ -9,7 +9,7 @@
 //! --test-only` questions to the anchor's `big` partition (n[1-4]: 2
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
 //! 0-1, GPU 1 on cores 2-3; in one configuration 4 sockets x 1 core) under
-//! sixteen configurations, and recorded what
+//! eighteen configurations, and recorded what
 //! `scontrol show job -d` showed after each submit. `anchor_select` parses
 //! it.
 //!
@@ -579,6 +579,31 @@ fn cons_tres_cr_cpu_memory_oversubscribe() {
     check("cons_tres-CR_CPU_Memory-oversubscribe");
 }
 
+/// `CR_Core_Memory` with `MaxCPUsPerNode=4` on the partition: jobs of the
+/// partition hold at most 4 CPUs of a node together.
+#[test]
+fn cons_tres_cr_core_memory_max_cpus_per_node() {
+    require("select/cons_tres");
+    check_known(
+        "cons_tres-CR_Core_Memory-max_cpus_per_node",
+        &[(
+            "a41",
+            "open: 22.05's `_allocate_sc` clears the cores beyond the partition's CPU \
+             limit from the node's core map (cons_common.c:640-644) before the GRES \
+             filter trims them, so the job kept core 0 beside GPU 0; ours caps the \
+             CPU count only, and the GRES trim then keeps core 2",
+        )],
+    );
+}
+
+/// `CR_Core_Memory` with `OverSubscribe=EXCLUSIVE` on the partition: every
+/// job holds its nodes whole.
+#[test]
+fn cons_tres_cr_core_memory_exclusive_partition() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-exclusive_partition");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.
@@ -601,6 +626,8 @@ fn recordings_cover_the_stream() {
         "linear-CR_Memory-oversubscribe",
         "cons_tres-CR_Socket_Memory-oversubscribe",
         "cons_tres-CR_CPU_Memory-oversubscribe",
+        "cons_tres-CR_Core_Memory-max_cpus_per_node",
+        "cons_tres-CR_Core_Memory-exclusive_partition",
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
         let submits: Vec<&Submitted> = recording

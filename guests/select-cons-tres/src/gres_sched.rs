@@ -183,7 +183,20 @@ pub fn node_filter(
     let mut per_task_sockets: Option<SmallVec<[bool; 8]>> = None;
     for g in &job.gres {
         let shared = g.shared;
-        let need_here = per_node_need(g, job);
+        // A whole-node job asks all of the node's units of a shared GRES
+        // (its request becomes the node's whole count, gres_select_filter.c:
+        // 234-235), and shares come from one device: a node with shares on
+        // two devices can never give them (the exclusive-partition
+        // recording's mps jobs all stayed pending).
+        let need_here = if shared && job.whole_node {
+            (0..rec.devices.len())
+                .filter(|&i| matches(g, rec, i))
+                .map(|i| rec.devices[i].capacity)
+                .sum::<u64>()
+                .max(per_node_need(g, job))
+        } else {
+            per_node_need(g, job)
+        };
         let free_of =
             |i: usize| rec.devices[i].capacity - if ignore_usage { 0 } else { usage.gres_used[i] };
         let busy_only = busy_devices_only(g, rec, usage, ignore_usage);

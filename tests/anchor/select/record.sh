@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~45 min for all sixteen):
-#     bash tests/anchor/select/record.sh              # all sixteen configurations
+# configuration, ~50 min for all eighteen):
+#     bash tests/anchor/select/record.sh              # all eighteen configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -38,6 +38,10 @@
 #                                             + OverSubscribe=FORCE:2 on partition big
 #     cons_tres-CR_CPU_Memory-oversubscribe   select/cons_tres  CR_CPU_Memory
 #                                             + OverSubscribe=FORCE:2 on partition big
+#     cons_tres-CR_Core_Memory-max_cpus_per_node  select/cons_tres CR_Core_Memory
+#                                             + MaxCPUsPerNode=4 on partition big
+#     cons_tres-CR_Core_Memory-exclusive_partition  select/cons_tres CR_Core_Memory
+#                                             + OverSubscribe=EXCLUSIVE on partition big
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -94,7 +98,9 @@ cons_tres-CR_CPU|select/cons_tres|CR_CPU|
 cons_tres-CR_Core_Memory-oversubscribe|select/cons_tres|CR_Core_Memory|||OverSubscribe=FORCE:2
 linear-CR_Memory-oversubscribe|select/linear|CR_Memory|||OverSubscribe=FORCE:2
 cons_tres-CR_Socket_Memory-oversubscribe|select/cons_tres|CR_Socket_Memory|||OverSubscribe=FORCE:2
-cons_tres-CR_CPU_Memory-oversubscribe|select/cons_tres|CR_CPU_Memory|||OverSubscribe=FORCE:2"
+cons_tres-CR_CPU_Memory-oversubscribe|select/cons_tres|CR_CPU_Memory|||OverSubscribe=FORCE:2
+cons_tres-CR_Core_Memory-max_cpus_per_node|select/cons_tres|CR_Core_Memory|||MaxCPUsPerNode=4
+cons_tres-CR_Core_Memory-exclusive_partition|select/cons_tres|CR_Core_Memory|||OverSubscribe=EXCLUSIVE"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
