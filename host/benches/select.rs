@@ -346,15 +346,7 @@ fn check(case: Case, answer: &Answer) {
 /// Bundled `plugin_type` loaded on a host whose clock reads [`NOW`], with
 /// the cluster and its running jobs, and the case's twin requests; its
 /// answer checked against [`check`] and the native build's.
-fn load_wasm(
-    plugin_type: &str,
-    params: &str,
-    nodes: u32,
-    case: Case,
-) -> (
-    SelectPlugin,
-    [slurm_wasm_host::kinds::select::JobTestRequest; 2],
-) {
+fn load_wasm(plugin_type: &str, params: &str, nodes: u32, case: Case) -> Loaded {
     load_wasm_from(
         std::env::var_os("SELECT_WASM_DIR"),
         plugin_type,
@@ -364,6 +356,12 @@ fn load_wasm(
     )
 }
 
+/// A loaded plugin with its case's twin requests.
+type Loaded = (
+    SelectPlugin,
+    [slurm_wasm_host::kinds::select::JobTestRequest; 2],
+);
+
 /// [`load_wasm`] from `dir`'s components instead of the bundled ones.
 fn load_wasm_from(
     dir: Option<std::ffi::OsString>,
@@ -371,10 +369,7 @@ fn load_wasm_from(
     params: &str,
     nodes: u32,
     case: Case,
-) -> (
-    SelectPlugin,
-    [slurm_wasm_host::kinds::select::JobTestRequest; 2],
-) {
+) -> Loaded {
     let (config, table, running, requests) =
         inputs!(slurm_wasm_host::fixtures, host_kinds, nodes, params, case);
     let host = Host::new(HostOptions {
@@ -683,26 +678,27 @@ mod paired {
         length: Duration,
     ) -> usize {
         let (plugin, requests) = load_wasm(plugin_type, params, nodes, case);
-        let start = Instant::now();
-        let mut calls = 0;
-        while start.elapsed() < length {
-            for request in &requests {
-                black_box(plugin.job_test(black_box(request)).unwrap());
-            }
-            calls += requests.len();
-        }
-        calls
+        call_for(length, &requests, |r| {
+            black_box(plugin.job_test(r).unwrap());
+        })
     }
 
     /// Calls the native build of a row alone for `length`, for a
     /// profiler; returns the number of calls.
     fn profile_native<P: Native>(params: &str, nodes: u32, case: Case, length: Duration) -> usize {
         let (native, requests) = native_build::<P>(params, nodes, case);
+        call_for(length, &requests, |r| {
+            black_box(native.test(r));
+        })
+    }
+
+    /// Asks the twin requests in turn for `length`; returns the calls made.
+    fn call_for<R>(length: Duration, requests: &[R; 2], call: impl Fn(&R)) -> usize {
         let start = Instant::now();
         let mut calls = 0;
         while start.elapsed() < length {
-            for request in &requests {
-                black_box(native.test(black_box(request)));
+            for request in requests {
+                call(black_box(request));
             }
             calls += requests.len();
         }

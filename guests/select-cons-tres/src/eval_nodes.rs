@@ -341,7 +341,8 @@ pub fn choose_nodes(
     };
     let offers = kept.as_deref().unwrap_or(all);
     // What the failed choice clipped stays clipped (see `evaluate`).
-    let (all, offers) = if keeps_clips(job, params) && !clipped.is_empty() {
+    let keeps_clips = keeps_clips(job, params);
+    let (all, offers) = if keeps_clips && !clipped.is_empty() {
         (
             Cow::Owned(with_clips(all, &clipped)),
             Cow::Owned(with_clips(offers, &clipped)),
@@ -373,7 +374,7 @@ pub fn choose_nodes(
         params,
         recs,
         counts,
-        keeps_clips: keeps_clips(job, params),
+        keeps_clips,
     };
     retries
         .without_small_nodes(&all, &offers, gpus, fresh && !tried, clipped)

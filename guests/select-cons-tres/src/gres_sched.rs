@@ -433,7 +433,7 @@ pub fn node_filter(
     Some(plan)
 }
 
-/// The first pass's core drop for a per-task request
+/// The first pass's core drop for a per-task or per-node request
 /// (`gres_select_filter_sock_core` with `first_pass`,
 /// gres_select_filter.c:577-607): walking the sockets from the one with
 /// the most free cores (socket order on ties), a socket without the
@@ -546,33 +546,25 @@ fn per_node_first_pass(
     let in_socket = |b: &Bits, s: usize| b.count_range(s * cps, (s + 1) * cps);
     let mut order: SmallVec<[usize; 8]> = (0..sockets).collect();
     order.sort_by_key(|&s| std::cmp::Reverse(in_socket(&cores, s)));
-    let mut total = cores.count();
-    let mut have = 0;
-    let mut required: SmallVec<[bool; 8]> = SmallVec::from_elem(false, sockets);
-    for s in order {
-        let here: u64 = units
+    let here = |s: usize| -> u64 {
+        units
             .iter()
             .filter(|&&(i, _)| rec.devices[i].home(false, |_| true) == Some(s))
             .map(|&(_, n)| n)
-            .sum();
-        if here == 0 {
-            for c in (s * cps..(s + 1) * cps).rev() {
-                if total <= floor.drop_to {
-                    break;
-                }
-                if cores.get(c) {
-                    cores.clear(c);
-                    total -= 1;
-                }
-            }
-        }
+            .sum()
+    };
+    let with: SmallVec<[bool; 8]> = (0..sockets).map(|s| here(s) > 0).collect();
+    drop_gresless_sockets(rec, &mut cores, &with, floor.drop_to);
+    let mut have = 0;
+    let mut required: SmallVec<[bool; 8]> = SmallVec::from_elem(false, sockets);
+    for s in order {
         if in_socket(&cores, s) == 0 {
             continue;
         }
         if have < need {
             required[s] = true;
         }
-        have += here;
+        have += here(s);
     }
     for (s, _) in required.iter().enumerate().filter(|(_, r)| !**r) {
         for c in s * cps..(s + 1) * cps {

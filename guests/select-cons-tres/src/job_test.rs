@@ -212,6 +212,28 @@ impl ConsTres {
         idle.then_some((class, r.completing))
     }
 
+    /// `_block_whole_nodes` (cons_common/job_test.c:73-115): `cand` without
+    /// the nodes that have an available core (`avail`) not in `free`, nor
+    /// those `busy` names.
+    fn block_whole_nodes(
+        &self,
+        cand: &Bits,
+        avail: &Bits,
+        free: &Bits,
+        busy: impl Fn(usize) -> bool,
+    ) -> Bits {
+        let mut kept = cand.clone();
+        for i in cand.ones() {
+            let r = &self.recs[i];
+            let mut taken = avail.extract(r.core_off, r.cores as usize);
+            taken.and_not(&free.extract(r.core_off, r.cores as usize));
+            if taken.any() || busy(i) {
+                kept.clear(i);
+            }
+        }
+        kept
+    }
+
     /// Under CR_Socket, what a socket job `i` uses may grow to (see
     /// [`NodeShare::socket_fill`]): the node's cores in `avail`, the pass's
     /// cores before any GRES filter, and its specialised cores; empty
@@ -578,18 +600,11 @@ impl ConsTres {
         let idle = free.nodes.as_ref().map(|n| &n.idle);
         self.verify_node_state(usage, job, &mut cand, excluded_cores, idle)
             .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
-        let mut cand1 = cand.clone();
-        if job.whole_node {
-            let avail = avail();
-            for i in cand.ones() {
-                let r = &self.recs[i];
-                let mut in_rows = avail.extract(r.core_off, r.cores as usize);
-                in_rows.and_not(&step1.extract(r.core_off, r.cores as usize));
-                if in_rows.any() || usage.nodes[i].node_state > 0 {
-                    cand1.clear(i);
-                }
-            }
-        }
+        let cand1 = if job.whole_node {
+            self.block_whole_nodes(&cand, &avail(), step1, |i| usage.nodes[i].node_state > 0)
+        } else {
+            cand.clone()
+        };
         let first = self.fit(
             usage,
             job,
@@ -603,7 +618,8 @@ impl ConsTres {
         if first.is_ok() || step1_only {
             return first;
         }
-        let mut step2 = avail();
+        let avail = avail();
+        let mut step2 = avail.clone();
         for (p, rows) in usage.rows.iter().enumerate() {
             if p as u32 != job.partition {
                 for row in &rows.rows {
@@ -614,28 +630,22 @@ impl ConsTres {
         if let Some(own) = usage.rows.get(job.partition as usize) {
             // The rows with more cores first (`part_data_sort_res`,
             // cons_common/job_test.c:1264-1265).
-            let avail = avail();
             for row in own.sorted().into_iter().map(|r| &own.rows[r]) {
                 let mut free = step2.clone();
                 free.and_not(&row.cores);
                 // A whole-node job only takes a node all of whose available
-                // cores this row leaves free (`_block_whole_nodes`,
-                // cons_common/job_test.c:73-115, 1282-1283).
-                let mut cand_row = cand.clone();
-                if job.whole_node {
-                    for i in cand.ones() {
-                        let r = &self.recs[i];
-                        let mut taken = avail.extract(r.core_off, r.cores as usize);
-                        taken.and_not(&free.extract(r.core_off, r.cores as usize));
-                        if taken.any() {
-                            cand_row.clear(i);
-                        }
-                    }
-                }
+                // cores this row leaves free (cons_common/job_test.c:1282-1283).
+                let blocked;
+                let cand_row = if job.whole_node {
+                    blocked = self.block_whole_nodes(&cand, &avail, &free, |_| false);
+                    &blocked
+                } else {
+                    &cand
+                };
                 if let Ok(rec) = self.fit(
                     usage,
                     job,
-                    &cand_row,
+                    cand_row,
                     &free,
                     None,
                     counts,

@@ -91,26 +91,14 @@ impl PartRows {
     /// (step 4 of `_job_test`) and after each job a re-pack places; the
     /// order then decides the row a starting job goes to.
     pub fn sort_res(&mut self) {
-        for i in 0..self.rows.len() {
-            for j in i + 1..self.rows.len() {
-                if self.rows[j].set > self.rows[i].set {
-                    self.rows.swap(i, j);
-                }
-            }
-        }
+        swap_sort(&mut self.rows, |r| r.set);
     }
 
     /// The rows' indices in [`Self::sort_res`]'s order, leaving `self` as
     /// it is.
     pub fn sorted(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.rows.len()).collect();
-        for i in 0..order.len() {
-            for j in i + 1..order.len() {
-                if self.rows[order[j]].set > self.rows[order[i]].set {
-                    order.swap(i, j);
-                }
-            }
-        }
+        swap_sort(&mut order, |&r| self.rows[r].set);
         order
     }
 
@@ -191,6 +179,18 @@ impl PartRows {
             out.or(&r.cores);
         }
         out
+    }
+}
+
+/// `part_data_sort_res`'s pairwise swaps: each position takes every later
+/// item bigger than the one it holds, biggest `size` first.
+fn swap_sort<T>(items: &mut [T], size: impl Fn(&T) -> usize) {
+    for i in 0..items.len() {
+        for j in i + 1..items.len() {
+            if size(&items[j]) > size(&items[i]) {
+                items.swap(i, j);
+            }
+        }
     }
 }
 

@@ -63,10 +63,7 @@ fn cores(ct: &ConsTres, job: Job) -> Vec<(u32, Vec<usize>, u16)> {
     r.resources
         .per_node
         .iter()
-        .map(|n| {
-            let b = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
-            (n.node_index, b.ones().collect(), n.cpus)
-        })
+        .map(|n| (n.node_index, held_cores(n), n.cpus))
         .collect()
 }
 
@@ -421,8 +418,10 @@ fn cpu_gpu(ct: &ConsTres, j: Job) -> (Vec<usize>, Vec<usize>) {
         .job_test(&request(ct, j, JobTestMode::RunNow), 0)
         .unwrap();
     let n = &r.resources.per_node[0];
-    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
-    let cpus = c.ones().flat_map(|k| [2 * k, 2 * k + 1]).collect();
+    let cpus = held_cores(n)
+        .into_iter()
+        .flat_map(|k| [2 * k, 2 * k + 1])
+        .collect();
     let d = n.gres[0].devices.as_ref().unwrap();
     let g = crate::bits::Bits::from_words(d.len as usize, &d.words).unwrap();
     (cpus, g.ones().collect())
@@ -1419,29 +1418,60 @@ fn anchor_cluster_with(param: &str) -> ConsTres {
 /// The anchor cluster under `SelectTypeParameters=param` with
 /// `CoreSpecCount=core_spec` on every node.
 fn anchor_cluster_of(param: &str, core_spec: u16) -> ConsTres {
+    anchor_like(
+        param,
+        4,
+        (2, 2),
+        core_spec,
+        &[
+            ("gpu", 1, &[0, 1]),
+            ("gpu", 1, &[2, 3]),
+            ("mps", 100, &[0, 1]),
+            ("mps", 100, &[2, 3]),
+        ],
+    )
+}
+
+/// Nodes like the anchor's (2 threads per core, 4000 MB, named n1, n2, ...,
+/// partition `big`, DefMemPerCPU=250) under `SelectTypeParameters=param`:
+/// `nodes` nodes of `sockets x cores_per_socket` cores, each with
+/// `CoreSpecCount=core_spec` and the device groups `gres` (name, count,
+/// `Cores=`).
+fn anchor_like(
+    param: &str,
+    nodes: u32,
+    (sockets, cores_per_socket): (u16, u16),
+    core_spec: u16,
+    gres: &[(&str, u64, &[usize])],
+) -> ConsTres {
     let p = Params::parse(&[param.to_string()]).unwrap();
     let mut ct = ConsTres::new(
         p,
-        vec![fixtures::partition(0, "big", 4)],
+        vec![fixtures::partition(0, "big", nodes)],
         MemoryRequest::PerCpu(250),
     );
-    let group = |name: &str, count: u64, cores: &[usize]| GresDeviceGroup {
-        name: name.into(),
-        type_name: None,
-        count,
-        cores: Some(bm(4, cores)),
-        links: Vec::new(),
-    };
-    let table: Vec<_> = (0..4)
+    let cores = (sockets * cores_per_socket) as usize;
+    let table: Vec<_> = (0..nodes)
         .map(|i| {
-            let mut n = fixtures::node(i, &format!("n{}", i + 1), 2, 2, 2, 4000);
+            let mut n = fixtures::node(
+                i,
+                &format!("n{}", i + 1),
+                sockets,
+                cores_per_socket,
+                2,
+                4000,
+            );
             n.core_spec_count = core_spec;
-            n.gres_topology = vec![
-                group("gpu", 1, &[0, 1]),
-                group("gpu", 1, &[2, 3]),
-                group("mps", 100, &[0, 1]),
-                group("mps", 100, &[2, 3]),
-            ];
+            n.gres_topology = gres
+                .iter()
+                .map(|&(name, count, on)| GresDeviceGroup {
+                    name: name.into(),
+                    type_name: None,
+                    count,
+                    cores: Some(bm(cores, on)),
+                    links: Vec::new(),
+                })
+                .collect();
             n
         })
         .collect();
@@ -1461,22 +1491,13 @@ fn a_device_counts_on_the_first_of_its_sockets() {
     // does not count GPU 0. With `--gres-flags=enforce-binding` GPU 0
     // counts on socket 1, its first socket with a free core: CPU_IDs=2-3
     // and gpu:1(IDX:0).
-    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
-    let mut ct = ConsTres::new(
-        p,
-        vec![fixtures::partition(0, "big", 1)],
-        MemoryRequest::PerCpu(250),
+    let mut ct = anchor_like(
+        "CR_Core_Memory",
+        1,
+        (4, 1),
+        0,
+        &[("gpu", 1, &[0, 1]), ("gpu", 1, &[2, 3])],
     );
-    let group = |cores: &[usize]| GresDeviceGroup {
-        name: "gpu".into(),
-        type_name: None,
-        count: 1,
-        cores: Some(bm(4, cores)),
-        links: Vec::new(),
-    };
-    let mut n = fixtures::node(0, "n1", 4, 1, 2, 4000);
-    n.gres_topology = vec![group(&[0, 1]), group(&[2, 3])];
-    ct.node_init(&[n]).unwrap();
     start_full(&mut ct, job(1, 1, 1, 1));
     let gpu_job = with_gres(job(2, 1, 1, 1), "gpu", 1);
     assert_eq!(cpu_gpu(&ct, gpu_job.clone()), (vec![4, 5], vec![1]));
@@ -1519,6 +1540,14 @@ fn start_full(ct: &mut ConsTres, mut j: Job) -> slurm_wasm_sdk::types::JobResour
     r.resources
 }
 
+/// The cores a node's resources hold.
+fn held_cores(n: &slurm_wasm_sdk::types::NodeResources) -> Vec<usize> {
+    crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words)
+        .unwrap()
+        .ones()
+        .collect()
+}
+
 fn devs(g: &slurm_wasm_sdk::types::GresAllocation) -> Vec<usize> {
     let d = g.devices.as_ref().unwrap();
     crate::bits::Bits::from_words(d.len as usize, &d.words)
@@ -1554,8 +1583,7 @@ fn anchor_mps_avoids_gpu_in_use_and_takes_its_socket() {
     let r = start_full(&mut ct, with_gres(job(2, 1, 1, 1), "mps", 50));
     let n = &r.per_node[0];
     assert_eq!(n.node_index, 0);
-    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
-    assert_eq!(c.ones().collect::<Vec<_>>(), vec![2]);
+    assert_eq!(held_cores(n), vec![2]);
     assert_eq!(
         (devs(&n.gres[0]), n.gres[0].per_device.clone()),
         (vec![1], vec![50])
@@ -1661,8 +1689,7 @@ fn anchor_gpu_socket_with_more_free_cores() {
     j.details.required_nodes = Some(bm(4, &[0]));
     let r = start_full(&mut ct, j);
     let n = &r.per_node[0];
-    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
-    assert_eq!(c.ones().collect::<Vec<_>>(), vec![2, 3]);
+    assert_eq!(held_cores(n), vec![2, 3]);
     assert_eq!(devs(&n.gres[0]), vec![1]);
 }
 
@@ -1671,16 +1698,7 @@ fn anchor_cr_cpu_walks_the_set_from_its_start() {
     // Anchor cons_tres-CR_CPU_Memory a18 (`-N1-2 -n6 --mem-per-cpu=200`)
     // with two free cores on n2, one on n3 and n4 idle: Slurm 22.05.8 gives
     // n2 4 CPUs Mem=800 and n3 2 CPUs Mem=400, not n4 alone.
-    let p = Params::parse(&["CR_CPU_Memory".to_string()]).unwrap();
-    let mut ct = ConsTres::new(
-        p,
-        vec![fixtures::partition(0, "big", 4)],
-        MemoryRequest::PerCpu(250),
-    );
-    let table: Vec<_> = (0..4)
-        .map(|i| fixtures::node(i, &format!("n{}", i + 1), 2, 2, 2, 4000))
-        .collect();
-    ct.node_init(&table).unwrap();
+    let mut ct = anchor_like("CR_CPU_Memory", 4, (2, 2), 0, &[]);
     let pin = |id: u32, node: usize, tasks: u32| {
         let mut j = job(id, 1, tasks, 1);
         j.details.required_nodes = Some(bm(4, &[node]));
@@ -1727,8 +1745,7 @@ fn anchor_gpus_per_task_over_two_nodes() {
     let mut ct = anchor_cluster();
     let bits_of = |r: &slurm_wasm_sdk::types::JobResources| {
         let n = &r.per_node[0];
-        let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
-        (c.ones().collect::<Vec<_>>(), devs(&n.gres[0]))
+        (held_cores(n), devs(&n.gres[0]))
     };
     for (first, node) in [(1, 1), (3, 2)] {
         let a = start_full(&mut ct, pinned(first, node, 4, true));
@@ -1753,10 +1770,9 @@ fn anchor_gpus_per_task_over_two_nodes() {
         .per_node
         .iter()
         .map(|n| {
-            let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
             (
                 n.node_index,
-                c.ones().collect(),
+                held_cores(n),
                 n.cpus,
                 n.memory,
                 devs(&n.gres[0]),
@@ -1783,9 +1799,8 @@ fn anchor_cr_cpu_mps_cores_beside_its_gpu() {
     assert_eq!(devs(&a11.per_node[0].gres[0]), vec![0]);
     let r = start_full(&mut ct, with_gres(job(14, 1, 1, 1), "mps", 50));
     let n = &r.per_node[0];
-    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
     assert_eq!(
-        (n.node_index, c.ones().collect::<Vec<_>>(), n.cpus, n.memory),
+        (n.node_index, held_cores(n), n.cpus, n.memory),
         (0, vec![2], 1, 250)
     );
     assert_eq!(devs(&n.gres[0]), vec![1]);
@@ -2433,9 +2448,8 @@ fn one_task_per_core_lets_a_gres_job_run_a_task_per_core() {
     assert_eq!(devs(&held.per_node[0].gres[0]), vec![0]);
     let r = start_full(&mut ct, with_gres(job(37, 1, 1, 1), "mps", 30));
     let n = &r.per_node[0];
-    let c = crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
     assert_eq!(
-        (n.node_index, c.ones().collect::<Vec<_>>(), devs(&n.gres[0])),
+        (n.node_index, held_cores(n), devs(&n.gres[0])),
         (2, vec![2], vec![1])
     );
 }
@@ -2486,9 +2500,8 @@ fn second_pass_keeps_a_gres_job_to_its_tasks_cores() {
     running_on(&mut ct, 4, 3, &[0, 1, 2, 3], None);
     let r = start_full(&mut ct, with_gres(job(5, 1, 1, 1), "gpu", 1));
     let n = &r.per_node[0];
-    let c = Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
     assert_eq!(
-        (n.node_index, c.ones().collect::<Vec<_>>(), devs(&n.gres[0])),
+        (n.node_index, held_cores(n), devs(&n.gres[0])),
         (0, vec![0], vec![1])
     );
 }
@@ -2503,14 +2516,8 @@ fn exclusive_partition_jobs_take_whole_nodes_with_their_gpus() {
     ct.partitions[0].oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Exclusive;
     let r = start_full(&mut ct, with_gres(on_node(1, 4, 0, 1), "gpu", 1));
     let n = &r.per_node[0];
-    let c = Bits::from_words(n.cores.len as usize, &n.cores.words).unwrap();
     assert_eq!(
-        (
-            c.ones().collect::<Vec<_>>(),
-            n.cpus,
-            n.memory,
-            devs(&n.gres[0])
-        ),
+        (held_cores(n), n.cpus, n.memory, devs(&n.gres[0])),
         (vec![0, 1, 2, 3], 8, 2000, vec![0, 1])
     );
 }

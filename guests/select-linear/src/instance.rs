@@ -225,6 +225,7 @@ impl Linear {
             }
         } else {
             let jobs = &self.jobs;
+            let gets_devices = share_res && per_node_gres(&view.details).next().is_some();
             resources::build(
                 &self.nodes,
                 &self.config,
@@ -232,7 +233,7 @@ impl Linear {
                 &outcome.placed.nodes,
                 outcome.placed.total_cpus,
                 |node| {
-                    if !share_res {
+                    if !gets_devices {
                         return Vec::new();
                     }
                     let held: Vec<&[GresHeld]> = jobs
