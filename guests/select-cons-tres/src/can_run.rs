@@ -90,13 +90,7 @@ pub fn can_job_run_on_node(
     if free_cores == 0 || free_cores * (rec.tpc as u32) < job.pn_min_cpus.max(need) {
         return None;
     }
-    // Memory the job may still use on the node (TEST_ONLY: all of it).
-    let avail_mem = rec.usable_memory()
-        - if ignore_usage {
-            0
-        } else {
-            usage.alloc_memory.min(rec.usable_memory())
-        };
+    let avail_mem = rec.free_memory(usage, ignore_usage);
     if params.memory && matches!(job.mem, Mem::PerNode(m) if m > avail_mem) {
         return None;
     }

@@ -283,13 +283,7 @@ pub fn node_filter(
         // holds at the request's memory per device, and none when that is
         // less than one (gres_select_filter.c:272-285, 348-362).
         let by_memory = if params.memory && g.mem_per_gres > 0 && !shared {
-            let usable_memory = rec.usable_memory();
-            let free_memory = usable_memory
-                - if ignore_usage {
-                    0
-                } else {
-                    usage.alloc_memory.min(usable_memory)
-                };
+            let free_memory = rec.free_memory(usage, ignore_usage);
             if g.mem_per_gres > free_memory {
                 return None;
             }

@@ -175,6 +175,17 @@ impl NodeRec {
         self.real_memory.saturating_sub(self.mem_spec)
     }
 
+    /// Memory a job may still use on the node with usage `usage`
+    /// (`ignore_usage`, TEST_ONLY: all of it).
+    pub fn free_memory(&self, usage: &NodeUse, ignore_usage: bool) -> u64 {
+        let usable = self.usable_memory();
+        if ignore_usage {
+            usable
+        } else {
+            usable - usage.alloc_memory.min(usable)
+        }
+    }
+
     pub fn socket_of(&self, core: usize) -> usize {
         core / self.cores_per_socket as usize
     }
