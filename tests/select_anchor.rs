@@ -584,16 +584,7 @@ fn cons_tres_cr_cpu_memory_oversubscribe() {
 #[test]
 fn cons_tres_cr_core_memory_max_cpus_per_node() {
     require("select/cons_tres");
-    check_known(
-        "cons_tres-CR_Core_Memory-max_cpus_per_node",
-        &[(
-            "a41",
-            "open: on an idle node capped at 4 CPUs Slurm kept core 0 beside GPU 0, \
-             ours core 2 (what Slurm keeps without a cap: a29 of the CR_Core_Memory \
-             recording); the cap's part in 22.05's core trim is not found yet (bounding \
-             `_allocate_sc`'s core walk by it breaks a18 here)",
-        )],
-    );
+    check("cons_tres-CR_Core_Memory-max_cpus_per_node");
 }
 
 /// `CR_Core_Memory` with `OverSubscribe=EXCLUSIVE` on the partition: every

@@ -13,6 +13,9 @@ use crate::request::{GresReq, JobView};
 /// Device indices of one node, inline for the usual device counts.
 pub type DeviceList = SmallVec<[usize; 8]>;
 
+/// Devices of one node with the units each offers a request.
+type Units = SmallVec<[(usize, u64); 8]>;
+
 /// What one node can offer one GRES request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReqPlan {
@@ -178,9 +181,9 @@ pub fn node_filter(
     // On the second pass, the sockets per-node requests need (see
     // `second_pass_sockets`).
     let mut second_pass: Option<SmallVec<[bool; 8]>> = None;
-    // On the first pass, the sockets holding a per-task request's usable
-    // devices (see `drop_gresless_sockets`).
-    let mut per_task_sockets: Option<SmallVec<[bool; 8]>> = None;
+    // On the first pass, each per-task request's usable devices and the
+    // most the node may give it (see `first_pass_sockets`).
+    let mut per_task_first: SmallVec<[(Units, u64); 1]> = SmallVec::new();
     for g in &job.gres {
         let shared = g.shared;
         // A whole-node job asks all of the node's units of a shared GRES
@@ -216,7 +219,7 @@ pub fn node_filter(
             })
             .collect();
         if !first && g.scope == GresScope::PerNode && !job.enforce_binding {
-            let units: SmallVec<[(usize, u64); 8]> = usable
+            let units: Units = usable
                 .iter()
                 .map(|&i| (i, if shared { free_of(i) } else { 1 }))
                 .collect();
@@ -228,7 +231,7 @@ pub fn node_filter(
         }
         if first && g.scope == GresScope::PerNode && !job.enforce_binding {
             // A device counts its shares for a shared request, else 1.
-            let units: SmallVec<[(usize, u64); 8]> = usable
+            let units: Units = usable
                 .iter()
                 .map(|&i| (i, if shared { free_of(i) } else { 1 }))
                 .collect();
@@ -252,20 +255,6 @@ pub fn node_filter(
         let home = |i: usize| rec.devices[i].home(job.enforce_binding, |s| socket_free[s]);
         let near_cores =
             |i: usize| rec.devices[i].sockets.is_empty() || home(i).is_some_and(|s| socket_free[s]);
-        if first && g.scope == GresScope::PerTask && !job.enforce_binding {
-            let mut with: SmallVec<[bool; 8]> = SmallVec::from_elem(false, sockets);
-            for &i in &devices {
-                match home(i) {
-                    Some(s) => with[s] = true,
-                    None if rec.devices[i].sockets.is_empty() => with.fill(true),
-                    None => {}
-                }
-            }
-            match &mut per_task_sockets {
-                Some(all) => all.iter_mut().zip(&with).for_each(|(a, w)| *a &= *w),
-                None => per_task_sockets = Some(with),
-            }
-        }
         if g.scope == GresScope::PerTask && g.count > 0 {
             // Only devices beside free cores count on the first pass and
             // with enforce-binding; on the second pass every device does
@@ -296,6 +285,40 @@ pub fn node_filter(
         } else {
             None
         };
+        if g.scope == GresScope::PerTask && !job.enforce_binding {
+            // The node gives a per-task request at most the job's total
+            // (`gres_per_job`, tasks x count, common/gres.c:5124-5126),
+            // which `_set_max_node_gres` makes its `max_node_gres`, lowered
+            // by its memory and `--cpus-per-gpu` (gres_select_filter.c:
+            // 272-335); the sockets walked until their devices reach it are
+            // the ones needed (:648-662). The anchor with
+            // `MaxCPUsPerNode=4`: `-n1 --gpus-per-task=1` on an idle node
+            // got core 0 and GPU 0, socket 1 being unneeded.
+            let units: Units = devices.iter().map(|&i| (i, 1)).collect();
+            let mut most = match job.num_tasks {
+                0 => u64::MAX,
+                n => g.count * u64::from(n),
+            };
+            most = most.min(by_memory.unwrap_or(u64::MAX));
+            if g.cpus_per_gres > 0 {
+                let cpus = free.count() as u64 * rec.tpc as u64;
+                most = most.min(cpus / g.cpus_per_gres as u64);
+            }
+            if first {
+                if !units
+                    .iter()
+                    .any(|&(i, _)| rec.devices[i].sockets.is_empty())
+                {
+                    per_task_first.push((units, most));
+                }
+            } else {
+                let needed = second_pass_sockets(rec, free, &units, most);
+                match &mut second_pass {
+                    Some(all) => all.iter_mut().zip(&needed).for_each(|(a, n)| *a |= *n),
+                    None => second_pass = Some(needed),
+                }
+            }
+        }
         if g.gpu {
             let total: u64 = devices.iter().map(|&i| free_of(i)).sum();
             gpus += total.min(by_memory.unwrap_or(u64::MAX));
@@ -413,10 +436,13 @@ pub fn node_filter(
         }
     }
     if let Some(limit) = plan.task_limit {
-        if let Some(with) = &per_task_sockets {
-            drop_gresless_sockets(rec, free, with, min_cores(rec, job, params));
+        for (units, most) in &per_task_first {
+            first_pass_sockets(rec, free, units, *most, min_cores(rec, job, params));
         }
-        plan.max_tasks = trim_to_task_limit(rec, job, params, free, limit, None);
+        let spare: Option<SmallVec<[bool; 8]>> = second_pass
+            .as_ref()
+            .map(|needed| needed.iter().map(|n| !n).collect());
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, limit, spare.as_deref());
     } else if let Some(kept) = first_pass {
         *free = kept;
         plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX, None);
@@ -504,15 +530,11 @@ struct FirstPassFloor {
 /// A per-node request's first pass (22.05's `gres_select_filter_sock_core`
 /// with `first_pass`, without enforce-binding): `units` are the usable
 /// devices with what each offers (its free shares for a shared request,
-/// else 1). The sockets are walked from the one with the most free cores
-/// (socket order on ties); a socket holding none of the devices gives up
-/// its highest cores while the node keeps more than `floor.drop_to`
-/// (gres_select_filter.c:577-607); a socket left without free cores
-/// counts none of its devices (:611-614); the sockets walked until their
-/// devices cover `need` are required and the cores of the others are
-/// dropped (:616-631, 663-683). Applies to `kept` (the cores kept so far,
-/// from `free` on the first request). Returns false when the node fails
-/// the pass: its devices beside free cores fall short of `need` (:642-646,
+/// else 1). The sockets are walked by [`first_pass_sockets`], gresless
+/// ones giving up cores down to `floor.drop_to`. Applies to `kept` (the
+/// cores kept so far, from `free` on the first request). Returns false
+/// when the node fails the pass: its devices beside free cores fall short
+/// of `need` (gres_select_filter.c:642-646,
 /// the anchor's a37: an mps job skipped n3, whose free core was away from
 /// its only usable GPU), or fewer than `floor.keep` cores are left (the
 /// task loop of :700-738 then finds no task count, or :785-790; the
@@ -535,11 +557,37 @@ fn per_node_first_pass(
         return true;
     }
     let mut cores = kept.clone().unwrap_or_else(|| free.clone());
+    let have = first_pass_sockets(rec, &mut cores, units, need, floor.drop_to);
+    if have < need || cores.count() < floor.keep {
+        return false;
+    }
+    *kept = Some(cores);
+    true
+}
+
+/// The socket walk of 22.05's first pass for one request
+/// (`gres_select_filter_sock_core` with `first_pass`, without
+/// enforce-binding, gres_select_filter.c:577-631, 663-683), on `cores`: a
+/// socket holding none of `units` (device, units it offers) gives up its
+/// highest cores while the node keeps more than `drop_to`; walking the
+/// sockets from the one with the most free cores (socket order on ties),
+/// a socket left without free cores counts none of its devices, and the
+/// sockets walked until their devices cover `need` are required; the cores
+/// of the others are dropped. Returns the units counted. The caller deals
+/// with devices bound to no socket (they count on every socket, so no
+/// socket is ever dropped).
+fn first_pass_sockets(
+    rec: &NodeRec,
+    cores: &mut Bits,
+    units: &[(usize, u64)],
+    need: u64,
+    drop_to: usize,
+) -> u64 {
     let cps = rec.cores_per_socket as usize;
     let sockets = rec.sockets as usize;
     let in_socket = |b: &Bits, s: usize| b.count_range(s * cps, (s + 1) * cps);
     let mut order: SmallVec<[usize; 8]> = (0..sockets).collect();
-    order.sort_by_key(|&s| std::cmp::Reverse(in_socket(&cores, s)));
+    order.sort_by_key(|&s| std::cmp::Reverse(in_socket(cores, s)));
     let here = |s: usize| -> u64 {
         units
             .iter()
@@ -548,11 +596,11 @@ fn per_node_first_pass(
             .sum()
     };
     let with: SmallVec<[bool; 8]> = (0..sockets).map(|s| here(s) > 0).collect();
-    drop_gresless_sockets(rec, &mut cores, &with, floor.drop_to);
+    drop_gresless_sockets(rec, cores, &with, drop_to);
     let mut have = 0;
     let mut required: SmallVec<[bool; 8]> = SmallVec::from_elem(false, sockets);
     for s in order {
-        if in_socket(&cores, s) == 0 {
+        if in_socket(cores, s) == 0 {
             continue;
         }
         if have < need {
@@ -565,11 +613,7 @@ fn per_node_first_pass(
             cores.clear(c);
         }
     }
-    if have < need || cores.count() < floor.keep {
-        return false;
-    }
-    *kept = Some(cores);
-    true
+    have
 }
 
 /// The cores a node must keep on the first pass for request `req` needing
