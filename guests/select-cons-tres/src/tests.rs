@@ -1549,6 +1549,35 @@ fn a_per_task_request_needs_only_the_sockets_its_total_reaches() {
     assert_eq!(cpu_gpu(&ct, per_task(4, 2)), (vec![4, 5], vec![0, 1]));
 }
 
+#[test]
+fn a_per_job_request_needs_only_the_sockets_its_count_reaches() {
+    // As for per-task requests: a `--gpus=N` job's node may give it at most
+    // N (`gres_per_job`), and only the sockets walked until their GPUs
+    // reach it are needed. Hand runs on the anchor with `MaxCPUsPerNode=4`,
+    // `-w n1`, `--mem-per-cpu=100`: on the idle node `-n1 --gpus=1` got
+    // CPU_IDs=0-1 and GPU 0; after `-n2` took core 0, `-n1 --gpus=1` and
+    // `-n2 --gpus=1` got CPU_IDs=4-5 and GPU 1.
+    let mut ct = anchor_like(
+        "CR_Core_Memory",
+        1,
+        (2, 2),
+        0,
+        &[("gpu", 1, &[0, 1]), ("gpu", 1, &[2, 3])],
+    );
+    ct.partitions[0].max_cpus_per_node = Some(4);
+    let per_job = |id: u32, tasks: u32| {
+        let mut j = with_gres_per(job(id, 1, tasks, 1), "gpu", 1, GresScope::PerJob);
+        j.details.memory = MemoryRequest::PerCpu(100);
+        j
+    };
+    assert_eq!(cpu_gpu(&ct, per_job(1, 1)), (vec![0, 1], vec![0]));
+    let mut first = job(2, 1, 2, 1);
+    first.details.memory = MemoryRequest::PerCpu(100);
+    start_full(&mut ct, first);
+    assert_eq!(cpu_gpu(&ct, per_job(3, 1)), (vec![4, 5], vec![1]));
+    assert_eq!(cpu_gpu(&ct, per_job(4, 2)), (vec![4, 5], vec![1]));
+}
+
 fn with_gres(j: Job, name: &str, count: u64) -> Job {
     with_gres_per(j, name, count, GresScope::PerNode)
 }
