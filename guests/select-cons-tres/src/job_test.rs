@@ -6,9 +6,6 @@
 //! * steps 2–4 of 2.7 drop the cores of every *other* partition's rows and
 //!   then try the rows of the job's own partition; PriorityTier-based
 //!   keeping of lower-tier rows (PreemptType=partition_prio) is not modelled;
-//! * step 4 tries the rows most cores first, as Slurm sorts them, but the
-//!   test leaves the rows' order as it was: Slurm keeps the sorted order,
-//!   in which a job starting next takes the first row it fits;
 //! * "test 0" (can the job fit on every available core, without the
 //!   partition's core map) is answered by the later passes failing, with the
 //!   same error, except under CR_Socket with specialised cores, where it
@@ -629,7 +626,12 @@ impl ConsTres {
         }
         if let Some(own) = usage.rows.get(job.partition as usize) {
             // The rows with more cores first (`part_data_sort_res`,
-            // cons_common/job_test.c:1264-1265).
+            // cons_common/job_test.c:1264-1265), an order the live rows
+            // keep (will-run and preemption test copies, as Slurm's are,
+            // which are never added to).
+            if own.rows.len() > 1 && std::ptr::eq(usage, &self.usage) {
+                own.sort_pending.set(true);
+            }
             for row in own.sorted().into_iter().map(|r| &own.rows[r]) {
                 let mut free = step2.clone();
                 free.and_not(&row.cores);

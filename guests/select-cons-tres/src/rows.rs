@@ -1,6 +1,8 @@
 //! Partition rows (spec 2.1): per partition, rows of jobs whose cores do not
 //! overlap; a job goes into the first row its cores fit.
 
+use std::cell::Cell;
+
 use crate::bits::Bits;
 
 /// One row: the union of its jobs' cores (cluster-wide core map).
@@ -38,6 +40,14 @@ pub struct PartRows {
     /// part_data.c:87-91), and `_job_test` hands `_allocate_sc` a
     /// `part_core_map` only where they exist (cons_common/job_test.c:1033-1049).
     pub has_map: bool,
+    /// Whether a test sorted these rows since they last changed: 22.05
+    /// sorts the live rows in step 4 of a RUN_NOW test
+    /// (cons_common/job_test.c:1264-1265), so a job starting later goes
+    /// to the first row it fits in that order. A test only reads the
+    /// tables, so it marks them, and the next [`PartRows::add`] sorts
+    /// first (the order depends only on the rows' sizes, which nothing
+    /// changes in between).
+    pub sort_pending: Cell<bool>,
 }
 
 impl PartialEq for PartRows {
@@ -58,14 +68,19 @@ impl PartRows {
                 })
                 .collect(),
             has_map: false,
+            sort_pending: Cell::new(false),
         }
     }
 
     /// Places `job`, whose cores are `cores` (see
     /// [`crate::JobRec::core_pieces`]), in the first row its cores do not
-    /// overlap, in the rows' current order; `false` on "job overflow" (the
-    /// job is then in no row, as in Slurm).
+    /// overlap, in the rows' current order (sorted first when a test sorted
+    /// them, see [`PartRows::sort_pending`]); `false` on "job overflow"
+    /// (the job is then in no row, as in Slurm).
     pub fn add(&mut self, job: u32, cores: &[(usize, &Bits)]) -> bool {
+        if self.sort_pending.take() {
+            self.sort_res();
+        }
         for row in &mut self.rows {
             if !cores
                 .iter()
@@ -162,6 +177,7 @@ impl PartRows {
     pub fn copy_from(&mut self, other: &PartRows) {
         self.num_rows = other.num_rows;
         self.has_map = other.has_map;
+        self.sort_pending.set(other.sort_pending.get());
         self.rows.truncate(other.rows.len());
         for (mine, theirs) in self.rows.iter_mut().zip(&other.rows) {
             mine.cores.copy_from(&theirs.cores);

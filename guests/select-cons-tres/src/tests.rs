@@ -1941,6 +1941,48 @@ fn job_expand_of_disjoint_jobs_keeps_their_cpus() {
     assert_eq!(ct.usage, empty);
 }
 
+#[test]
+fn a_failed_test_leaves_the_rows_sorted_for_the_next_job() {
+    // 22.05 sorts the partition's live rows in step 4 of a RUN_NOW test
+    // (cons_common/job_test.c:1264-1265) and adds a starting job to the
+    // first row it fits in that order. Hand run on the anchor (CR_Core_Memory,
+    // OverSubscribe=FORCE:2, DebugFlags=SelectType for the row dumps,
+    // `--mem-per-cpu=100`): A `-w n1 -n8` went to row 0; B `-w n1,n2 -N2
+    // -n16` to row 1; C `-w n1 -n1` stayed pending, its test sorting the
+    // rows (B's 8 cores first); D `-w n3 -n1` then joined B: row 0 held
+    // n1, n2 and n3's core 0, row 1 n1 alone.
+    let mut part = fixtures::partition(0, "big", 4);
+    part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
+    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
+    let mut ct = ConsTres::new(p, vec![part], MemoryRequest::PerCpu(250));
+    let nodes: Vec<_> = (0..4)
+        .map(|i| fixtures::node(i, &format!("n{}", i + 1), 2, 2, 2, 4000))
+        .collect();
+    ct.node_init(&nodes).unwrap();
+    let pinned = |id: u32, on: &[usize], nodes: u32, tasks: u32| {
+        let mut j = job(id, nodes, tasks, 1);
+        j.details.required_nodes = Some(bm(4, on));
+        j.details.memory = MemoryRequest::PerCpu(100);
+        j
+    };
+    start_full(&mut ct, pinned(1, &[0], 1, 8));
+    start_full(&mut ct, pinned(2, &[0, 1], 2, 16));
+    let rows = |ct: &ConsTres| -> Vec<Vec<u32>> {
+        ct.usage.rows[0]
+            .rows
+            .iter()
+            .map(|r| r.jobs.clone())
+            .collect()
+    };
+    assert_eq!(rows(&ct), vec![vec![1], vec![2]]);
+    assert_eq!(
+        decision(&ct, pinned(3, &[0], 1, 1)),
+        Err(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY)
+    );
+    start_full(&mut ct, pinned(4, &[2], 1, 1));
+    assert_eq!(rows(&ct), vec![vec![2, 4], vec![1]]);
+}
+
 /// The per-node (index, CPUs, memory) of a RUN_NOW test of `j`, or the error code.
 fn decision(ct: &ConsTres, j: Job) -> Result<Vec<(u32, u16, u64)>, i32> {
     ct.job_test(&request(ct, j, JobTestMode::RunNow), 0)
