@@ -389,7 +389,13 @@ impl Linear {
         let mut builder = select_common::ResourcesBuilder::new(self.nodes.len(), true);
         for h in &a_to.held {
             let cores = self.nodes.get(h.node).map_or(0, |n| n.cores() as usize);
-            builder.add(h.node, &Bitmap::full(cores), h.cpus, h.memory, Vec::new());
+            builder.add(
+                h.node,
+                &Bitmap::full(cores),
+                h.cpus,
+                h.memory,
+                crate::resources::held_devices(&h.gres),
+            );
         }
         self.jobs.remove(&a_from.id);
         self.jobs.insert(a_to.id, a_to);

@@ -109,6 +109,47 @@ pub fn pick_devices<'a>(
         .collect()
 }
 
+/// The devices `held` lists, as a job's resources give them: per name and
+/// type, the counts added and the devices joined (a job that merged
+/// another holds both jobs' devices of a node, as `gres_job_merge` joins
+/// them). Entries without devices (a job holding its nodes whole) list
+/// nothing, as [`build`] lists nothing for such a job.
+pub fn held_devices(held: &[GresHeld]) -> Vec<GresAllocation> {
+    let mut out: Vec<(GresAllocation, Bitmap)> = Vec::new();
+    for h in held {
+        let Some(devices) = &h.devices else { continue };
+        match out
+            .iter_mut()
+            .find(|(a, _)| a.name == h.name && a.type_name == h.type_name)
+        {
+            Some((a, joined)) => {
+                // Both list the node's devices of the name: equal lengths.
+                a.count += h.count;
+                let len = joined.len();
+                for k in devices.ones().filter(|&k| k < len) {
+                    joined.set(k, true);
+                }
+            }
+            None => out.push((
+                GresAllocation {
+                    name: h.name.clone(),
+                    type_name: h.type_name.clone(),
+                    count: h.count,
+                    devices: None,
+                    per_device: Vec::new(),
+                },
+                devices.clone(),
+            )),
+        }
+    }
+    out.into_iter()
+        .map(|(mut a, joined)| {
+            a.devices = Some((&joined).into());
+            a
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -520,6 +520,51 @@ fn expand_moves_everything_to_the_target() {
 }
 
 #[test]
+fn expand_joins_the_devices_of_sharing_jobs() {
+    // 22.05 select_p_job_expand (select_linear.c) hands the GRES to the
+    // target with `gres_job_merge`, which joins the per-node device maps:
+    // two jobs sharing n0 (FORCE:2) with gpu:1 each (devices 0 and 1, the
+    // lowest free ones) leave a merged job holding gpu:2 on devices 0-1.
+    use slurm_wasm_sdk::types::{GresCount, GresRequest, GresScope};
+    let mut n = nodes(1);
+    n[0].gres = vec![GresCount {
+        name: "gpu".into(),
+        type_name: None,
+        count: 2,
+    }];
+    let mut p0 = fixtures::partition(0, "p0", 1);
+    p0.oversubscribe = Oversubscribe::Force(2);
+    let mut l = Linear::init(&config(&[], vec![p0])).unwrap();
+    l.node_init(&n).unwrap();
+    let gpu_job = |id: u32| {
+        let mut job = pending(id, 1);
+        job.details.gres = vec![GresRequest {
+            name: "gpu".into(),
+            type_name: None,
+            scope: GresScope::PerNode,
+            count: 1,
+            cpus_per_gres: None,
+            mem_per_gres: None,
+        }];
+        job
+    };
+    let devices = |g: &slurm_wasm_sdk::types::GresAllocation| {
+        Bitmap::try_from(g.devices.as_ref().unwrap())
+            .unwrap()
+            .ones()
+            .collect::<Vec<_>>()
+    };
+    let a = start(&mut l, gpu_job(1), 1, T + 100);
+    let b = start(&mut l, gpu_job(2), 1, T + 100);
+    let held = |j: &Job| devices(&j.resources.as_ref().unwrap().per_node[0].gres[0]);
+    assert_eq!((held(&a), held(&b)), (vec![0], vec![1]));
+    let r = l.job_expand(&a, &b).unwrap();
+    let gres = &r.per_node[0].gres;
+    assert_eq!(gres.len(), 1);
+    assert_eq!((gres[0].count, devices(&gres[0])), (2, vec![0, 1]));
+}
+
+#[test]
 fn resized_releases_the_node() {
     let mut l = linear(2, &[]);
     let job = start(&mut l, pending(1, 2), 2, T + 100);
