@@ -3,9 +3,11 @@
 //!
 //! Simplifications against Slurm 22.05 (each named so a differential test
 //! that trips on one points here):
-//! * steps 2–4 of 2.7 drop the cores of every *other* partition's rows and
-//!   then try the rows of the job's own partition; PriorityTier-based
-//!   keeping of lower-tier rows (PreemptType=partition_prio) is not modelled;
+//! * steps 2–4 of 2.7 take each partition's PreemptMode to be the
+//!   cluster's (the partition records carry none); step 2 is not run as a
+//!   test of its own (steps 3 and 4 test subsets of its cores, so they
+//!   fail where it would), and step 3 only where partitions of another
+//!   PriorityTier hold cores (otherwise it repeats step 1);
 //! * "test 0" (can the job fit on every available core, without the
 //!   partition's core map) is answered by the later passes failing, with the
 //!   same error, except under CR_Socket with specialised cores, where it
@@ -212,6 +214,29 @@ impl ConsTres {
     /// `_block_whole_nodes` (cons_common/job_test.c:73-115): `cand` without
     /// the nodes that have an available core (`avail`) not in `free`, nor
     /// those `busy` names.
+    /// Step 2 of `_job_test` (cons_common/job_test.c:1090-1141): the cores
+    /// a sharing job may count on, `avail` less, under
+    /// `PreemptType=preempt/partition_prio`, the rows of every partition
+    /// it cannot preempt (of a higher PriorityTier, or with preemption
+    /// off). Without it every other partition's jobs' cores stay usable:
+    /// the anchor with two FORCE:2 partitions over n1 ran `-p alt -w n1
+    /// -n2` on CPUs 0-1 of a node whose 8 CPUs a `big` job held.
+    fn step2_cores(&self, usage: &Usage, job: &JobView, avail: &Bits) -> Bits {
+        let mut cores = avail.clone();
+        if self.params.preempt_by_part {
+            let tier = |p: usize| self.partitions.get(p).map_or(0, |p| p.priority_tier);
+            let job_tier = tier(job.partition as usize);
+            for (p, rows) in usage.rows.iter().enumerate() {
+                if tier(p) > job_tier || self.params.preempt_off {
+                    for row in &rows.rows {
+                        cores.and_not(&row.cores);
+                    }
+                }
+            }
+        }
+        cores
+    }
+
     fn block_whole_nodes(
         &self,
         cand: &Bits,
@@ -616,12 +641,54 @@ impl ConsTres {
             return first;
         }
         let avail = avail();
-        let mut step2 = avail.clone();
+        let step2 = self.step2_cores(usage, job, &avail);
+        let fit_on = |cand: &Bits, free: &Bits| {
+            self.fit(usage, job, cand, free, None, counts, against, completing_ok)
+        };
+        let block = |cand: &Bits, free: &Bits| {
+            if job.whole_node {
+                self.block_whole_nodes(cand, &step2, free, |_| false)
+            } else {
+                cand.clone()
+            }
+        };
+        // Step 3 (cons_common/job_test.c:1143-1224): the cores outside the
+        // rows of the partitions of the job's PriorityTier. It repeats step
+        // 1 unless partitions of other tiers hold cores; then, where the job
+        // fits, each lower tier's rows are avoided as well while it still
+        // fits.
+        let tier = |p: usize| self.partitions.get(p).map_or(0, |p| p.priority_tier);
+        let job_tier = tier(job.partition as usize);
+        let mut step3 = step2.clone();
         for (p, rows) in usage.rows.iter().enumerate() {
-            if p as u32 != job.partition {
+            if tier(p) == job_tier {
                 for row in &rows.rows {
-                    step2.and_not(&row.cores);
+                    step3.and_not(&row.cores);
                 }
+            }
+        }
+        if step3 != *step1 || (job.whole_node && step2 != avail) {
+            let mut cand3 = block(&cand, &step3);
+            if let Ok(mut rec) = fit_on(&cand3, &step3) {
+                for (p, rows) in usage.rows.iter().enumerate() {
+                    if tier(p) >= job_tier {
+                        continue;
+                    }
+                    let mut lower = step3.clone();
+                    for row in &rows.rows {
+                        lower.and_not(&row.cores);
+                    }
+                    let cand_lower = block(&cand3, &lower);
+                    match fit_on(&cand_lower, &lower) {
+                        Ok(r) => {
+                            rec = r;
+                            step3 = lower;
+                            cand3 = cand_lower;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                return Ok(rec);
             }
         }
         if let Some(own) = usage.rows.get(job.partition as usize) {
@@ -637,23 +704,7 @@ impl ConsTres {
                 free.and_not(&row.cores);
                 // A whole-node job only takes a node all of whose available
                 // cores this row leaves free (cons_common/job_test.c:1282-1283).
-                let blocked;
-                let cand_row = if job.whole_node {
-                    blocked = self.block_whole_nodes(&cand, &avail, &free, |_| false);
-                    &blocked
-                } else {
-                    &cand
-                };
-                if let Ok(rec) = self.fit(
-                    usage,
-                    job,
-                    cand_row,
-                    &free,
-                    None,
-                    counts,
-                    against,
-                    completing_ok,
-                ) {
+                if let Ok(rec) = fit_on(&block(&cand, &free), &free) {
                     return Ok(rec);
                 }
             }

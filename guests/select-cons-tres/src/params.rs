@@ -30,6 +30,11 @@ pub struct Params {
     pub cons_res: bool,
     /// `PreemptMode` includes `GANG`.
     pub gang: bool,
+    /// `PreemptMode` is `OFF` (or not given: Slurm's default).
+    pub preempt_off: bool,
+    /// `PreemptType=preempt/partition_prio`: a job may only count on the
+    /// cores of partitions it could preempt (see `ConsTres::test_on`).
+    pub preempt_by_part: bool,
     /// `SchedulerParameters=time_min_as_soft_limit`.
     pub time_min_as_soft_limit: bool,
     /// `SchedulerParameters=bf_window_linear=` seconds (0 = doubling windows).
@@ -67,6 +72,8 @@ impl Params {
             default_dist_block: false,
             cons_res: false,
             gang: false,
+            preempt_off: true,
+            preempt_by_part: false,
             time_min_as_soft_limit: false,
             bf_window_linear: 0,
             over_time_limit: 0,
@@ -175,10 +182,14 @@ impl Params {
                 })?;
             }
         }
-        self.gang = preempt_mode
-            .iter()
-            .flat_map(|t| t.split(','))
-            .any(|t| t.trim().eq_ignore_ascii_case("GANG"));
+        let modes = || {
+            preempt_mode
+                .iter()
+                .flat_map(|t| t.split(','))
+                .map(str::trim)
+        };
+        self.gang = modes().any(|t| t.eq_ignore_ascii_case("GANG"));
+        self.preempt_off = modes().all(|t| t.is_empty() || t.eq_ignore_ascii_case("OFF"));
         Ok(())
     }
 }
@@ -203,6 +214,18 @@ mod tests {
         let p = Params::parse(&s(&["CR_CPU", "CR_CORE_DEFAULT_DIST_BLOCK"])).unwrap();
         assert_eq!(p.unit, Unit::Cpu);
         assert!(p.default_dist_block && !p.memory && !p.lln);
+    }
+
+    #[test]
+    fn preempt_mode_sets_gang_and_off() {
+        // slurm.conf(5): PreemptMode defaults to OFF; GANG may join another mode.
+        let mut p = Params::parse(&[]).unwrap();
+        p.apply_scheduler(&[], &[]).unwrap();
+        assert!(p.preempt_off && !p.gang);
+        p.apply_scheduler(&[], &s(&["SUSPEND,GANG"])).unwrap();
+        assert!(!p.preempt_off && p.gang);
+        p.apply_scheduler(&[], &s(&["OFF"])).unwrap();
+        assert!(p.preempt_off && !p.gang);
     }
 
     #[test]

@@ -1983,6 +1983,121 @@ fn a_failed_test_leaves_the_rows_sorted_for_the_next_job() {
     assert_eq!(rows(&ct), vec![vec![2, 4], vec![1]]);
 }
 
+#[test]
+fn sharing_jobs_of_two_partitions_overlap() {
+    // 22.05 `_job_test` steps 2-4 (cons_common/job_test.c:1090-1300):
+    // without partition_prio preemption a job sharing its cores counts on
+    // every other partition's jobs' cores; only its own partition's rows
+    // keep it out. Hand run on the anchor with `big` and `alt` both
+    // OverSubscribe=FORCE:2 over n[1-4] (CR_Core_Memory,
+    // `--mem-per-cpu=100`), the jobs in this order:
+    // A big `-w n1 -n8`: n1 CPU_IDs=0-7; B alt `-w n1 -n2`: n1 0-1;
+    // C alt `-w n1 -n2`: n1 2-3; D big `-w n1 -n8`: n1 0-7;
+    // E alt `-w n1 -n8`: n1 4-7 and n2 0-1,4-5; F big `-w n2 -n2`: n2 2-3.
+    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
+    let parts: Vec<_> = ["big", "alt"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut part = fixtures::partition(i as u32, name, 4);
+            part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
+            part
+        })
+        .collect();
+    let mut ct = ConsTres::new(p, parts, MemoryRequest::PerCpu(250));
+    let nodes: Vec<_> = (0..4)
+        .map(|i| {
+            let mut n = fixtures::node(i, &format!("n{}", i + 1), 2, 2, 2, 4000);
+            n.partitions = vec![0, 1];
+            n
+        })
+        .collect();
+    ct.node_init(&nodes).unwrap();
+    let submit = |id: u32, partition: u32, on: usize, tasks: u32| {
+        let mut j = job(id, 1, tasks, 1);
+        j.partitions = vec![partition];
+        j.details.required_nodes = Some(bm(4, &[on]));
+        j.details.memory = MemoryRequest::PerCpu(100);
+        j
+    };
+    let cpus = |r: &slurm_wasm_sdk::types::JobResources| -> Vec<(u32, Vec<usize>)> {
+        r.per_node
+            .iter()
+            .map(|n| {
+                let cpus = held_cores(n)
+                    .into_iter()
+                    .flat_map(|k| [2 * k, 2 * k + 1])
+                    .collect();
+                (n.node_index, cpus)
+            })
+            .collect()
+    };
+    let all = vec![0, 1, 2, 3, 4, 5, 6, 7];
+    let a = start_full(&mut ct, submit(1, 0, 0, 8));
+    assert_eq!(cpus(&a), vec![(0, all.clone())]);
+    let b = start_full(&mut ct, submit(2, 1, 0, 2));
+    assert_eq!(cpus(&b), vec![(0, vec![0, 1])]);
+    let c = start_full(&mut ct, submit(3, 1, 0, 2));
+    assert_eq!(cpus(&c), vec![(0, vec![2, 3])]);
+    let d = start_full(&mut ct, submit(4, 0, 0, 8));
+    assert_eq!(cpus(&d), vec![(0, all)]);
+    let e = start_full(&mut ct, submit(5, 1, 0, 8));
+    assert_eq!(cpus(&e), vec![(0, vec![4, 5, 6, 7]), (1, vec![0, 1, 4, 5])]);
+    let f = start_full(&mut ct, submit(6, 0, 1, 2));
+    assert_eq!(cpus(&f), vec![(1, vec![2, 3])]);
+}
+
+#[test]
+fn sharing_jobs_avoid_lower_tiers_first() {
+    // 22.05 `_job_test` step 3 (cons_common/job_test.c:1143-1224): a
+    // sharing job that fits nowhere free counts on the cores outside its
+    // own PriorityTier's rows, then avoids each lower tier's jobs while it
+    // still fits. Under PreemptType=preempt/partition_prio, step 2 first
+    // takes away the cores of higher tiers (:1096-1120). Three FORCE:2
+    // partitions over two 4-core nodes: `hi` (tier 3) holds n1, `lo`
+    // (tier 1) holds n0; a `mid` (tier 2) job of 2 CPUs takes n1, beside
+    // the higher tier's job rather than the lower one's.
+    let setup = |preempt_by_part: bool| {
+        let mut p = Params::parse(&["CR_Core".to_string()]).unwrap();
+        p.preempt_by_part = preempt_by_part;
+        p.preempt_off = false;
+        let parts: Vec<_> = [("hi", 3), ("mid", 2), ("lo", 1)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, tier))| {
+                let mut part = fixtures::partition(i as u32, name, 2);
+                part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
+                part.priority_tier = tier;
+                part
+            })
+            .collect();
+        let mut ct = ConsTres::new(p, parts, MemoryRequest::None);
+        let nodes: Vec<_> = (0..2)
+            .map(|i| {
+                let mut n = fixtures::node(i, &format!("n{i}"), 1, 4, 1, 1000);
+                n.partitions = vec![0, 1, 2];
+                n
+            })
+            .collect();
+        ct.node_init(&nodes).unwrap();
+        let submit = |id: u32, partition: u32, on: Option<usize>, tasks: u32| {
+            let mut j = job(id, 1, tasks, 1);
+            j.partitions = vec![partition];
+            j.details.required_nodes = on.map(|n| bm(2, &[n]));
+            j
+        };
+        start_full(&mut ct, submit(1, 0, Some(1), 4));
+        start_full(&mut ct, submit(2, 2, Some(0), 4));
+        (ct, submit(3, 1, None, 2))
+    };
+    let (ct, mid) = setup(false);
+    assert_eq!(cores(&ct, mid), vec![(1, vec![0, 1], 2)]);
+    // With partition_prio the higher tier's cores are off limits: the job
+    // can only share the lower tier's node.
+    let (ct, mid) = setup(true);
+    assert_eq!(cores(&ct, mid), vec![(0, vec![0, 1], 2)]);
+}
+
 /// The per-node (index, CPUs, memory) of a RUN_NOW test of `j`, or the error code.
 fn decision(ct: &ConsTres, j: Job) -> Result<Vec<(u32, u16, u64)>, i32> {
     ct.job_test(&request(ct, j, JobTestMode::RunNow), 0)
