@@ -89,6 +89,17 @@ impl State<'_> {
         self.rem_nodes <= 0 && self.rem_cpus <= 0 && self.gres_have >= self.gres_job
     }
 
+    /// The end of the greedy choices (least loaded, busy first, serial
+    /// at the end): the chosen nodes in node order when the job has its
+    /// CPUs, its per-job GRES and the nodes below its minimum (22.05's
+    /// `_eval_nodes_lln`, `_busy` and `_serial` end on `min_rem_nodes`,
+    /// cons_tres/job_test.c:2930-2938).
+    fn finish(mut self) -> Option<Vec<(usize, u32)>> {
+        self.chosen.sort_unstable();
+        let fits = self.rem_cpus <= 0 && self.gres_have >= self.gres_job && self.min_rem_nodes <= 0;
+        (self.done() || fits).then_some(self.chosen)
+    }
+
     /// The nodes still needed, leaving out the optional ones (22.05's
     /// `_enough_nodes`, cons_tres/job_test.c:253).
     fn needed_nodes(&self) -> i64 {
@@ -112,6 +123,47 @@ impl State<'_> {
 /// whose two GPUs sit beside free cores, over n2 and n3 with one each).
 pub fn sched_weight(recs: &[NodeRec], offer: &Offer) -> u64 {
     ((recs[offer.node].weight as u64) << 8) | (0xff - offer.near_gpus as u64)
+}
+
+/// Takes the offers not yet `taken` weight by weight, lightest first;
+/// within a weight, pass by pass (an offer belongs to the passes that
+/// accept it), in node order or `backwards`; until the job has what it
+/// needs or `max_nodes` nodes.
+fn take_by_weight(
+    st: &mut State,
+    recs: &[NodeRec],
+    offers: &[Offer],
+    taken: &mut [bool],
+    max_nodes: usize,
+    passes: &[&dyn Fn(&Offer) -> bool],
+    backwards: bool,
+) {
+    let mut weights: Vec<u64> = (0..offers.len())
+        .filter(|&p| !taken[p])
+        .map(|p| sched_weight(recs, &offers[p]))
+        .collect();
+    weights.sort_unstable();
+    weights.dedup();
+    let order: Vec<usize> = if backwards {
+        (0..offers.len()).rev().collect()
+    } else {
+        (0..offers.len()).collect()
+    };
+    for w in weights {
+        for pass in passes {
+            for &p in &order {
+                let o = &offers[p];
+                if taken[p] || sched_weight(recs, o) != w || !pass(o) {
+                    continue;
+                }
+                if st.done() || st.chosen.len() >= max_nodes {
+                    return;
+                }
+                taken[p] = true;
+                st.take(o);
+            }
+        }
+    }
 }
 
 /// The largest per-job GRES count of the job (`--gpus`), 0 without.
@@ -264,17 +316,35 @@ fn min_nodes_of(job: &JobView, counts: Counts) -> u32 {
 /// The most nodes [`eval_nodes`] takes on a cluster of `nodes` nodes. No
 /// more nodes than tasks: 22.05's `choose_nodes` lowers the maximum to the
 /// task count, or to `min_nodes` when that is larger
-/// (cons_tres/job_test.c:3179-3180); `_eval_nodes_lln` then caps it at the
-/// task count itself (:2773-2775).
+/// (cons_tres/job_test.c:3179-3180); the greedy choices (see [`greedy`])
+/// then cap it at the task count itself (:1219-1221, :2773-2775,
+/// :2973-2975).
 fn max_nodes_of(job: &JobView, params: &Params, nodes: usize, counts: Counts) -> usize {
     let mut max_nodes = counts.max;
     if job.num_tasks > 0 && max_nodes > job.num_tasks {
         max_nodes = job.num_tasks.max(min_nodes_of(job, counts));
     }
-    if params.lln && job.num_tasks > 0 {
+    if greedy(job, params, counts) && job.num_tasks > 0 {
         max_nodes = max_nodes.min(job.num_tasks);
     }
     max_nodes.min(nodes as u32) as usize
+}
+
+/// Whether node selection takes nodes one by one rather than by sets of
+/// consecutive nodes (22.05's `_eval_nodes` dispatch,
+/// cons_tres/job_test.c:440-470): busy nodes first for a will-run test
+/// after releases under bf_busy_nodes (not for a contiguous job), the
+/// least loaded under CR_LLN, and a serial job at the end under
+/// pack_serial_at_end.
+fn greedy(job: &JobView, params: &Params, counts: Counts) -> bool {
+    (job.prefer_busy.is_some() && !job.contiguous)
+        || params.lln
+        || serial_at_end(job, params, counts)
+}
+
+/// A one-CPU one-node job under `SchedulerParameters=pack_serial_at_end`.
+fn serial_at_end(job: &JobView, params: &Params, counts: Counts) -> bool {
+    params.pack_serial_at_end && job.min_cpus == 1 && counts.req == 1
 }
 
 /// 22.05's `choose_nodes` (cons_tres/job_test.c:3134): [`eval_nodes`] on
@@ -654,6 +724,25 @@ fn evaluate(
         }
     }
 
+    if let Some(idle) = job.prefer_busy.as_ref().filter(|_| !job.contiguous) {
+        // Nodes running jobs first (22.05's `_eval_nodes_busy`,
+        // cons_tres/job_test.c:1196-1373, for will-run tests after
+        // releasing jobs under bf_busy_nodes): within each weight the
+        // nodes not idle now, then the idle ones, each in node order.
+        let busy = |o: &Offer| !idle.get(o.node);
+        let idle = |o: &Offer| idle.get(o.node);
+        take_by_weight(
+            &mut st,
+            recs,
+            offers,
+            &mut taken,
+            max_nodes,
+            &[&busy, &idle],
+            false,
+        );
+        return st.finish();
+    }
+
     if params.lln {
         // Least loaded node (spec 2.6 item 3): lowest weight, then the
         // greatest ratio of free CPUs to node CPUs, free CPUs counted
@@ -694,11 +783,24 @@ fn evaluate(
             st.take(&offers[b]);
             last = Some((sched_weight(recs, &offers[b]), offers[b].max_cpus));
         }
-        st.chosen.sort_unstable();
-        // 22.05's `_eval_nodes_lln` ends on `min_rem_nodes`, the nodes
-        // below `min_nodes` (cons_tres/job_test.c:2930-2938).
-        let fits = st.rem_cpus <= 0 && st.gres_have >= st.gres_job && st.min_rem_nodes <= 0;
-        return (st.done() || fits).then_some(st.chosen);
+        return st.finish();
+    }
+
+    if serial_at_end(job, params, counts) {
+        // A serial job packed at the end (22.05's `_eval_nodes_serial`,
+        // cons_tres/job_test.c:2955-3113, under
+        // SchedulerParameters=pack_serial_at_end): within each weight the
+        // nodes from the last one back.
+        take_by_weight(
+            &mut st,
+            recs,
+            offers,
+            &mut taken,
+            max_nodes,
+            &[&|_| true],
+            true,
+        );
+        return st.finish();
     }
 
     // Consecutive best fit.

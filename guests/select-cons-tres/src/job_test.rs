@@ -12,8 +12,9 @@
 //!   partition's core map) is answered by the later passes failing, with the
 //!   same error, except under CR_Socket with specialised cores, where it
 //!   can fail alone and is run (see [`ConsTres::test_on`]);
-//! * no licenses, no `--nodes` size lists, no `RestrictedCoresPerGPU`, no topology plugin, no `--spread-job`, no
-//!   busy-first or `pack_serial_at_end` ordering;
+//! * no licenses, no `--nodes` size lists, no `RestrictedCoresPerGPU`, no
+//!   topology plugin, no `--spread-job`, no partition `LLN` flag (the
+//!   partition records carry none);
 //! * the first-pass GRES core trim of `gres_select_filter_sock_core` is
 //!   applied to per-task requests and, without enforce-binding, to per-node
 //!   requests of devices bound to sockets (see `gres_sched::node_filter`);
@@ -123,6 +124,25 @@ impl ConsTres {
             && node.alloc_memory == 0
             && node.node_state == 0
             && !node.any_gres_used()
+    }
+
+    /// The nodes of the live tables running no job (Slurm's
+    /// `idle_node_bitmap`), `cores` being their free cores: every core but
+    /// the specialised ones free, and no memory, device or `node_req`
+    /// held.
+    pub fn idle_nodes(&self, cores: &Bits) -> Bits {
+        let mut idle = Bits::new(self.recs.len());
+        for (i, (r, u)) in self.recs.iter().zip(&self.usage.nodes).enumerate() {
+            let free = cores.count_range(r.core_off, r.core_off + r.cores as usize);
+            if free + r.spec_count as usize == r.cores as usize
+                && u.alloc_memory == 0
+                && u.node_state == 0
+                && !u.any_gres_used()
+            {
+                idle.set(i);
+            }
+        }
+        idle
     }
 
     /// The [`FreeNodes`] of `usage`, whose free cores are `cores`.

@@ -37,6 +37,12 @@ pub struct Params {
     pub preempt_by_part: bool,
     /// `SchedulerParameters=time_min_as_soft_limit`.
     pub time_min_as_soft_limit: bool,
+    /// `SchedulerParameters=bf_busy_nodes`: will-run tests after releasing
+    /// jobs prefer nodes already running jobs (see `eval_nodes`).
+    pub bf_busy_nodes: bool,
+    /// `SchedulerParameters=pack_serial_at_end`: one-CPU one-node jobs
+    /// take the last nodes first (see `eval_nodes`).
+    pub pack_serial_at_end: bool,
     /// `SchedulerParameters=bf_window_linear=` seconds (0 = doubling windows).
     pub bf_window_linear: i64,
     /// `OverTimeLimit` (minutes) and `KillWait` (seconds), for end-time guesses.
@@ -75,6 +81,8 @@ impl Params {
             preempt_off: true,
             preempt_by_part: false,
             time_min_as_soft_limit: false,
+            bf_busy_nodes: false,
+            pack_serial_at_end: false,
             bf_window_linear: 0,
             over_time_limit: 0,
             kill_wait: 30,
@@ -174,6 +182,10 @@ impl Params {
             let tok = tok.trim();
             if tok.eq_ignore_ascii_case("time_min_as_soft_limit") {
                 self.time_min_as_soft_limit = true;
+            } else if tok.eq_ignore_ascii_case("bf_busy_nodes") {
+                self.bf_busy_nodes = true;
+            } else if tok.eq_ignore_ascii_case("pack_serial_at_end") {
+                self.pack_serial_at_end = true;
             } else if let Some(v) = tok.strip_prefix("bf_window_linear=") {
                 self.bf_window_linear = v.parse().map_err(|_| {
                     format!(

@@ -97,6 +97,12 @@ pub struct JobView {
     pub sock_dist: SockDist,
     pub gres: Vec<GresReq>,
     pub enforce_binding: bool,
+    /// The nodes idle in the live tables, when node selection prefers
+    /// nodes already running jobs (`prefer_alloc_nodes`: will-run tests
+    /// after releasing jobs under `SchedulerParameters=bf_busy_nodes`, see
+    /// `eval_nodes`); `None` otherwise. Set by the will-run test, not by
+    /// the request.
+    pub prefer_busy: Option<Bits>,
     /// [`JobView::gres_cpus_per_node`], read for every candidate node.
     gres_cpn: u32,
 }
@@ -137,7 +143,8 @@ impl JobView {
             sock_dist,
             gres,
             enforce_binding,
-            // Derived from the fields above.
+            // Derived from the fields above, or set by the test.
+            prefer_busy: _,
             gres_cpn: _,
         } = self;
         *partition == other.partition
@@ -326,6 +333,7 @@ impl JobView {
             sock_dist,
             gres,
             enforce_binding: d.gres_flags.contains(GresFlags::ENFORCE_BINDING),
+            prefer_busy: None,
             gres_cpn: 0,
         };
         // CPUs the GRES request implies (`--cpus-per-gpu`).

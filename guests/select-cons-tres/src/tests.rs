@@ -284,6 +284,94 @@ fn will_run_start_is_end_of_needed_job() {
 }
 
 #[test]
+fn bf_busy_nodes_prefers_nodes_running_jobs_after_releases() {
+    // 22.05 `_will_run_test` (cons_common/job_test.c:2043-2047) passes
+    // `bf_busy_nodes` as `prefer_alloc_nodes` to its tests after releasing
+    // jobs, and `_eval_nodes_busy` (cons_tres/job_test.c:1196-1373) then
+    // takes the nodes running jobs now before the idle ones, until the
+    // job has its CPUs. Hand runs on the anchor (CR_Core_Memory,
+    // `--mem-per-cpu=100`): A `-w n2 -n8` ending first, B `-w n3 -n2`;
+    // `sbatch --test-only -N2 -n16 -x n4` answered A's end time on
+    // n[1-2], and with `SchedulerParameters=bf_busy_nodes` on n[1-3]
+    // (n2 and n3, busy now, first; their 14 CPUs then need n1).
+    let will_run = |busy: bool| {
+        let mut ct = anchor_like("CR_Core_Memory", 4, (2, 2), 0, &[]);
+        if busy {
+            ct.params
+                .apply_scheduler(&["bf_busy_nodes".into()], &[])
+                .unwrap();
+        }
+        for (id, node, tasks, end) in [(1u32, 1usize, 8u32, 1600i64), (2, 2, 2, 2200)] {
+            let mut a = on_node(id, 4, node, tasks);
+            a.details.memory = MemoryRequest::PerCpu(100);
+            let r = ct
+                .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+                .unwrap();
+            a.state = JobState::Running;
+            a.end_time = end;
+            a.time_limit = Some(60);
+            a.resources = Some(r.resources);
+            ct.add_running(&a).unwrap();
+        }
+        let mut j = job(3, 2, 16, 1);
+        j.details.excluded_nodes = Some(bm(4, &[3]));
+        j.details.memory = MemoryRequest::PerCpu(100);
+        let r = ct
+            .job_test(&request(&ct, j, JobTestMode::WillRun), 1000)
+            .unwrap();
+        let nodes: Vec<usize> = Bits::from_words(4, &r.resources.nodes.words)
+            .unwrap()
+            .ones()
+            .collect();
+        (r.start_time, nodes)
+    };
+    assert_eq!(will_run(false), (Some(1600), vec![0, 1]));
+    assert_eq!(will_run(true), (Some(1600), vec![0, 1, 2]));
+}
+
+#[test]
+fn pack_serial_at_end_takes_the_last_nodes_for_one_cpu_jobs() {
+    // 22.05 `_eval_nodes_serial` (cons_tres/job_test.c:2955-3113): under
+    // SchedulerParameters=pack_serial_at_end a one-CPU one-node job takes
+    // the nodes from the last one back. Hand run on the anchor
+    // (CR_Core_Memory, `--mem-per-cpu=100`), in this order: `-n1` n4
+    // CPU_IDs=0-1, `-n1` n4 2-3, `-n2` (not serial: the tightest node)
+    // n4 4-5, `-n1 -w n2` n2 0-1, `-n1` n4 6-7; then `sbatch --test-only
+    // -n1` answered n3, now.
+    let mut ct = anchor_like("CR_Core_Memory", 4, (2, 2), 0, &[]);
+    ct.params
+        .apply_scheduler(&["pack_serial_at_end".into()], &[])
+        .unwrap();
+    let submit = |id: u32, tasks: u32, on: Option<usize>| {
+        let mut j = job(id, 1, tasks, 1);
+        j.details.memory = MemoryRequest::PerCpu(100);
+        j.details.required_nodes = on.map(|n| bm(4, &[n]));
+        j
+    };
+    let placed = |ct: &mut ConsTres, j: Job| {
+        let r = start_full(ct, j);
+        let n = &r.per_node[0];
+        (n.node_index, held_cores(n))
+    };
+    assert_eq!(placed(&mut ct, submit(1, 1, None)), (3, vec![0]));
+    assert_eq!(placed(&mut ct, submit(2, 1, None)), (3, vec![1]));
+    assert_eq!(placed(&mut ct, submit(3, 2, None)), (3, vec![2]));
+    assert_eq!(placed(&mut ct, submit(4, 1, Some(1))), (1, vec![0]));
+    assert_eq!(placed(&mut ct, submit(5, 1, None)), (3, vec![3]));
+    let r = ct
+        .job_test(
+            &request(&ct, submit(6, 1, None), JobTestMode::WillRun),
+            1000,
+        )
+        .unwrap();
+    let nodes: Vec<usize> = Bits::from_words(4, &r.resources.nodes.words)
+        .unwrap()
+        .ones()
+        .collect();
+    assert_eq!((r.start_time, nodes), (Some(1000), vec![2]));
+}
+
+#[test]
 fn will_run_suspend_candidates_free_cores_but_keep_memory() {
     // 22.05 `_build_cr_job_list` (cons_common/job_test.c:1858-1870): for
     // WILL_RUN a SUSPEND-mode candidate is removed at once with action 2

@@ -193,7 +193,7 @@ impl ConsTres {
         };
         let need = u64::from(job.min_cpus);
         // Every test of the answer: free resources, COMPLETING nodes allowed.
-        let test = |usage: &Usage, free: Option<&FreeCores>| {
+        let test_as = |job: &JobView, usage: &Usage, free: Option<&FreeCores>| {
             self.test_on(
                 usage,
                 free,
@@ -206,10 +206,22 @@ impl ConsTres {
             )
         };
         if cpu_bound >= need {
-            if let Ok(rec) = test(&self.usage, Some(scratch.live_free(self))) {
+            if let Ok(rec) = test_as(job, &self.usage, Some(scratch.live_free(self))) {
                 return Ok((rec, now, Vec::new()));
             }
         }
+        // The tests on released jobs prefer the nodes running jobs now
+        // under bf_busy_nodes (cons_common/job_test.c:2043-2047).
+        let busy_first;
+        let later = if self.params.bf_busy_nodes {
+            let mut view = job.clone();
+            view.prefer_busy = Some(self.idle_nodes(&scratch.live_free(self).cores));
+            busy_first = view;
+            &busy_first
+        } else {
+            job
+        };
+        let test = |usage: &Usage, free: Option<&FreeCores>| test_as(later, usage, free);
         // The jobs stay in the live table (`gone` lists those released
         // from the scratch copies).
         let mut gone = BTreeSet::new();
