@@ -231,9 +231,11 @@ impl ConsTres {
         idle.then_some((class, r.completing))
     }
 
-    /// `_block_whole_nodes` (cons_common/job_test.c:73-115): `cand` without
-    /// the nodes that have an available core (`avail`) not in `free`, nor
-    /// those `busy` names.
+    /// Partition `p`'s `PriorityTier` (0 for one the table lacks).
+    fn tier(&self, p: usize) -> u16 {
+        self.partitions.get(p).map_or(0, |p| p.priority_tier)
+    }
+
     /// Step 2 of `_job_test` (cons_common/job_test.c:1090-1141): the cores
     /// a sharing job may count on, `avail` less, under
     /// `PreemptType=preempt/partition_prio`, the rows of every partition
@@ -244,10 +246,9 @@ impl ConsTres {
     fn step2_cores(&self, usage: &Usage, job: &JobView, avail: &Bits) -> Bits {
         let mut cores = avail.clone();
         if self.params.preempt_by_part {
-            let tier = |p: usize| self.partitions.get(p).map_or(0, |p| p.priority_tier);
-            let job_tier = tier(job.partition as usize);
+            let job_tier = self.tier(job.partition as usize);
             for (p, rows) in usage.rows.iter().enumerate() {
-                if tier(p) > job_tier || self.params.preempt_off {
+                if self.tier(p) > job_tier || self.params.preempt_off {
                     for row in &rows.rows {
                         cores.and_not(&row.cores);
                     }
@@ -257,6 +258,9 @@ impl ConsTres {
         cores
     }
 
+    /// `_block_whole_nodes` (cons_common/job_test.c:73-115): `cand` without
+    /// the nodes that have an available core (`avail`) not in `free`, nor
+    /// those `busy` names.
     fn block_whole_nodes(
         &self,
         cand: &Bits,
@@ -677,11 +681,10 @@ impl ConsTres {
         // 1 unless partitions of other tiers hold cores; then, where the job
         // fits, each lower tier's rows are avoided as well while it still
         // fits.
-        let tier = |p: usize| self.partitions.get(p).map_or(0, |p| p.priority_tier);
-        let job_tier = tier(job.partition as usize);
+        let job_tier = self.tier(job.partition as usize);
         let mut step3 = step2.clone();
         for (p, rows) in usage.rows.iter().enumerate() {
-            if tier(p) == job_tier {
+            if self.tier(p) == job_tier {
                 for row in &rows.rows {
                     step3.and_not(&row.cores);
                 }
@@ -691,7 +694,7 @@ impl ConsTres {
             let mut cand3 = block(&cand, &step3);
             if let Ok(mut rec) = fit_on(&cand3, &step3) {
                 for (p, rows) in usage.rows.iter().enumerate() {
-                    if tier(p) >= job_tier {
+                    if self.tier(p) >= job_tier {
                         continue;
                     }
                     let mut lower = step3.clone();
