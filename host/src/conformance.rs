@@ -341,6 +341,7 @@ fn select_checks(suite: &mut Suite, host: &Host, source: &PluginSource, settings
         default_memory: crate::bindings::types::MemoryRequest::None,
         max_memory: crate::bindings::types::MemoryRequest::None,
         max_cpus_per_node: None,
+        lln: false,
         gpu_defaults: crate::bindings::types::GpuDefaults {
             cpus_per_gpu: None,
             mem_per_gpu: None,

@@ -136,6 +136,8 @@ pub struct JobRequest {
     pub exclude: Vec<String>,
     /// `--contiguous`.
     pub contiguous: bool,
+    /// `--spread-job`.
+    pub spread_job: bool,
     /// `--gres`, `--gpus`, `--gpus-per-node`, `--gpus-per-task`, in order.
     pub gres: Vec<Gres>,
     /// `--cpus-per-gpu`.
@@ -247,6 +249,7 @@ const FLAGS: &[&[&str]] = &[
     &["--exclusive"],
     &["--oversubscribe", "-s"],
     &["--contiguous"],
+    &["--spread-job"],
 ];
 
 fn canonical(table: &[&[&'static str]], name: &str) -> Option<&'static str> {
@@ -320,6 +323,7 @@ impl JobRequest {
             (_, Some(v)) => return Err(bad(option, format!("takes no value, found `{v}`"))),
             ("--oversubscribe", None) => self.share = Some(ShareRequest::Oversubscribe),
             ("--contiguous", None) => self.contiguous = true,
+            ("--spread-job", None) => self.spread_job = true,
             _ => unreachable!("every flag is handled"),
         }
         Ok(())
@@ -497,6 +501,14 @@ impl JobRequest {
             None if ntasks_per_node > 0 => min_nodes * u32::from(ntasks_per_node),
             None => min_nodes,
         };
+        let tasks_set = self.ntasks.is_some() || ntasks_per_node > 0;
+        // `--spread-job` with a task count and no node maximum: slurmctld
+        // allows as many nodes as tasks, at most the cluster's
+        // (job_mgr.c:8771-8777).
+        let max_nodes = match max_nodes {
+            None if self.spread_job && tasks_set => Some(num_tasks.min(node_count)),
+            max => max,
+        };
         let min_cpus = num_tasks.saturating_mul(u32::from(cpus_per_task));
         let pn_min_cpus = if ntasks_per_node > 0 {
             ntasks_per_node.saturating_mul(cpus_per_task)
@@ -533,11 +545,7 @@ impl JobRequest {
         d.max_nodes = max_nodes;
         // sbatch sends a task count only when -n or --ntasks-per-node gave
         // one (`JOB_NTASKS_SET`); slurmctld keeps 0 otherwise.
-        d.num_tasks = if self.ntasks.is_some() || ntasks_per_node > 0 {
-            num_tasks
-        } else {
-            0
-        };
+        d.num_tasks = if tasks_set { num_tasks } else { 0 };
         d.min_cpus = min_cpus;
         d.cpus_per_task = self.cpus_per_task.unwrap_or(0);
         d.ntasks_per_node = ntasks_per_node;
@@ -546,6 +554,7 @@ impl JobRequest {
         d.pn_min_cpus = pn_min_cpus;
         d.memory = memory;
         d.contiguous = self.contiguous;
+        d.spread_job = self.spread_job;
         d.share = self.share.unwrap_or(ShareRequest::PartitionDefault);
         d.required_nodes =
             (!required.is_empty()).then(|| bitmap(node_count, required.iter().copied()));
@@ -815,6 +824,23 @@ mod tests {
         // select_nodes: no job maximum -> partition's (none) -> 500000,
         // req_nodes = min_nodes.
         assert_eq!((p.min_nodes, p.max_nodes, p.req_nodes), (2, 500_000, 2));
+    }
+
+    #[test]
+    fn spread_job_allows_a_node_per_task() {
+        // slurmctld job_mgr.c:8771-8777: `--spread-job` with a task count
+        // and no node maximum may use as many nodes as tasks, at most the
+        // cluster's (6 on the anchor); select then asks for all of them.
+        let p = prepare(&["--spread-job", "-n4"]);
+        let d = &p.job.details;
+        assert!(d.spread_job);
+        assert_eq!((d.min_nodes, d.max_nodes), (1, Some(4)));
+        assert_eq!((p.min_nodes, p.max_nodes, p.req_nodes), (1, 4, 4));
+        let p = prepare(&["--spread-job", "-n8"]);
+        assert_eq!((p.min_nodes, p.max_nodes, p.req_nodes), (1, 6, 6));
+        // Without a task count nothing changes.
+        let p = prepare(&["--spread-job"]);
+        assert_eq!(p.job.details.max_nodes, None);
     }
 
     #[test]

@@ -278,6 +278,8 @@ pub struct PartitionConf {
     pub min_nodes: u32,
     /// `MaxCPUsPerNode=`; `None` for `UNLIMITED` (the default).
     pub max_cpus_per_node: Option<u32>,
+    /// `LLN=`, default `NO`: jobs go to the least loaded nodes.
+    pub lln: bool,
     /// `DefCpuPerGPU=`; `None` when unset here, in which case the
     /// cluster-wide option applies.
     pub def_cpu_per_gpu: Option<u64>,
@@ -712,6 +714,7 @@ const PARTITION_KEYS: KeySet = KeySet {
         "DefMemPerCPU",
         "DefMemPerGPU",
         "DefMemPerNode",
+        "LLN",
         "MaxCPUsPerNode",
         "MaxMemPerCPU",
         "MaxMemPerNode",
@@ -737,7 +740,6 @@ const PARTITION_KEYS: KeySet = KeySet {
         "ExclusiveUser",
         "GraceTime",
         "Hidden",
-        "LLN",
         "MaxCPUsPerSocket",
         "OverTimeLimit",
         "PreemptMode",
@@ -1131,10 +1133,12 @@ impl Builder<'_> {
             Some(p) => self.partition_nodes(name, p)?,
             None => Vec::new(),
         };
-        let default = match find(params, "Default") {
-            Some(p) => parse_bool(&p.value).ok_or_else(|| self.expected(p, "YES or NO"))?,
-            None => false,
+        let yes_no = |key: &str| match find(params, key) {
+            Some(p) => parse_bool(&p.value).ok_or_else(|| self.expected(p, "YES or NO")),
+            None => Ok(false),
         };
+        let default = yes_no("Default")?;
+        let lln = yes_no("LLN")?;
         let time = |key: &str| -> Result<Option<u32>, ConfError> {
             match find(params, key) {
                 Some(p) => parse_minutes(&p.value).ok_or_else(|| {
@@ -1188,6 +1192,7 @@ impl Builder<'_> {
                 .number(params, "MinNodes", "a number of nodes")?
                 .unwrap_or(0),
             max_cpus_per_node: self.limit(params, "MaxCPUsPerNode", "a number of CPUs")?,
+            lln,
             def_cpu_per_gpu: self.number(params, "DefCPUPerGPU", "a number of CPUs")?,
             def_mem_per_gpu: self.number(params, "DefMemPerGPU", "a number of MB")?,
             state,
@@ -1679,7 +1684,7 @@ mod tests {
             "PartitionName=p Nodes=n[5-8],n1,n5 Default=yes MaxTime=1-12:30:00 ",
             "DefaultTime=90:30 OverSubscribe=YES:8 Priority=7 State=DRAIN ",
             "MaxMemPerNode=8000 MaxNodes=4 MinNodes=2 MaxCPUsPerNode=32 ",
-            "DefCpuPerGPU=4 DefMemPerGPU=8000 ",
+            "DefCpuPerGPU=4 DefMemPerGPU=8000 LLN=YES ",
             "AllowAccounts=teamA PreemptMode=REQUEUE\n",
             "PartitionName=q Shared=EXCLUSIVE MaxNodes=INFINITE PriorityTier=3 State=INACTIVE\n",
         ));
@@ -1700,9 +1705,11 @@ mod tests {
             (p.def_cpu_per_gpu, p.def_mem_per_gpu),
             (Some(4), Some(8000))
         );
+        assert!(p.lln);
         assert_eq!(p.extra.get("AllowAccounts"), Some("teamA"));
         assert_eq!(p.extra.get("PreemptMode"), Some("REQUEUE"));
         let q = conf.partition("q").unwrap();
+        assert!(!q.lln);
         assert!(q.nodes.is_empty());
         assert_eq!(q.oversubscribe, OverSubscribe::Exclusive);
         assert_eq!(
@@ -1940,6 +1947,11 @@ mod tests {
             "PartitionName=p Default=maybe\n",
             1,
             "Default: expected YES or NO, found `maybe`",
+        );
+        assert_error(
+            "PartitionName=p LLN=often\n",
+            1,
+            "LLN: expected YES or NO, found `often`",
         );
         assert_error(
             "PartitionName=p State=OPEN\n",

@@ -332,13 +332,15 @@ fn max_nodes_of(job: &JobView, params: &Params, nodes: usize, counts: Counts) ->
 
 /// Whether node selection takes nodes one by one rather than by sets of
 /// consecutive nodes (22.05's `_eval_nodes` dispatch,
-/// cons_tres/job_test.c:440-470): busy nodes first for a will-run test
-/// after releases under bf_busy_nodes (not for a contiguous job), the
-/// least loaded under CR_LLN, and a serial job at the end under
+/// cons_tres/job_test.c:440-470): in node order for `--spread-job`, busy
+/// nodes first for a will-run test after releases under bf_busy_nodes
+/// (not for a contiguous job), the least loaded under CR_LLN or in an
+/// `LLN=YES` partition, and a serial job at the end under
 /// pack_serial_at_end.
 fn greedy(job: &JobView, params: &Params, counts: Counts) -> bool {
-    (job.prefer_busy.is_some() && !job.contiguous)
-        || params.lln
+    job.spread
+        || (job.prefer_busy.is_some() && !job.contiguous)
+        || job.lln
         || serial_at_end(job, params, counts)
 }
 
@@ -724,6 +726,23 @@ fn evaluate(
         }
     }
 
+    if job.spread {
+        // Spread over the nodes (22.05's `_eval_nodes_spread`,
+        // cons_tres/job_test.c:1022-1194, for `--spread-job`, whose node
+        // maximum the controller raised to its tasks): within each weight
+        // the nodes in node order.
+        take_by_weight(
+            &mut st,
+            recs,
+            offers,
+            &mut taken,
+            max_nodes,
+            &[&|_| true],
+            false,
+        );
+        return st.finish();
+    }
+
     if let Some(idle) = job.prefer_busy.as_ref().filter(|_| !job.contiguous) {
         // Nodes running jobs first (22.05's `_eval_nodes_busy`,
         // cons_tres/job_test.c:1196-1373, for will-run tests after
@@ -743,7 +762,7 @@ fn evaluate(
         return st.finish();
     }
 
-    if params.lln {
+    if job.lln {
         // Least loaded node (spec 2.6 item 3): lowest weight, then the
         // greatest ratio of free CPUs to node CPUs, free CPUs counted
         // before the job's memory and task limits cut them (`max_cpus`;

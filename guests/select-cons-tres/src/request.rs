@@ -97,6 +97,10 @@ pub struct JobView {
     pub sock_dist: SockDist,
     pub gres: Vec<GresReq>,
     pub enforce_binding: bool,
+    /// Least loaded nodes first: `CR_LLN`, or the partition's `LLN=YES`.
+    pub lln: bool,
+    /// `--spread-job`.
+    pub spread: bool,
     /// The nodes idle in the live tables, when node selection prefers
     /// nodes already running jobs (`prefer_alloc_nodes`: will-run tests
     /// after releasing jobs under `SchedulerParameters=bf_busy_nodes`, see
@@ -143,6 +147,8 @@ impl JobView {
             sock_dist,
             gres,
             enforce_binding,
+            lln,
+            spread,
             // Derived from the fields above, or set by the test.
             prefer_busy: _,
             gres_cpn: _,
@@ -175,6 +181,8 @@ impl JobView {
             && *sock_dist == other.sock_dist
             && *gres == other.gres
             && *enforce_binding == other.enforce_binding
+            && *lln == other.lln
+            && *spread == other.spread
     }
 
     /// Normalises `job` for the partition table `parts`. `default_memory` is
@@ -333,6 +341,8 @@ impl JobView {
             sock_dist,
             gres,
             enforce_binding: d.gres_flags.contains(GresFlags::ENFORCE_BINDING),
+            lln: params.lln || part.is_some_and(|p| p.lln),
+            spread: d.spread_job,
             prefer_busy: None,
             gres_cpn: 0,
         };

@@ -372,6 +372,91 @@ fn pack_serial_at_end_takes_the_last_nodes_for_one_cpu_jobs() {
 }
 
 #[test]
+fn spread_job_and_lln_partitions_choose_node_by_node() {
+    // 22.05 `_eval_nodes_spread` (cons_tres/job_test.c:1022-1194) for
+    // `--spread-job`, whose node maximum slurmctld raises to its tasks (at
+    // most the cluster's 6 nodes), and `_eval_nodes_lln` for a partition
+    // with `LLN=YES`. Hand run on the anchor (CR_Core_Memory,
+    // `--mem-per-cpu=100`, a partition `lln` over n[1-4] with LLN=YES), in
+    // this order: `--spread-job -n4` n[1-4] CPU_IDs=0-1 each;
+    // `--spread-job -n6` n1 CPU_IDs=2-5 and n[2-4] 2-3; `-p lln -n1` n2
+    // 4-5, then n3 4-5; `-p lln -n3` n4 4-7.
+    let mut ct = anchor_like("CR_Core_Memory", 4, (2, 2), 0, &[]);
+    let mut lln = fixtures::partition(1, "lln", 4);
+    lln.lln = true;
+    ct.partitions.push(lln);
+    ct.usage
+        .rows
+        .push(crate::rows::PartRows::new(1, ct.total_cores));
+    let submit = |id: u32, tasks: u32, spread: bool, partition: u32| {
+        let mut j = job(id, 1, tasks, 1);
+        j.details.memory = MemoryRequest::PerCpu(100);
+        j.details.spread_job = spread;
+        if spread {
+            j.details.max_nodes = Some(tasks.min(6));
+        }
+        j.partitions = vec![partition];
+        j
+    };
+    let cpus = |r: &slurm_wasm_sdk::types::JobResources| -> Vec<(u32, Vec<usize>)> {
+        r.per_node
+            .iter()
+            .map(|n| {
+                let cpus = held_cores(n)
+                    .into_iter()
+                    .flat_map(|k| [2 * k, 2 * k + 1])
+                    .collect();
+                (n.node_index, cpus)
+            })
+            .collect()
+    };
+    let r = start_full(&mut ct, submit(1, 4, true, 0));
+    assert_eq!(
+        cpus(&r),
+        (0..4).map(|n| (n, vec![0, 1])).collect::<Vec<_>>()
+    );
+    let r = start_full(&mut ct, submit(2, 6, true, 0));
+    assert_eq!(
+        cpus(&r),
+        vec![
+            (0, vec![2, 3, 4, 5]),
+            (1, vec![2, 3]),
+            (2, vec![2, 3]),
+            (3, vec![2, 3])
+        ]
+    );
+    assert_eq!(
+        cpus(&start_full(&mut ct, submit(3, 1, false, 1))),
+        vec![(1, vec![4, 5])]
+    );
+    assert_eq!(
+        cpus(&start_full(&mut ct, submit(4, 1, false, 1))),
+        vec![(2, vec![4, 5])]
+    );
+    assert_eq!(
+        cpus(&start_full(&mut ct, submit(5, 3, false, 1))),
+        vec![(3, vec![4, 5, 6, 7])]
+    );
+    // Around a full node. Hand run on the anchor: with n2 full (`-w n2
+    // -n8`), `--spread-job -n2` ran on n[1,3] (best fit over its node
+    // range 1-2 takes the same nodes); then `sbatch --test-only -N2 -n2`
+    // answered n[3-4], the tighter set of two.
+    let mut ct = anchor_like("CR_Core_Memory", 4, (2, 2), 0, &[]);
+    start_full(&mut ct, on_node(1, 4, 1, 8));
+    let nodes = |r: &slurm_wasm_sdk::types::JobResources| -> Vec<u32> {
+        r.per_node.iter().map(|n| n.node_index).collect()
+    };
+    assert_eq!(
+        nodes(&start_full(&mut ct, submit(2, 2, true, 0))),
+        vec![0, 2]
+    );
+    let mut pair = submit(3, 2, false, 0);
+    pair.details.min_nodes = 2;
+    pair.details.max_nodes = Some(2);
+    assert_eq!(nodes(&start_full(&mut ct, pair)), vec![2, 3]);
+}
+
+#[test]
 fn will_run_suspend_candidates_free_cores_but_keep_memory() {
     // 22.05 `_build_cr_job_list` (cons_common/job_test.c:1858-1870): for
     // WILL_RUN a SUSPEND-mode candidate is removed at once with action 2

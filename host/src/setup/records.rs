@@ -372,6 +372,7 @@ fn partition(
         default_memory: conf.default_memory.map_or(*default_memory, memory_request),
         max_memory: conf.max_memory.map_or(*max_memory, memory_request),
         max_cpus_per_node: conf.max_cpus_per_node,
+        lln: conf.lln,
         gpu_defaults: GpuDefaults {
             cpus_per_gpu: conf.def_cpu_per_gpu,
             mem_per_gpu: conf.def_mem_per_gpu,

@@ -161,7 +161,7 @@ records! {
     host::Partition => sdk {
         index, name, nodes, oversubscribe, priority_job_factor, priority_tier,
         max_time, default_time, max_nodes, min_nodes, default_memory,
-        max_memory, max_cpus_per_node, gpu_defaults,
+        max_memory, max_cpus_per_node, lln, gpu_defaults,
     }
     host::GpuDefaults => sdk { cpus_per_gpu, mem_per_gpu }
     host::GresRequest => sdk { name, type_name, scope, count, cpus_per_gres, mem_per_gres }
@@ -169,7 +169,7 @@ records! {
         min_nodes, max_nodes, num_tasks, min_cpus, max_cpus, cpus_per_task,
         ntasks_per_node, ntasks_per_socket, ntasks_per_core, ntasks_per_board,
         threads_per_core, sockets_per_node, cores_per_socket, pn_min_cpus,
-        memory, pn_min_tmp_disk, contiguous, share, core_spec, overcommit,
+        memory, pn_min_tmp_disk, contiguous, share, core_spec, overcommit, spread_job,
         required_nodes, excluded_nodes, features, task_dist, plane_size,
         cpu_bind_type, gres, gres_flags, nice, begin_time, accrue_time,
         submit_time,
