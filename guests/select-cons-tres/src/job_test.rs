@@ -12,9 +12,8 @@
 //!   partition's core map) is answered by the later passes failing, with the
 //!   same error, except under CR_Socket with specialised cores, where it
 //!   can fail alone and is run (see [`ConsTres::test_on`]);
-//! * no licenses, no `--nodes` size lists, no `RestrictedCoresPerGPU`, no
-//!   topology plugin, no `--spread-job`, no partition `LLN` flag (the
-//!   partition records carry none);
+//! * no licenses, no `--nodes` size lists, no `RestrictedCoresPerGPU` (none
+//!   of them in 22.05's select plugin), no topology plugin;
 //! * the first-pass GRES core trim of `gres_select_filter_sock_core` is
 //!   applied to per-task requests and, without enforce-binding, to per-node
 //!   requests of devices bound to sockets (see `gres_sched::node_filter`);
