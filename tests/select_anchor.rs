@@ -595,6 +595,15 @@ fn cons_tres_cr_core_memory_exclusive_partition() {
     check("cons_tres-CR_Core_Memory-exclusive_partition");
 }
 
+/// `CR_Core_Memory` with `OverSubscribe=FORCE:2` on `big` and a second
+/// partition `alt` over the same nodes, also FORCE:2, with a stream of its
+/// own: jobs of one partition share the cores of the other's jobs.
+#[test]
+fn cons_tres_cr_core_memory_two_partitions() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-two_partitions");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.

@@ -4,15 +4,15 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~50 min for all eighteen):
-#     bash tests/anchor/select/record.sh              # all eighteen configurations
+# configuration, ~50 min for all nineteen):
+#     bash tests/anchor/select/record.sh              # all nineteen configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
 # Configurations (<config> = directory name | SelectType | SelectTypeParameters | slurm.conf
 # lines appended to setup.sh's, through its EXTRA_CONF, `\n` between lines | keys set on
 # the NodeName=n[1-4] line of a copy of setup.sh, replacing the line's own | keys added to
-# the copy's PartitionName=big line):
+# the copy's PartitionName=big line | the stream, STEPS unless named):
 #     cons_tres-CR_Core_Memory                select/cons_tres  CR_Core_Memory
 #     cons_tres-CR_CPU_Memory                 select/cons_tres  CR_CPU_Memory
 #     linear-CR_Memory                        select/linear     CR_Memory
@@ -42,6 +42,11 @@
 #                                             + MaxCPUsPerNode=4 on partition big
 #     cons_tres-CR_Core_Memory-exclusive_partition  select/cons_tres CR_Core_Memory
 #                                             + OverSubscribe=EXCLUSIVE on partition big
+#     cons_tres-CR_Core_Memory-two_partitions  select/cons_tres CR_Core_Memory
+#                                             + OverSubscribe=FORCE:2 on partition big and a
+#                                             second partition alt over n[1-4], also FORCE:2;
+#                                             its own stream, PARTITION_STEPS (jobs of both
+#                                             partitions sharing cores)
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -100,7 +105,8 @@ linear-CR_Memory-oversubscribe|select/linear|CR_Memory|||OverSubscribe=FORCE:2
 cons_tres-CR_Socket_Memory-oversubscribe|select/cons_tres|CR_Socket_Memory|||OverSubscribe=FORCE:2
 cons_tres-CR_CPU_Memory-oversubscribe|select/cons_tres|CR_CPU_Memory|||OverSubscribe=FORCE:2
 cons_tres-CR_Core_Memory-max_cpus_per_node|select/cons_tres|CR_Core_Memory|||MaxCPUsPerNode=4
-cons_tres-CR_Core_Memory-exclusive_partition|select/cons_tres|CR_Core_Memory|||OverSubscribe=EXCLUSIVE"
+cons_tres-CR_Core_Memory-exclusive_partition|select/cons_tres|CR_Core_Memory|||OverSubscribe=EXCLUSIVE
+cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
@@ -209,6 +215,32 @@ cancel a47
 submit a48 -w n2 -c6
 submit a49 -N1 -n2"
 
+# Jobs of two partitions over the same nodes (the two_partitions configuration): a job
+# sharing its cores counts on the other partition's jobs' cores, only its own partition's
+# rows keep it out.
+PARTITION_STEPS="submit b1 -w n1 -n8 --mem-per-cpu=100
+submit b2 -p alt -w n1 -n2 --mem-per-cpu=100
+submit b3 -p alt -w n1 -n2 --mem-per-cpu=100
+submit b4 -w n1 -n8 --mem-per-cpu=100
+submit b5 -p alt -w n1 -n8 --mem-per-cpu=100
+submit b6 -w n2 -n2 --mem-per-cpu=100
+test-only -p alt -n8 --mem-per-cpu=100
+submit b7 -p alt -n4 --mem-per-cpu=100
+cancel b1
+submit b8 -n8 --mem-per-cpu=100
+cancel b2
+cancel b3
+submit b9 -p alt -N2 -n4 --mem-per-cpu=100
+test-only -N2 -n16 --mem-per-cpu=100
+submit b10 -p alt --exclusive -N1
+submit b11 -n1 --gres=gpu:1 --mem-per-cpu=100
+submit b12 -p alt -n1 --gres=gpu:1 --mem-per-cpu=100
+cancel b4
+submit b13 -p alt -n6 --mem-per-cpu=100
+submit b14 -N2 -n4 --mem-per-cpu=100
+cancel b5
+submit b15 -p alt -w n3 -c4 --mem-per-cpu=100"
+
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
 
@@ -285,7 +317,7 @@ gone() {
 declare -A ID
 
 run_stream() {
-  local out=$1 kind name opts id rc st
+  local out=$1 steps=$2 kind name opts id rc st
   : > "$out"
   while read -r -u 3 kind rest; do
     case "$kind" in
@@ -345,18 +377,24 @@ run_stream() {
         ;;
       *) die "unknown step: $kind $rest" ;;
     esac
-  done 3<<< "$STEPS"
+  done 3<<< "$steps"
 }
 
 record_config() {
   local dir=$1 stype=$2 sparams=$3 extra line probe setup=$ANCHOR/setup.sh node_keys=${5:-}
-  local part_keys=${6:-}
+  local part_keys=${6:-} steps=${7:-STEPS}
   extra=$(printf '%b' "$4")
   rm -f "$A/teardown.sh"
   say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }}${node_keys:+, n[1-4] $node_keys})"
-  if [ -n "$node_keys$part_keys" ]; then
+  if [ -n "$node_keys$part_keys" ] || [[ $extra == *PartitionName=* ]]; then
     setup=$WORK/setup.sh
     cp "$ANCHOR/setup.sh" "$setup"
+  fi
+  if [[ $extra == *PartitionName=* ]]; then
+    # setup.sh waits for six idle lines of `sinfo -N`, which lists a node once per
+    # partition: the copy counts the nodes once
+    sed -i 's/sinfo -h -N -t idle -o %N | wc -l/sinfo -h -N -t idle -o %N | sort -u | wc -l/' "$setup"
+    grep -q 'sort -u | wc -l' "$setup" || die "could not make setup.sh count each idle node once"
   fi
   if [ -n "$part_keys" ]; then
     # nor for partition keys: added to the copy's PartitionName=big line
@@ -401,13 +439,13 @@ record_config() {
   cp /etc/slurm/gres.conf "$OUT/$dir/gres.conf"
   scontrol show config | grep -E '^(SelectType|SelectTypeParameters|DefMemPerCPU|DefMemPerNode|GresTypes|JobDefaults) ' \
     > "$OUT/$dir/config.txt"
-  run_stream "$OUT/$dir/stream.txt"
+  run_stream "$OUT/$dir/stream.txt" "${!steps}"
   stop_cluster
   say "== $dir: $(grep -c '^\[submit' "$OUT/$dir/stream.txt") submits recorded"
 }
 
-while IFS='|' read -r -u 3 dir stype sparams extra node_keys part_keys; do
+while IFS='|' read -r -u 3 dir stype sparams extra node_keys part_keys steps; do
   if [ $# -gt 0 ] && [[ " $* " != *" $dir "* ]]; then continue; fi
-  record_config "$dir" "$stype" "$sparams" "$extra" "$node_keys" "$part_keys"
+  record_config "$dir" "$stype" "$sparams" "$extra" "$node_keys" "$part_keys" "$steps"
 done 3<<< "$CONFIGS"
 say "done"
