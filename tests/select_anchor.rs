@@ -604,6 +604,14 @@ fn cons_tres_cr_core_memory_two_partitions() {
     check("cons_tres-CR_Core_Memory-two_partitions");
 }
 
+/// The same with `PriorityTier=2` on `alt`: a job fitting nowhere free
+/// tries the cores outside its own tier's rows first (step 3).
+#[test]
+fn cons_tres_cr_core_memory_two_tiers() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-two_tiers");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~50 min for all nineteen):
-#     bash tests/anchor/select/record.sh              # all nineteen configurations
+# configuration, ~50 min for all twenty):
+#     bash tests/anchor/select/record.sh              # all twenty configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -47,6 +47,8 @@
 #                                             second partition alt over n[1-4], also FORCE:2;
 #                                             its own stream, PARTITION_STEPS (jobs of both
 #                                             partitions sharing cores)
+#     cons_tres-CR_Core_Memory-two_tiers      the same with PriorityTier=2 on alt (big keeps
+#                                             tier 1)
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -106,7 +108,8 @@ cons_tres-CR_Socket_Memory-oversubscribe|select/cons_tres|CR_Socket_Memory|||Ove
 cons_tres-CR_CPU_Memory-oversubscribe|select/cons_tres|CR_CPU_Memory|||OverSubscribe=FORCE:2
 cons_tres-CR_Core_Memory-max_cpus_per_node|select/cons_tres|CR_Core_Memory|||MaxCPUsPerNode=4
 cons_tres-CR_Core_Memory-exclusive_partition|select/cons_tres|CR_Core_Memory|||OverSubscribe=EXCLUSIVE
-cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS"
+cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
+cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
