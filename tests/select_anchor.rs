@@ -595,6 +595,22 @@ fn cons_tres_cr_core_memory_exclusive_partition() {
     check("cons_tres-CR_Core_Memory-exclusive_partition");
 }
 
+/// `CR_Core_Memory` with `SchedulerParameters=bf_busy_nodes`: will-run
+/// tests after releasing jobs take the nodes running jobs first.
+#[test]
+fn cons_tres_cr_core_memory_bf_busy_nodes() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-bf_busy_nodes");
+}
+
+/// `CR_Core_Memory` with `SchedulerParameters=pack_serial_at_end`: one-CPU
+/// one-node jobs take the last nodes first.
+#[test]
+fn cons_tres_cr_core_memory_pack_serial() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-pack_serial");
+}
+
 /// `CR_Core_Memory` with `OverSubscribe=FORCE:2` on `big` and a second
 /// partition `alt` over the same nodes, also FORCE:2, with a stream of its
 /// own: jobs of one partition share the cores of the other's jobs.
@@ -636,6 +652,8 @@ fn recordings_cover_the_stream() {
         "cons_tres-CR_CPU_Memory-oversubscribe",
         "cons_tres-CR_Core_Memory-max_cpus_per_node",
         "cons_tres-CR_Core_Memory-exclusive_partition",
+        "cons_tres-CR_Core_Memory-bf_busy_nodes",
+        "cons_tres-CR_Core_Memory-pack_serial",
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
         let submits: Vec<&Submitted> = recording

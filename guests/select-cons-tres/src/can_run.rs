@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 use crate::allocate_sc::{allocate_sc, FreeCores, OwnPartition, SocketAlloc};
 use crate::bits::Bits;
 use crate::gres_sched::{node_filter, NodePlan};
-use crate::node_usage::{NodeRec, NodeUse};
+use crate::node_usage::{NodeRec, NodeUse, Tables};
 use crate::params::{Params, Unit};
 use crate::request::{JobView, Mem};
 
@@ -60,7 +60,7 @@ impl Offer {
 
 /// Evaluates one node. `avail` = the cluster-wide available cores of this
 /// pass; `want_cores` = also choose the cores (only chosen nodes need them);
-/// `ignore_usage` = TEST_ONLY (memory and GRES against totals);
+/// `tables` = the usage `usage` belongs to (TEST_ONLY reads the totals);
 /// `completing_ok` = modes that accept COMPLETING nodes; `first_pass` =
 /// node selection's first try, where GRES keep the job near their devices
 /// (see `gres_sched::node_filter`).
@@ -73,10 +73,11 @@ pub fn can_job_run_on_node(
     job: &JobView,
     params: &Params,
     own: OwnPartition,
-    ignore_usage: bool,
+    tables: Tables,
     completing_ok: bool,
     first_pass: bool,
 ) -> Option<NodeAvail> {
+    let ignore_usage = tables == Tables::Totals;
     if rec.completing && !completing_ok {
         return None;
     }
@@ -154,7 +155,7 @@ pub fn can_job_run_on_node(
             params,
             &mut restricted,
             before.as_ref(),
-            ignore_usage,
+            tables,
             want_cores,
             first_pass,
         )?;

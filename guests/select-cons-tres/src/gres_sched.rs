@@ -6,7 +6,7 @@ use smallvec::SmallVec;
 
 use crate::allocate_sc::effective_ntasks_per_core;
 use crate::bits::Bits;
-use crate::node_usage::{GresColumn, NodeRec, NodeUse};
+use crate::node_usage::{GresColumn, NodeRec, NodeUse, Tables};
 use crate::params::Params;
 use crate::request::{GresReq, JobView};
 
@@ -161,10 +161,11 @@ pub fn node_filter(
     params: &Params,
     free: &mut Bits,
     before: Option<&Bits>,
-    ignore_usage: bool,
+    tables: Tables,
     full: bool,
     first: bool,
 ) -> Option<NodePlan> {
+    let ignore_usage = tables == Tables::Totals;
     let mut plan = NodePlan::default();
     let sockets = rec.sockets as usize;
     let cps = rec.cores_per_socket as usize;
@@ -206,7 +207,7 @@ pub fn node_filter(
         // Devices with something left for the job.
         let usable: DeviceList = (0..rec.devices.len())
             .filter(|&i| matches(g, rec, i))
-            .filter(|&i| ignore_usage || !blocked(rec, usage, i))
+            .filter(|&i| tables != Tables::Live || !blocked(rec, usage, i))
             .filter(|&i| !busy_only || usage.gres_used[i] > 0)
             .filter(|&i| free_of(i) > 0)
             .filter(|&i| {

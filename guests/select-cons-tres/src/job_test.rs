@@ -39,7 +39,7 @@ use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
 use crate::eval_nodes::{choose_nodes, Counts};
 use crate::gres_sched::{per_node_need, pick};
-use crate::node_usage::{NodeUse, NODE_CR_AVAILABLE};
+use crate::node_usage::{NodeUse, Tables, NODE_CR_AVAILABLE};
 use crate::params::Unit;
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
@@ -331,6 +331,13 @@ impl ConsTres {
         completing_ok: bool,
     ) -> Result<JobRec, Error> {
         let own = self.own_partition(usage, job, against);
+        let tables = if against == Against::Total {
+            Tables::Totals
+        } else if std::ptr::eq(usage, &self.usage) {
+            Tables::Live
+        } else {
+            Tables::Copy
+        };
         let offer = |i: usize, want_cores: bool, first_pass: bool| {
             can_job_run_on_node(
                 &self.recs[i],
@@ -340,7 +347,7 @@ impl ConsTres {
                 job,
                 &self.params,
                 own,
-                against == Against::Total,
+                tables,
                 completing_ok,
                 first_pass,
             )

@@ -58,6 +58,24 @@ impl Device {
     }
 }
 
+/// Which usage a node test reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tables {
+    /// The live tables: RUN_NOW, and a will-run answer's first test.
+    Live,
+    /// A copy with jobs released or preempted: a will-run answer's later
+    /// tests and the preemption tests. As in 22.05's copies of the tables
+    /// (`node_data_dup_use`), a GPU whose MPS shares are in use (or MPS
+    /// shares of a GPU in use) is not kept out there: on the anchor, with
+    /// GPU 0 of n1 held until a job ends and GPU 1 serving an `mps:50`
+    /// job for longer, `sbatch --test-only -n1 --gres=gpu:2` answered n1
+    /// at the first job's end, while RUN_NOW of `-w n1 --gres=gpu:1` stayed
+    /// pending.
+    Copy,
+    /// None: TEST_ONLY reads the totals.
+    Totals,
+}
+
 /// A node as the plugin keeps it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeRec {

@@ -457,6 +457,50 @@ fn spread_job_and_lln_partitions_choose_node_by_node() {
 }
 
 #[test]
+fn will_run_copies_do_not_keep_a_gpu_out_for_its_mps_shares() {
+    // Hand run on the anchor (CR_Core_Memory, `--mem-per-cpu=100`): X
+    // `-w n1 -n1 --gres=gpu:1 -t 5` held GPU 0, Y `-w n1 -n1
+    // --gres=mps:50 -t 30` shares of GPU 1, n2-n4 were held whole for 30
+    // minutes. `sbatch --test-only -n1 --gres=gpu:2` answered n1 at X's
+    // end, with Y still there; RUN_NOW of `-w n1 -n1 --gres=gpu:1` stayed
+    // pending. 22.05 keeps a GPU out for its MPS shares in use only in the
+    // live tables, not in the copies its later will-run tests release jobs
+    // from (see `Tables::Copy`).
+    let mut ct = anchor_cluster();
+    let place = |ct: &mut ConsTres, mut j: Job, end: i64| {
+        j.details.memory = MemoryRequest::PerCpu(100);
+        let r = ct
+            .job_test(&request(ct, j.clone(), JobTestMode::RunNow), 0)
+            .unwrap();
+        j.state = JobState::Running;
+        j.end_time = end;
+        j.time_limit = Some(30);
+        j.resources = Some(r.resources);
+        ct.add_running(&j).unwrap();
+    };
+    place(&mut ct, with_gres(on_node(1, 4, 0, 1), "gpu", 1), 1300);
+    place(&mut ct, with_gres(on_node(2, 4, 0, 1), "mps", 50), 2800);
+    for (id, node) in [(3u32, 1usize), (4, 2), (5, 3)] {
+        let mut whole = on_node(id, 4, node, 8);
+        whole.details.share = ShareRequest::Exclusive;
+        place(&mut ct, whole, 2800);
+    }
+    let mut gpu_pair = with_gres(job(6, 1, 1, 1), "gpu", 2);
+    gpu_pair.details.memory = MemoryRequest::PerCpu(100);
+    let r = ct
+        .job_test(&request(&ct, gpu_pair, JobTestMode::WillRun), 1000)
+        .unwrap();
+    let nodes: Vec<usize> = Bits::from_words(4, &r.resources.nodes.words)
+        .unwrap()
+        .ones()
+        .collect();
+    assert_eq!((r.start_time, nodes), (Some(1300), vec![0]));
+    let mut one = with_gres(on_node(7, 4, 0, 1), "gpu", 1);
+    one.details.memory = MemoryRequest::PerCpu(100);
+    assert!(refused(&ct, one, JobTestMode::RunNow));
+}
+
+#[test]
 fn will_run_suspend_candidates_free_cores_but_keep_memory() {
     // 22.05 `_build_cr_job_list` (cons_common/job_test.c:1858-1870): for
     // WILL_RUN a SUSPEND-mode candidate is removed at once with action 2
