@@ -9,9 +9,10 @@
 //! --test-only` questions to the anchor's `big` partition (n[1-4]: 2
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
 //! 0-1, GPU 1 on cores 2-3; in one configuration 4 sockets x 1 core) under
-//! eighteen configurations, and recorded what
-//! `scontrol show job -d` showed after each submit. `anchor_select` parses
-//! it.
+//! twenty configurations, and recorded what `scontrol show job -d` showed
+//! after each submit; in two more configurations a second partition `alt`
+//! over the same nodes got a 15-job stream of its own (`-p alt` jobs
+//! among `big` ones). `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
 //! `gres.conf` (`Cluster::from_slurm_conf`, each node's `gres-topology`
