@@ -9,7 +9,7 @@
 //! --test-only` questions to the anchor's `big` partition (n[1-4]: 2
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
 //! 0-1, GPU 1 on cores 2-3; in one configuration 4 sockets x 1 core) under
-//! twenty configurations, and recorded what `scontrol show job -d` showed
+//! twenty-one configurations, and recorded what `scontrol show job -d` showed
 //! after each submit; in two more configurations a second partition `alt`
 //! over the same nodes got a 15-job stream of its own (`-p alt` jobs
 //! among `big` ones). `anchor_select` parses them.
@@ -612,6 +612,14 @@ fn cons_tres_cr_core_memory_pack_serial() {
     check("cons_tres-CR_Core_Memory-pack_serial");
 }
 
+/// `CR_Core_Memory` with `LLN=YES` on the partition: its jobs go to the
+/// least loaded nodes, as under CR_LLN.
+#[test]
+fn cons_tres_cr_core_memory_lln_partition() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-lln_partition");
+}
+
 /// `CR_Core_Memory` with `OverSubscribe=FORCE:2` on `big` and a second
 /// partition `alt` over the same nodes, also FORCE:2, with a stream of its
 /// own: jobs of one partition share the cores of the other's jobs.
@@ -655,6 +663,7 @@ fn recordings_cover_the_stream() {
         "cons_tres-CR_Core_Memory-exclusive_partition",
         "cons_tres-CR_Core_Memory-bf_busy_nodes",
         "cons_tres-CR_Core_Memory-pack_serial",
+        "cons_tres-CR_Core_Memory-lln_partition",
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
         let submits: Vec<&Submitted> = recording

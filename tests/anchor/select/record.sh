@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~55 min for all twenty-two):
-#     bash tests/anchor/select/record.sh              # all twenty-two configurations
+# configuration, ~60 min for all twenty-three):
+#     bash tests/anchor/select/record.sh              # all twenty-three configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -46,6 +46,8 @@
 #                                             + SchedulerParameters=bf_busy_nodes
 #     cons_tres-CR_Core_Memory-pack_serial    select/cons_tres  CR_Core_Memory
 #                                             + SchedulerParameters=pack_serial_at_end
+#     cons_tres-CR_Core_Memory-lln_partition  select/cons_tres  CR_Core_Memory
+#                                             + LLN=YES on partition big
 #     cons_tres-CR_Core_Memory-two_partitions  select/cons_tres CR_Core_Memory
 #                                             + OverSubscribe=FORCE:2 on partition big and a
 #                                             second partition alt over n[1-4], also FORCE:2;
@@ -114,6 +116,7 @@ cons_tres-CR_Core_Memory-max_cpus_per_node|select/cons_tres|CR_Core_Memory|||Max
 cons_tres-CR_Core_Memory-exclusive_partition|select/cons_tres|CR_Core_Memory|||OverSubscribe=EXCLUSIVE
 cons_tres-CR_Core_Memory-bf_busy_nodes|select/cons_tres|CR_Core_Memory|SchedulerParameters=bf_busy_nodes
 cons_tres-CR_Core_Memory-pack_serial|select/cons_tres|CR_Core_Memory|SchedulerParameters=pack_serial_at_end
+cons_tres-CR_Core_Memory-lln_partition|select/cons_tres|CR_Core_Memory|||LLN=YES
 cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS"
 
