@@ -12,7 +12,8 @@
 //! twenty-one configurations, and recorded what `scontrol show job -d` showed
 //! after each submit; in two more configurations a second partition `alt`
 //! over the same nodes got a 15-job stream of its own (`-p alt` jobs
-//! among `big` ones). `anchor_select` parses them.
+//! among `big` ones), and in one a stream of nine `--spread-job` jobs.
+//! `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
 //! `gres.conf` (`Cluster::from_slurm_conf`, each node's `gres-topology`
@@ -618,6 +619,13 @@ fn cons_tres_cr_core_memory_pack_serial() {
 fn cons_tres_cr_core_memory_lln_partition() {
     require("select/cons_tres");
     check("cons_tres-CR_Core_Memory-lln_partition");
+}
+
+/// `CR_Core_Memory` with a stream of `--spread-job` jobs of its own.
+#[test]
+fn cons_tres_cr_core_memory_spread_job() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-spread_job");
 }
 
 /// `CR_Core_Memory` with `OverSubscribe=FORCE:2` on `big` and a second

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~60 min for all twenty-three):
-#     bash tests/anchor/select/record.sh              # all twenty-three configurations
+# configuration, ~60 min for all twenty-four):
+#     bash tests/anchor/select/record.sh              # all twenty-four configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -48,6 +48,8 @@
 #                                             + SchedulerParameters=pack_serial_at_end
 #     cons_tres-CR_Core_Memory-lln_partition  select/cons_tres  CR_Core_Memory
 #                                             + LLN=YES on partition big
+#     cons_tres-CR_Core_Memory-spread_job     select/cons_tres  CR_Core_Memory, its own
+#                                             stream, SPREAD_STEPS (--spread-job jobs)
 #     cons_tres-CR_Core_Memory-two_partitions  select/cons_tres CR_Core_Memory
 #                                             + OverSubscribe=FORCE:2 on partition big and a
 #                                             second partition alt over n[1-4], also FORCE:2;
@@ -117,6 +119,7 @@ cons_tres-CR_Core_Memory-exclusive_partition|select/cons_tres|CR_Core_Memory|||O
 cons_tres-CR_Core_Memory-bf_busy_nodes|select/cons_tres|CR_Core_Memory|SchedulerParameters=bf_busy_nodes
 cons_tres-CR_Core_Memory-pack_serial|select/cons_tres|CR_Core_Memory|SchedulerParameters=pack_serial_at_end
 cons_tres-CR_Core_Memory-lln_partition|select/cons_tres|CR_Core_Memory|||LLN=YES
+cons_tres-CR_Core_Memory-spread_job|select/cons_tres|CR_Core_Memory||||SPREAD_STEPS
 cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS"
 
@@ -226,6 +229,21 @@ cancel a46
 cancel a47
 submit a48 -w n2 -c6
 submit a49 -N1 -n2"
+
+# Jobs spread over as many nodes as they may use (the spread_job configuration).
+SPREAD_STEPS="submit c1 --spread-job -n4 --mem-per-cpu=100
+submit c2 --spread-job -n6 --mem-per-cpu=100
+submit c3 -w n2 -n4 --mem-per-cpu=100
+submit c4 --spread-job -n3 -c2 --mem-per-cpu=100
+test-only --spread-job -n8 --mem-per-cpu=100
+cancel c1
+submit c5 --spread-job -N2 -n4 --mem-per-cpu=100
+submit c6 --spread-job -n2 --gres=gpu:1 --mem-per-cpu=100
+cancel c2
+submit c7 --spread-job -n5 -x n1 --mem-per-cpu=100
+submit c8 -n2 --mem-per-cpu=100
+cancel c3
+submit c9 --spread-job -n3 --ntasks-per-node=1 --mem-per-cpu=100"
 
 # Jobs of two partitions over the same nodes (the two_partitions configuration): a job
 # sharing its cores counts on the other partition's jobs' cores, only its own partition's
