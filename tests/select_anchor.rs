@@ -10,8 +10,9 @@
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
 //! 0-1, GPU 1 on cores 2-3; in one configuration 4 sockets x 1 core) under
 //! twenty-one configurations, and recorded what `scontrol show job -d` showed
-//! after each submit; in two more configurations a second partition `alt`
-//! over the same nodes got a 15-job stream of its own (`-p alt` jobs
+//! after each submit; in three more configurations (two of cons_tres, one
+//! of linear) a second partition `alt` over the same nodes got a 15-job
+//! stream of its own (`-p alt` jobs
 //! among `big` ones), and in one a stream of nine `--spread-job` jobs.
 //! `anchor_select` parses them.
 //!
@@ -635,6 +636,15 @@ fn cons_tres_cr_core_memory_spread_job() {
 fn cons_tres_cr_core_memory_two_partitions() {
     require("select/cons_tres");
     check("cons_tres-CR_Core_Memory-two_partitions");
+}
+
+/// select/linear (CR_Memory) with the two FORCE:2 partitions and their
+/// stream: a node's jobs of both partitions count against each one's
+/// sharing.
+#[test]
+fn linear_cr_memory_two_partitions() {
+    require("select/linear");
+    check("linear-CR_Memory-two_partitions");
 }
 
 /// The same with `PriorityTier=2` on `alt`: a job fitting nowhere free

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~60 min for all twenty-four):
-#     bash tests/anchor/select/record.sh              # all twenty-four configurations
+# configuration, ~60 min for all twenty-five):
+#     bash tests/anchor/select/record.sh              # all twenty-five configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -57,6 +57,8 @@
 #                                             partitions sharing cores)
 #     cons_tres-CR_Core_Memory-two_tiers      the same with PriorityTier=2 on alt (big keeps
 #                                             tier 1)
+#     linear-CR_Memory-two_partitions         select/linear     CR_Memory, the two partitions
+#                                             and stream of cons_tres-CR_Core_Memory-two_partitions
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -121,6 +123,7 @@ cons_tres-CR_Core_Memory-pack_serial|select/cons_tres|CR_Core_Memory|SchedulerPa
 cons_tres-CR_Core_Memory-lln_partition|select/cons_tres|CR_Core_Memory|||LLN=YES
 cons_tres-CR_Core_Memory-spread_job|select/cons_tres|CR_Core_Memory||||SPREAD_STEPS
 cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
+linear-CR_Memory-two_partitions|select/linear|CR_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
