@@ -12,9 +12,8 @@
 //! twenty-one configurations, and recorded what `scontrol show job -d` showed
 //! after each submit; in three more configurations (two of cons_tres, one
 //! of linear) a second partition `alt` over the same nodes got a 15-job
-//! stream of its own (`-p alt` jobs
-//! among `big` ones), and in one a stream of nine `--spread-job` jobs.
-//! `anchor_select` parses them.
+//! stream of its own (`-p alt` jobs among `big` ones), and in one a
+//! stream of nine `--spread-job` jobs. `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
 //! `gres.conf` (`Cluster::from_slurm_conf`, each node's `gres-topology`
