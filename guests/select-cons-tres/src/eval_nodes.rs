@@ -15,6 +15,7 @@ use std::borrow::Cow;
 
 use slurm_wasm_sdk::types::GresScope;
 
+use crate::bits::Bits;
 use crate::can_run::Offer;
 use crate::node_usage::NodeRec;
 use crate::params::{Params, Unit};
@@ -125,42 +126,80 @@ pub fn sched_weight(recs: &[NodeRec], offer: &Offer) -> u64 {
     ((recs[offer.node].weight as u64) << 8) | (0xff - offer.near_gpus as u64)
 }
 
-/// Takes the offers not yet `taken` weight by weight, lightest first;
-/// within a weight, pass by pass (an offer belongs to the passes that
-/// accept it), in node order or `backwards`; until the job has what it
-/// needs or `max_nodes` nodes.
-fn take_by_weight(
-    st: &mut State,
-    recs: &[NodeRec],
-    offers: &[Offer],
-    taken: &mut [bool],
-    max_nodes: usize,
-    passes: &[&dyn Fn(&Offer) -> bool],
-    backwards: bool,
-) {
-    let mut weights: Vec<u64> = (0..offers.len())
-        .filter(|&p| !taken[p])
-        .map(|p| sched_weight(recs, &offers[p]))
-        .collect();
-    weights.sort_unstable();
-    weights.dedup();
-    let order: Vec<usize> = if backwards {
-        (0..offers.len()).rev().collect()
-    } else {
-        (0..offers.len()).collect()
-    };
-    for w in weights {
-        for pass in passes {
-            for &p in &order {
-                let o = &offers[p];
-                if taken[p] || sched_weight(recs, o) != w || !pass(o) {
-                    continue;
+/// The node-by-node choices of 22.05's `_eval_nodes` dispatch
+/// (cons_tres/job_test.c:440-470) other than least loaded: each takes the
+/// nodes weight by weight, lightest first, until the job has what it needs
+/// or its most nodes.
+enum Walk<'a> {
+    /// `--spread-job` (`_eval_nodes_spread`, :1022-1194; the controller
+    /// raised its node maximum to its tasks): in node order.
+    Spread,
+    /// A will-run test after releasing jobs under bf_busy_nodes, not for a
+    /// contiguous job (`_eval_nodes_busy`, :1196-1373): the nodes not idle
+    /// now (`idle`), then the idle ones, each in node order.
+    BusyFirst(&'a Bits),
+    /// A one-CPU one-node job under pack_serial_at_end, unless least
+    /// loaded comes first (`_eval_nodes_serial`, :2955-3113): from the
+    /// last node back.
+    SerialAtEnd,
+}
+
+impl<'a> Walk<'a> {
+    /// The walk `job` takes, in the dispatch's order (least loaded sits
+    /// between busy first and serial at the end), or `None`.
+    fn of(job: &'a JobView, params: &Params, counts: Counts) -> Option<Walk<'a>> {
+        if job.spread {
+            Some(Walk::Spread)
+        } else if let Some(idle) = job.prefer_busy.as_ref().filter(|_| !job.contiguous) {
+            Some(Walk::BusyFirst(idle))
+        } else if !job.lln && params.pack_serial_at_end && job.min_cpus == 1 && counts.req == 1 {
+            Some(Walk::SerialAtEnd)
+        } else {
+            None
+        }
+    }
+
+    /// Takes the offers not yet `taken` into `st`.
+    fn take(
+        &self,
+        st: &mut State,
+        recs: &[NodeRec],
+        offers: &[Offer],
+        taken: &mut [bool],
+        max_nodes: usize,
+    ) {
+        let mut weights: Vec<u64> = (0..offers.len())
+            .filter(|&p| !taken[p])
+            .map(|p| sched_weight(recs, &offers[p]))
+            .collect();
+        weights.sort_unstable();
+        weights.dedup();
+        let order: Vec<usize> = match self {
+            Walk::SerialAtEnd => (0..offers.len()).rev().collect(),
+            _ => (0..offers.len()).collect(),
+        };
+        // Busy first walks each weight twice: the busy nodes, then the idle.
+        let passes: &[Option<bool>] = match self {
+            Walk::BusyFirst(_) => &[Some(false), Some(true)],
+            _ => &[None],
+        };
+        for w in weights {
+            for pass in passes {
+                for &p in &order {
+                    let o = &offers[p];
+                    let in_pass = match (self, pass) {
+                        (Walk::BusyFirst(idle), Some(want)) => idle.get(o.node) == *want,
+                        _ => true,
+                    };
+                    if taken[p] || sched_weight(recs, o) != w || !in_pass {
+                        continue;
+                    }
+                    if st.done() || st.chosen.len() >= max_nodes {
+                        return;
+                    }
+                    taken[p] = true;
+                    st.take(o);
                 }
-                if st.done() || st.chosen.len() >= max_nodes {
-                    return;
-                }
-                taken[p] = true;
-                st.take(o);
             }
         }
     }
@@ -331,22 +370,10 @@ fn max_nodes_of(job: &JobView, params: &Params, nodes: usize, counts: Counts) ->
 }
 
 /// Whether node selection takes nodes one by one rather than by sets of
-/// consecutive nodes (22.05's `_eval_nodes` dispatch,
-/// cons_tres/job_test.c:440-470): in node order for `--spread-job`, busy
-/// nodes first for a will-run test after releases under bf_busy_nodes
-/// (not for a contiguous job), the least loaded under CR_LLN or in an
-/// `LLN=YES` partition, and a serial job at the end under
-/// pack_serial_at_end.
+/// consecutive nodes: a [`Walk`], or least loaded under CR_LLN or in an
+/// `LLN=YES` partition.
 fn greedy(job: &JobView, params: &Params, counts: Counts) -> bool {
-    job.spread
-        || (job.prefer_busy.is_some() && !job.contiguous)
-        || job.lln
-        || serial_at_end(job, params, counts)
-}
-
-/// A one-CPU one-node job under `SchedulerParameters=pack_serial_at_end`.
-fn serial_at_end(job: &JobView, params: &Params, counts: Counts) -> bool {
-    params.pack_serial_at_end && job.min_cpus == 1 && counts.req == 1
+    job.lln || Walk::of(job, params, counts).is_some()
 }
 
 /// 22.05's `choose_nodes` (cons_tres/job_test.c:3134): [`eval_nodes`] on
@@ -726,39 +753,8 @@ fn evaluate(
         }
     }
 
-    if job.spread {
-        // Spread over the nodes (22.05's `_eval_nodes_spread`,
-        // cons_tres/job_test.c:1022-1194, for `--spread-job`, whose node
-        // maximum the controller raised to its tasks): within each weight
-        // the nodes in node order.
-        take_by_weight(
-            &mut st,
-            recs,
-            offers,
-            &mut taken,
-            max_nodes,
-            &[&|_| true],
-            false,
-        );
-        return st.finish();
-    }
-
-    if let Some(idle) = job.prefer_busy.as_ref().filter(|_| !job.contiguous) {
-        // Nodes running jobs first (22.05's `_eval_nodes_busy`,
-        // cons_tres/job_test.c:1196-1373, for will-run tests after
-        // releasing jobs under bf_busy_nodes): within each weight the
-        // nodes not idle now, then the idle ones, each in node order.
-        let busy = |o: &Offer| !idle.get(o.node);
-        let idle = |o: &Offer| idle.get(o.node);
-        take_by_weight(
-            &mut st,
-            recs,
-            offers,
-            &mut taken,
-            max_nodes,
-            &[&busy, &idle],
-            false,
-        );
+    if let Some(walk) = Walk::of(job, params, counts) {
+        walk.take(&mut st, recs, offers, &mut taken, max_nodes);
         return st.finish();
     }
 
@@ -802,23 +798,6 @@ fn evaluate(
             st.take(&offers[b]);
             last = Some((sched_weight(recs, &offers[b]), offers[b].max_cpus));
         }
-        return st.finish();
-    }
-
-    if serial_at_end(job, params, counts) {
-        // A serial job packed at the end (22.05's `_eval_nodes_serial`,
-        // cons_tres/job_test.c:2955-3113, under
-        // SchedulerParameters=pack_serial_at_end): within each weight the
-        // nodes from the last one back.
-        take_by_weight(
-            &mut st,
-            recs,
-            offers,
-            &mut taken,
-            max_nodes,
-            &[&|_| true],
-            true,
-        );
         return st.finish();
     }
 

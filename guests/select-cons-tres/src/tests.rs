@@ -1732,67 +1732,44 @@ fn a_device_counts_on_the_first_of_its_sockets() {
 }
 
 #[test]
-fn a_per_task_request_needs_only_the_sockets_its_total_reaches() {
+fn a_gpu_request_needs_only_the_sockets_its_total_reaches() {
     // 22.05 `gres_select_filter_sock_core` (gres_select_filter.c:648-662,
-    // 663-683): a `--gpus-per-task` job's node may give it at most the
-    // job's total (tasks x count), and the sockets walked, most free cores
-    // first, until their GPUs reach it are the only ones needed; the first
-    // pass drops the cores of the others. Hand runs on the anchor with
-    // `MaxCPUsPerNode=4` (the recording where a41 differed), `-w n1`,
-    // `--mem-per-cpu=100`: on the idle node `-n1 --gpus-per-task=1` got
-    // CPU_IDs=0-1 and GPU 0 (so did `-n1 --gpus=1`); after `-n2` took core
-    // 0, `-n1 --gpus-per-task=1` got CPU_IDs=4-5 and GPU 1 (socket 1 has
-    // more free cores), and `-n2 --gpus-per-task=1`, whose total of 2
-    // needs both sockets, CPU_IDs=4-5 and GPUs 0-1.
-    let mut ct = anchor_like(
-        "CR_Core_Memory",
-        1,
-        (2, 2),
-        0,
-        &[("gpu", 1, &[0, 1]), ("gpu", 1, &[2, 3])],
-    );
-    ct.partitions[0].max_cpus_per_node = Some(4);
-    let per_task = |id: u32, tasks: u32| {
-        let mut j = with_gres_per(job(id, 1, tasks, 1), "gpu", 1, GresScope::PerTask);
-        j.details.memory = MemoryRequest::PerCpu(100);
-        j
-    };
-    assert_eq!(cpu_gpu(&ct, per_task(1, 1)), (vec![0, 1], vec![0]));
-    let mut first = job(2, 1, 2, 1);
-    first.details.memory = MemoryRequest::PerCpu(100);
-    assert_eq!(cores(&ct, first.clone()), vec![(0, vec![0], 2)]);
-    start_full(&mut ct, first);
-    assert_eq!(cpu_gpu(&ct, per_task(3, 1)), (vec![4, 5], vec![1]));
-    assert_eq!(cpu_gpu(&ct, per_task(4, 2)), (vec![4, 5], vec![0, 1]));
-}
-
-#[test]
-fn a_per_job_request_needs_only_the_sockets_its_count_reaches() {
-    // As for per-task requests: a `--gpus=N` job's node may give it at most
-    // N (`gres_per_job`), and only the sockets walked until their GPUs
-    // reach it are needed. Hand runs on the anchor with `MaxCPUsPerNode=4`,
-    // `-w n1`, `--mem-per-cpu=100`: on the idle node `-n1 --gpus=1` got
-    // CPU_IDs=0-1 and GPU 0; after `-n2` took core 0, `-n1 --gpus=1` and
-    // `-n2 --gpus=1` got CPU_IDs=4-5 and GPU 1.
-    let mut ct = anchor_like(
-        "CR_Core_Memory",
-        1,
-        (2, 2),
-        0,
-        &[("gpu", 1, &[0, 1]), ("gpu", 1, &[2, 3])],
-    );
-    ct.partitions[0].max_cpus_per_node = Some(4);
-    let per_job = |id: u32, tasks: u32| {
-        let mut j = with_gres_per(job(id, 1, tasks, 1), "gpu", 1, GresScope::PerJob);
-        j.details.memory = MemoryRequest::PerCpu(100);
-        j
-    };
-    assert_eq!(cpu_gpu(&ct, per_job(1, 1)), (vec![0, 1], vec![0]));
-    let mut first = job(2, 1, 2, 1);
-    first.details.memory = MemoryRequest::PerCpu(100);
-    start_full(&mut ct, first);
-    assert_eq!(cpu_gpu(&ct, per_job(3, 1)), (vec![4, 5], vec![1]));
-    assert_eq!(cpu_gpu(&ct, per_job(4, 2)), (vec![4, 5], vec![1]));
+    // 663-683): a `--gpus-per-task` or `--gpus` job's node may give it at
+    // most the job's total (`gres_per_job`: tasks x count, or the count),
+    // and the sockets walked, most free cores first, until their GPUs reach
+    // it are the only ones needed; the first pass drops the cores of the
+    // others. Hand runs on the anchor with `MaxCPUsPerNode=4` (the
+    // recording where a41 differed), `-w n1`, `--mem-per-cpu=100`: on the
+    // idle node `-n1 --gpus-per-task=1` and `-n1 --gpus=1` got CPU_IDs=0-1
+    // and GPU 0; after `-n2` took core 0, `-n1 --gpus-per-task=1` and `-n1
+    // --gpus=1` got CPU_IDs=4-5 and GPU 1 (socket 1 has more free cores);
+    // `-n2 --gpus-per-task=1`, whose total of 2 needs both sockets, got
+    // CPU_IDs=4-5 and GPUs 0-1, `-n2 --gpus=1` CPU_IDs=4-5 and GPU 1.
+    for (scope, two_tasks_gpus) in [
+        (GresScope::PerTask, vec![0, 1]),
+        (GresScope::PerJob, vec![1]),
+    ] {
+        let mut ct = anchor_like(
+            "CR_Core_Memory",
+            1,
+            (2, 2),
+            0,
+            &[("gpu", 1, &[0, 1]), ("gpu", 1, &[2, 3])],
+        );
+        ct.partitions[0].max_cpus_per_node = Some(4);
+        let gpu_job = |id: u32, tasks: u32| {
+            let mut j = with_gres_per(job(id, 1, tasks, 1), "gpu", 1, scope);
+            j.details.memory = MemoryRequest::PerCpu(100);
+            j
+        };
+        assert_eq!(cpu_gpu(&ct, gpu_job(1, 1)), (vec![0, 1], vec![0]));
+        let mut first = job(2, 1, 2, 1);
+        first.details.memory = MemoryRequest::PerCpu(100);
+        assert_eq!(cores(&ct, first.clone()), vec![(0, vec![0], 2)]);
+        start_full(&mut ct, first);
+        assert_eq!(cpu_gpu(&ct, gpu_job(3, 1)), (vec![4, 5], vec![1]));
+        assert_eq!(cpu_gpu(&ct, gpu_job(4, 2)), (vec![4, 5], two_tasks_gpus));
+    }
 }
 
 fn with_gres(j: Job, name: &str, count: u64) -> Job {
