@@ -12,8 +12,11 @@
 //! twenty-one configurations, and recorded what `scontrol show job -d` showed
 //! after each submit; in three more configurations (two of cons_tres, one
 //! of linear) a second partition `alt` over the same nodes got a 15-job
-//! stream of its own (`-p alt` jobs among `big` ones), and in one a
-//! stream of nine `--spread-job` jobs. `anchor_select` parses them.
+//! stream of its own (`-p alt` jobs among `big` ones), in one a stream of
+//! nine `--spread-job` jobs, and in two (cons_tres and linear) a 20-job
+//! stream in which `alt`, of a higher `PriorityTier`, preempts `big`'s jobs
+//! (`PreemptType=preempt/partition_prio`, `PreemptMode=CANCEL`).
+//! `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
 //! `gres.conf` (`Cluster::from_slurm_conf`, each node's `gres-topology`
@@ -24,7 +27,11 @@
 //! * submit: the job record from the same options
 //!   (`job_request::JobRequest`, which applies DefMemPerCPU, the task and
 //!   node defaults and `select_nodes`' min/max/req node counts), `job-test`
-//!   RUN_NOW with the partition's nodes (minus `-x`) as candidates. A job
+//!   RUN_NOW with the partition's nodes (minus `-x`) as candidates and, under
+//!   preemption, the running jobs slurmctld would offer
+//!   (`setup::preemption::PartitionPrio`). The jobs the plugin would preempt
+//!   must be those Slurm preempted; those leave (`job-fini`) and the job is
+//!   tested again, as slurmctld's next pass starts it. A job
 //!   Slurm started must start on the same nodes with the same `CPU_IDs`
 //!   (cores shown as all their threads), `Mem`, GRES devices and
 //!   `NumCPUs`; it then begins (`job-begin`, `nodeinfo-set`) with its
@@ -35,7 +42,7 @@
 //! * cancel: `job-fini`.
 //! * test-only: `job-test` WILL_RUN; the same nodes, CPU count and start
 //!   time (the recorded end time of the running job whose end frees the
-//!   resources, or now).
+//!   resources, or now), and the same jobs to preempt, in sbatch's order.
 //!
 //! When our decision differs, the replay goes on with Slurm's allocation
 //! (rebuilt from the record), so one difference does not hide the next;
@@ -52,7 +59,8 @@ use slurm_wasm_host::allocation::{node_allocations, node_names};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
-use slurm_wasm_host::kinds::select::JobTestMode;
+use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, PreempteeCandidate};
+use slurm_wasm_host::setup::preemption::PartitionPrio;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{GresAllocation, Job, JobResources, NodeResources};
 use slurm_wasm_host::{
@@ -77,8 +85,9 @@ fn will_run_candidates(prepared: &mut PreparedJob) {
     prepared.candidates = bitmap(prepared.candidates.len, keep);
 }
 
-/// The cluster of a recording, with gres.conf's device groups.
-fn cluster(dir: &Path) -> (Cluster, String) {
+/// The cluster of a recording, with gres.conf's device groups, its
+/// `SelectType` and its preempt/partition_prio rules, if any.
+fn cluster(dir: &Path) -> (Cluster, String, Option<PartitionPrio>) {
     let path = dir.join("slurm.conf");
     let conf = slurm_conf::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let mut cluster = Cluster::from_slurm_conf(&conf).unwrap_or_else(|e| panic!("{e}"));
@@ -96,7 +105,8 @@ fn cluster(dir: &Path) -> (Cluster, String) {
         .select_type()
         .expect("the recording sets SelectType")
         .to_owned();
-    (cluster, select)
+    let preemption = PartitionPrio::from_conf(&conf).unwrap_or_else(|e| panic!("{e}"));
+    (cluster, select, preemption)
 }
 
 /// A node line as the comparison sees it. Linear records `GRES=gpu:0(IDX:)`
@@ -219,7 +229,7 @@ fn recorded_resources(cluster: &Cluster, record: &JobRecord) -> JobResources {
 /// Replays one recording; returns every difference, described.
 fn replay(config: &str) -> Vec<String> {
     let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
-    let (cluster, select) = cluster(&recording.dir);
+    let (cluster, select, preemption) = cluster(&recording.dir);
     let select = if select == "select/cons_res" {
         "select/cons_tres".to_owned()
     } else {
@@ -249,6 +259,20 @@ fn replay(config: &str) -> Vec<String> {
             .unwrap_or_else(|e| panic!("{config} {name} {options:?}: {e}"))
     };
     let mut running: BTreeMap<String, Job> = BTreeMap::new();
+    // What slurmctld offers the plugin to preempt: the running jobs in its
+    // job order (submission, so job id).
+    let candidates = |job: &Job, running: &BTreeMap<String, Job>| -> Vec<PreempteeCandidate> {
+        let Some(rules) = &preemption else {
+            return Vec::new();
+        };
+        let mut jobs: Vec<&Job> = running.values().collect();
+        jobs.sort_by_key(|j| j.job_id);
+        rules.candidates(job, jobs)
+    };
+    let request = |prepared: &PreparedJob, mode, running: &BTreeMap<String, Job>| JobTestRequest {
+        preemptee_candidates: candidates(&prepared.job, running),
+        ..prepared.test_request(mode)
+    };
     let mut differences = Vec::new();
     for step in &recording.steps {
         match step {
@@ -260,11 +284,34 @@ fn replay(config: &str) -> Vec<String> {
                 name,
                 options,
                 outcome: Submitted::Running(record),
+                preempted,
             } => {
                 let mut prepared = prepare(name, record.id, options);
                 prepared.job.name = name.clone();
                 clock.set(record.start_time);
-                let got = plugin.job_test(&prepared.test_request(JobTestMode::RunNow));
+                let mut got = plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running));
+                let ours_preempted = got.as_ref().map_or(Vec::new(), |r| sorted(&r.preemptees));
+                let slurms_preempted: Vec<u32> =
+                    sorted(&preempted.iter().map(|(id, _)| *id).collect::<Vec<_>>());
+                if ours_preempted != slurms_preempted {
+                    differences.push(format!(
+                        "{name} {}: Slurm preempted {slurms_preempted:?}; ours {ours_preempted:?}",
+                        options.join(" "),
+                    ));
+                }
+                if !preempted.is_empty() {
+                    // slurmctld stops the preemptees, and a later pass starts
+                    // the job on what they left.
+                    for (_, gone) in preempted {
+                        let job = running
+                            .remove(gone)
+                            .unwrap_or_else(|| panic!("{config}: preempted {gone} is not running"));
+                        plugin
+                            .job_fini(&job)
+                            .unwrap_or_else(|e| panic!("{gone}: job-fini: {e}"));
+                    }
+                    got = plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running));
+                }
                 let resources = match got {
                     Ok(result)
                         if ours(&cluster, &result.resources) == slurms(record)
@@ -307,15 +354,19 @@ fn replay(config: &str) -> Vec<String> {
                 name,
                 options,
                 outcome: Submitted::Pending(record),
+                ..
             } => {
                 let prepared = prepare(name, record.id, options);
                 clock.set(record.submit_time);
-                if let Ok(result) = plugin.job_test(&prepared.test_request(JobTestMode::RunNow)) {
+                if let Ok(result) =
+                    plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running))
+                {
                     differences.push(format!(
-                        "{name} {}: Slurm left it pending (Reason={}); ours started it on {:?}",
+                        "{name} {}: Slurm left it pending (Reason={}); ours started it on {:?}, preempting {:?}",
                         options.join(" "),
                         record.reason,
-                        ours(&cluster, &result.resources)
+                        ours(&cluster, &result.resources),
+                        result.preemptees
                     ));
                 }
             }
@@ -348,12 +399,16 @@ fn replay(config: &str) -> Vec<String> {
                 };
                 let mut prepared = prepare("test-only", job_id, options);
                 will_run_candidates(&mut prepared);
-                let got = plugin.job_test(&prepared.test_request(JobTestMode::WillRun));
+                let got = plugin.job_test(&request(&prepared, JobTestMode::WillRun, &running));
                 let what = format!("test-only {}", options.join(" "));
                 match (answer, got) {
                     (
                         WillRun::Start {
-                            start, cpus, nodes, ..
+                            start,
+                            cpus,
+                            nodes,
+                            preempts,
+                            ..
                         },
                         Ok(result),
                     ) => {
@@ -366,14 +421,19 @@ fn replay(config: &str) -> Vec<String> {
                         } else {
                             ours_start == *start
                         };
-                        if ours_nodes != *nodes || result.resources.ncpus != *cpus || !same_start {
+                        if ours_nodes != *nodes
+                            || result.resources.ncpus != *cpus
+                            || !same_start
+                            || result.preemptees != *preempts
+                        {
                             differences.push(format!(
-                                "{what}: Slurm: start {} ({:+} s) on {nodes:?} using {cpus} CPUs; ours: start {} ({:+} s) on {ours_nodes:?} using {} CPUs",
+                                "{what}: Slurm: start {} ({:+} s) on {nodes:?} using {cpus} CPUs, preempting {preempts:?}; ours: start {} ({:+} s) on {ours_nodes:?} using {} CPUs, preempting {:?}",
                                 start,
                                 start - now,
                                 ours_start,
                                 ours_start - now,
-                                result.resources.ncpus
+                                result.resources.ncpus,
+                                result.preemptees
                             ));
                         }
                     }
@@ -391,6 +451,12 @@ fn replay(config: &str) -> Vec<String> {
         }
     }
     differences
+}
+
+fn sorted(ids: &[u32]) -> Vec<u32> {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids
 }
 
 fn check(config: &str) {
@@ -654,6 +720,23 @@ fn cons_tres_cr_core_memory_two_tiers() {
     check("cons_tres-CR_Core_Memory-two_tiers");
 }
 
+/// `CR_Core_Memory` with `PreemptType=preempt/partition_prio`,
+/// `PreemptMode=CANCEL` and `alt` at `PriorityTier=2` over `big`'s nodes:
+/// which of `big`'s jobs an `alt` job preempts (CPUs, a GPU, memory, `-w`,
+/// a whole node), where it then runs, and what `--test-only` answers.
+#[test]
+fn cons_tres_cr_core_memory_preempt() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-preempt");
+}
+
+/// select/linear with the same preemption configuration and stream.
+#[test]
+fn linear_cr_memory_preempt() {
+    require("select/linear");
+    check("linear-CR_Memory-preempt");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.
@@ -718,6 +801,51 @@ fn recordings_cover_the_stream() {
             })
             .count();
         assert!(will_run >= 6, "{config}: {will_run} will-run answers");
+    }
+    // The preemption streams: 20 submits, several of which preempted, and
+    // will-run answers that name jobs to preempt.
+    for config in [
+        "cons_tres-CR_Core_Memory-preempt",
+        "linear-CR_Memory-preempt",
+    ] {
+        let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
+        let submits = recording
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Submit { .. }))
+            .count();
+        let preempting = recording
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Submit { preempted, .. } if !preempted.is_empty()))
+            .count();
+        let answers = recording
+            .steps
+            .iter()
+            .filter(|s| {
+                matches!(s, Step::TestOnly { answer: WillRun::Start { preempts, .. }, .. }
+                    if !preempts.is_empty())
+            })
+            .count();
+        assert_eq!(submits, 20, "{config}");
+        if config.starts_with("cons_tres") {
+            // Spot check against the raw file: e7 (`-p alt --exclusive -N1`)
+            // took n2 by preempting both jobs there.
+            let e7 = recording.steps.iter().find_map(|s| match s {
+                Step::Submit {
+                    name, preempted, ..
+                } if name == "e7" => Some(preempted),
+                _ => None,
+            });
+            assert_eq!(
+                e7,
+                Some(&vec![(1674, "d4".to_owned()), (1686, "d10".to_owned())])
+            );
+        }
+        assert!(
+            preempting >= 5 && answers >= 3,
+            "{config}: {preempting} preempting submits, {answers} will-run answers preempting"
+        );
     }
     // select/linear refuses `--gres=gpu:1` when gres.conf binds the GPUs
     // to cores (a11), and every mps request without cons_tres (a14).

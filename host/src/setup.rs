@@ -1,7 +1,8 @@
 //! What plugins a site runs: the host configuration and `slurm.conf`
 //! together name one plugin per slot ([`plan`]), which [`load_all`] loads.
 //! [`records::Cluster`] turns the same `slurm.conf` into the records their
-//! `init` calls take.
+//! `init` calls take, and [`preemption::PartitionPrio`] into the running
+//! jobs a select `job-test` may preempt.
 //!
 //! # How slots are filled
 //!
@@ -35,6 +36,7 @@
 //! slot that chose it and how to fill the slot instead. Every
 //! [`SetupError`] names the file and line, or the slot, it is about.
 
+pub mod preemption;
 pub mod records;
 
 use std::fmt;

@@ -35,6 +35,8 @@ pub enum Step {
         name: String,
         options: Vec<String>,
         outcome: Submitted,
+        /// The running jobs this one preempted (`--- preempted`): id, name.
+        preempted: Vec<(u32, String)>,
     },
     Cancel {
         name: String,
@@ -99,6 +101,8 @@ pub enum WillRun {
         start: i64,
         cpus: u32,
         nodes: Vec<String>,
+        /// `Preempts:` of the answer, in sbatch's order.
+        preempts: Vec<u32>,
     },
     Error(String),
 }
@@ -174,6 +178,7 @@ fn submit(name: &str, options: &str, body: &[&str]) -> Parsed<Step> {
         .first()
         .and_then(|l| l.strip_prefix("rc="))
         .ok_or("expected `rc=` first")?;
+    let mut preempted = Vec::new();
     let outcome = if rc != "0" {
         Submitted::Refused(body[1..].join("\n"))
     } else {
@@ -181,10 +186,22 @@ fn submit(name: &str, options: &str, body: &[&str]) -> Parsed<Step> {
             .iter()
             .position(|l| *l == "--- scontrol show job -d")
             .ok_or("no `--- scontrol show job -d`")?;
-        let end = body
+        let end = body[start + 1..]
             .iter()
-            .position(|l| l.starts_with("--- cancelled"))
-            .unwrap_or(body.len());
+            .position(|l| l.starts_with("--- "))
+            .map_or(body.len(), |i| start + 1 + i);
+        if body.get(end) == Some(&"--- preempted") {
+            for line in body[end + 1..]
+                .iter()
+                .take_while(|l| !l.starts_with("--- "))
+            {
+                let (id, job) = line
+                    .split_once(' ')
+                    .ok_or_else(|| format!("expected `<id> <name>`, found `{line}`"))?;
+                let id = id.parse().map_err(|_| format!("bad job id in `{line}`"))?;
+                preempted.push((id, job.to_owned()));
+            }
+        }
         let record = job_record(&body[start + 1..end])?;
         match record.state.as_str() {
             "RUNNING" => Submitted::Running(record),
@@ -196,6 +213,7 @@ fn submit(name: &str, options: &str, body: &[&str]) -> Parsed<Step> {
         name: name.to_owned(),
         options: words(options),
         outcome,
+        preempted,
     })
 }
 
@@ -233,10 +251,21 @@ fn test_only(options: &str, body: &[&str]) -> Parsed<Step> {
 }
 
 /// `sbatch: Job 145 to start at 2026-11-21T16:29:39 using 32 processors on
-/// nodes n[1-4] in partition big`, or an error line.
+/// nodes n[1-4] in partition big`, maybe followed by a line `sbatch:
+/// Preempts: 1671,1673`, or an error line.
 pub fn will_run(text: &str) -> Parsed<WillRun> {
     let Some(rest) = text.strip_prefix("sbatch: Job ") else {
         return Ok(WillRun::Error(text.to_owned()));
+    };
+    let (rest, preempts) = match rest.split_once("\nsbatch:   Preempts: ") {
+        Some((rest, list)) => (
+            rest,
+            list.split(',')
+                .map(|id| id.trim().parse())
+                .collect::<Result<Vec<u32>, _>>()
+                .map_err(|_| format!("bad `Preempts:` list in `{text}`"))?,
+        ),
+        None => (rest, Vec::new()),
     };
     let f: Vec<&str> = rest.split_whitespace().collect();
     match f.as_slice() {
@@ -248,6 +277,7 @@ pub fn will_run(text: &str) -> Parsed<WillRun> {
                     .parse()
                     .map_err(|_| format!("bad CPU count in `{text}`"))?,
                 nodes: hostlist::expand(nodes).map_err(|e| format!("`{nodes}`: {e}"))?,
+                preempts,
             })
         }
         _ => Err(format!("unexpected will-run answer `{text}`")),

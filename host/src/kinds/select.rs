@@ -15,8 +15,8 @@ use crate::validate::Checker;
 
 pub use wit::{
     JobTestFlags, JobTestMode, JobTestRequest, JobTestResult, JobinfoField, JobinfoValue,
-    NodeinfoField, NodeinfoValue, PluginInfoField, PluginInfoValue, ReservationRequest,
-    ReservationResult, SelectConfig, SprintMode,
+    NodeinfoField, NodeinfoValue, PluginInfoField, PluginInfoValue, PreemptMode,
+    PreempteeCandidate, ReservationRequest, ReservationResult, SelectConfig, SprintMode,
 };
 
 super::plugin_kind! {

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~60 min for all twenty-five):
-#     bash tests/anchor/select/record.sh              # all twenty-five configurations
+# configuration, ~65 min for all twenty-seven):
+#     bash tests/anchor/select/record.sh              # all twenty-seven configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -59,6 +59,13 @@
 #                                             tier 1)
 #     linear-CR_Memory-two_partitions         select/linear     CR_Memory, the two partitions
 #                                             and stream of cons_tres-CR_Core_Memory-two_partitions
+#     cons_tres-CR_Core_Memory-preempt        select/cons_tres  CR_Core_Memory
+#                                             + PreemptType=preempt/partition_prio,
+#                                             PreemptMode=CANCEL and a second partition alt over
+#                                             n[1-4] with PriorityTier=2; its own stream,
+#                                             PREEMPT_STEPS (alt jobs preempting big's)
+#     linear-CR_Memory-preempt                select/linear     CR_Memory, the same preemption
+#                                             configuration and stream
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -80,11 +87,15 @@
 #   stream.txt              one section per step:
 #       [submit <name>] <options>        then `rc=`, `id=` (or sbatch's stderr when refused),
 #                                        `--- scontrol show job -d` and the job's record;
+#                                        a job that preempted others (PreemptMode=CANCEL)
+#                                        then lists them after `--- preempted`, `<id> <name>`
+#                                        a line, and its record is taken once it runs;
 #                                        a pending job ends with `--- cancelled (pending)`
 #       [cancel <name>] id=<id>
 #       [test-only] <options>            then `now=<epoch>`, sbatch's answer (`sbatch: Job N to
 #                                        start at <time> using <n> processors on nodes <list> in
-#                                        partition <p>` or its error), and `--- running` with
+#                                        partition <p>`, then `sbatch:   Preempts: <ids>` when
+#                                        it would preempt, or its error), and `--- running` with
 #                                        `<id> <name> <EndTime epoch>` for each running job, so a
 #                                        start time can be matched to the job whose end frees it
 #
@@ -124,7 +135,9 @@ cons_tres-CR_Core_Memory-lln_partition|select/cons_tres|CR_Core_Memory|||LLN=YES
 cons_tres-CR_Core_Memory-spread_job|select/cons_tres|CR_Core_Memory||||SPREAD_STEPS
 cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 linear-CR_Memory-two_partitions|select/linear|CR_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
-cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS"
+cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS
+cons_tres-CR_Core_Memory-preempt|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
+linear-CR_Memory-preempt|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
@@ -274,6 +287,37 @@ submit b14 -N2 -n4 --mem-per-cpu=100
 cancel b5
 submit b15 -p alt -w n3 -c4 --mem-per-cpu=100"
 
+# Jobs of a higher PriorityTier partition preempting (PreemptMode=CANCEL) jobs of a lower one
+# over the same nodes (the preempt configurations): which running jobs a job preempts, for
+# CPUs, GPUs and memory, with -w and over several nodes, and what --test-only answers.
+PREEMPT_STEPS="submit d1 -w n1 -n4 --mem-per-cpu=100
+submit d2 -w n2 -n4 --mem-per-cpu=100
+submit d3 -w n1 -n4 --mem-per-cpu=100
+submit d4 -w n2 -n2 --mem-per-cpu=100
+submit d5 -N2 -w n3,n4 -n8 --mem-per-cpu=100
+submit d6 -w n3 -n4 --mem-per-cpu=100
+submit d7 -w n4 -n2 --gres=gpu:2 --mem-per-cpu=100
+test-only -p alt -n8 --mem-per-cpu=100
+submit e1 -p alt -n8 --mem-per-cpu=100
+submit e2 -p alt -n2 --mem-per-cpu=100
+submit d8 -n8 --mem-per-cpu=100
+submit e3 -p alt -n1 --gres=gpu:1 --mem-per-cpu=100
+test-only -p alt -N2 -n16 --mem-per-cpu=100
+submit e4 -p alt -N2 -n16 --mem-per-cpu=100
+cancel e1
+cancel e2
+cancel e3
+cancel e4
+submit d9 -w n1 -n2 --mem=3000
+submit d10 -w n2 -n2 --mem=1000
+submit d11 -N2 -w n3,n4 -n4 --mem=1000
+submit e5 -p alt -n1 --mem=3500
+submit e6 -p alt -w n3 -n8 --mem-per-cpu=100
+submit d12 -n2 --mem-per-cpu=100
+submit e7 -p alt --exclusive -N1
+test-only -p alt -N4 -n4 --mem-per-cpu=100
+submit e8 -p alt -N4 -n4 --mem-per-cpu=100"
+
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
 
@@ -339,6 +383,25 @@ settle() {
   die "job $1 neither started nor pended with a reason in 20 s (last: $st)"
 }
 
+# started ID: wait until the job runs (a preemptor, while its preemptees end)
+started() {
+  for _ in $(seq 1 100); do
+    [[ $(job_state "$1") == RUNNING* ]] && return 0
+    sleep 0.2
+  done
+  die "job $1 preempted jobs but did not start in 20 s (last: $(job_state "$1"))"
+}
+
+# preempted_among LINES: the "<id> <name>" lines whose job is now PREEMPTED
+preempted_among() {
+  local i n
+  while read -r i n; do
+    [ -n "$i" ] || continue
+    [[ $(job_state "$i") == PREEMPTED* ]] && echo "$i $n"
+  done <<< "$1"
+  return 0
+}
+
 gone() {
   for _ in $(seq 1 100); do
     [ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ] && return 0
@@ -350,13 +413,14 @@ gone() {
 declare -A ID
 
 run_stream() {
-  local out=$1 steps=$2 kind name opts id rc st
+  local out=$1 steps=$2 kind name opts id rc st before preempted
   : > "$out"
   while read -r -u 3 kind rest; do
     case "$kind" in
       submit)
         read -r name opts <<< "$rest"
         rc=0
+        before=$(squeue -h -t running -o '%i %j' | sort -n)
         # shellcheck disable=SC2086 # the options are words on purpose
         sbatch -J "$name" -o /dev/null $opts --wrap 'sleep 1000' >"$WORK/out" 2>"$WORK/err" || rc=$?
         {
@@ -372,11 +436,20 @@ run_stream() {
         [ -n "$id" ] || die "$name: no job id in sbatch's answer: $(cat "$WORK/out")"
         ID[$name]=$id
         settle "$id"
+        preempted=$(preempted_among "$before")
+        if [ -n "$preempted" ]; then
+          # the preemptor starts in a later scheduling pass, once its preemptees are gone
+          started "$id"
+        fi
         st=$(job_state "$id")
         {
           echo "id=$id"
           echo "--- scontrol show job -d"
           scontrol show job -d "$id" | sed '/^ *$/d'
+          if [ -n "$preempted" ]; then
+            echo "--- preempted"
+            echo "$preempted"
+          fi
         } >> "$out"
         if [[ $st == PENDING* ]]; then
           scancel "$id"; gone "$id"
