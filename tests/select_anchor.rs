@@ -15,7 +15,8 @@
 //! stream of its own (`-p alt` jobs among `big` ones), in one a stream of
 //! nine `--spread-job` jobs, and in two (cons_tres and linear) a 20-job
 //! stream in which `alt`, of a higher `PriorityTier`, preempts `big`'s jobs
-//! (`PreemptType=preempt/partition_prio`, `PreemptMode=CANCEL`).
+//! (`PreemptType=preempt/partition_prio`, `PreemptMode=CANCEL`, and again
+//! with `SUSPEND,GANG`, where the gang scheduler suspends and resumes them).
 //! `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
@@ -54,7 +55,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use anchor_select::{JobRecord, NodeLine, Recording, Step, Submitted, WillRun};
+use anchor_select::{JobRecord, NodeLine, Preempted, Recording, Step, Submitted, WillRun};
 use slurm_wasm_host::allocation::{node_allocations, node_names};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
@@ -62,7 +63,7 @@ use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, PreempteeCandidate};
 use slurm_wasm_host::setup::preemption::PartitionPrio;
 use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::types::{GresAllocation, Job, JobResources, NodeResources};
+use slurm_wasm_host::types::{GresAllocation, Job, JobResources, JobState, NodeResources};
 use slurm_wasm_host::{
     bundled, gres_conf, slurm_conf, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin,
     Services,
@@ -290,25 +291,53 @@ fn replay(config: &str) -> Vec<String> {
                 prepared.job.name = name.clone();
                 clock.set(record.start_time);
                 let mut got = plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running));
-                let ours_preempted = got.as_ref().map_or(Vec::new(), |r| sorted(&r.preemptees));
-                let slurms_preempted: Vec<u32> =
-                    sorted(&preempted.iter().map(|(id, _)| *id).collect::<Vec<_>>());
+                // Slurm's list shows the running jobs it stopped; a suspended
+                // job the plugin names again is not among them.
+                let ours_preempted = got.as_ref().map_or(Vec::new(), |r| {
+                    let now_running: Vec<u32> = r
+                        .preemptees
+                        .iter()
+                        .copied()
+                        .filter(|id| {
+                            running
+                                .values()
+                                .any(|j| j.job_id == *id && j.state == JobState::Running)
+                        })
+                        .collect();
+                    sorted(&now_running)
+                });
+                // Under SUSPEND,GANG it is the gang scheduler that suspends
+                // the jobs the new one overlaps once it runs. select/linear's
+                // `_run_now` names them too; cons_tres's names preemptees only
+                // for CANCEL and REQUEUE (cons_common/job_test.c:2164): its
+                // first test already succeeds, lower tiers' rows being
+                // ignored, and what it must match is the placement.
+                let plugin_names_suspended = select == "select/linear";
+                let slurms_preempted: Vec<u32> = sorted(
+                    &preempted
+                        .iter()
+                        .filter(|p| !p.suspended || plugin_names_suspended)
+                        .map(|p| p.id)
+                        .collect::<Vec<_>>(),
+                );
                 if ours_preempted != slurms_preempted {
                     differences.push(format!(
                         "{name} {}: Slurm preempted {slurms_preempted:?}; ours {ours_preempted:?}",
                         options.join(" "),
                     ));
                 }
-                if !preempted.is_empty() {
-                    // slurmctld stops the preemptees, and a later pass starts
-                    // the job on what they left.
-                    for (_, gone) in preempted {
-                        let job = running
-                            .remove(gone)
-                            .unwrap_or_else(|| panic!("{config}: preempted {gone} is not running"));
+                let (suspended, stopped): (Vec<&Preempted>, Vec<&Preempted>) =
+                    preempted.iter().partition(|p| p.suspended);
+                if !stopped.is_empty() {
+                    // slurmctld cancels the preemptees, and a later pass
+                    // starts the job on what they left.
+                    for gone in stopped {
+                        let job = running.remove(&gone.name).unwrap_or_else(|| {
+                            panic!("{config}: preempted {} is not running", gone.name)
+                        });
                         plugin
                             .job_fini(&job)
-                            .unwrap_or_else(|e| panic!("{gone}: job-fini: {e}"));
+                            .unwrap_or_else(|e| panic!("{}: job-fini: {e}", gone.name));
                     }
                     got = plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running));
                 }
@@ -349,6 +378,18 @@ fn replay(config: &str) -> Vec<String> {
                     .nodeinfo_set(&job)
                     .unwrap_or_else(|e| panic!("{name}: nodeinfo-set: {e}"));
                 running.insert(name.clone(), job);
+                // Under PreemptMode=SUSPEND,GANG the job starts at once and the
+                // gang scheduler then suspends its preemptees (not
+                // indefinitely: their resources stay in the tables).
+                for p in suspended {
+                    let job = running
+                        .get_mut(&p.name)
+                        .unwrap_or_else(|| panic!("{config}: suspended {} is not running", p.name));
+                    job.state = JobState::Suspended;
+                    plugin
+                        .job_suspend(job, false)
+                        .unwrap_or_else(|e| panic!("{}: job-suspend: {e}", p.name));
+                }
             }
             Step::Submit {
                 name,
@@ -370,13 +411,28 @@ fn replay(config: &str) -> Vec<String> {
                     ));
                 }
             }
-            Step::Cancel { name, id: Some(_) } => {
+            Step::Cancel {
+                name,
+                id: Some(_),
+                resumed,
+            } => {
                 let job = running
                     .remove(name)
                     .unwrap_or_else(|| panic!("{config}: {name} is not running"));
                 plugin
                     .job_fini(&job)
                     .unwrap_or_else(|e| panic!("{name}: job-fini: {e}"));
+                // The gang scheduler resumes the jobs it had suspended for it.
+                for back in resumed {
+                    let job = running
+                        .get_mut(back)
+                        .filter(|j| j.state == JobState::Suspended)
+                        .unwrap_or_else(|| panic!("{config}: resumed {back} was not suspended"));
+                    job.state = JobState::Running;
+                    plugin
+                        .job_resume(job, false)
+                        .unwrap_or_else(|e| panic!("{back}: job-resume: {e}"));
+                }
             }
             Step::Cancel { id: None, .. } => {}
             Step::TestOnly {
@@ -388,7 +444,11 @@ fn replay(config: &str) -> Vec<String> {
                 let mut names: Vec<&String> = listed.iter().map(|(_, n, _)| n).collect();
                 names.sort();
                 assert_eq!(
-                    running.keys().collect::<Vec<_>>(),
+                    running
+                        .iter()
+                        .filter(|(_, j)| j.state == JobState::Running)
+                        .map(|(n, _)| n)
+                        .collect::<Vec<_>>(),
                     names,
                     "{config}: the replay's running jobs drifted from the recording's"
                 );
@@ -737,6 +797,23 @@ fn linear_cr_memory_preempt() {
     check("linear-CR_Memory-preempt");
 }
 
+/// The cons_tres preemption configuration with `PreemptMode=SUSPEND,GANG`:
+/// an `alt` job starts at once on the cores of the jobs it preempts, which
+/// the gang scheduler then suspends (not indefinitely: their resources stay
+/// in the tables) and resumes when it ends.
+#[test]
+fn cons_tres_cr_core_memory_preempt_suspend() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-preempt_suspend");
+}
+
+/// select/linear with `PreemptMode=SUSPEND,GANG` and the same stream.
+#[test]
+fn linear_cr_memory_preempt_suspend() {
+    require("select/linear");
+    check("linear-CR_Memory-preempt_suspend");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.
@@ -807,6 +884,8 @@ fn recordings_cover_the_stream() {
     for config in [
         "cons_tres-CR_Core_Memory-preempt",
         "linear-CR_Memory-preempt",
+        "cons_tres-CR_Core_Memory-preempt_suspend",
+        "linear-CR_Memory-preempt_suspend",
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
         let submits = recording
@@ -828,22 +907,47 @@ fn recordings_cover_the_stream() {
             })
             .count();
         assert_eq!(submits, 20, "{config}");
-        if config.starts_with("cons_tres") {
+        let suspending = config.ends_with("suspend");
+        let kinds_right = recording.steps.iter().all(|s| match s {
+            Step::Submit { preempted, .. } => preempted.iter().all(|p| p.suspended == suspending),
+            _ => true,
+        });
+        assert!(
+            kinds_right,
+            "{config}: preempted jobs all suspended or all cancelled"
+        );
+        let resuming = recording
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Cancel { resumed, .. } if !resumed.is_empty()))
+            .count();
+        assert_eq!(
+            resuming > 0,
+            suspending,
+            "{config}: {resuming} cancels resumed jobs"
+        );
+        if config == "cons_tres-CR_Core_Memory-preempt" {
             // Spot check against the raw file: e7 (`-p alt --exclusive -N1`)
             // took n2 by preempting both jobs there.
             let e7 = recording.steps.iter().find_map(|s| match s {
                 Step::Submit {
                     name, preempted, ..
-                } if name == "e7" => Some(preempted),
+                } if name == "e7" => Some(
+                    preempted
+                        .iter()
+                        .map(|p| (p.id, p.name.clone()))
+                        .collect::<Vec<_>>(),
+                ),
                 _ => None,
             });
             assert_eq!(
                 e7,
-                Some(&vec![(1674, "d4".to_owned()), (1686, "d10".to_owned())])
+                Some(vec![(1770, "d4".to_owned()), (1782, "d10".to_owned())])
             );
         }
+        let least_answers = if suspending { 1 } else { 3 };
         assert!(
-            preempting >= 5 && answers >= 3,
+            preempting >= 5 && answers >= least_answers,
             "{config}: {preempting} preempting submits, {answers} will-run answers preempting"
         );
     }

@@ -35,13 +35,16 @@ pub enum Step {
         name: String,
         options: Vec<String>,
         outcome: Submitted,
-        /// The running jobs this one preempted (`--- preempted`): id, name.
-        preempted: Vec<(u32, String)>,
+        /// The running jobs this one preempted (`--- preempted`).
+        preempted: Vec<Preempted>,
     },
     Cancel {
         name: String,
         /// The job cancelled; none when it was no longer running.
         id: Option<u32>,
+        /// The suspended jobs the gang scheduler resumed once it ended
+        /// (`--- resumed`), by name.
+        resumed: Vec<String>,
     },
     TestOnly {
         options: Vec<String>,
@@ -51,6 +54,15 @@ pub enum Step {
         /// The running jobs then: id, name, end time.
         running: Vec<(u32, String, i64)>,
     },
+}
+
+/// A running job that a submitted one preempted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preempted {
+    pub id: u32,
+    pub name: String,
+    /// It was suspended (`PreemptMode=SUSPEND`), not cancelled.
+    pub suspended: bool,
 }
 
 /// What became of a submitted job.
@@ -162,9 +174,23 @@ fn step(head: &str, body: &[&str]) -> Parsed<Step> {
                     })?,
             ),
         };
+        let resumed = match body.split_first() {
+            None => Vec::new(),
+            Some((&"--- resumed", lines)) => lines
+                .iter()
+                .map(
+                    |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+                        [_, job] => Ok((*job).to_owned()),
+                        _ => Err(format!("[{tag}]: expected `<id> <name>`, found `{l}`")),
+                    },
+                )
+                .collect::<Parsed<_>>()?,
+            Some((line, _)) => return Err(format!("[{tag}]: unexpected `{line}`")),
+        };
         return Ok(Step::Cancel {
             name: name.to_owned(),
             id,
+            resumed,
         });
     }
     if tag == "test-only" {
@@ -195,11 +221,19 @@ fn submit(name: &str, options: &str, body: &[&str]) -> Parsed<Step> {
                 .iter()
                 .take_while(|l| !l.starts_with("--- "))
             {
-                let (id, job) = line
-                    .split_once(' ')
-                    .ok_or_else(|| format!("expected `<id> <name>`, found `{line}`"))?;
-                let id = id.parse().map_err(|_| format!("bad job id in `{line}`"))?;
-                preempted.push((id, job.to_owned()));
+                let f: Vec<&str> = line.split_whitespace().collect();
+                let [id, job, state] = f.as_slice() else {
+                    return Err(format!("expected `<id> <name> <state>`, found `{line}`"));
+                };
+                preempted.push(Preempted {
+                    id: id.parse().map_err(|_| format!("bad job id in `{line}`"))?,
+                    name: (*job).to_owned(),
+                    suspended: match *state {
+                        "SUSPENDED" => true,
+                        "PREEMPTED" => false,
+                        _ => return Err(format!("unexpected state in `{line}`")),
+                    },
+                });
             }
         }
         let record = job_record(&body[start + 1..end])?;

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~65 min for all twenty-seven):
-#     bash tests/anchor/select/record.sh              # all twenty-seven configurations
+# configuration, ~70 min for all twenty-nine):
+#     bash tests/anchor/select/record.sh              # all twenty-nine configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -66,6 +66,10 @@
 #                                             PREEMPT_STEPS (alt jobs preempting big's)
 #     linear-CR_Memory-preempt                select/linear     CR_Memory, the same preemption
 #                                             configuration and stream
+#     cons_tres-CR_Core_Memory-preempt_suspend  the cons_tres preempt configuration with
+#                                             PreemptMode=SUSPEND,GANG: preempted jobs are
+#                                             suspended, and resumed when their preemptor ends
+#     linear-CR_Memory-preempt_suspend        the same under select/linear
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -91,7 +95,9 @@
 #                                        then lists them after `--- preempted`, `<id> <name>`
 #                                        a line, and its record is taken once it runs;
 #                                        a pending job ends with `--- cancelled (pending)`
-#       [cancel <name>] id=<id>
+#       [cancel <name>] id=<id>            then, when the gang scheduler resumed jobs it had
+#                                        suspended (PreemptMode=SUSPEND,GANG), `--- resumed`
+#                                        and `<id> <name>` a line
 #       [test-only] <options>            then `now=<epoch>`, sbatch's answer (`sbatch: Job N to
 #                                        start at <time> using <n> processors on nodes <list> in
 #                                        partition <p>`, then `sbatch:   Preempts: <ids>` when
@@ -137,7 +143,9 @@ cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|Partitio
 linear-CR_Memory-two_partitions|select/linear|CR_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS
 cons_tres-CR_Core_Memory-preempt|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
-linear-CR_Memory-preempt|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS"
+linear-CR_Memory-preempt|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
+cons_tres-CR_Core_Memory-preempt_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
+linear-CR_Memory-preempt_suspend|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
 # Names are unique; options are sbatch words (no quoting inside).
@@ -392,12 +400,23 @@ started() {
   die "job $1 preempted jobs but did not start in 20 s (last: $(job_state "$1"))"
 }
 
-# preempted_among LINES: the "<id> <name>" lines whose job is now PREEMPTED
+# preempted_among LINES: "<id> <name> <state>" for the "<id> <name>" lines whose job is now
+# PREEMPTED (cancelled or requeued) or SUSPENDED
 preempted_among() {
-  local i n
+  local i n st
   while read -r i n; do
     [ -n "$i" ] || continue
-    [[ $(job_state "$i") == PREEMPTED* ]] && echo "$i $n"
+    st=$(job_state "$i")
+    case "$st" in PREEMPTED*|SUSPENDED*) echo "$i $n ${st%% *}" ;; esac
+  done <<< "$1"
+  return 0
+}
+
+# resumed_among LINES: the "<id> <name>" lines whose job runs again
+resumed_among() {
+  local i n
+  while read -r i n; do
+    [[ $(job_state "$i") == RUNNING* ]] && echo "$i $n"
   done <<< "$1"
   return 0
 }
@@ -413,7 +432,7 @@ gone() {
 declare -A ID
 
 run_stream() {
-  local out=$1 steps=$2 kind name opts id rc st before preempted
+  local out=$1 steps=$2 kind name opts id rc st before preempted suspended resumed
   : > "$out"
   while read -r -u 3 kind rest; do
     case "$kind" in
@@ -464,8 +483,18 @@ run_stream() {
           echo "[cancel $name] not running" >> "$out"
           continue
         fi
+        suspended=$(squeue -h -t suspended -o '%i %j' | sort -n)
         scancel "$id"; gone "$id"
         echo "[cancel $name] id=$id" >> "$out"
+        if [ -n "$suspended" ]; then
+          # the gang scheduler resumes what the job's end lets run again
+          sleep 2
+          resumed=$(resumed_among "$suspended")
+          if [ -n "$resumed" ]; then
+            echo "--- resumed" >> "$out"
+            echo "$resumed" >> "$out"
+          fi
+        fi
         ;;
       test-only)
         opts=$rest
