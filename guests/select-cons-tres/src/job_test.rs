@@ -235,11 +235,23 @@ impl ConsTres {
         self.partitions.get(p).map_or(0, |p| p.priority_tier)
     }
 
+    /// Partition `p`'s own line says `PreemptMode=OFF` (or `CLUSTER`, which
+    /// 22.05's `preempt_mode_num` reads as OFF): its jobs are never
+    /// preempted. A partition without its own mode is not (its
+    /// `preempt_mode` is `NO_VAL16` in slurmctld).
+    fn never_preempted(&self, p: usize) -> bool {
+        self.partitions.get(p).is_some_and(|p| {
+            p.preempt_mode
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case("OFF") || t.eq_ignore_ascii_case("CLUSTER"))
+        })
+    }
+
     /// Step 2 of `_job_test` (cons_common/job_test.c:1090-1141): the cores
     /// a sharing job may count on, `avail` less, under
     /// `PreemptType=preempt/partition_prio`, the rows of every partition
-    /// it cannot preempt (of a higher PriorityTier, or with preemption
-    /// off). Without it every other partition's jobs' cores stay usable:
+    /// it cannot preempt (of a higher PriorityTier, or whose own
+    /// `PreemptMode` is OFF). Without it every other partition's jobs' cores stay usable:
     /// the anchor with two FORCE:2 partitions over n1 ran `-p alt -w n1
     /// -n2` on CPUs 0-1 of a node whose 8 CPUs a `big` job held.
     fn step2_cores(&self, usage: &Usage, job: &JobView, avail: &Bits) -> Bits {
@@ -247,7 +259,7 @@ impl ConsTres {
         if self.params.preempt_by_part {
             let job_tier = self.tier(job.partition as usize);
             for (p, rows) in usage.rows.iter().enumerate() {
-                if self.tier(p) > job_tier || self.params.preempt_off {
+                if self.tier(p) > job_tier || self.never_preempted(p) {
                     for row in &rows.rows {
                         cores.and_not(&row.cores);
                     }

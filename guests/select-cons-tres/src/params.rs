@@ -30,8 +30,6 @@ pub struct Params {
     pub cons_res: bool,
     /// `PreemptMode` includes `GANG`.
     pub gang: bool,
-    /// `PreemptMode` is `OFF` (or not given: Slurm's default).
-    pub preempt_off: bool,
     /// `PreemptType=preempt/partition_prio`: a job may only count on the
     /// cores of partitions it could preempt (see `ConsTres::test_on`).
     pub preempt_by_part: bool,
@@ -78,7 +76,6 @@ impl Params {
             default_dist_block: false,
             cons_res: false,
             gang: false,
-            preempt_off: true,
             preempt_by_part: false,
             time_min_as_soft_limit: false,
             bf_busy_nodes: false,
@@ -194,14 +191,10 @@ impl Params {
                 })?;
             }
         }
-        let modes = || {
-            preempt_mode
-                .iter()
-                .flat_map(|t| t.split(','))
-                .map(str::trim)
-        };
-        self.gang = modes().any(|t| t.eq_ignore_ascii_case("GANG"));
-        self.preempt_off = modes().all(|t| t.is_empty() || t.eq_ignore_ascii_case("OFF"));
+        self.gang = preempt_mode
+            .iter()
+            .flat_map(|t| t.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case("GANG"));
         Ok(())
     }
 }
@@ -229,15 +222,15 @@ mod tests {
     }
 
     #[test]
-    fn preempt_mode_sets_gang_and_off() {
+    fn preempt_mode_sets_gang() {
         // slurm.conf(5): PreemptMode defaults to OFF; GANG may join another mode.
         let mut p = Params::parse(&[]).unwrap();
         p.apply_scheduler(&[], &[]).unwrap();
-        assert!(p.preempt_off && !p.gang);
+        assert!(!p.gang);
         p.apply_scheduler(&[], &s(&["SUSPEND,GANG"])).unwrap();
-        assert!(!p.preempt_off && p.gang);
+        assert!(p.gang);
         p.apply_scheduler(&[], &s(&["OFF"])).unwrap();
-        assert!(p.preempt_off && !p.gang);
+        assert!(!p.gang);
     }
 
     #[test]

@@ -2251,10 +2251,9 @@ fn sharing_jobs_avoid_lower_tiers_first() {
     // partitions over two 4-core nodes: `hi` (tier 3) holds n1, `lo`
     // (tier 1) holds n0; a `mid` (tier 2) job of 2 CPUs takes n1, beside
     // the higher tier's job rather than the lower one's.
-    let setup = |preempt_by_part: bool| {
+    let setup = |preempt_by_part: bool, lo_mode: &[&str]| {
         let mut p = Params::parse(&["CR_Core".to_string()]).unwrap();
         p.preempt_by_part = preempt_by_part;
-        p.preempt_off = false;
         let parts: Vec<_> = [("hi", 3), ("mid", 2), ("lo", 1)]
             .iter()
             .enumerate()
@@ -2262,6 +2261,9 @@ fn sharing_jobs_avoid_lower_tiers_first() {
                 let mut part = fixtures::partition(i as u32, name, 2);
                 part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
                 part.priority_tier = tier;
+                if name == "lo" {
+                    part.preempt_mode = lo_mode.iter().map(|t| t.to_string()).collect();
+                }
                 part
             })
             .collect();
@@ -2284,11 +2286,28 @@ fn sharing_jobs_avoid_lower_tiers_first() {
         start_full(&mut ct, submit(2, 2, Some(0), 4));
         (ct, submit(3, 1, None, 2))
     };
-    let (ct, mid) = setup(false);
+    let (ct, mid) = setup(false, &[]);
     assert_eq!(cores(&ct, mid), vec![(1, vec![0, 1], 2)]);
     // With partition_prio the higher tier's cores are off limits: the job
     // can only share the lower tier's node.
-    let (ct, mid) = setup(true);
+    let (ct, mid) = setup(true, &[]);
+    assert_eq!(cores(&ct, mid), vec![(0, vec![0, 1], 2)]);
+    // So are those of a partition whose own PreemptMode is OFF, whatever
+    // its tier (`preempt_mode != PREEMPT_MODE_OFF`, :1104-1107), and
+    // CLUSTER reads as OFF in 22.05: the job fits nowhere.
+    for off in [&["OFF"][..], &["CLUSTER"]] {
+        let (ct, mid) = setup(true, off);
+        let code = ct
+            .job_test(&request(&ct, mid, JobTestMode::RunNow), 1000)
+            .map_err(|e| e.code);
+        assert_eq!(
+            code.err(),
+            Some(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY),
+            "{off:?}"
+        );
+    }
+    // A mode that lets the jobs be preempted changes nothing.
+    let (ct, mid) = setup(true, &["REQUEUE"]);
     assert_eq!(cores(&ct, mid), vec![(0, vec![0, 1], 2)]);
 }
 

@@ -16,7 +16,8 @@
 //!
 //! Other preemption plugins (`preempt/qos`) are not modelled: for them
 //! [`PartitionPrio::from_conf`] gives `None`, as for a cluster that does
-//! not preempt.
+//! not preempt. The settings slurmctld refuses to start with are refused
+//! here too, at their file and line, also by `Cluster::from_slurm_conf`.
 
 use crate::bindings::select::exports::slurm::plugin::select::{PreemptMode, PreempteeCandidate};
 use crate::bindings::types::{Job, JobState};
@@ -53,22 +54,21 @@ pub struct PartitionPrio {
 
 impl PartitionPrio {
     /// The rules of `conf`, or `None` when it does not preempt by
-    /// partition: `PreemptType` unset, `preempt/none` or another plugin,
-    /// or the cluster's `PreemptMode` `OFF` (Slurm then offers no
-    /// candidates whatever the partitions say).
+    /// partition (`PreemptType` unset, `preempt/none` or another plugin).
     ///
     /// # Errors
     ///
-    /// A [`ConfError`] at the file and line of a `PreemptMode=` (cluster or
-    /// partition) that is not a comma list of `OFF`, `CANCEL`, `REQUEUE`,
-    /// `SUSPEND`, `GANG` and `WITHIN` with at most one of the first four.
+    /// A [`ConfError`] at the file and line of what slurmctld refuses to
+    /// start with, as [`Cluster::from_slurm_conf`](super::records::Cluster::from_slurm_conf)
+    /// gives it: a `PreemptMode=` (cluster or partition) that is not one of
+    /// `OFF` (alias `CLUSTER`), `CANCEL`, `REQUEUE` or `SUSPEND` (alias
+    /// `ON`), optionally with `GANG` or `WITHIN` (not both); a cluster-wide
+    /// `SUSPEND` without `GANG`; a `PreemptType` that preempts with the
+    /// mode OFF, or `preempt/none` with another.
     pub fn from_conf(conf: &SlurmConf) -> Result<Option<PartitionPrio>, ConfError> {
+        let cluster = checked(conf)?;
         let plugin = conf.options.get("PreemptType").unwrap_or("preempt/none");
         if !plugin.eq_ignore_ascii_case("preempt/partition_prio") {
-            return Ok(None);
-        }
-        let cluster_stop = stop_of(&conf.options)?.unwrap_or(Stop::Off);
-        if cluster_stop == Stop::Off {
             return Ok(None);
         }
         let partitions = conf
@@ -82,7 +82,7 @@ impl PartitionPrio {
                 Ok(PartitionRule {
                     tier: p.priority_tier,
                     nodes,
-                    stop: stop_of(&p.extra)?,
+                    stop: mode_of(&p.extra)?.map(|m| m.stop),
                 })
             })
             .collect::<Result<_, ConfError>>()?;
@@ -92,7 +92,7 @@ impl PartitionPrio {
             .is_some_and(|v| v.split(',').any(|p| p.trim() == "preempt_youngest_first"));
         Ok(Some(PartitionPrio {
             partitions,
-            cluster_stop,
+            cluster_stop: cluster.stop,
             youngest_first,
         }))
     }
@@ -157,8 +157,70 @@ impl PartitionPrio {
     }
 }
 
-/// The stop mode of `options`' `PreemptMode=`, when set.
-fn stop_of(options: &Options) -> Result<Option<Stop>, ConfError> {
+/// A parsed `PreemptMode=` (`preempt_mode_num`, 22.05
+/// slurm_protocol_defs.c).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Mode {
+    stop: Stop,
+    gang: bool,
+}
+
+/// Refuses the preemption settings slurmctld refuses to start with (22.05
+/// read_config.c, `_validate_and_set_defaults` and the partition lines).
+///
+/// # Errors
+///
+/// A [`ConfError`] at the file and line of a `PreemptMode=`, cluster or
+/// partition, that is not one of `OFF` (alias `CLUSTER`), `CANCEL`,
+/// `REQUEUE` or `SUSPEND` (alias `ON`), optionally with `GANG` or `WITHIN`
+/// (not both); of a cluster `PreemptMode=SUSPEND` without `GANG`; and of
+/// the `PreemptType` line when it does not fit the mode: `preempt/qos` and
+/// `preempt/partition_prio` need a mode other than OFF, `preempt/none` (the
+/// default) one that is OFF.
+pub(crate) fn check(conf: &SlurmConf) -> Result<(), ConfError> {
+    checked(conf).map(|_| ())
+}
+
+/// [`check`], giving the cluster's mode (OFF when unset).
+fn checked(conf: &SlurmConf) -> Result<Mode, ConfError> {
+    for p in &conf.partitions {
+        mode_of(&p.extra)?;
+    }
+    let cluster = mode_of(&conf.options)?.unwrap_or(Mode {
+        stop: Stop::Off,
+        gang: false,
+    });
+    if cluster.stop == Stop::Suspend && !cluster.gang {
+        let origin = conf.options.origin("PreemptMode").expect("set");
+        return Err(origin.error("PreemptMode: SUSPEND needs GANG too (SUSPEND,GANG)"));
+    }
+    let plugin = conf.options.get("PreemptType").unwrap_or("preempt/none");
+    let preempting = matches!(
+        plugin.to_ascii_lowercase().as_str(),
+        "preempt/qos" | "preempt/partition_prio"
+    );
+    let none = plugin.eq_ignore_ascii_case("preempt/none");
+    if (preempting && cluster.stop == Stop::Off) || (none && cluster.stop != Stop::Off) {
+        let message = if none {
+            format!(
+                "PreemptType={plugin}: expected PreemptMode OFF (or GANG alone), since nothing \
+                 is preempted; name a PreemptType to preempt"
+            )
+        } else {
+            format!("PreemptType={plugin}: expected PreemptMode CANCEL, REQUEUE or SUSPEND,GANG")
+        };
+        let origin = conf
+            .options
+            .origin("PreemptType")
+            .or_else(|| conf.options.origin("PreemptMode"))
+            .expect("one of them is set");
+        return Err(origin.error(message));
+    }
+    Ok(cluster)
+}
+
+/// The mode of `options`' `PreemptMode=`, when set.
+fn mode_of(options: &Options) -> Result<Option<Mode>, ConfError> {
     let Some(value) = options.get("PreemptMode") else {
         return Ok(None);
     };
@@ -171,20 +233,25 @@ fn stop_of(options: &Options) -> Result<Option<Stop>, ConfError> {
              WITHIN if wanted, found `{value}`"
         ))
     };
-    let mut stops = Vec::new();
+    let (mut stops, mut gang, mut within) = (Vec::new(), false, false);
     for token in value.split(',').map(str::trim) {
         match token.to_ascii_uppercase().as_str() {
-            "OFF" => stops.push(Stop::Off),
+            "OFF" | "CLUSTER" => stops.push(Stop::Off),
             "CANCEL" => stops.push(Stop::Cancel),
             "REQUEUE" => stops.push(Stop::Requeue),
-            "SUSPEND" => stops.push(Stop::Suspend),
-            "GANG" | "WITHIN" => {}
+            "SUSPEND" | "ON" => stops.push(Stop::Suspend),
+            "GANG" => gang = true,
+            "WITHIN" => within = true,
             _ => return Err(bad()),
         }
     }
     match stops.as_slice() {
-        [] => Ok(Some(Stop::Off)),
-        [one] => Ok(Some(*one)),
+        _ if gang && within => Err(bad()),
+        [] => Ok(Some(Mode {
+            stop: Stop::Off,
+            gang,
+        })),
+        [one] => Ok(Some(Mode { stop: *one, gang })),
         _ => Err(bad()),
     }
 }
@@ -329,17 +396,69 @@ mod tests {
             "PartitionName=big Nodes=n[1-4]\nPartitionName=alt Nodes=n[1-4] PriorityTier=2\n";
         assert!(rules(&format!("{NODES}{parts}")).is_none());
         assert!(rules(&format!(
+            "PreemptType=preempt/none\nPreemptMode=GANG\n{NODES}{parts}"
+        ))
+        .is_none());
+        assert!(rules(&format!(
             "PreemptType=preempt/qos\nPreemptMode=CANCEL\n{NODES}{parts}"
         ))
         .is_none());
-        assert!(rules(&format!(
-            "PreemptType=preempt/partition_prio\nPreemptMode=OFF\n{NODES}{parts}"
+    }
+
+    /// 22.05 `preempt_mode_num`: `CLUSTER` is OFF and `ON` is SUSPEND; a
+    /// partition saying OFF (or CLUSTER) keeps its jobs.
+    #[test]
+    fn aliases_of_modes() {
+        let r = rules(&format!(
+            "PreemptType=preempt/partition_prio\nPreemptMode=ON,GANG\n{NODES}\
+             PartitionName=low Nodes=n[1-4]\n\
+             PartitionName=kept Nodes=n[1-4] PreemptMode=CLUSTER\n\
+             PartitionName=high Nodes=n[1-4] PriorityTier=2\n"
         ))
-        .is_none());
-        assert!(rules(&format!(
-            "PreemptType=preempt/partition_prio\n{NODES}{parts}"
-        ))
-        .is_none());
+        .expect("preempts");
+        let jobs = [running(1, 0, &[0], 0), running(2, 1, &[1], 0)];
+        let got: Vec<(u32, PreemptMode)> = r
+            .candidates(&pending(2), &jobs)
+            .iter()
+            .map(|c| (c.job_id, c.mode))
+            .collect();
+        assert_eq!(got, [(1, PreemptMode::Suspend)]);
+    }
+
+    /// What slurmctld refuses to start with (22.05 read_config.c:4541-4580).
+    #[test]
+    fn refused_combinations_name_the_line() {
+        let parts = "PartitionName=big Nodes=n[1-4]\n";
+        for (text, message) in [
+            (
+                format!("PreemptType=preempt/partition_prio\nPreemptMode=OFF\n{NODES}{parts}"),
+                "slurm.conf:1: PreemptType=preempt/partition_prio: expected PreemptMode CANCEL, \
+                 REQUEUE or SUSPEND,GANG",
+            ),
+            (
+                format!("PreemptType=preempt/qos\n{NODES}{parts}"),
+                "slurm.conf:1: PreemptType=preempt/qos: expected PreemptMode CANCEL, REQUEUE or \
+                 SUSPEND,GANG",
+            ),
+            (
+                format!("PreemptMode=REQUEUE\n{NODES}{parts}"),
+                "slurm.conf:1: PreemptType=preempt/none: expected PreemptMode OFF (or GANG \
+                 alone), since nothing is preempted; name a PreemptType to preempt",
+            ),
+            (
+                format!("PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND\n{NODES}{parts}"),
+                "slurm.conf:2: PreemptMode: SUSPEND needs GANG too (SUSPEND,GANG)",
+            ),
+            (
+                format!(
+                    "PreemptType=preempt/partition_prio\nPreemptMode=GANG,WITHIN\n{NODES}{parts}"
+                ),
+                "slurm.conf:2: PreemptMode: expected one of OFF, CANCEL, REQUEUE or SUSPEND, \
+                 with GANG or WITHIN if wanted, found `GANG,WITHIN`",
+            ),
+        ] {
+            assert_eq!(error(&text), message, "{text}");
+        }
     }
 
     #[test]

@@ -37,9 +37,10 @@
 //! A [`ConfError`] at the option's file and line when a value the records
 //! carry typed is malformed (`KillWait=soon`), when both `DefMemPerCPU` and
 //! `DefMemPerNode` (or both `MaxMemPerCPU` and `MaxMemPerNode`) are set
-//! cluster-wide, or when a node's `CPUSpecList` is not a list of CPU ids
-//! below its `CPUs`; and any problem [`GresConfFile::nodes`] finds in a
-//! `gres.conf`, at its file and line.
+//! cluster-wide, when a node's `CPUSpecList` is not a list of CPU ids
+//! below its `CPUs`, or when `PreemptType` and `PreemptMode` are what
+//! slurmctld refuses (see [`preemption`](super::preemption)); and any problem
+//! [`GresConfFile::nodes`] finds in a `gres.conf`, at its file and line.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -82,6 +83,7 @@ impl Cluster {
     /// A [`ConfError`] naming the file and line of a value listed in the
     /// [module documentation](self).
     pub fn from_slurm_conf(conf: &SlurmConf) -> Result<Cluster, ConfError> {
+        super::preemption::check(conf)?;
         let options = &conf.options;
         let default_memory = memory_option(options, "DefMemPerCPU", "DefMemPerNode")?;
         let max_memory = memory_option(options, "MaxMemPerCPU", "MaxMemPerNode")?;
@@ -365,6 +367,7 @@ fn partition(
         },
         priority_job_factor: conf.priority_job_factor,
         priority_tier: conf.priority_tier,
+        preempt_mode: comma_list(conf.extra.get("PreemptMode")),
         max_time: conf.max_time,
         default_time: conf.default_time,
         max_nodes: conf.max_nodes,
@@ -688,6 +691,7 @@ mod tests {
         let cluster = cluster(concat!(
             "ClusterName=c MaxMemPerNode=9000 OverTimeLimit=UNLIMITED KillWait=5\n",
             "SchedulerParameters=bf_window=60,defer PreemptMode=SUSPEND,GANG TaskPluginParam=Cores,Verbose\n",
+            "PreemptType=preempt/partition_prio\n",
             "NodeName=a State=DRAIN CPUs=4 CPUSpecList=0,2-3\n",
             "NodeName=b State=CLOUD\n",
             "NodeName=c State=DOWN\n",

@@ -159,7 +159,7 @@ records! {
         weight, features, gres, gres_topology, state, partitions,
     }
     host::Partition => sdk {
-        index, name, nodes, oversubscribe, priority_job_factor, priority_tier,
+        index, name, nodes, oversubscribe, priority_job_factor, priority_tier, preempt_mode,
         max_time, default_time, max_nodes, min_nodes, default_memory,
         max_memory, max_cpus_per_node, lln, gpu_defaults,
     }
