@@ -780,6 +780,17 @@ fn cons_tres_cr_core_memory_two_tiers() {
     check("cons_tres-CR_Core_Memory-two_tiers");
 }
 
+/// The two_tiers configuration under `PreemptType=preempt/partition_prio`
+/// (`PreemptMode=CANCEL`) with `PreemptMode=OFF` on `big`: no job is
+/// preempted, and a job may not count on the cores of partitions it could
+/// not preempt (step 2 of `_job_test`): `alt`'s jobs not on `big`'s, whose
+/// own mode is OFF, and `big`'s not on `alt`'s, of the higher tier.
+#[test]
+fn cons_tres_cr_core_memory_two_tiers_preempt_off() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-two_tiers_preempt_off");
+}
+
 /// `CR_Core_Memory` with `PreemptType=preempt/partition_prio`,
 /// `PreemptMode=CANCEL` and `alt` at `PriorityTier=2` over `big`'s nodes:
 /// which of `big`'s jobs an `alt` job preempts (CPUs, a GPU, memory, `-w`,

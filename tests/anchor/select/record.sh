@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~70 min for all twenty-nine):
-#     bash tests/anchor/select/record.sh              # all twenty-nine configurations
+# configuration, ~70 min for all thirty):
+#     bash tests/anchor/select/record.sh              # all thirty configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -59,6 +59,11 @@
 #                                             tier 1)
 #     linear-CR_Memory-two_partitions         select/linear     CR_Memory, the two partitions
 #                                             and stream of cons_tres-CR_Core_Memory-two_partitions
+#     cons_tres-CR_Core_Memory-two_tiers_preempt_off  the two_tiers configuration with
+#                                             PreemptType=preempt/partition_prio,
+#                                             PreemptMode=CANCEL and PreemptMode=OFF on big: no
+#                                             job is preempted, and each partition's jobs may not
+#                                             count on the other's cores
 #     cons_tres-CR_Core_Memory-preempt        select/cons_tres  CR_Core_Memory
 #                                             + PreemptType=preempt/partition_prio,
 #                                             PreemptMode=CANCEL and a second partition alt over
@@ -142,6 +147,7 @@ cons_tres-CR_Core_Memory-spread_job|select/cons_tres|CR_Core_Memory||||SPREAD_ST
 cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 linear-CR_Memory-two_partitions|select/linear|CR_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS
+cons_tres-CR_Core_Memory-two_tiers_preempt_off|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2 PreemptMode=OFF|PARTITION_STEPS
 cons_tres-CR_Core_Memory-preempt|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 linear-CR_Memory-preempt|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 cons_tres-CR_Core_Memory-preempt_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
