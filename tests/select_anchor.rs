@@ -10,13 +10,13 @@
 //! sockets x 2 cores x 2 threads, 4000 MB, gpu:2 + mps:200, GPU 0 on cores
 //! 0-1, GPU 1 on cores 2-3; in one configuration 4 sockets x 1 core) under
 //! twenty-one configurations, and recorded what `scontrol show job -d` showed
-//! after each submit; in three more configurations (two of cons_tres, one
+//! after each submit; in four more configurations (three of cons_tres, one
 //! of linear) a second partition `alt` over the same nodes got a 15-job
 //! stream of its own (`-p alt` jobs among `big` ones), in one a stream of
-//! nine `--spread-job` jobs, and in two (cons_tres and linear) a 20-job
-//! stream in which `alt`, of a higher `PriorityTier`, preempts `big`'s jobs
-//! (`PreemptType=preempt/partition_prio`, `PreemptMode=CANCEL`, and again
-//! with `SUSPEND,GANG`, where the gang scheduler suspends and resumes them).
+//! nine `--spread-job` jobs, and in four (two each of cons_tres and linear)
+//! a 20-job stream in which `alt`, of a higher `PriorityTier`, preempts
+//! `big`'s jobs (`PreemptType=preempt/partition_prio` with `PreemptMode=CANCEL`,
+//! then `SUSPEND,GANG`, where the gang scheduler suspends and resumes them).
 //! `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
