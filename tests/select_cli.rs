@@ -10,9 +10,10 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-fn fixture(file: &str) -> String {
+fn fixture(config: &str, file: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/anchor/select/cons_tres-CR_Core_Memory")
+        .join("tests/fixtures/anchor/select")
+        .join(config)
         .join(file)
         .display()
         .to_string()
@@ -20,7 +21,12 @@ fn fixture(file: &str) -> String {
 
 /// Runs `slurm-wasm select place` on the anchor cluster at time `NOW`.
 fn place(running: &[&str], options: &[&str], json: bool) -> (i32, String, String) {
-    let (conf, gres) = (fixture("slurm.conf"), fixture("gres.conf"));
+    place_in("cons_tres-CR_Core_Memory", running, options, json)
+}
+
+/// [`place`] with the files of another recorded configuration.
+fn place_in(config: &str, running: &[&str], options: &[&str], json: bool) -> (i32, String, String) {
+    let (conf, gres) = (fixture(config, "slurm.conf"), fixture(config, "gres.conf"));
     let mut args = vec![
         "select",
         "place",
@@ -139,4 +145,58 @@ fn bad_options_are_refused_before_anything_runs() {
         err.trim(),
         "slurm-wasm: --running '-w n9': --nodelist: no node `n9` in the cluster"
     );
+}
+
+#[test]
+fn a_higher_tier_job_preempts_and_starts() {
+    // The preemption recording (cons_tres-CR_Core_Memory-preempt:
+    // PreemptType=preempt/partition_prio, PreemptMode=CANCEL, `alt` at
+    // PriorityTier=2 over `big`'s nodes): with d1-d7 running, e1 `-p alt
+    // -n8` preempted d1 (job 1 here) and ran on `Nodes=n1 CPU_IDs=0-1,4-5
+    // Mem=400` and `Nodes=n[2,4] CPU_IDs=6-7 Mem=200`.
+    let running = [
+        "-w n1 -n4 --mem-per-cpu=100",
+        "-w n2 -n4 --mem-per-cpu=100",
+        "-w n1 -n4 --mem-per-cpu=100",
+        "-w n2 -n2 --mem-per-cpu=100",
+        "-N2 -w n3,n4 -n8 --mem-per-cpu=100",
+        "-w n3 -n4 --mem-per-cpu=100",
+        "-w n4 -n2 --gres=gpu:2 --mem-per-cpu=100",
+    ];
+    let config = "cons_tres-CR_Core_Memory-preempt";
+    let e1 = ["-p", "alt", "-n8", "--mem-per-cpu=100"];
+    let (code, out, err) = place_in(config, &running, &e1, true);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["state"], "RUNNING");
+    assert_eq!(v["preempts"], serde_json::json!([1]));
+    assert_eq!(v["node_list"], "n[1-2,4]");
+    let nodes: Vec<(String, String, u64)> = v["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().to_owned(),
+                n["cpu_ids"].as_str().unwrap().to_owned(),
+                n["mem"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            ("n1".to_owned(), "0-1,4-5".to_owned(), 400),
+            ("n2".to_owned(), "6-7".to_owned(), 200),
+            ("n4".to_owned(), "6-7".to_owned(), 200),
+        ]
+    );
+    let (code, out, _) = place_in(config, &running, &e1, false);
+    assert_eq!(code, 0);
+    assert!(out.contains("\n   Preempts=1\n"), "{out}");
+    // A job of the lower tier preempts nothing and waits.
+    let (code, out, _) = place_in(config, &running, &["-n8", "--mem-per-cpu=100"], true);
+    assert_eq!(code, 3, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["preempts"], serde_json::json!([]));
 }

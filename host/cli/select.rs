@@ -11,7 +11,12 @@
 //! must wait shows its planned `SchedNodeList` and start, as Slurm shows a
 //! pending job (a will-run answer has no per-node detail). Every job
 //! runs for its time limit from `--now`, so WILL_RUN start times follow
-//! from the running jobs' `-t`.
+//! from the running jobs' `-t`. Under `PreemptType=preempt/partition_prio`
+//! both tests are offered the running jobs slurmctld would offer
+//! (`setup::preemption`), and the answer lists those the job preempts
+//! (`Preempts=`, the running jobs' ids: their positions among
+//! `--running`, from 1); cancelled or requeued ones leave before the job
+//! is placed.
 //!
 //! Exit codes: 0 the job starts now, 3 it would start later (WILL_RUN),
 //! 1 it cannot run at all or a running job could not start, 2 bad input.
@@ -25,7 +30,8 @@ use serde_json::json;
 use slurm_wasm_host::allocation::{compress_hostlist, node_allocations, node_names};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
-use slurm_wasm_host::kinds::select::{JobTestMode, JobTestResult};
+use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, JobTestResult, PreemptMode};
+use slurm_wasm_host::setup::preemption::PartitionPrio;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::Job;
 use slurm_wasm_host::{
@@ -46,13 +52,21 @@ pub struct PlaceRequest {
     pub options: Vec<String>,
 }
 
-/// The cluster of `slurm_conf`, with each node's GRES device groups from
-/// `gres_conf` (or the `gres.conf` beside `slurm_conf`, when there is one),
-/// and the name of the default partition.
-pub fn cluster(
-    slurm_conf: &Path,
-    gres_conf: Option<&Path>,
-) -> anyhow::Result<(Cluster, Option<String>, String)> {
+/// What `select place` reads from a site's configuration files.
+struct Site {
+    /// The cluster, with each node's GRES device groups.
+    cluster: Cluster,
+    /// The default partition's name.
+    default: Option<String>,
+    /// The select plugin that places jobs.
+    select: String,
+    /// The preemption rules, when the site preempts by partition.
+    preemption: Option<PartitionPrio>,
+}
+
+/// The site of `slurm_conf`, with each node's GRES device groups from
+/// `gres_conf` (or the `gres.conf` beside `slurm_conf`, when there is one).
+fn site(slurm_conf: &Path, gres_conf: Option<&Path>) -> anyhow::Result<Site> {
     let conf = slurm_conf::load(slurm_conf)?;
     let mut cluster = Cluster::from_slurm_conf(&conf)?;
     if let Some(gres) = gres_conf::find(slurm_conf, gres_conf)? {
@@ -65,8 +79,12 @@ pub fn cluster(
         Some(other) => other.to_owned(),
         None => "select/linear".to_owned(),
     };
-    let default = conf.default_partition().map(|p| p.name.clone());
-    Ok((cluster, default, select))
+    Ok(Site {
+        cluster,
+        default: conf.default_partition().map(|p| p.name.clone()),
+        select,
+        preemption: PartitionPrio::from_conf(&conf)?,
+    })
 }
 
 /// A job's options as shell words (`-N2 --mem=1G`); quotes are not
@@ -83,16 +101,22 @@ fn now_or_system(now: Option<i64>) -> i64 {
     })
 }
 
-/// The outcome for the new job.
+/// The outcome for the new job; a job that starts, now or later, lists
+/// the running jobs it preempts.
 enum Outcome {
-    Now(Job),
-    Later(Job, i64),
+    Now(Job, Vec<u32>),
+    Later(Job, i64, Vec<u32>),
     Never(CallError),
 }
 
 pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
     let now = now_or_system(request.now);
-    let (cluster, default, select) = cluster(&request.slurm_conf, request.gres_conf.as_deref())?;
+    let Site {
+        cluster,
+        default,
+        select,
+        preemption,
+    } = site(&request.slurm_conf, request.gres_conf.as_deref())?;
     // Every job's options are checked before anything is loaded.
     let mut running = Vec::new();
     for (i, options) in request.running.iter().enumerate() {
@@ -129,6 +153,7 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
     plugin.init(&cluster.select_config())?;
     plugin.node_init(&cluster.nodes)?;
 
+    let mut started = Vec::new();
     for (options, job) in &running {
         let result = match plugin.job_test(&job.test_request(JobTestMode::RunNow)) {
             Ok(result) => result,
@@ -143,19 +168,49 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         let job = job.started(result.resources, now);
         plugin.job_begin(&job)?;
         plugin.nodeinfo_set(&job)?;
+        started.push(job);
     }
 
-    let outcome = match plugin.job_test(&prepared.test_request(JobTestMode::RunNow)) {
-        Ok(result) => Outcome::Now(prepared.started(result.resources, now)),
+    // Under preempt/partition_prio the tests are offered the running jobs
+    // slurmctld would offer, in its order.
+    let candidates = |started: &[Job]| {
+        preemption
+            .as_ref()
+            .map_or_else(Vec::new, |rules| rules.candidates(&prepared.job, started))
+    };
+    let request_for = |mode, started: &[Job]| JobTestRequest {
+        preemptee_candidates: candidates(started),
+        ..prepared.test_request(mode)
+    };
+    let outcome = match plugin.job_test(&request_for(JobTestMode::RunNow, &started)) {
+        Ok(mut result) => {
+            let preempts = result.preemptees.clone();
+            let stopped = candidates(&started)
+                .into_iter()
+                .filter(|c| preempts.contains(&c.job_id) && c.mode != PreemptMode::Suspend)
+                .map(|c| c.job_id)
+                .collect::<Vec<_>>();
+            if !stopped.is_empty() {
+                // Cancelled and requeued preemptees leave first; the job
+                // then starts on what they left, as slurmctld's next pass
+                // places it.
+                for job in started.iter().filter(|j| stopped.contains(&j.job_id)) {
+                    plugin.job_fini(job)?;
+                }
+                started.retain(|j| !stopped.contains(&j.job_id));
+                result = plugin.job_test(&request_for(JobTestMode::RunNow, &started))?;
+            }
+            Outcome::Now(prepared.started(result.resources, now), preempts)
+        }
         Err(CallError::Plugin { .. }) => {
-            match plugin.job_test(&prepared.test_request(JobTestMode::WillRun)) {
+            match plugin.job_test(&request_for(JobTestMode::WillRun, &started)) {
                 Ok(JobTestResult {
                     resources,
                     start_time,
-                    ..
+                    preemptees,
                 }) => {
                     let start = start_time.unwrap_or(now);
-                    Outcome::Later(prepared.started(resources, start), start)
+                    Outcome::Later(prepared.started(resources, start), start, preemptees)
                 }
                 Err(e @ CallError::Plugin { .. }) => Outcome::Never(e),
                 Err(e) => return Err(e.into()),
@@ -172,7 +227,7 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         print!("{}", as_text(&cluster, &prepared, &outcome));
     }
     Ok(match outcome {
-        Outcome::Now(_) => ExitCode::SUCCESS,
+        Outcome::Now(..) => ExitCode::SUCCESS,
         Outcome::Later(..) => ExitCode::from(3),
         Outcome::Never(_) => ExitCode::from(1),
     })
@@ -209,23 +264,31 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
         .iter()
         .find(|p| job.partitions.first() == Some(&p.index))
         .map_or("", |p| p.name.as_str());
+    let preempts = |out: &mut String, ids: &[u32]| {
+        if !ids.is_empty() {
+            let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+            out.push_str(&format!("   Preempts={}\n", ids.join(",")));
+        }
+    };
     let planned = match outcome {
-        Outcome::Now(job) => {
+        Outcome::Now(job, ids) => {
             out.push_str("   JobState=RUNNING Reason=None\n");
             out.push_str(&format!(
                 "   StartTime={} EndTime={}\n",
                 timestamp(job.start_time),
                 timestamp(job.end_time)
             ));
+            preempts(&mut out, ids);
             Some(job)
         }
-        Outcome::Later(job, start) => {
+        Outcome::Later(job, start, ids) => {
             out.push_str("   JobState=PENDING Reason=Resources\n");
             out.push_str(&format!(
                 "   StartTime={} EndTime={} (will run)\n",
                 timestamp(*start),
                 timestamp(job.end_time)
             ));
+            preempts(&mut out, ids);
             Some(job)
         }
         Outcome::Never(e) => {
@@ -277,10 +340,10 @@ fn as_json(
     now: i64,
 ) -> serde_json::Value {
     let job = &prepared.job;
-    let (state, start, planned, error) = match outcome {
-        Outcome::Now(job) => ("RUNNING", Some(job.start_time), Some(job), None),
-        Outcome::Later(job, start) => ("PENDING", Some(*start), Some(job), None),
-        Outcome::Never(e) => ("PENDING", None, None, Some(e.to_string())),
+    let (state, start, planned, preempts, error) = match outcome {
+        Outcome::Now(job, ids) => ("RUNNING", Some(job.start_time), Some(job), &ids[..], None),
+        Outcome::Later(job, start, ids) => ("PENDING", Some(*start), Some(job), &ids[..], None),
+        Outcome::Never(e) => ("PENDING", None, None, &[][..], Some(e.to_string())),
     };
     let resources = planned.and_then(|j| j.resources.as_ref());
     let nodes = resources
@@ -299,6 +362,7 @@ fn as_json(
         "start_time": start,
         "end_time": planned.map(|j| j.end_time),
         "error": error,
+        "preempts": preempts,
         "node_list": compress_hostlist(&names),
         "num_nodes": names.len(),
         "num_cpus": resources.map(|r| r.ncpus),
