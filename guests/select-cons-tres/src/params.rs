@@ -43,6 +43,14 @@ pub struct Params {
     pub pack_serial_at_end: bool,
     /// `SchedulerParameters=bf_window_linear=` seconds (0 = doubling windows).
     pub bf_window_linear: i64,
+    /// `SchedulerParameters=preempt_reorder_count=` (default 1): how many
+    /// times a RUN_NOW test that fits by preempting reorders its candidates
+    /// and tries again (see `ConsTres::preempt_run_now`).
+    pub preempt_reorder_count: u32,
+    /// `SchedulerParameters=preempt_strict_order`: a reordering moves the
+    /// last preempted candidate to the front instead of sorting by the
+    /// nodes each would free.
+    pub preempt_strict_order: bool,
     /// `OverTimeLimit` (minutes) and `KillWait` (seconds), for end-time guesses.
     pub over_time_limit: u16,
     pub kill_wait: u16,
@@ -81,6 +89,8 @@ impl Params {
             bf_busy_nodes: false,
             pack_serial_at_end: false,
             bf_window_linear: 0,
+            preempt_reorder_count: 1,
+            preempt_strict_order: false,
             over_time_limit: 0,
             kill_wait: 30,
             def_cpu_per_gpu: None,
@@ -189,6 +199,14 @@ impl Params {
                         "SchedulerParameters: bf_window_linear=`{v}` is not a number of seconds"
                     )
                 })?;
+            } else if tok.eq_ignore_ascii_case("preempt_strict_order") {
+                self.preempt_strict_order = true;
+            } else if let Some(v) = tok.strip_prefix("preempt_reorder_count=") {
+                // 22.05 logs a negative count and keeps the default.
+                let n: i64 = v.parse().map_err(|_| {
+                    format!("SchedulerParameters: preempt_reorder_count=`{v}` is not a number")
+                })?;
+                self.preempt_reorder_count = u32::try_from(n).unwrap_or(1);
             }
         }
         self.gang = preempt_mode
@@ -219,6 +237,34 @@ mod tests {
         let p = Params::parse(&s(&["CR_CPU", "CR_CORE_DEFAULT_DIST_BLOCK"])).unwrap();
         assert_eq!(p.unit, Unit::Cpu);
         assert!(p.default_dist_block && !p.memory && !p.lln);
+    }
+
+    #[test]
+    fn preemption_reorder_settings() {
+        // cons_common.c:1099-1111: preempt_strict_order, and
+        // preempt_reorder_count= (default 1; a negative one keeps it).
+        let mut p = Params::parse(&[]).unwrap();
+        p.apply_scheduler(&[], &[]).unwrap();
+        assert_eq!(
+            (p.preempt_reorder_count, p.preempt_strict_order),
+            (1, false)
+        );
+        p.apply_scheduler(
+            &s(&["bf_continue,preempt_reorder_count=3,preempt_strict_order"]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!((p.preempt_reorder_count, p.preempt_strict_order), (3, true));
+        p.apply_scheduler(&s(&["preempt_reorder_count=-2"]), &[])
+            .unwrap();
+        assert_eq!(p.preempt_reorder_count, 1);
+        let e = p
+            .apply_scheduler(&s(&["preempt_reorder_count=many"]), &[])
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "SchedulerParameters: preempt_reorder_count=`many` is not a number"
+        );
     }
 
     #[test]

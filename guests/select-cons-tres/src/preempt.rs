@@ -1,10 +1,13 @@
-//! Preemption in RUN_NOW (spec 2.3): candidates are removed from a copy of
-//! the tables in list order (REQUEUE/CANCEL completely, SUSPEND only their
-//! cores) until the job fits; the preemptees are the removed candidates
-//! whose nodes overlap the allocation.
+//! Preemption in RUN_NOW (spec 2.3, 22.05 `_run_now`,
+//! cons_common/job_test.c:2141-2270): REQUEUE and CANCEL candidates are
+//! removed from a copy of the tables in list order until the job fits; the
+//! list is then reordered and the removal run again, up to
+//! `preempt_reorder_count` times; the preemptees are the candidates removed
+//! in the last run whose nodes overlap the allocation. SUSPEND candidates
+//! are not removed here (the tier rules of `_job_test` already let a job
+//! use their cores).
 //!
-//! Not modelled: the `reorder_count`/`strict_order` re-test passes and the
-//! extra QOS row; the first fitting prefix of the list decides.
+//! Not modelled: the extra row of `preempt/qos` with SUSPEND.
 
 use slurm_wasm_sdk::select::{PreemptMode, PreempteeCandidate};
 
@@ -44,8 +47,20 @@ impl ConsTres {
         true
     }
 
-    /// Tries the job after removing candidates one at a time; returns the
-    /// allocation and the preemptees, or `None` when even all removed fail.
+    /// Tries the job after removing REQUEUE and CANCEL candidates one at a
+    /// time; returns the allocation and the preemptees, or `None` when even
+    /// all removed fail.
+    ///
+    /// A fit found by removing the `i`-th candidate is tried again with the
+    /// list reordered (`pass_count` against `preempt_reorder_count`, and
+    /// never more passes than candidates): under `preempt_strict_order` that
+    /// candidate moves to the front; otherwise it goes first and the ones
+    /// before it follow by how many of their nodes the fit used, most first
+    /// (`_sort_usable_nodes_dec`, a stable sort), the rest after. So a
+    /// candidate that alone frees enough is the only one preempted, where
+    /// the first fitting prefix of the list would take several: with
+    /// `preempt_youngest_first` the anchor's e1 (`-p alt -n8`) preempted
+    /// the second youngest job alone, not the two youngest.
     pub fn preempt_run_now(
         &self,
         job: &JobView,
@@ -54,21 +69,68 @@ impl ConsTres {
         excluded: Option<&Bits>,
         candidates: &[PreempteeCandidate],
     ) -> Option<(JobRec, Vec<u32>)> {
-        let mut sim = self.usage.clone();
-        let mut removed = Vec::new();
-        for c in candidates {
-            if !self.remove_candidate(&mut sim, c) {
-                continue;
+        let removable =
+            |c: &PreempteeCandidate| matches!(c.mode, PreemptMode::Requeue | PreemptMode::Cancel);
+        let mut list = candidates.to_vec();
+        let mut passes = 0usize;
+        loop {
+            let mut sim = self.usage.clone();
+            let mut fit = None;
+            for (i, c) in list.iter().enumerate() {
+                if !removable(c) || !self.remove_candidate(&mut sim, c) {
+                    continue;
+                }
+                if let Ok(rec) =
+                    self.test_on(&sim, None, job, cand, counts, Against::Free, excluded, true)
+                {
+                    fit = Some((i, rec));
+                    break;
+                }
             }
-            removed.push(c.job_id);
-            if let Ok(rec) =
-                self.test_on(&sim, None, job, cand, counts, Against::Free, excluded, true)
-            {
-                let list = self.overlapping(&removed, &rec);
-                return Some((rec, list));
+            let (i, rec) = fit?;
+            let last =
+                passes > self.params.preempt_reorder_count as usize || list.len() <= passes + 1;
+            passes += 1;
+            if last {
+                let removed: Vec<u32> = list[..=i]
+                    .iter()
+                    .filter(|c| removable(c))
+                    .map(|c| c.job_id)
+                    .collect();
+                let preemptees = self.overlapping(&removed, &rec);
+                return Some((rec, preemptees));
+            }
+            if self.params.preempt_strict_order {
+                let c = list.remove(i);
+                list.insert(0, c);
+            } else {
+                let mut keyed: Vec<(usize, PreempteeCandidate)> = list
+                    .iter()
+                    .enumerate()
+                    .map(|(j, c)| {
+                        let usable = match j.cmp(&i) {
+                            std::cmp::Ordering::Less => self.nodes_used(c.job_id, &rec),
+                            std::cmp::Ordering::Equal => usize::MAX,
+                            std::cmp::Ordering::Greater => 0,
+                        };
+                        (usable, *c)
+                    })
+                    .collect();
+                keyed.sort_by_key(|(usable, _)| std::cmp::Reverse(*usable));
+                list = keyed.into_iter().map(|(_, c)| c).collect();
             }
         }
-        None
+    }
+
+    /// How many of job `id`'s nodes (live tables) `rec` uses
+    /// (`_get_usable_nodes`).
+    fn nodes_used(&self, id: u32, rec: &JobRec) -> usize {
+        self.usage.jobs.get(&id).map_or(0, |j| {
+            j.nodes
+                .iter()
+                .filter(|n| rec.nodes.iter().any(|m| m.node == n.node))
+                .count()
+        })
     }
 
     /// The jobs of `ids` (live tables) with a node in `rec`.

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~70 min for all thirty):
-#     bash tests/anchor/select/record.sh              # all thirty configurations
+# configuration, ~75 min for all thirty-two):
+#     bash tests/anchor/select/record.sh              # all thirty-two configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -69,6 +69,10 @@
 #                                             PreemptMode=CANCEL and a second partition alt over
 #                                             n[1-4] with PriorityTier=2; its own stream,
 #                                             PREEMPT_STEPS (alt jobs preempting big's)
+#     cons_tres-CR_Core_Memory-preempt_youngest  the cons_tres preempt configuration with
+#                                             SchedulerParameters=preempt_youngest_first: the
+#                                             latest started jobs are offered first
+#     linear-CR_Memory-preempt_youngest       the same under select/linear
 #     linear-CR_Memory-preempt                select/linear     CR_Memory, the same preemption
 #                                             configuration and stream
 #     cons_tres-CR_Core_Memory-preempt_suspend  the cons_tres preempt configuration with
@@ -149,6 +153,8 @@ linear-CR_Memory-two_partitions|select/linear|CR_Memory|PartitionName=alt Nodes=
 cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS
 cons_tres-CR_Core_Memory-two_tiers_preempt_off|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2 PreemptMode=OFF|PARTITION_STEPS
 cons_tres-CR_Core_Memory-preempt|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
+cons_tres-CR_Core_Memory-preempt_youngest|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nSchedulerParameters=preempt_youngest_first\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
+linear-CR_Memory-preempt_youngest|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nSchedulerParameters=preempt_youngest_first\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 linear-CR_Memory-preempt|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 cons_tres-CR_Core_Memory-preempt_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 linear-CR_Memory-preempt_suspend|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS"
@@ -565,6 +571,11 @@ record_config() {
   [[ $line =~ =\ $stype$ ]] || die "slurmctld does not run $stype: $line"
   line=$(scontrol show config | grep -E '^SelectTypeParameters ' || true)
   [[ ${line^^} =~ =\ ${sparams^^}$ ]] || die "slurmctld does not run $sparams: $line"
+
+  # slurmctld keeps reservations in its state directory across restarts: one left over
+  # from a hand run would take nodes or cores from the stream
+  line=$(scontrol -o show reservation 2>/dev/null | grep -o 'ReservationName=[^ ]*' || true)
+  [ -z "$line" ] || die "the anchor's state holds reservations (${line//$'\n'/ }); delete them with scontrol delete ReservationName=..."
 
   # the first scheduling pass comes a few seconds after slurmctld starts
   probe=$(sbatch --parsable -J probe -o /dev/null -p hw --wrap 'sleep 1000')
