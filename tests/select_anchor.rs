@@ -13,10 +13,11 @@
 //! after each submit; in four more configurations (three of cons_tres, one
 //! of linear) a second partition `alt` over the same nodes got a 15-job
 //! stream of its own (`-p alt` jobs among `big` ones), in one a stream of
-//! nine `--spread-job` jobs, and in four (two each of cons_tres and linear)
+//! nine `--spread-job` jobs, and in six (three each of cons_tres and linear)
 //! a 20-job stream in which `alt`, of a higher `PriorityTier`, preempts
 //! `big`'s jobs (`PreemptType=preempt/partition_prio` with `PreemptMode=CANCEL`,
-//! then `SUSPEND,GANG`, where the gang scheduler suspends and resumes them).
+//! with it and `SchedulerParameters=preempt_youngest_first`, and with
+//! `SUSPEND,GANG`, where the gang scheduler suspends and resumes them).
 //! `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
