@@ -804,8 +804,10 @@ fn cons_tres_cr_core_memory_preempt() {
 
 /// The cons_tres preemption configuration with
 /// `SchedulerParameters=preempt_youngest_first`: candidates come latest
-/// started first, so other jobs go (e1 preempted d1 and d2 here, d1 alone
-/// when the one-node jobs came in job order).
+/// started first, so other jobs go. e1 (`-p alt -n8`) preempted d6 alone,
+/// the second youngest, which freed enough by itself: the fit found by
+/// removing d7 and d6 is tried again with d6 first (the reorder pass of
+/// `_run_now`); in job order it preempted d1.
 #[test]
 fn cons_tres_cr_core_memory_preempt_youngest() {
     require("select/cons_tres");
