@@ -814,6 +814,16 @@ fn cons_tres_cr_core_memory_preempt_youngest() {
     check("cons_tres-CR_Core_Memory-preempt_youngest");
 }
 
+/// The cons_tres preemption configuration with `OverSubscribe=FORCE:2` on
+/// both partitions: jobs share cores in their partition's rows, and a job
+/// of `alt` counts on the cores of `big`'s jobs (step 2 leaves the rows of
+/// partitions it could preempt) before it preempts any.
+#[test]
+fn cons_tres_cr_core_memory_preempt_oversubscribe() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-preempt_oversubscribe");
+}
+
 /// select/linear with `preempt_youngest_first` and the preemption stream.
 #[test]
 fn linear_cr_memory_preempt_youngest() {
