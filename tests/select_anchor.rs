@@ -824,6 +824,14 @@ fn cons_tres_cr_core_memory_preempt_oversubscribe() {
     check("cons_tres-CR_Core_Memory-preempt_oversubscribe");
 }
 
+/// select/linear with `OverSubscribe=FORCE:2` on both partitions and the
+/// preemption stream: nodes shared by up to two jobs of each partition.
+#[test]
+fn linear_cr_memory_preempt_oversubscribe() {
+    require("select/linear");
+    check("linear-CR_Memory-preempt_oversubscribe");
+}
+
 /// select/linear with `preempt_youngest_first` and the preemption stream.
 #[test]
 fn linear_cr_memory_preempt_youngest() {

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~80 min for all thirty-three):
-#     bash tests/anchor/select/record.sh              # all thirty-three configurations
+# configuration, ~80 min for all thirty-four):
+#     bash tests/anchor/select/record.sh              # all thirty-four configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -76,6 +76,7 @@
 #     cons_tres-CR_Core_Memory-preempt_oversubscribe  the cons_tres preempt configuration with
 #                                             OverSubscribe=FORCE:2 on both partitions: jobs
 #                                             share cores in rows, and preempt across tiers
+#     linear-CR_Memory-preempt_oversubscribe  the same under select/linear (nodes shared)
 #     linear-CR_Memory-preempt                select/linear     CR_Memory, the same preemption
 #                                             configuration and stream
 #     cons_tres-CR_Core_Memory-preempt_suspend  the cons_tres preempt configuration with
@@ -158,6 +159,7 @@ cons_tres-CR_Core_Memory-two_tiers_preempt_off|select/cons_tres|CR_Core_Memory|P
 cons_tres-CR_Core_Memory-preempt|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 cons_tres-CR_Core_Memory-preempt_youngest|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nSchedulerParameters=preempt_youngest_first\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 cons_tres-CR_Core_Memory-preempt_oversubscribe|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PREEMPT_STEPS
+linear-CR_Memory-preempt_oversubscribe|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PREEMPT_STEPS
 linear-CR_Memory-preempt_youngest|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nSchedulerParameters=preempt_youngest_first\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 linear-CR_Memory-preempt|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 cons_tres-CR_Core_Memory-preempt_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
