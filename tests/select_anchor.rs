@@ -13,10 +13,11 @@
 //! after each submit; in four more configurations (three of cons_tres, one
 //! of linear) a second partition `alt` over the same nodes got a 15-job
 //! stream of its own (`-p alt` jobs among `big` ones), in one a stream of
-//! nine `--spread-job` jobs, and in six (three each of cons_tres and linear)
-//! a 20-job stream in which `alt`, of a higher `PriorityTier`, preempts
-//! `big`'s jobs (`PreemptType=preempt/partition_prio` with `PreemptMode=CANCEL`,
-//! with it and `SchedulerParameters=preempt_youngest_first`, and with
+//! nine `--spread-job` jobs, and in eight (four each of cons_tres and
+//! linear) a 20-job stream in which `alt`, of a higher `PriorityTier`,
+//! preempts `big`'s jobs (`PreemptType=preempt/partition_prio` with
+//! `PreemptMode=CANCEL`; with it and `SchedulerParameters=preempt_youngest_first`;
+//! with it and `OverSubscribe=FORCE:2` on both partitions; and with
 //! `SUSPEND,GANG`, where the gang scheduler suspends and resumes them).
 //! `anchor_select` parses them.
 //!
