@@ -18,7 +18,8 @@
 //! preempts `big`'s jobs (`PreemptType=preempt/partition_prio` with
 //! `PreemptMode=CANCEL`; with it and `SchedulerParameters=preempt_youngest_first`;
 //! with it and `OverSubscribe=FORCE:2` on both partitions; and with
-//! `SUSPEND,GANG`, where the gang scheduler suspends and resumes them).
+//! `SUSPEND,GANG`, where the gang scheduler suspends and resumes them); in
+//! two more (cons_tres and linear) a stream that shrinks running jobs.
 //! `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
@@ -43,6 +44,9 @@
 //!   `Cores=`, mps without cons_tres) never reached the select plugin and
 //!   are skipped.
 //! * cancel: `job-fini`.
+//! * resize (`scontrol update JobId= NodeList=`, a stream of its own):
+//!   `job-resized` for each node the job gave up, as slurmctld's
+//!   `excise_node_from_job` calls it; the job then holds what Slurm shows.
 //! * test-only: `job-test` WILL_RUN; the same nodes, CPU count and start
 //!   time (the recorded end time of the running job whose end frees the
 //!   resources, or now), and the same jobs to preempt, in sbatch's order.
@@ -67,8 +71,8 @@ use slurm_wasm_host::setup::preemption::PartitionPrio;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{GresAllocation, Job, JobResources, JobState, NodeResources};
 use slurm_wasm_host::{
-    bundled, gres_conf, slurm_conf, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin,
-    Services,
+    bundled, gres_conf, hostlist, slurm_conf, Host, HostOptions, PluginSettings, PluginSource,
+    SelectPlugin, Services,
 };
 
 /// The candidate nodes slurmctld hands the plugin for `sbatch --test-only`:
@@ -437,6 +441,39 @@ fn replay(config: &str) -> Vec<String> {
                 }
             }
             Step::Cancel { id: None, .. } => {}
+            Step::Resize {
+                name,
+                nodes,
+                outcome: Ok(record),
+            } => {
+                assert_eq!(
+                    record.nodes,
+                    hostlist::expand(nodes).expect("a node list"),
+                    "{config}: {name} kept other nodes than it was resized to"
+                );
+                // slurmctld's `excise_node_from_job` calls job_resized once
+                // per node the job gives up, in node order.
+                let job = running
+                    .get_mut(name)
+                    .unwrap_or_else(|| panic!("{config}: resized {name} is not running"));
+                let kept = recorded_resources(&cluster, record);
+                let kept_nodes: Vec<u32> = kept.nodes.ones().collect();
+                let held = job.resources.as_ref().expect("a running job's resources");
+                let dropped: Vec<u32> = held
+                    .nodes
+                    .ones()
+                    .filter(|n| !kept_nodes.contains(n))
+                    .collect();
+                for node in dropped {
+                    plugin
+                        .job_resized(job, node)
+                        .unwrap_or_else(|e| panic!("{name}: job-resized: {e}"));
+                }
+                job.resources = Some(kept);
+            }
+            Step::Resize {
+                outcome: Err(_), ..
+            } => {}
             Step::TestOnly {
                 options,
                 now,
@@ -756,6 +793,23 @@ fn cons_tres_cr_core_memory_spread_job() {
     check("cons_tres-CR_Core_Memory-spread_job");
 }
 
+/// `CR_Core_Memory` with a stream of its own in which running jobs are
+/// shrunk to fewer nodes (`scontrol update JobId= NodeList=`): each node
+/// given up is released through `job-resized`, and the jobs after use what
+/// it freed (CPUs, memory, a GPU).
+#[test]
+fn cons_tres_cr_core_memory_resize() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-resize");
+}
+
+/// select/linear with the resize stream: a whole node given up.
+#[test]
+fn linear_cr_memory_resize() {
+    require("select/linear");
+    check("linear-CR_Memory-resize");
+}
+
 /// `CR_Core_Memory` with `OverSubscribe=FORCE:2` on `big` and a second
 /// partition `alt` over the same nodes, also FORCE:2, with a stream of its
 /// own: jobs of one partition share the cores of the other's jobs.
@@ -1002,6 +1056,18 @@ fn recordings_cover_the_stream() {
             preempting >= 4 && answers >= least_answers,
             "{config}: {preempting} preempting submits, {answers} will-run answers preempting"
         );
+    }
+    // The resize streams shrink running jobs more than once.
+    for config in ["cons_tres-CR_Core_Memory-resize", "linear-CR_Memory-resize"] {
+        let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
+        let resized = recording
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Resize { outcome: Ok(_), .. }))
+            .count();
+        // Under linear r2 went to other nodes than n1, which scontrol refused.
+        let least = if config.starts_with("linear") { 1 } else { 3 };
+        assert!(resized >= least, "{config}: {resized} jobs resized");
     }
     // select/linear refuses `--gres=gpu:1` when gres.conf binds the GPUs
     // to cores (a11), and every mps request without cons_tres (a14).

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~80 min for all thirty-four):
-#     bash tests/anchor/select/record.sh              # all thirty-four configurations
+# configuration, ~85 min for all thirty-six):
+#     bash tests/anchor/select/record.sh              # all thirty-six configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -50,6 +50,9 @@
 #                                             + LLN=YES on partition big
 #     cons_tres-CR_Core_Memory-spread_job     select/cons_tres  CR_Core_Memory, its own
 #                                             stream, SPREAD_STEPS (--spread-job jobs)
+#     cons_tres-CR_Core_Memory-resize         select/cons_tres  CR_Core_Memory, its own stream,
+#                                             RESIZE_STEPS (running jobs shrunk to fewer nodes)
+#     linear-CR_Memory-resize                 select/linear     CR_Memory, the same stream
 #     cons_tres-CR_Core_Memory-two_partitions  select/cons_tres CR_Core_Memory
 #                                             + OverSubscribe=FORCE:2 on partition big and a
 #                                             second partition alt over n[1-4], also FORCE:2;
@@ -111,6 +114,9 @@
 #       [cancel <name>] id=<id>            then, when the gang scheduler resumed jobs it had
 #                                        suspended (PreemptMode=SUSPEND,GANG), `--- resumed`
 #                                        and `<id> <name>` a line
+#       [resize <name>] <nodes>          then `rc=` and `--- scontrol show job -d` with the
+#                                        shrunk job's record (or scontrol's error), or
+#                                        `not running`
 #       [test-only] <options>            then `now=<epoch>`, sbatch's answer (`sbatch: Job N to
 #                                        start at <time> using <n> processors on nodes <list> in
 #                                        partition <p>`, then `sbatch:   Preempts: <ids>` when
@@ -152,6 +158,8 @@ cons_tres-CR_Core_Memory-bf_busy_nodes|select/cons_tres|CR_Core_Memory|Scheduler
 cons_tres-CR_Core_Memory-pack_serial|select/cons_tres|CR_Core_Memory|SchedulerParameters=pack_serial_at_end
 cons_tres-CR_Core_Memory-lln_partition|select/cons_tres|CR_Core_Memory|||LLN=YES
 cons_tres-CR_Core_Memory-spread_job|select/cons_tres|CR_Core_Memory||||SPREAD_STEPS
+cons_tres-CR_Core_Memory-resize|select/cons_tres|CR_Core_Memory||||RESIZE_STEPS
+linear-CR_Memory-resize|select/linear|CR_Memory||||RESIZE_STEPS
 cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 linear-CR_Memory-two_partitions|select/linear|CR_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS
@@ -165,7 +173,8 @@ linear-CR_Memory-preempt|select/linear|CR_Memory|PreemptType=preempt/partition_p
 cons_tres-CR_Core_Memory-preempt_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 linear-CR_Memory-preempt_suspend|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS"
 
-# One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`.
+# One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
+# `resize <name> <nodes>`.
 # Names are unique; options are sbatch words (no quoting inside).
 STEPS="submit a1 -n1
 submit a2 -n2
@@ -271,6 +280,25 @@ cancel a46
 cancel a47
 submit a48 -w n2 -c6
 submit a49 -N1 -n2"
+
+# Running jobs shrunk to fewer nodes (`scontrol update JobId= NodeList=`, the resize
+# configurations), and jobs placed on what they freed.
+RESIZE_STEPS="submit r1 -N2 -n8 --mem-per-cpu=100
+submit r2 -N2 -n8 --mem-per-cpu=100
+submit g1 -N2 -w n3,n4 --gpus-per-node=1 -n2 --mem-per-cpu=100
+submit g2 -w n4 -n1 --gres=gpu:2 --mem-per-cpu=100
+resize g1 n3
+submit g3 -w n4 -n1 --gres=gpu:2 --mem-per-cpu=100
+test-only -N2 -n16 --mem-per-cpu=100
+resize r1 n1
+submit r4 -w n2 -n4 --mem-per-cpu=100
+resize r2 n1
+test-only -w n2 -n8 --mem-per-cpu=100
+submit r5 -n4 --mem-per-cpu=100
+cancel r1
+submit r6 -N1 -n8 --mem-per-cpu=100
+cancel r2
+submit r7 -N2 -n12 --mem-per-cpu=100"
 
 # Jobs spread over as many nodes as they may use (the spread_job configuration).
 SPREAD_STEPS="submit c1 --spread-job -n4 --mem-per-cpu=100
@@ -527,6 +555,29 @@ run_stream() {
           done
         } >> "$out"
         say "test-only $opts"
+        ;;
+      resize)
+        # shrink a running job to the nodes named (its first node, which runs the batch
+        # script, must stay): slurmctld calls select's job_resized for each node it drops
+        read -r name opts <<< "$rest"
+        id=${ID[$name]:-}
+        if [ -z "$id" ] || [ -z "$(squeue -h -j "$id" -t running -o %i 2>/dev/null)" ]; then
+          printf '[resize %s] %s\nnot running\n' "$name" "$opts" >> "$out"
+          continue
+        fi
+        rc=0
+        scontrol update JobId="$id" NodeList="$opts" >"$WORK/out" 2>&1 || rc=$?
+        {
+          echo "[resize $name] $opts"
+          echo "rc=$rc"
+          if [ $rc != 0 ]; then
+            sed 's/^/scontrol: /' "$WORK/out"
+          else
+            echo "--- scontrol show job -d"
+            scontrol show job -d "$id" | sed '/^ *$/d'
+          fi
+        } >> "$out"
+        say "resize $name to $opts: rc=$rc"
         ;;
       *) die "unknown step: $kind $rest" ;;
     esac
