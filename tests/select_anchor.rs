@@ -44,6 +44,8 @@
 //!   `Cores=`, mps without cons_tres) never reached the select plugin and
 //!   are skipped.
 //! * cancel: `job-fini`.
+//! * suspend, resume (`scontrol suspend`/`resume`, a stream of its own):
+//!   `job-suspend`/`job-resume` with `indefinite` set.
 //! * resize (`scontrol update JobId= NodeList=`, a stream of its own):
 //!   `job-resized` for each node the job gave up, as slurmctld's
 //!   `excise_node_from_job` calls it; the job then holds what Slurm shows.
@@ -441,6 +443,40 @@ fn replay(config: &str) -> Vec<String> {
                 }
             }
             Step::Cancel { id: None, .. } => {}
+            Step::Suspend {
+                name,
+                resume,
+                refused: None,
+                state,
+                end_time,
+            } => {
+                // `scontrol suspend`/`resume` reach select with indf_susp set.
+                let job = running
+                    .get_mut(name)
+                    .unwrap_or_else(|| panic!("{config}: {name} is not running"));
+                let (want, call) = if *resume {
+                    (JobState::Running, "job-resume")
+                } else {
+                    (JobState::Suspended, "job-suspend")
+                };
+                assert_eq!(
+                    state,
+                    if *resume { "RUNNING" } else { "SUSPENDED" },
+                    "{config}: {name} after {call}"
+                );
+                job.state = want;
+                // A resume moves the job's end by the time it was suspended.
+                job.end_time = *end_time;
+                let done = if *resume {
+                    plugin.job_resume(job, true)
+                } else {
+                    plugin.job_suspend(job, true)
+                };
+                done.unwrap_or_else(|e| panic!("{name}: {call}: {e}"));
+            }
+            Step::Suspend {
+                refused: Some(_), ..
+            } => {}
             Step::Resize {
                 name,
                 nodes,
@@ -793,6 +829,24 @@ fn cons_tres_cr_core_memory_spread_job() {
     check("cons_tres-CR_Core_Memory-spread_job");
 }
 
+/// `CR_Core_Memory` with a stream of its own in which jobs are suspended
+/// and resumed by hand (`scontrol suspend`/`resume`, select's
+/// `job-suspend`/`job-resume` with `indefinite` set): a suspended job's
+/// cores are free for other jobs, its memory and GPUs are not, and a
+/// resumed job takes its cores back while another job holds them.
+#[test]
+fn cons_tres_cr_core_memory_suspend() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-suspend");
+}
+
+/// select/linear with the suspend stream.
+#[test]
+fn linear_cr_memory_suspend() {
+    require("select/linear");
+    check("linear-CR_Memory-suspend");
+}
+
 /// `CR_Core_Memory` with a stream of its own in which running jobs are
 /// shrunk to fewer nodes (`scontrol update JobId= NodeList=`): each node
 /// given up is released through `job-resized`, and the jobs after use what
@@ -1056,6 +1110,23 @@ fn recordings_cover_the_stream() {
             preempting >= 4 && answers >= least_answers,
             "{config}: {preempting} preempting submits, {answers} will-run answers preempting"
         );
+    }
+    // The suspend streams suspend and resume jobs by hand, twice each.
+    for config in [
+        "cons_tres-CR_Core_Memory-suspend",
+        "linear-CR_Memory-suspend",
+    ] {
+        let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
+        let done = |resumed: bool| {
+            recording
+                .steps
+                .iter()
+                .filter(|s| {
+                    matches!(s, Step::Suspend { resume, refused: None, .. } if *resume == resumed)
+                })
+                .count()
+        };
+        assert_eq!((done(false), done(true)), (2, 2), "{config}");
     }
     // The resize streams shrink running jobs more than once.
     for config in ["cons_tres-CR_Core_Memory-resize", "linear-CR_Memory-resize"] {

@@ -248,7 +248,7 @@ impl SelectGuest for ConsTresPlugin {
     }
     fn job_resume(job: Job, indefinite: bool) -> Result<(), PluginError> {
         with(|i| {
-            i.algo.job_resume(job.job_id, indefinite);
+            i.algo.job_resume(job.job_id, job.end_time, indefinite);
             Ok(())
         })
     }

@@ -209,8 +209,35 @@ fn suspend_indefinite_frees_cores_keeps_memory() {
     ct.job_suspend(1, true);
     assert_eq!(ct.nodeinfo_of(0).alloc_cpus, 0);
     assert_eq!(ct.usage.nodes[0].alloc_memory, 300);
-    ct.job_resume(1, true);
+    ct.job_resume(1, a.end_time, true);
     assert_eq!(ct.nodeinfo_of(0).alloc_cpus, 4);
+}
+
+#[test]
+fn resume_moves_the_planned_end() {
+    // slurmctld moves a resumed job's end by the time it was suspended
+    // (job_mgr.c `_job_suspend_op`); will-run answers read the new end.
+    // Anchor (select/linear, `scontrol suspend`, 12 s, `scontrol resume`):
+    // `--test-only` then answered the resumed job's later end.
+    let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 1000);
+    let mut a = job(1, 1, 4, 1);
+    a.end_time = 5000;
+    start_full(&mut ct, a.clone());
+    let will_run = |ct: &ConsTres| {
+        ct.job_test(&request(ct, job(2, 1, 4, 1), JobTestMode::WillRun), 1000)
+            .unwrap()
+            .start_time
+    };
+    assert_eq!(will_run(&ct), Some(5000));
+    for indefinite in [true, false] {
+        ct.job_suspend(1, indefinite);
+        ct.job_resume(1, 5600 + i64::from(indefinite), indefinite);
+        assert_eq!(
+            will_run(&ct),
+            Some(5600 + i64::from(indefinite)),
+            "{indefinite}"
+        );
+    }
 }
 
 #[test]

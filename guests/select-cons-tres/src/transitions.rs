@@ -326,8 +326,18 @@ impl ConsTres {
         }
     }
 
-    /// `job_resume(indf_susp)`: gang resumption (false) does nothing.
-    pub fn job_resume(&mut self, job_id: u32, indefinite: bool) {
+    /// `job_resume(indf_susp)`: gang resumption (false) leaves the tables
+    /// alone. Either way the job's planned end becomes `end_time`, the
+    /// record's: slurmctld moves it by the time the job was suspended
+    /// (job_mgr.c `_job_suspend_op`, `end_time = now + time_limit -
+    /// pre_sus_time`), and will-run answers release jobs by it.
+    pub fn job_resume(&mut self, job_id: u32, end_time: i64, indefinite: bool) {
+        if let Some(rec) = self.usage.jobs.get_mut(&job_id) {
+            if rec.end_time != end_time {
+                rec.end_time = end_time;
+                self.usage.version = crate::next_version();
+            }
+        }
         if !indefinite {
             return;
         }

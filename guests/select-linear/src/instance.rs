@@ -307,17 +307,22 @@ impl Linear {
     }
 
     /// `job_resume`: the tables change only when `indefinite` (the partial
-    /// addition of spec 1.6); either way the job runs again.
+    /// addition of spec 1.6); either way the job runs again, until the
+    /// record's `end-time`: slurmctld moves the end by the time the job was
+    /// suspended (job_mgr.c `_job_suspend_op`), and will-run answers release
+    /// jobs by it.
     pub fn job_resume(&mut self, job: &Job, indefinite: bool) -> Result<(), Error> {
         if !indefinite {
             if let Some(j) = self.jobs.get_mut(&job.job_id) {
                 j.activity = Activity::Running;
+                j.end_time = job.end_time;
             }
             return Ok(());
         }
         let mut a = self.known(job)?;
         let result = self.usage.add(&a, &self.nodes, &self.config, false);
         a.activity = Activity::Running;
+        a.end_time = job.end_time;
         self.jobs.insert(a.id, a);
         result
     }

@@ -228,6 +228,28 @@ fn will_run_worked_example_of_1_5() {
 }
 
 #[test]
+fn resume_moves_the_planned_end() {
+    // slurmctld moves a resumed job's end by the time it was suspended
+    // (job_mgr.c `_job_suspend_op`). Anchor (linear-CR_Memory-suspend:
+    // `scontrol suspend s1`, 12 s later `scontrol resume s1`): the next
+    // `--test-only -w n1` answered s1's end 12 s later than before.
+    let mut l = linear(1, &[]);
+    let mut job = start(&mut l, pending(1, 1), 1, T + 100);
+    let will_run = |l: &Linear| {
+        l.job_test(&request(pending(2, 1), 1, JobTestMode::WillRun), T)
+            .unwrap()
+            .start_time
+    };
+    assert_eq!(will_run(&l), Some(T + 100));
+    for (indefinite, end) in [(true, T + 112), (false, T + 130)] {
+        l.job_suspend(&job, indefinite).unwrap();
+        job.end_time = end;
+        l.job_resume(&job, indefinite).unwrap();
+        assert_eq!(will_run(&l), Some(end), "{indefinite}");
+    }
+}
+
+#[test]
 fn will_run_now_and_past_end_times() {
     // Spec 1.5: success now => start = now; an end time already passed => now + 1.
     let mut l = linear(2, &[]);

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~85 min for all thirty-six):
-#     bash tests/anchor/select/record.sh              # all thirty-six configurations
+# configuration, ~90 min for all thirty-eight):
+#     bash tests/anchor/select/record.sh              # all thirty-eight configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -50,6 +50,9 @@
 #                                             + LLN=YES on partition big
 #     cons_tres-CR_Core_Memory-spread_job     select/cons_tres  CR_Core_Memory, its own
 #                                             stream, SPREAD_STEPS (--spread-job jobs)
+#     cons_tres-CR_Core_Memory-suspend        select/cons_tres  CR_Core_Memory, its own stream,
+#                                             SUSPEND_STEPS (scontrol suspend and resume)
+#     linear-CR_Memory-suspend                select/linear     CR_Memory, the same stream
 #     cons_tres-CR_Core_Memory-resize         select/cons_tres  CR_Core_Memory, its own stream,
 #                                             RESIZE_STEPS (running jobs shrunk to fewer nodes)
 #     linear-CR_Memory-resize                 select/linear     CR_Memory, the same stream
@@ -114,6 +117,9 @@
 #       [cancel <name>] id=<id>            then, when the gang scheduler resumed jobs it had
 #                                        suspended (PreemptMode=SUSPEND,GANG), `--- resumed`
 #                                        and `<id> <name>` a line
+#       [suspend <name>] id=<id>         then `rc=`, scontrol's error if any, `state=` and
+#       [resume <name>] id=<id>          `end=` (the job's state and EndTime, epoch, a second
+#                                        later: a resume moves the end by the time suspended)
 #       [resize <name>] <nodes>          then `rc=` and `--- scontrol show job -d` with the
 #                                        shrunk job's record (or scontrol's error), or
 #                                        `not running`
@@ -158,6 +164,8 @@ cons_tres-CR_Core_Memory-bf_busy_nodes|select/cons_tres|CR_Core_Memory|Scheduler
 cons_tres-CR_Core_Memory-pack_serial|select/cons_tres|CR_Core_Memory|SchedulerParameters=pack_serial_at_end
 cons_tres-CR_Core_Memory-lln_partition|select/cons_tres|CR_Core_Memory|||LLN=YES
 cons_tres-CR_Core_Memory-spread_job|select/cons_tres|CR_Core_Memory||||SPREAD_STEPS
+cons_tres-CR_Core_Memory-suspend|select/cons_tres|CR_Core_Memory||||SUSPEND_STEPS
+linear-CR_Memory-suspend|select/linear|CR_Memory||||SUSPEND_STEPS
 cons_tres-CR_Core_Memory-resize|select/cons_tres|CR_Core_Memory||||RESIZE_STEPS
 linear-CR_Memory-resize|select/linear|CR_Memory||||RESIZE_STEPS
 cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
@@ -174,7 +182,7 @@ cons_tres-CR_Core_Memory-preempt_suspend|select/cons_tres|CR_Core_Memory|Preempt
 linear-CR_Memory-preempt_suspend|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
-# `resize <name> <nodes>`.
+# `suspend <name>`, `resume <name>`, `resize <name> <nodes>`.
 # Names are unique; options are sbatch words (no quoting inside).
 STEPS="submit a1 -n1
 submit a2 -n2
@@ -299,6 +307,30 @@ cancel r1
 submit r6 -N1 -n8 --mem-per-cpu=100
 cancel r2
 submit r7 -N2 -n12 --mem-per-cpu=100"
+
+# Running jobs suspended and resumed by hand (`scontrol suspend/resume`, the suspend
+# configurations): a suspended job's cores are free for others, its memory and GPUs are
+# not, and a resumed job takes its cores back whoever uses them.
+SUSPEND_STEPS="submit s1 -w n1 -n8 --mem=2000
+submit s2 -w n1 -n2 --mem-per-cpu=100
+suspend s1
+submit s3 -w n1 -n4 --mem=1000
+submit s4 -w n1 -n2 --mem=1500
+test-only -w n1 -n4 --mem-per-cpu=100
+submit g1 -w n2 -n2 --gres=gpu:2 --mem-per-cpu=100
+suspend g1
+submit g2 -w n2 -n1 --gres=gpu:1 --mem-per-cpu=100
+submit g3 -w n2 -n4 --mem-per-cpu=100
+resume s1
+submit s5 -w n1 -n1 --mem-per-cpu=100
+test-only -w n1 -n2 --mem-per-cpu=100
+cancel s3
+submit s6 -w n1 -n2 --mem-per-cpu=100
+resume g1
+cancel s1
+submit s7 -w n1 -n4 --mem=1000
+cancel g3
+submit g4 -n1 --gres=gpu:1 --mem-per-cpu=100"
 
 # Jobs spread over as many nodes as they may use (the spread_job configuration).
 SPREAD_STEPS="submit c1 --spread-job -n4 --mem-per-cpu=100
@@ -555,6 +587,24 @@ run_stream() {
           done
         } >> "$out"
         say "test-only $opts"
+        ;;
+      suspend|resume)
+        # scontrol suspend/resume: slurmctld calls select's job_suspend/job_resume with
+        # indf_susp set (an indefinite suspension, unlike the gang scheduler's)
+        name=$rest
+        id=${ID[$name]:-}
+        [ -n "$id" ] || die "$kind $name: no such job"
+        rc=0
+        scontrol "$kind" "$id" >"$WORK/out" 2>&1 || rc=$?
+        sleep 1
+        {
+          echo "[$kind $name] id=$id"
+          echo "rc=$rc"
+          [ $rc = 0 ] || sed 's/^/scontrol: /' "$WORK/out"
+          echo "state=$(job_state "$id")"
+          echo "end=$(date -d "$(field "$(scontrol show job "$id")" EndTime)" +%s)"
+        } >> "$out"
+        say "$kind $name: rc=$rc $(job_state "$id")"
         ;;
       resize)
         # shrink a running job to the nodes named (its first node, which runs the batch
