@@ -430,13 +430,15 @@ fn replay(config: &str) -> Vec<String> {
                 plugin
                     .job_fini(&job)
                     .unwrap_or_else(|e| panic!("{name}: job-fini: {e}"));
-                // The gang scheduler resumes the jobs it had suspended for it.
-                for back in resumed {
+                // The gang scheduler resumes the jobs it had suspended for it,
+                // their ends moved by the time they were suspended.
+                for (back, end_time) in resumed {
                     let job = running
                         .get_mut(back)
                         .filter(|j| j.state == JobState::Suspended)
                         .unwrap_or_else(|| panic!("{config}: resumed {back} was not suspended"));
                     job.state = JobState::Running;
+                    job.end_time = *end_time;
                     plugin
                         .job_resume(job, false)
                         .unwrap_or_else(|e| panic!("{back}: job-resume: {e}"));

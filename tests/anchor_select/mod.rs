@@ -43,8 +43,8 @@ pub enum Step {
         /// The job cancelled; none when it was no longer running.
         id: Option<u32>,
         /// The suspended jobs the gang scheduler resumed once it ended
-        /// (`--- resumed`), by name.
-        resumed: Vec<String>,
+        /// (`--- resumed`): name and new end time (a resume moves it).
+        resumed: Vec<(String, i64)>,
     },
     /// `scontrol suspend` (`resume: false`) or `scontrol resume` of a job.
     Suspend {
@@ -199,8 +199,14 @@ fn step(head: &str, body: &[&str]) -> Parsed<Step> {
                 .iter()
                 .map(
                     |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
-                        [_, job] => Ok((*job).to_owned()),
-                        _ => Err(format!("[{tag}]: expected `<id> <name>`, found `{l}`")),
+                        [_, job, end] => Ok((
+                            (*job).to_owned(),
+                            end.parse()
+                                .map_err(|_| format!("[{tag}]: bad end time in `{l}`"))?,
+                        )),
+                        _ => Err(format!(
+                            "[{tag}]: expected `<id> <name> <end>`, found `{l}`"
+                        )),
                     },
                 )
                 .collect::<Parsed<_>>()?,

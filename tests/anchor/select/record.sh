@@ -116,7 +116,7 @@
 #                                        a pending job ends with `--- cancelled (pending)`
 #       [cancel <name>] id=<id>            then, when the gang scheduler resumed jobs it had
 #                                        suspended (PreemptMode=SUSPEND,GANG), `--- resumed`
-#                                        and `<id> <name>` a line
+#                                        and `<id> <name> <EndTime epoch>` a line
 #       [suspend <name>] id=<id>         then `rc=`, scontrol's error if any, `state=` and
 #       [resume <name>] id=<id>          `end=` (the job's state and EndTime, epoch, a second
 #                                        later: a resume moves the end by the time suspended)
@@ -490,11 +490,13 @@ preempted_among() {
   return 0
 }
 
-# resumed_among LINES: the "<id> <name>" lines whose job runs again
+# resumed_among LINES: "<id> <name> <EndTime epoch>" for the "<id> <name>" lines whose job runs
+# again (a resume moves the job's end by the time it was suspended)
 resumed_among() {
   local i n
   while read -r i n; do
-    [[ $(job_state "$i") == RUNNING* ]] && echo "$i $n"
+    [[ $(job_state "$i") == RUNNING* ]] || continue
+    echo "$i $n $(date -d "$(field "$(scontrol show job "$i")" EndTime)" +%s)"
   done <<< "$1"
   return 0
 }
