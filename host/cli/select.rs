@@ -173,20 +173,19 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
 
     // Under preempt/partition_prio the tests are offered the running jobs
     // slurmctld would offer, in its order.
-    let candidates = |started: &[Job]| {
-        preemption
-            .as_ref()
-            .map_or_else(Vec::new, |rules| rules.candidates(&prepared.job, started))
-    };
     let request_for = |mode, started: &[Job]| JobTestRequest {
-        preemptee_candidates: candidates(started),
+        preemptee_candidates: preemption
+            .as_ref()
+            .map_or_else(Vec::new, |rules| rules.candidates(&prepared.job, started)),
         ..prepared.test_request(mode)
     };
-    let outcome = match plugin.job_test(&request_for(JobTestMode::RunNow, &started)) {
+    let run_now = request_for(JobTestMode::RunNow, &started);
+    let outcome = match plugin.job_test(&run_now) {
         Ok(mut result) => {
             let preempts = result.preemptees.clone();
-            let stopped = candidates(&started)
-                .into_iter()
+            let stopped = run_now
+                .preemptee_candidates
+                .iter()
                 .filter(|c| preempts.contains(&c.job_id) && c.mode != PreemptMode::Suspend)
                 .map(|c| c.job_id)
                 .collect::<Vec<_>>();

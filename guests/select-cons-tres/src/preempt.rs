@@ -137,13 +137,7 @@ impl ConsTres {
     pub fn overlapping(&self, ids: &[u32], rec: &JobRec) -> Vec<u32> {
         ids.iter()
             .copied()
-            .filter(|id| {
-                self.usage.jobs.get(id).is_some_and(|j| {
-                    j.nodes
-                        .iter()
-                        .any(|n| rec.nodes.iter().any(|m| m.node == n.node))
-                })
-            })
+            .filter(|&id| self.nodes_used(id, rec) > 0)
             .collect()
     }
 }

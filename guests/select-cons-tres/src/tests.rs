@@ -268,16 +268,7 @@ fn state_round_trip_and_refusal() {
 fn two_running_jobs(ct: &mut ConsTres) -> Vec<Job> {
     let mut running = Vec::new();
     for (id, n, end) in [(1u32, 2u32, 5000i64), (2, 2, 9000)] {
-        let mut a = job(id, 1, n, 1);
-        let r = ct
-            .job_test(&request(ct, a.clone(), JobTestMode::RunNow), 0)
-            .unwrap();
-        a.state = JobState::Running;
-        a.end_time = end;
-        a.time_limit = Some(60);
-        a.resources = Some(r.resources);
-        ct.add_running(&a).unwrap();
-        running.push(a);
+        running.push(start_until(ct, job(id, 1, n, 1), end, 60));
     }
     running
 }
@@ -362,14 +353,7 @@ fn bf_busy_nodes_prefers_nodes_running_jobs_after_releases() {
         for (id, node, tasks, end) in [(1u32, 1usize, 8u32, 1600i64), (2, 2, 2, 2200)] {
             let mut a = on_node(id, 4, node, tasks);
             a.details.memory = MemoryRequest::PerCpu(100);
-            let r = ct
-                .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
-                .unwrap();
-            a.state = JobState::Running;
-            a.end_time = end;
-            a.time_limit = Some(60);
-            a.resources = Some(r.resources);
-            ct.add_running(&a).unwrap();
+            start_until(&mut ct, a, end, 60);
         }
         let mut j = job(3, 2, 16, 1);
         j.details.excluded_nodes = Some(bm(4, &[3]));
@@ -527,14 +511,7 @@ fn will_run_copies_do_not_keep_a_gpu_out_for_its_mps_shares() {
     let mut ct = anchor_cluster();
     let place = |ct: &mut ConsTres, mut j: Job, end: i64| {
         j.details.memory = MemoryRequest::PerCpu(100);
-        let r = ct
-            .job_test(&request(ct, j.clone(), JobTestMode::RunNow), 0)
-            .unwrap();
-        j.state = JobState::Running;
-        j.end_time = end;
-        j.time_limit = Some(30);
-        j.resources = Some(r.resources);
-        ct.add_running(&j).unwrap();
+        start_until(ct, j, end, 30);
     };
     place(&mut ct, with_gres(on_node(1, 4, 0, 1), "gpu", 1), 1300);
     place(&mut ct, with_gres(on_node(2, 4, 0, 1), "mps", 50), 2800);
@@ -573,14 +550,7 @@ fn will_run_suspend_candidates_free_cores_but_keep_memory() {
     for (id, mem, end) in [(1u32, 800u64, 5000i64), (2, 100, 9000)] {
         let mut a = job(id, 1, 2, 1);
         a.details.memory = MemoryRequest::PerNode(mem);
-        let r = ct
-            .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
-            .unwrap();
-        a.state = JobState::Running;
-        a.end_time = end;
-        a.time_limit = Some(60);
-        a.resources = Some(r.resources);
-        ct.add_running(&a).unwrap();
+        start_until(&mut ct, a, end, 60);
     }
     let answer = |mode: PreemptMode| {
         let mut j = job(3, 1, 2, 1);
@@ -1658,15 +1628,7 @@ fn will_run_answers_the_last_job_of_the_first_batch_that_fits() {
     // (5025), not of the one actually needed (job 2, 5020: HEAD's answer).
     let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 100);
     for (id, end) in [(1u32, 5010i64), (2, 5020), (3, 5025), (4, 7000)] {
-        let mut a = job(id, 1, 1, 1);
-        let r = ct
-            .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
-            .unwrap();
-        a.state = JobState::Running;
-        a.end_time = end;
-        a.time_limit = Some(60);
-        a.resources = Some(r.resources);
-        ct.add_running(&a).unwrap();
+        start_until(&mut ct, job(id, 1, 1, 1), end, 60);
     }
     let r = ct
         .job_test(&request(&ct, job(9, 1, 2, 1), JobTestMode::WillRun), 1000)
@@ -1843,6 +1805,20 @@ fn with_gres_per(mut j: Job, name: &str, count: u64, scope: GresScope) -> Job {
         cpus_per_gres: None,
         mem_per_gres: None,
     }];
+    j
+}
+
+/// Places `j` with RUN_NOW at time 0 and starts it on `ct`, running until
+/// `end` under a time limit of `limit` minutes; returns the running job.
+fn start_until(ct: &mut ConsTres, mut j: Job, end: i64, limit: u32) -> Job {
+    let r = ct
+        .job_test(&request(ct, j.clone(), JobTestMode::RunNow), 0)
+        .unwrap();
+    j.state = JobState::Running;
+    j.end_time = end;
+    j.time_limit = Some(limit);
+    j.resources = Some(r.resources);
+    ct.add_running(&j).unwrap();
     j
 }
 

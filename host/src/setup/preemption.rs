@@ -266,6 +266,10 @@ mod tests {
     use crate::slurm_conf::parse_str;
 
     const NODES: &str = "NodeName=n[1-4] CPUs=8\n";
+    /// The anchor's two partitions over the same nodes: `big` at tier 1,
+    /// `alt` at tier 2.
+    const TIERS: &str =
+        "PartitionName=big Nodes=n[1-4]\nPartitionName=alt Nodes=n[1-4] PriorityTier=2\n";
 
     fn rules(text: &str) -> Option<PartitionPrio> {
         let conf =
@@ -305,6 +309,10 @@ mod tests {
         list.iter().map(|c| c.job_id).collect()
     }
 
+    fn modes(list: &[PreempteeCandidate]) -> Vec<(u32, PreemptMode)> {
+        list.iter().map(|c| (c.job_id, c.mode)).collect()
+    }
+
     /// The order of the anchor recording `cons_tres-CR_Core_Memory-preempt`
     /// (`tests/fixtures/anchor/select`): `sbatch --test-only -p alt -N4`
     /// answered `Preempts: 1673,1685,1690,1676`, the one-node jobs d3, d9
@@ -313,9 +321,7 @@ mod tests {
     #[test]
     fn lower_tiers_by_node_count_then_job_order() {
         let r = rules(&format!(
-            "PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\n{NODES}\
-             PartitionName=big Nodes=n[1-4]\n\
-             PartitionName=alt Nodes=n[1-4] PriorityTier=2\n"
+            "PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\n{NODES}{TIERS}"
         ))
         .expect("preempts");
         let jobs = [
@@ -358,11 +364,7 @@ mod tests {
             done,
             suspended,
         ];
-        let got: Vec<(u32, PreemptMode)> = r
-            .candidates(&pending(3), &jobs)
-            .iter()
-            .map(|c| (c.job_id, c.mode))
-            .collect();
+        let got = modes(&r.candidates(&pending(3), &jobs));
         assert_eq!(
             got,
             [
@@ -377,9 +379,7 @@ mod tests {
     fn youngest_first_when_asked() {
         let r = rules(&format!(
             "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n\
-             SchedulerParameters=bf_continue,preempt_youngest_first\n{NODES}\
-             PartitionName=big Nodes=n[1-4]\n\
-             PartitionName=alt Nodes=n[1-4] PriorityTier=2\n"
+             SchedulerParameters=bf_continue,preempt_youngest_first\n{NODES}{TIERS}"
         ))
         .expect("preempts");
         let jobs = [
@@ -392,15 +392,13 @@ mod tests {
 
     #[test]
     fn no_rules_without_partition_preemption() {
-        let parts =
-            "PartitionName=big Nodes=n[1-4]\nPartitionName=alt Nodes=n[1-4] PriorityTier=2\n";
-        assert!(rules(&format!("{NODES}{parts}")).is_none());
+        assert!(rules(&format!("{NODES}{TIERS}")).is_none());
         assert!(rules(&format!(
-            "PreemptType=preempt/none\nPreemptMode=GANG\n{NODES}{parts}"
+            "PreemptType=preempt/none\nPreemptMode=GANG\n{NODES}{TIERS}"
         ))
         .is_none());
         assert!(rules(&format!(
-            "PreemptType=preempt/qos\nPreemptMode=CANCEL\n{NODES}{parts}"
+            "PreemptType=preempt/qos\nPreemptMode=CANCEL\n{NODES}{TIERS}"
         ))
         .is_none());
     }
@@ -417,11 +415,7 @@ mod tests {
         ))
         .expect("preempts");
         let jobs = [running(1, 0, &[0], 0), running(2, 1, &[1], 0)];
-        let got: Vec<(u32, PreemptMode)> = r
-            .candidates(&pending(2), &jobs)
-            .iter()
-            .map(|c| (c.job_id, c.mode))
-            .collect();
+        let got = modes(&r.candidates(&pending(2), &jobs));
         assert_eq!(got, [(1, PreemptMode::Suspend)]);
     }
 

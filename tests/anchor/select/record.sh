@@ -445,6 +445,11 @@ trap 'exit 130' INT TERM
 
 field() { sed -n "s/.*[[:space:]]$2=\([^[:space:]]*\).*/\1/p" <<< "$1" | head -n 1; }
 
+# end_time ID -> the job's EndTime, Unix seconds
+end_time() {
+  date -d "$(field "$(scontrol show job "$1")" EndTime)" +%s
+}
+
 # job_state ID -> "STATE REASON"
 job_state() {
   local rec
@@ -496,7 +501,7 @@ resumed_among() {
   local i n
   while read -r i n; do
     [[ $(job_state "$i") == RUNNING* ]] || continue
-    echo "$i $n $(date -d "$(field "$(scontrol show job "$i")" EndTime)" +%s)"
+    echo "$i $n $(end_time "$i")"
   done <<< "$1"
   return 0
 }
@@ -604,7 +609,7 @@ run_stream() {
           echo "rc=$rc"
           [ $rc = 0 ] || sed 's/^/scontrol: /' "$WORK/out"
           echo "state=$(job_state "$id")"
-          echo "end=$(date -d "$(field "$(scontrol show job "$id")" EndTime)" +%s)"
+          echo "end=$(end_time "$id")"
         } >> "$out"
         say "$kind $name: rc=$rc $(job_state "$id")"
         ;;
