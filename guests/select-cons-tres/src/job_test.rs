@@ -28,7 +28,7 @@ use slurm_wasm_sdk::codes::{
     EINVAL, ESLURM_BAD_TASK_COUNT, ESLURM_INTERNAL, ESLURM_INVALID_GRES, ESLURM_NODES_BUSY,
     ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, ESLURM_UNSUPPORTED_GRES, SLURM_ERROR,
 };
-use slurm_wasm_sdk::select::{JobTestMode, JobTestRequest, JobTestResult};
+use slurm_wasm_sdk::select::{JobTestMode, JobTestRequest, JobTestResult, PreemptMode};
 use slurm_wasm_sdk::types::GresScope;
 use slurm_wasm_sdk::Error;
 use smallvec::SmallVec;
@@ -42,6 +42,7 @@ use crate::gres_sched::{per_node_need, pick};
 use crate::node_usage::{NodeUse, Tables, NODE_CR_AVAILABLE};
 use crate::params::Unit;
 use crate::request::{JobView, Mem};
+use crate::rows::PartRows;
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 
 /// How usage counts in a test.
@@ -54,6 +55,53 @@ pub enum Against {
     Avail,
     /// Configured totals (TEST_ONLY).
     Total,
+}
+
+/// What one `_job_test` call is told besides the job, the tables and the
+/// candidates: the mode it runs in (as Slurm's `mode` argument) and
+/// whether the job is a QOS preemptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TestAs {
+    /// How usage counts.
+    pub against: Against,
+    /// Whether COMPLETING nodes may be used (not in SELECT_MODE_RUN_NOW).
+    pub completing_ok: bool,
+    /// Slurm's `qos_preemptor`. Under `preempt/qos` each partition has an
+    /// extra row, its last (see [`crate::num_rows`]): a test that is not a
+    /// QOS preemptor leaves it out of `_is_node_busy` (see
+    /// [`ConsTres::verify_node_state`]) and of step 4's rows. Without
+    /// `preempt/qos` the flag changes nothing.
+    pub qos_preemptor: bool,
+}
+
+impl TestAs {
+    /// SELECT_MODE_TEST_ONLY: against the configured totals.
+    pub const TEST_ONLY: TestAs = TestAs {
+        against: Against::Total,
+        completing_ok: true,
+        qos_preemptor: false,
+    };
+    /// SELECT_MODE_RUN_NOW: free resources, COMPLETING nodes refused.
+    pub const RUN_NOW: TestAs = TestAs {
+        against: Against::Free,
+        completing_ok: false,
+        qos_preemptor: false,
+    };
+    /// SELECT_MODE_WILL_RUN, which the simulations (will-run, RUN_NOW's
+    /// preemption) test in: free resources, COMPLETING nodes allowed.
+    pub const WILL_RUN: TestAs = TestAs {
+        against: Against::Free,
+        completing_ok: true,
+        qos_preemptor: false,
+    };
+
+    /// The same test with `qos_preemptor` set to `qos_preemptor`.
+    pub fn with_qos_preemptor(self, qos_preemptor: bool) -> TestAs {
+        TestAs {
+            qos_preemptor,
+            ..self
+        }
+    }
 }
 
 /// The record of `job` placed on `nodes`, not yet begun (no end time).
@@ -569,11 +617,11 @@ impl ConsTres {
         Ok(placed(job, nodes))
     }
 
-    /// One `_job_test` against `usage`: verify node state, then the passes
-    /// of spec 2.7 (step 1 without other jobs' cores; sharing jobs then try
-    /// the rows of their partition). `free`, when the caller keeps them, are
-    /// the [`FreeCores`] of `usage` (used only without `excluded_cores`;
-    /// computed here otherwise).
+    /// One `_job_test` against `usage`, as `how` says: verify node state,
+    /// then the passes of spec 2.7 (step 1 without other jobs' cores;
+    /// sharing jobs then try the rows of their partition). `free`, when the
+    /// caller keeps them, are the [`FreeCores`] of `usage` (used only
+    /// without `excluded_cores`; computed here otherwise).
     #[allow(clippy::too_many_arguments)]
     pub fn test_on(
         &self,
@@ -582,10 +630,14 @@ impl ConsTres {
         job: &JobView,
         cand: &Bits,
         counts: Counts,
-        against: Against,
+        how: TestAs,
         excluded_cores: Option<&Bits>,
-        completing_ok: bool,
     ) -> Result<JobRec, Error> {
+        let TestAs {
+            against,
+            completing_ok,
+            qos_preemptor,
+        } = how;
         let mut cand = cand.clone();
         if let Some(x) = &job.excluded {
             cand.and_not(x);
@@ -634,7 +686,7 @@ impl ConsTres {
         // `part_core_map` they make their socket used (cons_common.c:357-392).
         if self.params.unit == Unit::Socket && cand.ones().any(|i| self.recs[i].spec_count > 0) {
             let mut cand0 = cand.clone();
-            self.verify_node_state(usage, job, &mut cand0, excluded_cores, None)
+            self.verify_node_state(usage, job, &mut cand0, excluded_cores, None, qos_preemptor)
                 .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
             self.fit(
                 usage,
@@ -662,7 +714,7 @@ impl ConsTres {
         // The idle nodes when the caller keeps them (finding them here
         // would cost the per-node checks they save).
         let idle = free.nodes.as_ref().map(|n| &n.idle);
-        self.verify_node_state(usage, job, &mut cand, excluded_cores, idle)
+        self.verify_node_state(usage, job, &mut cand, excluded_cores, idle, qos_preemptor)
             .map_err(|e| fail(ESLURM_NODES_BUSY, format!("job {}: {e}", job.job_id)))?;
         let cand1 = if job.whole_node {
             self.block_whole_nodes(&cand, &avail(), step1, |i| usage.nodes[i].node_state > 0)
@@ -733,14 +785,9 @@ impl ConsTres {
             }
         }
         if let Some(own) = usage.rows.get(job.partition as usize) {
-            // The rows with more cores first (`part_data_sort_res`,
-            // cons_common/job_test.c:1264-1265), an order the live rows
-            // keep (will-run and preemption test copies, as Slurm's are,
-            // which are never added to).
-            if own.rows.len() > 1 && std::ptr::eq(usage, &self.usage) {
-                own.sort_pending.set(true);
-            }
-            for row in own.sorted().into_iter().map(|r| &own.rows[r]) {
+            let live = std::ptr::eq(usage, &self.usage);
+            let rows = self.step4_rows(own, live, job, qos_preemptor);
+            for row in rows.into_iter().map(|r| &own.rows[r]) {
                 let mut free = step2.clone();
                 free.and_not(&row.cores);
                 // A whole-node job only takes a node all of whose available
@@ -751,6 +798,90 @@ impl ConsTres {
             }
         }
         first
+    }
+
+    /// The rows of the job's partition `own` that step 4 tries, in order
+    /// (cons_common/job_test.c:1264-1270). Without `preempt/qos`, every
+    /// row, those with more cores first (`part_data_sort_res`), an order
+    /// the rows keep when `live` (the live tables: will-run and preemption
+    /// test copies, as Slurm's are, are never added to). Under
+    /// `preempt/qos` the rows keep their order ("preserve row order for
+    /// QOS") and the extra last row is tried only by a QOS preemptor; a job
+    /// that does not share its cores (`node_req` other than
+    /// NODE_CR_AVAILABLE) tries the first row alone.
+    fn step4_rows(
+        &self,
+        own: &PartRows,
+        live: bool,
+        job: &JobView,
+        qos_preemptor: bool,
+    ) -> Vec<usize> {
+        if !self.params.preempt_by_qos {
+            if own.rows.len() > 1 && live {
+                own.sort_pending.set(true);
+            }
+            return own.sorted();
+        }
+        let tried = if job.node_req != NODE_CR_AVAILABLE {
+            1
+        } else {
+            own.rows.len() - usize::from(!qos_preemptor)
+        };
+        (0..tried).collect()
+    }
+
+    /// `_run_now` (cons_common/job_test.c:2097-2270) at time `now`: the
+    /// job on the live tables; when that fails and there are preemptee
+    /// candidates, either (under `preempt/qos`, when the first candidate's
+    /// mode is SUSPEND and the job is not held, :2123-2140) the same test
+    /// again as a QOS preemptor, whose answer is final and preempts no job,
+    /// or otherwise the preemption simulation of
+    /// [`ConsTres::preempt_run_now`]. Returns the allocation and the
+    /// preemptees.
+    fn run_now(
+        &self,
+        job: &JobView,
+        req: &JobTestRequest,
+        cand: &Bits,
+        counts: Counts,
+        excluded: Option<&Bits>,
+        now: i64,
+    ) -> Result<(JobRec, Vec<u32>), Error> {
+        // The free cores and idle nodes of the live tables are kept with
+        // the will-run scratch while the tables stay as they are: a
+        // scheduling pass tests job after job on them. (Excluded cores
+        // change the free cores: found per test.)
+        let on_live = |how: TestAs| {
+            let mut scratch = self.scratch.borrow_mut();
+            scratch.sync(&self.usage, now);
+            let free = excluded.is_none().then(|| scratch.live_free(self));
+            self.test_on(&self.usage, free, job, cand, counts, how, excluded)
+        };
+        let candidates = &req.preemptee_candidates;
+        match on_live(TestAs::RUN_NOW) {
+            Ok(rec) => Ok((rec, Vec::new())),
+            Err(e) if candidates.is_empty() => Err(e),
+            Err(_) if self.qos_suspends(req) => {
+                let rec = on_live(TestAs::RUN_NOW.with_qos_preemptor(true))?;
+                Ok((rec, Vec::new()))
+            }
+            Err(e) => self
+                .preempt_run_now(job, cand, counts, excluded, candidates)
+                .ok_or(e),
+        }
+    }
+
+    /// Whether a RUN_NOW test that failed is tried again as a QOS
+    /// preemptor (cons_common/job_test.c:2123-2133): under `preempt/qos`,
+    /// when the first preemptee candidate's mode is SUSPEND and the job's
+    /// priority is not 0 (a held job).
+    fn qos_suspends(&self, req: &JobTestRequest) -> bool {
+        self.params.preempt_by_qos
+            && req.job.priority != 0
+            && req
+                .preemptee_candidates
+                .first()
+                .is_some_and(|c| c.mode == PreemptMode::Suspend)
     }
 
     /// `select_p_job_test` (spec 2.3) at time `now`.
@@ -822,9 +953,8 @@ impl ConsTres {
                         &job,
                         &cand,
                         counts,
-                        Against::Total,
+                        TestAs::TEST_ONLY,
                         None,
-                        true,
                     )
                     .map_err(|e| {
                         if e.code == ESLURM_NODES_BUSY {
@@ -836,41 +966,7 @@ impl ConsTres {
                 (rec, Vec::new())
             }
             JobTestMode::RunNow => {
-                // The free cores and idle nodes of the live tables are kept
-                // with the will-run scratch while the tables stay as they
-                // are: a scheduling pass tests job after job on them.
-                // (Excluded cores change the free cores: found per test.)
-                let tested = {
-                    let mut scratch = self.scratch.borrow_mut();
-                    scratch.sync(&self.usage, now);
-                    let free = excluded.is_none().then(|| scratch.live_free(self));
-                    self.test_on(
-                        &self.usage,
-                        free,
-                        &job,
-                        &cand,
-                        counts,
-                        Against::Free,
-                        excluded.as_ref(),
-                        false,
-                    )
-                };
-                match tested {
-                    Ok(rec) => (rec, Vec::new()),
-                    Err(e) if req.preemptee_candidates.is_empty() => return Err(e),
-                    Err(e) => {
-                        let (rec, list) = self
-                            .preempt_run_now(
-                                &job,
-                                &cand,
-                                counts,
-                                excluded.as_ref(),
-                                &req.preemptee_candidates,
-                            )
-                            .ok_or(e)?;
-                        (rec, list)
-                    }
-                }
+                self.run_now(&job, req, &cand, counts, excluded.as_ref(), now)?
             }
             JobTestMode::WillRun | JobTestMode::Reservation => {
                 let (resources, start, preemptees) = self.will_run(

@@ -169,12 +169,18 @@ pub struct ConsTres {
     pub scratch: RefCell<will_run::Scratch>,
 }
 
-/// Rows of a partition (`max_share & ~FORCE`, minimum 1).
-pub fn num_rows(p: &Partition) -> usize {
-    match p.oversubscribe {
-        Oversubscribe::Yes(n) | Oversubscribe::Force(n) => n.max(1) as usize,
-        _ => 1,
-    }
+/// Rows of a partition (`part_data_create_array`, part_data.c:336-346):
+/// `max_share & ~FORCE` (`YES:n` and `FORCE:n` give n, `NO` 1,
+/// `EXCLUSIVE` 0), one more under `preempt/qos` (the row QOS preemptors
+/// may use), at least 1. So under `preempt/qos` an `OverSubscribe=NO`
+/// partition has 2 rows, an `EXCLUSIVE` one 1, a `FORCE:2` one 3.
+pub fn num_rows(p: &Partition, preempt_by_qos: bool) -> usize {
+    let max_share = match p.oversubscribe {
+        Oversubscribe::Yes(n) | Oversubscribe::Force(n) => n as usize,
+        Oversubscribe::No => 1,
+        Oversubscribe::Exclusive => 0,
+    };
+    (max_share + usize::from(preempt_by_qos)).max(1)
 }
 
 impl ConsTres {
@@ -186,7 +192,7 @@ impl ConsTres {
     ) -> ConsTres {
         let rows = partitions
             .iter()
-            .map(|p| PartRows::new(num_rows(p), 0))
+            .map(|p| PartRows::new(num_rows(p, params.preempt_by_qos), 0))
             .collect();
         ConsTres {
             params,
@@ -309,7 +315,7 @@ impl ConsTres {
             self.recs.iter().map(NodeUse::for_node).collect(),
             self.partitions
                 .iter()
-                .map(|p| PartRows::new(num_rows(p), self.total_cores))
+                .map(|p| PartRows::new(num_rows(p, self.params.preempt_by_qos), self.total_cores))
                 .collect(),
         )
     }

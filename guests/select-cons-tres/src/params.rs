@@ -33,6 +33,11 @@ pub struct Params {
     /// `PreemptType=preempt/partition_prio`: a job may only count on the
     /// cores of partitions it could preempt (see `ConsTres::test_on`).
     pub preempt_by_part: bool,
+    /// `PreemptType=preempt/qos` (22.05 tests the name for "qos",
+    /// cons_common.c:1143): every partition has one row more, kept for
+    /// QOS preemptors (see `crate::num_rows` and the `crate::preempt`
+    /// module).
+    pub preempt_by_qos: bool,
     /// `SchedulerParameters=time_min_as_soft_limit`.
     pub time_min_as_soft_limit: bool,
     /// `SchedulerParameters=bf_busy_nodes`: will-run tests after releasing
@@ -85,6 +90,7 @@ impl Params {
             cons_res: false,
             gang: false,
             preempt_by_part: false,
+            preempt_by_qos: false,
             time_min_as_soft_limit: false,
             bf_busy_nodes: false,
             pack_serial_at_end: false,

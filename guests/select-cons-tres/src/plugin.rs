@@ -66,11 +66,16 @@ pub fn instance_from(config: &SelectConfig) -> Result<ConsTres, Error> {
     params.kill_wait = c.kill_wait;
     params.def_cpu_per_gpu = c.gpu_defaults.cpus_per_gpu;
     params.def_mem_per_gpu = c.gpu_defaults.mem_per_gpu;
-    // 22.05 tests the preempt type's name for "partition" (cons_common.c:1141).
-    params.preempt_by_part = c.raw.iter().any(|kv| {
-        kv.key.eq_ignore_ascii_case("PreemptType")
-            && kv.value.to_ascii_lowercase().contains("partition")
-    });
+    // 22.05 tests the preempt type's name for "partition" and for "qos"
+    // (cons_common.c:1137-1146).
+    let preempt_type_has = |word: &str| {
+        c.raw.iter().any(|kv| {
+            kv.key.eq_ignore_ascii_case("PreemptType")
+                && kv.value.to_ascii_lowercase().contains(word)
+        })
+    };
+    params.preempt_by_part = preempt_type_has("partition");
+    params.preempt_by_qos = preempt_type_has("qos");
     params.cons_res = c.raw.iter().any(|kv| {
         kv.key.eq_ignore_ascii_case("SelectType") && kv.value.trim() == "select/cons_res"
     });

@@ -7,13 +7,21 @@
 //! are not removed here (the tier rules of `_job_test` already let a job
 //! use their cores).
 //!
-//! Not modelled: the extra row of `preempt/qos` with SUSPEND.
+//! Under `PreemptType=preempt/qos` every partition has an extra row (see
+//! [`crate::num_rows`]) that only a QOS preemptor's test may use (see
+//! [`crate::job_test::TestAs::qos_preemptor`]). When the first candidate's
+//! mode is SUSPEND and the job is not held, a failed RUN_NOW test is run
+//! again on the live tables as a QOS preemptor instead of the removals
+//! above, and its answer, which preempts no job, is final
+//! (cons_common/job_test.c:2123-2140; see `ConsTres::run_now`). In
+//! will-run, removing a SUSPEND candidate makes the tests that follow a QOS
+//! preemptor's (`_build_cr_job_list`, :1862-1865).
 
 use slurm_wasm_sdk::select::{PreemptMode, PreempteeCandidate};
 
 use crate::bits::Bits;
 use crate::eval_nodes::Counts;
-use crate::job_test::Against;
+use crate::job_test::TestAs;
 use crate::request::JobView;
 use crate::transitions::{remove_job, Part};
 use crate::{ConsTres, JobRec, Usage};
@@ -81,7 +89,7 @@ impl ConsTres {
                     continue;
                 }
                 if let Ok(rec) =
-                    self.test_on(&sim, None, job, cand, counts, Against::Free, excluded, true)
+                    self.test_on(&sim, None, job, cand, counts, TestAs::WILL_RUN, excluded)
                 {
                     fit = Some((i, rec));
                     break;

@@ -25,7 +25,7 @@ pub struct Packed<'a> {
     pub cores: Vec<(usize, &'a Bits)>,
 }
 
-/// The rows of one partition (`num_rows = max_share & ~FORCE`, at least 1).
+/// The rows of one partition (as many as [`crate::num_rows`] says).
 ///
 /// Equality compares the rows, not [`PartRows::has_map`]: the resources
 /// held are the same after a job came and went, Slurm's maps stay.

@@ -2989,3 +2989,310 @@ fn exclusive_partition_jobs_take_whole_nodes_with_their_gpus() {
         (vec![0, 1, 2, 3], 8, 2000, vec![0, 1])
     );
 }
+
+/// The configuration of a CR_Core cluster under `PreemptType=preempt_type`
+/// with one partition per entry of `parts` (its OverSubscribe), each over
+/// all the nodes.
+fn preempt_config(
+    preempt_type: &str,
+    parts: &[slurm_wasm_sdk::types::Oversubscribe],
+    nodes: u32,
+) -> slurm_wasm_sdk::select::SelectConfig {
+    let mut cluster = fixtures::cluster_config();
+    cluster.select_type_parameters = vec!["CR_Core".into()];
+    cluster.raw.push(slurm_wasm_sdk::types::KeyValue {
+        key: "PreemptType".into(),
+        value: preempt_type.into(),
+    });
+    let partitions = parts
+        .iter()
+        .enumerate()
+        .map(|(i, &over)| {
+            let mut p = fixtures::partition(i as u32, &format!("p{i}"), nodes);
+            p.oversubscribe = over;
+            p
+        })
+        .collect();
+    slurm_wasm_sdk::select::SelectConfig {
+        cluster,
+        partitions,
+    }
+}
+
+/// [`preempt_config`]'s cluster with `nodes` nodes of 1 socket x 4 cores x
+/// 1 thread, each in every partition.
+fn preempt_cluster(
+    preempt_type: &str,
+    parts: &[slurm_wasm_sdk::types::Oversubscribe],
+    nodes: u32,
+) -> ConsTres {
+    let mut ct = crate::plugin::instance_from(&preempt_config(preempt_type, parts, nodes)).unwrap();
+    let table: Vec<_> = (0..nodes)
+        .map(|i| {
+            let mut n = fixtures::node(i, &format!("n{i}"), 1, 4, 1, 1000);
+            n.partitions = (0..parts.len() as u32).collect();
+            n
+        })
+        .collect();
+    ct.node_init(&table).unwrap();
+    ct
+}
+
+/// Job `id` of partition `partition`, running until `end` on the cores
+/// `held` names per node (node, cores) of a [`preempt_cluster`].
+fn holding(ct: &mut ConsTres, id: u32, partition: u32, held: &[(usize, &[usize])], end: i64) {
+    use slurm_wasm_sdk::types::{JobResources, NodeResources};
+    let cpus: u32 = held.iter().map(|(_, c)| c.len() as u32).sum();
+    let mut j = job(id, held.len() as u32, cpus, 1);
+    j.partitions = vec![partition];
+    j.state = JobState::Running;
+    j.end_time = end;
+    j.time_limit = Some(60);
+    let nodes: Vec<usize> = held.iter().map(|&(n, _)| n).collect();
+    j.resources = Some(JobResources {
+        nodes: bm(ct.recs.len(), &nodes),
+        ncpus: cpus,
+        per_node: held
+            .iter()
+            .map(|&(node, cores)| NodeResources {
+                node_index: node as u32,
+                cores: bm(4, cores),
+                cpus: cores.len() as u16,
+                memory: 0,
+                gres: Vec::new(),
+            })
+            .collect(),
+        whole_nodes: false,
+    });
+    ct.add_running(&j).unwrap();
+}
+
+/// The jobs of each row of partition `p`.
+fn row_jobs(ct: &ConsTres, p: usize) -> Vec<Vec<u32>> {
+    ct.usage.rows[p]
+        .rows
+        .iter()
+        .map(|r| r.jobs.clone())
+        .collect()
+}
+
+/// A RUN_NOW request for `j` (priority 100) offering `candidates` in order.
+fn preempting(ct: &ConsTres, mut j: Job, candidates: &[(u32, PreemptMode)]) -> JobTestRequest {
+    j.priority = 100;
+    let mut req = request(ct, j, JobTestMode::RunNow);
+    req.preemptee_candidates = candidates
+        .iter()
+        .map(|&(job_id, mode)| PreempteeCandidate { job_id, mode })
+        .collect();
+    req
+}
+
+#[test]
+fn preempt_qos_adds_a_row_to_every_partition() {
+    // 22.05 part_data.c:336-346 (`part_data_create_array`): a partition
+    // has `max_share & ~SHARED_FORCE` rows, one more when the preempt
+    // type's name holds "qos" (cons_common.c:1137-1146), and at least 1;
+    // max_share is 1 for OverSubscribe=NO and 0 for EXCLUSIVE. The rows
+    // are made at init and again by node_init.
+    use slurm_wasm_sdk::types::Oversubscribe::{Exclusive, Force, No, Yes};
+    for (over, plain, qos) in [
+        (No, 1, 2),
+        (Exclusive, 1, 1),
+        (Force(2), 2, 3),
+        (Yes(2), 2, 3),
+    ] {
+        for (preempt_type, want) in [
+            ("preempt/none", plain),
+            ("preempt/partition_prio", plain),
+            ("preempt/qos", qos),
+        ] {
+            let config = preempt_config(preempt_type, &[over], 1);
+            let at_init = crate::plugin::instance_from(&config).unwrap();
+            let ct = preempt_cluster(preempt_type, &[over], 1);
+            for rows in [&at_init.usage.rows[0], &ct.usage.rows[0]] {
+                assert_eq!(
+                    (rows.num_rows, rows.rows.len()),
+                    (want, want),
+                    "{over:?} {preempt_type}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn run_now_retries_as_qos_preemptor_when_the_first_candidate_suspends() {
+    // 22.05 `_run_now` (cons_common/job_test.c:2123-2140): under
+    // preempt/qos, when the first test fails, the first candidate's mode
+    // is SUSPEND and the job's priority is not 0, the job is tested again
+    // on the live tables as a QOS preemptor, which may use the extra row
+    // (:1267-1268), and no job is preempted; otherwise the removal of
+    // REQUEUE and CANCEL candidates runs (:2141-2270). One 4-core node in
+    // a FORCE:1 partition (2 rows under qos): job 1 holds every core in
+    // row 0, and a 4-CPU job fits only in the empty extra row.
+    use slurm_wasm_sdk::types::Oversubscribe::Force;
+    let setup = |preempt_type: &str| {
+        let mut ct = preempt_cluster(preempt_type, &[Force(1)], 1);
+        holding(&mut ct, 1, 0, &[(0, &[0, 1, 2, 3])], 5000);
+        ct
+    };
+    let ct = setup("preempt/qos");
+    assert_eq!(row_jobs(&ct, 0), vec![vec![1], vec![]]);
+    let r = ct
+        .job_test(
+            &preempting(&ct, job(2, 1, 4, 1), &[(1, PreemptMode::Suspend)]),
+            1000,
+        )
+        .unwrap();
+    let n = &r.resources.per_node[0];
+    assert_eq!((n.node_index, held_cores(n)), (0, vec![0, 1, 2, 3]));
+    assert!(r.preemptees.is_empty());
+    // Without candidates the job is no QOS preemptor: row 0 alone is tried.
+    assert!(ct
+        .job_test(&preempting(&ct, job(2, 1, 4, 1), &[]), 1000)
+        .is_err());
+    // A held job (priority 0) is not retried, and SUSPEND candidates are
+    // not removed by the simulation.
+    let mut held = preempting(&ct, job(2, 1, 4, 1), &[(1, PreemptMode::Suspend)]);
+    held.job.priority = 0;
+    assert!(ct.job_test(&held, 1000).is_err());
+    // A CANCEL first candidate: the simulation removes job 1 and preempts it.
+    let r = ct
+        .job_test(
+            &preempting(&ct, job(2, 1, 4, 1), &[(1, PreemptMode::Cancel)]),
+            1000,
+        )
+        .unwrap();
+    assert_eq!(r.preemptees, vec![1]);
+    // Without preempt/qos the partition has one row: nothing fits.
+    let ct = setup("preempt/none");
+    assert!(ct
+        .job_test(
+            &preempting(&ct, job(2, 1, 4, 1), &[(1, PreemptMode::Suspend)]),
+            1000,
+        )
+        .is_err());
+}
+
+#[test]
+fn qos_step4_keeps_row_order_and_leaves_the_extra_row_to_preemptors() {
+    // 22.05 `_job_test` step 4 (cons_common/job_test.c:1264-1270): the
+    // rows are sorted by their cores (`part_data_sort_res`) only without
+    // preempt/qos ("preserve row order for QOS"), and a job that is no QOS
+    // preemptor does not try the extra row. Two 4-core nodes in a FORCE:2
+    // partition: jobs 1 (n0 cores 0-1) and 2 (n0 cores 2-3) share row 0,
+    // job 3 (n0 cores 0-1, n1) is in row 1, which has more cores; no core
+    // is free.
+    use slurm_wasm_sdk::types::Oversubscribe::Force;
+    let setup = |preempt_type: &str| {
+        let mut ct = preempt_cluster(preempt_type, &[Force(2)], 2);
+        holding(&mut ct, 1, 0, &[(0, &[0, 1])], 5000);
+        holding(&mut ct, 2, 0, &[(0, &[2, 3])], 5000);
+        holding(&mut ct, 3, 0, &[(0, &[0, 1]), (1, &[0, 1, 2, 3])], 5000);
+        ct
+    };
+    let mut one_node = job(4, 1, 2, 1);
+    one_node.details.max_nodes = Some(1);
+    // Sorted, row 1 comes first and leaves n0's cores 2-3; the live rows
+    // are then sorted before the next job is placed.
+    let ct = setup("preempt/none");
+    assert_eq!(row_jobs(&ct, 0), vec![vec![1, 2], vec![3]]);
+    assert_eq!(cores(&ct, one_node.clone()), vec![(0, vec![2, 3], 2)]);
+    assert!(ct.usage.rows[0].sort_pending.get());
+    // Under preempt/qos row 0 comes first and leaves n1.
+    let ct = setup("preempt/qos");
+    assert_eq!(row_jobs(&ct, 0), vec![vec![1, 2], vec![3], vec![]]);
+    assert_eq!(cores(&ct, one_node), vec![(1, vec![0, 1], 2)]);
+    assert!(!ct.usage.rows[0].sort_pending.get());
+    // Eight CPUs fit only in the empty extra row: not without candidates,
+    // but as a QOS preemptor (the first candidate suspends).
+    assert!(refused(&ct, job(5, 2, 8, 1), JobTestMode::RunNow));
+    let r = ct
+        .job_test(
+            &preempting(&ct, job(5, 2, 8, 1), &[(3, PreemptMode::Suspend)]),
+            1000,
+        )
+        .unwrap();
+    let held: Vec<(u32, Vec<usize>)> = r
+        .resources
+        .per_node
+        .iter()
+        .map(|n| (n.node_index, held_cores(n)))
+        .collect();
+    assert_eq!(held, vec![(0, vec![0, 1, 2, 3]), (1, vec![0, 1, 2, 3])]);
+}
+
+#[test]
+fn will_run_suspend_candidate_under_qos_uses_the_extra_row() {
+    // 22.05 `_build_cr_job_list` (cons_common/job_test.c:1858-1870): under
+    // preempt/qos, removing a SUSPEND candidate from the will-run copies
+    // makes every later `_job_test` of `_will_run_test` a QOS preemptor's
+    // (:1943-2048), which may use the extra row. One 4-core node in a
+    // FORCE:1 partition (2 rows under qos): job 1 holds every core in row
+    // 0 until 9000, job 2 every core in the extra row until 5000. With job
+    // 2 suspended the job starts now in the extra row; requeued, it is no
+    // QOS preemptor and waits for job 1.
+    use slurm_wasm_sdk::types::Oversubscribe::Force;
+    let mut ct = preempt_cluster("preempt/qos", &[Force(1)], 1);
+    holding(&mut ct, 1, 0, &[(0, &[0, 1, 2, 3])], 9000);
+    holding(&mut ct, 2, 0, &[(0, &[0, 1, 2, 3])], 5000);
+    assert_eq!(row_jobs(&ct, 0), vec![vec![1], vec![2]]);
+    let answer = |mode: PreemptMode| {
+        let mut req = preempting(&ct, job(3, 1, 4, 1), &[(2, mode)]);
+        req.mode = JobTestMode::WillRun;
+        let r = ct.job_test(&req, 1000).unwrap();
+        (r.start_time, r.preemptees)
+    };
+    assert_eq!(answer(PreemptMode::Suspend), (Some(1000), vec![2]));
+    assert_eq!(answer(PreemptMode::Requeue), (Some(9000), vec![2]));
+}
+
+#[test]
+fn qos_extra_row_does_not_make_a_partition_sharing() {
+    // 22.05 `_is_node_busy` (cons_common/job_test.c:400-450): a test whose
+    // job is no QOS preemptor reads one row less of each partition under
+    // preempt/qos, so an OverSubscribe=NO partition (2 rows there) is not
+    // a sharing one; a QOS preemptor's test reads every row. One 4-core
+    // node in two NO partitions: job 1 of p0 holds cores 0-1 (the node is
+    // then NODE_CR_ONE_ROW); a 2-CPU job of p1 takes cores 2-3.
+    use slurm_wasm_sdk::types::Oversubscribe::No;
+    let mut ct = preempt_cluster("preempt/qos", &[No, No], 1);
+    holding(&mut ct, 1, 0, &[(0, &[0, 1])], 5000);
+    let mut other = job(2, 1, 2, 1);
+    other.partitions = vec![1];
+    assert_eq!(cores(&ct, other.clone()), vec![(0, vec![2, 3], 2)]);
+    let view = crate::request::JobView::new(
+        &other,
+        &ct.gres_names,
+        &ct.partitions,
+        &ct.default_memory,
+        &ct.params,
+        1,
+    )
+    .unwrap();
+    for (qos_preemptor, kept) in [(false, vec![0]), (true, vec![])] {
+        let mut cand = Bits::full(1);
+        ct.verify_node_state(&ct.usage, &view, &mut cand, None, None, qos_preemptor)
+            .unwrap();
+        assert_eq!(cand.ones().collect::<Vec<_>>(), kept, "{qos_preemptor}");
+    }
+}
+
+#[test]
+fn qos_preemptor_that_does_not_share_tries_the_first_row_alone() {
+    // 22.05 `_job_test` step 4 (cons_common/job_test.c:1269-1270): under
+    // preempt/qos a job that does not share its cores (node_req other than
+    // NODE_CR_AVAILABLE) tries row 0 alone, even as a QOS preemptor. With
+    // gang scheduling (so that such a job reaches step 4, :1066), one
+    // 4-core node in an OverSubscribe=NO partition (2 rows under qos): job
+    // 1 holds every core in row 0; a 4-CPU job offered job 1 to suspend
+    // does not get the empty extra row, as a FORCE:1 partition's job does
+    // (see run_now_retries_as_qos_preemptor_when_the_first_candidate_suspends).
+    use slurm_wasm_sdk::types::Oversubscribe::No;
+    let mut ct = preempt_cluster("preempt/qos", &[No], 1);
+    ct.params.gang = true;
+    holding(&mut ct, 1, 0, &[(0, &[0, 1, 2, 3])], 5000);
+    assert_eq!(row_jobs(&ct, 0), vec![vec![1], vec![]]);
+    let req = preempting(&ct, job(2, 1, 4, 1), &[(1, PreemptMode::Suspend)]);
+    assert!(ct.job_test(&req, 1000).is_err());
+}

@@ -5,28 +5,34 @@ use crate::bits::Bits;
 use smallvec::SmallVec;
 
 use crate::gres_sched::{node_could_satisfy, per_node_need};
-use crate::node_usage::{GresColumn, NODE_CR_AVAILABLE, NODE_CR_RESERVED};
+use crate::node_usage::{GresColumn, NODE_CR_AVAILABLE, NODE_CR_ONE_ROW, NODE_CR_RESERVED};
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, Usage};
 
 /// `_verify_node_state`'s test of one node for one job, prepared once per
 /// test: the memory a node must have free, the job's GRES columns and
-/// needs, the idle nodes (see [`ConsTres::verify_node_state`]) and the
-/// excluded cores.
+/// needs, the idle nodes (see [`ConsTres::verify_node_state`]), the
+/// excluded cores and how many last rows of each partition the sharing
+/// rules leave out (the extra row of `preempt/qos` unless the job is a QOS
+/// preemptor, see [`crate::job_test::TestAs::qos_preemptor`]).
 pub struct NodeCheck<'a> {
     min_mem: u64,
     gres: SmallVec<[(Option<GresColumn<'a>>, u64, bool); 2]>,
     idle: Option<&'a Bits>,
     excluded_cores: Option<&'a Bits>,
+    hidden_rows: usize,
 }
 
 impl ConsTres {
-    /// Prepares the per-node test of [`Self::verify_node_state`].
+    /// Prepares the per-node test of [`Self::verify_node_state`] for a test
+    /// whose job is a QOS preemptor or not (see
+    /// [`crate::job_test::TestAs::qos_preemptor`]).
     pub fn node_check<'a>(
         &'a self,
         job: &JobView,
         excluded_cores: Option<&'a Bits>,
         idle: Option<&'a Bits>,
+        qos_preemptor: bool,
     ) -> NodeCheck<'a> {
         let min_mem = match job.mem {
             Mem::PerCpu(m) => m * job.ntasks_per_node.max(job.pn_min_cpus).max(job.cpt) as u64,
@@ -49,6 +55,7 @@ impl ConsTres {
             gres,
             idle,
             excluded_cores,
+            hidden_rows: usize::from(self.params.preempt_by_qos && !qos_preemptor),
         }
     }
 
@@ -74,14 +81,15 @@ impl ConsTres {
                     && !(job.mem == Mem::PerNode(0) && u.alloc_memory > 0)))
             && (!job.whole_node || (!u.any_gres_used() && excluded_ok()))
             && node_could_satisfy(&check.gres, i)
-            && self.sharing_ok(usage, job, i)
+            && self.sharing_ok(usage, job, i, check.hidden_rows)
     }
 
     /// Keeps in `cand` the nodes the job may use; `Err` names a required node
     /// that had to be dropped. `idle`, when known, are the idle nodes of
     /// `usage` (see [`ConsTres::is_idle`]): for a job without GRES only
     /// their state, memory and excluded cores are checked, as nothing on
-    /// them can fail the other tests.
+    /// them can fail the other tests. `qos_preemptor` is the test's flag
+    /// (see [`crate::job_test::TestAs::qos_preemptor`]).
     pub fn verify_node_state(
         &self,
         usage: &Usage,
@@ -89,8 +97,9 @@ impl ConsTres {
         cand: &mut Bits,
         excluded_cores: Option<&Bits>,
         idle: Option<&Bits>,
+        qos_preemptor: bool,
     ) -> Result<(), String> {
-        let check = self.node_check(job, excluded_cores, idle);
+        let check = self.node_check(job, excluded_cores, idle, qos_preemptor);
         let mut drop = Vec::new();
         for i in cand.ones() {
             if !self.node_ok(&check, usage, job, i) {
@@ -109,33 +118,59 @@ impl ConsTres {
         Ok(())
     }
 
-    /// The sharing rules of spec 2.4 for node `i`.
-    fn sharing_ok(&self, usage: &Usage, job: &JobView, i: usize) -> bool {
+    /// The sharing rules of spec 2.4 for node `i` (`_verify_node_state`,
+    /// cons_common/job_test.c:740-786), reading the rows as
+    /// [`Self::node_busy`] does with `hidden_rows`. A node held exclusively
+    /// is refused; one running a job that does not share (`node_state` at
+    /// least NODE_CR_ONE_ROW) is left only to a job that does not share
+    /// either, and only when no other partition of two rows or more holds
+    /// a core of it. On a node in neither state an exclusive job
+    /// (NODE_CR_RESERVED) needs no partition to hold a core of it, and a
+    /// job that does not share no partition of two rows or more, its own
+    /// included (where Slurm's `sharing_only` test leaves the job's own
+    /// partition out).
+    fn sharing_ok(&self, usage: &Usage, job: &JobView, i: usize, hidden_rows: usize) -> bool {
         let state = usage.nodes[i].node_state;
-        let r = &self.recs[i];
-        let cores_in = |p: usize| {
-            usage.rows[p]
-                .rows
-                .iter()
-                .any(|row| row.cores.any_in(r.core_off, r.cores as usize))
-        };
+        let busy =
+            |sharing_only, skipped| self.node_busy(usage, i, hidden_rows, sharing_only, skipped);
         if state >= NODE_CR_RESERVED as u32 {
             return false;
         }
-        let sharing_other = (0..usage.rows.len())
-            .any(|p| p as u32 != job.partition && usage.rows[p].num_rows > 1 && cores_in(p));
-        if state >= 1 {
-            if job.node_req == NODE_CR_RESERVED || job.node_req == NODE_CR_AVAILABLE {
-                return false;
-            }
-            return !sharing_other;
+        if state >= NODE_CR_ONE_ROW as u32 {
+            return job.node_req != NODE_CR_RESERVED
+                && job.node_req != NODE_CR_AVAILABLE
+                && !busy(true, Some(job.partition));
         }
-        if job.node_req == NODE_CR_RESERVED {
-            return !(0..usage.rows.len()).any(cores_in);
+        match job.node_req {
+            NODE_CR_RESERVED => !busy(false, None),
+            NODE_CR_AVAILABLE => true,
+            _ => !busy(true, None),
         }
-        if job.node_req != NODE_CR_AVAILABLE {
-            return !(0..usage.rows.len()).any(|p| usage.rows[p].num_rows > 1 && cores_in(p));
-        }
-        true
+    }
+
+    /// `_is_node_busy` (cons_common/job_test.c:400-450): whether a core of
+    /// node `i` is in the rows of a partition. Of each partition only the
+    /// rows before its `hidden_rows` last are read: `hidden_rows` is 1
+    /// under `preempt/qos` for a test whose job is not a QOS preemptor (the
+    /// extra row of [`crate::num_rows`], "don't use extra row"), 0
+    /// otherwise. With `sharing_only` a partition counts only when that
+    /// leaves it two rows or more and it is not `skipped`.
+    fn node_busy(
+        &self,
+        usage: &Usage,
+        i: usize,
+        hidden_rows: usize,
+        sharing_only: bool,
+        skipped: Option<u32>,
+    ) -> bool {
+        let r = &self.recs[i];
+        usage.rows.iter().enumerate().any(|(p, part)| {
+            let rows = part.rows.len().saturating_sub(hidden_rows);
+            let counts = !sharing_only || (rows >= 2 && skipped != Some(p as u32));
+            counts
+                && part.rows[..rows]
+                    .iter()
+                    .any(|row| row.cores.any_in(r.core_off, r.cores as usize))
+        })
     }
 }

@@ -18,13 +18,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use slurm_wasm_sdk::codes::ESLURM_NODES_BUSY;
-use slurm_wasm_sdk::select::PreempteeCandidate;
+use slurm_wasm_sdk::select::{PreemptMode, PreempteeCandidate};
 use slurm_wasm_sdk::types::JobResources;
 use slurm_wasm_sdk::Error;
 
 use crate::bits::Bits;
 use crate::eval_nodes::Counts;
-use crate::job_test::{Against, FreeCores, FreeNodes};
+use crate::job_test::{FreeCores, FreeNodes, TestAs};
 use crate::node_usage::NODE_CR_AVAILABLE;
 use crate::preempt::preempted_part;
 use crate::request::JobView;
@@ -193,20 +193,12 @@ impl ConsTres {
         };
         let need = u64::from(job.min_cpus);
         // Every test of the answer: free resources, COMPLETING nodes allowed.
-        let test_as = |job: &JobView, usage: &Usage, free: Option<&FreeCores>| {
-            self.test_on(
-                usage,
-                free,
-                job,
-                cand,
-                counts,
-                Against::Free,
-                excluded,
-                true,
-            )
+        let test_as = |how: TestAs, job: &JobView, usage: &Usage, free: Option<&FreeCores>| {
+            self.test_on(usage, free, job, cand, counts, how, excluded)
         };
         if cpu_bound >= need {
-            if let Ok(rec) = test_as(job, &self.usage, Some(scratch.live_free(self))) {
+            let live_free = Some(scratch.live_free(self));
+            if let Ok(rec) = test_as(TestAs::WILL_RUN, job, &self.usage, live_free) {
                 return Ok((rec, now, Vec::new()));
             }
         }
@@ -221,11 +213,13 @@ impl ConsTres {
         } else {
             job
         };
-        let test = |usage: &Usage, free: Option<&FreeCores>| test_as(later, usage, free);
         // The jobs stay in the live table (`gone` lists those released
         // from the scratch copies).
         let mut gone = BTreeSet::new();
         let mut removed_cands = Vec::new();
+        // Under preempt/qos, removing a SUSPEND candidate makes every later
+        // test a QOS preemptor's (cons_common/job_test.c:1862-1865).
+        let mut qos_preemptor = false;
         // Candidates leave now, as their mode says (a SUSPEND one keeps
         // its memory and GRES), and are not released again by end time.
         for c in candidates {
@@ -238,9 +232,12 @@ impl ConsTres {
                 if let Some(part) = preempted_part(c.mode, rec) {
                     scratch.release(self, rec, part);
                 }
+                qos_preemptor |= self.params.preempt_by_qos && c.mode == PreemptMode::Suspend;
                 removed_cands.push(c.job_id);
             }
         }
+        let how = TestAs::WILL_RUN.with_qos_preemptor(qos_preemptor);
+        let test = |usage: &Usage, free: Option<&FreeCores>| test_as(how, later, usage, free);
         if !removed_cands.is_empty() && cpu_bound >= need {
             if let Ok(rec) = test(scratch.tables(), scratch.free.as_ref()) {
                 let list = self.overlapping(&removed_cands, &rec);
