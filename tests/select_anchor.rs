@@ -33,7 +33,7 @@
 //!   node defaults and `select_nodes`' min/max/req node counts), `job-test`
 //!   RUN_NOW with the partition's nodes (minus `-x`) as candidates and, under
 //!   preemption, the running jobs slurmctld would offer
-//!   (`setup::preemption::PartitionPrio`). The jobs the plugin would preempt
+//!   (`setup::preemption::Preemption`). The jobs the plugin would preempt
 //!   must be those Slurm preempted; those leave (`job-fini`) and the job is
 //!   tested again, as slurmctld's next pass starts it. A job
 //!   Slurm started must start on the same nodes with the same `CPU_IDs`
@@ -69,7 +69,8 @@ use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, PreempteeCandidate};
-use slurm_wasm_host::setup::preemption::PartitionPrio;
+use slurm_wasm_host::setup::preemption::Preemption;
+use slurm_wasm_host::setup::qos::QosTable;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{GresAllocation, Job, JobResources, JobState, NodeResources};
 use slurm_wasm_host::{
@@ -95,8 +96,9 @@ fn will_run_candidates(prepared: &mut PreparedJob) {
 }
 
 /// The cluster of a recording, with gres.conf's device groups, its
-/// `SelectType` and its preempt/partition_prio rules, if any.
-fn cluster(dir: &Path) -> (Cluster, String, Option<PartitionPrio>) {
+/// `SelectType` and its preemption rules, if any (with the QOS of its
+/// `qos.txt`, when it has one).
+fn cluster(dir: &Path) -> (Cluster, String, Option<Preemption>) {
     let path = dir.join("slurm.conf");
     let conf = slurm_conf::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let mut cluster = Cluster::from_slurm_conf(&conf).unwrap_or_else(|e| panic!("{e}"));
@@ -114,7 +116,13 @@ fn cluster(dir: &Path) -> (Cluster, String, Option<PartitionPrio>) {
         .select_type()
         .expect("the recording sets SelectType")
         .to_owned();
-    let preemption = PartitionPrio::from_conf(&conf).unwrap_or_else(|e| panic!("{e}"));
+    let qos_path = dir.join("qos.txt");
+    let qos = if qos_path.is_file() {
+        QosTable::load(&qos_path).unwrap_or_else(|e| panic!("{e}"))
+    } else {
+        QosTable::default()
+    };
+    let preemption = Preemption::from_conf(&conf, &qos).unwrap_or_else(|e| panic!("{e}"));
     (cluster, select, preemption)
 }
 
@@ -276,7 +284,9 @@ fn replay(config: &str) -> Vec<String> {
         };
         let mut jobs: Vec<&Job> = running.values().collect();
         jobs.sort_by_key(|j| j.job_id);
-        rules.candidates(job, jobs)
+        // No recording sets a PreemptExemptTime: every running job has
+        // run long enough.
+        rules.candidates(job, jobs, i64::MAX)
     };
     let request = |prepared: &PreparedJob, mode, running: &BTreeMap<String, Job>| JobTestRequest {
         preemptee_candidates: candidates(&prepared.job, running),
@@ -972,6 +982,23 @@ fn cons_tres_cr_core_memory_preempt_suspend() {
 fn linear_cr_memory_preempt_suspend() {
     require("select/linear");
     check("linear-CR_Memory-preempt_suspend");
+}
+
+/// `CR_Core_Memory` with `PreemptType=preempt/qos`, `PreemptMode=CANCEL`
+/// and the QOS of the recording's `qos.txt`: jobs of QOS `high` preempt
+/// those of `normal` (the default) and `low` on one partition, `normal`'s
+/// first (QOS priority 0 against 10), fewer nodes first within a QOS.
+#[test]
+fn cons_tres_cr_core_memory_qos_preempt() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-qos_preempt");
+}
+
+/// select/linear with the same QOS preemption configuration and stream.
+#[test]
+fn linear_cr_memory_qos_preempt() {
+    require("select/linear");
+    check("linear-CR_Memory-qos_preempt");
 }
 
 /// The fixtures parse and cover what the recording promised: 49

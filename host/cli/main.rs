@@ -124,6 +124,10 @@ enum SelectCommand {
         /// gres.conf (default: the one beside slurm.conf, if any).
         #[arg(long, value_name = "FILE")]
         gres_conf: Option<PathBuf>,
+        /// The QOS table, as `sacctmgr -P show qos` prints it (for
+        /// PreemptType=preempt/qos and PreemptExemptTime).
+        #[arg(long, value_name = "FILE")]
+        qos_table: Option<PathBuf>,
         /// sbatch options of a job already running (repeat, in start order).
         #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
         running: Vec<String>,
@@ -228,6 +232,7 @@ fn main() -> ExitCode {
             SelectCommand::Place {
                 slurm_conf,
                 gres_conf,
+                qos_table,
                 running,
                 now,
                 json,
@@ -235,6 +240,7 @@ fn main() -> ExitCode {
             } => select::place(select::PlaceRequest {
                 slurm_conf,
                 gres_conf,
+                qos_table,
                 running,
                 now,
                 json,

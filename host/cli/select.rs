@@ -12,7 +12,9 @@
 //! pending job (a will-run answer has no per-node detail). Every job
 //! runs for its time limit from `--now`, so WILL_RUN start times follow
 //! from the running jobs' `-t`. Under `PreemptType=preempt/partition_prio`
-//! both tests are offered the running jobs slurmctld would offer
+//! or `preempt/qos` (with the site's QOS table from `--qos-table`, as
+//! `sacctmgr -P show qos` prints it, and each job's `-q`) both tests are
+//! offered the running jobs slurmctld would offer
 //! (`setup::preemption`), and the answer lists those the job preempts
 //! (`Preempts=`, the running jobs' ids: their positions among
 //! `--running`, from 1); cancelled or requeued ones leave before the job
@@ -31,7 +33,8 @@ use slurm_wasm_host::allocation::{compress_hostlist, node_allocations, node_name
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, JobTestResult, PreemptMode};
-use slurm_wasm_host::setup::preemption::PartitionPrio;
+use slurm_wasm_host::setup::preemption::Preemption;
+use slurm_wasm_host::setup::qos::QosTable;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::Job;
 use slurm_wasm_host::{
@@ -43,6 +46,8 @@ use slurm_wasm_host::{
 pub struct PlaceRequest {
     pub slurm_conf: PathBuf,
     pub gres_conf: Option<PathBuf>,
+    /// The site's QOS table (`sacctmgr -P show qos`).
+    pub qos_table: Option<PathBuf>,
     /// sbatch options of each running job, in start order.
     pub running: Vec<String>,
     /// Unix seconds the decision is made at; the system time when none.
@@ -60,14 +65,20 @@ struct Site {
     default: Option<String>,
     /// The select plugin that places jobs.
     select: String,
-    /// The preemption rules, when the site preempts by partition.
-    preemption: Option<PartitionPrio>,
+    /// The preemption rules, when the site preempts.
+    preemption: Option<Preemption>,
 }
 
 /// The site of `slurm_conf`, with each node's GRES device groups from
-/// `gres_conf` (or the `gres.conf` beside `slurm_conf`, when there is one).
-fn site(slurm_conf: &Path, gres_conf: Option<&Path>) -> anyhow::Result<Site> {
+/// `gres_conf` (or the `gres.conf` beside `slurm_conf`, when there is one)
+/// and the QOS of `qos_table` (none when not given).
+fn site(
+    slurm_conf: &Path,
+    gres_conf: Option<&Path>,
+    qos_table: Option<&Path>,
+) -> anyhow::Result<Site> {
     let conf = slurm_conf::load(slurm_conf)?;
+    let qos = qos_table.map_or_else(|| Ok(QosTable::default()), QosTable::load)?;
     let mut cluster = Cluster::from_slurm_conf(&conf)?;
     if let Some(gres) = gres_conf::find(slurm_conf, gres_conf)? {
         for (node, gres) in cluster.nodes.iter_mut().zip(gres.nodes(&conf)?) {
@@ -83,7 +94,7 @@ fn site(slurm_conf: &Path, gres_conf: Option<&Path>) -> anyhow::Result<Site> {
         cluster,
         default: conf.default_partition().map(|p| p.name.clone()),
         select,
-        preemption: PartitionPrio::from_conf(&conf)?,
+        preemption: Preemption::from_conf(&conf, &qos)?,
     })
 }
 
@@ -116,7 +127,11 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         default,
         select,
         preemption,
-    } = site(&request.slurm_conf, request.gres_conf.as_deref())?;
+    } = site(
+        &request.slurm_conf,
+        request.gres_conf.as_deref(),
+        request.qos_table.as_deref(),
+    )?;
     // Every job's options are checked before anything is loaded.
     let mut running = Vec::new();
     for (i, options) in request.running.iter().enumerate() {
@@ -171,12 +186,12 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         started.push(job);
     }
 
-    // Under preempt/partition_prio the tests are offered the running jobs
-    // slurmctld would offer, in its order.
+    // Under preemption the tests are offered the running jobs slurmctld
+    // would offer, in its order.
     let request_for = |mode, started: &[Job]| JobTestRequest {
-        preemptee_candidates: preemption
-            .as_ref()
-            .map_or_else(Vec::new, |rules| rules.candidates(&prepared.job, started)),
+        preemptee_candidates: preemption.as_ref().map_or_else(Vec::new, |rules| {
+            rules.candidates(&prepared.job, started, now)
+        }),
         ..prepared.test_request(mode)
     };
     let run_now = request_for(JobTestMode::RunNow, &started);

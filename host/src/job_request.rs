@@ -29,6 +29,8 @@
 //! - **`-c`** is recorded as given, 0 when not (one CPU per task): whether
 //!   `DefCpuPerGPU` applies depends on it.
 //! - **Time**: `-t`, else the partition's `DefaultTime`, else its `MaxTime`.
+//! - **QOS**: `-q` as given; without it none, which preemption reads as
+//!   the association's default, `normal`.
 //! - **Arguments of job-test** ([`PreparedJob::test_request`]), as
 //!   `select_nodes` computes them: `min-nodes` = max(job, partition
 //!   `MinNodes`); `max-nodes` = the job's maximum capped by the partition's
@@ -148,6 +150,9 @@ pub struct JobRequest {
     pub gres_flags: Option<GresFlags>,
     /// `-p`.
     pub partition: Option<String>,
+    /// `-q`: the job's QOS (the association's default, `normal`, when
+    /// unset; see [`crate::setup::qos`]).
+    pub qos: Option<String>,
     /// `-t` in minutes; `Some(None)` for `UNLIMITED`.
     pub time_limit: Option<Option<u32>>,
 }
@@ -240,6 +245,7 @@ const VALUED: &[&[&str]] = &[
     &["--cpus-per-gpu"],
     &["--mem-per-gpu"],
     &["--partition", "-p"],
+    &["--qos", "-q"],
     &["--time", "-t"],
     &["--gres-flags"],
 ];
@@ -371,6 +377,7 @@ impl JobRequest {
                 }
                 self.partition = Some(value.to_owned());
             }
+            "--qos" => self.qos = Some(value.to_owned()),
             "--time" => self.time_limit = Some(minutes(option, value)?),
             "--gres-flags" => {
                 self.gres_flags = Some(match value {
@@ -539,6 +546,7 @@ impl JobRequest {
         let mut job = job(job_id);
         job.name = self.name.clone().unwrap_or_else(|| format!("job{job_id}"));
         job.partitions = vec![partition.index];
+        job.qos = self.qos.clone();
         job.time_limit = time_limit;
         let d = &mut job.details;
         d.min_nodes = min_nodes;
@@ -1057,8 +1065,9 @@ mod tests {
     }
 
     #[test]
-    fn partition_and_time() {
-        let p = prepare(&["-p", "hw", "-t", "1-2:30"]);
+    fn partition_qos_and_time() {
+        let p = prepare(&["-p", "hw", "-t", "1-2:30", "-q", "high"]);
+        assert_eq!(p.job.qos.as_deref(), Some("high"));
         assert_eq!(p.job.partitions, [1]);
         assert_eq!(p.job.time_limit, Some(24 * 60 + 2 * 60 + 30));
         assert_eq!(bits(&p.candidates), [4, 5]);

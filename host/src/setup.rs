@@ -1,8 +1,9 @@
 //! What plugins a site runs: the host configuration and `slurm.conf`
 //! together name one plugin per slot ([`plan`]), which [`load_all`] loads.
 //! [`records::Cluster`] turns the same `slurm.conf` into the records their
-//! `init` calls take, and [`preemption::PartitionPrio`] into the running
-//! jobs a select `job-test` may preempt.
+//! `init` calls take, and [`preemption::Preemption`] (with a site's
+//! [`qos::QosTable`]) into the running jobs a select `job-test` may
+//! preempt.
 //!
 //! # How slots are filled
 //!
@@ -37,6 +38,7 @@
 //! [`SetupError`] names the file and line, or the slot, it is about.
 
 pub mod preemption;
+pub mod qos;
 pub mod records;
 
 use std::fmt;

@@ -1325,6 +1325,19 @@ fn parse_oversubscribe(value: &str) -> Option<OverSubscribe> {
 /// Slurm's time syntax in whole minutes, seconds rounded up; `Some(None)`
 /// for `INFINITE`, `UNLIMITED` or `-1`.
 fn parse_minutes(value: &str) -> Option<Option<u32>> {
+    match parse_seconds(value)? {
+        None => Some(None),
+        Some(seconds) => u32::try_from(seconds.div_ceil(60))
+            .ok()
+            .filter(|&m| m != u32::MAX)
+            .map(Some),
+    }
+}
+
+/// Slurm's time syntax (`minutes`, `MM:SS`, `HH:MM:SS`, `D-HH`,
+/// `D-HH:MM`, `D-HH:MM:SS`) in seconds; `Some(None)` for `INFINITE`,
+/// `UNLIMITED` or `-1`; `None` when it is none of these.
+pub(crate) fn parse_seconds(value: &str) -> Option<Option<u64>> {
     if is_unlimited(value) || value == "-1" {
         return Some(None);
     }
@@ -1347,17 +1360,12 @@ fn parse_minutes(value: &str) -> Option<Option<u32>> {
         (true, [h, m]) => (*h, *m, 0),
         _ => return None,
     };
-    let total_seconds = days
-        .checked_mul(24)?
+    days.checked_mul(24)?
         .checked_add(hours)?
         .checked_mul(60)?
         .checked_add(minutes)?
         .checked_mul(60)?
-        .checked_add(seconds)?;
-    let minutes = total_seconds.div_ceil(60);
-    u32::try_from(minutes)
-        .ok()
-        .filter(|&m| m != u32::MAX)
+        .checked_add(seconds)
         .map(Some)
 }
 

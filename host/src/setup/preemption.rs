@@ -1,27 +1,21 @@
 //! Which running jobs a pending job may preempt: the `preemptee-candidates`
 //! of a select `job-test`, listed as slurmctld lists them
 //! (`slurm_find_preemptable_jobs`, 22.05 slurmctld/preempt.c) under
-//! `PreemptType=preempt/partition_prio`.
+//! `PreemptType=preempt/partition_prio` or `preempt/qos`
+//! ([`Preemption::candidates`] states the rules).
 //!
-//! A running or suspended job is a candidate when its partition's
-//! `PriorityTier` is below the pending job's partition's, its partition
-//! does not say `PreemptMode=OFF`, and it runs on a node of the pending
-//! job's partition. Candidates come lowest first by `tier << 16` plus
-//! their node count, jobs of equal rank in the controller's order
-//! (`_sort_by_prio` over `job_list`); with `SchedulerParameters=
-//! preempt_youngest_first`, latest start first instead
-//! (`_sort_by_youngest`). Each carries the mode that stops it: its
-//! partition's `PreemptMode`, else the cluster's, without `GANG`
-//! (`_job_preempt_mode` of preempt/partition_prio).
-//!
-//! Other preemption plugins (`preempt/qos`) are not modelled: for them
-//! [`PartitionPrio::from_conf`] gives `None`, as for a cluster that does
-//! not preempt. The settings slurmctld refuses to start with are refused
-//! here too, at their file and line, also by `Cluster::from_slurm_conf`.
+//! Under preempt/partition_prio a job preempts those of partitions with a
+//! lower `PriorityTier`; under preempt/qos those of the QOS its own QOS
+//! lists in `Preempt` (the site's QOS table, [`super::qos`]). Candidates
+//! come lowest rank first (tier, or QOS priority, then node count), each
+//! with the mode that stops it. The settings slurmctld refuses to start
+//! with are refused here too, at their file and line, also by
+//! `Cluster::from_slurm_conf`.
 
+use super::qos::QosTable;
 use crate::bindings::select::exports::slurm::plugin::select::{PreemptMode, PreempteeCandidate};
 use crate::bindings::types::{Job, JobState};
-use crate::slurm_conf::{ConfError, Options, SlurmConf};
+use crate::slurm_conf::{parse_seconds, ConfError, Options, SlurmConf};
 
 /// `PreemptMode=` of the cluster or of a partition, as far as stopping a
 /// preempted job goes.
@@ -34,6 +28,18 @@ enum Stop {
     Suspend,
 }
 
+impl Stop {
+    /// The contract's mode for a job this stops; `None` for OFF.
+    fn preempt_mode(self) -> Option<PreemptMode> {
+        match self {
+            Stop::Cancel => Some(PreemptMode::Cancel),
+            Stop::Requeue => Some(PreemptMode::Requeue),
+            Stop::Suspend => Some(PreemptMode::Suspend),
+            Stop::Off => None,
+        }
+    }
+}
+
 /// One partition as the candidate rules read it.
 #[derive(Debug, Clone)]
 struct PartitionRule {
@@ -44,17 +50,33 @@ struct PartitionRule {
     stop: Option<Stop>,
 }
 
-/// The preempt/partition_prio rules of one `slurm.conf`.
+/// Which rule decides who may preempt whom (`PreemptType`).
 #[derive(Debug, Clone)]
-pub struct PartitionPrio {
-    partitions: Vec<PartitionRule>,
-    cluster_stop: Stop,
-    youngest_first: bool,
+enum Plugin {
+    /// `preempt/partition_prio`: jobs of partitions with a lower
+    /// `PriorityTier`, ranked by that tier.
+    PartitionPrio,
+    /// `preempt/qos`: jobs of the QOS the preemptor's QOS lists in its
+    /// `Preempt`, ranked by their QOS's priority.
+    Qos,
 }
 
-impl PartitionPrio {
-    /// The rules of `conf`, or `None` when it does not preempt by
-    /// partition (`PreemptType` unset, `preempt/none` or another plugin).
+/// The preemption rules of one `slurm.conf` (and, for `preempt/qos` and
+/// `PreemptExemptTime`s, the site's QOS table).
+#[derive(Debug, Clone)]
+pub struct Preemption {
+    plugin: Plugin,
+    partitions: Vec<PartitionRule>,
+    cluster: Mode,
+    /// The cluster's `PreemptExemptTime` in seconds, when set.
+    exempt_time: Option<u64>,
+    youngest_first: bool,
+    qos: QosTable,
+}
+
+impl Preemption {
+    /// The rules of `conf` with the QOS of `qos`, or `None` when the
+    /// cluster does not preempt (`PreemptType` unset or `preempt/none`).
     ///
     /// # Errors
     ///
@@ -64,13 +86,15 @@ impl PartitionPrio {
     /// `OFF` (alias `CLUSTER`), `CANCEL`, `REQUEUE` or `SUSPEND` (alias
     /// `ON`), optionally with `GANG` or `WITHIN` (not both); a cluster-wide
     /// `SUSPEND` without `GANG`; a `PreemptType` that preempts with the
-    /// mode OFF, or `preempt/none` with another.
-    pub fn from_conf(conf: &SlurmConf) -> Result<Option<PartitionPrio>, ConfError> {
+    /// mode OFF, or `preempt/none` with another; a `PreemptType` other than
+    /// these three; a `PreemptExemptTime` in no time syntax of Slurm's.
+    pub fn from_conf(conf: &SlurmConf, qos: &QosTable) -> Result<Option<Preemption>, ConfError> {
         let cluster = checked(conf)?;
-        let plugin = conf.options.get("PreemptType").unwrap_or("preempt/none");
-        if !plugin.eq_ignore_ascii_case("preempt/partition_prio") {
-            return Ok(None);
-        }
+        let plugin = match conf.options.get("PreemptType") {
+            Some(p) if p.eq_ignore_ascii_case("preempt/partition_prio") => Plugin::PartitionPrio,
+            Some(p) if p.eq_ignore_ascii_case("preempt/qos") => Plugin::Qos,
+            _ => return Ok(None),
+        };
         let partitions = conf
             .partitions
             .iter()
@@ -86,27 +110,61 @@ impl PartitionPrio {
                 })
             })
             .collect::<Result<_, ConfError>>()?;
+        let exempt_time = match conf.options.get("PreemptExemptTime") {
+            None => None,
+            Some(t) => parse_seconds(t)
+                .ok_or_else(|| {
+                    let origin = conf.options.origin("PreemptExemptTime").expect("set");
+                    origin.error(format!(
+                        "PreemptExemptTime: expected a time (MM:SS, HH:MM:SS, D-HH:MM:SS, ...) \
+                         or -1, found `{t}`"
+                    ))
+                })?
+                .filter(|&s| s > 0),
+        };
         let youngest_first = conf
             .options
             .get("SchedulerParameters")
             .is_some_and(|v| v.split(',').any(|p| p.trim() == "preempt_youngest_first"));
-        Ok(Some(PartitionPrio {
+        Ok(Some(Preemption {
+            plugin,
             partitions,
-            cluster_stop: cluster.stop,
+            cluster,
+            exempt_time,
             youngest_first,
+            qos: qos.clone(),
         }))
     }
 
     /// The candidates `preemptor` (pending, in the partition its
-    /// `partitions` lists first) may preempt among `running`, given in the
-    /// controller's job order, each with the mode that would stop it. A
-    /// job whose partition index is not in the table, or that has no
-    /// allocated nodes, is no candidate; so is every job when the
-    /// preemptor names no known partition.
+    /// `partitions` lists first) may preempt at `now` among `running`,
+    /// given in the controller's job order, each with the mode that would
+    /// stop it (`slurm_find_preemptable_jobs`).
+    ///
+    /// A candidate runs (or is suspended) on a node of the preemptor's
+    /// partition, is preemptable by the plugin's rule, and has run at least
+    /// its `PreemptExemptTime` (its QOS's, else the cluster's). Under
+    /// preempt/partition_prio its partition's tier is below the
+    /// preemptor's and the partition does not say `PreemptMode=OFF`; its
+    /// mode is its partition's, else the cluster's. Under preempt/qos the
+    /// preemptor's QOS lists the candidate's in `Preempt`, or both run in
+    /// one QOS whose (or the cluster's) mode says `WITHIN` and the
+    /// preemptor's priority is higher; its mode is its QOS's, else the
+    /// cluster's (`preempt_p_preemptable` and `_job_preempt_mode` of each
+    /// plugin). A job without a QOS runs in [`DEFAULT_QOS`]; one whose QOS
+    /// the table lacks is neither preemptor nor candidate.
+    ///
+    /// They come lowest rank first, ties in job order: the tier (or the
+    /// QOS's priority, at most 0xffff) shifted by 16 plus the node count;
+    /// with `SchedulerParameters=preempt_youngest_first` latest start
+    /// first instead. A job whose partition index is not in the table, or
+    /// that has no allocated nodes, is no candidate; so is every job when
+    /// the preemptor names no known partition.
     pub fn candidates<'a>(
         &self,
         preemptor: &Job,
         running: impl IntoIterator<Item = &'a Job>,
+        now: i64,
     ) -> Vec<PreempteeCandidate> {
         let Some(own) = self.partition_of(preemptor) else {
             return Vec::new();
@@ -115,10 +173,6 @@ impl PartitionPrio {
             .into_iter()
             .filter(|job| matches!(job.state, JobState::Running | JobState::Suspended))
             .filter_map(|job| {
-                let theirs = self.partition_of(job)?;
-                if theirs.tier >= own.tier || theirs.stop == Some(Stop::Off) {
-                    return None;
-                }
                 let nodes = &job.resources.as_ref()?.nodes;
                 if !nodes
                     .ones()
@@ -126,19 +180,25 @@ impl PartitionPrio {
                 {
                     return None;
                 }
-                let mode = match theirs.stop.unwrap_or(self.cluster_stop) {
-                    Stop::Cancel => PreemptMode::Cancel,
-                    Stop::Requeue => PreemptMode::Requeue,
-                    Stop::Suspend => PreemptMode::Suspend,
-                    Stop::Off => return None,
+                let (prio, stop) = match self.plugin {
+                    Plugin::PartitionPrio => self.by_partition(own, job)?,
+                    Plugin::Qos => self.by_qos(preemptor, job)?,
                 };
-                let rank = (u32::from(theirs.tier) << 16) + nodes.ones().count().min(0xffff) as u32;
+                let exempt = self
+                    .qos
+                    .get(job.qos.as_deref())
+                    .and_then(|q| q.preempt_exempt_time)
+                    .or(self.exempt_time);
+                if exempt.is_some_and(|t| now < job.start_time.saturating_add(t as i64)) {
+                    return None;
+                }
+                let rank = (prio.min(0xffff) << 16) + nodes.ones().count().min(0xffff) as u32;
                 Some((
                     rank,
                     job.start_time,
                     PreempteeCandidate {
                         job_id: job.job_id,
-                        mode,
+                        mode: stop.preempt_mode()?,
                     },
                 ))
             })
@@ -151,6 +211,37 @@ impl PartitionPrio {
         found.into_iter().map(|(_, _, c)| c).collect()
     }
 
+    /// preempt/partition_prio's rule for `job` under a preemptor of
+    /// partition `own`: its tier and what stops it, or `None` when it may
+    /// not be preempted.
+    fn by_partition(&self, own: &PartitionRule, job: &Job) -> Option<(u32, Stop)> {
+        let theirs = self.partition_of(job)?;
+        if theirs.tier >= own.tier || theirs.stop == Some(Stop::Off) {
+            return None;
+        }
+        Some((
+            u32::from(theirs.tier),
+            theirs.stop.unwrap_or(self.cluster.stop),
+        ))
+    }
+
+    /// preempt/qos's rule for `job` under `preemptor`: its QOS's priority
+    /// and what stops it, or `None` when it may not be preempted.
+    fn by_qos(&self, preemptor: &Job, job: &Job) -> Option<(u32, Stop)> {
+        let or = self.qos.get(preemptor.qos.as_deref())?;
+        let ee = self.qos.get(job.qos.as_deref())?;
+        let preemptable = if or.name == ee.name {
+            let within = or.mode.is_some_and(|m| m.within) || self.cluster.within;
+            within && preemptor.priority > job.priority
+        } else {
+            or.preempt.contains(&ee.name)
+        };
+        if !preemptable {
+            return None;
+        }
+        Some((ee.priority, ee.mode.unwrap_or(self.cluster).stop))
+    }
+
     fn partition_of(&self, job: &Job) -> Option<&PartitionRule> {
         let index = *job.partitions.first()?;
         self.partitions.get(index as usize)
@@ -160,9 +251,46 @@ impl PartitionPrio {
 /// A parsed `PreemptMode=` (`preempt_mode_num`, 22.05
 /// slurm_protocol_defs.c).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Mode {
+pub(super) struct Mode {
     stop: Stop,
     gang: bool,
+    within: bool,
+}
+
+impl Mode {
+    /// The tokens of a `PreemptMode` value: one of `OFF` (alias
+    /// `CLUSTER`), `CANCEL`, `REQUEUE` or `SUSPEND` (alias `ON`), or none,
+    /// with `GANG` or `WITHIN` (not both); `None` for anything else.
+    pub(super) fn parse(value: &str) -> Option<Mode> {
+        let (mut stops, mut gang, mut within) = (Vec::new(), false, false);
+        for token in value.split(',').map(str::trim) {
+            match token.to_ascii_uppercase().as_str() {
+                "OFF" | "CLUSTER" => stops.push(Stop::Off),
+                "CANCEL" => stops.push(Stop::Cancel),
+                "REQUEUE" => stops.push(Stop::Requeue),
+                "SUSPEND" | "ON" => stops.push(Stop::Suspend),
+                "GANG" => gang = true,
+                "WITHIN" => within = true,
+                _ => return None,
+            }
+        }
+        let stop = match stops.as_slice() {
+            _ if gang && within => return None,
+            [] => Stop::Off,
+            [one] => *one,
+            _ => return None,
+        };
+        Some(Mode { stop, gang, within })
+    }
+
+    /// `OFF` (or `CLUSTER`) alone: for a QOS, the cluster's mode applies.
+    pub(super) fn is_off(self) -> bool {
+        self == Mode {
+            stop: Stop::Off,
+            gang: false,
+            within: false,
+        }
+    }
 }
 
 /// Refuses the preemption settings slurmctld refuses to start with (22.05
@@ -189,6 +317,7 @@ fn checked(conf: &SlurmConf) -> Result<Mode, ConfError> {
     let cluster = mode_of(&conf.options)?.unwrap_or(Mode {
         stop: Stop::Off,
         gang: false,
+        within: false,
     });
     if cluster.stop == Stop::Suspend && !cluster.gang {
         let origin = conf.options.origin("PreemptMode").expect("set");
@@ -200,6 +329,13 @@ fn checked(conf: &SlurmConf) -> Result<Mode, ConfError> {
         "preempt/qos" | "preempt/partition_prio"
     );
     let none = plugin.eq_ignore_ascii_case("preempt/none");
+    if !preempting && !none {
+        let origin = conf.options.origin("PreemptType").expect("set");
+        return Err(origin.error(format!(
+            "PreemptType: expected preempt/none, preempt/partition_prio or preempt/qos, found \
+             `{plugin}`"
+        )));
+    }
     if (preempting && cluster.stop == Stop::Off) || (none && cluster.stop != Stop::Off) {
         let message = if none {
             format!(
@@ -233,27 +369,7 @@ fn mode_of(options: &Options) -> Result<Option<Mode>, ConfError> {
              WITHIN if wanted, found `{value}`"
         ))
     };
-    let (mut stops, mut gang, mut within) = (Vec::new(), false, false);
-    for token in value.split(',').map(str::trim) {
-        match token.to_ascii_uppercase().as_str() {
-            "OFF" | "CLUSTER" => stops.push(Stop::Off),
-            "CANCEL" => stops.push(Stop::Cancel),
-            "REQUEUE" => stops.push(Stop::Requeue),
-            "SUSPEND" | "ON" => stops.push(Stop::Suspend),
-            "GANG" => gang = true,
-            "WITHIN" => within = true,
-            _ => return Err(bad()),
-        }
-    }
-    match stops.as_slice() {
-        _ if gang && within => Err(bad()),
-        [] => Ok(Some(Mode {
-            stop: Stop::Off,
-            gang,
-        })),
-        [one] => Ok(Some(Mode { stop: *one, gang })),
-        _ => Err(bad()),
-    }
+    Mode::parse(value).map(Some).ok_or_else(bad)
 }
 
 #[cfg(test)]
@@ -271,15 +387,15 @@ mod tests {
     const TIERS: &str =
         "PartitionName=big Nodes=n[1-4]\nPartitionName=alt Nodes=n[1-4] PriorityTier=2\n";
 
-    fn rules(text: &str) -> Option<PartitionPrio> {
+    fn rules(text: &str) -> Option<Preemption> {
         let conf =
             parse_str(text, Path::new("/etc/slurm/slurm.conf")).unwrap_or_else(|e| panic!("{e}"));
-        PartitionPrio::from_conf(&conf).unwrap_or_else(|e| panic!("{e}"))
+        Preemption::from_conf(&conf, &QosTable::default()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn error(text: &str) -> String {
         let conf = parse_str(text, Path::new("slurm.conf")).unwrap_or_else(|e| panic!("{e}"));
-        PartitionPrio::from_conf(&conf)
+        Preemption::from_conf(&conf, &QosTable::default())
             .expect_err("a bad PreemptMode")
             .to_string()
     }
@@ -331,11 +447,11 @@ mod tests {
             running(1688, 1, &[3], 35),
             running(1690, 0, &[0], 40),
         ];
-        let got = r.candidates(&pending(1), &jobs);
+        let got = r.candidates(&pending(1), &jobs, 0);
         assert_eq!(ids(&got), [1673, 1685, 1690, 1676]);
         assert!(got.iter().all(|c| c.mode == PreemptMode::Cancel));
         // A job of the lower tier preempts nothing, nor does one of the same.
-        assert!(r.candidates(&pending(0), &jobs).is_empty());
+        assert!(r.candidates(&pending(0), &jobs, 0).is_empty());
     }
 
     /// `_add_preemptable_job` and preempt/partition_prio's `preemptable`:
@@ -364,7 +480,7 @@ mod tests {
             done,
             suspended,
         ];
-        let got = modes(&r.candidates(&pending(3), &jobs));
+        let got = modes(&r.candidates(&pending(3), &jobs, 0));
         assert_eq!(
             got,
             [
@@ -387,18 +503,14 @@ mod tests {
             running(2, 0, &[1, 2], 30),
             running(3, 0, &[3], 20),
         ];
-        assert_eq!(ids(&r.candidates(&pending(1), &jobs)), [2, 3, 1]);
+        assert_eq!(ids(&r.candidates(&pending(1), &jobs, 0)), [2, 3, 1]);
     }
 
     #[test]
-    fn no_rules_without_partition_preemption() {
+    fn no_rules_without_preemption() {
         assert!(rules(&format!("{NODES}{TIERS}")).is_none());
         assert!(rules(&format!(
             "PreemptType=preempt/none\nPreemptMode=GANG\n{NODES}{TIERS}"
-        ))
-        .is_none());
-        assert!(rules(&format!(
-            "PreemptType=preempt/qos\nPreemptMode=CANCEL\n{NODES}{TIERS}"
         ))
         .is_none());
     }
@@ -415,8 +527,113 @@ mod tests {
         ))
         .expect("preempts");
         let jobs = [running(1, 0, &[0], 0), running(2, 1, &[1], 0)];
-        let got = modes(&r.candidates(&pending(2), &jobs));
+        let got = modes(&r.candidates(&pending(2), &jobs, 0));
         assert_eq!(got, [(1, PreemptMode::Suspend)]);
+    }
+
+    /// `sacctmgr -P show qos` of a site with three QOS: `high` preempts
+    /// `normal` and `scavenger`, whose jobs are requeued.
+    const QOS: &str = "Name|Priority|Preempt|PreemptMode|PreemptExemptTime\n\
+                       normal|10||cluster|\n\
+                       scavenger|0||requeue|\n\
+                       high|100|normal,scavenger|cluster|\n";
+
+    fn qos_rules(conf: &str, qos: &str) -> Preemption {
+        let conf =
+            parse_str(conf, Path::new("/etc/slurm/slurm.conf")).unwrap_or_else(|e| panic!("{e}"));
+        let qos = QosTable::parse(qos, Path::new("qos.txt")).unwrap_or_else(|e| panic!("{e}"));
+        Preemption::from_conf(&conf, &qos)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .expect("preempts")
+    }
+
+    fn with_qos(mut job: Job, qos: &str) -> Job {
+        job.qos = Some(qos.to_owned());
+        job
+    }
+
+    /// preempt/qos's `preempt_p_preemptable` and `_gen_job_prio`: the
+    /// QOS the preemptor's lists, lowest QOS priority first, then fewest
+    /// nodes, ties in job order; a job without a QOS runs in `normal`
+    /// (as the anchor's jobs without `--qos` showed `QOS=normal`, and
+    /// `--test-only --qos=high` named the `normal` job in `Preempts:`).
+    /// Partitions' tiers play no part.
+    #[test]
+    fn qos_lists_whom_it_preempts() {
+        let r = qos_rules(
+            &format!("PreemptType=preempt/qos\nPreemptMode=CANCEL\n{NODES}{TIERS}"),
+            QOS,
+        );
+        let jobs = [
+            with_qos(running(1, 1, &[0], 0), "normal"),
+            with_qos(running(2, 0, &[1, 2], 0), "scavenger"),
+            with_qos(running(3, 0, &[3], 0), "scavenger"),
+            with_qos(running(4, 0, &[0], 0), "high"),
+            running(5, 0, &[1], 0),
+            with_qos(running(6, 0, &[2], 0), "gold"),
+        ];
+        let high = with_qos(pending(0), "high");
+        assert_eq!(
+            modes(&r.candidates(&high, &jobs, 0)),
+            [
+                (3, PreemptMode::Requeue),
+                (2, PreemptMode::Requeue),
+                (1, PreemptMode::Cancel),
+                (5, PreemptMode::Cancel),
+            ]
+        );
+        // `normal` lists nobody; a QOS the table lacks preempts nobody.
+        assert!(r.candidates(&pending(1), &jobs, 0).is_empty());
+        assert!(r
+            .candidates(&with_qos(pending(1), "gold"), &jobs, 0)
+            .is_empty());
+    }
+
+    /// `WITHIN` (the QOS's or the cluster's mode): jobs of one QOS preempt
+    /// those of lower priority (preempt_qos.c `preempt_p_preemptable`).
+    #[test]
+    fn qos_within_preempts_lower_priority_jobs() {
+        let within = "Name|Priority|Preempt|PreemptMode\nnormal|0||cancel,within\n";
+        for (conf_mode, qos) in [("CANCEL,WITHIN", QOS), ("REQUEUE", within)] {
+            let r = qos_rules(
+                &format!("PreemptType=preempt/qos\nPreemptMode={conf_mode}\n{NODES}{TIERS}"),
+                qos,
+            );
+            let mut low = running(1, 0, &[0], 0);
+            low.priority = 10;
+            let mut higher = running(2, 0, &[1], 0);
+            higher.priority = 60;
+            let mut preemptor = pending(0);
+            preemptor.priority = 50;
+            let got = modes(&r.candidates(&preemptor, &[low, higher], 0));
+            assert_eq!(got, [(1, PreemptMode::Cancel)], "{conf_mode}");
+        }
+    }
+
+    /// `acct_policy_is_job_preempt_exempt`: a job is no candidate before
+    /// it has run its QOS's `PreemptExemptTime`, else the cluster's.
+    #[test]
+    fn exempt_times_keep_young_jobs() {
+        let qos = "Name|Priority|Preempt|PreemptMode|PreemptExemptTime\n\
+                   normal|0||cluster|\n\
+                   quick|0||cluster|00:01:00\n\
+                   high|100|normal,quick|cluster|\n";
+        let r = qos_rules(
+            &format!(
+                "PreemptType=preempt/qos\nPreemptMode=CANCEL\nPreemptExemptTime=00:10:00\n\
+                 {NODES}{TIERS}"
+            ),
+            qos,
+        );
+        let now = 10_000;
+        let jobs = [
+            running(1, 0, &[0], now - 300),
+            running(2, 0, &[1], now - 600),
+            with_qos(running(3, 0, &[2], now - 300), "quick"),
+            with_qos(running(4, 0, &[3], now - 30), "quick"),
+        ];
+        let high = with_qos(pending(0), "high");
+        assert_eq!(ids(&r.candidates(&high, &jobs, now)), [2, 3]);
     }
 
     /// What slurmctld refuses to start with (22.05 read_config.c:4541-4580).
@@ -433,6 +650,19 @@ mod tests {
                 format!("PreemptType=preempt/qos\n{NODES}{parts}"),
                 "slurm.conf:1: PreemptType=preempt/qos: expected PreemptMode CANCEL, REQUEUE or \
                  SUSPEND,GANG",
+            ),
+            (
+                format!("PreemptType=preempt/foo\nPreemptMode=CANCEL\n{NODES}{parts}"),
+                "slurm.conf:1: PreemptType: expected preempt/none, preempt/partition_prio or \
+                 preempt/qos, found `preempt/foo`",
+            ),
+            (
+                format!(
+                    "PreemptType=preempt/qos\nPreemptMode=CANCEL\nPreemptExemptTime=soon\n\
+                     {NODES}{parts}"
+                ),
+                "slurm.conf:3: PreemptExemptTime: expected a time (MM:SS, HH:MM:SS, \
+                 D-HH:MM:SS, ...) or -1, found `soon`",
             ),
             (
                 format!("PreemptMode=REQUEUE\n{NODES}{parts}"),

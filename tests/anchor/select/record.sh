@@ -4,15 +4,17 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~90 min for all thirty-eight):
-#     bash tests/anchor/select/record.sh              # all thirty-eight configurations
+# configuration, ~95 min for all forty):
+#     bash tests/anchor/select/record.sh              # all forty configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
 # Configurations (<config> = directory name | SelectType | SelectTypeParameters | slurm.conf
 # lines appended to setup.sh's, through its EXTRA_CONF, `\n` between lines | keys set on
 # the NodeName=n[1-4] line of a copy of setup.sh, replacing the line's own | keys added to
-# the copy's PartitionName=big line | the stream, STEPS unless named):
+# the copy's PartitionName=big line | the stream, STEPS unless named | QOS added with
+# `sacctmgr add qos <name> <keys>`, `;` between them, which starts the anchor with its
+# accounting daemon):
 #     cons_tres-CR_Core_Memory                select/cons_tres  CR_Core_Memory
 #     cons_tres-CR_CPU_Memory                 select/cons_tres  CR_CPU_Memory
 #     linear-CR_Memory                        select/linear     CR_Memory
@@ -89,14 +91,22 @@
 #                                             PreemptMode=SUSPEND,GANG: preempted jobs are
 #                                             suspended, and resumed when their preemptor ends
 #     linear-CR_Memory-preempt_suspend        the same under select/linear
+#     cons_tres-CR_Core_Memory-qos_preempt    select/cons_tres  CR_Core_Memory
+#                                             + PreemptType=preempt/qos, PreemptMode=CANCEL, QOS
+#                                             low (Priority=10) and high (Priority=100,
+#                                             Preempt=normal,low); its own stream, QOS_STEPS
+#                                             (--qos=high jobs preempting normal and low ones)
+#     linear-CR_Memory-qos_preempt            the same under select/linear
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
 #
 # What it does, per configuration:
 #   1. starts the anchor cluster with ../shared/slurm-anchor/setup.sh (WITH_DBD=0: placement
-#      needs no accounting), checks SelectType/SelectTypeParameters in `scontrol show config`,
-#      and waits for the first scheduling pass (a probe job that must start, then is cancelled);
+#      needs no accounting, but for QOS, which live in the accounting database: then WITH_DBD=1
+#      and the configuration's QOS are added), checks SelectType/SelectTypeParameters in
+#      `scontrol show config`, and waits for the first scheduling pass (a probe job that must
+#      start, then is cancelled);
 #   2. runs STEPS below in order. Every submitted job is `sbatch -J <name> -o /dev/null <options>
 #      --wrap 'sleep 1000'`, so it runs until the stream cancels it. After each submit the script
 #      waits until the job is RUNNING, or PENDING with a reason other than None for 3 s (then
@@ -106,6 +116,8 @@
 #
 # Output in tests/fixtures/anchor/select/<config>/:
 #   slurm.conf, gres.conf   the configuration files in use (the replay builds the same cluster)
+#   qos.txt                 with QOS: `sacctmgr -P show qos` (Name, Priority, Preempt,
+#                           PreemptMode, PreemptExemptTime), the table the replay reads
 #   config.txt              `scontrol show config`, select keys
 #   stream.txt              one section per step:
 #       [submit <name>] <options>        then `rc=`, `id=` (or sbatch's stderr when refused),
@@ -179,7 +191,9 @@ linear-CR_Memory-preempt_oversubscribe|select/linear|CR_Memory|PreemptType=preem
 linear-CR_Memory-preempt_youngest|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nSchedulerParameters=preempt_youngest_first\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 linear-CR_Memory-preempt|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 cons_tres-CR_Core_Memory-preempt_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
-linear-CR_Memory-preempt_suspend|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS"
+linear-CR_Memory-preempt_suspend|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
+cons_tres-CR_Core_Memory-qos_preempt|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL|||QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
+linear-CR_Memory-qos_preempt|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL|||QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
 # `suspend <name>`, `resume <name>`, `resize <name> <nodes>`.
@@ -403,6 +417,38 @@ submit d12 -n2 --mem-per-cpu=100
 submit e7 -p alt --exclusive -N1
 test-only -p alt -N4 -n4 --mem-per-cpu=100
 submit e8 -p alt -N4 -n4 --mem-per-cpu=100"
+
+# PREEMPT_STEPS with QOS instead of partitions, all in `big`: the e jobs run in QOS high,
+# which preempts normal (the default) and low; some d jobs run in low, which ranks after
+# normal among the candidates (QOS priority 10 against 0); low preempts nothing (f1).
+QOS_STEPS="submit d1 -w n1 -n4 --mem-per-cpu=100 --qos=low
+submit d2 -w n2 -n4 --mem-per-cpu=100
+submit d3 -w n1 -n4 --mem-per-cpu=100
+submit d4 -w n2 -n2 --mem-per-cpu=100 --qos=low
+submit d5 -N2 -w n3,n4 -n8 --mem-per-cpu=100
+submit d6 -w n3 -n4 --mem-per-cpu=100 --qos=low
+submit d7 -w n4 -n2 --gres=gpu:2 --mem-per-cpu=100
+submit f1 -n2 --mem-per-cpu=100 --qos=low
+test-only --qos=high -n8 --mem-per-cpu=100
+submit e1 --qos=high -n8 --mem-per-cpu=100
+submit e2 --qos=high -n2 --mem-per-cpu=100
+submit d8 -n8 --mem-per-cpu=100
+submit e3 --qos=high -n1 --gres=gpu:1 --mem-per-cpu=100
+test-only --qos=high -N2 -n16 --mem-per-cpu=100
+submit e4 --qos=high -N2 -n16 --mem-per-cpu=100
+cancel e1
+cancel e2
+cancel e3
+cancel e4
+submit d9 -w n1 -n2 --mem=3000 --qos=low
+submit d10 -w n2 -n2 --mem=1000
+submit d11 -N2 -w n3,n4 -n4 --mem=1000
+submit e5 --qos=high -n1 --mem=3500
+submit e6 --qos=high -w n3 -n8 --mem-per-cpu=100
+submit d12 -n2 --mem-per-cpu=100 --qos=low
+submit e7 --qos=high --exclusive -N1
+test-only --qos=high -N4 -n4 --mem-per-cpu=100
+submit e8 --qos=high -N4 -n4 --mem-per-cpu=100"
 
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
@@ -643,8 +689,9 @@ run_stream() {
 
 record_config() {
   local dir=$1 stype=$2 sparams=$3 extra line probe setup=$ANCHOR/setup.sh node_keys=${5:-}
-  local part_keys=${6:-} steps=${7:-STEPS}
+  local part_keys=${6:-} steps=${7:-STEPS} qos=${8:-} dbd=0 q
   extra=$(printf '%b' "$4")
+  [ -z "$qos" ] || dbd=1
   rm -f "$A/teardown.sh"
   say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }}${node_keys:+, n[1-4] $node_keys})"
   if [ -n "$node_keys$part_keys" ] || [[ $extra == *PartitionName=* ]]; then
@@ -679,8 +726,13 @@ record_config() {
     done
   fi
   STARTED=1
-  SELECT_TYPE=$stype SELECT_PARAMS=$sparams EXTRA_CONF=$extra WITH_DBD=0 \
+  SELECT_TYPE=$stype SELECT_PARAMS=$sparams EXTRA_CONF=$extra WITH_DBD=$dbd \
     bash "$setup" > "$WORK/setup.log"
+  # setup.sh gives every start a fresh accounting database: the QOS are added to it
+  while IFS= read -r -d ';' q; do
+    # shellcheck disable=SC2086 # a name and keys, as words
+    sacctmgr -i add qos $q > /dev/null || die "sacctmgr could not add qos $q"
+  done <<< "${qos:+$qos;}"
   line=$(scontrol show config | grep -E '^SelectType ' || true)
   [[ $line =~ =\ $stype$ ]] || die "slurmctld does not run $stype: $line"
   line=$(scontrol show config | grep -E '^SelectTypeParameters ' || true)
@@ -703,6 +755,8 @@ record_config() {
   rm -f "$OUT/$dir"/*
   cp /etc/slurm/slurm.conf "$OUT/$dir/slurm.conf"
   cp /etc/slurm/gres.conf "$OUT/$dir/gres.conf"
+  [ -z "$qos" ] || sacctmgr -P show qos format=Name,Priority,Preempt,PreemptMode,PreemptExemptTime \
+    > "$OUT/$dir/qos.txt"
   scontrol show config | grep -E '^(SelectType|SelectTypeParameters|DefMemPerCPU|DefMemPerNode|GresTypes|JobDefaults) ' \
     > "$OUT/$dir/config.txt"
   run_stream "$OUT/$dir/stream.txt" "${!steps}"
@@ -710,8 +764,8 @@ record_config() {
   say "== $dir: $(grep -c '^\[submit' "$OUT/$dir/stream.txt") submits recorded"
 }
 
-while IFS='|' read -r -u 3 dir stype sparams extra node_keys part_keys steps; do
+while IFS='|' read -r -u 3 dir stype sparams extra node_keys part_keys steps qos; do
   if [ $# -gt 0 ] && [[ " $* " != *" $dir "* ]]; then continue; fi
-  record_config "$dir" "$stype" "$sparams" "$extra" "$node_keys" "$part_keys" "$steps"
+  record_config "$dir" "$stype" "$sparams" "$extra" "$node_keys" "$part_keys" "$steps" "$qos"
 done 3<<< "$CONFIGS"
 say "done"
