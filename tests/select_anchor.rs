@@ -95,10 +95,27 @@ fn will_run_candidates(prepared: &mut PreparedJob) {
     prepared.candidates = bitmap(prepared.candidates.len, keep);
 }
 
-/// The cluster of a recording, with gres.conf's device groups, its
-/// `SelectType` and its preemption rules, if any (with the QOS of its
-/// `qos.txt`, when it has one).
-fn cluster(dir: &Path) -> (Cluster, String, Option<Preemption>) {
+/// A recording's cluster and the rules the replay follows.
+struct Site {
+    /// The cluster, with gres.conf's device groups.
+    cluster: Cluster,
+    /// Its `SelectType`.
+    select: String,
+    /// Its preemption rules, if any (with the QOS of its `qos.txt`, when it
+    /// has one).
+    preemption: Option<Preemption>,
+    /// `PreemptMode` says `GANG`: the gang scheduler suspends and resumes
+    /// jobs that share resources, on its own time.
+    gang: bool,
+    /// `GANG` under `preempt/qos`: preemptors share their partition with
+    /// the jobs they preempt, and which of them the gang scheduler
+    /// suspends at a submit is its own choice (22.05 suspended the
+    /// preemptor itself), not the plugin's answer.
+    gang_picks_suspended: bool,
+}
+
+/// The site of the recording in `dir`.
+fn site(dir: &Path) -> Site {
     let path = dir.join("slurm.conf");
     let conf = slurm_conf::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let mut cluster = Cluster::from_slurm_conf(&conf).unwrap_or_else(|e| panic!("{e}"));
@@ -123,7 +140,21 @@ fn cluster(dir: &Path) -> (Cluster, String, Option<Preemption>) {
         QosTable::default()
     };
     let preemption = Preemption::from_conf(&conf, &qos).unwrap_or_else(|e| panic!("{e}"));
-    (cluster, select, preemption)
+    let gang = conf
+        .options
+        .get("PreemptMode")
+        .is_some_and(|m| m.to_ascii_uppercase().contains("GANG"));
+    let by_qos = conf
+        .options
+        .get("PreemptType")
+        .is_some_and(|t| t.eq_ignore_ascii_case("preempt/qos"));
+    Site {
+        cluster,
+        select,
+        preemption,
+        gang,
+        gang_picks_suspended: gang && by_qos,
+    }
 }
 
 /// A node line as the comparison sees it. Linear records `GRES=gpu:0(IDX:)`
@@ -246,7 +277,13 @@ fn recorded_resources(cluster: &Cluster, record: &JobRecord) -> JobResources {
 /// Replays one recording; returns every difference, described.
 fn replay(config: &str) -> Vec<String> {
     let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
-    let (cluster, select, preemption) = cluster(&recording.dir);
+    let Site {
+        cluster,
+        select,
+        preemption,
+        gang,
+        gang_picks_suspended,
+    } = site(&recording.dir);
     let select = if select == "select/cons_res" {
         "select/cons_tres".to_owned()
     } else {
@@ -338,7 +375,10 @@ fn replay(config: &str) -> Vec<String> {
                         .map(|p| p.id)
                         .collect::<Vec<_>>(),
                 );
-                if ours_preempted != slurms_preempted {
+                // Where the gang scheduler picks whom to suspend, the
+                // placement and the will-run answers' preemptees are what
+                // the plugin must match.
+                if ours_preempted != slurms_preempted && !gang_picks_suspended {
                     differences.push(format!(
                         "{name} {}: Slurm preempted {slurms_preempted:?}; ours {ours_preempted:?}",
                         options.join(" "),
@@ -395,6 +435,15 @@ fn replay(config: &str) -> Vec<String> {
                 plugin
                     .nodeinfo_set(&job)
                     .unwrap_or_else(|e| panic!("{name}: nodeinfo-set: {e}"));
+                if record.state == "SUSPENDED" {
+                    // The gang scheduler suspended it as it started (under
+                    // preempt/qos it may suspend the preemptor): its
+                    // resources stay in the tables.
+                    job.state = JobState::Suspended;
+                    plugin
+                        .job_suspend(&job, false)
+                        .unwrap_or_else(|e| panic!("{name}: job-suspend: {e}"));
+                }
                 running.insert(name.clone(), job);
                 // Under PreemptMode=SUSPEND,GANG the job starts at once and the
                 // gang scheduler then suspends its preemptees (not
@@ -530,6 +579,32 @@ fn replay(config: &str) -> Vec<String> {
             } => {
                 let mut names: Vec<&String> = listed.iter().map(|(_, n, _)| n).collect();
                 names.sort();
+                if gang {
+                    // The gang scheduler time-slices jobs that share cores:
+                    // it suspended and resumed some since the last step, on
+                    // its own time. Its suspensions are not indefinite, so
+                    // the tables keep every job; the states and the resumed
+                    // jobs' end times follow the recording.
+                    for (name, job) in running.iter_mut() {
+                        let listed_end = listed.iter().find(|(_, n, _)| n == name).map(|l| l.2);
+                        match (job.state, listed_end) {
+                            (JobState::Suspended, Some(end)) => {
+                                job.state = JobState::Running;
+                                job.end_time = end;
+                                plugin
+                                    .job_resume(job, false)
+                                    .unwrap_or_else(|e| panic!("{name}: job-resume: {e}"));
+                            }
+                            (JobState::Running, None) => {
+                                job.state = JobState::Suspended;
+                                plugin
+                                    .job_suspend(job, false)
+                                    .unwrap_or_else(|e| panic!("{name}: job-suspend: {e}"));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
                 assert_eq!(
                     running
                         .iter()
@@ -999,6 +1074,27 @@ fn cons_tres_cr_core_memory_qos_preempt() {
 fn linear_cr_memory_qos_preempt() {
     require("select/linear");
     check("linear-CR_Memory-qos_preempt");
+}
+
+/// The QOS preemption configuration with `PreemptMode=SUSPEND,GANG` and
+/// `OverSubscribe=FORCE:1` on `big`: a `high` job whose first candidate
+/// would be suspended is tried again in the row preempt/qos adds to each
+/// partition, where it takes the cores of the jobs it would suspend; the
+/// gang scheduler then suspended the `high` job itself (recorded
+/// `SUSPENDED`), its resources kept in the tables.
+#[test]
+fn cons_tres_cr_core_memory_qos_suspend() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-qos_suspend");
+}
+
+/// select/linear with the same configuration and stream: every placement
+/// and will-run answer as Slurm's (which jobs the gang scheduler then
+/// suspends is its own choice, see `Site::gang_picks_suspended`).
+#[test]
+fn linear_cr_memory_qos_suspend() {
+    require("select/linear");
+    check("linear-CR_Memory-qos_suspend");
 }
 
 /// The fixtures parse and cover what the recording promised: 49

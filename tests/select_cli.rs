@@ -24,9 +24,11 @@ fn place(running: &[&str], options: &[&str], json: bool) -> (i32, String, String
     place_in("cons_tres-CR_Core_Memory", running, options, json)
 }
 
-/// [`place`] with the files of another recorded configuration.
+/// [`place`] with the files of another recorded configuration (and its
+/// QOS table, when it has one).
 fn place_in(config: &str, running: &[&str], options: &[&str], json: bool) -> (i32, String, String) {
     let (conf, gres) = (fixture(config, "slurm.conf"), fixture(config, "gres.conf"));
+    let qos = fixture(config, "qos.txt");
     let mut args = vec![
         "select",
         "place",
@@ -37,6 +39,9 @@ fn place_in(config: &str, running: &[&str], options: &[&str], json: bool) -> (i3
         "--now",
         NOW,
     ];
+    if std::path::Path::new(&qos).is_file() {
+        args.extend(["--qos-table", &qos]);
+    }
     for r in running {
         args.push("--running");
         args.push(r);
@@ -199,4 +204,59 @@ fn a_higher_tier_job_preempts_and_starts() {
     assert_eq!(code, 3, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(v["preempts"], serde_json::json!([]));
+}
+
+#[test]
+fn a_higher_qos_job_preempts_and_starts() {
+    // The QOS preemption recording (cons_tres-CR_Core_Memory-qos_preempt:
+    // PreemptType=preempt/qos, PreemptMode=CANCEL, QOS high preempting
+    // normal and low): with d1-d7 and f1 running, e1 `--qos=high -n8`
+    // preempted d2 and d3 (jobs 2 and 3 here, of QOS normal, which ranks
+    // before low) and ran on `Nodes=n1 CPU_IDs=2-3,6-7 Mem=400` and
+    // `Nodes=n2 CPU_IDs=0-1,4-5 Mem=400`.
+    let running = [
+        "-w n1 -n4 --mem-per-cpu=100 --qos=low",
+        "-w n2 -n4 --mem-per-cpu=100",
+        "-w n1 -n4 --mem-per-cpu=100",
+        "-w n2 -n2 --mem-per-cpu=100 --qos=low",
+        "-N2 -w n3,n4 -n8 --mem-per-cpu=100",
+        "-w n3 -n4 --mem-per-cpu=100 --qos=low",
+        "-w n4 -n2 --gres=gpu:2 --mem-per-cpu=100",
+        "-n2 --mem-per-cpu=100 --qos=low",
+    ];
+    let config = "cons_tres-CR_Core_Memory-qos_preempt";
+    let e1 = ["--qos=high", "-n8", "--mem-per-cpu=100"];
+    let (code, out, err) = place_in(config, &running, &e1, false);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\n   Preempts=2,3\n"), "{out}");
+    assert!(
+        out.contains("\n     Nodes=n1 CPU_IDs=2-3,6-7 Mem=400 GRES=\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n     Nodes=n2 CPU_IDs=0-1,4-5 Mem=400 GRES=\n"),
+        "{out}"
+    );
+    // A job of QOS normal preempts nothing and waits.
+    let (code, out, _) = place_in(config, &running, &["-n8", "--mem-per-cpu=100"], true);
+    assert_eq!(code, 3, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["preempts"], serde_json::json!([]));
+    // A QOS the table does not define is refused before anything runs.
+    let (code, _, err) = place_in(config, &running, &["--qos=gold", "-n1"], false);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("QOS `gold` is not in the QOS table"), "{err}");
+    // Without the table, preempt/qos cannot tell who preempts whom.
+    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+        .args(["select", "place", "--slurm-conf"])
+        .arg(fixture(config, "slurm.conf"))
+        .args(["--", "-n1"])
+        .output()
+        .expect("run slurm-wasm");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("PreemptType=preempt/qos needs the site's QOS table: --qos-table FILE"),
+        "{err}"
+    );
 }

@@ -67,18 +67,50 @@ struct Site {
     select: String,
     /// The preemption rules, when the site preempts.
     preemption: Option<Preemption>,
+    /// The QOS table, and the file it came from.
+    qos: Option<(QosTable, PathBuf)>,
+}
+
+impl Site {
+    /// Refuses a job whose `-q` names a QOS the site's table does not
+    /// define, as sbatch refuses an invalid QOS (no check without a
+    /// table).
+    fn check_qos(&self, job: &Job) -> anyhow::Result<()> {
+        match (&self.qos, job.qos.as_deref()) {
+            (Some((table, file)), Some(name)) if table.get(Some(name)).is_none() => Err(anyhow!(
+                "QOS `{name}` is not in the QOS table {}",
+                file.display()
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The site of `slurm_conf`, with each node's GRES device groups from
 /// `gres_conf` (or the `gres.conf` beside `slurm_conf`, when there is one)
-/// and the QOS of `qos_table` (none when not given).
+/// and the QOS of `qos_table` (none when not given; required under
+/// `PreemptType=preempt/qos`).
 fn site(
     slurm_conf: &Path,
     gres_conf: Option<&Path>,
     qos_table: Option<&Path>,
 ) -> anyhow::Result<Site> {
     let conf = slurm_conf::load(slurm_conf)?;
-    let qos = qos_table.map_or_else(|| Ok(QosTable::default()), QosTable::load)?;
+    let qos = match qos_table {
+        Some(path) => Some((QosTable::load(path)?, path.to_path_buf())),
+        None => None,
+    };
+    let by_qos = conf
+        .options
+        .get("PreemptType")
+        .is_some_and(|p| p.eq_ignore_ascii_case("preempt/qos"));
+    if by_qos && qos.is_none() {
+        return Err(anyhow!(
+            "{}: PreemptType=preempt/qos needs the site's QOS table: --qos-table FILE, as \
+             `sacctmgr -P show qos` prints it",
+            slurm_conf.display()
+        ));
+    }
     let mut cluster = Cluster::from_slurm_conf(&conf)?;
     if let Some(gres) = gres_conf::find(slurm_conf, gres_conf)? {
         for (node, gres) in cluster.nodes.iter_mut().zip(gres.nodes(&conf)?) {
@@ -94,7 +126,11 @@ fn site(
         cluster,
         default: conf.default_partition().map(|p| p.name.clone()),
         select,
-        preemption: Preemption::from_conf(&conf, &qos)?,
+        preemption: Preemption::from_conf(
+            &conf,
+            qos.as_ref().map_or(&QosTable::default(), |(t, _)| t),
+        )?,
+        qos,
     })
 }
 
@@ -122,29 +158,29 @@ enum Outcome {
 
 pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
     let now = now_or_system(request.now);
-    let Site {
-        cluster,
-        default,
-        select,
-        preemption,
-    } = site(
+    let site = site(
         &request.slurm_conf,
         request.gres_conf.as_deref(),
         request.qos_table.as_deref(),
     )?;
+    let (cluster, default, select) = (&site.cluster, site.default.as_deref(), &site.select);
     // Every job's options are checked before anything is loaded.
     let mut running = Vec::new();
     for (i, options) in request.running.iter().enumerate() {
         let id = u32::try_from(i + 1).unwrap_or(u32::MAX);
         let prepared = JobRequest::parse(&words(options))
-            .and_then(|r| r.prepare(id, &cluster, default.as_deref()))
+            .and_then(|r| r.prepare(id, cluster, default))
+            .map_err(|e| anyhow!("--running '{options}': {e}"))?;
+        site.check_qos(&prepared.job)
             .map_err(|e| anyhow!("--running '{options}': {e}"))?;
         running.push((options, prepared));
     }
     let id = u32::try_from(request.running.len() + 1).unwrap_or(u32::MAX);
     let prepared = JobRequest::parse(&request.options)
-        .and_then(|r| r.prepare(id, &cluster, default.as_deref()))
+        .and_then(|r| r.prepare(id, cluster, default))
         .map_err(|e| anyhow!("{e}"))?;
+    site.check_qos(&prepared.job)?;
+    let preemption = &site.preemption;
 
     let services = Services {
         clock: Arc::new(VirtualClock::new(now)),
@@ -235,10 +271,10 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
     if request.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&as_json(&cluster, &prepared, &outcome, &select, now))?
+            serde_json::to_string_pretty(&as_json(cluster, &prepared, &outcome, select, now))?
         );
     } else {
-        print!("{}", as_text(&cluster, &prepared, &outcome));
+        print!("{}", as_text(cluster, &prepared, &outcome));
     }
     Ok(match outcome {
         Outcome::Now(..) => ExitCode::SUCCESS,

@@ -31,6 +31,8 @@
 //! - **Time**: `-t`, else the partition's `DefaultTime`, else its `MaxTime`.
 //! - **QOS**: `-q` as given; without it none, which preemption reads as
 //!   the association's default, `normal`.
+//! - **Priority**: 1, a job that is not held (a priority plugin computes
+//!   the real one).
 //! - **Arguments of job-test** ([`PreparedJob::test_request`]), as
 //!   `select_nodes` computes them: `min-nodes` = max(job, partition
 //!   `MinNodes`); `max-nodes` = the job's maximum capped by the partition's
@@ -547,6 +549,9 @@ impl JobRequest {
         job.name = self.name.clone().unwrap_or_else(|| format!("job{job_id}"));
         job.partitions = vec![partition.index];
         job.qos = self.qos.clone();
+        // Not held: a priority plugin gives the real value; 0 would mean
+        // held, which select/cons_tres's preempt/qos retry refuses.
+        job.priority = 1;
         job.time_limit = time_limit;
         let d = &mut job.details;
         d.min_nodes = min_nodes;

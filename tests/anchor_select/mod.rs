@@ -89,7 +89,8 @@ pub struct Preempted {
 pub enum Submitted {
     /// sbatch refused it; its message.
     Refused(String),
-    /// The job started.
+    /// The job started (and holds its allocation: its record's state is
+    /// `SUSPENDED` when the gang scheduler suspended it as it started).
     Running(JobRecord),
     /// The job pended with a reason (then the stream cancelled it).
     Pending(JobRecord),
@@ -271,7 +272,7 @@ fn submit(name: &str, options: &str, body: &[&str]) -> Parsed<Step> {
         }
         let record = job_record(&body[start + 1..end])?;
         match record.state.as_str() {
-            "RUNNING" => Submitted::Running(record),
+            "RUNNING" | "SUSPENDED" => Submitted::Running(record),
             "PENDING" => Submitted::Pending(record),
             other => return Err(format!("unexpected JobState={other}")),
         }

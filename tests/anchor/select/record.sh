@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~95 min for all forty):
-#     bash tests/anchor/select/record.sh              # all forty configurations
+# configuration, ~100 min for all forty-two):
+#     bash tests/anchor/select/record.sh              # all forty-two configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -97,6 +97,12 @@
 #                                             Preempt=normal,low); its own stream, QOS_STEPS
 #                                             (--qos=high jobs preempting normal and low ones)
 #     linear-CR_Memory-qos_preempt            the same under select/linear
+#     cons_tres-CR_Core_Memory-qos_suspend    the qos_preempt configuration with
+#                                             PreemptMode=SUSPEND,GANG and OverSubscribe=FORCE:1
+#                                             on big: a high job takes the cores of the jobs it
+#                                             would suspend in the row preempt/qos adds, and the
+#                                             gang scheduler suspends one or the other
+#     linear-CR_Memory-qos_suspend            the same under select/linear
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -193,7 +199,9 @@ linear-CR_Memory-preempt|select/linear|CR_Memory|PreemptType=preempt/partition_p
 cons_tres-CR_Core_Memory-preempt_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 linear-CR_Memory-preempt_suspend|select/linear|CR_Memory|PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\nPartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP PriorityTier=2|||PREEMPT_STEPS
 cons_tres-CR_Core_Memory-qos_preempt|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL|||QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
-linear-CR_Memory-qos_preempt|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL|||QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low"
+linear-CR_Memory-qos_preempt|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL|||QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
+cons_tres-CR_Core_Memory-qos_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
+linear-CR_Memory-qos_suspend|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
 # `suspend <name>`, `resume <name>`, `resize <name> <nodes>`.
@@ -503,13 +511,15 @@ job_state() {
   echo "$(field "$rec" JobState) $(field "$rec" Reason)"
 }
 
-# settle ID: wait until the job runs, or has pended with a reason for 3 s
+# settle ID: wait until the job runs (or holds its allocation suspended: under preempt/qos
+# with SUSPEND,GANG the gang scheduler may suspend a job as it starts), or has pended with a
+# reason for 3 s
 settle() {
   local st since=""
   for _ in $(seq 1 100); do
     st=$(job_state "$1")
     case "$st" in
-      RUNNING*) return 0 ;;
+      RUNNING*|SUSPENDED*) return 0 ;;
       "PENDING None"|"PENDING "|CONFIGURING*) since="" ;;
       PENDING*) [ -n "$since" ] || since=$(date +%s)
                 [ $(($(date +%s) - since)) -ge 3 ] && return 0 ;;
