@@ -1097,6 +1097,23 @@ fn linear_cr_memory_qos_suspend() {
     check("linear-CR_Memory-qos_suspend");
 }
 
+/// `CR_Core_Memory` with `OverSubscribe=YES:2` on `big`: only jobs that
+/// ask `--oversubscribe` share, and a job that does not ask may still run
+/// beside its own partition's sharing jobs (`_is_node_busy` leaves the
+/// job's partition out).
+#[test]
+fn cons_tres_cr_core_memory_oversubscribe_yes() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-oversubscribe_yes");
+}
+
+/// select/linear with `OverSubscribe=YES:2` and the same stream.
+#[test]
+fn linear_cr_memory_oversubscribe_yes() {
+    require("select/linear");
+    check("linear-CR_Memory-oversubscribe_yes");
+}
+
 /// The fixtures parse and cover what the recording promised: 49
 /// submits per configuration, every option kind, started, pending and (for
 /// linear) refused jobs, and will-run answers.

@@ -3296,3 +3296,36 @@ fn qos_preemptor_that_does_not_share_tries_the_first_row_alone() {
     let req = preempting(&ct, job(2, 1, 4, 1), &[(1, PreemptMode::Suspend)]);
     assert!(ct.job_test(&req, 1000).is_err());
 }
+
+#[test]
+fn a_job_that_does_not_share_runs_beside_its_own_partitions_sharing_jobs() {
+    // `_verify_node_state` asks `_is_node_busy` with `sharing_only`, which
+    // leaves the job's own partition out (22.05 cons_common/job_test.c:
+    // 774-785, 400-416). Hand run on the anchor (CR_Core_Memory,
+    // OverSubscribe=YES:2 on big, `--mem=100`): A `--oversubscribe -w n1
+    // -n2` ran on n1 CPU_IDs 0-1 and B `-w n1 -n2` beside it on 2-3; C
+    // `-w n2 -n2` ran on n2 and D `--oversubscribe -w n2 -n2` pended: a
+    // node running a job that does not share takes no job that does.
+    use slurm_wasm_sdk::types::{Oversubscribe, ShareRequest};
+    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let mut part = fixtures::partition(0, "big", 2);
+    part.oversubscribe = Oversubscribe::Yes(2);
+    let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
+    ct.node_init(&[
+        fixtures::node(0, "n1", 1, 4, 1, 1000),
+        fixtures::node(1, "n2", 1, 4, 1, 1000),
+    ])
+    .unwrap();
+    let on = |id, node, share| {
+        let mut j = job(id, 1, 2, 1);
+        j.details.required_nodes = Some(bm(2, &[node]));
+        if share {
+            j.details.share = ShareRequest::Oversubscribe;
+        }
+        j
+    };
+    assert_eq!(start(&mut ct, on(1, 0, true)), vec![(0, vec![0, 1], 2)]);
+    assert_eq!(start(&mut ct, on(2, 0, false)), vec![(0, vec![2, 3], 2)]);
+    assert_eq!(start(&mut ct, on(3, 1, false)), vec![(1, vec![0, 1], 2)]);
+    assert!(refused(&ct, on(4, 1, true), JobTestMode::RunNow));
+}

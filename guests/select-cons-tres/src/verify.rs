@@ -5,7 +5,7 @@ use crate::bits::Bits;
 use smallvec::SmallVec;
 
 use crate::gres_sched::{node_could_satisfy, per_node_need};
-use crate::node_usage::{GresColumn, NODE_CR_AVAILABLE, NODE_CR_ONE_ROW, NODE_CR_RESERVED};
+use crate::node_usage::{GresColumn, NODE_CR_AVAILABLE, NODE_CR_RESERVED};
 use crate::request::{JobView, Mem};
 use crate::{ConsTres, Usage};
 
@@ -123,28 +123,23 @@ impl ConsTres {
     /// [`Self::node_busy`] does with `hidden_rows`. A node held exclusively
     /// is refused; one running a job that does not share (`node_state` at
     /// least NODE_CR_ONE_ROW) is left only to a job that does not share
-    /// either, and only when no other partition of two rows or more holds
-    /// a core of it. On a node in neither state an exclusive job
-    /// (NODE_CR_RESERVED) needs no partition to hold a core of it, and a
-    /// job that does not share no partition of two rows or more, its own
-    /// included (where Slurm's `sharing_only` test leaves the job's own
-    /// partition out).
+    /// either. On a node in neither state an exclusive job
+    /// (NODE_CR_RESERVED) needs no partition to hold a core of it. A job
+    /// that does not share (NODE_CR_ONE_ROW) needs, in either state, no
+    /// other partition of two rows or more to hold a core of it: its own
+    /// partition's sharing jobs do not keep it off the node (on the anchor,
+    /// with `OverSubscribe=YES:2`, `-w n1 -n2` ran on n1 beside an
+    /// `--oversubscribe` job of the same partition).
     fn sharing_ok(&self, usage: &Usage, job: &JobView, i: usize, hidden_rows: usize) -> bool {
         let state = usage.nodes[i].node_state;
-        let busy =
-            |sharing_only, skipped| self.node_busy(usage, i, hidden_rows, sharing_only, skipped);
+        let sharing_elsewhere = || self.node_busy(usage, i, hidden_rows, Some(job.partition));
         if state >= NODE_CR_RESERVED as u32 {
             return false;
         }
-        if state >= NODE_CR_ONE_ROW as u32 {
-            return job.node_req != NODE_CR_RESERVED
-                && job.node_req != NODE_CR_AVAILABLE
-                && !busy(true, Some(job.partition));
-        }
         match job.node_req {
-            NODE_CR_RESERVED => !busy(false, None),
-            NODE_CR_AVAILABLE => true,
-            _ => !busy(true, None),
+            NODE_CR_RESERVED => state == 0 && !self.node_busy(usage, i, hidden_rows, None),
+            NODE_CR_AVAILABLE => state == 0,
+            _ => !sharing_elsewhere(),
         }
     }
 
@@ -153,20 +148,20 @@ impl ConsTres {
     /// rows before its `hidden_rows` last are read: `hidden_rows` is 1
     /// under `preempt/qos` for a test whose job is not a QOS preemptor (the
     /// extra row of [`crate::num_rows`], "don't use extra row"), 0
-    /// otherwise. With `sharing_only` a partition counts only when that
-    /// leaves it two rows or more and it is not `skipped`.
+    /// otherwise. With `sharing_except` (Slurm's `sharing_only`, with the
+    /// job's partition) a partition counts only when that leaves it two
+    /// rows or more and it is not the one named.
     fn node_busy(
         &self,
         usage: &Usage,
         i: usize,
         hidden_rows: usize,
-        sharing_only: bool,
-        skipped: Option<u32>,
+        sharing_except: Option<u32>,
     ) -> bool {
         let r = &self.recs[i];
         usage.rows.iter().enumerate().any(|(p, part)| {
             let rows = part.rows.len().saturating_sub(hidden_rows);
-            let counts = !sharing_only || (rows >= 2 && skipped != Some(p as u32));
+            let counts = sharing_except.is_none_or(|own| rows >= 2 && own != p as u32);
             counts
                 && part.rows[..rows]
                     .iter()

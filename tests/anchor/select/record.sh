@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~100 min for all forty-two):
-#     bash tests/anchor/select/record.sh              # all forty-two configurations
+# configuration, ~105 min for all forty-four):
+#     bash tests/anchor/select/record.sh              # all forty-four configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -103,6 +103,11 @@
 #                                             would suspend in the row preempt/qos adds, and the
 #                                             gang scheduler suspends one or the other
 #     linear-CR_Memory-qos_suspend            the same under select/linear
+#     cons_tres-CR_Core_Memory-oversubscribe_yes  select/cons_tres CR_Core_Memory
+#                                             + OverSubscribe=YES:2 on partition big; its own
+#                                             stream, YES_STEPS (jobs with and without
+#                                             --oversubscribe side by side)
+#     linear-CR_Memory-oversubscribe_yes      the same under select/linear
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -201,7 +206,9 @@ linear-CR_Memory-preempt_suspend|select/linear|CR_Memory|PreemptType=preempt/par
 cons_tres-CR_Core_Memory-qos_preempt|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL|||QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
 linear-CR_Memory-qos_preempt|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL|||QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
 cons_tres-CR_Core_Memory-qos_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
-linear-CR_Memory-qos_suspend|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low"
+linear-CR_Memory-qos_suspend|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
+cons_tres-CR_Core_Memory-oversubscribe_yes|select/cons_tres|CR_Core_Memory|||OverSubscribe=YES:2|YES_STEPS
+linear-CR_Memory-oversubscribe_yes|select/linear|CR_Memory|||OverSubscribe=YES:2|YES_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
 # `suspend <name>`, `resume <name>`, `resize <name> <nodes>`.
@@ -457,6 +464,30 @@ submit d12 -n2 --mem-per-cpu=100 --qos=low
 submit e7 --qos=high --exclusive -N1
 test-only --qos=high -N4 -n4 --mem-per-cpu=100
 submit e8 --qos=high -N4 -n4 --mem-per-cpu=100"
+
+# Under OverSubscribe=YES:2 only jobs that ask --oversubscribe share: the stream mixes them
+# with jobs that do not, on the same nodes.
+YES_STEPS="submit y1 --oversubscribe -w n1 -n2 --mem=100
+submit y2 -w n1 -n2 --mem=100
+submit y3 --oversubscribe -w n1 -n4 --mem=100
+submit y4 -w n2 -n2 --mem=100
+submit y5 --oversubscribe -w n2 -n2 --mem=100
+submit y6 --oversubscribe -N2 -w n3,n4 -n16 --mem=100
+submit y7 --oversubscribe -N2 -w n3,n4 -n16 --mem=100
+submit y8 --oversubscribe -n4 --mem=100
+test-only -n8 --mem=100
+submit y9 -n8 --mem=100
+submit y10 --exclusive -N1
+test-only --oversubscribe -n8 --mem=100
+cancel y2
+submit y11 -w n1 -n4 --mem=100
+submit y12 --oversubscribe -n2 --gres=gpu:1 --mem=100
+cancel y6
+test-only --oversubscribe -N4 -n32 --mem=100
+submit y13 -w n3 -n4 --mem=100
+cancel y1
+submit y14 -w n1 -n2 --mem=100
+submit y15 --oversubscribe -w n1 -n2 --mem=100"
 
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
