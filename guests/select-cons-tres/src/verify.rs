@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 use crate::gres_sched::{node_could_satisfy, per_node_need};
 use crate::node_usage::{GresColumn, NODE_CR_AVAILABLE, NODE_CR_RESERVED};
 use crate::request::{JobView, Mem};
-use crate::{ConsTres, Usage};
+use crate::{num_rows, ConsTres, Usage};
 
 /// `_verify_node_state`'s test of one node for one job, prepared once per
 /// test: the memory a node must have free, the job's GRES columns and
@@ -21,6 +21,10 @@ pub struct NodeCheck<'a> {
     idle: Option<&'a Bits>,
     excluded_cores: Option<&'a Bits>,
     hidden_rows: usize,
+    /// Whether some partition keeps two rows or more in view: only then
+    /// can another partition's sharing jobs keep a job that does not share
+    /// off a node.
+    sharing_partitions: bool,
 }
 
 impl ConsTres {
@@ -34,6 +38,7 @@ impl ConsTres {
         idle: Option<&'a Bits>,
         qos_preemptor: bool,
     ) -> NodeCheck<'a> {
+        let hidden_rows = usize::from(self.params.preempt_by_qos && !qos_preemptor);
         let min_mem = match job.mem {
             Mem::PerCpu(m) => m * job.ntasks_per_node.max(job.pn_min_cpus).max(job.cpt) as u64,
             Mem::PerNode(m) | Mem::PerGres(m) => m,
@@ -55,7 +60,11 @@ impl ConsTres {
             gres,
             idle,
             excluded_cores,
-            hidden_rows: usize::from(self.params.preempt_by_qos && !qos_preemptor),
+            hidden_rows,
+            sharing_partitions: self
+                .partitions
+                .iter()
+                .any(|p| num_rows(p, self.params.preempt_by_qos) >= 2 + hidden_rows),
         }
     }
 
@@ -81,7 +90,7 @@ impl ConsTres {
                     && !(job.mem == Mem::PerNode(0) && u.alloc_memory > 0)))
             && (!job.whole_node || (!u.any_gres_used() && excluded_ok()))
             && node_could_satisfy(&check.gres, i)
-            && self.sharing_ok(usage, job, i, check.hidden_rows)
+            && self.sharing_ok(check, usage, job, i)
     }
 
     /// Keeps in `cand` the nodes the job may use; `Err` names a required node
@@ -120,7 +129,7 @@ impl ConsTres {
 
     /// The sharing rules of spec 2.4 for node `i` (`_verify_node_state`,
     /// cons_common/job_test.c:740-786), reading the rows as
-    /// [`Self::node_busy`] does with `hidden_rows`. A node held exclusively
+    /// [`Self::node_busy`] does with `check`'s hidden rows. A node held exclusively
     /// is refused; one running a job that does not share (`node_state` at
     /// least NODE_CR_ONE_ROW) is left only to a job that does not share
     /// either. On a node in neither state an exclusive job
@@ -130,9 +139,12 @@ impl ConsTres {
     /// partition's sharing jobs do not keep it off the node (on the anchor,
     /// with `OverSubscribe=YES:2`, `-w n1 -n2` ran on n1 beside an
     /// `--oversubscribe` job of the same partition).
-    fn sharing_ok(&self, usage: &Usage, job: &JobView, i: usize, hidden_rows: usize) -> bool {
+    fn sharing_ok(&self, check: &NodeCheck, usage: &Usage, job: &JobView, i: usize) -> bool {
         let state = usage.nodes[i].node_state;
-        let sharing_elsewhere = || self.node_busy(usage, i, hidden_rows, Some(job.partition));
+        let hidden_rows = check.hidden_rows;
+        let sharing_elsewhere = || {
+            check.sharing_partitions && self.node_busy(usage, i, hidden_rows, Some(job.partition))
+        };
         if state >= NODE_CR_RESERVED as u32 {
             return false;
         }
