@@ -313,22 +313,23 @@ fn replay(config: &str) -> Vec<String> {
             .unwrap_or_else(|e| panic!("{config} {name} {options:?}: {e}"))
     };
     let mut running: BTreeMap<String, Job> = BTreeMap::new();
-    // What slurmctld offers the plugin to preempt: the running jobs in its
-    // job order (submission, so job id).
-    let candidates = |job: &Job, running: &BTreeMap<String, Job>| -> Vec<PreempteeCandidate> {
-        let Some(rules) = &preemption else {
-            return Vec::new();
+    // What slurmctld offers the plugin to preempt at `at` (its decision,
+    // when the job is submitted or tested: PreemptExemptTime counts to
+    // it): the running jobs in its job order (submission, so job id).
+    let candidates =
+        |job: &Job, running: &BTreeMap<String, Job>, at: i64| -> Vec<PreempteeCandidate> {
+            let Some(rules) = &preemption else {
+                return Vec::new();
+            };
+            let mut jobs: Vec<&Job> = running.values().collect();
+            jobs.sort_by_key(|j| j.job_id);
+            rules.candidates(job, jobs, at)
         };
-        let mut jobs: Vec<&Job> = running.values().collect();
-        jobs.sort_by_key(|j| j.job_id);
-        // No recording sets a PreemptExemptTime: every running job has
-        // run long enough.
-        rules.candidates(job, jobs, i64::MAX)
-    };
-    let request = |prepared: &PreparedJob, mode, running: &BTreeMap<String, Job>| JobTestRequest {
-        preemptee_candidates: candidates(&prepared.job, running),
-        ..prepared.test_request(mode)
-    };
+    let request =
+        |prepared: &PreparedJob, mode, running: &BTreeMap<String, Job>, at: i64| JobTestRequest {
+            preemptee_candidates: candidates(&prepared.job, running, at),
+            ..prepared.test_request(mode)
+        };
     let mut differences = Vec::new();
     for step in &recording.steps {
         match step {
@@ -345,7 +346,9 @@ fn replay(config: &str) -> Vec<String> {
                 let mut prepared = prepare(name, record.id, options);
                 prepared.job.name = name.clone();
                 clock.set(record.start_time);
-                let mut got = plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running));
+                let at = record.submit_time;
+                let mut got =
+                    plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running, at));
                 // Slurm's list shows the running jobs it stopped; a suspended
                 // job the plugin names again is not among them.
                 let ours_preempted = got.as_ref().map_or(Vec::new(), |r| {
@@ -397,7 +400,7 @@ fn replay(config: &str) -> Vec<String> {
                             .job_fini(&job)
                             .unwrap_or_else(|e| panic!("{}: job-fini: {e}", gone.name));
                     }
-                    got = plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running));
+                    got = plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running, at));
                 }
                 let resources = match got {
                     Ok(result)
@@ -466,9 +469,12 @@ fn replay(config: &str) -> Vec<String> {
             } => {
                 let prepared = prepare(name, record.id, options);
                 clock.set(record.submit_time);
-                if let Ok(result) =
-                    plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running))
-                {
+                if let Ok(result) = plugin.job_test(&request(
+                    &prepared,
+                    JobTestMode::RunNow,
+                    &running,
+                    record.submit_time,
+                )) {
                     differences.push(format!(
                         "{name} {}: Slurm left it pending (Reason={}); ours started it on {:?}, preempting {:?}",
                         options.join(" "),
@@ -571,6 +577,8 @@ fn replay(config: &str) -> Vec<String> {
             Step::Resize {
                 outcome: Err(_), ..
             } => {}
+            // The records carry the times the jobs aged by.
+            Step::Sleep => {}
             Step::TestOnly {
                 options,
                 now,
@@ -621,7 +629,8 @@ fn replay(config: &str) -> Vec<String> {
                 };
                 let mut prepared = prepare("test-only", job_id, options);
                 will_run_candidates(&mut prepared);
-                let got = plugin.job_test(&request(&prepared, JobTestMode::WillRun, &running));
+                let got =
+                    plugin.job_test(&request(&prepared, JobTestMode::WillRun, &running, *now));
                 let what = format!("test-only {}", options.join(" "));
                 match (answer, got) {
                     (
@@ -1086,6 +1095,17 @@ fn linear_cr_memory_qos_preempt() {
 fn cons_tres_cr_core_memory_qos_suspend() {
     require("select/cons_tres");
     check("cons_tres-CR_Core_Memory-qos_suspend");
+}
+
+/// `preempt/qos` with `WITHIN` and `PreemptExemptTime=00:00:20`: jobs of
+/// QOS `peer` preempt its jobs of lower `--priority` (never those of a
+/// higher one), and only once those have run 20 s (the stream sleeps
+/// between a job that finds every candidate too young and one that
+/// preempts).
+#[test]
+fn cons_tres_cr_core_memory_qos_within() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-qos_within");
 }
 
 /// select/linear with the same configuration and stream: every placement

@@ -31,8 +31,8 @@
 //! - **Time**: `-t`, else the partition's `DefaultTime`, else its `MaxTime`.
 //! - **QOS**: `-q` as given; without it none, which preemption reads as
 //!   the association's default, `normal`.
-//! - **Priority**: 1, a job that is not held (a priority plugin computes
-//!   the real one).
+//! - **Priority**: `--priority` as given (set by hand); without it 1, a job
+//!   that is not held (a priority plugin computes the real one).
 //! - **Arguments of job-test** ([`PreparedJob::test_request`]), as
 //!   `select_nodes` computes them: `min-nodes` = max(job, partition
 //!   `MinNodes`); `max-nodes` = the job's maximum capped by the partition's
@@ -155,6 +155,8 @@ pub struct JobRequest {
     /// `-q`: the job's QOS (the association's default, `normal`, when
     /// unset; see [`crate::setup::qos`]).
     pub qos: Option<String>,
+    /// `--priority`: set by hand (an operator's; 0 holds the job).
+    pub priority: Option<u32>,
     /// `-t` in minutes; `Some(None)` for `UNLIMITED`.
     pub time_limit: Option<Option<u32>>,
 }
@@ -248,6 +250,7 @@ const VALUED: &[&[&str]] = &[
     &["--mem-per-gpu"],
     &["--partition", "-p"],
     &["--qos", "-q"],
+    &["--priority"],
     &["--time", "-t"],
     &["--gres-flags"],
 ];
@@ -380,6 +383,7 @@ impl JobRequest {
                 self.partition = Some(value.to_owned());
             }
             "--qos" => self.qos = Some(value.to_owned()),
+            "--priority" => self.priority = Some(number(option, value, "a priority (a number)")?),
             "--time" => self.time_limit = Some(minutes(option, value)?),
             "--gres-flags" => {
                 self.gres_flags = Some(match value {
@@ -549,9 +553,11 @@ impl JobRequest {
         job.name = self.name.clone().unwrap_or_else(|| format!("job{job_id}"));
         job.partitions = vec![partition.index];
         job.qos = self.qos.clone();
-        // Not held: a priority plugin gives the real value; 0 would mean
-        // held, which select/cons_tres's preempt/qos retry refuses.
-        job.priority = 1;
+        // Not held unless `--priority=0`: a priority plugin gives the real
+        // value; 0 would mean held, which select/cons_tres's preempt/qos
+        // retry refuses.
+        job.priority = self.priority.unwrap_or(1);
+        job.direct_set_priority = self.priority.is_some();
         job.time_limit = time_limit;
         let d = &mut job.details;
         d.min_nodes = min_nodes;
@@ -1070,9 +1076,11 @@ mod tests {
     }
 
     #[test]
-    fn partition_qos_and_time() {
-        let p = prepare(&["-p", "hw", "-t", "1-2:30", "-q", "high"]);
+    fn partition_qos_priority_and_time() {
+        let p = prepare(&["-p", "hw", "-t", "1-2:30", "-q", "high", "--priority=250"]);
         assert_eq!(p.job.qos.as_deref(), Some("high"));
+        assert_eq!((p.job.priority, p.job.direct_set_priority), (250, true));
+        assert_eq!(prepare(&[]).job.priority, 1);
         assert_eq!(p.job.partitions, [1]);
         assert_eq!(p.job.time_limit, Some(24 * 60 + 2 * 60 + 30));
         assert_eq!(bits(&p.candidates), [4, 5]);

@@ -65,6 +65,8 @@ pub enum Step {
         /// when the job was not running).
         outcome: Result<JobRecord, String>,
     },
+    /// The stream waited (running jobs aged; the records carry the times).
+    Sleep,
     TestOnly {
         options: Vec<String>,
         /// Unix seconds just before sbatch asked.
@@ -182,6 +184,12 @@ fn step(head: &str, body: &[&str]) -> Parsed<Step> {
     let rest = rest.trim();
     if let Some(name) = tag.strip_prefix("submit ") {
         return submit(name, rest, body).map_err(|e| format!("[{tag}]: {e}"));
+    }
+    if let Some(seconds) = tag.strip_prefix("sleep ") {
+        return seconds
+            .parse::<u32>()
+            .map(|_| Step::Sleep)
+            .map_err(|_| format!("[{tag}]: expected seconds"));
     }
     if let Some(name) = tag.strip_prefix("cancel ") {
         let id = match rest {

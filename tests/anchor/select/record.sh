@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~105 min for all forty-four):
-#     bash tests/anchor/select/record.sh              # all forty-four configurations
+# configuration, ~110 min for all forty-five):
+#     bash tests/anchor/select/record.sh              # all forty-five configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -103,6 +103,12 @@
 #                                             would suspend in the row preempt/qos adds, and the
 #                                             gang scheduler suspends one or the other
 #     linear-CR_Memory-qos_suspend            the same under select/linear
+#     cons_tres-CR_Core_Memory-qos_within     select/cons_tres  CR_Core_Memory
+#                                             + PreemptType=preempt/qos, PreemptMode=CANCEL,
+#                                             PreemptExemptTime=00:00:20, QOS peer
+#                                             (PreemptMode=cancel,within); its own stream,
+#                                             WITHIN_STEPS (jobs of one QOS preempting those of
+#                                             lower --priority, once they have run 20 s)
 #     cons_tres-CR_Core_Memory-oversubscribe_yes  select/cons_tres CR_Core_Memory
 #                                             + OverSubscribe=YES:2 on partition big; its own
 #                                             stream, YES_STEPS (jobs with and without
@@ -143,6 +149,7 @@
 #       [suspend <name>] id=<id>         then `rc=`, scontrol's error if any, `state=` and
 #       [resume <name>] id=<id>          `end=` (the job's state and EndTime, epoch, a second
 #                                        later: a resume moves the end by the time suspended)
+#       [sleep <seconds>]                the stream waited (so running jobs age)
 #       [resize <name>] <nodes>          then `rc=` and `--- scontrol show job -d` with the
 #                                        shrunk job's record (or scontrol's error), or
 #                                        `not running`
@@ -207,11 +214,12 @@ cons_tres-CR_Core_Memory-qos_preempt|select/cons_tres|CR_Core_Memory|PreemptType
 linear-CR_Memory-qos_preempt|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL|||QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
 cons_tres-CR_Core_Memory-qos_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
 linear-CR_Memory-qos_suspend|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
+cons_tres-CR_Core_Memory-qos_within|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL\nPreemptExemptTime=00:00:20|||WITHIN_STEPS|peer Priority=10 PreemptMode=cancel,within
 cons_tres-CR_Core_Memory-oversubscribe_yes|select/cons_tres|CR_Core_Memory|||OverSubscribe=YES:2|YES_STEPS
 linear-CR_Memory-oversubscribe_yes|select/linear|CR_Memory|||OverSubscribe=YES:2|YES_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
-# `suspend <name>`, `resume <name>`, `resize <name> <nodes>`.
+# `suspend <name>`, `resume <name>`, `resize <name> <nodes>`, `sleep <seconds>`.
 # Names are unique; options are sbatch words (no quoting inside).
 STEPS="submit a1 -n1
 submit a2 -n2
@@ -489,6 +497,26 @@ cancel y1
 submit y14 -w n1 -n2 --mem=100
 submit y15 --oversubscribe -w n1 -n2 --mem=100"
 
+# Jobs of QOS peer (PreemptMode=cancel,within) preempt its jobs of lower --priority, and no
+# job is preempted before it has run PreemptExemptTime (20 s): w5 finds every job too young,
+# w6 (after the sleep) preempts the lowest-priority job of its QOS, w7 none of a higher one;
+# o1 and o2 run in QOS normal, which nothing preempts.
+WITHIN_STEPS="submit w1 --qos=peer --priority=100 -w n1 -n8 --mem-per-cpu=100
+submit w2 --qos=peer --priority=300 -w n2 -n8 --mem-per-cpu=100
+submit w3 --qos=peer --priority=200 -w n3 -n8 --mem-per-cpu=100
+submit w4 --qos=peer --priority=400 -w n4 -n4 --mem-per-cpu=100
+submit o1 -w n4 -n4 --mem-per-cpu=100
+test-only --qos=peer --priority=250 -n8 --mem-per-cpu=100
+submit w5 --qos=peer --priority=250 -n8 --mem-per-cpu=100
+sleep 21
+test-only --qos=peer --priority=250 -n8 --mem-per-cpu=100
+submit w6 --qos=peer --priority=250 -n8 --mem-per-cpu=100
+submit w7 --qos=peer --priority=150 -n8 --mem-per-cpu=100
+test-only --qos=peer --priority=500 -N2 -n16 --mem-per-cpu=100
+submit w8 --qos=peer --priority=500 -N2 -n16 --mem-per-cpu=100
+submit w9 --qos=peer --priority=350 -n4 --mem-per-cpu=100
+submit o2 -n4 --mem-per-cpu=100"
+
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
 
@@ -722,6 +750,12 @@ run_stream() {
           fi
         } >> "$out"
         say "resize $name to $opts: rc=$rc"
+        ;;
+      sleep)
+        # let the running jobs age (PreemptExemptTime)
+        sleep "$rest"
+        echo "[sleep $rest]" >> "$out"
+        say "slept $rest s"
         ;;
       *) die "unknown step: $kind $rest" ;;
     esac
