@@ -1108,6 +1108,13 @@ fn cons_tres_cr_core_memory_qos_within() {
     check("cons_tres-CR_Core_Memory-qos_within");
 }
 
+/// select/linear with the same `WITHIN` and exempt-time stream.
+#[test]
+fn linear_cr_memory_qos_within() {
+    require("select/linear");
+    check("linear-CR_Memory-qos_within");
+}
+
 /// select/linear with the same configuration and stream: every placement
 /// and will-run answer as Slurm's (which jobs the gang scheduler then
 /// suspends is its own choice, see `Site::gang_picks_suspended`).

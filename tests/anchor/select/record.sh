@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~110 min for all forty-five):
-#     bash tests/anchor/select/record.sh              # all forty-five configurations
+# configuration, ~110 min for all forty-six):
+#     bash tests/anchor/select/record.sh              # all forty-six configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -109,6 +109,7 @@
 #                                             (PreemptMode=cancel,within); its own stream,
 #                                             WITHIN_STEPS (jobs of one QOS preempting those of
 #                                             lower --priority, once they have run 20 s)
+#     linear-CR_Memory-qos_within             the same under select/linear
 #     cons_tres-CR_Core_Memory-oversubscribe_yes  select/cons_tres CR_Core_Memory
 #                                             + OverSubscribe=YES:2 on partition big; its own
 #                                             stream, YES_STEPS (jobs with and without
@@ -215,6 +216,7 @@ linear-CR_Memory-qos_preempt|select/linear|CR_Memory|PreemptType=preempt/qos\nPr
 cons_tres-CR_Core_Memory-qos_suspend|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
 linear-CR_Memory-qos_suspend|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
 cons_tres-CR_Core_Memory-qos_within|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL\nPreemptExemptTime=00:00:20|||WITHIN_STEPS|peer Priority=10 PreemptMode=cancel,within
+linear-CR_Memory-qos_within|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL\nPreemptExemptTime=00:00:20|||WITHIN_STEPS|peer Priority=10 PreemptMode=cancel,within
 cons_tres-CR_Core_Memory-oversubscribe_yes|select/cons_tres|CR_Core_Memory|||OverSubscribe=YES:2|YES_STEPS
 linear-CR_Memory-oversubscribe_yes|select/linear|CR_Memory|||OverSubscribe=YES:2|YES_STEPS"
 
