@@ -69,7 +69,7 @@ use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, PreempteeCandidate};
-use slurm_wasm_host::setup::preemption::Preemption;
+use slurm_wasm_host::setup::preemption::{self, Preemption};
 use slurm_wasm_host::setup::qos::QosTable;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{GresAllocation, Job, JobResources, JobState, NodeResources};
@@ -144,16 +144,12 @@ fn site(dir: &Path) -> Site {
         .options
         .get("PreemptMode")
         .is_some_and(|m| m.to_ascii_uppercase().contains("GANG"));
-    let by_qos = conf
-        .options
-        .get("PreemptType")
-        .is_some_and(|t| t.eq_ignore_ascii_case("preempt/qos"));
     Site {
         cluster,
         select,
         preemption,
         gang,
-        gang_picks_suspended: gang && by_qos,
+        gang_picks_suspended: gang && preemption::by_qos(&conf),
     }
 }
 

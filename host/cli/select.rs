@@ -33,7 +33,7 @@ use slurm_wasm_host::allocation::{compress_hostlist, node_allocations, node_name
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, JobTestResult, PreemptMode};
-use slurm_wasm_host::setup::preemption::Preemption;
+use slurm_wasm_host::setup::preemption::{self, Preemption};
 use slurm_wasm_host::setup::qos::QosTable;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::Job;
@@ -100,11 +100,7 @@ fn site(
         Some(path) => Some((QosTable::load(path)?, path.to_path_buf())),
         None => None,
     };
-    let by_qos = conf
-        .options
-        .get("PreemptType")
-        .is_some_and(|p| p.eq_ignore_ascii_case("preempt/qos"));
-    if by_qos && qos.is_none() {
+    if preemption::by_qos(&conf) && qos.is_none() {
         return Err(anyhow!(
             "{}: PreemptType=preempt/qos needs the site's QOS table: --qos-table FILE, as \
              `sacctmgr -P show qos` prints it",

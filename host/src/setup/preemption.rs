@@ -92,7 +92,7 @@ impl Preemption {
         let cluster = checked(conf)?;
         let plugin = match conf.options.get("PreemptType") {
             Some(p) if p.eq_ignore_ascii_case("preempt/partition_prio") => Plugin::PartitionPrio,
-            Some(p) if p.eq_ignore_ascii_case("preempt/qos") => Plugin::Qos,
+            _ if by_qos(conf) => Plugin::Qos,
             _ => return Ok(None),
         };
         let partitions = conf
@@ -246,6 +246,14 @@ impl Preemption {
         let index = *job.partitions.first()?;
         self.partitions.get(index as usize)
     }
+}
+
+/// Whether `conf` preempts by QOS (`PreemptType=preempt/qos`), so that
+/// who may preempt whom depends on the site's QOS table.
+pub fn by_qos(conf: &SlurmConf) -> bool {
+    conf.options
+        .get("PreemptType")
+        .is_some_and(|p| p.eq_ignore_ascii_case("preempt/qos"))
 }
 
 /// A parsed `PreemptMode=` (`preempt_mode_num`, 22.05
