@@ -19,7 +19,14 @@
 //! `PreemptMode=CANCEL`; with it and `SchedulerParameters=preempt_youngest_first`;
 //! with it and `OverSubscribe=FORCE:2` on both partitions; and with
 //! `SUSPEND,GANG`, where the gang scheduler suspends and resumes them); in
-//! two more (cons_tres and linear) a stream that shrinks running jobs.
+//! two more (cons_tres and linear) a stream that shrinks running jobs; in
+//! six (three each) a 26-job stream under `PreemptType=preempt/qos` (QOS
+//! `high` preempting `normal` and `low`; with `CANCEL`, and with
+//! `SUSPEND,GANG` on an `OverSubscribe=FORCE:1` partition) and in two an
+//! 11-job stream of one QOS preempting by `--priority` under `WITHIN` and
+//! `PreemptExemptTime`, the QOS from the recorded `qos.txt`; in two jobs
+//! with and without `--oversubscribe` under `OverSubscribe=YES:2`; and in
+//! two node and core reservations among running jobs.
 //! `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
@@ -49,6 +56,11 @@
 //! * resize (`scontrol update JobId= NodeList=`, a stream of its own):
 //!   `job-resized` for each node the job gave up, as slurmctld's
 //!   `excise_node_from_job` calls it; the job then holds what Slurm shows.
+//! * reserve (`scontrol create reservation NodeCnt= [CoreCnt=]`, starting
+//!   now, deleted once recorded): `resv-test` with what slurmctld offers
+//!   (`reservation_request`); the same nodes, and for a core reservation
+//!   the same number of cores.
+//! * sleep: nothing (the records carry the times).
 //! * test-only: `job-test` WILL_RUN; the same nodes, CPU count and start
 //!   time (the recorded end time of the running job whose end frees the
 //!   resources, or now), and the same jobs to preempt, in sbatch's order.
@@ -68,7 +80,9 @@ use slurm_wasm_host::allocation::{node_allocations, node_names};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
-use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, PreempteeCandidate};
+use slurm_wasm_host::kinds::select::{
+    JobTestMode, JobTestRequest, PreempteeCandidate, ReservationRequest,
+};
 use slurm_wasm_host::setup::preemption::{self, Preemption};
 use slurm_wasm_host::setup::qos::QosTable;
 use slurm_wasm_host::setup::records::Cluster;
@@ -93,6 +107,67 @@ fn will_run_candidates(prepared: &mut PreparedJob) {
         .filter(|n| required.contains(n))
         .collect();
     prepared.candidates = bitmap(prepared.candidates.len, keep);
+}
+
+/// What slurmctld (22.05 reservation.c `_select_nodes`, `_pick_node_cnt`)
+/// asks select's `resv_test` for a reservation of `node_count` nodes and
+/// `core_count` cores starting now, with no other reservation: the nodes
+/// of the default partition (`big`); for a node reservation less every
+/// node a running or suspended job holds; for a core reservation the
+/// cores those jobs hold are excluded instead, and a node one job holds
+/// whole is left out (`_check_job_compatibility`).
+fn reservation_request(
+    cluster: &Cluster,
+    running: &BTreeMap<String, Job>,
+    node_count: u32,
+    core_count: u32,
+) -> ReservationRequest {
+    let big = cluster
+        .partitions
+        .iter()
+        .find(|p| p.name == "big")
+        .expect("the anchor's default partition");
+    let mut available: Vec<u32> = big.nodes.ones().collect();
+    let offsets: Vec<u32> = cluster
+        .nodes
+        .iter()
+        .scan(0u32, |next, n| {
+            let first = *next;
+            *next += u32::from(n.sockets) * u32::from(n.cores_per_socket);
+            Some(first)
+        })
+        .collect();
+    let total_cores = cluster
+        .nodes
+        .iter()
+        .map(|n| u32::from(n.sockets) * u32::from(n.cores_per_socket))
+        .sum();
+    let mut used_cores = Vec::new();
+    for job in running.values() {
+        let resources = job.resources.as_ref().expect("a running job's resources");
+        for node in &resources.per_node {
+            let i = node.node_index;
+            if core_count == 0 {
+                available.retain(|&a| a != i);
+                continue;
+            }
+            let held: Vec<u32> = node.cores.ones().collect();
+            let n = &cluster.nodes[i as usize];
+            if held.len() == usize::from(n.sockets) * usize::from(n.cores_per_socket) {
+                available.retain(|&a| a != i);
+            }
+            used_cores.extend(held.iter().map(|c| offsets[i as usize] + c));
+        }
+    }
+    let len = cluster.nodes.len() as u32;
+    ReservationRequest {
+        node_count,
+        core_count,
+        cores_per_node: Vec::new(),
+        available: bitmap(len, available),
+        excluded_cores: (core_count > 0).then(|| bitmap(total_cores, used_cores)),
+        flags: 0,
+    }
 }
 
 /// A recording's cluster and the rules the replay follows.
@@ -575,6 +650,47 @@ fn replay(config: &str) -> Vec<String> {
             } => {}
             // The records carry the times the jobs aged by.
             Step::Sleep => {}
+            Step::Reserve {
+                name,
+                keys,
+                outcome,
+            } => {
+                let key = |k: &str| {
+                    keys.iter()
+                        .find_map(|w| w.strip_prefix(k))
+                        .map_or(0, |v| v.parse().expect("a count"))
+                };
+                let request =
+                    reservation_request(&cluster, &running, key("NodeCnt="), key("CoreCnt="));
+                let core_count = request.core_count;
+                // The nodes, and for a core reservation the cores in all
+                // (a node reservation holds its nodes' cores, which Slurm
+                // counts in `CoreCnt=` and the plugin does not return).
+                let ours = plugin.resv_test(&request).map(|r| {
+                    let nodes = r
+                        .nodes
+                        .ones()
+                        .map(|i| cluster.nodes[i as usize].name.clone())
+                        .collect::<Vec<_>>();
+                    let cores = r.cores.map_or(0, |c| c.ones().count() as u32);
+                    (nodes, cores)
+                });
+                let slurms = outcome
+                    .clone()
+                    .map(|(nodes, cores)| (nodes, if core_count > 0 { cores } else { 0 }));
+                match (slurms, ours) {
+                    (Ok(slurms), Ok(got)) if slurms == got => {}
+                    (Err(_), Err(_)) => {}
+                    // scontrol itself refuses cores under select/linear:
+                    // the request never reaches slurmctld or the plugin.
+                    (Err(e), _) if e.contains("CoreCnt or CPUCnt is only supported") => {}
+                    (slurms, got) => differences.push(format!(
+                        "reservation {name} {}: Slurm {slurms:?}; ours {:?}",
+                        keys.join(" "),
+                        got.map_err(|e| e.to_string())
+                    )),
+                }
+            }
             Step::TestOnly {
                 options,
                 now,
@@ -1102,6 +1218,34 @@ fn cons_tres_cr_core_memory_qos_suspend() {
 fn cons_tres_cr_core_memory_qos_within() {
     require("select/cons_tres");
     check("cons_tres-CR_Core_Memory-qos_within");
+}
+
+/// Node and core reservations (`scontrol create reservation NodeCnt=
+/// [CoreCnt=]`, each deleted once recorded) among running jobs: the nodes
+/// `resv_test` picks from what slurmctld offers it, and the cores of a
+/// core reservation.
+#[test]
+fn cons_tres_cr_core_memory_reservations() {
+    require("select/cons_tres");
+    check_known(
+        "cons_tres-CR_Core_Memory-reservations",
+        &[(
+            "reservation v9",
+            "`NodeCnt=3 CoreCnt=4` got CoreCnt=6 on n[1,3-4]: in 22.05's \
+             `_sequential_pick` a node with more free cores than its share (1) takes \
+             the share plus the remainder, and `extra_cores_needed -= c_target - c` \
+             (c, its free cores, at least c_target) raises the remainder instead of \
+             lowering it: n1 (3 free) took 2, n3 (1 free) 1, n4 (4 free) 3; ours \
+             reserves the 4 cores asked for on the same nodes (2, 1, 1)",
+        )],
+    );
+}
+
+/// select/linear with the same reservations.
+#[test]
+fn linear_cr_memory_reservations() {
+    require("select/linear");
+    check("linear-CR_Memory-reservations");
 }
 
 /// select/linear with the same `WITHIN` and exempt-time stream.

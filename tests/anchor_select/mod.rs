@@ -67,6 +67,14 @@ pub enum Step {
     },
     /// The stream waited (running jobs aged; the records carry the times).
     Sleep,
+    /// `scontrol create reservation` with `keys` (`NodeCnt=`, `CoreCnt=`),
+    /// starting now: the nodes it got (`Nodes=` expanded) and its
+    /// `CoreCnt=`, or scontrol's refusal. It was deleted at once.
+    Reserve {
+        name: String,
+        keys: Vec<String>,
+        outcome: Result<(Vec<String>, u32), String>,
+    },
     TestOnly {
         options: Vec<String>,
         /// Unix seconds just before sbatch asked.
@@ -232,6 +240,9 @@ fn step(head: &str, body: &[&str]) -> Parsed<Step> {
             return suspend(name, resume, body).map_err(|e| format!("[{tag}]: {e}"));
         }
     }
+    if let Some(name) = tag.strip_prefix("reserve ") {
+        return reserve(name, rest, body).map_err(|e| format!("[{tag}]: {e}"));
+    }
     if let Some(name) = tag.strip_prefix("resize ") {
         return resize(name, rest, body).map_err(|e| format!("[{tag}]: {e}"));
     }
@@ -315,6 +326,39 @@ fn suspend(name: &str, resume: bool, body: &[&str]) -> Parsed<Step> {
         refused,
         state: state.split_whitespace().next().unwrap_or("").to_owned(),
         end_time,
+    })
+}
+
+fn reserve(name: &str, keys: &str, body: &[&str]) -> Parsed<Step> {
+    let rc = body
+        .first()
+        .and_then(|l| l.strip_prefix("rc="))
+        .ok_or("expected `rc=` first")?;
+    let outcome = if rc == "0" {
+        let f: Vec<(&str, &str)> = body[1..]
+            .iter()
+            .flat_map(|l| l.split_whitespace())
+            .filter_map(|w| w.split_once('='))
+            .collect();
+        let get = |key: &str| {
+            f.iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| format!("no {key}= in the reservation"))
+        };
+        let nodes = hostlist::expand(get("Nodes")?).map_err(|e| format!("Nodes=: {e}"))?;
+        let cores = get("CoreCnt")?;
+        let cores = cores
+            .parse()
+            .map_err(|_| format!("CoreCnt={cores}: not a number"))?;
+        Ok((nodes, cores))
+    } else {
+        Err(body[1..].join("\n"))
+    };
+    Ok(Step::Reserve {
+        name: name.to_owned(),
+        keys: words(keys),
+        outcome,
     })
 }
 

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~110 min for all forty-six):
-#     bash tests/anchor/select/record.sh              # all forty-six configurations
+# configuration, ~115 min for all forty-eight):
+#     bash tests/anchor/select/record.sh              # all forty-eight configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -110,6 +110,10 @@
 #                                             WITHIN_STEPS (jobs of one QOS preempting those of
 #                                             lower --priority, once they have run 20 s)
 #     linear-CR_Memory-qos_within             the same under select/linear
+#     cons_tres-CR_Core_Memory-reservations   select/cons_tres  CR_Core_Memory, its own stream,
+#                                             RESV_STEPS (node and core reservations among
+#                                             running jobs)
+#     linear-CR_Memory-reservations           the same under select/linear
 #     cons_tres-CR_Core_Memory-oversubscribe_yes  select/cons_tres CR_Core_Memory
 #                                             + OverSubscribe=YES:2 on partition big; its own
 #                                             stream, YES_STEPS (jobs with and without
@@ -151,6 +155,8 @@
 #       [resume <name>] id=<id>          `end=` (the job's state and EndTime, epoch, a second
 #                                        later: a resume moves the end by the time suspended)
 #       [sleep <seconds>]                the stream waited (so running jobs age)
+#       [reserve <name>] <keys>          then `rc=` and `scontrol show reservation` (its
+#                                        Nodes= and CoreCnt=), or scontrol's error
 #       [resize <name>] <nodes>          then `rc=` and `--- scontrol show job -d` with the
 #                                        shrunk job's record (or scontrol's error), or
 #                                        `not running`
@@ -217,11 +223,14 @@ cons_tres-CR_Core_Memory-qos_suspend|select/cons_tres|CR_Core_Memory|PreemptType
 linear-CR_Memory-qos_suspend|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=SUSPEND,GANG||OverSubscribe=FORCE:1|QOS_STEPS|low Priority=10;high Priority=100 Preempt=normal,low
 cons_tres-CR_Core_Memory-qos_within|select/cons_tres|CR_Core_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL\nPreemptExemptTime=00:00:20|||WITHIN_STEPS|peer Priority=10 PreemptMode=cancel,within
 linear-CR_Memory-qos_within|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL\nPreemptExemptTime=00:00:20|||WITHIN_STEPS|peer Priority=10 PreemptMode=cancel,within
+cons_tres-CR_Core_Memory-reservations|select/cons_tres|CR_Core_Memory||||RESV_STEPS
+linear-CR_Memory-reservations|select/linear|CR_Memory||||RESV_STEPS
 cons_tres-CR_Core_Memory-oversubscribe_yes|select/cons_tres|CR_Core_Memory|||OverSubscribe=YES:2|YES_STEPS
 linear-CR_Memory-oversubscribe_yes|select/linear|CR_Memory|||OverSubscribe=YES:2|YES_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
-# `suspend <name>`, `resume <name>`, `resize <name> <nodes>`, `sleep <seconds>`.
+# `suspend <name>`, `resume <name>`, `resize <name> <nodes>`, `sleep <seconds>`,
+# `reserve <name> <scontrol create reservation keys>`.
 # Names are unique; options are sbatch words (no quoting inside).
 STEPS="submit a1 -n1
 submit a2 -n2
@@ -519,6 +528,25 @@ submit w8 --qos=peer --priority=500 -N2 -n16 --mem-per-cpu=100
 submit w9 --qos=peer --priority=350 -n4 --mem-per-cpu=100
 submit o2 -n4 --mem-per-cpu=100"
 
+# Reservations starting now for ten minutes, each deleted once recorded (so the jobs that
+# follow see none): slurmctld offers select's resv_test the default partition's nodes, less
+# those of running jobs (a node reservation) or less the cores they hold (a core one).
+RESV_STEPS="submit r1 -w n1 -n2 --mem=100
+submit r2 -w n2 -n8 --mem=100
+reserve v1 NodeCnt=1
+reserve v2 NodeCnt=2
+reserve v3 NodeCnt=3
+reserve v4 NodeCnt=1 CoreCnt=2
+reserve v5 NodeCnt=2 CoreCnt=6
+reserve v6 NodeCnt=3 CoreCnt=9
+submit r3 -w n3 -n6 --mem=100
+reserve v7 NodeCnt=1
+reserve v8 NodeCnt=2 CoreCnt=8
+reserve v9 NodeCnt=3 CoreCnt=4
+cancel r1
+reserve v10 NodeCnt=2
+reserve v11 NodeCnt=2 CoreCnt=12"
+
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
 
@@ -752,6 +780,26 @@ run_stream() {
           fi
         } >> "$out"
         say "resize $name to $opts: rc=$rc"
+        ;;
+      reserve)
+        # scontrol create reservation: slurmctld asks select's resv_test for the nodes (and
+        # cores); the reservation is deleted once recorded
+        read -r name opts <<< "$rest"
+        rc=0
+        # shellcheck disable=SC2086 # the keys are words on purpose
+        scontrol create reservation ReservationName="$name" StartTime=now Duration=10 \
+          Users=root $opts >"$WORK/out" 2>&1 || rc=$?
+        {
+          echo "[reserve $name] $opts"
+          echo "rc=$rc"
+          if [ $rc = 0 ]; then
+            scontrol show reservation "$name" | sed '/^ *$/d'
+          else
+            sed 's/^/scontrol: /' "$WORK/out"
+          fi
+        } >> "$out"
+        [ $rc != 0 ] || scontrol delete ReservationName="$name" || die "could not delete $name"
+        say "reserve $name $opts: rc=$rc"
         ;;
       sleep)
         # let the running jobs age (PreemptExemptTime)
