@@ -151,7 +151,8 @@ impl Preemption {
     /// one QOS whose (or the cluster's) mode says `WITHIN` and the
     /// preemptor's priority is higher; its mode is its QOS's, else the
     /// cluster's (`preempt_p_preemptable` and `_job_preempt_mode` of each
-    /// plugin). A job without a QOS runs in [`DEFAULT_QOS`]; one whose QOS
+    /// plugin). A job without a QOS runs in
+    /// [`DEFAULT_QOS`](super::qos::DEFAULT_QOS); one whose QOS
     /// the table lacks is neither preemptor nor candidate.
     ///
     /// They come lowest rank first, ties in job order: the tier (or the
