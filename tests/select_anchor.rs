@@ -25,8 +25,9 @@
 //! `SUSPEND,GANG` on an `OverSubscribe=FORCE:1` partition) and in two an
 //! 11-job stream of one QOS preempting by `--priority` under `WITHIN` and
 //! `PreemptExemptTime`, the QOS from the recorded `qos.txt`; in two jobs
-//! with and without `--oversubscribe` under `OverSubscribe=YES:2`; and in
-//! two node and core reservations among running jobs.
+//! with and without `--oversubscribe` under `OverSubscribe=YES:2`; in two
+//! node and core reservations among running jobs; and in one jobs beside
+//! and inside a core and a node reservation held while they are submitted.
 //! `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
@@ -56,10 +57,12 @@
 //! * resize (`scontrol update JobId= NodeList=`, a stream of its own):
 //!   `job-resized` for each node the job gave up, as slurmctld's
 //!   `excise_node_from_job` calls it; the job then holds what Slurm shows.
-//! * reserve (`scontrol create reservation NodeCnt= [CoreCnt=]`, starting
-//!   now, deleted once recorded): `resv-test` with what slurmctld offers
-//!   (`reservation_request`); the same nodes, and for a core reservation
-//!   the same number of cores.
+//! * reserve, hold (`scontrol create reservation NodeCnt= [CoreCnt=]`,
+//!   starting now; deleted once recorded, or held until a release):
+//!   `resv-test` with what slurmctld offers (`reservation_request`); the
+//!   same nodes, and for a core reservation the same number of cores.
+//!   While one is held, every `job-test` gets the candidates and excluded
+//!   cores slurmctld's `job_test_resv` gives (`around_reservations`).
 //! * sleep: nothing (the records carry the times).
 //! * test-only: `job-test` WILL_RUN; the same nodes, CPU count and start
 //!   time (the recorded end time of the running job whose end frees the
@@ -71,6 +74,7 @@
 
 mod anchor_select;
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -81,12 +85,14 @@ use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{
-    JobTestMode, JobTestRequest, PreempteeCandidate, ReservationRequest,
+    JobTestMode, JobTestRequest, PreempteeCandidate, ReservationRequest, ReservationResult,
 };
 use slurm_wasm_host::setup::preemption::{self, Preemption};
 use slurm_wasm_host::setup::qos::QosTable;
 use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::types::{GresAllocation, Job, JobResources, JobState, NodeResources};
+use slurm_wasm_host::types::{
+    GresAllocation, Job, JobResources, JobState, NodeResources, ShareRequest,
+};
 use slurm_wasm_host::{
     bundled, gres_conf, hostlist, slurm_conf, Host, HostOptions, PluginSettings, PluginSource,
     SelectPlugin, Services,
@@ -167,6 +173,60 @@ fn reservation_request(
         available: bitmap(len, available),
         excluded_cores: (core_count > 0).then(|| bitmap(total_cores, used_cores)),
         flags: 0,
+    }
+}
+
+/// What slurmctld's `job_test_resv` (22.05 reservation.c) makes of a
+/// job's `job-test` with the reservations `held` active now (one at a
+/// time in the recordings, so reservations overlapping each other are not
+/// modelled). A job in reservation `resv` may use only its nodes, and of a
+/// core reservation only its cores (the others excluded). Any other job
+/// keeps off a node reservation's nodes (and, when it takes whole nodes,
+/// off a core reservation's), and off a core reservation's cores; one that
+/// requires a node it must keep off is not tested now (no candidates).
+fn around_reservations(
+    request: &mut JobTestRequest,
+    held: &BTreeMap<String, ReservationResult>,
+    resv: Option<&str>,
+) {
+    let and_not = |a: &mut Vec<u64>, b: &[u64]| a.iter_mut().zip(b).for_each(|(x, y)| *x &= !y);
+    if let Some(name) = resv {
+        let r = held
+            .get(name)
+            .unwrap_or_else(|| panic!("a job in reservation {name}, which is not held"));
+        let outside: Vec<u64> = r.nodes.words.iter().map(|w| !w).collect();
+        and_not(&mut request.candidates.words, &outside);
+        if let Some(cores) = &r.cores {
+            let mut others = bitmap(cores.len, 0..cores.len);
+            and_not(&mut others.words, &cores.words);
+            request.excluded_cores = Some(others);
+        }
+        return;
+    }
+    let whole = request.job.details.share == ShareRequest::Exclusive;
+    for r in held.values() {
+        match &r.cores {
+            Some(cores) if !whole => {
+                let excluded = request
+                    .excluded_cores
+                    .get_or_insert_with(|| bitmap(cores.len, []));
+                excluded
+                    .words
+                    .iter_mut()
+                    .zip(&cores.words)
+                    .for_each(|(x, y)| *x |= y);
+            }
+            _ => {
+                let required = request.job.details.required_nodes.as_ref();
+                if required
+                    .is_some_and(|q| q.words.iter().zip(&r.nodes.words).any(|(a, b)| a & b != 0))
+                {
+                    request.candidates.words.iter_mut().for_each(|w| *w = 0);
+                    return;
+                }
+                and_not(&mut request.candidates.words, &r.nodes.words);
+            }
+        }
     }
 }
 
@@ -378,8 +438,21 @@ fn replay(config: &str) -> Vec<String> {
     plugin.init(&cluster.select_config()).expect("init");
     plugin.node_init(&cluster.nodes).expect("node-init");
 
+    // The reservations held now (our resv-test answers), and the jobs
+    // submitted into one (`--reservation=`, which slurmctld reads, not the
+    // select plugin).
+    let held: RefCell<BTreeMap<String, ReservationResult>> = RefCell::default();
+    let in_reservation: RefCell<BTreeMap<u32, String>> = RefCell::default();
     let prepare = |name: &str, id: u32, options: &[String]| -> PreparedJob {
-        JobRequest::parse(options)
+        let (reservation, options): (Vec<&String>, Vec<&String>) = options
+            .iter()
+            .partition(|o| o.starts_with("--reservation="));
+        if let Some(r) = reservation.first() {
+            let r = r.trim_start_matches("--reservation=").to_owned();
+            in_reservation.borrow_mut().insert(id, r);
+        }
+        let options: Vec<String> = options.into_iter().cloned().collect();
+        JobRequest::parse(&options)
             .and_then(|r| r.prepare(id, &cluster, Some("big")))
             .unwrap_or_else(|e| panic!("{config} {name} {options:?}: {e}"))
     };
@@ -396,11 +469,15 @@ fn replay(config: &str) -> Vec<String> {
             jobs.sort_by_key(|j| j.job_id);
             rules.candidates(job, jobs, at)
         };
-    let request =
-        |prepared: &PreparedJob, mode, running: &BTreeMap<String, Job>, at: i64| JobTestRequest {
+    let request = |prepared: &PreparedJob, mode, running: &BTreeMap<String, Job>, at: i64| {
+        let mut request = JobTestRequest {
             preemptee_candidates: candidates(&prepared.job, running, at),
             ..prepared.test_request(mode)
         };
+        let reservation = in_reservation.borrow().get(&prepared.job.job_id).cloned();
+        around_reservations(&mut request, &held.borrow(), reservation.as_deref());
+        request
+    };
     let mut differences = Vec::new();
     for step in &recording.steps {
         match step {
@@ -653,6 +730,7 @@ fn replay(config: &str) -> Vec<String> {
             Step::Reserve {
                 name,
                 keys,
+                held: held_on,
                 outcome,
             } => {
                 let key = |k: &str| {
@@ -666,7 +744,11 @@ fn replay(config: &str) -> Vec<String> {
                 // The nodes, and for a core reservation the cores in all
                 // (a node reservation holds its nodes' cores, which Slurm
                 // counts in `CoreCnt=` and the plugin does not return).
-                let ours = plugin.resv_test(&request).map(|r| {
+                let answer = plugin.resv_test(&request);
+                if let (true, Ok(r)) = (*held_on, &answer) {
+                    held.borrow_mut().insert(name.clone(), r.clone());
+                }
+                let ours = answer.map(|r| {
                     let nodes = r
                         .nodes
                         .ones()
@@ -690,6 +772,9 @@ fn replay(config: &str) -> Vec<String> {
                         got.map_err(|e| e.to_string())
                     )),
                 }
+            }
+            Step::Release(name) => {
+                held.borrow_mut().remove(name);
             }
             Step::TestOnly {
                 options,
@@ -1239,6 +1324,16 @@ fn cons_tres_cr_core_memory_reservations() {
              reserves the 4 cores asked for on the same nodes (2, 1, 1)",
         )],
     );
+}
+
+/// Jobs beside and inside reservations held while they are submitted: a
+/// core reservation's other cores stay usable to other jobs and its own to
+/// `--reservation` jobs; a node reservation keeps other jobs off its node
+/// (slurmctld's `job_test_resv`, modelled in `around_reservations`).
+#[test]
+fn cons_tres_cr_core_memory_reserved_jobs() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-reserved_jobs");
 }
 
 /// select/linear with the same reservations.

@@ -69,12 +69,16 @@ pub enum Step {
     Sleep,
     /// `scontrol create reservation` with `keys` (`NodeCnt=`, `CoreCnt=`),
     /// starting now: the nodes it got (`Nodes=` expanded) and its
-    /// `CoreCnt=`, or scontrol's refusal. It was deleted at once.
+    /// `CoreCnt=`, or scontrol's refusal. It was deleted at once, or, when
+    /// `held`, kept until its [`Step::Release`].
     Reserve {
         name: String,
         keys: Vec<String>,
+        held: bool,
         outcome: Result<(Vec<String>, u32), String>,
     },
+    /// A held reservation was deleted.
+    Release(String),
     TestOnly {
         options: Vec<String>,
         /// Unix seconds just before sbatch asked.
@@ -241,7 +245,13 @@ fn step(head: &str, body: &[&str]) -> Parsed<Step> {
         }
     }
     if let Some(name) = tag.strip_prefix("reserve ") {
-        return reserve(name, rest, body).map_err(|e| format!("[{tag}]: {e}"));
+        return reserve(name, rest, false, body).map_err(|e| format!("[{tag}]: {e}"));
+    }
+    if let Some(name) = tag.strip_prefix("hold ") {
+        return reserve(name, rest, true, body).map_err(|e| format!("[{tag}]: {e}"));
+    }
+    if let Some(name) = tag.strip_prefix("release ") {
+        return Ok(Step::Release(name.to_owned()));
     }
     if let Some(name) = tag.strip_prefix("resize ") {
         return resize(name, rest, body).map_err(|e| format!("[{tag}]: {e}"));
@@ -329,7 +339,7 @@ fn suspend(name: &str, resume: bool, body: &[&str]) -> Parsed<Step> {
     })
 }
 
-fn reserve(name: &str, keys: &str, body: &[&str]) -> Parsed<Step> {
+fn reserve(name: &str, keys: &str, held: bool, body: &[&str]) -> Parsed<Step> {
     let rc = body
         .first()
         .and_then(|l| l.strip_prefix("rc="))
@@ -358,6 +368,7 @@ fn reserve(name: &str, keys: &str, body: &[&str]) -> Parsed<Step> {
     Ok(Step::Reserve {
         name: name.to_owned(),
         keys: words(keys),
+        held,
         outcome,
     })
 }

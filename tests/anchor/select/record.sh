@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~115 min for all forty-eight):
-#     bash tests/anchor/select/record.sh              # all forty-eight configurations
+# configuration, ~115 min for all forty-nine):
+#     bash tests/anchor/select/record.sh              # all forty-nine configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -114,6 +114,9 @@
 #                                             RESV_STEPS (node and core reservations among
 #                                             running jobs)
 #     linear-CR_Memory-reservations           the same under select/linear
+#     cons_tres-CR_Core_Memory-reserved_jobs  select/cons_tres  CR_Core_Memory, its own stream,
+#                                             HELD_STEPS (jobs in and around a core and a node
+#                                             reservation held while they are submitted)
 #     cons_tres-CR_Core_Memory-oversubscribe_yes  select/cons_tres CR_Core_Memory
 #                                             + OverSubscribe=YES:2 on partition big; its own
 #                                             stream, YES_STEPS (jobs with and without
@@ -156,7 +159,8 @@
 #                                        later: a resume moves the end by the time suspended)
 #       [sleep <seconds>]                the stream waited (so running jobs age)
 #       [reserve <name>] <keys>          then `rc=` and `scontrol show reservation` (its
-#                                        Nodes= and CoreCnt=), or scontrol's error
+#       [hold <name>] <keys>             Nodes= and CoreCnt=), or scontrol's error
+#       [release <name>]                 a held reservation was deleted
 #       [resize <name>] <nodes>          then `rc=` and `--- scontrol show job -d` with the
 #                                        shrunk job's record (or scontrol's error), or
 #                                        `not running`
@@ -225,12 +229,14 @@ cons_tres-CR_Core_Memory-qos_within|select/cons_tres|CR_Core_Memory|PreemptType=
 linear-CR_Memory-qos_within|select/linear|CR_Memory|PreemptType=preempt/qos\nPreemptMode=CANCEL\nPreemptExemptTime=00:00:20|||WITHIN_STEPS|peer Priority=10 PreemptMode=cancel,within
 cons_tres-CR_Core_Memory-reservations|select/cons_tres|CR_Core_Memory||||RESV_STEPS
 linear-CR_Memory-reservations|select/linear|CR_Memory||||RESV_STEPS
+cons_tres-CR_Core_Memory-reserved_jobs|select/cons_tres|CR_Core_Memory||||HELD_STEPS
 cons_tres-CR_Core_Memory-oversubscribe_yes|select/cons_tres|CR_Core_Memory|||OverSubscribe=YES:2|YES_STEPS
 linear-CR_Memory-oversubscribe_yes|select/linear|CR_Memory|||OverSubscribe=YES:2|YES_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
 # `suspend <name>`, `resume <name>`, `resize <name> <nodes>`, `sleep <seconds>`,
-# `reserve <name> <scontrol create reservation keys>`.
+# `reserve <name> <scontrol create reservation keys>` (deleted once recorded), `hold <name>
+# <keys>` (kept until `release <name>`).
 # Names are unique; options are sbatch words (no quoting inside).
 STEPS="submit a1 -n1
 submit a2 -n2
@@ -547,6 +553,28 @@ cancel r1
 reserve v10 NodeCnt=2
 reserve v11 NodeCnt=2 CoreCnt=12"
 
+# Jobs beside and inside a reservation held while they are submitted: a core reservation
+# (k1, two cores of n1) leaves other jobs n1's other cores and gives --reservation=k1 jobs its
+# own; a node reservation (k2) keeps other jobs off its node. A reservation in use cannot be
+# deleted: its jobs are cancelled first.
+HELD_STEPS="submit q1 -w n1 -n2 --mem=100
+hold k1 NodeCnt=1 CoreCnt=2
+submit q2 -w n1 -n4 --mem=100
+submit q3 -w n1 -n2 --mem=100
+submit q4 --reservation=k1 -n4 --mem=100
+submit q5 --reservation=k1 -n2 --mem=100
+submit q6 -n6 --mem=100
+cancel q4
+release k1
+hold k2 NodeCnt=1
+submit q7 -N2 -n16 --mem=100
+submit q8 --reservation=k2 -n8 --mem=100
+submit q9 -n2 --mem=100
+test-only -n8 --mem=100
+cancel q8
+release k2
+submit q10 -n4 --mem=100"
+
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
 
@@ -564,6 +592,18 @@ WORK=$(mktemp -d)
 STARTED=0
 stop_cluster() {
   [ "$STARTED" = 1 ] || return 0
+  # slurmctld keeps reservations across restarts: a stream that failed while holding one
+  # must not leave it to the next configuration (a reservation in use cannot be deleted, so
+  # the stream's jobs go first; every job on the anchor is this script's)
+  local r resvs
+  resvs=$(scontrol -o show reservation 2>/dev/null | grep -o 'ReservationName=[^ ]*' | cut -d= -f2 || true)
+  if [ -n "$resvs" ]; then
+    scancel --user=root 2>/dev/null || true
+    sleep 2
+    for r in $resvs; do
+      scontrol delete ReservationName="$r" || echo "[record] could not delete reservation $r" >&2
+    done
+  fi
   if [ -x "$A/teardown.sh" ]; then
     say "stopping the cluster ($A/teardown.sh)"
     bash "$A/teardown.sh" || true
@@ -781,16 +821,16 @@ run_stream() {
         } >> "$out"
         say "resize $name to $opts: rc=$rc"
         ;;
-      reserve)
+      reserve|hold)
         # scontrol create reservation: slurmctld asks select's resv_test for the nodes (and
-        # cores); the reservation is deleted once recorded
+        # cores); `reserve` deletes it once recorded, `hold` keeps it until `release`
         read -r name opts <<< "$rest"
         rc=0
         # shellcheck disable=SC2086 # the keys are words on purpose
         scontrol create reservation ReservationName="$name" StartTime=now Duration=10 \
           Users=root $opts >"$WORK/out" 2>&1 || rc=$?
         {
-          echo "[reserve $name] $opts"
+          echo "[$kind $name] $opts"
           echo "rc=$rc"
           if [ $rc = 0 ]; then
             scontrol show reservation "$name" | sed '/^ *$/d'
@@ -798,8 +838,16 @@ run_stream() {
             sed 's/^/scontrol: /' "$WORK/out"
           fi
         } >> "$out"
-        [ $rc != 0 ] || scontrol delete ReservationName="$name" || die "could not delete $name"
-        say "reserve $name $opts: rc=$rc"
+        if [ $rc = 0 ] && [ "$kind" = reserve ]; then
+          scontrol delete ReservationName="$name" || die "could not delete $name"
+        fi
+        say "$kind $name $opts: rc=$rc"
+        ;;
+      release)
+        name=$rest
+        scontrol delete ReservationName="$name" || die "could not delete $name"
+        echo "[release $name]" >> "$out"
+        say "release $name"
         ;;
       sleep)
         # let the running jobs age (PreemptExemptTime)
