@@ -59,10 +59,10 @@
 //!   `excise_node_from_job` calls it; the job then holds what Slurm shows.
 //! * reserve, hold (`scontrol create reservation NodeCnt= [CoreCnt=]`,
 //!   starting now; deleted once recorded, or held until a release):
-//!   `resv-test` with what slurmctld offers (`reservation_request`); the
-//!   same nodes, and for a core reservation the same number of cores.
+//!   `resv-test` with what slurmctld offers (`setup::reservations::request`);
+//!   the same nodes, and for a core reservation the same number of cores.
 //!   While one is held, every `job-test` gets the candidates and excluded
-//!   cores slurmctld's `job_test_resv` gives (`around_reservations`).
+//!   cores slurmctld's `job_test_resv` gives (`reservations::restrict`).
 //! * sleep: nothing (the records carry the times).
 //! * test-only: `job-test` WILL_RUN; the same nodes, CPU count and start
 //!   time (the recorded end time of the running job whose end frees the
@@ -84,15 +84,12 @@ use slurm_wasm_host::allocation::{node_allocations, node_names};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
-use slurm_wasm_host::kinds::select::{
-    JobTestMode, JobTestRequest, PreempteeCandidate, ReservationRequest, ReservationResult,
-};
+use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, PreempteeCandidate};
 use slurm_wasm_host::setup::preemption::{self, Preemption};
 use slurm_wasm_host::setup::qos::QosTable;
 use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::types::{
-    GresAllocation, Job, JobResources, JobState, NodeResources, ShareRequest,
-};
+use slurm_wasm_host::setup::reservations::{self, Reservation};
+use slurm_wasm_host::types::{GresAllocation, Job, JobResources, JobState, NodeResources};
 use slurm_wasm_host::{
     bundled, gres_conf, hostlist, slurm_conf, Host, HostOptions, PluginSettings, PluginSource,
     SelectPlugin, Services,
@@ -113,121 +110,6 @@ fn will_run_candidates(prepared: &mut PreparedJob) {
         .filter(|n| required.contains(n))
         .collect();
     prepared.candidates = bitmap(prepared.candidates.len, keep);
-}
-
-/// What slurmctld (22.05 reservation.c `_select_nodes`, `_pick_node_cnt`)
-/// asks select's `resv_test` for a reservation of `node_count` nodes and
-/// `core_count` cores starting now, with no other reservation: the nodes
-/// of the default partition (`big`); for a node reservation less every
-/// node a running or suspended job holds; for a core reservation the
-/// cores those jobs hold are excluded instead, and a node one job holds
-/// whole is left out (`_check_job_compatibility`).
-fn reservation_request(
-    cluster: &Cluster,
-    running: &BTreeMap<String, Job>,
-    node_count: u32,
-    core_count: u32,
-) -> ReservationRequest {
-    let big = cluster
-        .partitions
-        .iter()
-        .find(|p| p.name == "big")
-        .expect("the anchor's default partition");
-    let mut available: Vec<u32> = big.nodes.ones().collect();
-    let offsets: Vec<u32> = cluster
-        .nodes
-        .iter()
-        .scan(0u32, |next, n| {
-            let first = *next;
-            *next += u32::from(n.sockets) * u32::from(n.cores_per_socket);
-            Some(first)
-        })
-        .collect();
-    let total_cores = cluster
-        .nodes
-        .iter()
-        .map(|n| u32::from(n.sockets) * u32::from(n.cores_per_socket))
-        .sum();
-    let mut used_cores = Vec::new();
-    for job in running.values() {
-        let resources = job.resources.as_ref().expect("a running job's resources");
-        for node in &resources.per_node {
-            let i = node.node_index;
-            if core_count == 0 {
-                available.retain(|&a| a != i);
-                continue;
-            }
-            let held: Vec<u32> = node.cores.ones().collect();
-            let n = &cluster.nodes[i as usize];
-            if held.len() == usize::from(n.sockets) * usize::from(n.cores_per_socket) {
-                available.retain(|&a| a != i);
-            }
-            used_cores.extend(held.iter().map(|c| offsets[i as usize] + c));
-        }
-    }
-    let len = cluster.nodes.len() as u32;
-    ReservationRequest {
-        node_count,
-        core_count,
-        cores_per_node: Vec::new(),
-        available: bitmap(len, available),
-        excluded_cores: (core_count > 0).then(|| bitmap(total_cores, used_cores)),
-        flags: 0,
-    }
-}
-
-/// What slurmctld's `job_test_resv` (22.05 reservation.c) makes of a
-/// job's `job-test` with the reservations `held` active now (one at a
-/// time in the recordings, so reservations overlapping each other are not
-/// modelled). A job in reservation `resv` may use only its nodes, and of a
-/// core reservation only its cores (the others excluded). Any other job
-/// keeps off a node reservation's nodes (and, when it takes whole nodes,
-/// off a core reservation's), and off a core reservation's cores; one that
-/// requires a node it must keep off is not tested now (no candidates).
-fn around_reservations(
-    request: &mut JobTestRequest,
-    held: &BTreeMap<String, ReservationResult>,
-    resv: Option<&str>,
-) {
-    let and_not = |a: &mut Vec<u64>, b: &[u64]| a.iter_mut().zip(b).for_each(|(x, y)| *x &= !y);
-    if let Some(name) = resv {
-        let r = held
-            .get(name)
-            .unwrap_or_else(|| panic!("a job in reservation {name}, which is not held"));
-        let outside: Vec<u64> = r.nodes.words.iter().map(|w| !w).collect();
-        and_not(&mut request.candidates.words, &outside);
-        if let Some(cores) = &r.cores {
-            let mut others = bitmap(cores.len, 0..cores.len);
-            and_not(&mut others.words, &cores.words);
-            request.excluded_cores = Some(others);
-        }
-        return;
-    }
-    let whole = request.job.details.share == ShareRequest::Exclusive;
-    for r in held.values() {
-        match &r.cores {
-            Some(cores) if !whole => {
-                let excluded = request
-                    .excluded_cores
-                    .get_or_insert_with(|| bitmap(cores.len, []));
-                excluded
-                    .words
-                    .iter_mut()
-                    .zip(&cores.words)
-                    .for_each(|(x, y)| *x |= y);
-            }
-            _ => {
-                let required = request.job.details.required_nodes.as_ref();
-                if required
-                    .is_some_and(|q| q.words.iter().zip(&r.nodes.words).any(|(a, b)| a & b != 0))
-                {
-                    request.candidates.words.iter_mut().for_each(|w| *w = 0);
-                    return;
-                }
-                and_not(&mut request.candidates.words, &r.nodes.words);
-            }
-        }
-    }
 }
 
 /// A recording's cluster and the rules the replay follows.
@@ -441,7 +323,7 @@ fn replay(config: &str) -> Vec<String> {
     // The reservations held now (our resv-test answers), and the jobs
     // submitted into one (`--reservation=`, which slurmctld reads, not the
     // select plugin).
-    let held: RefCell<BTreeMap<String, ReservationResult>> = RefCell::default();
+    let held: RefCell<Vec<Reservation>> = RefCell::default();
     let in_reservation: RefCell<BTreeMap<u32, String>> = RefCell::default();
     let prepare = |name: &str, id: u32, options: &[String]| -> PreparedJob {
         let (reservation, options): (Vec<&String>, Vec<&String>) = options
@@ -475,7 +357,8 @@ fn replay(config: &str) -> Vec<String> {
             ..prepared.test_request(mode)
         };
         let reservation = in_reservation.borrow().get(&prepared.job.job_id).cloned();
-        around_reservations(&mut request, &held.borrow(), reservation.as_deref());
+        reservations::restrict(&mut request, &held.borrow(), reservation.as_deref())
+            .unwrap_or_else(|e| panic!("{config}: {e}"));
         request
     };
     let mut differences = Vec::new();
@@ -738,15 +621,26 @@ fn replay(config: &str) -> Vec<String> {
                         .find_map(|w| w.strip_prefix(k))
                         .map_or(0, |v| v.parse().expect("a count"))
                 };
-                let request =
-                    reservation_request(&cluster, &running, key("NodeCnt="), key("CoreCnt="));
+                // The anchor's default partition, `big`.
+                let big = cluster
+                    .partitions
+                    .iter()
+                    .position(|p| p.name == "big")
+                    .expect("the anchor's partition big");
+                let request = reservations::request(
+                    &cluster,
+                    big,
+                    running.values(),
+                    key("NodeCnt="),
+                    key("CoreCnt="),
+                );
                 let core_count = request.core_count;
                 // The nodes, and for a core reservation the cores in all
                 // (a node reservation holds its nodes' cores, which Slurm
                 // counts in `CoreCnt=` and the plugin does not return).
                 let answer = plugin.resv_test(&request);
                 if let (true, Ok(r)) = (*held_on, &answer) {
-                    held.borrow_mut().insert(name.clone(), r.clone());
+                    held.borrow_mut().push(Reservation::new(name, r.clone()));
                 }
                 let ours = answer.map(|r| {
                     let nodes = r
@@ -774,7 +668,7 @@ fn replay(config: &str) -> Vec<String> {
                 }
             }
             Step::Release(name) => {
-                held.borrow_mut().remove(name);
+                held.borrow_mut().retain(|r| r.name != *name);
             }
             Step::TestOnly {
                 options,
@@ -1329,7 +1223,7 @@ fn cons_tres_cr_core_memory_reservations() {
 /// Jobs beside and inside reservations held while they are submitted: a
 /// core reservation's other cores stay usable to other jobs and its own to
 /// `--reservation` jobs; a node reservation keeps other jobs off its node
-/// (slurmctld's `job_test_resv`, modelled in `around_reservations`).
+/// (slurmctld's `job_test_resv`, modelled in `setup::reservations::restrict`).
 #[test]
 fn cons_tres_cr_core_memory_reserved_jobs() {
     require("select/cons_tres");

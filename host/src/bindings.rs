@@ -66,6 +66,19 @@ pub mod task {
 pub use base::slurm::plugin::types;
 
 impl types::Bitmap {
+    /// A bitmap of `len` bits with `bits` set.
+    ///
+    /// # Panics
+    /// If a bit is at or past `len`.
+    pub fn with_ones(len: u32, bits: impl IntoIterator<Item = u32>) -> types::Bitmap {
+        let mut words = vec![0u64; (len as usize).div_ceil(64)];
+        for bit in bits {
+            assert!(bit < len, "bit {bit} outside a bitmap of {len}");
+            words[(bit / 64) as usize] |= 1 << (bit % 64);
+        }
+        types::Bitmap { len, words }
+    }
+
     /// The set bits, ascending, found a word at a time (bits at or past
     /// the length are not given): the host reads cluster-sized node maps
     /// in every select answer it checks.

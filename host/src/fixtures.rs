@@ -16,12 +16,7 @@ use crate::kinds::task::{BatchRequest, LaunchRequest, TaskConfig};
 /// # Panics
 /// If a bit is at or past `len`.
 pub fn bitmap(len: u32, bits: impl IntoIterator<Item = u32>) -> Bitmap {
-    let mut words = vec![0u64; (len as usize).div_ceil(64)];
-    for bit in bits {
-        assert!(bit < len, "bit {bit} outside a bitmap of {len}");
-        words[(bit / 64) as usize] |= 1 << (bit % 64);
-    }
-    Bitmap { len, words }
+    Bitmap::with_ones(len, bits)
 }
 
 /// The set bits of a bitmap, ascending.

@@ -3,7 +3,8 @@
 //! [`records::Cluster`] turns the same `slurm.conf` into the records their
 //! `init` calls take, and [`preemption::Preemption`] (with a site's
 //! [`qos::QosTable`]) into the running jobs a select `job-test` may
-//! preempt.
+//! preempt; [`reservations`] gives what slurmctld offers the plugin around
+//! advanced reservations.
 //!
 //! # How slots are filled
 //!
@@ -40,6 +41,7 @@
 pub mod preemption;
 pub mod qos;
 pub mod records;
+pub mod reservations;
 
 use std::fmt;
 use std::path::PathBuf;
