@@ -320,21 +320,10 @@ fn replay(config: &str) -> Vec<String> {
     plugin.init(&cluster.select_config()).expect("init");
     plugin.node_init(&cluster.nodes).expect("node-init");
 
-    // The reservations held now (our resv-test answers), and the jobs
-    // submitted into one (`--reservation=`, which slurmctld reads, not the
-    // select plugin).
+    // The reservations held now (our resv-test answers).
     let held: RefCell<Vec<Reservation>> = RefCell::default();
-    let in_reservation: RefCell<BTreeMap<u32, String>> = RefCell::default();
     let prepare = |name: &str, id: u32, options: &[String]| -> PreparedJob {
-        let (reservation, options): (Vec<&String>, Vec<&String>) = options
-            .iter()
-            .partition(|o| o.starts_with("--reservation="));
-        if let Some(r) = reservation.first() {
-            let r = r.trim_start_matches("--reservation=").to_owned();
-            in_reservation.borrow_mut().insert(id, r);
-        }
-        let options: Vec<String> = options.into_iter().cloned().collect();
-        JobRequest::parse(&options)
+        JobRequest::parse(options)
             .and_then(|r| r.prepare(id, &cluster, Some("big")))
             .unwrap_or_else(|e| panic!("{config} {name} {options:?}: {e}"))
     };
@@ -356,9 +345,12 @@ fn replay(config: &str) -> Vec<String> {
             preemptee_candidates: candidates(&prepared.job, running, at),
             ..prepared.test_request(mode)
         };
-        let reservation = in_reservation.borrow().get(&prepared.job.job_id).cloned();
-        reservations::restrict(&mut request, &held.borrow(), reservation.as_deref())
-            .unwrap_or_else(|e| panic!("{config}: {e}"));
+        reservations::restrict(
+            &mut request,
+            &held.borrow(),
+            prepared.reservation.as_deref(),
+        )
+        .unwrap_or_else(|e| panic!("{config}: {e}"));
         request
     };
     let mut differences = Vec::new();

@@ -260,3 +260,61 @@ fn a_higher_qos_job_preempts_and_starts() {
         "{err}"
     );
 }
+
+#[test]
+fn a_reservation_is_made_and_the_job_runs_beside_or_in_it() {
+    // The reservation recording (cons_tres-CR_Core_Memory-reserved_jobs):
+    // with q1 `-w n1 -n2` running, `NodeCnt=1 CoreCnt=2` reserved two cores
+    // of n1; q2 `-w n1 -n4` then ran on `Nodes=n1 CPU_IDs=6-7` and
+    // `Nodes=n2 CPU_IDs=0-1`, and q4 `--reservation=k1 -n4` on `Nodes=n1
+    // CPU_IDs=2-5`, the reserved cores.
+    let config = "cons_tres-CR_Core_Memory-reserved_jobs";
+    let (conf, gres) = (fixture(config, "slurm.conf"), fixture(config, "gres.conf"));
+    let run = |options: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+            .args([
+                "select",
+                "place",
+                "--slurm-conf",
+                &conf,
+                "--gres-conf",
+                &gres,
+            ])
+            .args(["--now", NOW, "--running", "-w n1 -n2 --mem=100"])
+            .args(["--reservation", "k1 NodeCnt=1 CoreCnt=2", "--"])
+            .args(options)
+            .output()
+            .expect("run slurm-wasm");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["-w", "n1", "-n4", "--mem=100"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("ReservationName=k1\n   Nodes=n1 NodeCnt=1 CoreCnt=2\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n     Nodes=n1 CPU_IDs=6-7 Mem=100 GRES=\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n     Nodes=n2 CPU_IDs=0-1 Mem=100 GRES=\n"),
+        "{out}"
+    );
+    let (code, out, err) = run(&["--reservation=k1", "-n4", "--mem=100"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\n   Reservation=k1\n"), "{out}");
+    assert!(
+        out.contains("\n     Nodes=n1 CPU_IDs=2-5 Mem=100 GRES=\n"),
+        "{out}"
+    );
+    // A reservation this command did not make is refused before anything
+    // runs.
+    let (code, _, err) = run(&["--reservation=k9", "-n1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("reservation `k9` is not made here"), "{err}");
+}

@@ -128,6 +128,11 @@ enum SelectCommand {
         /// PreemptType=preempt/qos and PreemptExemptTime).
         #[arg(long, value_name = "FILE")]
         qos_table: Option<PathBuf>,
+        /// An advanced reservation made once the running jobs started, as
+        /// `NAME NodeCnt=N [CoreCnt=C]`, starting now; the job may run in it
+        /// with `--reservation=NAME`.
+        #[arg(long, value_name = "SPEC")]
+        reservation: Option<String>,
         /// sbatch options of a job already running (repeat, in start order).
         #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
         running: Vec<String>,
@@ -233,6 +238,7 @@ fn main() -> ExitCode {
                 slurm_conf,
                 gres_conf,
                 qos_table,
+                reservation,
                 running,
                 now,
                 json,
@@ -241,6 +247,7 @@ fn main() -> ExitCode {
                 slurm_conf,
                 gres_conf,
                 qos_table,
+                reservation,
                 running,
                 now,
                 json,

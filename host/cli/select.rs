@@ -20,6 +20,12 @@
 //! `--running`, from 1); cancelled or requeued ones leave before the job
 //! is placed.
 //!
+//! With `--reservation 'NAME NodeCnt=N [CoreCnt=C]'` a reservation is made
+//! once the running jobs started, as slurmctld makes it
+//! (`setup::reservations`), and shown as `scontrol show reservation` shows
+//! its nodes and cores; the job keeps off it, or with
+//! `--reservation=NAME` runs in it.
+//!
 //! Exit codes: 0 the job starts now, 3 it would start later (WILL_RUN),
 //! 1 it cannot run at all or a running job could not start, 2 bad input.
 
@@ -36,7 +42,8 @@ use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, JobTestResult,
 use slurm_wasm_host::setup::preemption::{self, Preemption};
 use slurm_wasm_host::setup::qos::QosTable;
 use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::types::Job;
+use slurm_wasm_host::setup::reservations::{self, Reservation};
+use slurm_wasm_host::types::{Job, Node};
 use slurm_wasm_host::{
     gres_conf, slurm_conf, CallError, Host, HostOptions, PluginSettings, PluginSource,
     SelectPlugin, Services,
@@ -48,6 +55,9 @@ pub struct PlaceRequest {
     pub gres_conf: Option<PathBuf>,
     /// The site's QOS table (`sacctmgr -P show qos`).
     pub qos_table: Option<PathBuf>,
+    /// A reservation made once the running jobs started, as
+    /// `NAME NodeCnt=N [CoreCnt=C]`.
+    pub reservation: Option<String>,
     /// sbatch options of each running job, in start order.
     pub running: Vec<String>,
     /// Unix seconds the decision is made at; the system time when none.
@@ -136,6 +146,35 @@ fn words(options: &str) -> Vec<String> {
     options.split_whitespace().map(str::to_owned).collect()
 }
 
+/// A `--reservation` spec: its name, node count and core count (0 for a
+/// node reservation).
+fn reservation_spec(spec: &str) -> anyhow::Result<(String, u32, u32)> {
+    let mut words = spec.split_whitespace();
+    let name = words
+        .next()
+        .filter(|n| !n.contains('='))
+        .ok_or_else(|| anyhow!("--reservation '{spec}': expected `NAME NodeCnt=N [CoreCnt=C]`"))?;
+    let (mut nodes, mut cores) = (None, 0);
+    for word in words {
+        let count = |v: &str| {
+            v.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                anyhow!("--reservation '{spec}': `{word}`: expected a positive count")
+            })
+        };
+        match word.split_once('=') {
+            Some((k, v)) if k.eq_ignore_ascii_case("NodeCnt") => nodes = Some(count(v)?),
+            Some((k, v)) if k.eq_ignore_ascii_case("CoreCnt") => cores = count(v)?,
+            _ => {
+                return Err(anyhow!(
+                    "--reservation '{spec}': `{word}`: expected NodeCnt=N or CoreCnt=C"
+                ))
+            }
+        }
+    }
+    let nodes = nodes.ok_or_else(|| anyhow!("--reservation '{spec}': expected NodeCnt=N"))?;
+    Ok((name.to_owned(), nodes, cores))
+}
+
 fn now_or_system(now: Option<i64>) -> i64 {
     now.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -177,6 +216,26 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow!("{e}"))?;
     site.check_qos(&prepared.job)?;
     let preemption = &site.preemption;
+    let spec = request
+        .reservation
+        .as_deref()
+        .map(reservation_spec)
+        .transpose()?;
+    // The reservation is made once the running jobs started: only the new
+    // job may run in it.
+    if let Some((options, _)) = running.iter().find(|(_, p)| p.reservation.is_some()) {
+        return Err(anyhow!(
+            "--running '{options}': a running job cannot name a reservation (it is made after \
+             the running jobs start)"
+        ));
+    }
+    if let Some(r) = prepared.reservation.as_deref() {
+        if spec.as_ref().is_none_or(|(name, ..)| name != r) {
+            return Err(anyhow!(
+                "reservation `{r}` is not made here: add --reservation '{r} NodeCnt=N [CoreCnt=C]'"
+            ));
+        }
+    }
 
     let services = Services {
         clock: Arc::new(VirtualClock::new(now)),
@@ -218,13 +277,34 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         started.push(job);
     }
 
+    // The reservation, as slurmctld makes it now (`setup::reservations`).
+    let mut active = Vec::new();
+    if let Some((name, nodes, cores)) = &spec {
+        let partition = default
+            .and_then(|d| cluster.partitions.iter().position(|p| p.name == d))
+            .ok_or_else(|| anyhow!("a reservation needs a default partition (Default=YES)"))?;
+        let ask = reservations::request(cluster, partition, &started, *nodes, *cores);
+        match plugin.resv_test(&ask) {
+            Ok(answer) => active.push(Reservation::new(name, answer)),
+            Err(e) => {
+                eprintln!("slurm-wasm: reservation {name} cannot be made now: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+
     // Under preemption the tests are offered the running jobs slurmctld
     // would offer, in its order.
-    let request_for = |mode, started: &[Job]| JobTestRequest {
-        preemptee_candidates: preemption.as_ref().map_or_else(Vec::new, |rules| {
-            rules.candidates(&prepared.job, started, now)
-        }),
-        ..prepared.test_request(mode)
+    let request_for = |mode, started: &[Job]| {
+        let mut request = JobTestRequest {
+            preemptee_candidates: preemption.as_ref().map_or_else(Vec::new, |rules| {
+                rules.candidates(&prepared.job, started, now)
+            }),
+            ..prepared.test_request(mode)
+        };
+        reservations::restrict(&mut request, &active, prepared.reservation.as_deref())
+            .expect("the job's reservation was checked before the plugin was loaded");
+        request
     };
     let run_now = request_for(JobTestMode::RunNow, &started);
     let outcome = match plugin.job_test(&run_now) {
@@ -265,11 +345,25 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     if request.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&as_json(cluster, &prepared, &outcome, select, now))?
-        );
+        let mut v = as_json(cluster, &prepared, &outcome, select, now);
+        if let Some(r) = active.first() {
+            let (nodes, node_count, core_count) = shown_reservation(cluster, r);
+            v["reservation"] = json!({
+                "name": r.name,
+                "nodes": nodes,
+                "node_count": node_count,
+                "core_count": core_count,
+            });
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
+        if let Some(r) = active.first() {
+            let (nodes, node_count, core_count) = shown_reservation(cluster, r);
+            println!(
+                "ReservationName={}\n   Nodes={nodes} NodeCnt={node_count} CoreCnt={core_count}",
+                r.name
+            );
+        }
         print!("{}", as_text(cluster, &prepared, &outcome));
     }
     Ok(match outcome {
@@ -277,6 +371,24 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         Outcome::Later(..) => ExitCode::from(3),
         Outcome::Never(_) => ExitCode::from(1),
     })
+}
+
+/// A reservation as `scontrol show reservation` shows it: its nodes
+/// (compressed), their count, and its cores (all its nodes' cores for a
+/// node reservation).
+fn shown_reservation(cluster: &Cluster, r: &Reservation) -> (String, usize, u64) {
+    let nodes: Vec<&Node> = r.nodes.ones().map(|i| &cluster.nodes[i as usize]).collect();
+    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    let cores = r.cores.as_ref().map_or_else(
+        || {
+            nodes
+                .iter()
+                .map(|n| u64::from(n.sockets) * u64::from(n.cores_per_socket))
+                .sum()
+        },
+        |c| c.ones().count() as u64,
+    );
+    (compress_hostlist(&names), nodes.len(), cores)
 }
 
 /// `2026-11-21T16:29:39` (UTC) for Unix seconds.
@@ -343,6 +455,9 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
         }
     };
     out.push_str(&format!("   Partition={partition}\n"));
+    if let Some(r) = &prepared.reservation {
+        out.push_str(&format!("   Reservation={r}\n"));
+    }
     let Some(resources) = planned.and_then(|j| j.resources.as_ref()) else {
         out.push_str(&format!(
             "   NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}\n",

@@ -33,6 +33,9 @@
 //!   the association's default, `normal`.
 //! - **Priority**: `--priority` as given (set by hand); without it 1, a job
 //!   that is not held (a priority plugin computes the real one).
+//! - **Reservation**: `--reservation` is kept with the prepared job
+//!   ([`PreparedJob::reservation`]) for the controller's side
+//!   ([`crate::setup::reservations::restrict`]).
 //! - **Arguments of job-test** ([`PreparedJob::test_request`]), as
 //!   `select_nodes` computes them: `min-nodes` = max(job, partition
 //!   `MinNodes`); `max-nodes` = the job's maximum capped by the partition's
@@ -157,6 +160,9 @@ pub struct JobRequest {
     pub qos: Option<String>,
     /// `--priority`: set by hand (an operator's; 0 holds the job).
     pub priority: Option<u32>,
+    /// `--reservation`: the advanced reservation the job runs in (read by
+    /// the controller, see [`crate::setup::reservations::restrict`]).
+    pub reservation: Option<String>,
     /// `-t` in minutes; `Some(None)` for `UNLIMITED`.
     pub time_limit: Option<Option<u32>>,
 }
@@ -171,6 +177,8 @@ pub struct PreparedJob {
     pub min_nodes: u32,
     pub max_nodes: u32,
     pub req_nodes: u32,
+    /// The reservation it asked for (`--reservation`).
+    pub reservation: Option<String>,
 }
 
 impl PreparedJob {
@@ -251,6 +259,7 @@ const VALUED: &[&[&str]] = &[
     &["--partition", "-p"],
     &["--qos", "-q"],
     &["--priority"],
+    &["--reservation"],
     &["--time", "-t"],
     &["--gres-flags"],
 ];
@@ -384,6 +393,7 @@ impl JobRequest {
             }
             "--qos" => self.qos = Some(value.to_owned()),
             "--priority" => self.priority = Some(number(option, value, "a priority (a number)")?),
+            "--reservation" => self.reservation = Some(value.to_owned()),
             "--time" => self.time_limit = Some(minutes(option, value)?),
             "--gres-flags" => {
                 self.gres_flags = Some(match value {
@@ -636,6 +646,7 @@ impl JobRequest {
             min_nodes,
             max_nodes: max_nodes_arg,
             req_nodes,
+            reservation: self.reservation.clone(),
         })
     }
 }
@@ -1077,8 +1088,18 @@ mod tests {
 
     #[test]
     fn partition_qos_priority_and_time() {
-        let p = prepare(&["-p", "hw", "-t", "1-2:30", "-q", "high", "--priority=250"]);
+        let p = prepare(&[
+            "-p",
+            "hw",
+            "-t",
+            "1-2:30",
+            "-q",
+            "high",
+            "--priority=250",
+            "--reservation=k1",
+        ]);
         assert_eq!(p.job.qos.as_deref(), Some("high"));
+        assert_eq!(p.reservation.as_deref(), Some("k1"));
         assert_eq!((p.job.priority, p.job.direct_set_priority), (250, true));
         assert_eq!(prepare(&[]).job.priority, 1);
         assert_eq!(p.job.partitions, [1]);
