@@ -29,16 +29,7 @@ fn place(running: &[&str], options: &[&str], json: bool) -> (i32, String, String
 fn place_in(config: &str, running: &[&str], options: &[&str], json: bool) -> (i32, String, String) {
     let (conf, gres) = (fixture(config, "slurm.conf"), fixture(config, "gres.conf"));
     let qos = fixture(config, "qos.txt");
-    let mut args = vec![
-        "select",
-        "place",
-        "--slurm-conf",
-        &conf,
-        "--gres-conf",
-        &gres,
-        "--now",
-        NOW,
-    ];
+    let mut args = vec!["--slurm-conf", &conf, "--gres-conf", &gres, "--now", NOW];
     if std::path::Path::new(&qos).is_file() {
         args.extend(["--qos-table", &qos]);
     }
@@ -51,8 +42,14 @@ fn place_in(config: &str, running: &[&str], options: &[&str], json: bool) -> (i3
     }
     args.push("--");
     args.extend(options);
+    select_place(&args)
+}
+
+/// `slurm-wasm select place` with `args`: its exit code, stdout and stderr.
+fn select_place(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
-        .args(&args)
+        .args(["select", "place"])
+        .args(args)
         .output()
         .expect("run slurm-wasm");
     (
@@ -247,14 +244,9 @@ fn a_higher_qos_job_preempts_and_starts() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("QOS `gold` is not in the QOS table"), "{err}");
     // Without the table, preempt/qos cannot tell who preempts whom.
-    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
-        .args(["select", "place", "--slurm-conf"])
-        .arg(fixture(config, "slurm.conf"))
-        .args(["--", "-n1"])
-        .output()
-        .expect("run slurm-wasm");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let conf = fixture(config, "slurm.conf");
+    let (code, _, err) = select_place(&["--slurm-conf", &conf, "--", "-n1"]);
+    assert_eq!(code, 2);
     assert!(
         err.contains("PreemptType=preempt/qos needs the site's QOS table: --qos-table FILE"),
         "{err}"
@@ -271,25 +263,11 @@ fn a_reservation_is_made_and_the_job_runs_beside_or_in_it() {
     let config = "cons_tres-CR_Core_Memory-reserved_jobs";
     let (conf, gres) = (fixture(config, "slurm.conf"), fixture(config, "gres.conf"));
     let run = |options: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
-            .args([
-                "select",
-                "place",
-                "--slurm-conf",
-                &conf,
-                "--gres-conf",
-                &gres,
-            ])
-            .args(["--now", NOW, "--running", "-w n1 -n2 --mem=100"])
-            .args(["--reservation", "k1 NodeCnt=1 CoreCnt=2", "--"])
-            .args(options)
-            .output()
-            .expect("run slurm-wasm");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let mut args = vec!["--slurm-conf", &conf, "--gres-conf", &gres, "--now", NOW];
+        args.extend(["--running", "-w n1 -n2 --mem=100"]);
+        args.extend(["--reservation", "k1 NodeCnt=1 CoreCnt=2", "--"]);
+        args.extend(options);
+        select_place(&args)
     };
     let (code, out, err) = run(&["-w", "n1", "-n4", "--mem=100"]);
     assert_eq!(code, 0, "{err}");
