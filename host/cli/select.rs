@@ -43,7 +43,7 @@ use slurm_wasm_host::setup::preemption::{self, Preemption};
 use slurm_wasm_host::setup::qos::QosTable;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::setup::reservations::{self, Reservation};
-use slurm_wasm_host::types::{Job, Node};
+use slurm_wasm_host::types::Job;
 use slurm_wasm_host::{
     gres_conf, slurm_conf, CallError, Host, HostOptions, PluginSettings, PluginSource,
     SelectPlugin, Services,
@@ -344,10 +344,10 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
+    let shown = active.first().map(|r| (r, shown_reservation(cluster, r)));
     if request.json {
         let mut v = as_json(cluster, &prepared, &outcome, select, now);
-        if let Some(r) = active.first() {
-            let (nodes, node_count, core_count) = shown_reservation(cluster, r);
+        if let Some((r, (nodes, node_count, core_count))) = &shown {
             v["reservation"] = json!({
                 "name": r.name,
                 "nodes": nodes,
@@ -357,8 +357,7 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        if let Some(r) = active.first() {
-            let (nodes, node_count, core_count) = shown_reservation(cluster, r);
+        if let Some((r, (nodes, node_count, core_count))) = &shown {
             println!(
                 "ReservationName={}\n   Nodes={nodes} NodeCnt={node_count} CoreCnt={core_count}",
                 r.name
@@ -374,21 +373,18 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
 }
 
 /// A reservation as `scontrol show reservation` shows it: its nodes
-/// (compressed), their count, and its cores (all its nodes' cores for a
-/// node reservation).
+/// (compressed), their count, and its cores.
 fn shown_reservation(cluster: &Cluster, r: &Reservation) -> (String, usize, u64) {
-    let nodes: Vec<&Node> = r.nodes.ones().map(|i| &cluster.nodes[i as usize]).collect();
-    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
-    let cores = r.cores.as_ref().map_or_else(
-        || {
-            nodes
-                .iter()
-                .map(|n| u64::from(n.sockets) * u64::from(n.cores_per_socket))
-                .sum()
-        },
-        |c| c.ones().count() as u64,
-    );
-    (compress_hostlist(&names), nodes.len(), cores)
+    let names: Vec<String> = r
+        .nodes
+        .ones()
+        .map(|i| cluster.nodes[i as usize].name.clone())
+        .collect();
+    (
+        compress_hostlist(&names),
+        names.len(),
+        r.core_count(cluster),
+    )
 }
 
 /// `2026-11-21T16:29:39` (UTC) for Unix seconds.

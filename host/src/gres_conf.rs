@@ -230,11 +230,7 @@ pub fn find(slurm_conf: &Path, explicit: Option<&Path>) -> Result<Option<GresCon
 /// A [`ConfError`] when the file cannot be read, or any problem of the
 /// file alone listed in the [module documentation](self).
 pub fn load(path: &Path) -> Result<GresConfFile, ConfError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfError {
-        file: path.to_path_buf(),
-        line: 0,
-        message: format!("cannot read: {e}"),
-    })?;
+    let text = ConfError::read(path, None)?;
     parse_str(&text, path)
 }
 

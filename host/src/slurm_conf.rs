@@ -71,6 +71,22 @@ impl fmt::Display for ConfError {
 
 impl std::error::Error for ConfError {}
 
+impl ConfError {
+    /// The text of the file at `path`, or a [`ConfError`] for the whole
+    /// file (line 0) saying it cannot be read, naming `what` the file is
+    /// when given.
+    pub(crate) fn read(path: &Path, what: Option<&str>) -> Result<String, ConfError> {
+        std::fs::read_to_string(path).map_err(|e| ConfError {
+            file: path.to_path_buf(),
+            line: 0,
+            message: match what {
+                Some(what) => format!("cannot read {what}: {e}"),
+                None => format!("cannot read: {e}"),
+            },
+        })
+    }
+}
+
 /// Where a value was written: a file and a line in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
@@ -417,11 +433,7 @@ pub(crate) fn comma_list(value: Option<&str>) -> Vec<String> {
 /// A [`ConfError`] when `path` or an included file cannot be read, or any
 /// problem listed in the [module documentation](self).
 pub fn load(path: &Path) -> Result<SlurmConf, ConfError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfError {
-        file: path.to_path_buf(),
-        line: 0,
-        message: format!("cannot read: {e}"),
-    })?;
+    let text = ConfError::read(path, None)?;
     parse_str(&text, path)
 }
 

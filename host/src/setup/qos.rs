@@ -49,11 +49,7 @@ impl QosTable {
     /// A [`ConfError`] with the file, and the line and what was expected
     /// when the text is malformed (see [`QosTable::parse`]).
     pub fn load(path: &Path) -> Result<QosTable, ConfError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfError {
-            file: path.to_path_buf(),
-            line: 0,
-            message: format!("cannot read the QOS table: {e}"),
-        })?;
+        let text = ConfError::read(path, Some("the QOS table"))?;
         QosTable::parse(&text, path)
     }
 
@@ -253,6 +249,15 @@ mod tests {
         let high = t.get(Some("high")).unwrap();
         assert_eq!(high.mode, None, "off is the cluster's mode");
         assert_eq!(high.preempt, ["normal", "scavenger"]);
+    }
+
+    #[test]
+    fn an_unreadable_table_names_its_file() {
+        let e = QosTable::load(Path::new("/nonexistent/qos.txt")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/nonexistent/qos.txt: cannot read the QOS table: No such file or directory (os error 2)"
+        );
     }
 
     #[test]

@@ -37,6 +37,21 @@ impl Reservation {
             cores: answer.cores,
         }
     }
+
+    /// Its cores, as `scontrol show reservation` counts them (`CoreCnt=`):
+    /// those of a core reservation, every core of its nodes (in `cluster`)
+    /// for a node reservation.
+    pub fn core_count(&self, cluster: &Cluster) -> u64 {
+        match &self.cores {
+            Some(cores) => cores.ones().count() as u64,
+            None => self
+                .nodes
+                .ones()
+                .filter_map(|i| cluster.nodes.get(i as usize))
+                .map(|n| u64::from(cores_of(n)))
+                .sum(),
+        }
+    }
 }
 
 /// A job asked for a reservation that is not active.
@@ -79,7 +94,10 @@ pub fn request<'a>(
     node_count: u32,
     core_count: u32,
 ) -> ReservationRequest {
-    let mut available: Vec<u32> = cluster.partitions[partition].nodes.ones().collect();
+    let mut available = vec![false; cluster.nodes.len()];
+    for i in cluster.partitions[partition].nodes.ones() {
+        available[i as usize] = true;
+    }
     let offsets: Vec<u32> = cluster
         .nodes
         .iter()
@@ -105,7 +123,7 @@ pub fn request<'a>(
             };
             let held: Vec<u32> = node.cores.ones().collect();
             if core_count == 0 || held.len() as u32 == cores_of(n) {
-                available.retain(|&a| a != i);
+                available[i as usize] = false;
             }
             used_cores.extend(held.iter().map(|c| offsets[i as usize] + c));
         }
@@ -114,7 +132,10 @@ pub fn request<'a>(
         node_count,
         core_count,
         cores_per_node: Vec::new(),
-        available: Bitmap::with_ones(cluster.nodes.len() as u32, available),
+        available: Bitmap::with_ones(
+            cluster.nodes.len() as u32,
+            (0u32..).zip(available).filter_map(|(i, a)| a.then_some(i)),
+        ),
         excluded_cores: (core_count > 0).then(|| Bitmap::with_ones(total_cores, used_cores)),
         flags: 0,
     }
@@ -263,6 +284,7 @@ mod tests {
             cores: Some(Bitmap::with_ones(16, [1, 2])),
         };
         let active = [k1];
+        assert_eq!(active[0].core_count(&c), 2);
         let mut inside = test_request(&c, &["-n2"]);
         restrict(&mut inside, &active, Some("k1")).unwrap();
         assert_eq!(inside.candidates.ones().collect::<Vec<_>>(), [0]);
@@ -295,6 +317,8 @@ mod tests {
             nodes: Bitmap::with_ones(4, [1]),
             cores: None,
         }];
+        // CoreCnt= of a node reservation: every core of its node.
+        assert_eq!(active[0].core_count(&c), 4);
         let mut beside = test_request(&c, &["-n8"]);
         restrict(&mut beside, &active, None).unwrap();
         assert_eq!(beside.candidates.ones().collect::<Vec<_>>(), [0, 2, 3]);
