@@ -14,6 +14,20 @@ use slurm_wasm_host::{
     PluginSettings, PluginSource, PriorityPlugin, Services, TaskPlugin,
 };
 
+// Containment cases by class (issue 26), one module each.
+#[path = "hostile_cases/blocking.rs"]
+mod blocking;
+#[path = "hostile_cases/identity.rs"]
+mod identity;
+#[path = "hostile_cases/logs.rs"]
+mod logs;
+#[path = "hostile_cases/node_side.rs"]
+mod node_side;
+#[path = "hostile_cases/restart.rs"]
+mod restart;
+#[path = "hostile_cases/results.rs"]
+mod results;
+
 fn hostile() -> PluginSource {
     PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE").into())
 }
