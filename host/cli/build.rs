@@ -38,6 +38,15 @@ fn main() {
                 file_name: "task_needs_topology.wasm",
             },
         ),
+        (
+            "HOSTILE_RUNTIME",
+            Guest {
+                package: "hostile-runtime",
+                dir: "tests/hostile-runtime",
+                features: &[],
+                file_name: "task_hostile_runtime.wasm",
+            },
+        ),
     ];
     let paths = build(&workspace, &out_dir, &guests.map(|(_, g)| g));
     for ((name, _), path) in guests.iter().zip(paths) {
