@@ -39,6 +39,15 @@ fn main() {
             },
         ),
         (
+            "HOSTILE_SELECT",
+            Guest {
+                package: "hostile-select",
+                dir: "tests/hostile-select",
+                features: &[],
+                file_name: "select_hostile.wasm",
+            },
+        ),
+        (
             "HOSTILE_RUNTIME",
             Guest {
                 package: "hostile-runtime",
