@@ -33,17 +33,78 @@
 //! was expected: a token that is not `Key=Value`, an unterminated quote, a
 //! missing or looping `Include`, an unknown key or a malformed value on a
 //! node or partition line, a malformed hostlist, a node defined twice, a
-//! partition that names an unknown node. Where `slurmctld` logs a
-//! contradiction and carries on with a corrected value (`CPUs=` matching no
-//! product of the node's sockets, cores and threads; both `DefMemPerCPU` and
-//! `DefMemPerNode` on one line), this module refuses the file instead, so
-//! the host never schedules on a shape the administrator did not write.
+//! partition that names an unknown node, or a configuration beyond the
+//! limits below. Where `slurmctld` logs a contradiction and carries on with
+//! a corrected value (`CPUs=` matching no product of the node's sockets,
+//! cores and threads; both `DefMemPerCPU` and `DefMemPerNode` on one line),
+//! this module refuses the file instead, so the host never schedules on a
+//! shape the administrator did not write.
+//!
+//! # Limits
+//!
+//! A few bytes of `slurm.conf` can describe more than memory holds
+//! (`NodeName=n[1-99999999]`, a long `Feature=` copied to every node of a
+//! million-node line, a thousand `Nodes=ALL` partitions, a file included a
+//! thousand times by a file included a thousand times). Each of these is
+//! bounded before it is built, and a file beyond a bound is refused at the
+//! line that crosses it, naming the bound:
+//!
+//! - [`MAX_TEXT`] bytes of text and [`MAX_INCLUDES`] `Include`s, the file
+//!   and everything it includes together;
+//! - [`MAX_NODES`] nodes, with [`MAX_CPUS`] hardware threads in all
+//!   (`Sockets x CoresPerSocket x ThreadsPerCore` summed over the nodes);
+//! - [`MAX_LISTED_NAMES`] names and [`MAX_LISTED_BYTES`] bytes of names in
+//!   all the hostlists of `NodeName=` and `PartitionName=... Nodes=` lines
+//!   together (`Nodes=ALL` counting every node), each hostlist also within
+//!   [`hostlist`]'s own bounds;
+//! - [`MAX_PARTITION_BITS`] partition-node pairs (partitions times nodes),
+//!   the bits of the partitions' node bitmaps;
+//! - [`MAX_KEPT_BYTES`] bytes, estimated, of what the result keeps: each
+//!   node with the parameters it copies from its line, each option and
+//!   record with where it was written, each partition with its members.
+//!
+//! Together these keep any input to a few hundred MB of memory and a
+//! fraction of a second, whatever its text.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::mem::size_of;
 use std::path::{Path, PathBuf};
 
 use crate::hostlist;
+
+/// The most bytes of text the file and everything it includes may hold
+/// together (8 MiB; a site's `slurm.conf` is rarely 100 KB).
+pub const MAX_TEXT: usize = 8 << 20;
+
+/// The most `Include` lines followed in all, nested or not.
+pub const MAX_INCLUDES: usize = 256;
+
+/// The most nodes a configuration may define: [`hostlist::MAX_NAMES`]
+/// (1,048,576), beyond the largest Slurm cluster.
+pub const MAX_NODES: usize = hostlist::MAX_NAMES;
+
+/// The most hardware threads the nodes may have together (2^27, a million
+/// nodes of 128), so that a bitmap over every CPU or core of the cluster
+/// stays within 16 MiB.
+pub const MAX_CPUS: u64 = 1 << 27;
+
+/// The most names all hostlists of a configuration may expand to together
+/// (4 x [`MAX_NODES`]): the nodes, and the partitions' lists of them.
+pub const MAX_LISTED_NAMES: usize = 4 * MAX_NODES;
+
+/// The most bytes of names all hostlists of a configuration may expand to
+/// together (4 x [`hostlist::MAX_BYTES`], 256 MiB).
+pub const MAX_LISTED_BYTES: usize = 4 * hostlist::MAX_BYTES;
+
+/// The most partition-node pairs (partitions x nodes, 2^31): the
+/// partitions' node bitmaps take at most 256 MiB.
+pub const MAX_PARTITION_BITS: u64 = 1 << 31;
+
+/// The most memory, estimated, the parsed configuration may keep (512
+/// MiB): node records with their copied parameters and names, options and
+/// records with their origins, partitions with their members.
+pub const MAX_KEPT_BYTES: u64 = 512 << 20;
 
 /// A problem in a configuration file, at a line (1-based).
 ///
@@ -73,18 +134,44 @@ impl std::error::Error for ConfError {}
 
 impl ConfError {
     /// The text of the file at `path`, or a [`ConfError`] for the whole
-    /// file (line 0) saying it cannot be read, naming `what` the file is
-    /// when given.
+    /// file (line 0) saying it cannot be read or is larger than
+    /// [`MAX_TEXT`], naming `what` the file is when given. Reading stops
+    /// after [`MAX_TEXT`] bytes, so a device or a growing file cannot
+    /// exhaust memory.
     pub(crate) fn read(path: &Path, what: Option<&str>) -> Result<String, ConfError> {
-        std::fs::read_to_string(path).map_err(|e| ConfError {
+        let (what, the) = match what {
+            Some(what) => (format!(" {what}"), format!("{what} is ")),
+            None => (String::new(), String::new()),
+        };
+        let message = match read_limited(path, MAX_TEXT) {
+            Ok(Some(text)) => return Ok(text),
+            Ok(None) => {
+                format!("{the}larger than {MAX_TEXT} bytes, the most a configuration file may hold")
+            }
+            Err(e) => format!("cannot read{what}: {e}"),
+        };
+        Err(ConfError {
             file: path.to_path_buf(),
             line: 0,
-            message: match what {
-                Some(what) => format!("cannot read {what}: {e}"),
-                None => format!("cannot read: {e}"),
-            },
+            message,
         })
     }
+}
+
+/// The text of the file at `path` when it is at most `limit` bytes, `None`
+/// when it is longer; at most `limit + 1` bytes are read.
+fn read_limited(path: &Path, limit: usize) -> std::io::Result<Option<String>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > limit {
+        return Ok(None);
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// Where a value was written: a file and a line in it.
@@ -457,7 +544,11 @@ pub fn parse_str(text: &str, origin: &Path) -> Result<SlurmConf, ConfError> {
         node_defaults: Vec::new(),
         partition_defaults: Vec::new(),
         partition_lines: Vec::new(),
+        partition_names: HashMap::new(),
         records: Vec::new(),
+        hostlists: hostlist::Budget::new(MAX_LISTED_NAMES, MAX_LISTED_BYTES),
+        cpus: 0,
+        kept: 0,
     };
     for line in &reader.lines {
         builder.line(line)?;
@@ -493,6 +584,8 @@ struct Reader {
     /// Canonical paths of the files being read, outermost first.
     stack: Vec<PathBuf>,
     lines: Vec<Vec<Token>>,
+    /// Bytes of text read so far, every file each time it is read.
+    text: usize,
 }
 
 fn origin(files: &[PathBuf], loc: Loc) -> Origin {
@@ -508,6 +601,20 @@ fn error_at(files: &[PathBuf], loc: Loc, message: impl Into<String>) -> ConfErro
 
 impl Reader {
     fn read(&mut self, text: &str, path: &Path, included_at: Option<Loc>) -> Result<(), ConfError> {
+        self.text = self.text.saturating_add(text.len());
+        if self.text > MAX_TEXT {
+            let message = format!(
+                "the configuration and its includes exceed {MAX_TEXT} bytes of text in all"
+            );
+            return Err(match included_at {
+                Some(at) => error_at(&self.files, at, format!("Include: {message}")),
+                None => ConfError {
+                    file: path.to_path_buf(),
+                    line: 0,
+                    message,
+                },
+            });
+        }
         let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if let Some(at) = included_at {
             if self.stack.contains(&canonical) {
@@ -583,18 +690,40 @@ impl Reader {
         if target.is_empty() {
             return Err(error_at(&self.files, at, "Include: expected a file path"));
         }
+        if self.files.len() > MAX_INCLUDES {
+            return Err(error_at(
+                &self.files,
+                at,
+                format!("Include: more than {MAX_INCLUDES} includes in all"),
+            ));
+        }
         let including = &self.files[at.file];
         let path = match including.parent() {
             Some(dir) if Path::new(target).is_relative() => dir.join(target),
             _ => PathBuf::from(target),
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            error_at(
-                &self.files,
-                at,
-                format!("Include: cannot read `{}`: {e}", path.display()),
-            )
-        })?;
+        let left = MAX_TEXT.saturating_sub(self.text);
+        let text = match read_limited(&path, left) {
+            Ok(Some(text)) => text,
+            Ok(None) => {
+                return Err(error_at(
+                    &self.files,
+                    at,
+                    format!(
+                        "Include: `{}` would bring the configuration and its includes over \
+                         {MAX_TEXT} bytes of text in all",
+                        path.display()
+                    ),
+                ))
+            }
+            Err(e) => {
+                return Err(error_at(
+                    &self.files,
+                    at,
+                    format!("Include: cannot read `{}`: {e}", path.display()),
+                ))
+            }
+        };
         self.read(&text, &path, Some(at))
     }
 }
@@ -900,12 +1029,96 @@ struct Builder<'a> {
     partition_defaults: Vec<Param>,
     /// Partitions are resolved once every node is known.
     partition_lines: Vec<(Token, Vec<Param>)>,
+    /// Each partition's line, by name.
+    partition_names: HashMap<String, Loc>,
     records: Vec<Record>,
+    /// What the file's hostlists may still expand to.
+    hostlists: hostlist::Budget,
+    /// Hardware threads of the nodes so far ([`MAX_CPUS`]).
+    cpus: u64,
+    /// Estimated bytes kept so far ([`MAX_KEPT_BYTES`]).
+    kept: u64,
+}
+
+/// Bytes a kept string costs beyond its inline part: its text and the
+/// allocator's overhead.
+fn text_cost(text: &str) -> u64 {
+    if text.is_empty() {
+        0
+    } else {
+        text.len() as u64 + 16
+    }
+}
+
+/// Bytes of one [`Options`] entry.
+fn option_cost(key: &str, value: &str, origin: &Origin) -> u64 {
+    size_of::<(String, String, Origin)>() as u64
+        + text_cost(key)
+        + text_cost(value)
+        + origin.file.as_os_str().len() as u64
+        + 16
+}
+
+/// Bytes of a node record beyond its name, as [`Builder::node_line`]
+/// copies it for every name of its line.
+fn node_cost(node: &NodeConf) -> u64 {
+    let strings = |list: &[String]| -> u64 {
+        list.iter()
+            .map(|s| size_of::<String>() as u64 + text_cost(s))
+            .sum()
+    };
+    let gres: u64 = node
+        .gres
+        .iter()
+        .map(|g| {
+            size_of::<GresConf>() as u64
+                + text_cost(&g.name)
+                + g.type_name.as_deref().map_or(0, text_cost)
+        })
+        .sum();
+    let extra: u64 = node
+        .extra
+        .entries
+        .iter()
+        .map(|(k, v, o)| option_cost(k, v, o))
+        .sum();
+    size_of::<NodeConf>() as u64 + strings(&node.features) + gres + extra
+}
+
+/// Bytes a node's name costs: in its record and in the name index.
+fn name_cost(name_bytes: u64) -> u64 {
+    2 * (name_bytes + 16) + 2 * size_of::<(String, (usize, Loc))>() as u64
 }
 
 impl Builder<'_> {
     fn error(&self, loc: Loc, message: impl Into<String>) -> ConfError {
         error_at(self.files, loc, message)
+    }
+
+    /// Counts `bytes` more as kept, or refuses the line at `loc` when that
+    /// would exceed [`MAX_KEPT_BYTES`].
+    fn keep(&mut self, loc: Loc, bytes: u64) -> Result<(), ConfError> {
+        match self.kept.checked_add(bytes) {
+            Some(kept) if kept <= MAX_KEPT_BYTES => {
+                self.kept = kept;
+                Ok(())
+            }
+            _ => Err(self.error(
+                loc,
+                format!(
+                    "the configuration would keep more than {MAX_KEPT_BYTES} bytes in memory \
+                     with this line (nodes with the parameters each copies from its line, \
+                     options, partition members); split or shorten it"
+                ),
+            )),
+        }
+    }
+
+    /// The origin of an option to keep, counting what the option keeps.
+    fn kept_option(&mut self, key: &str, value: &str, loc: Loc) -> Result<Origin, ConfError> {
+        let origin = origin(self.files, loc);
+        self.keep(loc, option_cost(key, value, &origin))?;
+        Ok(origin)
     }
 
     fn line(&mut self, tokens: &[Token]) -> Result<(), ConfError> {
@@ -921,21 +1134,27 @@ impl Builder<'_> {
                 .into_iter()
                 .find(|k| k.eq_ignore_ascii_case(&token.key))
             {
+                let file = self.files[token.loc.file].clone();
+                let cost = size_of::<Record>() as u64
+                    + text_cost(&token.value)
+                    + file.as_os_str().len() as u64;
+                self.keep(token.loc, cost)?;
                 let mut params = Options::default();
                 for t in rest {
-                    params.push(&t.key, &t.value, origin(self.files, t.loc));
+                    let origin = self.kept_option(&t.key, &t.value, t.loc)?;
+                    params.push(&t.key, &t.value, origin);
                 }
                 self.records.push(Record {
                     kind,
                     name: token.value.clone(),
                     params,
-                    file: self.files[token.loc.file].clone(),
+                    file,
                     line: token.loc.line,
                 });
                 return Ok(());
             }
-            self.options
-                .push(&token.key, &token.value, origin(self.files, token.loc));
+            let origin = self.kept_option(&token.key, &token.value, token.loc)?;
+            self.options.push(&token.key, &token.value, origin);
         }
         Ok(())
     }
@@ -954,12 +1173,48 @@ impl Builder<'_> {
         }
         let params = NODE_KEYS.merge(params, &self.node_defaults);
         let template = self.node_template(head, &params)?;
-        let names = hostlist::expand(&head.value).map_err(|e| {
-            self.error(
+        let bad_hostlist =
+            |e: hostlist::HostlistError| format!("NodeName: bad hostlist `{}`: {e}", head.value);
+        let size =
+            hostlist::measure(&head.value).map_err(|e| self.error(head.loc, bad_hostlist(e)))?;
+        let nodes = self.nodes.len() + size.names;
+        if nodes > MAX_NODES {
+            return Err(self.error(
                 head.loc,
-                format!("NodeName: bad hostlist `{}`: {e}", head.value),
-            )
-        })?;
+                format!(
+                    "NodeName: `{}` would make {nodes} nodes; at most {MAX_NODES} are supported",
+                    head.value
+                ),
+            ));
+        }
+        let threads = u64::from(template.sockets)
+            * u64::from(template.cores_per_socket)
+            * u64::from(template.threads_per_core);
+        let cpus = threads
+            .checked_mul(size.names as u64)
+            .and_then(|n| n.checked_add(self.cpus))
+            .filter(|&n| n <= MAX_CPUS)
+            .ok_or_else(|| {
+                self.error(
+                    head.loc,
+                    format!(
+                        "NodeName: `{}` ({} nodes of {threads} threads) would give the cluster \
+                         more than {MAX_CPUS} CPUs (Sockets x CoresPerSocket x ThreadsPerCore \
+                         summed over the nodes)",
+                        head.value, size.names
+                    ),
+                )
+            })?;
+        let cost = (size.names as u64)
+            .saturating_mul(node_cost(&template) + name_cost(0))
+            .saturating_add(2 * size.bytes as u64);
+        self.keep(head.loc, cost)?;
+        let names = self
+            .hostlists
+            .expand(&head.value)
+            .map_err(|e| self.error(head.loc, bad_hostlist(e)))?;
+        self.cpus = cpus;
+        self.nodes.reserve(names.len());
         for name in names {
             if let Some((_, first)) = self.node_names.get(&name) {
                 return Err(self.error(
@@ -1112,34 +1367,55 @@ impl Builder<'_> {
         if head.value.is_empty() {
             return Err(self.error(head.loc, "PartitionName: expected a partition name"));
         }
-        if let Some((first, _)) = self
-            .partition_lines
-            .iter()
-            .find(|(t, _)| t.value == head.value)
-        {
+        if let Some(first) = self.partition_names.get(&head.value) {
             return Err(self.error(
                 head.loc,
                 format!(
                     "partition `{}` is defined twice (first at {}:{})",
                     head.value,
-                    self.files[first.loc.file].display(),
-                    first.loc.line
+                    self.files[first.file].display(),
+                    first.line
                 ),
             ));
         }
         let params = PARTITION_KEYS.merge(params, &self.partition_defaults);
+        let cost = size_of::<PartitionConf>() as u64
+            + 2 * text_cost(&head.value)
+            + params
+                .iter()
+                .map(|p| {
+                    size_of::<Param>() as u64
+                        + 2 * option_cost(&p.written, &p.value, &origin(self.files, p.loc))
+                })
+                .sum::<u64>();
+        self.keep(head.loc, cost)?;
+        self.partition_names.insert(head.value.clone(), head.loc);
         self.partition_lines.push((head.clone(), params));
         Ok(())
     }
 
-    fn partitions(&self) -> Result<Vec<PartitionConf>, ConfError> {
-        self.partition_lines
-            .iter()
-            .map(|(head, params)| self.partition(head, params))
-            .collect()
+    fn partitions(&mut self) -> Result<Vec<PartitionConf>, ConfError> {
+        let lines = std::mem::take(&mut self.partition_lines);
+        let nodes = self.nodes.len() as u64;
+        let mut partitions = Vec::with_capacity(lines.len());
+        for (count, (head, params)) in (1u64..).zip(&lines) {
+            if count.saturating_mul(nodes) > MAX_PARTITION_BITS {
+                return Err(self.error(
+                    head.loc,
+                    format!(
+                        "PartitionName={}: {count} partitions of {nodes} nodes exceed \
+                         {MAX_PARTITION_BITS} partition-node pairs (the bits of their node \
+                         bitmaps)",
+                        head.value
+                    ),
+                ));
+            }
+            partitions.push(self.partition(head, params)?);
+        }
+        Ok(partitions)
     }
 
-    fn partition(&self, head: &Token, params: &[Param]) -> Result<PartitionConf, ConfError> {
+    fn partition(&mut self, head: &Token, params: &[Param]) -> Result<PartitionConf, ConfError> {
         let name = &head.value;
         let nodes = match find(params, "Nodes") {
             Some(p) => self.partition_nodes(name, p)?,
@@ -1212,22 +1488,32 @@ impl Builder<'_> {
         })
     }
 
-    fn partition_nodes(&self, partition: &str, p: &Param) -> Result<Vec<usize>, ConfError> {
+    /// The members of a partition's `Nodes=`, counted against the file's
+    /// hostlist budget (`ALL` as every node) and kept bytes.
+    fn partition_nodes(&mut self, partition: &str, p: &Param) -> Result<Vec<usize>, ConfError> {
+        let bad_hostlist = |e: hostlist::HostlistError| {
+            format!(
+                "PartitionName={partition} Nodes: bad hostlist `{}`: {e}",
+                p.value
+            )
+        };
         if p.value.eq_ignore_ascii_case("ALL") {
-            return Ok((0..self.nodes.len()).collect());
+            let all = self.nodes.len();
+            self.hostlists
+                .charge(all, 0)
+                .map_err(|e| self.error(p.loc, bad_hostlist(e)))?;
+            self.keep(p.loc, all as u64 * size_of::<usize>() as u64)?;
+            return Ok((0..all).collect());
         }
         if p.value.is_empty() {
             return Ok(Vec::new());
         }
-        let names = hostlist::expand(&p.value).map_err(|e| {
-            self.error(
-                p.loc,
-                format!(
-                    "PartitionName={partition} Nodes: bad hostlist `{}`: {e}",
-                    p.value
-                ),
-            )
-        })?;
+        let size = hostlist::measure(&p.value).map_err(|e| self.error(p.loc, bad_hostlist(e)))?;
+        self.keep(p.loc, size.names as u64 * size_of::<usize>() as u64)?;
+        let names = self
+            .hostlists
+            .expand(&p.value)
+            .map_err(|e| self.error(p.loc, bad_hostlist(e)))?;
         let mut nodes = names
             .iter()
             .map(|n| {
@@ -2060,6 +2346,124 @@ mod tests {
         );
     }
 
+    // Issue 26, class 6: the hostlists of a slurm.conf were bounded one
+    // expression at a time, by count only; a 4.6 KB file reached 9.5 GB.
+    // Each case below was accepted before (after building gigabytes, or
+    // not at all); now each is refused at its line, from sizes computed
+    // before anything is expanded, naming the bound.
+    #[test]
+    fn a_small_file_cannot_describe_more_than_memory_holds() {
+        // A long parameter copied to a million nodes (about 4 GB).
+        let feature = "f".repeat(4000);
+        let e = error(&format!("NodeName=n[1-1000000] Feature={feature}\n"));
+        assert_eq!(e.line, 1);
+        assert!(
+            e.message.starts_with(&format!(
+                "the configuration would keep more than {MAX_KEPT_BYTES} bytes in memory"
+            )),
+            "{e}"
+        );
+        // Lines that each stay within a hostlist's bounds, but not together.
+        assert_error(
+            "NodeName=a[1-600000]\nNodeName=b[1-600000]\n",
+            2,
+            "NodeName: `b[1-600000]` would make 1200000 nodes; at most 1048576 are supported",
+        );
+        assert_error(
+            "NodeName=n[1-1048577]\n",
+            1,
+            "NodeName: bad hostlist `n[1-1048577]`: expands to more than 1048576 names",
+        );
+        // Hardware no bitmap of the cluster's CPUs could cover.
+        assert_error(
+            "NodeName=big Sockets=65535 CoresPerSocket=65535 CPUs=65535\n",
+            1,
+            "NodeName: `big` (1 nodes of 4294836225 threads) would give the cluster more than \
+             134217728 CPUs (Sockets x CoresPerSocket x ThreadsPerCore summed over the nodes)",
+        );
+    }
+
+    // Issue 26, class 6: `Nodes=ALL` and partition hostlists count against
+    // the file's hostlist budget, and partitions times nodes are bounded
+    // (their node bitmaps).
+    #[test]
+    fn partitions_are_bounded_by_members_and_bitmaps() {
+        let mut text = String::from("NodeName=n[1-65536]\n");
+        for p in 0..64 {
+            text.push_str(&format!("PartitionName=p{p} Nodes=ALL\n"));
+        }
+        // 65,536 node names and 63 x 65,536 members fill 4 x 2^20 exactly.
+        assert_error(
+            &text,
+            65,
+            "PartitionName=p63 Nodes: bad hostlist `ALL`: together with the hostlists before \
+             it, expands to more than 4194304 names or 268435456 bytes of names in all",
+        );
+        let mut text = String::from("NodeName=n[1-65536]\n");
+        for p in 0..32_769 {
+            text.push_str(&format!("PartitionName=p{p}\n"));
+        }
+        assert_error(
+            &text,
+            32_770,
+            "PartitionName=p32768: 32769 partitions of 65536 nodes exceed 2147483648 \
+             partition-node pairs (the bits of their node bitmaps)",
+        );
+    }
+
+    // Issue 26, class 6: includes are bounded in number and in text, so a
+    // file cannot include another a thousand times over.
+    #[test]
+    fn includes_are_bounded_in_number_and_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().join("slurm.conf");
+        let part = dir.path().join("part.conf");
+        std::fs::write(&part, "ClusterName=c\n").unwrap();
+        std::fs::write(&top, "Include part.conf\n".repeat(MAX_INCLUDES + 1)).unwrap();
+        let e = load(&top).unwrap_err();
+        assert_eq!(
+            (e.line, e.message.as_str()),
+            (MAX_INCLUDES + 1, "Include: more than 256 includes in all")
+        );
+        std::fs::write(&part, format!("Comment={}\n", "x".repeat(1 << 20))).unwrap();
+        std::fs::write(&top, "Include part.conf\n".repeat(9)).unwrap();
+        let e = load(&top).unwrap_err();
+        assert_eq!(e.line, 8, "{e}");
+        assert!(
+            e.message.ends_with("over 8388608 bytes of text in all"),
+            "{e}"
+        );
+        std::fs::write(&top, "x".repeat(MAX_TEXT + 1)).unwrap();
+        let e = load(&top).unwrap_err();
+        assert_eq!(
+            (e.line, e.message.as_str()),
+            (
+                0,
+                "larger than 8388608 bytes, the most a configuration file may hold"
+            )
+        );
+    }
+
+    /// What a parsed configuration keeps, estimated as the reader counts it.
+    fn kept(conf: &SlurmConf) -> u64 {
+        conf.nodes
+            .iter()
+            .map(|n| node_cost(n) + name_cost(n.name.len() as u64))
+            .sum::<u64>()
+            + conf
+                .partitions
+                .iter()
+                .map(|p| p.nodes.len() as u64 * 8)
+                .sum::<u64>()
+    }
+
+    #[test]
+    fn a_million_plain_nodes_fit() {
+        let conf = parse("NodeName=n[1-1048576] CPUs=4\nPartitionName=all Nodes=ALL\n");
+        assert_eq!(conf.nodes.len(), MAX_NODES);
+        assert!(kept(&conf) <= MAX_KEPT_BYTES * 2 / 3, "{}", kept(&conf));
+    }
+
     #[test]
     fn error_display_is_file_colon_line() {
         let e = error("ClusterName=c\nfoo\n");
@@ -2073,6 +2477,39 @@ mod tests {
         #[test]
         fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
             let _ = parse_str(&text, Path::new("/nonexistent/slurm.conf"));
+        }
+
+        /// Issue 26, class 6: generated files of up to a few KB with
+        /// ranges from tiny to enormous, long values, defaults and
+        /// `Nodes=ALL` are refused or parsed within the bounds.
+        #[test]
+        fn generated_files_stay_within_the_bounds(lines in proptest::collection::vec(
+            (
+                proptest::sample::select(vec!["NodeName=", "PartitionName=", "NodeName=DEFAULT ", "Comment="]),
+                "[a-z]{1,3}",
+                proptest::sample::select(vec![
+                    "", "[1-9]", "[1-999]", "[0-99999999999]", "[1-600000]", "[1-3][1-99]",
+                    "[000000000000000001-2]", "[1-2,5,7-9]",
+                ]),
+                proptest::sample::select(vec![
+                    "", " Nodes=ALL", " CPUs=2", " Sockets=64 CoresPerSocket=64 ThreadsPerCore=8",
+                    " Feature=", " Nodes=a[1-9]",
+                ]),
+                0usize..3000,
+            ),
+            0..24,
+        )) {
+            let text: String = lines
+                .iter()
+                .map(|(key, name, range, param, long)| {
+                    let tail = if param.ends_with('=') { "g".repeat(*long) } else { String::new() };
+                    format!("{key}{name}{range}{param}{tail}\n")
+                })
+                .collect();
+            if let Ok(conf) = parse_str(&text, Path::new("/nonexistent/slurm.conf")) {
+                proptest::prop_assert!(conf.nodes.len() <= MAX_NODES);
+                proptest::prop_assert!(kept(&conf) <= MAX_KEPT_BYTES);
+            }
         }
 
         #[test]
