@@ -17,6 +17,8 @@ use slurm_wasm_host::{
 // Containment cases by class (issue 26), one module each.
 #[path = "hostile_cases/blocking.rs"]
 mod blocking;
+#[path = "hostile_cases/determinism.rs"]
+mod determinism;
 #[path = "hostile_cases/identity.rs"]
 mod identity;
 #[path = "hostile_cases/logs.rs"]

@@ -16,6 +16,10 @@ use crate::store::HostState;
 #[derive(Debug, Clone, Default)]
 pub struct HostOptions {
     /// Directory for compiled components; `None` keeps them in memory only.
+    /// Created (mode 0700) if missing; [`Host::new`] fails unless it is owned
+    /// by the effective user and writable by nobody else. Entries are sealed
+    /// with a key kept in it, and one that fails its check is recompiled,
+    /// never run.
     pub cache_dir: Option<PathBuf>,
     /// Use wasmtime's pooling allocator (fast instantiation, address space
     /// reserved up front for `pooling_instances` instances).
@@ -24,8 +28,9 @@ pub struct HostOptions {
     pub pooling_instances: Option<u32>,
     /// Providers behind the capabilities.
     pub services: Services,
-    /// Seed of the random source WASI gives plugins (deterministic replays).
-    pub random_seed: u64,
+    /// Seed of the random sources WASI gives plugins, for reproducible
+    /// replays (simulations); `None` draws from the operating system.
+    pub random_seed: Option<u64>,
     /// Tell `perf` about plugins' compiled code as plugins are compiled or
     /// read from the disk cache (see [`Profiler`]).
     #[cfg(feature = "profiling")]
@@ -52,7 +57,7 @@ pub(crate) struct Shared {
     pub engine: Engine,
     pub cache: ComponentCache,
     pub services: Services,
-    pub random_seed: u64,
+    pub random_seed: Option<u64>,
     pub linkers: Linkers,
 }
 
@@ -116,7 +121,7 @@ impl Host {
         Ok(Host {
             shared: Arc::new(Shared {
                 engine,
-                cache: ComponentCache::new(options.cache_dir),
+                cache: ComponentCache::new(options.cache_dir)?,
                 services: options.services,
                 random_seed: options.random_seed,
                 linkers,
@@ -151,7 +156,9 @@ fn start_epoch_ticker(engine: &Engine) {
 }
 
 /// WASI preview 2 for a plugin store: linked with nothing behind it (see
-/// [`HostState::new`]).
+/// [`HostState::new`]), its waits bounded by the call's deadline
+/// ([`crate::wasi_poll`]).
 pub(crate) fn add_wasi(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-    wasmtime_wasi::p2::add_to_linker_sync(linker)
+    wasmtime_wasi::p2::add_to_linker_sync(linker)?;
+    crate::wasi_poll::bound_waits(linker)
 }

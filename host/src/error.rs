@@ -49,6 +49,17 @@ pub enum LoadError {
         plugin_type: String,
         capability: String,
     },
+    #[error("plugin {plugin_type}: requires capability `{capability}`, which {slot} plugins cannot have (a {slot} plugin may import: {allowed})")]
+    CapabilityNotAllowed {
+        plugin_type: String,
+        capability: String,
+        slot: &'static str,
+        allowed: String,
+    },
+    /// What `describe` answered breaks the contract's rules for an
+    /// identity (type, name, capability list).
+    #[error("{source_name}: {reason}")]
+    InvalidIdentity { source_name: String, reason: String },
     #[error("plugin {plugin_type}: init failed: {0}", .error)]
     InitFailed {
         plugin_type: String,
@@ -128,6 +139,24 @@ pub enum CallError {
         function: &'static str,
         reason: String,
     },
+    /// A state blob larger than the plugin's [`Limits::state_bytes`]: not
+    /// handed to the plugin, not kept for restarts, not written to a file.
+    ///
+    /// [`Limits::state_bytes`]: crate::Limits::state_bytes
+    #[error("plugin {plugin}: {function}: {bytes} bytes of state, more than the limit of {limit_bytes} bytes the host keeps (raise `state_mb` in the plugin's limits)")]
+    StateTooLarge {
+        plugin: String,
+        function: &'static str,
+        bytes: usize,
+        limit_bytes: usize,
+    },
+    /// A function other than `init` was called before an `init` succeeded
+    /// (a plugin whose `init` failed or faulted never answers).
+    #[error("plugin {plugin}: {function} not called: init has not succeeded (call init first)")]
+    NotInitialised {
+        plugin: String,
+        function: &'static str,
+    },
     /// The plugin is out of service (failure policy exhausted or `fail`).
     #[error("plugin {plugin}: {function} not called: plugin disabled after {reason}")]
     Disabled {
@@ -143,7 +172,10 @@ impl CallError {
     pub fn is_fault(&self) -> bool {
         !matches!(
             self,
-            CallError::Plugin { .. } | CallError::Invalid { .. } | CallError::Disabled { .. }
+            CallError::Plugin { .. }
+                | CallError::Invalid { .. }
+                | CallError::Disabled { .. }
+                | CallError::NotInitialised { .. }
         )
     }
 

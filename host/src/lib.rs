@@ -35,11 +35,13 @@ pub mod job_request;
 pub mod kinds;
 mod limits;
 mod plugin;
+pub mod plugin_log;
 pub mod setup;
 pub mod slurm_conf;
 mod store;
 mod validate;
 mod wasi_log;
+mod wasi_poll;
 
 pub use bindings::types;
 pub use capabilities::{Capability, Grants, Services};

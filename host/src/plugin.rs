@@ -17,10 +17,17 @@ use crate::capabilities::{Grants, Services};
 use crate::engine::{Host, Shared};
 use crate::error::{capability_name, CallError, LoadError, UnknownName};
 use crate::limits::{FailurePolicy, Limits};
+use crate::plugin_log::LogBudget;
+use crate::state::{ComponentDigest, ComponentId};
 use crate::store::{HostState, StepScope};
+use crate::wasi_poll::BlockedPastDeadline;
 
 /// The contract version this host speaks.
 pub const CONTRACT_VERSION: &str = "0.1.0";
+
+/// Longest name a plugin type may have after its kind (`cons_tres` of
+/// `select/cons_tres`).
+pub const MAX_TYPE_NAME: usize = 64;
 
 /// The four plugin kinds, one WIT world each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -78,11 +85,14 @@ impl Slot {
     }
 
     /// Is `plugin_type` a type of this kind: `<kind>/<name>`, the name made
-    /// of letters, digits, `_` and `-` (`select/cons_tres`)?
+    /// of 1 to [`MAX_TYPE_NAME`] letters, digits, `_` and `-`
+    /// (`select/cons_tres`)? Nothing else can name a path, break a log line
+    /// or pass for another plugin's type.
     pub fn accepts_type(self, plugin_type: &str) -> bool {
         plugin_type.split_once('/').is_some_and(|(kind, name)| {
             kind == self.name()
                 && !name.is_empty()
+                && name.len() <= MAX_TYPE_NAME
                 && name
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
@@ -126,6 +136,10 @@ pub struct PluginSettings {
     pub limits: Limits,
     pub grants: Grants,
     pub failure: FailurePolicy,
+    /// Components besides its own whose state files the plugin restores:
+    /// earlier builds of a site's own `.wasm`, by the SHA-256 of their
+    /// bytes (see [`crate::state`]).
+    pub accept_state_from: Vec<ComponentDigest>,
 }
 
 /// Where a plugin's component comes from.
@@ -195,6 +209,83 @@ pub(crate) trait Kind: Sized + 'static {
         store: &mut Store<HostState>,
         data: &[u8],
     ) -> wasmtime::Result<Result<(), PluginError>>;
+    /// What the host remembers of the calls that built the plugin's world
+    /// beyond its configuration and saved state (a select plugin's node
+    /// table and running jobs), kept up to date by the kind's handle.
+    type Journal: Journal;
+    /// Gives a restarted instance its world back from `journal`, after
+    /// `init` and `state-restore`; each call through [`Replay::call`].
+    fn replay(
+        bindings: &Self::Bindings,
+        replay: &mut Replay<'_>,
+        journal: &Self::Journal,
+    ) -> Result<(), CallError>;
+}
+
+/// What a kind keeps of the calls that built its plugin's world.
+pub(crate) trait Journal: Default + Send + 'static {
+    /// The plugin's state was just saved or restored through the host: what
+    /// the state holds need not be replayed any more.
+    fn state_kept(&mut self) {}
+}
+
+impl Journal for () {}
+
+/// The calls that give a restarted instance its world back: each runs with
+/// fresh fuel and deadline, and a fault or a plugin error ends the restart
+/// with a [`CallError::Start`] naming the call.
+pub(crate) struct Replay<'a> {
+    store: &'a mut Store<HostState>,
+    limits: &'a Limits,
+    plugin: &'a str,
+    /// The call the restart serves, for messages.
+    serving: &'static str,
+}
+
+impl Replay<'_> {
+    /// Runs `function` on the restarting instance.
+    pub(crate) fn call(
+        &mut self,
+        function: &'static str,
+        f: impl FnOnce(&mut Store<HostState>) -> wasmtime::Result<Result<(), PluginError>>,
+    ) -> Result<(), CallError> {
+        arm(self.store, self.limits);
+        let reason = match f(self.store) {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => format!("{function} returned error {}: {}", e.code, e.message),
+            Err(trap) => {
+                let data = self.store.data();
+                let fault = classify(
+                    self.plugin,
+                    function,
+                    self.limits,
+                    trap,
+                    data.call.denied.first().copied(),
+                    data.limiter.memory_refused,
+                );
+                format!("replaying {function}: {fault}")
+            }
+        };
+        Err(CallError::Start {
+            plugin: self.plugin.into(),
+            function: self.serving,
+            reason,
+        })
+    }
+}
+
+/// Fresh fuel and deadline for one entry into a plugin: the epoch deadline
+/// stops running code, [`crate::store::CallContext::deadline`] ends WASI
+/// waits at the same time.
+fn arm(store: &mut Store<HostState>, limits: &Limits) {
+    store
+        .set_fuel(limits.fuel_per_call)
+        .expect("fuel is enabled on the engine");
+    store.set_epoch_deadline(limits.deadline_ticks());
+    let data = store.data_mut();
+    data.call.deadline = Some(Instant::now() + limits.deadline);
+    data.call.denied.clear();
+    data.limiter.memory_refused = false;
 }
 
 /// A compiled, checked plugin ready to instantiate.
@@ -202,6 +293,9 @@ struct Loaded<K: Kind> {
     identity: PluginIdentity,
     /// `identity.plugin_type`, shared so a call does not allocate for it.
     plugin_type: Arc<str>,
+    /// The digest of its bytes and whether it is bundled: what its state
+    /// files record as their writer.
+    component_id: ComponentId,
     pre: K::Pre,
 }
 
@@ -217,6 +311,8 @@ struct Slotted<K: Kind> {
     disabled: Option<String>,
     config: Option<K::Config>,
     saved_state: Option<Vec<u8>>,
+    /// The calls since `init` that a restart replays ([`Kind::replay`]).
+    journal: K::Journal,
     fell_back: bool,
 }
 
@@ -228,6 +324,8 @@ pub(crate) struct PluginCore<K: Kind> {
     inner: Mutex<Slotted<K>>,
     /// Fuel used by every call so far (see [`PluginCore::fuel_used`]).
     fuel_used: AtomicU64,
+    /// What it may still log ([`crate::plugin_log`]), across restarts.
+    log: Arc<LogBudget>,
 }
 
 /// Statistics of the last call, for benchmarks and `tracing`.
@@ -256,9 +354,11 @@ impl<K: Kind> PluginCore<K> {
                 disabled: None,
                 config: None,
                 saved_state: None,
+                journal: K::Journal::default(),
                 fell_back: false,
             }),
             fuel_used: AtomicU64::new(0),
+            log: Arc::default(),
         })
     }
 
@@ -298,9 +398,48 @@ impl<K: Kind> PluginCore<K> {
         self.lock().config = Some(config.clone());
     }
 
-    /// Remembers a state blob (saved or restored) for restarts.
-    pub(crate) fn remember_state(&self, data: &[u8]) {
-        self.lock().saved_state = Some(data.to_vec());
+    /// The component it runs (of the fallback once that took over).
+    pub(crate) fn component_id(&self) -> ComponentId {
+        self.lock().loaded.component_id
+    }
+
+    /// Refuses a state blob larger than [`Limits::state_bytes`], before it
+    /// is handed to the plugin or kept.
+    pub(crate) fn check_state_size(
+        &self,
+        function: &'static str,
+        bytes: usize,
+    ) -> Result<(), CallError> {
+        let limit_bytes = self.settings.limits.state_bytes;
+        if bytes > limit_bytes {
+            return Err(CallError::StateTooLarge {
+                plugin: self.plugin_type().to_string(),
+                function,
+                bytes,
+                limit_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Remembers a state blob (saved, restored or received by `function`)
+    /// for restarts; one over [`Limits::state_bytes`] is refused and the
+    /// blob remembered before is kept.
+    pub(crate) fn remember_state(
+        &self,
+        function: &'static str,
+        data: &[u8],
+    ) -> Result<(), CallError> {
+        self.check_state_size(function, data.len())?;
+        let mut slot = self.lock();
+        slot.saved_state = Some(data.to_vec());
+        slot.journal.state_kept();
+        Ok(())
+    }
+
+    /// Reads the journal a restart replays.
+    pub(crate) fn journal<R>(&self, f: impl FnOnce(&K::Journal) -> R) -> R {
+        f(&self.lock().journal)
     }
 
     fn new_store(&self, plugin: &str) -> Store<HostState> {
@@ -311,6 +450,7 @@ impl<K: Kind> PluginCore<K> {
             self.settings.grants.clone(),
             shared.services.clone(),
             shared.random_seed,
+            self.log.clone(),
         );
         let mut store = Store::new(&shared.engine, state);
         store.limiter(|s| &mut s.limiter);
@@ -319,12 +459,26 @@ impl<K: Kind> PluginCore<K> {
 
     /// Runs one call: fresh fuel and deadline, `step` as the step whose
     /// processes the plugin may bind, fault classification, and the failure
-    /// policy.
+    /// policy. Every function but `init` and `fini` is refused until an
+    /// `init` has succeeded ([`CallError::NotInitialised`]).
     pub(crate) fn call<R>(
         &self,
         function: &'static str,
         step: Option<StepScope>,
         f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+    ) -> Result<(R, CallStats), CallError> {
+        self.call_journaled(function, step, f, |_, _| {})
+    }
+
+    /// [`PluginCore::call`], and `record` of its answer into the journal a
+    /// restart replays, under the same lock, so that concurrent calls are
+    /// journaled in the order they ran. `record` runs only on success.
+    pub(crate) fn call_journaled<R>(
+        &self,
+        function: &'static str,
+        step: Option<StepScope>,
+        f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        record: impl FnOnce(&mut K::Journal, &R),
     ) -> Result<(R, CallStats), CallError> {
         let mut slot = self.lock();
         let plugin = slot.loaded.plugin_type.clone();
@@ -333,6 +487,12 @@ impl<K: Kind> PluginCore<K> {
                 plugin: plugin.to_string(),
                 function,
                 reason: reason.clone(),
+            });
+        }
+        if slot.config.is_none() && !matches!(function, "init" | "fini") {
+            return Err(CallError::NotInitialised {
+                plugin: plugin.to_string(),
+                function,
             });
         }
         if slot.live.is_none() {
@@ -347,16 +507,9 @@ impl<K: Kind> PluginCore<K> {
         let limits = &self.settings.limits;
         let live = slot.live.as_mut().expect("instance started above");
         let store = &mut live.store;
-        store
-            .set_fuel(limits.fuel_per_call)
-            .expect("fuel is enabled on the engine");
-        store.set_epoch_deadline(limits.deadline_ticks());
-        {
-            let data = store.data_mut();
-            data.call.denied.clear();
-            data.call.step = step;
-            data.limiter.memory_refused = false;
-        }
+        arm(store, limits);
+        store.data_mut().call.step = step;
+        self.log.start_call();
         let span = tracing::debug_span!("plugin_call", plugin = %plugin, function, fuel_used = tracing::field::Empty, micros = tracing::field::Empty);
         let _entered = span.enter();
         // Reading the clock costs more than the rest of this bookkeeping:
@@ -371,12 +524,26 @@ impl<K: Kind> PluginCore<K> {
             span.record("fuel_used", fuel_used);
             span.record("micros", started.elapsed().as_micros() as u64);
         }
+        if let Some(dropped) = self.log.end_call() {
+            tracing::warn!(
+                plugin = %plugin,
+                function,
+                "dropped {} log messages ({} bytes): over the plugin's log allowance ({} KiB per call, {} KiB/s per plugin)",
+                dropped.messages,
+                dropped.bytes,
+                crate::plugin_log::PER_CALL_BYTES >> 10,
+                crate::plugin_log::BYTES_PER_SECOND >> 10,
+            );
+        }
         let denied = store.data().call.denied.first().copied();
         let memory_refused = store.data().limiter.memory_refused;
         store.data_mut().call.step = None;
         let stats = CallStats { fuel_used };
         match outcome {
-            Ok(Ok(value)) => Ok((value, stats)),
+            Ok(Ok(value)) => {
+                record(&mut slot.journal, &value);
+                Ok((value, stats))
+            }
             Ok(Err(e)) => Err(match denied {
                 Some(c) => CallError::Denied {
                     plugin: plugin.to_string(),
@@ -400,50 +567,42 @@ impl<K: Kind> PluginCore<K> {
         }
     }
 
-    /// Instantiates, initialises with the remembered configuration and
-    /// restores the remembered state.
+    /// Instantiates, initialises with the remembered configuration, restores
+    /// the remembered state and replays the journal ([`Kind::replay`]).
     fn start(&self, slot: &Slotted<K>, function: &'static str) -> Result<Live<K>, CallError> {
         let plugin = slot.loaded.identity.plugin_type.clone();
-        let mut store = self.new_store(&plugin);
-        let fail = |trap: wasmtime::Error| CallError::Start {
-            plugin: plugin.clone(),
-            function,
-            reason: format!("{trap:#}"),
-        };
         let limits = &self.settings.limits;
-        store
-            .set_fuel(limits.fuel_per_call)
-            .expect("fuel is enabled");
-        store.set_epoch_deadline(limits.deadline_ticks());
-        let bindings = K::instantiate(&slot.loaded.pre, &mut store).map_err(fail)?;
+        let mut store = self.new_store(&plugin);
+        arm(&mut store, limits);
+        let bindings = K::instantiate(&slot.loaded.pre, &mut store).map_err(|trap| {
+            let data = store.data();
+            CallError::Start {
+                plugin: plugin.clone(),
+                function,
+                reason: classify(
+                    &plugin,
+                    "instantiate",
+                    limits,
+                    trap,
+                    None,
+                    data.limiter.memory_refused,
+                )
+                .to_string(),
+            }
+        })?;
+        let mut replay = Replay {
+            store: &mut store,
+            limits,
+            plugin: &plugin,
+            serving: function,
+        };
         if let Some(config) = &slot.config {
-            store
-                .set_fuel(limits.fuel_per_call)
-                .expect("fuel is enabled");
-            store.set_epoch_deadline(limits.deadline_ticks());
-            K::init(&bindings, &mut store, config)
-                .map_err(fail)?
-                .map_err(|e| CallError::Plugin {
-                    plugin: plugin.clone(),
-                    function: "init",
-                    code: e.code,
-                    message: e.message,
-                })?;
+            replay.call("init", |s| K::init(&bindings, s, config))?;
         }
         if let Some(state) = &slot.saved_state {
-            store
-                .set_fuel(limits.fuel_per_call)
-                .expect("fuel is enabled");
-            store.set_epoch_deadline(limits.deadline_ticks());
-            K::restore(&bindings, &mut store, state)
-                .map_err(fail)?
-                .map_err(|e| CallError::Plugin {
-                    plugin: plugin.clone(),
-                    function: "state-restore",
-                    code: e.code,
-                    message: e.message,
-                })?;
+            replay.call("state-restore", |s| K::restore(&bindings, s, state))?;
         }
+        K::replay(&bindings, &mut replay, &slot.journal)?;
         Ok(Live { store, bindings })
     }
 
@@ -524,6 +683,11 @@ fn classify(
             function,
             limit: limits.deadline,
         },
+        _ if error.is::<BlockedPastDeadline>() => CallError::Deadline {
+            plugin,
+            function,
+            limit: limits.deadline,
+        },
         Some(Trap::StackOverflow) => CallError::Stack { plugin, function },
         _ if memory_refused => CallError::Memory {
             plugin,
@@ -554,7 +718,15 @@ fn load_checked<K: Kind>(
 ) -> Result<Loaded<K>, LoadError> {
     let (source_name, bytes) = source.read()?;
     let shared = &host.shared;
-    let component = shared.cache.get(&shared.engine, &source_name, &bytes)?;
+    let component_id = ComponentId {
+        digest: ComponentDigest::of(&bytes),
+        bundled: matches!(source, PluginSource::Bundled(_)),
+    };
+    let component =
+        shared
+            .cache
+            .get_digested(&shared.engine, &source_name, component_id.digest, &bytes)?;
+    check_contract(&component, &shared.engine, &source_name)?;
     check_imports(&component, &shared.engine, &source_name, K::SLOT)?;
     let instance_pre =
         K::linker(shared)
@@ -573,11 +745,14 @@ fn load_checked<K: Kind>(
     Ok(Loaded {
         plugin_type: identity.plugin_type.as_str().into(),
         identity,
+        component_id,
         pre,
     })
 }
 
-/// Calls `describe` in a throwaway instance, under the plugin's limits.
+/// Calls `describe` in a throwaway instance, under the plugin's limits: a
+/// start function or `describe` that loops, sleeps, traps or grows past the
+/// memory limit is refused with the limit it hit.
 fn describe<K: Kind>(
     shared: &Shared,
     pre: &K::Pre,
@@ -590,19 +765,28 @@ fn describe<K: Kind>(
         Grants::none(),
         shared.services.clone(),
         shared.random_seed,
+        Arc::default(),
     );
     let mut store = Store::new(&shared.engine, state);
     store.limiter(|s| &mut s.limiter);
-    store
-        .set_fuel(settings.limits.fuel_per_call)
-        .expect("fuel is enabled");
-    store.set_epoch_deadline(settings.limits.deadline_ticks());
-    let fail = |e: wasmtime::Error| LoadError::Instantiate {
-        source_name: source_name.into(),
-        reason: format!("describe failed: {e:#}"),
+    arm(&mut store, &settings.limits);
+    let fail = |store: &Store<HostState>, function: &'static str, trap: wasmtime::Error| {
+        let data = store.data();
+        let fault = classify(
+            source_name,
+            function,
+            &settings.limits,
+            trap,
+            data.call.denied.first().copied(),
+            data.limiter.memory_refused,
+        );
+        LoadError::Instantiate {
+            source_name: source_name.into(),
+            reason: format!("describe failed: {fault}"),
+        }
     };
-    let bindings = K::instantiate(pre, &mut store).map_err(fail)?;
-    K::describe(&bindings, &mut store).map_err(fail)
+    let bindings = K::instantiate(pre, &mut store).map_err(|e| fail(&store, "instantiate", e))?;
+    K::describe(&bindings, &mut store).map_err(|e| fail(&store, "describe", e))
 }
 
 /// Refuses imports outside the slot's world, with a message naming them.
@@ -635,34 +819,125 @@ fn check_imports(
     Ok(())
 }
 
-/// Slot, contract version and required capabilities.
+/// Longest descriptive name a plugin may give (`plugin-name`).
+const MAX_PLUGIN_NAME: usize = 256;
+
+/// Slot, type, name, contract version and required capabilities: what a
+/// plugin says of itself is checked before anything is taken from it.
 fn check_identity(
     identity: &PluginIdentity,
     source_name: &str,
     slot: Slot,
     settings: &PluginSettings,
 ) -> Result<(), LoadError> {
-    let kind = identity.plugin_type.split('/').next().unwrap_or_default();
-    if kind != slot.name() || !identity.plugin_type.contains('/') {
-        return Err(LoadError::WrongSlot {
-            source_name: source_name.into(),
-            found: identity.plugin_type.clone(),
-            slot: slot.name(),
-        });
+    let invalid = |reason: String| LoadError::InvalidIdentity {
+        source_name: source_name.into(),
+        reason,
+    };
+    let plugin_type = &identity.plugin_type;
+    if !slot.accepts_type(plugin_type) {
+        if Slot::ALL.iter().any(|other| other.accepts_type(plugin_type)) {
+            return Err(LoadError::WrongSlot {
+                source_name: source_name.into(),
+                found: plugin_type.clone(),
+                slot: slot.name(),
+            });
+        }
+        return Err(invalid(format!(
+            "declares plugin type `{}`, which is not a {slot} plugin type: expected `{slot}/<name>`, the name of 1 to {MAX_TYPE_NAME} letters, digits, `_` and `-`",
+            crate::plugin_log::escape(&truncated(plugin_type, 80)),
+        )));
+    }
+    let name = &identity.plugin_name;
+    if name.len() > MAX_PLUGIN_NAME || name.chars().any(char::is_control) {
+        return Err(invalid(format!(
+            "declares plugin name `{}` ({} bytes): expected at most {MAX_PLUGIN_NAME} bytes without control characters",
+            crate::plugin_log::escape(&truncated(name, 80)),
+            name.len()
+        )));
     }
     if let Some(reason) = contract_incompatibility(&identity.contract_version) {
         return Err(LoadError::IncompatibleContract {
             source_name: source_name.into(),
-            found: identity.contract_version.clone(),
+            found: crate::plugin_log::escape(&truncated(&identity.contract_version, 40))
+                .into_owned(),
             host: CONTRACT_VERSION,
             reason,
         });
     }
-    for capability in &identity.required_capabilities {
+    let required = &identity.required_capabilities;
+    if required.len() > Capability::ALL.len() {
+        return Err(invalid(format!(
+            "lists {} required capabilities; there are {}",
+            required.len(),
+            Capability::ALL.len()
+        )));
+    }
+    for (i, capability) in required.iter().enumerate() {
+        if required[..i].contains(capability) {
+            return Err(invalid(format!(
+                "lists required capability `{}` twice",
+                capability_name(*capability)
+            )));
+        }
+        if !slot.allowed_capabilities().contains(capability) {
+            return Err(LoadError::CapabilityNotAllowed {
+                plugin_type: plugin_type.clone(),
+                capability: capability_name(*capability).into(),
+                slot: slot.name(),
+                allowed: slot
+                    .allowed_capabilities()
+                    .iter()
+                    .map(|c| capability_name(*c))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
         if !settings.grants.allows(*capability) {
             return Err(LoadError::CapabilityNotGranted {
-                plugin_type: identity.plugin_type.clone(),
+                plugin_type: plugin_type.clone(),
                 capability: capability_name(*capability).into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// At most `max` characters of `text`, with `...` when cut.
+fn truncated(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}...", &text[..cut]).into(),
+        None => text.into(),
+    }
+}
+
+/// The `slurm:plugin` contract versions a component's imports and exports
+/// name, first the one incompatible with [`CONTRACT_VERSION`] if any: a
+/// component built against another contract is refused with its version
+/// before the linker reports the functions it lacks.
+fn check_contract(
+    component: &Component,
+    engine: &wasmtime::Engine,
+    source_name: &str,
+) -> Result<(), LoadError> {
+    let ty = component.component_type();
+    let names = ty
+        .imports(engine)
+        .map(|(name, _)| name)
+        .chain(ty.exports(engine).map(|(name, _)| name));
+    for name in names {
+        let Some(rest) = name.strip_prefix("slurm:plugin/") else {
+            continue;
+        };
+        let Some((_, version)) = rest.split_once('@') else {
+            continue;
+        };
+        if let Some(reason) = contract_incompatibility(version) {
+            return Err(LoadError::IncompatibleContract {
+                source_name: source_name.into(),
+                found: version.into(),
+                host: CONTRACT_VERSION,
+                reason,
             });
         }
     }
@@ -673,8 +948,12 @@ fn check_identity(
 /// the same minor; a plugin may not be newer than the host.
 fn contract_incompatibility(version: &str) -> Option<&'static str> {
     let parse = |v: &str| -> Option<(u64, u64, u64)> {
-        let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
-        Some((parts.next()??, parts.next()??, parts.next()??))
+        let mut parts = v.split('.').map(|p| {
+            let digits = !p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit());
+            digits.then(|| p.parse::<u64>().ok()).flatten()
+        });
+        let version = (parts.next()??, parts.next()??, parts.next()??);
+        parts.next().is_none().then_some(version)
     };
     let Some((major, minor, patch)) = parse(version) else {
         return Some("not a semver version");

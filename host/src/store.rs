@@ -1,6 +1,10 @@
 //! Per-instance state: what a plugin's `Store` carries.
 
 use std::sync::Arc;
+use std::time::Instant;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
@@ -8,7 +12,9 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::capabilities::cpuset::BindTarget;
 use crate::capabilities::{Capability, Grants, Services};
+use crate::capabilities::clock::WasiClocks;
 use crate::limits::Limits;
+use crate::plugin_log::LogBudget;
 use crate::wasi_log::TracingStream;
 
 /// The data of one plugin instance's `Store`.
@@ -21,6 +27,8 @@ pub struct HostState {
     pub(crate) grants: Grants,
     pub(crate) services: Services,
     pub(crate) call: CallContext,
+    /// The plugin's log allowance, shared by its instances.
+    pub(crate) log: Arc<LogBudget>,
 }
 
 /// What the host knows about the call in progress.
@@ -28,18 +36,28 @@ pub struct HostState {
 pub(crate) struct CallContext {
     /// Capabilities the plugin asked for without a grant during this call.
     pub denied: Vec<Capability>,
+    /// When the call must be over: a WASI wait ends here
+    /// ([`crate::wasi_poll`]), as the epoch deadline ends running code.
+    pub deadline: Option<Instant>,
     /// The step this call is about, whose task processes the plugin may
     /// bind; `None` for calls about no step (nothing may be bound).
     pub step: Option<StepScope>,
 }
 
-/// The step a call is about: its ids and its task processes on this node.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The step a call is about: its ids, its task processes on this node, and
+/// the hardware it holds there: the cores whose CPUs `cpuset` may bind its
+/// tasks to, and the GPUs whose clocks `gpu-control` may change. The
+/// default scope holds nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct StepScope {
     job_id: u32,
     step_id: u32,
     /// `(pid, local task id)`, the first entry for a pid winning.
     tasks: Vec<(u32, u32)>,
+    /// The step's cores on this node (abstract core indices), ascending.
+    cores: Vec<u32>,
+    /// The step's GPUs on this node (NVML indices), ascending.
+    gpus: Vec<u32>,
 }
 
 impl StepScope {
@@ -51,7 +69,35 @@ impl StepScope {
             job_id,
             step_id,
             tasks: tasks.into_iter().filter(|&(pid, _)| pid != 0).collect(),
+            ..StepScope::default()
         }
+    }
+
+    /// The same scope holding `cores` (abstract core indices) of the node.
+    pub fn with_cores(mut self, cores: impl IntoIterator<Item = u32>) -> Self {
+        self.cores = sorted(cores);
+        self
+    }
+
+    /// The same scope holding `gpus` (NVML indices) of the node.
+    pub fn with_gpus(mut self, gpus: impl IntoIterator<Item = u32>) -> Self {
+        self.gpus = sorted(gpus);
+        self
+    }
+
+    /// `job.step`, for messages.
+    pub fn name(&self) -> String {
+        format!("{}.{}", self.job_id, self.step_id)
+    }
+
+    /// The step's cores on this node, ascending.
+    pub fn cores(&self) -> &[u32] {
+        &self.cores
+    }
+
+    /// The step's GPUs on this node, ascending.
+    pub fn gpus(&self) -> &[u32] {
+        &self.gpus
     }
 
     /// What binding `pid` means, or `None` if `pid` is no task of the step.
@@ -73,33 +119,57 @@ impl StepScope {
     }
 }
 
+fn sorted(ids: impl IntoIterator<Item = u32>) -> Vec<u32> {
+    let mut ids: Vec<u32> = ids.into_iter().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 impl HostState {
     /// A state with WASI linked to nothing: no preopened directories, no
-    /// environment or arguments, no network, stdout and stderr to `tracing`.
+    /// environment or arguments, no network, stdout and stderr to `tracing`
+    /// through the plugin's log allowance, WASI's clocks answered by the
+    /// `clock` service (virtual time in simulations), and WASI's random
+    /// sources drawn from `seed` when there is one (reproducible replays) or
+    /// from the operating system.
     pub(crate) fn new(
         plugin: Arc<str>,
         limits: &Limits,
         grants: Grants,
         services: Services,
-        seed: u64,
+        seed: Option<u64>,
+        log: Arc<LogBudget>,
     ) -> Self {
-        let wasi = WasiCtxBuilder::new()
-            .stdout(TracingStream::new(plugin.clone(), "stdout"))
-            .stderr(TracingStream::new(plugin.clone(), "stderr"))
+        let clocks = WasiClocks(services.clock.clone());
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.stdout(TracingStream::new(plugin.clone(), "stdout", log.clone()))
+            .stderr(TracingStream::new(plugin.clone(), "stderr", log.clone()))
+            .wall_clock(clocks.clone())
+            .monotonic_clock(clocks)
             .allow_tcp(false)
             .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .insecure_random_seed(u128::from(seed))
-            .build();
+            .allow_ip_name_lookup(false);
+        if let Some(seed) = seed {
+            wasi.secure_random(StdRng::seed_from_u64(seed))
+                .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)))
+                .insecure_random_seed(u128::from(seed));
+        }
         HostState {
             plugin,
-            wasi,
+            wasi: wasi.build(),
             table: ResourceTable::new(),
             limiter: Limiter::new(limits),
             grants,
             services,
             call: CallContext::default(),
+            log,
         }
+    }
+
+    /// The plugin's resource table (WASI's pollables and streams).
+    pub(crate) fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
     }
 
     /// Records an ungranted capability use and returns its denial.
@@ -196,5 +266,15 @@ mod tests {
         // Pid 0 would make the kernel bind (or move) the host itself.
         assert_eq!(scope.target(0), None);
         assert_eq!(scope.target(1), None);
+    }
+
+    #[test]
+    fn step_scope_holds_its_cores_and_gpus_sorted_once() {
+        let scope = StepScope::new(5, 2, [])
+            .with_cores([3, 1, 3])
+            .with_gpus([2, 0]);
+        assert_eq!((scope.name(), scope.cores(), scope.gpus()), ("5.2".into(), &[1, 3][..], &[0, 2][..]));
+        // The default scope holds nothing: no CPU and no GPU may be touched.
+        assert!(StepScope::default().cores().is_empty() && StepScope::default().gpus().is_empty());
     }
 }

@@ -1,5 +1,6 @@
 //! A WASI output stream that forwards a plugin's stdout/stderr to `tracing`,
-//! one event per line, tagged with the plugin.
+//! one event per line, tagged with the plugin, escaped and bounded by the
+//! plugin's log allowance ([`crate::plugin_log`]).
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -7,6 +8,8 @@ use std::task::{Context, Poll};
 
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
+
+use crate::plugin_log::{LogBudget, Origin};
 
 /// Lines longer than this are split; keeps a plugin from building one
 /// unbounded line in host memory.
@@ -18,20 +21,23 @@ pub(crate) struct TracingStream {
     plugin: Arc<str>,
     stream: &'static str,
     pending: Arc<Mutex<Vec<u8>>>,
+    budget: Arc<LogBudget>,
 }
 
 impl TracingStream {
-    pub(crate) fn new(plugin: Arc<str>, stream: &'static str) -> Self {
+    pub(crate) fn new(plugin: Arc<str>, stream: &'static str, budget: Arc<LogBudget>) -> Self {
         TracingStream {
             plugin,
             stream,
             pending: Arc::new(Mutex::new(Vec::new())),
+            budget,
         }
     }
 
     fn emit(&self, line: &[u8]) {
-        let text = String::from_utf8_lossy(line);
-        tracing::info!(target: "slurm_wasm::plugin_output", plugin = %self.plugin, stream = self.stream, "{}", text.trim_end());
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        self.budget
+            .write(&self.plugin, Origin::Stream(self.stream), line);
     }
 
     fn push(&self, bytes: &[u8]) {

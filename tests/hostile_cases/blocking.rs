@@ -1,1 +1,115 @@
-//! (filled in by the issue 26 work)
+//! Issue 26, class 1: no import lets a plugin block the host past its
+//! deadline.
+//!
+//! Before: epochs interrupt only running wasm, so a plugin sleeping through
+//! WASI (`std::thread::sleep`) held its call 20 s against a 2 s deadline,
+//! a second thread waited as long for the plugin's lock, and the same
+//! sleep in `describe` held the load. Now every WASI wait ends at the
+//! call's deadline (`wasi_poll` in the host).
+
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use slurm_wasm_host::capabilities::clock::VirtualClock;
+use slurm_wasm_host::{
+    fixtures, CallError, FailurePolicy, Host, HostOptions, LoadError, PluginSource, Services,
+    TaskPlugin,
+};
+
+use super::{assert_names, tight};
+
+fn runtime() -> PluginSource {
+    PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_RUNTIME").into())
+}
+
+fn act(plugin: &TaskPlugin, act: &str) -> Result<Vec<String>, CallError> {
+    let mut request = fixtures::launch_request(1, 1, 4);
+    request.cpu_bind = act.into();
+    plugin.slurmd_launch_request(&request).map(|b| b.messages)
+}
+
+/// A plugin with a 300 ms deadline.
+fn sleeper() -> TaskPlugin {
+    let mut settings = tight(FailurePolicy::Restart { max_restarts: 10 });
+    settings.limits.deadline = Duration::from_millis(300);
+    let host = Host::new(HostOptions::default()).expect("host");
+    let plugin = TaskPlugin::load(&host, &runtime(), settings).expect("loads");
+    plugin.init(&fixtures::task_config()).expect("init");
+    plugin
+}
+
+#[test]
+fn a_wasi_sleep_ends_at_the_deadline_as_a_deadline_fault() {
+    let plugin = sleeper();
+    let started = Instant::now();
+    let err = act(&plugin, "sleep:20000").unwrap_err();
+    // The 20 s sleep ended at the 300 ms deadline (bound generous for a
+    // loaded CI machine; before the fix the call took the full 20 s).
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(err, CallError::Deadline { .. }), "{err:?}");
+    assert_names(
+        &err.to_string(),
+        &[
+            "task/hostile_runtime",
+            "slurmd-launch-request",
+            "deadline",
+            "300 ms",
+        ],
+    );
+    // The plugin restarts and serves; a short sleep within the deadline is
+    // an ordinary wait.
+    assert_eq!(act(&plugin, "sleep:5").expect("short sleep"), ["woke"]);
+}
+
+#[test]
+fn a_second_thread_is_not_held_behind_a_sleeping_plugin() {
+    let plugin = Arc::new(sleeper());
+    let sleeping = {
+        let plugin = plugin.clone();
+        thread::spawn(move || act(&plugin, "sleep:20000"))
+    };
+    thread::sleep(Duration::from_millis(50));
+    let started = Instant::now();
+    // Waits for the plugin's lock, which the sleeper holds until its deadline.
+    act(&plugin, "").expect("the next call is served");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(
+        sleeping.join().expect("thread"),
+        Err(CallError::Deadline { .. })
+    ));
+}
+
+#[test]
+fn a_sleep_in_describe_ends_the_load_at_the_deadline() {
+    // task/hostile_runtime sleeps 30 s in describe when the clock reads 1007.
+    let host = Host::new(HostOptions {
+        services: Services {
+            clock: Arc::new(VirtualClock::new(1007)),
+            ..Services::default()
+        },
+        ..HostOptions::default()
+    })
+    .expect("host");
+    let mut settings = tight(FailurePolicy::Fail);
+    settings.limits.deadline = Duration::from_millis(300);
+    let started = Instant::now();
+    let err = TaskPlugin::load(&host, &runtime(), settings)
+        .err()
+        .expect("refused");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(err, LoadError::Instantiate { .. }), "{err:?}");
+    assert_names(&err.to_string(), &["describe", "deadline", "300 ms"]);
+}

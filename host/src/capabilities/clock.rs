@@ -1,7 +1,12 @@
 //! The `clock` capability: wall time, or virtual time in simulations.
+//!
+//! The same [`Clock`] also answers WASI's `wall-clock` and `monotonic-clock`
+//! ([`WasiClocks`]), so a plugin reading `std::time::SystemTime` in a
+//! simulation sees the simulated time, as it does through the capability.
 
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A source of time for plugins.
 pub trait Clock: Send + Sync {
@@ -9,6 +14,40 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> i64;
     /// Nanoseconds from an arbitrary, fixed origin; never decreases.
     fn monotonic_nanos(&self) -> u64;
+    /// Time since the Unix epoch at the clock's resolution (whole seconds
+    /// unless the clock says otherwise); before the epoch reads as zero.
+    fn wall(&self) -> Duration {
+        Duration::from_secs(self.now().max(0) as u64)
+    }
+    /// The smallest step [`Clock::wall`] and [`Clock::monotonic_nanos`]
+    /// take.
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+}
+
+/// WASI's `wall-clock` and `monotonic-clock` answered by a [`Clock`].
+#[derive(Clone)]
+pub(crate) struct WasiClocks(pub Arc<dyn Clock>);
+
+impl wasmtime_wasi::HostWallClock for WasiClocks {
+    fn resolution(&self) -> Duration {
+        self.0.resolution()
+    }
+
+    fn now(&self) -> Duration {
+        self.0.wall()
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for WasiClocks {
+    fn resolution(&self) -> u64 {
+        self.0.resolution().as_nanos().min(u128::from(u64::MAX)) as u64
+    }
+
+    fn now(&self) -> u64 {
+        self.0.monotonic_nanos()
+    }
 }
 
 /// The machine's clocks.
@@ -30,6 +69,16 @@ impl Clock for SystemClock {
 
     fn monotonic_nanos(&self) -> u64 {
         process_start().elapsed().as_nanos() as u64
+    }
+
+    fn wall(&self) -> Duration {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+    }
+
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
     }
 }
 

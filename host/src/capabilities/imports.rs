@@ -1,37 +1,25 @@
 //! The contract's capability imports, implemented on [`HostState`]: each
 //! checks the plugin's grants, then asks the provider.
 
+use crate::allocation::ranges;
 use crate::bindings::base::slurm::plugin::{clock, log, types};
 use crate::bindings::gres::slurm::plugin::{gpu, gpu_control};
 use crate::bindings::task::slurm::plugin::{cpuset, topology};
 use crate::capabilities::cpuset::BindTarget;
+use crate::capabilities::topology::cpus_of_cores;
 use crate::capabilities::{Capability, CapabilityError};
 use crate::store::{HostState, StepScope};
-
-/// Longest log message kept; the rest is cut with a marker.
-const MAX_LOG_MESSAGE: usize = 64 * 1024;
 
 impl types::Host for HostState {}
 
 impl log::Host for HostState {
+    /// Escaped and bounded by the plugin's log allowance ([`crate::plugin_log`]).
     fn write(&mut self, level: log::Level, message: String) {
-        let mut message = message;
-        if message.len() > MAX_LOG_MESSAGE {
-            let mut cut = MAX_LOG_MESSAGE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-            message.push_str(" [truncated]");
-        }
-        let plugin = &*self.plugin;
-        match level {
-            log::Level::Error => tracing::error!(target: "slurm_wasm::plugin", plugin, "{message}"),
-            log::Level::Warn => tracing::warn!(target: "slurm_wasm::plugin", plugin, "{message}"),
-            log::Level::Info => tracing::info!(target: "slurm_wasm::plugin", plugin, "{message}"),
-            log::Level::Debug => tracing::debug!(target: "slurm_wasm::plugin", plugin, "{message}"),
-            log::Level::Trace => tracing::trace!(target: "slurm_wasm::plugin", plugin, "{message}"),
-        }
+        self.log.write(
+            &self.plugin,
+            crate::plugin_log::Origin::Log(level),
+            message.as_bytes(),
+        );
     }
 }
 
@@ -88,6 +76,59 @@ impl HostState {
             ))
         })
     }
+
+    /// Refuses `cpus` (OS ids) unless each is a CPU of the step's cores on
+    /// this node, as Slurm binds a task only within its step's CPUs; the
+    /// cores are mapped to CPUs through the host's own topology.
+    fn within_step_cpus(&self, cpus: &[u32]) -> Result<(), CapabilityError> {
+        let Some(step) = self.call.step.as_ref() else {
+            return Err(CapabilityError::Failed(
+                "no step: CPUs may be bound only for a step's tasks".into(),
+            ));
+        };
+        let layout = self.services.topology.cpu_layout().map_err(|e| {
+            CapabilityError::Failed(format!(
+                "cannot tell the CPUs of step {} (reading this node's CPU layout: {e:?})",
+                step.name()
+            ))
+        })?;
+        let held = cpus_of_cores(&layout, step.cores());
+        let outside: Vec<u32> = cpus
+            .iter()
+            .copied()
+            .filter(|c| held.binary_search(c).is_err())
+            .collect();
+        if outside.is_empty() {
+            return Ok(());
+        }
+        Err(CapabilityError::Failed(format!(
+            "CPUs {} are not CPUs of step {} on this node (its CPUs: {})",
+            ranges(outside),
+            step.name(),
+            if held.is_empty() {
+                "none".into()
+            } else {
+                ranges(held)
+            }
+        )))
+    }
+
+    /// Refuses `gpu-control` on GPU `index` unless the step this call
+    /// serves holds it (`step-hardware-init` and `-fini` of its GPUs).
+    fn within_step_gpus(&self, index: u32) -> Result<(), CapabilityError> {
+        let gpus = self.call.step.as_ref().map_or(&[][..], StepScope::gpus);
+        if gpus.contains(&index) {
+            return Ok(());
+        }
+        Err(CapabilityError::Failed(format!(
+            "GPU {index} is not a GPU of the step this call serves (its GPUs: {})",
+            if gpus.is_empty() {
+                "none".into()
+            } else {
+                ranges(gpus.iter().copied())
+            }
+        )))
+    }
 }
 
 impl cpuset::Host for HostState {
@@ -102,6 +143,7 @@ impl cpuset::Host for HostState {
                 "refusing to bind to an empty CPU set".into(),
             ));
         }
+        self.within_step_cpus(&ids)?;
         self.services.cpuset.bind(&target, &ids)
     }
 
@@ -148,6 +190,7 @@ impl gpu_control::Host for HostState {
         if !self.grants.allows(Capability::GpuControl) {
             return Err(self.deny(Capability::GpuControl));
         }
+        self.within_step_gpus(index)?;
         self.services.gpu.application_clocks(index)
     }
 
@@ -159,6 +202,7 @@ impl gpu_control::Host for HostState {
         if !self.grants.allows(Capability::GpuControl) {
             return Err(self.deny(Capability::GpuControl));
         }
+        self.within_step_gpus(index)?;
         self.services.gpu.set_application_clocks(index, clocks)
     }
 
@@ -166,6 +210,7 @@ impl gpu_control::Host for HostState {
         if !self.grants.allows(Capability::GpuControl) {
             return Err(self.deny(Capability::GpuControl));
         }
+        self.within_step_gpus(index)?;
         self.services.gpu.reset_application_clocks(index)
     }
 }

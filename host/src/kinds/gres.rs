@@ -1,5 +1,10 @@
-//! The typed gres API: [`GresPlugin`]. Environment edits are checked for
-//! valid variable names before a caller applies them.
+//! The typed gres API: [`GresPlugin`]. Answers are checked before a caller
+//! sees them: environment edits touch only the variables a gres plugin may
+//! set, device files are the node's GPUs, counts and bitmaps stay within
+//! what the node and the allocation hold. `gpu-control` reaches only the
+//! GPUs of the step whose hardware `step-hardware-init` sets up.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use wasmtime::component::ResourceAny;
 
@@ -7,9 +12,11 @@ use crate::bindings::gres::exports::slurm::plugin::gres as wit;
 use crate::bindings::gres::{GresPlugin as World, GresPluginPre as WorldPre};
 use crate::bindings::types::{Bitmap, GresAllocation, Job, Step};
 use crate::engine::Host;
+use super::journal::GresJournal;
 use crate::error::{CallError, LoadError};
 use crate::plugin::{PluginCore, PluginSettings, PluginSource};
-use crate::validate::Checker;
+use crate::store::StepScope;
+use crate::validate::{Checker, ConfiguredFiles, EnvSource};
 
 pub use wit::{
     Device, EnvChange, EnvFlags, GresConfRecord, GresConfig, InfoField, InfoValue, NodeAllocation,
@@ -26,6 +33,19 @@ super::plugin_kind! {
     interface: slurm_plugin_gres,
     config: GresConfig,
     restore: |b, store, data| b.slurm_plugin_gres().call_recv_stepd(store, data),
+    journal: GresJournal,
+    replay: |b, replay, journal| {
+        let gres = b.slurm_plugin_gres();
+        if let Some((records, node)) = &journal.node_config {
+            replay.call("node-config-load", |s| {
+                gres.call_node_config_load(s, records, node).map(|r| r.map(|_| ()))
+            })?;
+        }
+        if let Some(step) = &journal.step {
+            replay.call("step-context", |s| gres.call_step_context(s, step))?;
+        }
+        Ok(())
+    },
 }
 
 /// A plugin-side `gres_epilog_info_t`, valid until the plugin restarts.
@@ -35,6 +55,21 @@ pub struct EpilogInfo(ResourceAny);
 /// A loaded gres plugin.
 pub struct GresPlugin {
     core: PluginCore<GresKind>,
+    node: Mutex<NodeDevices>,
+}
+
+/// What the host knows of the node's devices from the plugin's last
+/// `node-config-load`, and the GPUs the last `step-hardware-init` set up.
+#[derive(Debug, Default)]
+struct NodeDevices {
+    /// The `File=` paths gres.conf gave the plugin.
+    configured: ConfiguredFiles,
+    /// The device files of the plugin's own GRES in the checked answer,
+    /// in order: device index `i` is file `i`.
+    files: Vec<String>,
+    /// NVML indices of the GPUs of the step whose hardware was set up;
+    /// `step-hardware-fini` may reset only these.
+    step_gpus: Vec<u32>,
 }
 
 macro_rules! plain {
@@ -51,7 +86,42 @@ impl GresPlugin {
     ) -> Result<Self, LoadError> {
         Ok(GresPlugin {
             core: PluginCore::load(host, source, settings)?,
+            node: Mutex::default(),
         })
+    }
+
+    fn node(&self) -> MutexGuard<'_, NodeDevices> {
+        self.node.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The NVML indices of the GPUs with device indices `usable`: device
+    /// `i` is the `i`-th device file of the plugin's GRES in its last
+    /// `node-config-load` answer, and the GPU the `gpu` provider lists with
+    /// that file (`/dev/nvidia<minor>`); without such a file or GPU, NVML
+    /// index `i`, as Slurm's gpu/nvml takes the bitmap's indices.
+    fn step_gpus(&self, usable: Option<&Bitmap>) -> Vec<u32> {
+        let Some(usable) = usable else {
+            return Vec::new();
+        };
+        let files = self.node().files.clone();
+        let detected = if files.is_empty() {
+            Vec::new()
+        } else {
+            self.core.services().gpu.devices().unwrap_or_default()
+        };
+        usable
+            .ones()
+            .map(|i| {
+                files
+                    .get(i as usize)
+                    .and_then(|file| {
+                        detected
+                            .iter()
+                            .find(|g| format!("/dev/nvidia{}", g.minor_number) == *file)
+                    })
+                    .map_or(i, |g| g.index)
+            })
+            .collect()
     }
 
     fn check_env(&self, function: &'static str, changes: &[EnvChange]) -> Result<(), CallError> {
@@ -63,24 +133,46 @@ impl GresPlugin {
         c.items("environment", changes.len())?;
         for change in changes {
             match change {
-                EnvChange::Set(kv) => {
-                    c.env_name(&kv.key)?;
-                    c.text(&kv.key, &kv.value)?;
-                }
-                EnvChange::Unset(name) => c.env_name(name)?,
+                EnvChange::Set(kv) => c.env_edit(EnvSource::Gres, &kv.key, Some(&kv.value))?,
+                EnvChange::Unset(name) => c.env_edit(EnvSource::Gres, name, None)?,
             }
         }
         Ok(())
     }
 
+    /// `node-config-load`; the answer is checked against `records` and
+    /// `node` (`Checker::node_config`), and its device files remembered
+    /// for `get-devices` and `step-hardware-init`.
     pub fn node_config_load(
         &self,
         records: &[GresConfRecord],
         node: &NodeHardware,
     ) -> Result<NodeConfigResult, CallError> {
-        plain!(self, "node-config-load", |b, s| b
-            .slurm_plugin_gres()
-            .call_node_config_load(s, records, node))
+        let result = self
+            .core
+            .call_journaled(
+                "node-config-load",
+                None,
+                |b, s| b.slurm_plugin_gres().call_node_config_load(s, records, node),
+                |j: &mut GresJournal, _| j.node_config = Some((records.to_vec(), node.clone())),
+            )
+            .map(|(r, _)| r)?;
+        let plugin = self.core.plugin_type();
+        let c = Checker {
+            plugin: &plugin,
+            function: "node-config-load",
+        };
+        c.node_config(&result, records, node)?;
+        let own = plugin.strip_prefix("gres/").unwrap_or(&plugin);
+        let mut known = self.node();
+        known.configured = ConfiguredFiles::of(records);
+        known.files = result
+            .records
+            .iter()
+            .filter(|r| r.name.eq_ignore_ascii_case(own))
+            .flat_map(|r| r.files.iter().cloned())
+            .collect();
+        Ok(result)
     }
 
     pub fn job_set_env(
@@ -127,53 +219,94 @@ impl GresPlugin {
 
     /// `recv-stepd`; the bytes are kept so a restarted instance gets them again.
     pub fn recv_stepd(&self, data: &[u8]) -> Result<(), CallError> {
+        self.core.check_state_size("recv-stepd", data.len())?;
         plain!(self, "recv-stepd", |b, s| b
             .slurm_plugin_gres()
             .call_recv_stepd(s, data))?;
-        self.core.remember_state(data);
-        Ok(())
+        self.core.remember_state("recv-stepd", data)
     }
 
+    /// `job-info`, checked to stay within `allocation`.
     pub fn job_info(
         &self,
         allocation: &GresAllocation,
         field: InfoField,
     ) -> Result<InfoValue, CallError> {
-        plain!(self, "job-info", |b, s| b
+        let value = plain!(self, "job-info", |b, s| b
             .slurm_plugin_gres()
-            .call_job_info(s, allocation, field))
+            .call_job_info(s, allocation, field))?;
+        let plugin = self.core.plugin_type();
+        let c = Checker {
+            plugin: &plugin,
+            function: "job-info",
+        };
+        c.gres_info(&value, allocation)?;
+        Ok(value)
     }
 
+    /// `step-info`, checked to stay within `allocation`.
     pub fn step_info(
         &self,
         allocation: &GresAllocation,
         field: InfoField,
     ) -> Result<InfoValue, CallError> {
-        plain!(self, "step-info", |b, s| b
+        let value = plain!(self, "step-info", |b, s| b
             .slurm_plugin_gres()
-            .call_step_info(s, allocation, field))
+            .call_step_info(s, allocation, field))?;
+        let plugin = self.core.plugin_type();
+        let c = Checker {
+            plugin: &plugin,
+            function: "step-info",
+        };
+        c.gres_info(&value, allocation)?;
+        Ok(value)
     }
 
+    /// `get-devices`, checked to name only device files of the node's
+    /// GPUs with their own numbers (`Checker::gres_devices`).
     pub fn get_devices(&self) -> Result<Vec<Device>, CallError> {
-        plain!(self, "get-devices", |b, s| b
+        let devices = plain!(self, "get-devices", |b, s| b
             .slurm_plugin_gres()
-            .call_get_devices(s))
+            .call_get_devices(s))?;
+        let plugin = self.core.plugin_type();
+        let c = Checker {
+            plugin: &plugin,
+            function: "get-devices",
+        };
+        let configured = self.node().configured.clone();
+        c.gres_devices(&devices, &configured)?;
+        Ok(devices)
     }
 
+    /// `step-hardware-init`: `gpu-control` may change only the `usable`
+    /// GPUs (see `Self::step_gpus`), which `step-hardware-fini` may then
+    /// reset.
     pub fn step_hardware_init(
         &self,
         usable: Option<&Bitmap>,
         tres_freq: Option<&str>,
     ) -> Result<(), CallError> {
-        plain!(self, "step-hardware-init", |b, s| b
-            .slurm_plugin_gres()
-            .call_step_hardware_init(s, usable, tres_freq))
+        let gpus = self.step_gpus(usable);
+        self.node().step_gpus.clone_from(&gpus);
+        let scope = StepScope::default().with_gpus(gpus);
+        self.core
+            .call("step-hardware-init", Some(scope), |b, s| {
+                b.slurm_plugin_gres()
+                    .call_step_hardware_init(s, usable, tres_freq)
+            })
+            .map(|_| ())
     }
 
+    /// `step-hardware-fini`: `gpu-control` may reset only the GPUs of the
+    /// last `step-hardware-init`, whose step this ends.
     pub fn step_hardware_fini(&self) -> Result<(), CallError> {
-        plain!(self, "step-hardware-fini", |b, s| b
-            .slurm_plugin_gres()
-            .call_step_hardware_fini(s))
+        let gpus = std::mem::take(&mut self.node().step_gpus);
+        let scope = StepScope::default().with_gpus(gpus);
+        self.core
+            .call("step-hardware-fini", Some(scope), |b, s| {
+                b.slurm_plugin_gres().call_step_hardware_fini(s)
+            })
+            .map(|_| ())
     }
 
     pub fn epilog_build_env(&self, job: &Job) -> Result<Option<EpilogInfo>, CallError> {
@@ -206,8 +339,13 @@ impl GresPlugin {
     }
 
     pub fn step_context(&self, step: &Step) -> Result<(), CallError> {
-        plain!(self, "step-context", |b, s| b
-            .slurm_plugin_gres()
-            .call_step_context(s, step))
+        self.core
+            .call_journaled(
+                "step-context",
+                None,
+                |b, s| b.slurm_plugin_gres().call_step_context(s, step),
+                |j: &mut GresJournal, _| j.step = Some(step.clone()),
+            )
+            .map(|(r, _)| r)
     }
 }

@@ -5,6 +5,7 @@
 //! checks that function's results need.
 
 pub mod gres;
+mod journal;
 pub mod priority;
 pub mod select;
 pub mod task;
@@ -15,7 +16,9 @@ pub mod task;
 /// configuration for restarts) and `fini`.
 ///
 /// `restore` is what a restarted instance replays its remembered state
-/// bytes through.
+/// bytes through; `journal` and `replay` what else it replays
+/// ([`crate::plugin::Kind::replay`]): kinds whose world is only their
+/// configuration and state give `()` and `Ok(())`.
 macro_rules! plugin_kind {
     (
         handle: $Handle:ident,
@@ -26,7 +29,9 @@ macro_rules! plugin_kind {
         pre: $WorldPre:ident,
         interface: $iface:ident,
         config: $Config:ty,
-        restore: |$b:ident, $store:ident, $data:ident| $restore:expr $(,)?
+        restore: |$b:ident, $store:ident, $data:ident| $restore:expr,
+        journal: $Journal:ty,
+        replay: |$rb:ident, $rr:ident, $rj:ident| $replay:expr $(,)?
     ) => {
         pub(crate) fn linker(
             engine: &wasmtime::Engine,
@@ -84,6 +89,14 @@ macro_rules! plugin_kind {
             ) -> wasmtime::Result<Result<(), crate::bindings::types::PluginError>> {
                 $restore
             }
+            type Journal = $Journal;
+            fn replay(
+                $rb: &$World,
+                $rr: &mut crate::plugin::Replay<'_>,
+                $rj: &$Journal,
+            ) -> Result<(), crate::error::CallError> {
+                $replay
+            }
         }
 
         impl $Handle {
@@ -126,7 +139,8 @@ pub(crate) use plugin_kind;
 
 /// The state methods of kinds whose plugins save state (`state-save` /
 /// `state-restore`): the calls, remembering the bytes for restarts, and the
-/// same through the host's checked state files.
+/// same through the host's checked state files. A blob over the plugin's
+/// [`crate::Limits::state_bytes`] is refused and not kept.
 macro_rules! plugin_state {
     (handle: $Handle:ident, interface: $iface:ident $(,)?) => {
         impl $Handle {
@@ -135,22 +149,23 @@ macro_rules! plugin_state {
                 let (data, _) = self
                     .core
                     .call("state-save", None, |b, s| b.$iface().call_state_save(s))?;
-                self.core.remember_state(&data);
+                self.core.remember_state("state-save", &data)?;
                 Ok(data)
             }
 
             /// Hands saved bytes back to the plugin, which must refuse what it
             /// cannot read completely; remembered for restarts.
             pub fn state_restore(&self, data: &[u8]) -> Result<(), crate::error::CallError> {
+                self.core.check_state_size("state-restore", data.len())?;
                 self.core.call("state-restore", None, |b, s| {
                     b.$iface().call_state_restore(s, data)
                 })?;
-                self.core.remember_state(data);
-                Ok(())
+                self.core.remember_state("state-restore", data)
             }
 
             /// Saves the plugin's state to `path`, atomically and with a
-            /// checked header ([`crate::state`]).
+            /// checked header that names the component writing it
+            /// ([`crate::state`]).
             pub fn save_state_file(
                 &self,
                 path: &std::path::Path,
@@ -161,18 +176,29 @@ macro_rules! plugin_state {
                     path,
                     &identity.plugin_type,
                     identity.plugin_version,
+                    self.core.component_id(),
                     &data,
                 )?;
                 Ok(())
             }
 
-            /// Restores from a state file; a truncated, corrupted or foreign
-            /// file is refused before the plugin sees any of it.
+            /// Restores from a state file; a truncated, corrupted, oversized
+            /// or foreign file (another plugin type, or a component this
+            /// plugin does not accept state from) is refused before the
+            /// plugin sees any of it.
             pub fn restore_state_file(
                 &self,
                 path: &std::path::Path,
             ) -> Result<(), crate::StateFileError> {
-                let file = crate::state::read_state(path, &self.core.plugin_type())?;
+                let settings = self.core.settings();
+                let plugin_type = self.core.plugin_type();
+                let restorer = crate::state::Restorer {
+                    plugin_type: &plugin_type,
+                    component: self.core.component_id(),
+                    accept_state_from: &settings.accept_state_from,
+                    max_state_bytes: settings.limits.state_bytes,
+                };
+                let file = crate::state::read_state(path, &restorer)?;
                 self.state_restore(&file.blob)?;
                 Ok(())
             }

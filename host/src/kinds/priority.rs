@@ -8,6 +8,8 @@ use crate::error::{CallError, LoadError};
 use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::validate::Checker;
 
+use super::journal::{PriorityJournal, PriorityUpdate, UsageCall};
+
 pub use wit::{
     AssociationUpdate, AssociationUsage, FactorsRequest, PriorityConfig, PriorityFactors, QosUpdate,
 };
@@ -22,6 +24,46 @@ super::plugin_kind! {
     interface: slurm_plugin_priority,
     config: PriorityConfig,
     restore: |b, store, data| b.slurm_plugin_priority().call_state_restore(store, data),
+    journal: PriorityJournal,
+    replay: |b, replay, journal| replay_world(b, replay, journal),
+}
+
+/// Gives a restarted priority plugin its association and QOS updates, its
+/// jobs and the usage since the last state back (see [`super::journal`]).
+fn replay_world(
+    b: &World,
+    replay: &mut crate::plugin::Replay<'_>,
+    journal: &PriorityJournal,
+) -> Result<(), CallError> {
+    let priority = b.slurm_plugin_priority();
+    for update in &journal.updates {
+        match update {
+            PriorityUpdate::Associations(updates) => replay.call("update-associations", |s| {
+                priority.call_update_associations(s, updates)
+            })?,
+            PriorityUpdate::Qos(updates) => {
+                replay.call("update-qos", |s| priority.call_update_qos(s, updates))?
+            }
+        }
+    }
+    for job in journal.jobs.values() {
+        replay.call("set", |s| {
+            priority
+                .call_set(s, job.priority.max(1), job)
+                .map(|r| r.map(|_| ()))
+        })?;
+    }
+    for call in &journal.usage {
+        match call {
+            UsageCall::JobEnd(job) => replay.call("job-end", |s| priority.call_job_end(s, job))?,
+            UsageCall::Calculate { running, pending } => replay.call("calculate", |s| {
+                priority
+                    .call_calculate(s, running, pending)
+                    .map(|r| r.map(|_| ()))
+            })?,
+        }
+    }
+    Ok(())
 }
 
 super::plugin_state! {
@@ -47,22 +89,33 @@ impl PriorityPlugin {
         })
     }
 
-    fn checker(&self, function: &'static str) -> (std::sync::Arc<str>, &'static str) {
-        (self.core.plugin_type(), function)
+    /// Runs `check` on an answer of `function`.
+    fn check(
+        &self,
+        function: &'static str,
+        check: impl FnOnce(&Checker<'_>) -> Result<(), CallError>,
+    ) -> Result<(), CallError> {
+        let plugin = self.core.plugin_type();
+        check(&Checker {
+            plugin: &plugin,
+            function,
+        })
     }
 
     /// `priority_p_set`; a result of 0 (held) is refused: plugins return 1..=u32::MAX.
     pub fn set(&self, last_prio: u32, job: &Job) -> Result<u32, CallError> {
-        let (p, _) = self.core.call("set", None, |b, s| {
-            b.slurm_plugin_priority().call_set(s, last_prio, job)
-        })?;
+        let (p, _) = self.core.call_journaled(
+            "set",
+            None,
+            |b, s| b.slurm_plugin_priority().call_set(s, last_prio, job),
+            |j, _| {
+                j.jobs.insert(job.job_id, job.clone());
+            },
+        )?;
         if p == 0 {
-            let (plugin, function) = self.checker("set");
-            return Err(Checker {
-                plugin: &plugin,
-                function,
-            }
-            .fail(format!("priority 0 for job {} (0 means held)", job.job_id)));
+            self.check("set", |c| {
+                Err(c.fail(format!("priority 0 for job {} (0 means held)", job.job_id)))
+            })?;
         }
         Ok(p)
     }
@@ -85,24 +138,12 @@ impl PriorityPlugin {
         let (u, _) = self.core.call("set-assoc-usage", None, |b, s| {
             b.slurm_plugin_priority().call_set_assoc_usage(s, assoc_id)
         })?;
-        let (plugin, function) = self.checker("set-assoc-usage");
-        let c = Checker {
-            plugin: &plugin,
-            function,
-        };
-        for (name, v) in [
-            ("usage-norm", u.usage_norm),
-            ("usage-effective", u.usage_effective),
-            ("shares-norm", u.shares_norm),
-            ("fair-share", u.fair_share),
-        ] {
-            c.factor(name, v)?;
-        }
+        self.check("set-assoc-usage", |c| c.assoc_usage_of(assoc_id, &u))?;
         Ok(u)
     }
 
-    /// `priority_p_get_priority_factors_list`; every weighted factor must be
-    /// finite and not negative.
+    /// `priority_p_get_priority_factors_list`; rows only for the given
+    /// jobs, every weighted factor finite and not negative.
     pub fn get_priority_factors_list(
         &self,
         jobs: &[Job],
@@ -113,87 +154,108 @@ impl PriorityPlugin {
             b.slurm_plugin_priority()
                 .call_get_priority_factors_list(s, jobs, request, uid)
         })?;
-        let (plugin, function) = self.checker("get-priority-factors-list");
-        let c = Checker {
-            plugin: &plugin,
-            function,
-        };
-        c.items("rows", rows.len())?;
-        for row in &rows {
-            for (name, v) in [
-                ("age", row.age),
-                ("association", row.association),
-                ("fair-share", row.fair_share),
-                ("job-size", row.job_size),
-                ("partition", row.partition_factor),
-                ("qos", row.qos_factor),
-            ] {
-                c.factor(name, v)?;
-            }
-            for (name, v) in &row.tres {
-                c.factor(name, *v)?;
-            }
-        }
+        self.check("get-priority-factors-list", |c| c.factor_rows(jobs, &rows))?;
         Ok(rows)
     }
 
     pub fn job_end(&self, job: &Job) -> Result<(), CallError> {
-        self.core
-            .call("job-end", None, |b, s| {
-                b.slurm_plugin_priority().call_job_end(s, job)
-            })
-            .map(|_| ())
+        self.core.call_journaled(
+            "job-end",
+            None,
+            |b, s| b.slurm_plugin_priority().call_job_end(s, job),
+            |j, _| j.job_end(job),
+        )?;
+        self.checkpoint();
+        Ok(())
     }
 
-    /// `priority_p_recover`: the boost to add to `lowest_prio` and the new
-    /// priorities of the jobs it changed.
+    /// Saves the plugin's state once the journal holds
+    /// [`super::journal::PRIORITY_CHECKPOINT_CALLS`] usage calls, so a
+    /// restart replays no more than that. A failed save is logged, not
+    /// returned: the call that led here succeeded, and the journal is kept.
+    fn checkpoint(&self) {
+        if self.core.journal(PriorityJournal::wants_checkpoint) {
+            if let Err(error) = self.state_save() {
+                tracing::warn!("checkpoint of the priority plugin's state failed: {error}");
+            }
+        }
+    }
+
+    /// `priority_p_recover`: the boost to add to `lowest_prio` (at most
+    /// `boost`, so the sum cannot overflow) and the new priorities of the
+    /// jobs it changed (only jobs of `jobs`, each once, none 0).
     pub fn recover(&self, boost: u32, jobs: &[Job]) -> Result<(u32, Vec<(u32, u32)>), CallError> {
-        self.core
-            .call("recover", None, |b, s| {
-                b.slurm_plugin_priority().call_recover(s, boost, jobs)
-            })
-            .map(|(r, _)| r)
+        let (answer, _) = self.core.call("recover", None, |b, s| {
+            b.slurm_plugin_priority().call_recover(s, boost, jobs)
+        })?;
+        self.check("recover", |c| c.recovered(boost, jobs, &answer))?;
+        Ok(answer)
     }
 
     pub fn update_associations(&self, updates: &[AssociationUpdate]) -> Result<(), CallError> {
         self.core
-            .call("update-associations", None, |b, s| {
-                b.slurm_plugin_priority()
-                    .call_update_associations(s, updates)
-            })
+            .call_journaled(
+                "update-associations",
+                None,
+                |b, s| {
+                    b.slurm_plugin_priority()
+                        .call_update_associations(s, updates)
+                },
+                |j, _| {
+                    j.updates
+                        .push(PriorityUpdate::Associations(updates.to_vec()))
+                },
+            )
             .map(|_| ())
     }
 
     pub fn update_qos(&self, updates: &[QosUpdate]) -> Result<(), CallError> {
         self.core
-            .call("update-qos", None, |b, s| {
-                b.slurm_plugin_priority().call_update_qos(s, updates)
-            })
+            .call_journaled(
+                "update-qos",
+                None,
+                |b, s| b.slurm_plugin_priority().call_update_qos(s, updates),
+                |j, _| j.updates.push(PriorityUpdate::Qos(updates.to_vec())),
+            )
             .map(|_| ())
     }
 
     /// One PriorityCalcPeriod pass: `running` jobs in full, `pending` jobs by
     /// id (the plugin keeps each as last given to [`PriorityPlugin::set`]).
-    /// Returns `(job-id, priority)` pairs.
+    /// Returns `(job-id, priority)` pairs: only for jobs of this call, each
+    /// once, none 0 (held jobs are not recalculated).
     pub fn calculate(
         &self,
         running: &[Job],
         pending: &[u32],
     ) -> Result<Vec<(u32, u32)>, CallError> {
-        self.core
-            .call("calculate", None, |b, s| {
+        let (priorities, _) = self.core.call_journaled(
+            "calculate",
+            None,
+            |b, s| {
                 b.slurm_plugin_priority()
                     .call_calculate(s, running, pending)
-            })
-            .map(|(r, _)| r)
+            },
+            |j, _| {
+                j.usage.push(UsageCall::Calculate {
+                    running: running.to_vec(),
+                    pending: pending.to_vec(),
+                })
+            },
+        )?;
+        self.checkpoint();
+        self.check("calculate", |c| c.calculated(running, pending, &priorities))?;
+        Ok(priorities)
     }
 
+    /// Every association's usage, each once, its figures numbers (see
+    /// `Checker::association_usage`).
     pub fn association_usages(&self) -> Result<Vec<AssociationUsage>, CallError> {
-        self.core
-            .call("association-usages", None, |b, s| {
-                b.slurm_plugin_priority().call_association_usages(s)
-            })
-            .map(|(r, _)| r)
+        let (usages, _) = self.core.call("association-usages", None, |b, s| {
+            b.slurm_plugin_priority().call_association_usages(s)
+        })?;
+        self.check("association-usages", |c| c.association_usages(&usages))?;
+        Ok(usages)
     }
 
     /// Calls `set` as the controller does for each new job, keeping

@@ -13,6 +13,8 @@ use crate::error::{CallError, LoadError};
 use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::validate::Checker;
 
+use super::journal::{JobCall, SelectJournal};
+
 pub use wit::{
     JobTestFlags, JobTestMode, JobTestRequest, JobTestResult, JobinfoField, JobinfoValue,
     NodeinfoField, NodeinfoValue, PluginInfoField, PluginInfoValue, PreemptMode,
@@ -29,6 +31,40 @@ super::plugin_kind! {
     interface: slurm_plugin_select,
     config: SelectConfig,
     restore: |b, store, data| b.slurm_plugin_select().call_state_restore(store, data),
+    journal: SelectJournal,
+    replay: |b, replay, journal| replay_world(b, replay, journal),
+}
+
+/// Gives a restarted select plugin its node table and running jobs back
+/// (see [`super::journal`]).
+fn replay_world(
+    b: &World,
+    replay: &mut crate::plugin::Replay<'_>,
+    journal: &SelectJournal,
+) -> Result<(), CallError> {
+    let select = b.slurm_plugin_select();
+    if let Some(nodes) = &journal.nodes {
+        replay.call("node-init", |s| select.call_node_init(s, nodes))?;
+    }
+    for call in &journal.jobs {
+        match call {
+            JobCall::Init(jobs) => replay.call("job-init", |s| select.call_job_init(s, jobs))?,
+            JobCall::Begin(job) => replay.call("job-begin", |s| select.call_job_begin(s, job))?,
+            JobCall::Suspend(job, indefinite) => replay.call("job-suspend", |s| {
+                select.call_job_suspend(s, job, *indefinite)
+            })?,
+            JobCall::Resume(job, indefinite) => replay.call("job-resume", |s| {
+                select.call_job_resume(s, job, *indefinite)
+            })?,
+            JobCall::Resized(job, node) => replay.call("job-resized", |s| {
+                select.call_job_resized(s, job, *node)
+            })?,
+            JobCall::Expand(from, to) => replay.call("job-expand", |s| {
+                select.call_job_expand(s, from, to).map(|r| r.map(|_| ()))
+            })?,
+        }
+    }
+    Ok(())
 }
 
 super::plugin_state! {
@@ -53,6 +89,17 @@ macro_rules! plain {
     };
 }
 
+/// A call that changes the plugin's world: on success `$record` updates the
+/// journal a restart replays.
+macro_rules! journaled {
+    ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr, |$j:ident| $record:expr) => {
+        $self
+            .core
+            .call_journaled($name, None, |$b, $s| $call, |$j, _| $record)
+            .map(|(r, _)| r)
+    };
+}
+
 impl SelectPlugin {
     pub fn load(
         host: &Host,
@@ -69,39 +116,48 @@ impl SelectPlugin {
         self.nodes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn check_resources(
+    /// Runs `check` on an answer of `function`, with the node table.
+    fn check(
         &self,
         function: &'static str,
-        resources: &JobResources,
-        candidates: Option<&Bitmap>,
-        nodes_only: bool,
+        check: impl FnOnce(&Checker<'_>, &[Node]) -> Result<(), CallError>,
     ) -> Result<(), CallError> {
         let plugin = self.core.plugin_type();
-        Checker {
-            plugin: &plugin,
-            function,
-        }
-        .job_resources(resources, candidates, &self.nodes(), nodes_only)
+        check(
+            &Checker {
+                plugin: &plugin,
+                function,
+            },
+            &self.nodes(),
+        )
     }
 
     pub fn job_init(&self, jobs: &[Job]) -> Result<(), CallError> {
-        plain!(self, "job-init", |b, s| b
-            .slurm_plugin_select()
-            .call_job_init(s, jobs))
+        journaled!(
+            self,
+            "job-init",
+            |b, s| b.slurm_plugin_select().call_job_init(s, jobs),
+            |j| j.init_jobs(jobs)
+        )
     }
 
     /// `select_p_node_init`; the host keeps the table to check allocations.
     pub fn node_init(&self, nodes: &[Node]) -> Result<(), CallError> {
-        plain!(self, "node-init", |b, s| b
-            .slurm_plugin_select()
-            .call_node_init(s, nodes))?;
+        journaled!(
+            self,
+            "node-init",
+            |b, s| b.slurm_plugin_select().call_node_init(s, nodes),
+            |j| j.node_init(nodes)
+        )?;
         *self.nodes() = nodes.to_vec();
         Ok(())
     }
 
     /// `select_p_job_test`, with the result checked against the candidates
     /// and the node table (a will-run or reservation answer may carry the
-    /// nodes without per-node entries).
+    /// nodes without per-node entries), `ncpus` against the chosen nodes,
+    /// the preemptees against the candidates offered, and the start time
+    /// (see `Checker::job_test_result`).
     pub fn job_test(&self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
         let result = plain!(self, "job-test", |b, s| b
             .slurm_plugin_select()
@@ -110,19 +166,19 @@ impl SelectPlugin {
             request.mode,
             JobTestMode::WillRun | JobTestMode::Reservation
         );
-        self.check_resources(
-            "job-test",
-            &result.resources,
-            Some(&request.candidates),
-            nodes_only,
-        )?;
+        self.check("job-test", |c, nodes| {
+            c.job_test_result(request, &result, nodes, nodes_only)
+        })?;
         Ok(result)
     }
 
     pub fn job_begin(&self, job: &Job) -> Result<(), CallError> {
-        plain!(self, "job-begin", |b, s| b
-            .slurm_plugin_select()
-            .call_job_begin(s, job))
+        journaled!(
+            self,
+            "job-begin",
+            |b, s| b.slurm_plugin_select().call_job_begin(s, job),
+            |j| j.record(JobCall::Begin(job.clone()))
+        )
     }
 
     pub fn job_ready(&self, job: &Job) -> Result<bool, CallError> {
@@ -140,17 +196,25 @@ impl SelectPlugin {
     }
 
     pub fn job_expand(&self, from: &Job, to: &Job) -> Result<JobResources, CallError> {
-        let resources = plain!(self, "job-expand", |b, s| b
-            .slurm_plugin_select()
-            .call_job_expand(s, from, to))?;
-        self.check_resources("job-expand", &resources, None, false)?;
+        let resources = journaled!(
+            self,
+            "job-expand",
+            |b, s| b.slurm_plugin_select().call_job_expand(s, from, to),
+            |j| j.record(JobCall::Expand(from.clone(), to.clone()))
+        )?;
+        self.check("job-expand", |c, nodes| {
+            c.job_expand_result(from, to, &resources, nodes)
+        })?;
         Ok(resources)
     }
 
     pub fn job_resized(&self, job: &Job, node_index: u32) -> Result<(), CallError> {
-        plain!(self, "job-resized", |b, s| b
-            .slurm_plugin_select()
-            .call_job_resized(s, job, node_index))
+        journaled!(
+            self,
+            "job-resized",
+            |b, s| b.slurm_plugin_select().call_job_resized(s, job, node_index),
+            |j| j.record(JobCall::Resized(job.clone(), node_index))
+        )
     }
 
     pub fn job_signal(&self, job: &Job, signal: i32) -> Result<(), CallError> {
@@ -166,23 +230,34 @@ impl SelectPlugin {
     }
 
     pub fn job_fini(&self, job: &Job) -> Result<(), CallError> {
-        plain!(self, "job-fini", |b, s| b
-            .slurm_plugin_select()
-            .call_job_fini(s, job))
+        journaled!(
+            self,
+            "job-fini",
+            |b, s| b.slurm_plugin_select().call_job_fini(s, job),
+            |j| j.fini(job.job_id)
+        )
     }
 
     pub fn job_suspend(&self, job: &Job, indefinite: bool) -> Result<(), CallError> {
-        plain!(self, "job-suspend", |b, s| b
-            .slurm_plugin_select()
-            .call_job_suspend(s, job, indefinite))
+        journaled!(
+            self,
+            "job-suspend",
+            |b, s| b.slurm_plugin_select().call_job_suspend(s, job, indefinite),
+            |j| j.record(JobCall::Suspend(job.clone(), indefinite))
+        )
     }
 
     pub fn job_resume(&self, job: &Job, indefinite: bool) -> Result<(), CallError> {
-        plain!(self, "job-resume", |b, s| b
-            .slurm_plugin_select()
-            .call_job_resume(s, job, indefinite))
+        journaled!(
+            self,
+            "job-resume",
+            |b, s| b.slurm_plugin_select().call_job_resume(s, job, indefinite),
+            |j| j.record(JobCall::Resume(job.clone(), indefinite))
+        )
     }
 
+    /// `select_p_step_pick_nodes`; picked nodes must be among those
+    /// offered (`available`, else the job's), `node_count` of them.
     pub fn step_pick_nodes(
         &self,
         job: &Job,
@@ -190,9 +265,15 @@ impl SelectPlugin {
         node_count: u32,
         available: Option<&Bitmap>,
     ) -> Result<Option<Bitmap>, CallError> {
-        plain!(self, "step-pick-nodes", |b, s| b
+        let picked = plain!(self, "step-pick-nodes", |b, s| b
             .slurm_plugin_select()
-            .call_step_pick_nodes(s, job, step, node_count, available))
+            .call_step_pick_nodes(s, job, step, node_count, available))?;
+        if let Some(map) = &picked {
+            self.check("step-pick-nodes", |c, _| {
+                c.picked_step_nodes(job, node_count, available, map)
+            })?;
+        }
+        Ok(picked)
     }
 
     pub fn step_finish(&self, step: &Step, killing: bool) -> Result<(), CallError> {
@@ -202,25 +283,34 @@ impl SelectPlugin {
     }
 
     pub fn reconfigure(&self, config: &SelectConfig, running: &[Job]) -> Result<(), CallError> {
-        plain!(self, "reconfigure", |b, s| b
-            .slurm_plugin_select()
-            .call_reconfigure(s, config, running))?;
+        journaled!(
+            self,
+            "reconfigure",
+            |b, s| b.slurm_plugin_select().call_reconfigure(s, config, running),
+            |j| j.init_jobs(running)
+        )?;
         self.core.remember_config(config);
         Ok(())
     }
 
     pub fn update_node_config(&self, node: &Node) -> Result<(), CallError> {
-        plain!(self, "update-node-config", |b, s| b
-            .slurm_plugin_select()
-            .call_update_node_config(s, node))?;
+        journaled!(
+            self,
+            "update-node-config",
+            |b, s| b.slurm_plugin_select().call_update_node_config(s, node),
+            |j| j.node_update(node)
+        )?;
         self.replace_node(node);
         Ok(())
     }
 
     pub fn update_node_state(&self, node: &Node) -> Result<(), CallError> {
-        plain!(self, "update-node-state", |b, s| b
-            .slurm_plugin_select()
-            .call_update_node_state(s, node))?;
+        journaled!(
+            self,
+            "update-node-state",
+            |b, s| b.slurm_plugin_select().call_update_node_state(s, node),
+            |j| j.node_update(node)
+        )?;
         self.replace_node(node);
         Ok(())
     }
@@ -299,10 +389,14 @@ impl SelectPlugin {
         field: NodeinfoField,
         state: u32,
     ) -> Result<NodeinfoValue, CallError> {
-        plain!(self, "select-nodeinfo.get", |b, s| b
+        let value = plain!(self, "select-nodeinfo.get", |b, s| b
             .slurm_plugin_select()
             .select_nodeinfo()
-            .call_get(s, info.0, field, state))
+            .call_get(s, info.0, field, state))?;
+        self.check("select-nodeinfo.get", |c, nodes| {
+            c.nodeinfo_value(field, &value, nodes)
+        })?;
+        Ok(value)
     }
 
     pub fn jobinfo_alloc(&self) -> Result<Opaque, CallError> {
@@ -347,10 +441,12 @@ impl SelectPlugin {
         info: Opaque,
         field: JobinfoField,
     ) -> Result<JobinfoValue, CallError> {
-        plain!(self, "select-jobinfo.get", |b, s| b
+        let value = plain!(self, "select-jobinfo.get", |b, s| b
             .slurm_plugin_select()
             .select_jobinfo()
-            .call_get(s, info.0, field))
+            .call_get(s, info.0, field))?;
+        self.check("select-jobinfo.get", |c, _| c.jobinfo_value(field, &value))?;
+        Ok(value)
     }
 
     pub fn jobinfo_set(
@@ -366,14 +462,14 @@ impl SelectPlugin {
     }
 
     pub fn jobinfo_to_string(&self, info: Opaque, mode: SprintMode) -> Result<String, CallError> {
-        self.core
-            .call("select-jobinfo.to-string", None, |b, s| {
-                b.slurm_plugin_select()
-                    .select_jobinfo()
-                    .call_to_string(s, info.0, mode)
-                    .map(Ok)
-            })
-            .map(|(r, _)| r)
+        let (text, _) = self.core.call("select-jobinfo.to-string", None, |b, s| {
+            b.slurm_plugin_select()
+                .select_jobinfo()
+                .call_to_string(s, info.0, mode)
+                .map(Ok)
+        })?;
+        self.check("select-jobinfo.to-string", |c, _| c.text("text", &text))?;
+        Ok(text)
     }
 
     /// Frees a nodeinfo or jobinfo (`select_p_select_*_free`).
@@ -390,15 +486,21 @@ impl SelectPlugin {
         field: PluginInfoField,
         job: Option<&Job>,
     ) -> Result<PluginInfoValue, CallError> {
-        plain!(self, "get-info-from-plugin", |b, s| b
+        let value = plain!(self, "get-info-from-plugin", |b, s| b
             .slurm_plugin_select()
-            .call_get_info_from_plugin(s, field, job))
+            .call_get_info_from_plugin(s, field, job))?;
+        self.check("get-info-from-plugin", |c, _| c.plugin_info(field, &value))?;
+        Ok(value)
     }
 
+    /// `select_p_resv_test`; the answer must stay inside what was offered
+    /// and asked for (see `Checker::reservation`).
     pub fn resv_test(&self, request: &ReservationRequest) -> Result<ReservationResult, CallError> {
-        plain!(self, "resv-test", |b, s| b
+        let result = plain!(self, "resv-test", |b, s| b
             .slurm_plugin_select()
-            .call_resv_test(s, request))
+            .call_resv_test(s, request))?;
+        self.check("resv-test", |c, nodes| c.reservation(request, &result, nodes))?;
+        Ok(result)
     }
 
     pub fn ba_init(&self, nodes: &[Node], sanity_check: bool) -> Result<(), CallError> {
@@ -408,10 +510,12 @@ impl SelectPlugin {
     }
 
     pub fn ba_get_dims(&self) -> Result<Option<Vec<u32>>, CallError> {
-        self.core
-            .call("ba-get-dims", None, |b, s| {
-                b.slurm_plugin_select().call_ba_get_dims(s).map(Ok)
-            })
-            .map(|(r, _)| r)
+        let (dims, _) = self.core.call("ba-get-dims", None, |b, s| {
+            b.slurm_plugin_select().call_ba_get_dims(s).map(Ok)
+        })?;
+        if let Some(dims) = &dims {
+            self.check("ba-get-dims", |c, _| c.dims(dims))?;
+        }
+        Ok(dims)
     }
 }

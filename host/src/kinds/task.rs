@@ -8,7 +8,7 @@ use crate::engine::Host;
 use crate::error::{CallError, LoadError};
 use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::store::StepScope;
-use crate::validate::Checker;
+use crate::validate::{Checker, EnvSource};
 
 pub use wit::{BatchRequest, CpuBinding, LaunchRequest, TaskConfig};
 
@@ -26,6 +26,9 @@ super::plugin_kind! {
         let _ = (b, store, data);
         Ok(Ok(()))
     },
+    // Nor a world beyond their configuration.
+    journal: (),
+    replay: |_b, _replay, _journal| Ok(()),
 }
 
 /// A loaded task plugin. Calls that may bind processes let the plugin touch
@@ -38,13 +41,15 @@ pub struct TaskPlugin {
 
 /// The step a call is about: `cpuset` may bind its task pids (`task-pids`
 /// is indexed by local task id; `task`, the call's own task, comes first so
-/// its local id wins over a disagreeing list).
+/// its local id wins over a disagreeing list) to the CPUs of its cores on
+/// this node (`cores`).
 fn scope(step: &Step, task: Option<&Task>) -> StepScope {
     let own = task.map(|t| (t.pid, t.local_id));
     let listed = (0u32..)
         .zip(&step.task_pids)
         .map(|(local, &pid)| (pid, local));
     StepScope::new(step.job_id, step.step_id, own.into_iter().chain(listed))
+        .with_cores(step.cores.ones())
 }
 
 impl TaskPlugin {
@@ -58,8 +63,9 @@ impl TaskPlugin {
         })
     }
 
-    /// Contract checks on a returned binding: text sizes, list lengths and
-    /// environment variable names.
+    /// Contract checks on a returned binding: text sizes, list lengths, and
+    /// environment edits a task plugin may make (`SLURM_*` only, values
+    /// without NUL: [`EnvSource`]).
     fn check_binding(&self, function: &'static str, binding: &CpuBinding) -> Result<(), CallError> {
         let plugin = self.core.plugin_type();
         let c = Checker {
@@ -73,10 +79,10 @@ impl TaskPlugin {
             .iter()
             .try_for_each(|m| c.text("message", m))?;
         c.items("env", binding.env.len())?;
-        binding.env.iter().try_for_each(|kv| {
-            c.env_name(&kv.key)?;
-            c.text(&kv.key, &kv.value)
-        })
+        binding
+            .env
+            .iter()
+            .try_for_each(|kv| c.env_edit(EnvSource::Task, &kv.key, Some(&kv.value)))
     }
 
     pub fn slurmd_batch_request(&self, request: &BatchRequest) -> Result<CpuBinding, CallError> {

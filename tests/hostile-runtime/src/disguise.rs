@@ -50,7 +50,10 @@ impl Disguise {
 
     /// The identity `describe()` answers.
     pub fn identity(self) -> PluginIdentity {
-        let honest = identity("task/hostile_runtime", "runtime attacks (containment tests)");
+        let honest = identity(
+            "task/hostile_runtime",
+            "runtime attacks (containment tests)",
+        );
         match self {
             Disguise::Honest => honest,
             Disguise::PathType => PluginIdentity {
@@ -102,9 +105,6 @@ mod tests {
         assert_eq!(Disguise::at(0), Disguise::Honest);
         assert_eq!(Disguise::at(1001), Disguise::PathType);
         assert_eq!(Disguise::at(1009), Disguise::NewerContract);
-        assert_eq!(
-            Disguise::at(1003).identity().contract_version,
-            "0.1.0.7"
-        );
+        assert_eq!(Disguise::at(1003).identity().contract_version, "0.1.0.7");
     }
 }

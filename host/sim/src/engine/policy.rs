@@ -479,7 +479,7 @@ impl LoadedStack {
                 clock: clock.clone(),
                 ..Services::default()
             },
-            random_seed: seed,
+            random_seed: Some(seed),
             ..HostOptions::default()
         })
         .map_err(wrap)?;
