@@ -61,14 +61,31 @@
 //! hostlist, count, core list, link list, flag or detection back-end, `File`
 //! together with `MultipleFiles`, `Links` on a line with several devices, a
 //! `Count` different from the number of files of a non-shared GRES, more
-//! than 1024 files on a line. The per-node checks ([`GresConfFile::node`])
-//! add a name not in `GresTypes`, cores outside the node, and one file
-//! listed twice for one GRES of a node, and mixing lines with and without
-//! `File=` for one shared GRES of a node (Slurm refuses both). Lines naming
-//! hosts outside `slurm.conf` are ignored, as `slurmd` ignores lines for
-//! other hosts.
+//! than 1024 files on a line (counted from the ranges, before they are
+//! expanded), or a file beyond the limits below. The per-node checks
+//! ([`GresConfFile::node`]) add a name not in `GresTypes`, cores outside
+//! the node, and one file listed twice for one GRES of a node, and mixing
+//! lines with and without `File=` for one shared GRES of a node (Slurm
+//! refuses both). Lines naming hosts outside `slurm.conf` are ignored, as
+//! `slurmd` ignores lines for other hosts.
+//!
+//! # Limits
+//!
+//! A short `gres.conf` could otherwise describe more than memory holds
+//! (`Cores=0-65534` written a hundred thousand times, a `NodeName=` of a
+//! million hosts on every line, a line without `NodeName=` copied to every
+//! node of a large cluster). So the file is at most
+//! [`slurm_conf::MAX_TEXT`](crate::slurm_conf::MAX_TEXT) bytes; its
+//! hostlists (`NodeName=`, `File=`, `MultipleFiles=`) expand to at most
+//! [`MAX_LISTED_NAMES`] names and [`MAX_LISTED_BYTES`] bytes together, each
+//! also within [`hostlist`]'s own bounds; its `Cores=` lists hold at most
+//! [`MAX_CORE_INDICES`] indices together; and the records and device groups
+//! [`GresConfFile::nodes`] builds for a whole cluster take at most
+//! [`MAX_RECORD_BYTES`], estimated before they are built. Each refusal names
+//! the line and the bound.
 
 use std::collections::HashMap;
+use std::mem::size_of;
 use std::path::{Path, PathBuf};
 
 use crate::bindings::types::{Bitmap, GresDeviceGroup};
@@ -79,6 +96,25 @@ use crate::slurm_conf::{ConfError, NodeConf, Origin, SlurmConf};
 
 /// The most device files one line may list (Slurm's per-node limit).
 pub const MAX_FILES: usize = 1024;
+
+/// The most names the hostlists of one file may expand to together: 4 x
+/// [`hostlist::MAX_NAMES`].
+pub const MAX_LISTED_NAMES: usize = 4 * hostlist::MAX_NAMES;
+
+/// The most bytes of names the hostlists of one file may expand to
+/// together: [`hostlist::MAX_BYTES`] (64 MiB).
+pub const MAX_LISTED_BYTES: usize = hostlist::MAX_BYTES;
+
+/// The most core indices the `Cores=` lists of one file may hold together
+/// (2^22, 16 MiB), after each list's duplicates are removed.
+pub const MAX_CORE_INDICES: usize = 1 << 22;
+
+/// The most bytes, estimated, that the records and device groups of every
+/// node of a cluster may take together ([`GresConfFile::nodes`]): 256 MiB.
+pub const MAX_RECORD_BYTES: u64 = 256 << 20;
+
+/// The most cores a `Cores=` index may name: below 65535, as in Slurm.
+const MAX_CORES: u32 = u16::MAX as u32;
 
 /// The GRES names whose count is a number of shares of a GPU.
 const SHARED: [&str; 2] = ["mps", "shard"];
@@ -246,6 +282,20 @@ pub fn parse_str(text: &str, path: &Path) -> Result<GresConfFile, ConfError> {
         auto_detect: Vec::new(),
         lines: Vec::new(),
     };
+    if text.len() > crate::slurm_conf::MAX_TEXT {
+        return Err(ConfError {
+            file: path.to_path_buf(),
+            line: 0,
+            message: format!(
+                "larger than {} bytes, the most a configuration file may hold",
+                crate::slurm_conf::MAX_TEXT
+            ),
+        });
+    }
+    let mut limits = FileLimits {
+        hostlists: hostlist::Budget::new(MAX_LISTED_NAMES, MAX_LISTED_BYTES),
+        core_indices: MAX_CORE_INDICES,
+    };
     let mut pending: Option<(usize, String)> = None;
     for (i, raw) in text.lines().enumerate() {
         let content = raw.split('#').next().unwrap_or_default().trim_end();
@@ -261,30 +311,65 @@ pub fn parse_str(text: &str, path: &Path) -> Result<GresConfFile, ConfError> {
             file: path.to_path_buf(),
             line: start,
         };
-        file.line(&joined, origin)?;
+        file.line(&joined, origin, &mut limits)?;
     }
     if let Some((start, joined)) = pending {
         let origin = Origin {
             file: path.to_path_buf(),
             line: start,
         };
-        file.line(&joined, origin)?;
+        file.line(&joined, origin, &mut limits)?;
     }
     Ok(file)
+}
+
+/// What the rest of a file may still expand to.
+struct FileLimits {
+    hostlists: hostlist::Budget,
+    /// Core indices left of [`MAX_CORE_INDICES`].
+    core_indices: usize,
+}
+
+impl FileLimits {
+    /// `expr` of `key` expanded within the file's hostlist budget.
+    fn expand(&mut self, key: &str, expr: &str, origin: &Origin) -> Result<Vec<String>, ConfError> {
+        self.hostlists
+            .expand(expr)
+            .map_err(|e| origin.error(format!("{key}=`{expr}`: {e}")))
+    }
 }
 
 impl GresConfFile {
     /// What the file says about every node of `slurm`, by node index.
     ///
+    /// The lines of each node are found through an index of the file's
+    /// node names built once, so the work is the file's size plus what is
+    /// built for each node.
+    ///
     /// # Errors
     ///
-    /// The first problem [`node`](Self::node) finds, in node order.
+    /// The first problem [`node`](Self::node) finds, in node order, or the
+    /// records of all nodes together exceeding [`MAX_RECORD_BYTES`].
     pub fn nodes(&self, slurm: &SlurmConf) -> Result<Vec<NodeGres>, ConfError> {
         let types = slurm.gres_types();
-        slurm.nodes.iter().map(|n| self.node(n, &types)).collect()
+        let index = NodeIndex::new(self);
+        let mut left = MAX_RECORD_BYTES;
+        slurm
+            .nodes
+            .iter()
+            .map(|node| {
+                let (lines, auto_detect) = index.of(self, &node.name);
+                self.node_of(node, &types, lines, auto_detect, &mut left)
+            })
+            .collect()
     }
 
-    fn line(&mut self, text: &str, origin: Origin) -> Result<(), ConfError> {
+    fn line(
+        &mut self,
+        text: &str,
+        origin: Origin,
+        limits: &mut FileLimits,
+    ) -> Result<(), ConfError> {
         let mut keys: HashMap<&'static str, &str> = HashMap::new();
         for token in text.split_whitespace() {
             let Some((key, value)) = token.split_once('=') else {
@@ -307,9 +392,7 @@ impl GresConfFile {
         }
         let nodes = keys
             .get("NodeName")
-            .map(|expr| {
-                hostlist::expand(expr).map_err(|e| origin.error(format!("NodeName=`{expr}`: {e}")))
-            })
+            .map(|expr| limits.expand("NodeName", expr, &origin))
             .transpose()?;
         if let Some(value) = keys.get("AutoDetect") {
             let lower = value.to_ascii_lowercase();
@@ -318,6 +401,14 @@ impl GresConfFile {
                     "AutoDetect=`{value}`: expected one of {}",
                     AUTO_DETECT.join(", ")
                 )));
+            }
+            if let (Some(names), true) = (&nodes, keys.contains_key("Name")) {
+                // The line's nodes are kept twice: count the copy.
+                let bytes = names.iter().map(String::len).sum();
+                limits
+                    .hostlists
+                    .charge(names.len(), bytes)
+                    .map_err(|e| origin.error(format!("NodeName: {e}")))?;
             }
             self.auto_detect.push(AutoDetectLine {
                 origin: origin.clone(),
@@ -340,7 +431,7 @@ impl GresConfFile {
         if name.is_empty() {
             return Err(origin.error("Name: expected a GRES name, like gpu"));
         }
-        let line = gres_line(&keys, name, nodes, &origin)?;
+        let line = gres_line(&keys, name, nodes, &origin, limits)?;
         self.lines.push(line);
         Ok(())
     }
@@ -352,15 +443,38 @@ impl GresConfFile {
     ///
     /// A [`ConfError`] at the offending line for a GRES name not in
     /// `gres_types`, a `Cores=` index at or beyond the node's cores, a file
-    /// listed twice for one GRES of the node, or lines with and without
-    /// `File=` for one shared GRES of the node.
+    /// listed twice for one GRES of the node, lines with and without
+    /// `File=` for one shared GRES of the node, or records of more than
+    /// [`MAX_RECORD_BYTES`].
     pub fn node(&self, node: &NodeConf, gres_types: &[String]) -> Result<NodeGres, ConfError> {
-        let cores = u32::from(node.sockets) * u32::from(node.cores_per_socket);
         let lines: Vec<&GresLine> = self
             .lines
             .iter()
             .filter(|l| l.applies_to(&node.name))
             .collect();
+        let auto_detect = self
+            .auto_detect
+            .iter()
+            .rev()
+            .find(|a| a.nodes.as_ref().is_some_and(|n| n.contains(&node.name)))
+            .or_else(|| self.auto_detect.iter().rev().find(|a| a.nodes.is_none()));
+        let mut left = MAX_RECORD_BYTES;
+        self.node_of(node, gres_types, lines, auto_detect, &mut left)
+    }
+
+    /// [`node`](Self::node) for the `lines` and `auto_detect` setting that
+    /// apply to `node`, taking the records' estimated bytes from `left`
+    /// before they are built.
+    fn node_of(
+        &self,
+        node: &NodeConf,
+        gres_types: &[String],
+        lines: Vec<&GresLine>,
+        auto_detect: Option<&AutoDetectLine>,
+        left: &mut u64,
+    ) -> Result<NodeGres, ConfError> {
+        let cores = u32::from(node.sockets) * u32::from(node.cores_per_socket);
+        records_cost(&lines, cores, left)?;
         let mut seen_files: HashMap<(&str, &str), &Origin> = HashMap::new();
         for line in &lines {
             if !gres_types
@@ -409,13 +523,7 @@ impl GresConfFile {
                 )));
             }
         }
-        let auto_detect = self
-            .auto_detect
-            .iter()
-            .rev()
-            .find(|a| a.nodes.as_ref().is_some_and(|n| n.contains(&node.name)))
-            .or_else(|| self.auto_detect.iter().rev().find(|a| a.nodes.is_none()))
-            .map(|a| a.value.clone());
+        let auto_detect = auto_detect.map(|a| a.value.clone());
         let core_map = |list: &Option<Vec<u32>>| list.as_ref().map(|c| bitmap(cores, c.clone()));
         let records = lines
             .iter()
@@ -438,11 +546,14 @@ impl GresConfFile {
                 std::iter::repeat_n(core_map(&l.cores), devices)
             })
             .collect();
-        let gpu_cores = |file: &str| {
-            gpu_lines()
-                .find(|l| l.files.iter().any(|f| f == file))
-                .and_then(|l| core_map(&l.cores))
-        };
+        // Each GPU file's line (the first that lists it).
+        let mut gpu_files: HashMap<&str, &GresLine> = HashMap::new();
+        for line in gpu_lines() {
+            for file in &line.files {
+                gpu_files.entry(file).or_insert(line);
+            }
+        }
+        let gpu_cores = |file: &str| gpu_files.get(file).and_then(|l| core_map(&l.cores));
         let mut topology = Vec::new();
         for line in &lines {
             let group = |count: u64, cores: Option<Bitmap>, links: Vec<i32>| GresDeviceGroup {
@@ -490,19 +601,141 @@ impl GresConfFile {
     }
 }
 
+/// The lines and `AutoDetect` setting of each node named in a file, built
+/// once for [`GresConfFile::nodes`].
+struct NodeIndex<'a> {
+    /// Lines without `NodeName=`, by position in the file.
+    every: Vec<usize>,
+    /// The lines naming each node, by position in the file.
+    named: HashMap<&'a str, Vec<usize>>,
+    /// The last `AutoDetect=` without `NodeName=`.
+    auto_every: Option<&'a AutoDetectLine>,
+    /// The last `AutoDetect=` naming each node.
+    auto_named: HashMap<&'a str, &'a AutoDetectLine>,
+}
+
+impl<'a> NodeIndex<'a> {
+    fn new(file: &'a GresConfFile) -> NodeIndex<'a> {
+        let mut index = NodeIndex {
+            every: Vec::new(),
+            named: HashMap::new(),
+            auto_every: None,
+            auto_named: HashMap::new(),
+        };
+        for (at, line) in file.lines.iter().enumerate() {
+            match &line.nodes {
+                None => index.every.push(at),
+                Some(names) => {
+                    for name in names {
+                        let lines = index.named.entry(name.as_str()).or_default();
+                        // A line naming a node twice applies to it once.
+                        if lines.last() != Some(&at) {
+                            lines.push(at);
+                        }
+                    }
+                }
+            }
+        }
+        for auto in &file.auto_detect {
+            match &auto.nodes {
+                None => index.auto_every = Some(auto),
+                Some(names) => {
+                    for name in names {
+                        index.auto_named.insert(name.as_str(), auto);
+                    }
+                }
+            }
+        }
+        index
+    }
+
+    /// The lines that apply to `node` in file order, and its `AutoDetect`.
+    fn of(
+        &self,
+        file: &'a GresConfFile,
+        node: &str,
+    ) -> (Vec<&'a GresLine>, Option<&'a AutoDetectLine>) {
+        let mut at: Vec<usize> = self.every.clone();
+        if let Some(named) = self.named.get(node) {
+            at.extend(named);
+            at.sort_unstable();
+        }
+        let auto = self.auto_named.get(node).copied().or(self.auto_every);
+        (at.into_iter().map(|i| &file.lines[i]).collect(), auto)
+    }
+}
+
+/// Takes from `left` the bytes, estimated, of the records and device groups
+/// [`GresConfFile::node`] builds from `lines` for a node of `cores` cores:
+/// each record with its files and core bitmap, each device group with its
+/// bitmap and links. Refuses, at the line that crosses it, more than is
+/// left.
+fn records_cost(lines: &[&GresLine], cores: u32, left: &mut u64) -> Result<(), ConfError> {
+    let bitmap = u64::from(cores).div_ceil(64) * 8;
+    let gpus: u64 = lines
+        .iter()
+        .filter(|l| l.name == "gpu")
+        .map(|l| {
+            if l.multiple_files {
+                1
+            } else {
+                l.files.len() as u64
+            }
+        })
+        .sum();
+    for line in lines {
+        let text = |s: &str| s.len() as u64 + 16;
+        let files: u64 = line
+            .files
+            .iter()
+            .map(|f| size_of::<String>() as u64 + text(f))
+            .sum();
+        let flags: u64 = line
+            .flags
+            .iter()
+            .map(|f| size_of::<String>() as u64 + text(f))
+            .sum();
+        let record = size_of::<GresConfRecord>() as u64
+            + 64
+            + text(&line.name)
+            + files
+            + flags
+            + line.links.as_ref().map_or(0, |(l, _)| text(l))
+            + line.cores.as_ref().map_or(0, |_| bitmap);
+        let groups = match (line.is_shared(), line.files.len()) {
+            (false, _) => 1,
+            (true, 0) => gpus.max(1),
+            (true, files) => files as u64,
+        };
+        let links = line.links.as_ref().map_or(0, |(_, l)| l.len() as u64 * 4);
+        // A device group is kept twice: in the node's gres and its record.
+        let group = 2 * (size_of::<GresDeviceGroup>() as u64 + text(&line.name) + bitmap + links);
+        let cost = record.saturating_add(groups.saturating_mul(group));
+        *left = left.checked_sub(cost).ok_or_else(|| {
+            line.origin.error(format!(
+                "the records and device groups gres.conf gives the cluster's nodes would take \
+                 more than {MAX_RECORD_BYTES} bytes with this line; give fewer lines, files or \
+                 nodes per line"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 fn gres_line(
     keys: &HashMap<&'static str, &str>,
     name: &str,
     nodes: Option<Vec<String>>,
     origin: &Origin,
+    limits: &mut FileLimits,
 ) -> Result<GresLine, ConfError> {
     let shared = SHARED.contains(&name);
     if keys.contains_key("File") && keys.contains_key("MultipleFiles") {
         return Err(origin.error("File and MultipleFiles exclude each other; give one"));
     }
     let (files, multiple_files) = match (keys.get("File"), keys.get("MultipleFiles")) {
-        (Some(expr), _) => (files(expr, "File", origin)?, false),
-        (_, Some(expr)) => (files(expr, "MultipleFiles", origin)?, true),
+        (Some(expr), _) => (files(expr, "File", origin, limits)?, false),
+        (_, Some(expr)) => (files(expr, "MultipleFiles", origin, limits)?, true),
         _ => (Vec::new(), false),
     };
     let count = match keys.get("Count") {
@@ -528,11 +761,23 @@ fn gres_line(
     let cores = keys
         .get("Cores")
         .map(|text| {
-            parse_cores(text).ok_or_else(|| {
+            let cores = parse_cores(text).ok_or_else(|| {
                 origin.error(format!(
-                    "Cores=`{text}`: expected core indices and ranges, like 0-1,4"
+                    "Cores=`{text}`: expected core indices below {MAX_CORES} and ranges, \
+                     like 0-1,4"
                 ))
-            })
+            })?;
+            limits.core_indices =
+                limits
+                    .core_indices
+                    .checked_sub(cores.len())
+                    .ok_or_else(|| {
+                        origin.error(format!(
+                            "Cores: with the lines before it, the file's Cores= lists name more \
+                         than {MAX_CORE_INDICES} cores in all"
+                        ))
+                    })?;
+            Ok(cores)
         })
         .transpose()?;
     let links = keys
@@ -581,15 +826,22 @@ fn gres_line(
     })
 }
 
-fn files(expr: &str, key: &str, origin: &Origin) -> Result<Vec<String>, ConfError> {
-    let files = hostlist::expand(expr).map_err(|e| origin.error(format!("{key}=`{expr}`: {e}")))?;
-    if files.len() > MAX_FILES {
+/// The files of `expr`, counted from its ranges and refused beyond
+/// [`MAX_FILES`] before they are expanded.
+fn files(
+    expr: &str,
+    key: &str,
+    origin: &Origin,
+    limits: &mut FileLimits,
+) -> Result<Vec<String>, ConfError> {
+    let size = hostlist::measure(expr).map_err(|e| origin.error(format!("{key}=`{expr}`: {e}")))?;
+    if size.names > MAX_FILES {
         return Err(origin.error(format!(
             "{key}=`{expr}` lists {} files; at most {MAX_FILES} are allowed",
-            files.len()
+            size.names
         )));
     }
-    Ok(files)
+    limits.expand(key, expr, origin)
 }
 
 /// A count with an optional binary suffix (`4`, `2K`).
@@ -613,25 +865,32 @@ fn parse_count(text: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(1u64 << shift)
 }
 
-/// `0-1,4` as sorted, unique indices; `None` when malformed or reversed.
+/// `0-1,4` as sorted, unique indices below [`MAX_CORES`]; `None` when
+/// malformed or reversed. The ranges are sorted and merged before any
+/// index is written, so a range repeated many times costs its text, not
+/// its length again.
 fn parse_cores(text: &str) -> Option<Vec<u32>> {
     let number = |s: &str| -> Option<u32> {
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        s.parse().ok().filter(|&n| n < u32::from(u16::MAX))
+        s.parse().ok().filter(|&n| n < MAX_CORES)
     };
-    let mut out = Vec::new();
+    let mut ranges = Vec::new();
     for item in text.split(',') {
         let (lo, hi) = item.split_once('-').unwrap_or((item, item));
         let (lo, hi) = (number(lo)?, number(hi)?);
         if lo > hi {
             return None;
         }
-        out.extend(lo..=hi);
+        ranges.push((lo, hi));
     }
-    out.sort_unstable();
-    out.dedup();
+    ranges.sort_unstable();
+    let mut out = Vec::new();
+    for (lo, hi) in ranges {
+        let from = out.last().map_or(lo, |&last: &u32| lo.max(last + 1));
+        out.extend(from..=hi);
+    }
     Some(out)
 }
 

@@ -290,11 +290,11 @@ fn syntax_errors_name_file_line_and_expectation() {
         ),
         (
             "Name=gpu Cores=3-1\n",
-            "gres.conf:1: Cores=`3-1`: expected core indices and ranges, like 0-1,4",
+            "gres.conf:1: Cores=`3-1`: expected core indices below 65535 and ranges, like 0-1,4",
         ),
         (
             "Name=gpu Cores=0,,1\n",
-            "gres.conf:1: Cores=`0,,1`: expected core indices and ranges, like 0-1,4",
+            "gres.conf:1: Cores=`0,,1`: expected core indices below 65535 and ranges, like 0-1,4",
         ),
         (
             "Name=gpu File=/dev/nvidia0 Links=-1,-3\n",
@@ -345,6 +345,109 @@ fn default_path_is_next_to_slurm_conf() {
         default_path(Path::new("slurm.conf")),
         Path::new("gres.conf")
     );
+}
+
+// Issue 26, class 6: `File=` was expanded before its 1024-file check, so
+// a long path times a million was built first (and 2^20 files drew the
+// hostlist's error instead of the file count). Now the files are counted
+// from the ranges and refused before anything is expanded.
+#[test]
+fn files_are_counted_before_they_are_expanded() {
+    assert_eq!(
+        error("Name=gpu File=/dev/nvidia[0-1048575]\n"),
+        "gres.conf:1: File=`/dev/nvidia[0-1048575]` lists 1048576 files; at most 1024 are allowed"
+    );
+    let path = format!("/dev/{}", "d".repeat(40));
+    assert_eq!(
+        error(&format!("Name=gpu MultipleFiles={path}[0-999999]\n")),
+        format!(
+            "gres.conf:1: MultipleFiles=`{path}[0-999999]` lists 1000000 files; at most 1024 \
+             are allowed"
+        )
+    );
+}
+
+// Issue 26, class 6: the hostlists and core lists of a file are bounded
+// together, not only one line at a time (before: each line alone).
+#[test]
+fn a_file_is_bounded_as_a_whole() {
+    // Two lines of 16,000 names of 4005 bytes: each fits in 64 MiB, both
+    // do not.
+    let long = "n".repeat(4000);
+    let line = format!("NodeName={long}[10000-25999] Name=gpu\n");
+    let e = error(&line.repeat(2));
+    assert!(
+        e.starts_with(&format!(
+            "gres.conf:2: NodeName=`{long}[10000-25999]`: together with"
+        )),
+        "{e}"
+    );
+    // 64 lines of 65,535 cores fit in 2^22 core indices; the 65th does not.
+    let e = error(&"Name=gpu Cores=0-65534\n".repeat(65));
+    assert_eq!(
+        e,
+        "gres.conf:65: Cores: with the lines before it, the file's Cores= lists name more than \
+         4194304 cores in all"
+    );
+    // A range written a hundred thousand times is read once (before: 6.5
+    // billion indices).
+    let file = parse(&format!(
+        "Name=gpu Cores={}0-65534\n",
+        "0-65534,".repeat(100_000)
+    ));
+    assert_eq!(file.lines[0].cores.as_ref().map(Vec::len), Some(65_535));
+    let file = parse("Name=gpu Cores=9,0-2,1-4,7,8-8,3\n");
+    assert_eq!(file.lines[0].cores, Some(vec![0, 1, 2, 3, 4, 7, 8, 9]));
+}
+
+// Issue 26, class 6: what a node's records would take is estimated before
+// they are built (before: 300 core bitmaps of 16 MiB each, built).
+#[test]
+fn records_are_bounded_before_they_are_built() {
+    let conf = slurm_conf::parse_str(
+        "GresTypes=gpu\nNodeName=wide Sockets=65535 CoresPerSocket=2048 CPUs=65535\n",
+        Path::new("slurm.conf"),
+    )
+    .unwrap();
+    let file = parse(&"Name=gpu Cores=0\n".repeat(300));
+    let e = file.node(&conf.nodes[0], &conf.gres_types()).unwrap_err();
+    assert_eq!(e.line, 6, "{e}");
+    assert!(
+        e.message.starts_with(
+            "the records and device groups gres.conf gives the cluster's nodes would take more \
+             than 268435456 bytes with this line"
+        ),
+        "{e}"
+    );
+    assert!(file.nodes(&conf).is_err());
+}
+
+proptest::proptest! {
+    /// `nodes` finds each node's lines through an index; it answers what
+    /// `node` answers for each node alone.
+    #[test]
+    fn nodes_answers_what_node_answers(lines in proptest::collection::vec(
+        (
+            proptest::sample::select(vec!["", "NodeName=g1 ", "NodeName=g2 ", "NodeName=g[1-2] ", "NodeName=g[2,2,1] ", "NodeName=x9 "]),
+            proptest::sample::select(vec![
+                "Name=gpu File=/dev/nvidia0", "Name=gpu File=/dev/nvidia[1-2] Cores=0-3",
+                "Name=mps Count=100", "Name=mps File=/dev/nvidia[0-1] Count=200",
+                "AutoDetect=nvml", "AutoDetect=off", "Name=gpu Count=1 AutoDetect=rsmi",
+            ]),
+        ),
+        0..8,
+    )) {
+        let text: String = lines.iter().map(|(nodes, rest)| format!("{nodes}{rest}\n")).collect();
+        let file = parse(&text);
+        let conf = slurm();
+        let one_by_one: Result<Vec<_>, _> = conf
+            .nodes
+            .iter()
+            .map(|n| file.node(n, &conf.gres_types()))
+            .collect();
+        let show = |r: Result<Vec<NodeGres>, ConfError>| r.map(|v| format!("{v:?}")).map_err(|e| e.to_string());
+        proptest::prop_assert_eq!(show(file.nodes(&conf)), show(one_by_one));
+    }
 }
 
 proptest::proptest! {
