@@ -4,6 +4,10 @@
 use crate::bindings::types::{Bitmap, JobResources, Node};
 use crate::error::CallError;
 
+// What select and priority plugins answer (issue 26, class 11).
+mod priority;
+mod select;
+
 /// Longest string a result may carry (a cpu-bind list for 256 tasks of
 /// 128-CPU masks is about 9 KiB).
 pub const MAX_TEXT: usize = 1 << 20;
@@ -137,9 +141,7 @@ impl Checker<'_> {
                     nodes.len()
                 )));
             };
-            let cores = u32::from(node.sockets)
-                * u32::from(node.cores_per_socket)
-                * u32::from(node.boards.max(1));
+            let cores = select::node_cores(node);
             if let Some(last) = last_one(&entry.cores) {
                 if last >= cores {
                     return Err(self.fail(format!(

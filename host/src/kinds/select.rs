@@ -56,9 +56,9 @@ fn replay_world(
             JobCall::Resume(job, indefinite) => replay.call("job-resume", |s| {
                 select.call_job_resume(s, job, *indefinite)
             })?,
-            JobCall::Resized(job, node) => replay.call("job-resized", |s| {
-                select.call_job_resized(s, job, *node)
-            })?,
+            JobCall::Resized(job, node) => {
+                replay.call("job-resized", |s| select.call_job_resized(s, job, *node))?
+            }
             JobCall::Expand(from, to) => replay.call("job-expand", |s| {
                 select.call_job_expand(s, from, to).map(|r| r.map(|_| ()))
             })?,
@@ -499,7 +499,9 @@ impl SelectPlugin {
         let result = plain!(self, "resv-test", |b, s| b
             .slurm_plugin_select()
             .call_resv_test(s, request))?;
-        self.check("resv-test", |c, nodes| c.reservation(request, &result, nodes))?;
+        self.check("resv-test", |c, nodes| {
+            c.reservation(request, &result, nodes)
+        })?;
         Ok(result)
     }
 
