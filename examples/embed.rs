@@ -33,6 +33,7 @@ fn main() -> anyhow::Result<()> {
         },
         grants: Grants::none(),
         failure: FailurePolicy::Restart { max_restarts: 2 },
+        ..PluginSettings::default()
     };
     let plugin = PriorityPlugin::load(&host, &source, settings.clone())?;
     let id = plugin.identity();

@@ -8,7 +8,8 @@
 //! ```toml
 //! # Where to read the cluster (nodes, partitions, SelectType, ...).
 //! slurm_conf = "/etc/slurm/slurm.conf"
-//! # Compiled components are cached here.
+//! # Compiled components are cached here: a directory of the user running
+//! # the host that no one else may write (created mode 0700 if missing).
 //! cache_dir = "/var/cache/slurm-wasm"
 //! # Plugin state files are kept here.
 //! state_dir = "/var/spool/slurm-wasm"
@@ -26,6 +27,7 @@
 //! memory_mb = 512                 # linear memory per instance
 //! table_elements = 100000         # elements per table
 //! max_instances = 64              # core instances per component instance
+//! state_mb = 64                   # state blob kept for restarts or in a state file
 //!
 //! # One table per slot: select, priority, gres, task. Slurm loads several
 //! # gres and task plugins, so those slots may be qualified: gres.gpu, task.affinity.
@@ -37,6 +39,9 @@
 //! max_restarts = 3                        # faults of the fallback before the slot is disabled
 //! [plugins.select.limits]
 //! fuel_per_call = 5_000_000_000
+//! # State files written by these components (earlier builds of this .wasm,
+//! # by SHA-256 as `sha256sum` prints it) are restored too.
+//! # accept_state_from = ["<64 hex digits>"]
 //!
 //! [plugins.priority]
 //! bundled = "priority/multifactor"        # a plugin built into the host
@@ -73,6 +78,12 @@
 //!   requires it.
 //! - Limits must be at least 1; a plugin's `limits` table overrides the
 //!   `[defaults]` key by key, which override [`Limits::default`].
+//! - `accept_state_from` lists the SHA-256 digests (64 hexadecimal digits,
+//!   as `sha256sum plugin.wasm` prints them) of components whose state files
+//!   the plugin restores besides its own ([`crate::state`]): a site that
+//!   replaces its `.wasm` lists the old build's digest so the new one takes
+//!   over its state. A bundled plugin restores the files of the bundled
+//!   plugin of its type from any host version without it.
 //!
 //! # Errors
 //!
@@ -95,6 +106,7 @@ use crate::capabilities::gpu::GpuSource;
 use crate::capabilities::{Capability, Grants};
 use crate::limits::{FailurePolicy, Limits};
 use crate::plugin::{PluginSettings, PluginSource, Slot};
+use crate::state::ComponentDigest;
 
 /// The parsed host configuration, relative paths resolved.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -303,6 +315,7 @@ struct RawLimits {
     memory_mb: Option<Spanned<NonZeroU64>>,
     table_elements: Option<NonZeroUsize>,
     max_instances: Option<NonZeroU32>,
+    state_mb: Option<Spanned<NonZeroU64>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -316,6 +329,8 @@ struct RawPlugin {
     fallback: Option<Spanned<String>>,
     max_restarts: Option<Spanned<u32>>,
     limits: Option<RawLimits>,
+    #[serde(default)]
+    accept_state_from: Vec<Spanned<String>>,
 }
 
 #[derive(serde::Deserialize, Clone, Copy)]
@@ -359,24 +374,34 @@ impl Parser<'_> {
         }
     }
 
-    fn limits(&self, raw: RawLimits, base: &Limits) -> Result<Limits, HostConfigError> {
-        let memory_bytes = match raw.memory_mb {
-            Some(mb) => mb
-                .get_ref()
-                .get()
-                .checked_mul(1 << 20)
-                .and_then(|bytes| usize::try_from(bytes).ok())
-                .ok_or_else(|| {
-                    self.invalid(
-                        mb.span(),
-                        format!(
-                            "memory_mb = {} is more memory than this host can address",
-                            mb.get_ref()
-                        ),
-                    )
-                })?,
-            None => base.memory_bytes,
+    /// Bytes of a limit given in MiB (`memory_mb`), `base` when not given.
+    fn mib(
+        &self,
+        key: &str,
+        mb: Option<Spanned<NonZeroU64>>,
+        base: usize,
+    ) -> Result<usize, HostConfigError> {
+        let Some(mb) = mb else {
+            return Ok(base);
         };
+        mb.get_ref()
+            .get()
+            .checked_mul(1 << 20)
+            .and_then(|bytes| usize::try_from(bytes).ok())
+            .ok_or_else(|| {
+                self.invalid(
+                    mb.span(),
+                    format!(
+                        "{key} = {} is more memory than this host can address",
+                        mb.get_ref()
+                    ),
+                )
+            })
+    }
+
+    fn limits(&self, raw: RawLimits, base: &Limits) -> Result<Limits, HostConfigError> {
+        let memory_bytes = self.mib("memory_mb", raw.memory_mb, base.memory_bytes)?;
+        let state_bytes = self.mib("state_mb", raw.state_mb, base.state_bytes)?;
         Ok(Limits {
             fuel_per_call: raw
                 .fuel_per_call
@@ -391,6 +416,7 @@ impl Parser<'_> {
             max_instances: raw
                 .max_instances
                 .map_or(base.max_instances, NonZeroU32::get),
+            state_bytes,
         })
     }
 
@@ -533,6 +559,15 @@ impl Parser<'_> {
             Some(overrides) => self.limits(overrides, defaults)?,
             None => defaults.clone(),
         };
+        let accept_state_from = std::mem::take(&mut raw.accept_state_from)
+            .into_iter()
+            .map(|digest| {
+                digest
+                    .get_ref()
+                    .parse::<ComponentDigest>()
+                    .map_err(|e| self.invalid(digest.span(), format!("accept_state_from: {e}")))
+            })
+            .collect::<Result<_, _>>()?;
         let failure = self.failure(slot, kind, table_span, raw)?;
         Ok(PluginConfig {
             kind,
@@ -541,6 +576,7 @@ impl Parser<'_> {
                 limits,
                 grants,
                 failure,
+                accept_state_from,
             },
         })
     }
@@ -720,6 +756,7 @@ mod tests {
                 memory_bytes: 512 << 20,
                 table_elements: 100_000,
                 max_instances: 64,
+                state_bytes: 64 << 20,
             }
         );
         let slots: Vec<&str> = config.plugins.keys().map(String::as_str).collect();
@@ -900,6 +937,7 @@ mod tests {
             "memory_mb",
             "table_elements",
             "max_instances",
+            "state_mb",
         ] {
             let e = toml_error(&format!("[defaults]\n{key} = 0\n"));
             assert!(e.contains("nonzero"), "{key}: {e}");
@@ -928,6 +966,57 @@ mod tests {
         assert_eq!(limits.max_instances, 2);
         assert_eq!(limits.memory_bytes, 64 << 20);
         assert_eq!(limits.fuel_per_call, Limits::default().fuel_per_call);
+    }
+
+    /// Issue 26, class 11: the bound on kept state is configurable per plugin.
+    #[test]
+    fn state_mb_bounds_kept_state() {
+        let config = parse(
+            "[defaults]\nstate_mb = 8\n[plugins.priority]\nbundled = \"priority/basic\"\n\
+             [plugins.priority.limits]\nstate_mb = 2\n",
+        );
+        assert_eq!(config.defaults.state_bytes, 8 << 20);
+        assert_eq!(
+            config.plugins["priority"].settings.limits.state_bytes,
+            2 << 20
+        );
+        let (line, _, message) = invalid("[defaults]\nstate_mb = 9223372036854775807\n");
+        assert_eq!(
+            (line, message.as_str()),
+            (
+                2,
+                "state_mb = 9223372036854775807 is more memory than this host can address"
+            )
+        );
+    }
+
+    /// Issue 26, class 14: the digests of earlier builds whose state a
+    /// plugin restores, checked when the file is read.
+    #[test]
+    fn accept_state_from_takes_sha256_digests() {
+        let hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        let config = parse(&format!(
+            "[plugins.priority]\nwasm = \"p.wasm\"\naccept_state_from = [\"{hex}\"]\n"
+        ));
+        assert_eq!(
+            config.plugins["priority"].settings.accept_state_from,
+            [hex.parse::<ComponentDigest>().unwrap()]
+        );
+        assert!(
+            parse("[plugins.priority]\nwasm = \"p.wasm\"\n").plugins["priority"]
+                .settings
+                .accept_state_from
+                .is_empty()
+        );
+        let (line, column, message) = invalid(&format!(
+            "[plugins.priority]\nwasm = \"p.wasm\"\naccept_state_from = [\"{hex}\", \"sha256:12\"]\n"
+        ));
+        assert_eq!((line, column), (3, 90));
+        assert_eq!(
+            message,
+            "accept_state_from: `sha256:12` is not a component digest: expected the 64 \
+             hexadecimal digits of its SHA-256, as `sha256sum plugin.wasm` prints them"
+        );
     }
 
     #[test]

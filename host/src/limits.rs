@@ -18,6 +18,15 @@ pub struct Limits {
     /// Core instances a component may create (components made by Rust
     /// toolchains use a handful).
     pub max_instances: u32,
+    /// The largest state blob, in bytes, the host keeps for the plugin: what
+    /// `state-save` returns, what `state-restore` and `recv-stepd` are
+    /// handed (kept to replay after a restart) and what a state file holds.
+    /// A larger one is refused with [`CallError::StateTooLarge`]
+    /// (or [`StateError::TooLarge`] for a file) and nothing is kept.
+    ///
+    /// [`CallError::StateTooLarge`]: crate::CallError::StateTooLarge
+    /// [`StateError::TooLarge`]: crate::state::StateError::TooLarge
+    pub state_bytes: usize,
 }
 
 /// How often the engine's epoch advances.
@@ -25,8 +34,8 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 impl Default for Limits {
     /// 10 billion fuel, 10 s, 512 MiB of memory, 100,000 table elements, 64
-    /// instances: generous for a select plugin on 100,000 nodes, small enough
-    /// that a runaway plugin is stopped quickly.
+    /// instances, 64 MiB of state: generous for a select plugin on 100,000
+    /// nodes, small enough that a runaway plugin is stopped quickly.
     fn default() -> Self {
         Limits {
             fuel_per_call: 10_000_000_000,
@@ -34,6 +43,7 @@ impl Default for Limits {
             memory_bytes: 512 << 20,
             table_elements: 100_000,
             max_instances: 64,
+            state_bytes: 64 << 20,
         }
     }
 }

@@ -189,6 +189,7 @@ pub fn plan(
                     limits: config.defaults.clone(),
                     grants: Grants::none(),
                     failure: FailurePolicy::default(),
+                    accept_state_from: Vec::new(),
                 },
                 chosen_by,
                 slot_name,
