@@ -112,7 +112,11 @@ fn compile_fills_the_cache() {
         .map(|e| e.unwrap().path())
         .filter(|p| p.file_name().is_some_and(|n| n != "key"))
         .collect();
-    assert_eq!(entries.len(), 1, "the entry beside the cache's key: {entries:?}");
+    assert_eq!(
+        entries.len(),
+        1,
+        "the entry beside the cache's key: {entries:?}"
+    );
     assert!(entries[0].extension().is_some_and(|e| e == "cwasm"));
 }
 
@@ -316,6 +320,55 @@ fn priority_scenario_errors_name_the_file() {
     assert_eq!(code, 2);
     assert!(
         err.contains("bad.toml") && err.contains("missing.conf"),
+        "{err}"
+    );
+}
+
+/// Issue 26, messages and exit codes: output piped into a reader that stops
+/// early ends `inspect` quietly (it panicked on the broken pipe).
+#[test]
+fn inspect_into_a_closed_pipe_does_not_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+        .args(["inspect", "--bundled", "select/cons_tres"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run slurm-wasm");
+    // Close the reading end before the program writes: its first write
+    // meets a broken pipe, as `| head -0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// Issue 26, messages and exit codes: an unreadable file is bad input
+/// (exit 2, as the README says), not a failed check (exit 1).
+#[test]
+fn check_of_a_missing_file_exits_2() {
+    let (code, _, err) = slurm_wasm(&["check", "/nonexistent/plugin.wasm"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/nonexistent/plugin.wasm"), "{err}");
+}
+
+/// Issue 26, messages and exit codes: a `--policy` file that is no usable
+/// plugin is refused before the replay, with exit 2.
+#[test]
+fn simulate_with_an_unusable_policy_file_exits_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bogus = dir.path().join("select.wasm");
+    std::fs::write(&bogus, b"not a component").expect("write");
+    let policy = format!("select={},priority/basic", bogus.display());
+    let (code, _, err) = slurm_wasm(&["simulate", "--quiet", "--policy", &policy]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("select.wasm"), "{err}");
+    // A plugin of the wrong kind is unusable in that slot too.
+    let policy = format!("select={HOSTILE},priority/basic");
+    let (code, _, err) = slurm_wasm(&["simulate", "--quiet", "--policy", &policy]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is a task plugin but was loaded into the select slot"),
         "{err}"
     );
 }

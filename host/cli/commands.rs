@@ -10,6 +10,7 @@ use slurm_wasm_host::host_config::{self, HostConfig};
 use slurm_wasm_host::inspect::{inspect as inspect_plugin, Inspection};
 use slurm_wasm_host::kinds::priority::PriorityConfig;
 use slurm_wasm_host::kinds::task::{CpuBinding, TaskConfig};
+use slurm_wasm_host::plugin_log::escape;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::setup::{self, PlannedPlugin};
 use slurm_wasm_host::slurm_conf::{self, SlurmConf};
@@ -75,8 +76,10 @@ fn print_inspection(i: &Inspection) {
     );
     match &i.identity {
         Some(id) => {
-            println!("  type:              {}", id.plugin_type);
-            println!("  name:              {}", id.plugin_name);
+            // What a plugin says of itself is printed escaped: a type or
+            // name with control characters cannot rewrite the terminal.
+            println!("  type:              {}", escape(&id.plugin_type));
+            println!("  name:              {}", escape(&id.plugin_name));
             println!(
                 "  version:           {} (Slurm {})",
                 id.plugin_version,
@@ -85,7 +88,10 @@ fn print_inspection(i: &Inspection) {
             if let Some(plugin_id) = id.plugin_id {
                 println!("  plugin id:         {plugin_id}");
             }
-            println!("  contract:          slurm:plugin@{}", id.contract_version);
+            println!(
+                "  contract:          slurm:plugin@{}",
+                escape(&id.contract_version)
+            );
             let required: Vec<_> = id
                 .required_capabilities
                 .iter()
@@ -102,7 +108,7 @@ fn print_inspection(i: &Inspection) {
         }
         None => println!(
             "  describe:          failed: {}",
-            i.describe_error.as_deref().unwrap_or("unknown")
+            escape(i.describe_error.as_deref().unwrap_or("unknown"))
         ),
     }
     println!("  capabilities used: {}", i.capabilities.join(", "));

@@ -213,6 +213,14 @@ enum PriorityTable {
 }
 
 fn main() -> ExitCode {
+    // Output piped into a reader that stops early (`inspect ... | head`)
+    // ends the program as it ends other Unix tools, instead of a panic in
+    // `println!`.
+    // SAFETY: called before any other thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let filter = cli
         .log

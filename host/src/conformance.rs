@@ -15,7 +15,7 @@ use crate::capabilities::cpuset::RecordingCpuset;
 use crate::capabilities::topology::FixedTopology;
 use crate::capabilities::{Grants, Services};
 use crate::engine::{Host, HostOptions};
-use crate::error::CallError;
+use crate::error::{CallError, LoadError};
 use crate::fixtures;
 use crate::inspect::inspect;
 use crate::kinds::gres::{EnvFlags, NodeHardware};
@@ -95,6 +95,8 @@ pub fn check(source: &PluginSource) -> anyhow::Result<Report> {
     let mut suite = Suite { checks: Vec::new() };
     let inspection = match inspect(&host, source) {
         Ok(i) => i,
+        // Input that cannot be read is not a plugin that failed a check.
+        Err(e @ (LoadError::Io { .. } | LoadError::UnknownBundled(..))) => return Err(e.into()),
         Err(e) => {
             suite.run("is a WebAssembly component", || Err(e.to_string()));
             return Ok(Report {

@@ -252,7 +252,11 @@ impl Replay<'_> {
         arm(self.store, self.limits);
         let reason = match f(self.store) {
             Ok(Ok(())) => return Ok(()),
-            Ok(Err(e)) => format!("{function} returned error {}: {}", e.code, e.message),
+            Ok(Err(e)) => format!(
+                "{function} returned error {}: {}",
+                e.code,
+                plugin_text(&e.message)
+            ),
             Err(trap) => {
                 let data = self.store.data();
                 let fault = classify(
@@ -549,13 +553,13 @@ impl<K: Kind> PluginCore<K> {
                     plugin: plugin.to_string(),
                     function,
                     capability: capability_name(c).into(),
-                    detail: e.message,
+                    detail: plugin_text(&e.message),
                 },
                 None => CallError::Plugin {
                     plugin: plugin.to_string(),
                     function,
                     code: e.code,
-                    message: e.message,
+                    message: plugin_text(&e.message),
                 },
             }),
             Err(trap) => {
@@ -699,12 +703,12 @@ fn classify(
                 plugin,
                 function,
                 capability: capability_name(c).into(),
-                detail: format!("trap: {error:#}"),
+                detail: plugin_text(&format!("trap: {error:#}")),
             },
             None => CallError::Trap {
                 plugin,
                 function,
-                trap: format!("{error:#}"),
+                trap: plugin_text(&format!("{error:#}")),
             },
         },
     }
@@ -727,6 +731,16 @@ fn load_checked<K: Kind>(
             .cache
             .get_digested(&shared.engine, &source_name, component_id.digest, &bytes)?;
     check_contract(&component, &shared.engine, &source_name)?;
+    match slot_of(&component, &shared.engine) {
+        Some(exported) if exported != K::SLOT => {
+            return Err(LoadError::WrongSlot {
+                source_name,
+                found: exported.name().into(),
+                slot: K::SLOT.name(),
+            })
+        }
+        _ => {}
+    }
     check_imports(&component, &shared.engine, &source_name, K::SLOT)?;
     let instance_pre =
         K::linker(shared)
@@ -901,6 +915,17 @@ fn check_identity(
         }
     }
     Ok(())
+}
+
+/// Longest text of a plugin's (an error message, a panic) kept in a
+/// [`CallError`].
+const MAX_PLUGIN_TEXT: usize = 4096;
+
+/// Text a plugin chose, as a [`CallError`] carries it: at most
+/// [`MAX_PLUGIN_TEXT`] characters, control characters escaped, so that
+/// logging the error can neither flood nor forge the host's log.
+fn plugin_text(text: &str) -> String {
+    crate::plugin_log::escape(&truncated(text, MAX_PLUGIN_TEXT)).into_owned()
 }
 
 /// At most `max` characters of `text`, with `...` when cut.

@@ -333,10 +333,13 @@ impl PolicySpec {
     /// [`PolicyError::Spec`] naming the missing plugin and what is bundled
     /// (or built natively), or the file that cannot run natively.
     pub fn check_available(&self) -> Result<(), PolicyError> {
-        for source in [&self.select, &self.priority] {
+        for (source, slot) in [
+            (&self.select, Slot::Select),
+            (&self.priority, Slot::Priority),
+        ] {
             let missing = match (self.build, source) {
                 (Build::Native, source) => native_type(source).err(),
-                (Build::Component, source) => component_missing(source),
+                (Build::Component, source) => component_unusable(source, slot),
             };
             if let Some(reason) = missing {
                 return Err(PolicyError::Spec {
@@ -349,8 +352,11 @@ impl PolicySpec {
     }
 }
 
-/// Why a component plugin cannot be found, if it cannot.
-fn component_missing(source: &PluginSource) -> Option<String> {
+/// Why a component plugin cannot be found or loaded into `slot`, if it
+/// cannot: a file is loaded once in a throwaway host, so an unreadable or
+/// malformed file, or a plugin of another kind, is refused before any
+/// replay starts.
+fn component_unusable(source: &PluginSource, slot: Slot) -> Option<String> {
     match source {
         PluginSource::Bundled(name) if bundled::find(name).is_none() => Some(format!(
             "no bundled plugin {name} in this build (bundled: {})",
@@ -358,6 +364,18 @@ fn component_missing(source: &PluginSource) -> Option<String> {
         )),
         PluginSource::File(path) if !path.is_file() => {
             Some(format!("{}: no such file", path.display()))
+        }
+        PluginSource::File(_) => {
+            let host = match Host::new(HostOptions::default()) {
+                Ok(host) => host,
+                Err(e) => return Some(format!("{e:#}")),
+            };
+            let settings = PluginSettings::default();
+            let loaded = match slot {
+                Slot::Select => SelectPlugin::load(&host, source, settings).map(drop),
+                _ => PriorityPlugin::load(&host, source, settings).map(drop),
+            };
+            loaded.err().map(|e| e.to_string())
         }
         _ => None,
     }
