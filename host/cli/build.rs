@@ -56,6 +56,15 @@ fn main() {
                 file_name: "task_hostile_runtime.wasm",
             },
         ),
+        (
+            "HOSTILE_GRES",
+            Guest {
+                package: "hostile-gres",
+                dir: "tests/hostile-gres",
+                features: &[],
+                file_name: "gres_hostile.wasm",
+            },
+        ),
     ];
     let paths = build(&workspace, &out_dir, &guests.map(|(_, g)| g));
     for ((name, _), path) in guests.iter().zip(paths) {

@@ -49,6 +49,11 @@ fn grants(names: &[String]) -> anyhow::Result<Grants> {
 
 /// Starts one task: this program in `exec-stopped` mode, which stops itself
 /// until bound and then execs the command.
+///
+/// The task's environment is this process's, then the plugin's variables
+/// (which the host checked: `SLURM_*` only, so nothing that chooses what
+/// the launcher or the task runs), then the step's identity, which the
+/// plugin cannot override.
 fn spawn_stopped(
     local_id: u32,
     ntasks: u32,
@@ -58,14 +63,14 @@ fn spawn_stopped(
     let exe = std::env::current_exe().context("locating slurm-wasm for the task launcher")?;
     let mut cmd = Command::new(exe);
     cmd.args(["task", "exec-stopped", "--"]).args(command);
+    for kv in &binding.env {
+        cmd.env(&kv.key, &kv.value);
+    }
     cmd.env("SLURM_JOB_ID", JOB_ID.to_string())
         .env("SLURM_STEP_ID", "0")
         .env("SLURM_NTASKS", ntasks.to_string())
         .env("SLURM_PROCID", local_id.to_string())
         .env("SLURM_LOCALID", local_id.to_string());
-    for kv in &binding.env {
-        cmd.env(&kv.key, &kv.value);
-    }
     let child = cmd.spawn().context("starting a task")?;
     wait_stopped(child.id())?;
     Ok(child)

@@ -8,6 +8,13 @@ use crate::error::CallError;
 mod priority;
 mod select;
 
+// Environment edits of task and gres plugins, and gres answers (issue 26,
+// classes 4 and 11).
+mod env;
+mod gres;
+pub(crate) use env::EnvSource;
+pub(crate) use gres::ConfiguredFiles;
+
 /// Longest string a result may carry (a cpu-bind list for 256 tasks of
 /// 128-CPU masks is about 9 KiB).
 pub const MAX_TEXT: usize = 1 << 20;

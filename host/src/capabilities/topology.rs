@@ -8,6 +8,26 @@ pub trait TopologyProvider: Send + Sync {
     fn cpu_layout(&self) -> Result<CpuLayout, CapabilityError>;
 }
 
+/// The OS CPU ids of `cores` (abstract core indices) in `layout`: core `c`
+/// holds abstract CPUs `c * threads .. (c + 1) * threads`, as Slurm counts
+/// a node's CPUs (socket, then core, then thread). Cores past the layout
+/// hold none. Ascending.
+pub fn cpus_of_cores(layout: &CpuLayout, cores: &[u32]) -> Vec<u32> {
+    let threads = usize::from(layout.threads_per_core.max(1));
+    let mut cpus: Vec<u32> = cores
+        .iter()
+        .filter_map(|&c| {
+            let first = (c as usize).checked_mul(threads)?;
+            layout.block_map.get(first..first.saturating_add(threads))
+        })
+        .flatten()
+        .copied()
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
 /// A fixed layout (tests, simulations, a node described in a file).
 #[derive(Debug, Clone)]
 pub struct FixedTopology(pub CpuLayout);
@@ -130,6 +150,15 @@ mod tests {
         assert_eq!(layout.block_map[15], 15);
         let FixedTopology(identity) = FixedTopology::new(2, 4, 2, false);
         assert_eq!(identity.block_map, (0..16).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn cores_hold_their_threads_in_os_numbering() {
+        let FixedTopology(layout) = FixedTopology::new(2, 4, 2, true);
+        assert_eq!(cpus_of_cores(&layout, &[0, 5]), [0, 5, 8, 13]);
+        assert_eq!(cpus_of_cores(&layout, &[8, u32::MAX]), [] as [u32; 0]);
+        let FixedTopology(identity) = FixedTopology::new(1, 4, 1, false);
+        assert_eq!(cpus_of_cores(&identity, &[1, 3]), [1, 3]);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::hint::black_box;
 use slurm_wasm_sdk::codes::ESLURMD_CPU_BIND_ERROR;
 use slurm_wasm_sdk::host::{bind_cpus, cpu_layout};
 use slurm_wasm_sdk::task::CpuBinding;
-use slurm_wasm_sdk::types::{KeyValue, PluginError};
+use slurm_wasm_sdk::types::{CapabilityError, KeyValue, PluginError, Step, Task};
 use slurm_wasm_sdk::{Bitmap, Error};
 
 /// Length of the `cpu-bind` string the `oversized` behaviour returns: 64 MiB.
@@ -16,6 +16,29 @@ pub const SECRET_FILE: &str = "/etc/passwd";
 pub const DROPPED_FILE: &str = "/tmp/hostile-was-here";
 /// The address `socket` tries to connect to.
 pub const SOCKET_ADDR: &str = "127.0.0.1:22";
+
+/// The prefix of the `set-env` behaviour.
+pub const SET_ENV: &str = "set-env:";
+/// The step `cpu-bind` that makes `pre-launch-priv` bind outside the step.
+pub const CPUSET_OUTSIDE: &str = "cpuset-outside";
+
+/// `pre-launch-priv`: with the step's `cpu-bind` [`CPUSET_OUTSIDE`], binds
+/// the task to every CPU of the node (the layout's block map), which the
+/// host must refuse for the CPUs of cores the step does not hold; answers
+/// `Err` with `ESLURMD_CPU_BIND_ERROR` and the capability's error. Any
+/// other step does nothing.
+pub fn pre_launch_priv(step: &Step, task: &Task) -> Result<(), PluginError> {
+    if step.cpu_bind != CPUSET_OUTSIDE {
+        return Ok(());
+    }
+    let fail = |what: &str, e: CapabilityError| {
+        Error::new(ESLURMD_CPU_BIND_ERROR, format!("{what}: {e:?}"))
+    };
+    let layout = cpu_layout().map_err(|e| fail("topology.read-layout", e))?;
+    let len = layout.block_map.iter().max().map_or(0, |m| m + 1);
+    let all = Bitmap::from_bits(len as usize, layout.block_map.iter().map(|&c| c as usize));
+    bind_cpus(task.pid, &all).map_err(|e| fail("cpuset.bind", e).into())
+}
 
 /// What `slurmd-launch-request` does, by the request's `cpu-bind` string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +71,10 @@ pub enum Behaviour {
     /// `bad-env`: hands the binding back with an environment variable
     /// named `NOT A NAME`, which the host must reject.
     BadEnv,
+    /// `set-env:<name>=<value>`: hands the binding back with that one
+    /// variable for every task (`LD_PRELOAD`, `PATH`, a value with a NUL
+    /// byte...), which the host must refuse unless a task plugin may set it.
+    SetEnv,
     /// `work:<n>`: a bounded, deterministic compute kernel (`n` rounds of
     /// xorshift64) whose result is returned as `cpu-bind`; the benchmarks
     /// use it to weigh fuel against epoch interruption.
@@ -74,6 +101,7 @@ impl Behaviour {
             "cpuset" => Behaviour::Cpuset,
             "env" => Behaviour::Env,
             "bad-env" => Behaviour::BadEnv,
+            _ if name.starts_with(SET_ENV) => Behaviour::SetEnv,
             other => {
                 let count = |prefix: &str| other.strip_prefix(prefix).and_then(|n| n.parse().ok());
                 match (count("work:"), count("sort:")) {
@@ -112,6 +140,17 @@ impl Behaviour {
                 }],
                 ..reply(cpu_bind, Vec::new())
             }),
+            Behaviour::SetEnv => {
+                let spec = &cpu_bind[SET_ENV.len()..];
+                let (key, value) = spec.split_once('=').unwrap_or((spec, ""));
+                Ok(CpuBinding {
+                    env: vec![KeyValue {
+                        key: key.into(),
+                        value: value.into(),
+                    }],
+                    ..reply(String::new(), Vec::new())
+                })
+            }
             Behaviour::Work(rounds) => Ok(reply(work(rounds).to_string(), Vec::new())),
             Behaviour::Sort(n) => Ok(reply(sort(n).to_string(), Vec::new())),
             Behaviour::Normal => Ok(reply(cpu_bind, Vec::new())),
@@ -241,6 +280,7 @@ mod tests {
         assert_eq!(Behaviour::parse("work:1000"), Behaviour::Work(1000));
         assert_eq!(Behaviour::parse("work:x"), Behaviour::Normal);
         assert_eq!(Behaviour::parse("sort:10"), Behaviour::Sort(10));
+        assert_eq!(Behaviour::parse("set-env:PATH=/x"), Behaviour::SetEnv);
         assert_eq!(Behaviour::parse("0-3"), Behaviour::Normal);
         assert_eq!(Behaviour::parse(""), Behaviour::Normal);
     }
@@ -269,6 +309,17 @@ mod tests {
             err.message.contains("Denied(Capability::Topology)"),
             "{}",
             err.message
+        );
+    }
+
+    #[test]
+    fn set_env_hands_back_the_named_variable() {
+        let binding = Behaviour::SetEnv
+            .run(0, "set-env:LD_PRELOAD=/tmp/x.so".into())
+            .unwrap();
+        assert_eq!(
+            (binding.env[0].key.as_str(), binding.env[0].value.as_str()),
+            ("LD_PRELOAD", "/tmp/x.so")
         );
     }
 

@@ -5,9 +5,12 @@
 //! `cpu-bind` string and acts it out (see [`behaviour::Behaviour`]): spin
 //! forever, exhaust memory or the stack, trap, return a huge result, or probe
 //! the file system, the network, the environment and ungranted
-//! capabilities. Each must end in a clear error from the host, or in an
-//! answer showing that the sandbox held, while the host keeps serving.
-//! Any other `cpu-bind` value, and every other hook, behaves like task/none.
+//! capabilities, or set environment variables of its choosing. Its
+//! `pre-launch-priv` binds the task outside its step when the step's
+//! `cpu-bind` is `cpuset-outside`. Each must end in a clear error from the
+//! host, or in an answer showing that the sandbox held, while the host
+//! keeps serving. Any other `cpu-bind` value, and every other hook, behaves
+//! like task/none.
 //!
 //! Built with the cargo feature `requires-topology`, the same plugin
 //! becomes `task/needs_topology`, which lists `topology` among its required
@@ -93,8 +96,10 @@ impl TaskGuest for Hostile {
         Ok(())
     }
 
-    fn pre_launch_priv(_step: Step, _task: Task) -> Result<(), PluginError> {
-        Ok(())
+    /// Binds outside the step when the step's `cpu-bind` says so (see
+    /// [`behaviour::pre_launch_priv`]).
+    fn pre_launch_priv(step: Step, task: Task) -> Result<(), PluginError> {
+        behaviour::pre_launch_priv(&step, &task)
     }
 
     fn pre_launch(_step: Step, _task: Task) -> Result<(), PluginError> {
