@@ -113,3 +113,39 @@ fn a_sleep_in_describe_ends_the_load_at_the_deadline() {
     assert!(matches!(err, LoadError::Instantiate { .. }), "{err:?}");
     assert_names(&err.to_string(), &["describe", "deadline", "300 ms"]);
 }
+
+/// Loads task/hostile_runtime in the disguise of clock value `at`, under
+/// [`tight`] limits with plentiful fuel.
+fn load_disguised(at: i64) -> LoadError {
+    let host = Host::new(HostOptions {
+        services: Services {
+            clock: Arc::new(VirtualClock::new(at)),
+            ..Services::default()
+        },
+        ..HostOptions::default()
+    })
+    .expect("host");
+    let mut settings = tight(FailurePolicy::Fail);
+    settings.limits.fuel_per_call = u64::MAX;
+    settings.limits.deadline = Duration::from_millis(300);
+    TaskPlugin::load(&host, &runtime(), settings)
+        .err()
+        .expect("refused")
+}
+
+#[test]
+fn a_describe_that_spins_is_refused_naming_the_deadline() {
+    // Before: "wasm trap: interrupt".
+    let err = load_disguised(1011);
+    assert_names(&err.to_string(), &["describe", "deadline", "300 ms"]);
+}
+
+#[test]
+fn a_describe_that_allocates_1_5_gib_is_refused_naming_the_memory_limit() {
+    // Before: reported as a bare trap.
+    let err = load_disguised(1010);
+    assert_names(
+        &err.to_string(),
+        &["describe", "memory limit", &(64u64 << 20).to_string()],
+    );
+}

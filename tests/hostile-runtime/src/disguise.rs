@@ -26,6 +26,11 @@ pub enum Disguise {
     LongName,
     /// 1009: contract version `0.2.0`.
     NewerContract,
+    /// 1010: describe allocates 1.5 GiB at once (the most one wasm32
+    /// allocation can ask for is 2 GiB).
+    Hoarder,
+    /// 1011: describe spins forever.
+    Spinner,
 }
 
 impl Disguise {
@@ -44,6 +49,8 @@ impl Disguise {
             1007 => Disguise::Sleeper,
             1008 => Disguise::LongName,
             1009 => Disguise::NewerContract,
+            1010 => Disguise::Hoarder,
+            1011 => Disguise::Spinner,
             _ => Disguise::Honest,
         }
     }
@@ -92,6 +99,19 @@ impl Disguise {
                 contract_version: "0.2.0".into(),
                 ..honest
             },
+            Disguise::Hoarder => {
+                let hoard = std::hint::black_box(vec![1u8; 3 << 29]);
+                PluginIdentity {
+                    plugin_name: format!("{}", hoard.len()),
+                    ..honest
+                }
+            }
+            Disguise::Spinner => {
+                let mut count = 0u64;
+                loop {
+                    count = std::hint::black_box(count.wrapping_add(1));
+                }
+            }
         }
     }
 }
