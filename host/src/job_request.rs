@@ -52,11 +52,16 @@
 //!
 //! Every [`RequestError`] names the option as written and what was
 //! expected: an unknown option, a missing or malformed value (`-N 0`,
-//! `--mem=lots`, `-t 1:2:3:4`), a partition the cluster does not have, a
-//! `-w`/`-x` node outside the cluster, a `-w` node outside the job's
-//! partition, `-w` naming more nodes than `-N` allows, or options that
-//! exclude each other (`--mem` with `--mem-per-cpu`).
+//! `--mem=lots`, `-t 1:2:3:4`), a value too large for its field (a time,
+//! a size or a count that would overflow is an error, never wrapped or
+//! clamped), a partition the cluster does not have, a `-w`/`-x` node
+//! outside the cluster, a `-w` node outside the job's partition, `-w`
+//! naming more nodes than `-N` allows, or options that exclude each other
+//! (`--mem` with `--mem-per-cpu`). The hostlists of `-w` and `-x` of one
+//! request together expand to at most [`MAX_LISTED_NAMES`] names and
+//! [`MAX_LISTED_BYTES`] bytes, each within [`hostlist`]'s own bounds.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use crate::bindings::select::exports::slurm::plugin::select::{
@@ -69,10 +74,19 @@ use crate::bindings::types::{
 use crate::fixtures::{bitmap, bits, job};
 use crate::hostlist;
 use crate::setup::records::Cluster;
+use crate::slurm_conf::{read_seconds, TimeError};
 
 /// The most nodes `select_nodes` passes as `max-nodes` when neither the job
 /// nor its partition limits the count.
 pub const MAX_NODES_UNLIMITED: u32 = 500_000;
+
+/// The most names the `-w` and `-x` hostlists of one request may expand to
+/// together, however often they are given: 2 x [`hostlist::MAX_NAMES`].
+pub const MAX_LISTED_NAMES: usize = 2 * hostlist::MAX_NAMES;
+
+/// The most bytes of names the `-w` and `-x` hostlists of one request may
+/// expand to together: 2 x [`hostlist::MAX_BYTES`].
+pub const MAX_LISTED_BYTES: usize = 2 * hostlist::MAX_BYTES;
 
 /// A bad option: which one, and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,6 +303,7 @@ impl JobRequest {
     /// option.
     pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<JobRequest, RequestError> {
         let mut request = JobRequest::default();
+        let mut hostlists = hostlist::Budget::new(MAX_LISTED_NAMES, MAX_LISTED_BYTES);
         let mut i = 0;
         while i < args.len() {
             let arg = args[i].as_ref();
@@ -298,8 +313,9 @@ impl JobRequest {
                     Some((n, v)) => (format!("--{n}"), Some(v.to_owned())),
                     None => (arg.to_owned(), None),
                 }
-            } else if arg.starts_with('-') && arg.len() >= 2 && !arg.starts_with("--") {
-                let (n, rest) = arg.split_at(2);
+            } else if let Some(short) = arg.strip_prefix('-').and_then(|s| s.chars().next()) {
+                // `-X` and the rest: X is a character, not a byte.
+                let (n, rest) = arg.split_at(1 + short.len_utf8());
                 (n.to_owned(), (!rest.is_empty()).then(|| rest.to_owned()))
             } else {
                 return Err(bad(
@@ -324,7 +340,7 @@ impl JobRequest {
                     v.as_ref().to_owned()
                 }
             };
-            request.valued(option, &value)?;
+            request.valued(option, &value, &mut hostlists)?;
         }
         Ok(request)
     }
@@ -349,7 +365,12 @@ impl JobRequest {
         Ok(())
     }
 
-    fn valued(&mut self, option: &str, value: &str) -> Result<(), RequestError> {
+    fn valued(
+        &mut self,
+        option: &str,
+        value: &str,
+        hostlists: &mut hostlist::Budget,
+    ) -> Result<(), RequestError> {
         match option {
             "--job-name" => self.name = Some(value.to_owned()),
             "--nodes" => self.nodes = Some(node_range(option, value)?),
@@ -370,8 +391,8 @@ impl JobRequest {
                 }
                 self.memory = Some(Memory::PerCpu(megabytes(option, value)?));
             }
-            "--nodelist" => self.nodelist = hosts(option, value)?,
-            "--exclude" => self.exclude = hosts(option, value)?,
+            "--nodelist" => self.nodelist = hosts(option, value, hostlists)?,
+            "--exclude" => self.exclude = hosts(option, value, hostlists)?,
             "--gres" => {
                 for item in value.split(',') {
                     self.gres.push(gres_item(option, item, GresScope::PerNode)?);
@@ -457,23 +478,43 @@ impl JobRequest {
             }
         };
         let node_count = u32::try_from(cluster.nodes.len()).unwrap_or(u32::MAX);
+        // Node names to indices, built only when -w or -x names some.
+        let by_name: HashMap<&str, u32> = if self.nodelist.is_empty() && self.exclude.is_empty() {
+            HashMap::new()
+        } else {
+            cluster
+                .nodes
+                .iter()
+                .map(|n| (n.name.as_str(), n.index))
+                .collect()
+        };
         let indices = |option: &str, names: &[String]| -> Result<Vec<u32>, RequestError> {
             names
                 .iter()
                 .map(|name| {
-                    cluster
-                        .nodes
-                        .iter()
-                        .find(|n| &n.name == name)
-                        .map(|n| n.index)
+                    by_name
+                        .get(name.as_str())
+                        .copied()
                         .ok_or_else(|| bad(option, format!("no node `{name}` in the cluster")))
                 })
                 .collect()
         };
         let required = indices("--nodelist", &self.nodelist)?;
         let excluded = indices("--exclude", &self.exclude)?;
+        // Which nodes are excluded and which are the partition's, by index.
+        let flags = |set: &[u32]| {
+            let mut flags = vec![false; cluster.nodes.len()];
+            for &i in set {
+                if let Some(flag) = flags.get_mut(i as usize) {
+                    *flag = true;
+                }
+            }
+            move |i: u32| flags.get(i as usize).copied().unwrap_or(false)
+        };
+        let is_excluded = flags(&excluded);
         let members = bits(&partition.nodes);
-        if let Some(outside) = required.iter().find(|i| !members.contains(i)) {
+        let is_member = flags(&members);
+        if let Some(outside) = required.iter().find(|&&i| !is_member(i)) {
             return Err(bad(
                 "--nodelist",
                 format!(
@@ -482,7 +523,7 @@ impl JobRequest {
                 ),
             ));
         }
-        if let Some(both) = required.iter().find(|i| excluded.contains(i)) {
+        if let Some(both) = required.iter().find(|&&i| is_excluded(i)) {
             return Err(bad(
                 "--exclude",
                 format!(
@@ -521,7 +562,18 @@ impl JobRequest {
         min_nodes = min_nodes.max(listed);
         let num_tasks = match self.ntasks {
             Some(n) => n,
-            None if ntasks_per_node > 0 => min_nodes * u32::from(ntasks_per_node),
+            None if ntasks_per_node > 0 => min_nodes
+                .checked_mul(u32::from(ntasks_per_node))
+                .ok_or_else(|| {
+                    bad(
+                        "--ntasks-per-node",
+                        format!(
+                            "{ntasks_per_node} tasks on each of {min_nodes} nodes are more than \
+                             {} tasks",
+                            u32::MAX
+                        ),
+                    )
+                })?,
             None => min_nodes,
         };
         let tasks_set = self.ntasks.is_some() || ntasks_per_node > 0;
@@ -532,9 +584,28 @@ impl JobRequest {
             None if self.spread_job && tasks_set => Some(num_tasks.min(node_count)),
             max => max,
         };
-        let min_cpus = num_tasks.saturating_mul(u32::from(cpus_per_task));
+        let min_cpus = num_tasks
+            .checked_mul(u32::from(cpus_per_task))
+            .ok_or_else(|| {
+                bad(
+                    "--cpus-per-task",
+                    format!(
+                        "{cpus_per_task} CPUs for each of {num_tasks} tasks are more than {} CPUs",
+                        u32::MAX
+                    ),
+                )
+            })?;
         let pn_min_cpus = if ntasks_per_node > 0 {
-            ntasks_per_node.saturating_mul(cpus_per_task)
+            ntasks_per_node.checked_mul(cpus_per_task).ok_or_else(|| {
+                bad(
+                    "--cpus-per-task",
+                    format!(
+                        "{cpus_per_task} CPUs for each of {ntasks_per_node} tasks per node \
+                             are more than {} CPUs on a node",
+                        u16::MAX
+                    ),
+                )
+            })?
         } else {
             cpus_per_task
         };
@@ -607,10 +678,16 @@ impl JobRequest {
         d.gres_flags = self.gres_flags.unwrap_or(GresFlags::empty());
 
         let memory_mb = match memory {
-            MemoryRequest::PerNode(mb) => mb.saturating_mul(u64::from(min_nodes)),
-            MemoryRequest::PerCpu(mb) => mb.saturating_mul(u64::from(min_cpus)),
-            MemoryRequest::None => 0,
-        };
+            MemoryRequest::PerNode(mb) => mb.checked_mul(u64::from(min_nodes)),
+            MemoryRequest::PerCpu(mb) => mb.checked_mul(u64::from(min_cpus)),
+            MemoryRequest::None => Some(0),
+        }
+        .ok_or_else(|| {
+            bad(
+                "--mem",
+                format!("the job's memory is more than {} MB in all", u64::MAX),
+            )
+        })?;
         job.tres_requested = vec![
             TresAmount {
                 name: "cpu".into(),
@@ -636,10 +713,7 @@ impl JobRequest {
         } else {
             min_nodes
         };
-        let candidates = bitmap(
-            node_count,
-            members.into_iter().filter(|i| !excluded.contains(i)),
-        );
+        let candidates = bitmap(node_count, members.into_iter().filter(|&i| !is_excluded(i)));
         Ok(PreparedJob {
             job,
             candidates,
@@ -715,8 +789,15 @@ fn megabytes(option: &str, value: &str) -> Result<u64, RequestError> {
     mb.ok_or_else(|| bad(option, format!("`{value}` is too large")))
 }
 
-fn hosts(option: &str, value: &str) -> Result<Vec<String>, RequestError> {
-    hostlist::expand(value).map_err(|e| bad(option, format!("`{value}`: {e}")))
+/// `-w`/`-x` expanded within the request's `hostlists` budget.
+fn hosts(
+    option: &str,
+    value: &str,
+    hostlists: &mut hostlist::Budget,
+) -> Result<Vec<String>, RequestError> {
+    hostlists
+        .expand(value)
+        .map_err(|e| bad(option, format!("`{value}`: {e}")))
 }
 
 /// One `--gres` item: `name`, `name:N`, `name:type` or `name:type:N`.
@@ -770,35 +851,25 @@ fn gpus(option: &str, value: &str, scope: GresScope) -> Result<Gres, RequestErro
 }
 
 /// `-t`: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`, or
-/// `UNLIMITED`/`INFINITE` (none). Seconds round up to a whole minute.
+/// `UNLIMITED`/`INFINITE`/`-1` (none), read as `slurm.conf` times are.
+/// Seconds round up to a whole minute; a time whose minutes do not fit the
+/// record's `u32` is an error.
 fn minutes(option: &str, value: &str) -> Result<Option<u32>, RequestError> {
-    if value.eq_ignore_ascii_case("UNLIMITED") || value.eq_ignore_ascii_case("INFINITE") {
-        return Ok(None);
+    let too_long = || bad(option, format!("`{value}` is too long"));
+    match read_seconds(value) {
+        Ok(None) => Ok(None),
+        Ok(Some(seconds)) => u32::try_from(seconds.div_ceil(60))
+            .map(Some)
+            .map_err(|_| too_long()),
+        Err(TimeError::TooLong) => Err(too_long()),
+        Err(TimeError::Malformed) => Err(bad(
+            option,
+            format!(
+                "expected a time like M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED, \
+                 found `{value}`"
+            ),
+        )),
     }
-    let what = "a time like M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED";
-    let err = || bad(option, format!("expected {what}, found `{value}`"));
-    let field =
-        |s: &str| -> Result<u64, RequestError> { number(option, s, what).map_err(|_| err()) };
-    let (days, rest) = match value.split_once('-') {
-        Some((d, rest)) => (Some(field(d)?), rest),
-        None => (None, value),
-    };
-    let parts = rest
-        .split(':')
-        .map(field)
-        .collect::<Result<Vec<u64>, _>>()?;
-    let seconds = match (days, parts.as_slice()) {
-        (None, [m]) => m * 60,
-        (None, [m, s]) => m * 60 + s,
-        (None, [h, m, s]) => h * 3600 + m * 60 + s,
-        (Some(d), [h]) => d * 86400 + h * 3600,
-        (Some(d), [h, m]) => d * 86400 + h * 3600 + m * 60,
-        (Some(d), [h, m, s]) => d * 86400 + h * 3600 + m * 60 + s,
-        _ => return Err(err()),
-    };
-    u32::try_from(seconds.div_ceil(60))
-        .map(Some)
-        .map_err(|_| bad(option, format!("`{value}` is too long")))
 }
 
 #[cfg(test)]
@@ -1201,5 +1272,94 @@ mod tests {
             "script.sh: expected an option (sbatch options only, no script)"
         );
         assert!(error(&["-w", "n[1-"]).starts_with("--nodelist: `n[1-`: "));
+    }
+
+    // Issue 26, class 7: a short option whose second character is not
+    // ASCII was split inside that character (a panic); a time too long
+    // for a u64 wrapped in release builds (`1:18446744073709551615:00`
+    // became 59 minutes) and panicked in debug ones; counts multiplied
+    // from options overflowed. Each is now an error naming the option.
+    #[test]
+    fn odd_characters_and_overflows_are_errors_not_panics() {
+        assert_eq!(error(&["-é"]), "-é: unknown option");
+        assert_eq!(error(&["-\u{1F600}x"]), "-\u{1F600}: unknown option");
+        assert_eq!(
+            error(&["-"]),
+            "-: expected an option (sbatch options only, no script)"
+        );
+        assert_eq!(
+            error(&["-t", "1:18446744073709551615:00"]),
+            "--time: `1:18446744073709551615:00` is too long"
+        );
+        assert_eq!(
+            error(&["-t", "99999999999999999999"]),
+            "--time: `99999999999999999999` is too long"
+        );
+        assert_eq!(
+            error(&["-t", "4294967296"]),
+            "--time: `4294967296` is too long"
+        );
+        assert_eq!(prepare(&["-t", "-1"]).job.time_limit, None);
+        assert_eq!(
+            error(&["-N", "4294967295", "--ntasks-per-node=2"]),
+            "--ntasks-per-node: 2 tasks on each of 4294967295 nodes are more than 4294967295 tasks"
+        );
+        assert_eq!(
+            error(&["-n", "4294967295", "-c", "2"]),
+            "--cpus-per-task: 2 CPUs for each of 4294967295 tasks are more than 4294967295 CPUs"
+        );
+        assert_eq!(
+            error(&["--ntasks-per-node=65535", "-c", "2"]),
+            "--cpus-per-task: 2 CPUs for each of 65535 tasks per node are more than 65535 CPUs on a node"
+        );
+        assert_eq!(
+            error(&["--mem=18446744073709551615", "-N", "2"]),
+            "--mem: the job's memory is more than 18446744073709551615 MB in all"
+        );
+    }
+
+    // Issue 26, class 6: every -w and -x of a request share one hostlist
+    // budget (before: each was bounded alone, by count).
+    #[test]
+    fn node_lists_of_a_request_are_bounded_together() {
+        let long = format!("{}[10000-25999]", "n".repeat(4000));
+        let e = JobRequest::parse(&["-w", &long, "-x", &long, "-w", &long]).unwrap_err();
+        assert_eq!(e.option, "--nodelist");
+        assert!(
+            e.message.ends_with(
+                "together with the hostlists before it, expands to more than 2097152 names or \
+                 134217728 bytes of names in all"
+            ),
+            "{e}"
+        );
+    }
+
+    proptest::proptest! {
+        /// Issue 26, classes 6 and 7: any arguments, of any characters
+        /// and numbers of any size, are parsed or refused, never a panic,
+        /// and what is kept stays within the bounds.
+        #[test]
+        fn any_arguments_are_parsed_or_refused(args in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::sample::select(
+                    [
+                    "-w", "-x", "-t", "-N", "-n", "-c", "--mem", "--ntasks-per-node",
+                    "--time=", "--gres=", "-G", "--exclusive", "-p", "big",
+                ].map(str::to_owned).to_vec(),
+                ),
+                "[0-9:\\-]{1,30}",
+                "-\\PC{0,4}",
+                "n\\[[0-9]{1,12}-[0-9]{1,12}\\]",
+                "\\PC{0,12}",
+            ],
+            0..12,
+        )) {
+            let cluster = anchor();
+            if let Ok(request) = JobRequest::parse(&args) {
+                let listed = request.nodelist.len() + request.exclude.len();
+                proptest::prop_assert!(listed <= MAX_LISTED_NAMES);
+                let _ = request.prepare(7, &cluster, Some("big"));
+            }
+        }
     }
 }

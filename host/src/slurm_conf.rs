@@ -1634,37 +1634,57 @@ fn parse_minutes(value: &str) -> Option<Option<u32>> {
 
 /// Slurm's time syntax (`minutes`, `MM:SS`, `HH:MM:SS`, `D-HH`,
 /// `D-HH:MM`, `D-HH:MM:SS`) in seconds; `Some(None)` for `INFINITE`,
-/// `UNLIMITED` or `-1`; `None` when it is none of these.
+/// `UNLIMITED` or `-1`; `None` when it is none of these or too long for
+/// a `u64` ([`read_seconds`] tells which).
 pub(crate) fn parse_seconds(value: &str) -> Option<Option<u64>> {
+    read_seconds(value).ok()
+}
+
+/// Why a time did not read ([`read_seconds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimeError {
+    /// Not in any of Slurm's time syntaxes.
+    Malformed,
+    /// In one of them, but more seconds than a `u64` holds.
+    TooLong,
+}
+
+/// [`parse_seconds`], telling a malformed time from one too long. Every
+/// step is checked, so no time wraps around.
+pub(crate) fn read_seconds(value: &str) -> Result<Option<u64>, TimeError> {
     if is_unlimited(value) || value == "-1" {
-        return Some(None);
+        return Ok(None);
     }
-    let field = |s: &str| -> Option<u64> {
+    let field = |s: &str| -> Result<u64, TimeError> {
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
+            return Err(TimeError::Malformed);
         }
-        s.parse().ok()
+        s.parse().map_err(|_| TimeError::TooLong)
     };
     let (days, clock) = match value.split_once('-') {
         Some((d, rest)) => (field(d)?, rest),
         None => (0, value),
     };
-    let parts = clock.split(':').map(field).collect::<Option<Vec<u64>>>()?;
+    let parts = clock
+        .split(':')
+        .map(field)
+        .collect::<Result<Vec<u64>, _>>()?;
     let (hours, minutes, seconds) = match (value.contains('-'), parts.as_slice()) {
         (false, [m]) => (0, *m, 0),
         (false, [m, s]) => (0, *m, *s),
         (_, [h, m, s]) => (*h, *m, *s),
         (true, [h]) => (*h, 0, 0),
         (true, [h, m]) => (*h, *m, 0),
-        _ => return None,
+        _ => return Err(TimeError::Malformed),
     };
-    days.checked_mul(24)?
-        .checked_add(hours)?
-        .checked_mul(60)?
-        .checked_add(minutes)?
-        .checked_mul(60)?
-        .checked_add(seconds)
+    days.checked_mul(24)
+        .and_then(|h| h.checked_add(hours))
+        .and_then(|h| h.checked_mul(60))
+        .and_then(|m| m.checked_add(minutes))
+        .and_then(|m| m.checked_mul(60))
+        .and_then(|s| s.checked_add(seconds))
         .map(Some)
+        .ok_or(TimeError::TooLong)
 }
 
 /// Parses a node's `Gres=` value.
@@ -2051,6 +2071,19 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(parse_minutes(text), expected, "{text:?}");
         }
+        assert_eq!(
+            read_seconds("1:18446744073709551615:00"),
+            Err(TimeError::TooLong)
+        );
+        assert_eq!(
+            read_seconds("213503982334601-00:00:00"),
+            Err(TimeError::TooLong)
+        );
+        assert_eq!(read_seconds("1-2-3"), Err(TimeError::Malformed));
+        assert_eq!(
+            read_seconds("99999999999999999999"),
+            Err(TimeError::TooLong)
+        );
     }
 
     #[test]
