@@ -1,8 +1,6 @@
 //! The typed select API: [`SelectPlugin`]. The host keeps a copy of the
 //! node table (from `node-init` and node updates) to check allocations.
 
-use std::sync::Mutex;
-
 use wasmtime::component::ResourceAny;
 
 use crate::bindings::select::exports::slurm::plugin::select as wit;
@@ -77,10 +75,10 @@ super::plugin_state! {
 #[derive(Debug, Clone, Copy)]
 pub struct Opaque(ResourceAny);
 
-/// A loaded select plugin.
+/// A loaded select plugin. Its answers are checked against the node table
+/// the host journals for restarts ([`super::journal::SelectJournal`]).
 pub struct SelectPlugin {
     core: PluginCore<SelectKind>,
-    nodes: Mutex<Vec<Node>>,
 }
 
 macro_rules! plain {
@@ -108,12 +106,7 @@ impl SelectPlugin {
     ) -> Result<Self, LoadError> {
         Ok(SelectPlugin {
             core: PluginCore::load(host, source, settings)?,
-            nodes: Mutex::new(Vec::new()),
         })
-    }
-
-    fn nodes(&self) -> std::sync::MutexGuard<'_, Vec<Node>> {
-        self.nodes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Runs `check` on an answer of `function`, with the node table.
@@ -123,13 +116,12 @@ impl SelectPlugin {
         check: impl FnOnce(&Checker<'_>, &[Node]) -> Result<(), CallError>,
     ) -> Result<(), CallError> {
         let plugin = self.core.plugin_type();
-        check(
-            &Checker {
-                plugin: &plugin,
-                function,
-            },
-            &self.nodes(),
-        )
+        let checker = Checker {
+            plugin: &plugin,
+            function,
+        };
+        self.core
+            .journal(|j| check(&checker, j.nodes.as_deref().unwrap_or_default()))
     }
 
     pub fn job_init(&self, jobs: &[Job]) -> Result<(), CallError> {
@@ -148,9 +140,7 @@ impl SelectPlugin {
             "node-init",
             |b, s| b.slurm_plugin_select().call_node_init(s, nodes),
             |j| j.node_init(nodes)
-        )?;
-        *self.nodes() = nodes.to_vec();
-        Ok(())
+        )
     }
 
     /// `select_p_job_test`, with the result checked against the candidates
@@ -299,9 +289,7 @@ impl SelectPlugin {
             "update-node-config",
             |b, s| b.slurm_plugin_select().call_update_node_config(s, node),
             |j| j.node_update(node)
-        )?;
-        self.replace_node(node);
-        Ok(())
+        )
     }
 
     pub fn update_node_state(&self, node: &Node) -> Result<(), CallError> {
@@ -310,15 +298,7 @@ impl SelectPlugin {
             "update-node-state",
             |b, s| b.slurm_plugin_select().call_update_node_state(s, node),
             |j| j.node_update(node)
-        )?;
-        self.replace_node(node);
-        Ok(())
-    }
-
-    fn replace_node(&self, node: &Node) {
-        if let Some(slot) = self.nodes().get_mut(node.index as usize) {
-            *slot = node.clone();
-        }
+        )
     }
 
     pub fn node_ranking(&self, nodes: &[Node]) -> Result<Option<Vec<u32>>, CallError> {
