@@ -273,8 +273,12 @@ mod tests {
         let scope = StepScope::new(5, 2, [])
             .with_cores([3, 1, 3])
             .with_gpus([2, 0]);
-        assert_eq!((scope.name(), scope.cores(), scope.gpus()), ("5.2".into(), &[1, 3][..], &[0, 2][..]));
+        assert_eq!(
+            (scope.name(), scope.cores(), scope.gpus()),
+            ("5.2".into(), &[1, 3][..], &[0, 2][..])
+        );
         // The default scope holds nothing: no CPU and no GPU may be touched.
-        assert!(StepScope::default().cores().is_empty() && StepScope::default().gpus().is_empty());
+        let nothing = StepScope::default();
+        assert!(nothing.cores().is_empty() && nothing.gpus().is_empty());
     }
 }

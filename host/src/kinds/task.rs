@@ -32,7 +32,8 @@ super::plugin_kind! {
 }
 
 /// A loaded task plugin. Calls that may bind processes let the plugin touch
-/// only the step's task pids (see the `cpuset` capability); the end of a
+/// only the step's task pids, and bind them only to the CPUs of the step's
+/// cores on this node (see the `cpuset` capability); the end of a
 /// step or job releases what binding set up for it (step cgroups), when the
 /// plugin holds the `cpuset` grant.
 pub struct TaskPlugin {
