@@ -41,11 +41,11 @@ pub(crate) struct SelectJournal {
 pub(crate) enum JobCall {
     /// `job-init` or the running list of `reconfigure`.
     Init(Vec<Job>),
-    Begin(Job),
-    Suspend(Job, bool),
-    Resume(Job, bool),
-    Resized(Job, u32),
-    Expand(Job, Job),
+    Begin(Box<Job>),
+    Suspend(Box<Job>, bool),
+    Resume(Box<Job>, bool),
+    Resized(Box<Job>, u32),
+    Expand(Box<(Job, Job)>),
 }
 
 impl JobCall {
@@ -56,7 +56,7 @@ impl JobCall {
             JobCall::Begin(j) | JobCall::Suspend(j, _) | JobCall::Resume(j, _) => j.job_id == id,
             JobCall::Resized(j, _) => j.job_id == id,
             // The moved resources belong to `to` from then on.
-            JobCall::Expand(_, to) => to.job_id == id,
+            JobCall::Expand(jobs) => jobs.1.job_id == id,
         }
     }
 }
@@ -132,7 +132,7 @@ pub(crate) enum PriorityUpdate {
 /// A priority call that changes usage.
 #[derive(Debug, Clone)]
 pub(crate) enum UsageCall {
-    JobEnd(Job),
+    JobEnd(Box<Job>),
     Calculate {
         running: Vec<Job>,
         pending: Vec<u32>,
@@ -150,7 +150,7 @@ impl PriorityJournal {
     /// `job-end`: usage changes and the job is forgotten.
     pub fn job_end(&mut self, job: &Job) {
         self.jobs.remove(&job.job_id);
-        self.usage.push(UsageCall::JobEnd(job.clone()));
+        self.usage.push(UsageCall::JobEnd(Box::new(job.clone())));
     }
 
     /// Has the journal kept enough usage calls that the state should be
@@ -186,7 +186,7 @@ mod tests {
             match call {
                 JobCall::Init(jobs) => ids.extend(jobs.iter().map(|j| j.job_id)),
                 JobCall::Begin(j) => ids.push(j.job_id),
-                JobCall::Expand(_, to) => ids.push(to.job_id),
+                JobCall::Expand(jobs) => ids.push(jobs.1.job_id),
                 _ => {}
             }
         }
@@ -200,9 +200,9 @@ mod tests {
         let mut journal = SelectJournal::default();
         journal.node_init(&[]);
         journal.init_jobs(&[fixtures::job(1), fixtures::job(2)]);
-        journal.record(JobCall::Begin(fixtures::job(3)));
-        journal.record(JobCall::Suspend(fixtures::job(3), false));
-        journal.record(JobCall::Begin(fixtures::job(4)));
+        journal.record(JobCall::Begin(Box::new(fixtures::job(3))));
+        journal.record(JobCall::Suspend(Box::new(fixtures::job(3)), false));
+        journal.record(JobCall::Begin(Box::new(fixtures::job(4))));
         assert_eq!(running(&journal), [1, 2, 3, 4]);
         journal.fini(3);
         journal.fini(1);

@@ -57,8 +57,10 @@ fn replay_world(
             JobCall::Resized(job, node) => {
                 replay.call("job-resized", |s| select.call_job_resized(s, job, *node))?
             }
-            JobCall::Expand(from, to) => replay.call("job-expand", |s| {
-                select.call_job_expand(s, from, to).map(|r| r.map(|_| ()))
+            JobCall::Expand(jobs) => replay.call("job-expand", |s| {
+                select
+                    .call_job_expand(s, &jobs.0, &jobs.1)
+                    .map(|r| r.map(|_| ()))
             })?,
         }
     }
@@ -167,7 +169,7 @@ impl SelectPlugin {
             self,
             "job-begin",
             |b, s| b.slurm_plugin_select().call_job_begin(s, job),
-            |j| j.record(JobCall::Begin(job.clone()))
+            |j| j.record(JobCall::Begin(Box::new(job.clone())))
         )
     }
 
@@ -190,7 +192,7 @@ impl SelectPlugin {
             self,
             "job-expand",
             |b, s| b.slurm_plugin_select().call_job_expand(s, from, to),
-            |j| j.record(JobCall::Expand(from.clone(), to.clone()))
+            |j| j.record(JobCall::Expand(Box::new((from.clone(), to.clone()))))
         )?;
         self.check("job-expand", |c, nodes| {
             c.job_expand_result(from, to, &resources, nodes)
@@ -203,7 +205,7 @@ impl SelectPlugin {
             self,
             "job-resized",
             |b, s| b.slurm_plugin_select().call_job_resized(s, job, node_index),
-            |j| j.record(JobCall::Resized(job.clone(), node_index))
+            |j| j.record(JobCall::Resized(Box::new(job.clone()), node_index))
         )
     }
 
@@ -233,7 +235,7 @@ impl SelectPlugin {
             self,
             "job-suspend",
             |b, s| b.slurm_plugin_select().call_job_suspend(s, job, indefinite),
-            |j| j.record(JobCall::Suspend(job.clone(), indefinite))
+            |j| j.record(JobCall::Suspend(Box::new(job.clone()), indefinite))
         )
     }
 
@@ -242,7 +244,7 @@ impl SelectPlugin {
             self,
             "job-resume",
             |b, s| b.slurm_plugin_select().call_job_resume(s, job, indefinite),
-            |j| j.record(JobCall::Resume(job.clone(), indefinite))
+            |j| j.record(JobCall::Resume(Box::new(job.clone()), indefinite))
         )
     }
 
