@@ -2076,7 +2076,7 @@ mod tests {
             Err(TimeError::TooLong)
         );
         assert_eq!(
-            read_seconds("213503982334601-00:00:00"),
+            read_seconds("213503982334602-00:00:00"),
             Err(TimeError::TooLong)
         );
         assert_eq!(read_seconds("1-2-3"), Err(TimeError::Malformed));
