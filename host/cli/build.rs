@@ -48,6 +48,15 @@ fn main() {
             },
         ),
         (
+            "HOSTILE_PRIORITY",
+            Guest {
+                package: "hostile-priority",
+                dir: "tests/hostile-priority",
+                features: &[],
+                file_name: "priority_hostile.wasm",
+            },
+        ),
+        (
             "HOSTILE_RUNTIME",
             Guest {
                 package: "hostile-runtime",
