@@ -850,7 +850,10 @@ fn check_identity(
     };
     let plugin_type = &identity.plugin_type;
     if !slot.accepts_type(plugin_type) {
-        if Slot::ALL.iter().any(|other| other.accepts_type(plugin_type)) {
+        if Slot::ALL
+            .iter()
+            .any(|other| other.accepts_type(plugin_type))
+        {
             return Err(LoadError::WrongSlot {
                 source_name: source_name.into(),
                 found: plugin_type.clone(),

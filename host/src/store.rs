@@ -10,9 +10,9 @@ use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use crate::capabilities::clock::WasiClocks;
 use crate::capabilities::cpuset::BindTarget;
 use crate::capabilities::{Capability, Grants, Services};
-use crate::capabilities::clock::WasiClocks;
 use crate::limits::Limits;
 use crate::plugin_log::LogBudget;
 use crate::wasi_log::TracingStream;

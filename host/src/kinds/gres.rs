@@ -8,11 +8,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use wasmtime::component::ResourceAny;
 
+use super::journal::GresJournal;
 use crate::bindings::gres::exports::slurm::plugin::gres as wit;
 use crate::bindings::gres::{GresPlugin as World, GresPluginPre as WorldPre};
 use crate::bindings::types::{Bitmap, GresAllocation, Job, Step};
 use crate::engine::Host;
-use super::journal::GresJournal;
 use crate::error::{CallError, LoadError};
 use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::store::StepScope;
@@ -153,7 +153,10 @@ impl GresPlugin {
             .call_journaled(
                 "node-config-load",
                 None,
-                |b, s| b.slurm_plugin_gres().call_node_config_load(s, records, node),
+                |b, s| {
+                    b.slurm_plugin_gres()
+                        .call_node_config_load(s, records, node)
+                },
                 |j: &mut GresJournal, _| j.node_config = Some((records.to_vec(), node.clone())),
             )
             .map(|(r, _)| r)?;
