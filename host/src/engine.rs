@@ -2,6 +2,7 @@
 //! ticker and capability providers that every loaded plugin uses.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use wasmtime::component::Linker;
@@ -55,6 +56,8 @@ const POOLED_MEMORY_BYTES: usize = 1 << 30;
 
 pub(crate) struct Shared {
     pub engine: Engine,
+    /// The process whose epoch ticker serves the engine ([`Host::ensure_ticker`]).
+    ticker_pid: AtomicU32,
     pub cache: ComponentCache,
     pub services: Services,
     pub random_seed: Option<u64>,
@@ -120,6 +123,7 @@ impl Host {
         start_epoch_ticker(&engine);
         Ok(Host {
             shared: Arc::new(Shared {
+                ticker_pid: AtomicU32::new(std::process::id()),
                 engine,
                 cache: ComponentCache::new(options.cache_dir)?,
                 services: options.services,
@@ -132,6 +136,27 @@ impl Host {
     /// The shared wasmtime engine.
     pub fn engine(&self) -> &Engine {
         &self.shared.engine
+    }
+
+    /// Makes sure this process advances the engine's epoch, so deadlines
+    /// fire here: threads do not survive `fork()`, and a child of the
+    /// process that built the host (slurmd daemonizing after loading its
+    /// plugins, slurmstepd forking a task) would otherwise run plugins with
+    /// no deadline but fuel. Starts a ticker when the process id changed
+    /// since the last one started; cheap otherwise (one `getpid`). Every
+    /// plugin call does this first.
+    pub fn ensure_ticker(&self) {
+        let pid = std::process::id();
+        let ticking = self.shared.ticker_pid.load(Ordering::Acquire);
+        if ticking != pid
+            && self
+                .shared
+                .ticker_pid
+                .compare_exchange(ticking, pid, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            start_epoch_ticker(&self.shared.engine);
+        }
     }
 
     /// The capability providers.

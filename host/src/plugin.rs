@@ -484,6 +484,7 @@ impl<K: Kind> PluginCore<K> {
         f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
         record: impl FnOnce(&mut K::Journal, &R),
     ) -> Result<(R, CallStats), CallError> {
+        self.host.ensure_ticker();
         let mut slot = self.lock();
         let plugin = slot.loaded.plugin_type.clone();
         if let Some(reason) = &slot.disabled {
@@ -721,6 +722,7 @@ fn load_checked<K: Kind>(
     settings: &PluginSettings,
 ) -> Result<Loaded<K>, LoadError> {
     let (source_name, bytes) = source.read()?;
+    host.ensure_ticker();
     let shared = &host.shared;
     let component_id = ComponentId {
         digest: ComponentDigest::of(&bytes),

@@ -149,3 +149,81 @@ fn a_describe_that_allocates_1_5_gib_is_refused_naming_the_memory_limit() {
         &["describe", "memory limit", &(64u64 << 20).to_string()],
     );
 }
+
+/// The variable that makes [`deadline_in_a_forked_child`] the forking side.
+const FORK_CHILD: &str = "SLURM_WASM_TEST_FORK_CHILD";
+
+/// Threads do not survive `fork()`: a plugin called in a child of the
+/// process that built the host (slurmd after daemonizing, a task forked by
+/// slurmstepd) had no epoch ticker, so a loop ran past its deadline (and in
+/// slurmstepd's child drained the node; `../shared/design/SLURM-SHIMS.md`,
+/// hazard 1). The fork runs in a fresh process of this test binary running
+/// this test alone, so no other test thread is forked with it.
+#[test]
+fn deadline_in_a_forked_child() {
+    if std::env::var_os(FORK_CHILD).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "--exact",
+                "blocking::deadline_in_a_forked_child",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env(FORK_CHILD, "1")
+            .output()
+            .expect("re-run the test binary");
+        let log = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{log}");
+        assert!(log.contains("1 passed"), "{log}");
+        return;
+    }
+    let mut settings = tight(FailurePolicy::Restart { max_restarts: 10 });
+    settings.limits.fuel_per_call = u64::MAX;
+    settings.limits.deadline = Duration::from_millis(300);
+    let host = Host::new(HostOptions::default()).expect("host");
+    let plugin = TaskPlugin::load(
+        &host,
+        &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE").into()),
+        settings,
+    )
+    .expect("loads");
+    plugin.init(&fixtures::task_config()).expect("init");
+    // SAFETY: this process runs one test on one thread; the child only calls
+    // the plugin and exits with `_exit`.
+    let child = unsafe { libc::fork() };
+    assert!(child >= 0, "fork failed");
+    if child == 0 {
+        let mut request = fixtures::launch_request(1, 1, 4);
+        request.cpu_bind = "loop".into();
+        let code = match plugin.slurmd_launch_request(&request) {
+            Err(CallError::Deadline { .. }) => 0,
+            _ => 1,
+        };
+        // SAFETY: ends the child without running the parent's exit handlers.
+        unsafe { libc::_exit(code) };
+    }
+    // Without a ticker in the child the loop never ends: give up after 30 s.
+    let started = Instant::now();
+    let mut status = 0;
+    loop {
+        // SAFETY: `child` is our child; `status` is a valid out-pointer.
+        let done = unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) };
+        if done == child {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            // SAFETY: as above.
+            unsafe {
+                libc::kill(child, libc::SIGKILL);
+                libc::waitpid(child, &mut status, 0);
+            }
+            panic!("the loop in the forked child passed its deadline by 30 s");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the child's call did not end at its deadline (status {status})"
+    );
+}
