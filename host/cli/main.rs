@@ -70,7 +70,9 @@ enum Command {
         /// Plugin components to compile.
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Cache directory (default: $XDG_CACHE_HOME/slurm-wasm or ~/.cache/slurm-wasm).
+        /// Cache directory (default: $XDG_CACHE_HOME/slurm-wasm or ~/.cache/slurm-wasm);
+        /// it must belong to the user running the host and be writable by no
+        /// one else, so compile as the daemon's user.
         #[arg(long)]
         cache_dir: Option<PathBuf>,
     },
