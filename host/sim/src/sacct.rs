@@ -10,10 +10,18 @@
 //! record with more fields than the header gives its extra `|`s back to the
 //! free-text columns ([`FREE_TEXT`]), choosing the split under which every
 //! column of a known kind (times, numbers, durations, the state) still
-//! reads as that kind; among equally good splits, the extra fields go to
-//! the last free-text column of a run with no typed column between them.
-//! A final record that ends with too few fields (a dump cut short) is
-//! skipped with a note.
+//! reads as that kind and the most of them are non-empty; among equally
+//! good splits, the extra fields go to the last free-text column, then to
+//! the one before it, and so on. A record whose extra `|`s fit no split
+//! yet may go on over the next lines (a value may hold both), for at most
+//! [`MAX_RECORD_LINES`] lines. A final record that ends with too few
+//! fields (a dump cut short) is skipped with a note.
+//!
+//! The split is found in one pass over the offsets the free-text columns
+//! can take, extended as a record grows line by line, so reading is linear
+//! in the dump's size: each field is classified once, and each offset costs
+//! the typed columns of the header (at most one of each known name, since
+//! a header naming a column twice is refused).
 //!
 //! # Jobs
 //!
@@ -47,9 +55,12 @@
 //! # Failure modes
 //!
 //! A [`TraceError`] naming the line for: no header line; a header without
-//! `JobIDRaw`/`JobID` or `Submit`; a record whose extra `|`s fit no
-//! free-text column; a job id that is not a number; a `Submit` that is not a
-//! time; a number, duration or memory size that does not read as one.
+//! `JobIDRaw`/`JobID` or `Submit`, or naming a column twice; a record whose
+//! extra `|`s fit no free-text column; a job id that is not a number; a
+//! `Submit` that is not a time; a number, duration or memory size that does
+//! not read as one, or that overflows (a count beyond 2^32, a time beyond
+//! 2^63 seconds, a memory beyond 2^64 MB are errors, never wrapped or
+//! clamped).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -87,7 +98,7 @@ pub fn read_path(path: &Path, options: &ReplayOptions) -> Result<Workload, Trace
 }
 
 /// The kind of value a column holds, for telling where a stray `|` belongs.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Text,
     Free,
@@ -111,6 +122,33 @@ fn kind(column: &str) -> Kind {
         "State" => Kind::State,
         _ => Kind::Text,
     }
+}
+
+impl Kind {
+    /// The bit of [`classify`]'s mask saying a value fits this kind; none
+    /// for text, which every value fits.
+    fn bit(self) -> u8 {
+        match self {
+            Kind::Text | Kind::Free => 0,
+            Kind::Time => 1,
+            Kind::Number => 2,
+            Kind::Duration => 4,
+            Kind::State => 8,
+        }
+    }
+}
+
+/// [`classify`]'s bit for a value that is not blank.
+const FILLED: u8 = 16;
+
+/// The kinds `value` fits, as [`Kind::bit`]s, and [`FILLED`] when it is
+/// not blank.
+fn classify(value: &str) -> u8 {
+    [Kind::Time, Kind::Number, Kind::Duration, Kind::State]
+        .into_iter()
+        .filter(|&k| fits(k, value))
+        .fold(0, |mask, k| mask | k.bit())
+        | if value.trim().is_empty() { 0 } else { FILLED }
 }
 
 /// Whether `value` can be a value of a column of kind `kind`.
@@ -159,7 +197,20 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
         ));
     };
     let columns: Vec<&str> = header.split('|').map(str::trim).collect();
-    let index: HashMap<&str, usize> = columns.iter().enumerate().map(|(i, c)| (*c, i)).collect();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (i, column) in columns.iter().enumerate() {
+        if let Some(first) = index.insert(column, i).filter(|_| !column.is_empty()) {
+            return Err(TraceError::new(
+                source,
+                header_line,
+                format!(
+                    "the header names column `{column}` twice (columns {} and {}); name each once",
+                    first + 1,
+                    i + 1
+                ),
+            ));
+        }
+    }
     let id_column = ["JobIDRaw", "JobID"]
         .into_iter()
         .find(|c| index.contains_key(c));
@@ -170,13 +221,13 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
             "the header needs the columns JobIDRaw (or JobID) and Submit",
         ));
     };
-    let kinds: Vec<Kind> = columns.iter().map(|c| kind(c)).collect();
+    let layout = Layout::new(columns.iter().map(|c| kind(c)).collect());
     let mut trace = RawTrace {
         source: source.to_owned(),
         ..RawTrace::default()
     };
     let mut steps = 0usize;
-    let mut pending: Option<(usize, Vec<String>)> = None;
+    let mut pending: Option<(usize, Vec<String>, Option<Aligner>)> = None;
     // Ids given to `User` and `Group` names when the dump has no UID/GID.
     let by_name = |column: &str, id_column: &str| {
         (index.contains_key(column) && !index.contains_key(id_column)).then(HashMap::new)
@@ -184,31 +235,32 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
     let mut users: Option<HashMap<String, u32>> = by_name("User", "UID");
     let mut groups: Option<HashMap<String, u32>> = by_name("Group", "GID");
     for (number, line) in lines {
-        let (start, mut fields) = match pending.take() {
-            Some((start, mut fields)) => {
+        let (start, mut fields, aligner) = match pending.take() {
+            Some((start, mut fields, aligner)) => {
                 let mut parts = line.split('|');
                 if let Some(last) = fields.last_mut() {
                     last.push('\n');
                     last.push_str(parts.next().unwrap_or(""));
                 }
                 fields.extend(parts.map(str::to_owned));
-                (start, fields)
+                (start, fields, aligner)
             }
             None if line.trim().is_empty() => continue,
-            None => (number, line.split('|').map(str::to_owned).collect()),
+            None => (number, line.split('|').map(str::to_owned).collect(), None),
         };
         if fields.len() > columns.len() {
-            match align(&fields, &kinds) {
-                Some(aligned) => fields = aligned,
+            let mut aligner = aligner.unwrap_or_default();
+            match aligner.place(&layout, &fields) {
+                Some(widths) => fields = layout.join(&fields, &widths),
                 // Not placeable yet: a value may go on over the next lines.
                 None if number - start < MAX_RECORD_LINES => {
-                    pending = Some((start, fields));
+                    pending = Some((start, fields, Some(aligner)));
                     continue;
                 }
                 None => return Err(overlong(source, start, fields.len(), columns.len())),
             }
         } else if fields.len() < columns.len() {
-            pending = Some((start, fields));
+            pending = Some((start, fields, aligner));
             continue;
         }
         let record = Record {
@@ -240,7 +292,7 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
             ));
         }
     }
-    if let Some((start, fields)) = pending {
+    if let Some((start, fields, _)) = pending {
         if fields.len() > columns.len() {
             return Err(overlong(source, start, fields.len(), columns.len()));
         }
@@ -288,63 +340,157 @@ fn overlong(source: &str, line: usize, fields: usize, columns: usize) -> TraceEr
     )
 }
 
-/// Gives the extra fields of an overlong record to free-text columns so
-/// that every typed column fits; none when no split does. Among the splits
-/// that fit, the one with the most non-empty typed values wins (an empty
-/// number fits, but real dumps fill them); ties go to the split that gives
-/// the extras to later columns.
-fn align(fields: &[String], kinds: &[Kind]) -> Option<Vec<String>> {
-    let mut memo = vec![None; (kinds.len() + 1) * (fields.len() + 1)];
-    best(fields, kinds, 0, 0, &mut memo)?;
-    let mut out = Vec::with_capacity(kinds.len());
-    let (mut column, mut at) = (0, 0);
-    while column < kinds.len() {
-        let width = match kinds[column] {
-            Kind::Free => {
-                let target = best(fields, kinds, column, at, &mut memo)?;
-                (1..=fields.len() - at)
-                    .find(|w| best(fields, kinds, column + 1, at + w, &mut memo) == Some(target))?
-            }
-            _ => 1,
-        };
-        out.push(fields[at..at + width].join("|"));
-        column += 1;
-        at += width;
-    }
-    Some(out)
+/// Where the columns of a header are, for placing the extra fields of an
+/// overlong record: the typed columns before the first free-text column,
+/// and after each free-text column the typed ones up to the next.
+struct Layout {
+    columns: usize,
+    /// Typed columns (not text) before the first free-text column.
+    head: Vec<(usize, Kind)>,
+    /// Each free-text column and the typed columns after it.
+    free: Vec<(usize, Vec<(usize, Kind)>)>,
 }
 
-/// The best score of placing `kinds[column..]` on exactly `fields[at..]`
-/// (none when impossible), memoised on `(column, at)`.
-fn best(
-    fields: &[String],
-    kinds: &[Kind],
-    column: usize,
-    at: usize,
-    memo: &mut [Option<Option<usize>>],
-) -> Option<usize> {
-    let key = column * (fields.len() + 1) + at;
-    if let Some(known) = memo[key] {
-        return known;
+impl Layout {
+    fn new(kinds: Vec<Kind>) -> Layout {
+        let mut layout = Layout {
+            columns: kinds.len(),
+            head: Vec::new(),
+            free: Vec::new(),
+        };
+        for (column, kind) in kinds.into_iter().enumerate() {
+            match (kind, layout.free.last_mut()) {
+                (Kind::Free, _) => layout.free.push((column, Vec::new())),
+                (Kind::Text, _) => {}
+                (_, Some((_, typed))) => typed.push((column, kind)),
+                (_, None) => layout.head.push((column, kind)),
+            }
+        }
+        layout
     }
-    let left_fields = fields.len() - at;
-    let left_columns = kinds.len() - column;
-    let result = if left_columns == 0 {
-        (left_fields == 0).then_some(0)
-    } else if left_fields < left_columns {
-        None
-    } else if kinds[column] == Kind::Free {
-        (1..=left_fields - left_columns + 1)
-            .filter_map(|w| best(fields, kinds, column + 1, at + w, memo))
-            .max()
-    } else if fits(kinds[column], &fields[at]) {
-        let here = usize::from(kinds[column] != Kind::Text && !fields[at].trim().is_empty());
-        best(fields, kinds, column + 1, at + 1, memo).map(|rest| rest + here)
-    } else {
-        None
-    };
-    memo[key] = Some(result);
-    result
+
+    /// The record of `fields` with free-text column `i` taking `widths[i]`
+    /// of them.
+    fn join(&self, fields: &[String], widths: &[usize]) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.columns);
+        let mut at = 0;
+        let mut free = self.free.iter().map(|(c, _)| *c).zip(widths).peekable();
+        for column in 0..self.columns {
+            let width = match free.peek() {
+                Some(&(c, &w)) if c == column => {
+                    free.next();
+                    w
+                }
+                _ => 1,
+            };
+            out.push(fields[at..at + width].join("|"));
+            at += width;
+        }
+        out
+    }
+}
+
+/// The score of `typed` columns read at `offset` fields to the right: how
+/// many are filled, or -1 when one does not fit. At most 32 columns are
+/// typed (one of each known name), so a score fits an `i8`.
+fn score(typed: &[(usize, Kind)], offset: usize, masks: &[u8]) -> i8 {
+    let mut filled = 0;
+    for &(column, kind) in typed {
+        let mask = masks[column + offset];
+        if mask & kind.bit() == 0 {
+            return -1;
+        }
+        filled += i8::from(mask & FILLED != 0);
+    }
+    filled
+}
+
+/// Places the extra fields of one overlong record on the free-text
+/// columns, as the record grows line by line (see the module
+/// documentation for which split wins).
+///
+/// With `F` free-text columns, the offset `O(k)` of free-text column `k` is
+/// how many extra fields it and those before it take; the typed columns
+/// after it read at that offset. `best[k][o]` is the best score of the
+/// columns up to the next free-text column when `O(k) = o`; it reads only
+/// fields before the record's last, which a following line cannot change,
+/// so each offset is computed once, when the record first has that many
+/// extra fields. The last free-text column takes the rest (`O = extra`).
+/// The work is the record's fields times the typed columns.
+#[derive(Default)]
+struct Aligner {
+    /// [`classify`] of each field but the last, which may still grow.
+    masks: Vec<u8>,
+    /// The score of the columns before the first free-text column.
+    head: Option<i8>,
+    /// `best[k][o]` for each free-text column `k` but the last.
+    best: Vec<Vec<i8>>,
+    /// The best of `best[k][..=o]` for the last offset `o` computed.
+    best_so_far: Vec<i8>,
+}
+
+impl Aligner {
+    /// The width of each free-text column under the best split of
+    /// `fields`, none when no split fits; `fields` extends those of the
+    /// previous call (more fields, its last field longer).
+    fn place(&mut self, layout: &Layout, fields: &[String]) -> Option<Vec<usize>> {
+        let Some((_, last)) = layout.free.last() else {
+            return None;
+        };
+        let extra = fields.len() - layout.columns;
+        // The last field may have grown since: classify it again.
+        self.masks.truncate(self.masks.len().saturating_sub(1));
+        let from = self.masks.len();
+        self.masks
+            .extend(fields[from..].iter().map(|f| classify(f)));
+        let head = *self
+            .head
+            .get_or_insert_with(|| score(&layout.head, 0, &self.masks));
+        if head < 0 {
+            return None;
+        }
+        let middle = &layout.free[..layout.free.len() - 1];
+        self.best.resize(middle.len(), Vec::new());
+        self.best_so_far.resize(middle.len(), -1);
+        let computed = self.best.first().map_or(extra + 1, Vec::len);
+        for offset in computed..=extra {
+            let mut before = head;
+            for (k, (_, typed)) in middle.iter().enumerate() {
+                let here = score(typed, offset, &self.masks);
+                let best = if before < 0 || here < 0 {
+                    -1
+                } else {
+                    before + here
+                };
+                self.best[k].push(best);
+                self.best_so_far[k] = self.best_so_far[k].max(best);
+                before = self.best_so_far[k];
+            }
+        }
+        let before = self.best_so_far.last().copied().unwrap_or(head);
+        if before < 0 || score(last, extra, &self.masks) < 0 {
+            return None;
+        }
+        // From the last free-text column back: each takes as many extra
+        // fields as a best split allows.
+        let mut widths = vec![0; layout.free.len()];
+        let mut offset = extra;
+        for k in (0..layout.free.len()).rev() {
+            let previous = match k.checked_sub(1) {
+                None => 0,
+                Some(j) => {
+                    let best = &self.best[j][..=offset];
+                    let top = *best.iter().max().expect("offset 0 is computed");
+                    best.iter()
+                        .position(|&b| b == top)
+                        .expect("the maximum is there")
+                }
+            };
+            widths[k] = 1 + offset - previous;
+            offset = previous;
+        }
+        Some(widths)
+    }
 }
 
 struct Record<'a> {
@@ -374,6 +520,27 @@ impl Record<'_> {
                 })
             })
             .transpose()
+    }
+
+    /// `value` of `column` as the record's `u32`, an error beyond it.
+    fn count(&self, column: &str, value: u64) -> Result<u32, TraceError> {
+        u32::try_from(value).map_err(|_| {
+            self.error(
+                column,
+                format!(
+                    "{value} is more than {}, the most a job may count",
+                    u32::MAX
+                ),
+            )
+        })
+    }
+
+    /// Seconds of `column` as an `i64`; `None` when the computation that
+    /// gave them overflowed. Either overflow is an error.
+    fn seconds(&self, column: &str, seconds: Option<u64>) -> Result<i64, TraceError> {
+        seconds
+            .and_then(|s| i64::try_from(s).ok())
+            .ok_or_else(|| self.error(column, format!("more than {} seconds", i64::MAX)))
     }
 
     fn time(&self, column: &str) -> Result<Option<i64>, TraceError> {
@@ -415,7 +582,7 @@ impl Record<'_> {
         let start = self.time("Start")?;
         let end = self.time("End")?;
         let run_time = match self.number("ElapsedRaw")? {
-            Some(s) => Some(s as i64),
+            Some(s) => Some(self.seconds("ElapsedRaw", Some(s))?),
             None => match self.duration("Elapsed")? {
                 Some(s) => Some(s),
                 None => start.zip(end).map(|(s, e)| e - s),
@@ -426,7 +593,10 @@ impl Record<'_> {
             || matches!(self.get("Timelimit"), Some("UNLIMITED"));
         let time_limit = match limit_raw {
             Some("UNLIMITED" | "Partition_Limit") => None,
-            Some(_) => self.number("TimelimitRaw")?.map(|m| m as i64 * 60),
+            Some(_) => match self.number("TimelimitRaw")? {
+                Some(m) => Some(self.seconds("TimelimitRaw", m.checked_mul(60))?),
+                None => None,
+            },
             None => self.duration("Timelimit")?,
         };
         let tres = self.get("ReqTRES").map(tres).unwrap_or_default();
@@ -451,7 +621,8 @@ impl Record<'_> {
             },
         }
         .filter(|&c| c > 0)
-        .map(clamp_u32);
+        .map(|c| self.count("ReqCPUS", c))
+        .transpose()?;
         let nodes = match self.get("ReqNodes") {
             Some(v) => {
                 let low = v.split('-').next().unwrap_or(v);
@@ -468,7 +639,8 @@ impl Record<'_> {
             },
         }
         .filter(|&n| n > 0)
-        .map(clamp_u32);
+        .map(|n| self.count("ReqNodes", n))
+        .transpose()?;
         let memory_mb_per_node = match self.get("ReqMem") {
             Some(v) => {
                 let (mb, per) = memory(v).ok_or_else(|| {
@@ -480,7 +652,15 @@ impl Record<'_> {
                 let per_node_cpus =
                     cpus.map_or(1, |c| u64::from(c).div_ceil(u64::from(nodes.unwrap_or(1))));
                 Some(if per == 'c' {
-                    mb.saturating_mul(per_node_cpus)
+                    mb.checked_mul(per_node_cpus).ok_or_else(|| {
+                        self.error(
+                            "ReqMem",
+                            format!(
+                                "{v} for each of {per_node_cpus} CPUs is more than {} MB",
+                                u64::MAX
+                            ),
+                        )
+                    })?
                 } else {
                     mb
                 })
@@ -503,8 +683,23 @@ impl Record<'_> {
             None => tres
                 .iter()
                 .filter(|(k, _)| k.starts_with("gres/gpu:"))
-                .map(|(_, v)| v.parse::<u64>().unwrap_or(0))
-                .sum(),
+                .try_fold(0u64, |sum, (key, v)| {
+                    let count = v.parse::<u64>().map_err(|_| {
+                        self.error(
+                            "ReqTRES",
+                            format!("expected a count for {key}, found {v:?}"),
+                        )
+                    })?;
+                    sum.checked_add(count).ok_or_else(|| {
+                        self.error(
+                            "ReqTRES",
+                            format!(
+                                "the GPUs of gres/gpu:<type> add up to more than {}",
+                                u64::MAX
+                            ),
+                        )
+                    })
+                })?,
         };
         let status = match self.get("State").map(|s| s.split(' ').next().unwrap_or(s)) {
             Some("COMPLETED") => TraceStatus::Completed,
@@ -516,7 +711,8 @@ impl Record<'_> {
             _ => TraceStatus::Unknown,
         };
         let id_or_zero = |column: &str| -> Result<u32, TraceError> {
-            Ok(self.number(column)?.map_or(0, clamp_u32))
+            self.number(column)?
+                .map_or(Ok(0), |id| self.count(column, id))
         };
         Ok(RawJob {
             id,
@@ -527,7 +723,7 @@ impl Record<'_> {
             nodes,
             cpus,
             memory_mb_per_node,
-            gpus: clamp_u32(gpus),
+            gpus: self.count("ReqTRES", gpus)?,
             user: id_or_zero("UID")?,
             group: id_or_zero("GID")?,
             account: self.get("Account").map(str::to_owned),
@@ -541,10 +737,6 @@ impl Record<'_> {
     }
 }
 
-fn clamp_u32(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
-}
-
 /// `key=value` pairs of a TRES string (`cpu=4,mem=8G,node=1,gres/gpu=2`).
 pub fn tres(text: &str) -> Vec<(String, String)> {
     text.split(',')
@@ -554,7 +746,8 @@ pub fn tres(text: &str) -> Vec<(String, String)> {
 }
 
 /// A memory size in MB and what it is per: `c` (CPU), `n` (node) or `-`
-/// (as given). Units K, M (the default), G, T; decimals allowed (`1.5G`).
+/// (as given). Units K, M (the default), G, T; decimals allowed (`1.5G`);
+/// none for 2^64 MB or more.
 pub fn memory(text: &str) -> Option<(u64, char)> {
     let (text, per) = match text.strip_suffix(['c', 'n']) {
         Some(rest) => (rest, text.chars().last().unwrap_or('-')),
@@ -568,11 +761,14 @@ pub fn memory(text: &str) -> Option<(u64, char)> {
         _ => (text, 1.0),
     };
     let value: f64 = number.parse().ok()?;
-    (value.is_finite() && value >= 0.0).then(|| ((value * factor).ceil() as u64, per))
+    let mb = (value * factor).ceil();
+    // Beyond 2^64 MB the cast would saturate: not a size.
+    (mb.is_finite() && (0.0..18_446_744_073_709_551_616.0).contains(&mb)).then(|| (mb as u64, per))
 }
 
 /// A Slurm duration in seconds: `[D-]HH:MM:SS`, `MM:SS`, `MM:SS.mmm`,
-/// `HH:MM:SS.mmm` or `D-HH` / `D-HH:MM`; fractions of a second are dropped.
+/// `HH:MM:SS.mmm` or `D-HH` / `D-HH:MM`; fractions of a second are dropped;
+/// none beyond 2^63 seconds.
 pub fn duration(text: &str) -> Option<i64> {
     let (days, rest) = match text.split_once('-') {
         Some((d, rest)) => (d.parse::<i64>().ok()?, rest),
@@ -601,7 +797,15 @@ pub fn duration(text: &str) -> Option<i64> {
         ([m, s], false) => (0, *m, *s),
         _ => return None,
     };
-    (m < 60 && s < 60 && days >= 0).then(|| ((days * 24 + h) * 60 + m) * 60 + s)
+    if m >= 60 || s >= 60 || days < 0 {
+        return None;
+    }
+    days.checked_mul(24)?
+        .checked_add(h)?
+        .checked_mul(60)?
+        .checked_add(m)?
+        .checked_mul(60)?
+        .checked_add(s)
 }
 
 /// `YYYY-MM-DDTHH:MM:SS` as seconds since the Unix epoch, read as UTC.
@@ -800,8 +1004,10 @@ mod tests {
         .collect();
         // "a|b" must be the name (the time comes next); with no typed column
         // between the last two text columns, the extra goes to the later one.
+        let layout = Layout::new(kinds.to_vec());
+        let widths = Aligner::default().place(&layout, &fields).unwrap();
         assert_eq!(
-            align(&fields, &kinds).unwrap(),
+            layout.join(&fields, &widths),
             vec![
                 "7",
                 "a|b",
@@ -869,6 +1075,230 @@ mod tests {
             t.notes,
             vec!["t.log:3: last record ends with 2 of 3 fields (dump cut short); skipped"]
         );
+    }
+
+    /// A header with free-text columns between typed ones, and a record
+    /// of `fields` fields on line 2 that goes on over `lines` lines of
+    /// `per_line` more fields each; no split fits (State never reads as a
+    /// state), so every line is another try.
+    fn unplaceable(lines: usize, per_line: usize) -> String {
+        let mut text = String::from(
+            "JobIDRaw|Submit|JobName|State|SubmitLine|NCPUS|Comment|Start\n\
+             1|2021-01-01T00:00:00|x|lower|y|4|z",
+        );
+        for _ in 0..lines {
+            text.push_str(&"|a".repeat(per_line));
+            text.push('\n');
+        }
+        text
+    }
+
+    // Issue 26, class 12: each line of a record whose extra `|`s did not
+    // fit re-ran a search quadratic in the record's fields, so a 120 KB
+    // dump took 23 s before its error. The split is now extended one
+    // offset at a time as the record grows: here 1 MB (a hundred lines of
+    // 5,000 extra fields), read in one pass.
+    #[test]
+    fn a_record_that_never_fits_is_read_in_one_pass() {
+        let text = unplaceable(100, 5_000);
+        assert!(text.len() > 1_000_000);
+        let e = parse(text.as_bytes(), "t.log").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(
+            e.message
+                .starts_with("record has 500007 fields for 8 columns"),
+            "{e}"
+        );
+        // Cut short after 50 lines: the dump ends inside the record.
+        let e = parse(unplaceable(50, 10_000).as_bytes(), "t.log").unwrap_err();
+        assert!(e.message.starts_with("record has 500007 fields"), "{e}");
+    }
+
+    // Issue 26, class 12: the work is bounded by the fields, not by time:
+    // each offset of each free-text column is computed once, however many
+    // lines the record takes.
+    #[test]
+    fn each_offset_is_computed_once_as_a_record_grows() {
+        let kinds = [
+            Kind::Number,
+            Kind::Free,
+            Kind::Time,
+            Kind::Free,
+            Kind::State,
+            Kind::Free,
+        ];
+        let layout = Layout::new(kinds.to_vec());
+        let mut aligner = Aligner::default();
+        let mut fields: Vec<String> = ["7", "a", "soon", "b", "lower", "c"]
+            .map(String::from)
+            .to_vec();
+        for line in 0..100 {
+            fields.last_mut().unwrap().push_str("\nmore");
+            fields.extend((0..50).map(|i| format!("{line}-{i}")));
+            assert_eq!(aligner.place(&layout, &fields), None);
+            let extra = fields.len() - kinds.len();
+            assert!(aligner.best.iter().all(|b| b.len() == extra + 1));
+            assert_eq!(aligner.masks.len(), fields.len());
+        }
+    }
+
+    /// A record cut short inside a megabyte-long value is skipped with a
+    /// note, in one pass.
+    #[test]
+    fn a_long_record_cut_short_is_skipped() {
+        let mut text = String::from("JobIDRaw|Submit|SubmitLine|NCPUS\n1|2021-01-01T00:00:00|a");
+        for _ in 0..20_000 {
+            text.push_str("\nline of a long submit line, no pipes in it at all");
+        }
+        let t = parse(text.as_bytes(), "t.log").unwrap();
+        assert!(t.jobs.is_empty());
+        assert_eq!(
+            t.notes,
+            vec!["t.log:2: last record ends with 3 of 4 fields (dump cut short); skipped"]
+        );
+    }
+
+    #[test]
+    fn a_column_named_twice_is_refused() {
+        assert_eq!(
+            err("JobIDRaw|Submit|State|Start|State\n"),
+            "t.log:1: the header names column `State` twice (columns 3 and 5); name each once"
+        );
+        // `-p`'s trailing `|` leaves empty names, which may repeat.
+        let t = parse(b"JobIDRaw|Submit||\n1|2021-01-01T00:00:00||\n", "t.log").unwrap();
+        assert_eq!(t.jobs.len(), 1);
+    }
+
+    // Issue 26, class 7: numbers that overflowed were wrapped or clamped
+    // (an ElapsedRaw of 2^64 - 1 became -1 s; a duration of 10^14 days
+    // panicked in debug builds); each is now an error naming the column.
+    #[test]
+    fn overflowing_numbers_are_errors() {
+        let one = |columns: &str, values: &str| {
+            err(&format!(
+                "JobIDRaw|Submit|{columns}\n1|2021-01-01T00:00:00|{values}\n"
+            ))
+        };
+        assert_eq!(
+            one("ElapsedRaw", "18446744073709551615"),
+            "t.log:2: ElapsedRaw: more than 9223372036854775807 seconds"
+        );
+        assert_eq!(
+            one("TimelimitRaw", "9223372036854775807"),
+            "t.log:2: TimelimitRaw: more than 9223372036854775807 seconds"
+        );
+        assert_eq!(
+            one("Elapsed", "106751991167301-00:00:00"),
+            "t.log:2: Elapsed: expected a duration like 1-02:03:04, found \"106751991167301-00:00:00\""
+        );
+        assert_eq!(
+            duration("106751991167300-00:00:00"),
+            Some(9_223_372_036_854_720_000)
+        );
+        assert_eq!(
+            one("ReqCPUS", "4294967296"),
+            "t.log:2: ReqCPUS: 4294967296 is more than 4294967295, the most a job may count"
+        );
+        assert_eq!(
+            one("UID", "4294967296"),
+            "t.log:2: UID: 4294967296 is more than 4294967295, the most a job may count"
+        );
+        assert_eq!(
+            one("ReqTRES", "gres/gpu:a=18446744073709551615,gres/gpu:b=1"),
+            "t.log:2: ReqTRES: the GPUs of gres/gpu:<type> add up to more than 18446744073709551615"
+        );
+        assert_eq!(
+            one("ReqTRES", "gres/gpu:a=two"),
+            "t.log:2: ReqTRES: expected a count for gres/gpu:a, found \"two\""
+        );
+        assert_eq!(
+            one("ReqCPUS|ReqMem", "4|4611686018427387904Mc"),
+            "t.log:2: ReqMem: 4611686018427387904Mc for each of 4 CPUs is more than 18446744073709551615 MB"
+        );
+        assert_eq!(memory("1e30M"), None);
+        assert_eq!(memory("17592186044416T"), None);
+        assert_eq!(
+            memory("17592186044415T"),
+            Some((18_446_744_073_708_503_040, '-'))
+        );
+    }
+
+    /// The split [`Aligner`] finds, by trying every split: the best score,
+    /// ties to the split with the most extra fields on the last free-text
+    /// column, then the one before it, and so on.
+    fn brute_force(fields: &[String], kinds: &[Kind]) -> Option<Vec<usize>> {
+        let free: Vec<usize> = (0..kinds.len())
+            .filter(|&c| kinds[c] == Kind::Free)
+            .collect();
+        let extra = fields.len() - kinds.len();
+        let mut best: Option<(usize, Vec<usize>)> = None;
+        // Every way to give `extra` fields to the free-text columns.
+        let mut split = vec![0; free.len()];
+        loop {
+            if split.iter().sum::<usize>() == extra {
+                let mut at = 0;
+                let mut score = Some(0);
+                let mut next_free = 0;
+                for &kind in kinds {
+                    if kind == Kind::Free {
+                        at += 1 + split[next_free];
+                        next_free += 1;
+                        continue;
+                    }
+                    let value = &fields[at];
+                    if !fits(kind, value) {
+                        score = None;
+                    } else if kind != Kind::Text && !value.trim().is_empty() {
+                        score = score.map(|s| s + 1);
+                    }
+                    at += 1;
+                }
+                let reversed: Vec<usize> = split.iter().rev().copied().collect();
+                if let Some(score) = score {
+                    let better = match &best {
+                        None => true,
+                        Some((s, b)) => {
+                            score > *s
+                                || (score == *s
+                                    && reversed > b.iter().rev().copied().collect::<Vec<_>>())
+                        }
+                    };
+                    if better {
+                        best = Some((score, split.clone()));
+                    }
+                }
+            }
+            // Next split, as an odometer of digits 0..=extra.
+            let Some(i) = (0..split.len()).find(|&i| split[i] < extra) else {
+                break;
+            };
+            split[i] += 1;
+            split[..i].iter_mut().for_each(|d| *d = 0);
+        }
+        best.map(|(_, split)| split.into_iter().map(|e| e + 1).collect())
+    }
+
+    proptest::proptest! {
+        /// The one-pass split is the best split, found by trying them all.
+        #[test]
+        fn the_split_is_the_best_of_all_splits(
+            kinds in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    Kind::Text, Kind::Free, Kind::Free, Kind::Time, Kind::Number, Kind::Duration, Kind::State,
+                ]),
+                1..7,
+            ),
+            values in proptest::collection::vec(
+                proptest::sample::select(vec!["", "7", "2021-01-01T00:00:00", "RUNNING", "00:01:00", "x", "Unknown"]),
+                1..12,
+            ),
+        ) {
+            proptest::prop_assume!(values.len() > kinds.len());
+            let fields: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            let layout = Layout::new(kinds.clone());
+            let found = Aligner::default().place(&layout, &fields);
+            proptest::prop_assert_eq!(found, brute_force(&fields, &kinds));
+        }
     }
 
     proptest::proptest! {
