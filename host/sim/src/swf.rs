@@ -31,9 +31,11 @@
 //! # Failure modes
 //!
 //! A [`TraceError`] naming the line and the field for a data line with
-//! fewer than 18 fields, a field that is not a number, a job number that
-//! is negative, fractional or too large, and a `MaxNodes`, `MaxProcs` or
-//! `UnixStartTime` header whose value is not a whole number.
+//! fewer than 18 fields, a field that is not a number or beyond the `i64`
+//! range, a job number that is negative, fractional or too large, a
+//! processor count, user or group beyond 2^32 - 1, a memory per node beyond
+//! 2^64 KB, and a `MaxNodes`, `MaxProcs` or `UnixStartTime` header whose
+//! value is not a whole number. No value is wrapped or clamped.
 
 use std::path::Path;
 
@@ -151,9 +153,11 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
         if requested.is_none() && allocated.is_some() {
             allocated_for_requested += 1;
         }
-        let cpus = requested
-            .or(allocated)
-            .map(|c| u32::try_from(c).unwrap_or(u32::MAX));
+        let cpus = match (requested, allocated) {
+            (Some(c), _) => Some(count(c, 7, source, number)?),
+            (None, Some(c)) => Some(count(c, 4, source, number)?),
+            (None, None) => None,
+        };
         let requested_time = known(value(8)?);
         let unlimited_limit = requested_time.is_some_and(|t| t >= UNLIMITED);
         let memory_kb_per_cpu = known(value(9)?);
@@ -163,7 +167,13 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
             5 => TraceStatus::Cancelled,
             _ => TraceStatus::Unknown,
         };
-        let id_or_zero = |v: i64| u32::try_from(v).unwrap_or(0);
+        // -1 (any negative) is an unknown user or group: 0.
+        let id_or_zero = |i: usize| -> Result<u32, TraceError> {
+            match value(i)? {
+                v if v < 0 => Ok(0),
+                v => count(v, i, source, number),
+            }
+        };
         trace.jobs.push(RawJob {
             id,
             submit,
@@ -172,12 +182,15 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
             unlimited_limit,
             nodes: None,
             cpus,
-            memory_mb_per_node: memory_kb_per_cpu
-                .zip(cpus)
-                .and_then(|(kb, cpus)| memory_per_node(kb, cpus, &trace)),
+            memory_mb_per_node: match memory_kb_per_cpu.zip(cpus) {
+                Some((kb, cpus)) => memory_per_node(kb, cpus, &trace).map_err(|message| {
+                    TraceError::field(source, number, "field 10 (requested memory)", message)
+                })?,
+                None => None,
+            },
             gpus: 0,
-            user: id_or_zero(value(11)?),
-            group: id_or_zero(value(12)?),
+            user: id_or_zero(11)?,
+            group: id_or_zero(12)?,
             account: None,
             partition: None,
             status,
@@ -260,8 +273,29 @@ fn field(text: &str, index: usize, source: &str, line: usize) -> Result<i64, Tra
             format!("expected a finite number, found {text:?}"),
         ));
     }
-    // `as` saturates at the i64 range, which is what huge values mean here.
-    Ok(value.round() as i64)
+    let rounded = value.round();
+    // -2^63 and 2^63 as f64; `as` would saturate beyond them.
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&rounded) {
+        return Err(TraceError::field(
+            source,
+            line,
+            format!("field {} ({})", index + 1, FIELDS[index]),
+            format!("expected a number within the i64 range, found {text:?}"),
+        ));
+    }
+    Ok(rounded as i64)
+}
+
+/// Field `index` (0-based), known to be at least 0, as a `u32` count.
+fn count(value: i64, index: usize, source: &str, line: usize) -> Result<u32, TraceError> {
+    u32::try_from(value).map_err(|_| {
+        TraceError::field(
+            source,
+            line,
+            format!("field {} ({})", index + 1, FIELDS[index]),
+            format!("{value} is more than {}", u32::MAX),
+        )
+    })
 }
 
 fn job_number(text: &str, source: &str, line: usize) -> Result<u32, TraceError> {
@@ -285,14 +319,22 @@ fn known(value: i64) -> Option<i64> {
     (value >= 0).then_some(value)
 }
 
-fn memory_per_node(kb_per_cpu: i64, cpus: u32, trace: &RawTrace) -> Option<u64> {
-    let per_node = trace.max_procs? / trace.max_nodes?;
-    let on_one_node = u64::from(cpus.min(per_node.max(1)));
-    Some(
-        (kb_per_cpu as u64)
-            .saturating_mul(on_one_node)
-            .div_ceil(1024),
-    )
+/// MB per node of `kb_per_cpu` (at least 0) for a job of `cpus`; none
+/// without `MaxProcs` and `MaxNodes`; an error beyond 2^64 KB.
+fn memory_per_node(kb_per_cpu: i64, cpus: u32, trace: &RawTrace) -> Result<Option<u64>, String> {
+    let (Some(procs), Some(nodes)) = (trace.max_procs, trace.max_nodes) else {
+        return Ok(None);
+    };
+    let on_one_node = u64::from(cpus.min((procs / nodes).max(1)));
+    let kb = u64::try_from(kb_per_cpu).unwrap_or(0);
+    kb.checked_mul(on_one_node)
+        .map(|kb| Some(kb.div_ceil(1024)))
+        .ok_or_else(|| {
+            format!(
+                "{kb} KB for each of {on_one_node} processors on a node is more than {} KB",
+                u64::MAX
+            )
+        })
 }
 
 #[cfg(test)]
@@ -394,6 +436,38 @@ mod tests {
         assert_eq!(
             err("; UnixStartTime:\n"),
             "t.swf:1: header UnixStartTime: expected a whole number, found \"\""
+        );
+    }
+
+    // Issue 26, class 7: numbers beyond their field's range were clamped
+    // (a processor count of 2^40 became 2^32 - 1, a user of 2^32 became 0,
+    // 1e300 seconds became i64::MAX); each is now an error naming the field.
+    #[test]
+    fn numbers_beyond_their_range_are_errors() {
+        let job = |field: usize, value: &str| {
+            let mut fields: Vec<&str> = JOB.split(' ').collect();
+            fields[field - 1] = value;
+            err(&format!(
+                "; MaxNodes: 1\n; MaxProcs: 4\n{}\n",
+                fields.join(" ")
+            ))
+        };
+        assert_eq!(
+            job(4, "1e300"),
+            "t.swf:3: field 4 (run time): expected a number within the i64 range, found \"1e300\""
+        );
+        assert_eq!(
+            job(8, "1099511627776"),
+            "t.swf:3: field 8 (requested processors): 1099511627776 is more than 4294967295"
+        );
+        assert_eq!(
+            job(12, "4294967296"),
+            "t.swf:3: field 12 (user): 4294967296 is more than 4294967295"
+        );
+        assert_eq!(
+            job(10, "9223372036854774784"),
+            "t.swf:3: field 10 (requested memory): 9223372036854774784 KB for each of 4 \
+             processors on a node is more than 18446744073709551615 KB"
         );
     }
 
