@@ -99,7 +99,8 @@ impl Checker<'_> {
 
     /// A select allocation against the candidates and the node table:
     /// chosen nodes inside the candidates, one entry per chosen node in
-    /// index order, cores inside the node, memory within the node. With
+    /// index order, cores inside the node, memory within the node, GRES
+    /// within the node's (`Checker::node_gres`). With
     /// `nodes_only` (a will-run answer) an empty per-node list is accepted.
     pub fn job_resources(
         &self,
@@ -169,6 +170,7 @@ impl Checker<'_> {
                     entry.memory, node.name, node.real_memory
                 )));
             }
+            self.node_gres(entry, node)?;
         }
         Ok(())
     }

@@ -20,7 +20,7 @@ use slurm_wasm_host::kinds::select::{
     JobTestFlags, JobTestMode, JobTestRequest, JobinfoField, NodeinfoField, NodeinfoValue,
     PluginInfoField, PluginInfoValue, PreemptMode, PreempteeCandidate, ReservationRequest,
 };
-use slurm_wasm_host::types::{Job, Node};
+use slurm_wasm_host::types::{GresCount, Job, Node};
 use slurm_wasm_host::{
     fixtures, CallError, FailurePolicy, Host, HostOptions, PluginSource, PriorityPlugin,
     SelectPlugin,
@@ -177,6 +177,26 @@ fn job_test_ncpus_beyond_the_chosen_nodes_is_refused() {
         plugin.job_test(&test(named(1, "ncpus-max"), JobTestMode::WillRun)),
         "job-test",
         &["ncpus = 4294967295, more than the 4 CPUs of the chosen nodes"],
+    );
+    select_serves(&plugin);
+}
+
+#[test]
+fn allocated_gpus_are_among_the_nodes_gpus() {
+    let plugin = select();
+    let mut with_gpus = nodes();
+    for node in &mut with_gpus {
+        node.gres = vec![GresCount {
+            name: "gpu".into(),
+            type_name: None,
+            count: 2,
+        }];
+    }
+    plugin.node_init(&with_gpus).expect("node-init");
+    refused_select(
+        plugin.job_test(&test(named(1, "gpu-beyond"), JobTestMode::RunNow)),
+        "job-test",
+        &["gpu device 2 allocated on n0, which has 2"],
     );
     select_serves(&plugin);
 }

@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 
 use super::{live_word, Checker};
-use crate::bindings::types::{Bitmap, Job, JobResources, Node};
+use crate::bindings::types::{Bitmap, Job, JobResources, Node, NodeResources};
 use crate::error::CallError;
 use crate::kinds::select::{
     JobTestRequest, JobTestResult, JobinfoField, JobinfoValue, NodeinfoField, NodeinfoValue,
@@ -48,7 +48,79 @@ fn configured_cpus(map: &Bitmap, nodes: &[Node]) -> u64 {
         .sum()
 }
 
+/// A shared GRES: a device's shares (`mps`, `shard`), not devices.
+fn shared_gres(name: &str) -> bool {
+    name == "mps" || name == "shard"
+}
+
+/// How many of GRES `name` `node` has: its `Gres=` count, or its gres.conf
+/// groups' when larger (counts of every type together).
+fn gres_count(node: &Node, name: &str) -> u64 {
+    let configured: u64 = node
+        .gres
+        .iter()
+        .filter(|g| g.name == name)
+        .map(|g| g.count)
+        .fold(0, u64::saturating_add);
+    let grouped: u64 = node
+        .gres_topology
+        .iter()
+        .filter(|g| g.name == name)
+        .map(|g| g.count)
+        .fold(0, u64::saturating_add);
+    configured.max(grouped)
+}
+
+/// Devices of GRES `name` on `node`, numbered as the contract numbers them
+/// (`gres-device-group`): a group's count of devices, one device per group
+/// of a shared GRES; without gres.conf groups, the `Gres=` count, and for
+/// a shared GRES one device per GPU (at least one).
+fn gres_devices(node: &Node, name: &str) -> u64 {
+    if node.gres_topology.is_empty() {
+        return if shared_gres(name) {
+            gres_count(node, "gpu").max(1)
+        } else {
+            gres_count(node, name)
+        };
+    }
+    node.gres_topology
+        .iter()
+        .filter(|g| g.name == name)
+        .map(|g| if shared_gres(name) { 1 } else { g.count })
+        .fold(0, u64::saturating_add)
+}
+
 impl Checker<'_> {
+    /// The GRES of one node of an allocation: no more of a name than the
+    /// node has, device indices among its devices of that name.
+    pub fn node_gres(&self, entry: &NodeResources, node: &Node) -> Result<(), CallError> {
+        self.items("gres", entry.gres.len())?;
+        for g in &entry.gres {
+            self.text("gres name", &g.name)?;
+            let has = gres_count(node, &g.name);
+            if g.count > has {
+                return Err(self.fail(format!(
+                    "{} {} allocated on {}, which has {has}",
+                    g.count, g.name, node.name
+                )));
+            }
+            if let Some(devices) = &g.devices {
+                self.bitmap("gres devices", devices)?;
+                let count = gres_devices(node, &g.name);
+                if let Some(last) = devices.ones().last() {
+                    if u64::from(last) >= count {
+                        return Err(self.fail(format!(
+                            "{} device {last} allocated on {}, which has {count}",
+                            g.name, node.name
+                        )));
+                    }
+                }
+            }
+            self.items("per-device", g.per_device.len())?;
+        }
+        Ok(())
+    }
+
     /// `ncpus` of a checked allocation: never more than `limit` (the CPUs
     /// the answer may account for) and, with `exact`, the sum of its
     /// per-node CPUs when it has per-node entries.
@@ -479,7 +551,7 @@ fn jobinfo_kind(value: &JobinfoValue) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::types::NodeResources;
+    use crate::bindings::types::{GresAllocation, GresCount};
     use crate::fixtures::{bitmap, job, node};
 
     const C: Checker<'static> = Checker {
@@ -638,6 +710,50 @@ mod tests {
         assert!(C
             .reservation(&resv(1, 2, &[0, 1]), &answer(&[0], None), &nodes)
             .is_ok());
+    }
+
+    #[test]
+    fn gres_stay_within_the_nodes() {
+        let mut n = node(0, "g0", 1, 4, 1, 1000);
+        n.gres = vec![
+            GresCount {
+                name: "gpu".into(),
+                type_name: None,
+                count: 2,
+            },
+            GresCount {
+                name: "mps".into(),
+                type_name: None,
+                count: 200,
+            },
+        ];
+        let entry = |name: &str, count: u64, devices: &[u32]| NodeResources {
+            node_index: 0,
+            cores: bitmap(4, [0]),
+            cpus: 1,
+            memory: 0,
+            gres: vec![GresAllocation {
+                name: name.into(),
+                type_name: None,
+                count,
+                devices: Some(bitmap(4, devices.iter().copied())),
+                per_device: Vec::new(),
+            }],
+        };
+        assert!(C.node_gres(&entry("gpu", 2, &[0, 1]), &n).is_ok());
+        assert!(C.node_gres(&entry("mps", 150, &[1]), &n).is_ok());
+        assert_eq!(
+            reason(C.node_gres(&entry("gpu", 1, &[2]), &n)),
+            "gpu device 2 allocated on g0, which has 2"
+        );
+        assert_eq!(
+            reason(C.node_gres(&entry("gpu", u64::MAX, &[0]), &n)),
+            "18446744073709551615 gpu allocated on g0, which has 2"
+        );
+        assert_eq!(
+            reason(C.node_gres(&entry("mps", 50, &[2]), &n)),
+            "mps device 2 allocated on g0, which has 2"
+        );
     }
 
     #[test]

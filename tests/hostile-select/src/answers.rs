@@ -5,7 +5,7 @@ use slurm_wasm_sdk::select::{
     JobTestRequest, JobTestResult, JobinfoField, JobinfoValue, NodeinfoField, NodeinfoValue,
     PluginInfoField, PluginInfoValue, ReservationRequest, ReservationResult,
 };
-use slurm_wasm_sdk::types::{Bitmap as WitBitmap, Job, JobResources};
+use slurm_wasm_sdk::types::{Bitmap as WitBitmap, GresAllocation, Job, JobResources};
 use slurm_wasm_sdk::{codes, Bitmap, Error};
 
 use crate::behaviour::{Behaviour, MANY_DIMS, STRANGER_JOB};
@@ -28,6 +28,22 @@ pub fn job_test(world: &World, request: &JobTestRequest, now: i64) -> Result<Job
         }
         Behaviour::StartMax => result.start_time = Some(i64::MAX),
         Behaviour::StartMin => result.start_time = Some(i64::MIN),
+        Behaviour::GpuBeyond => {
+            if let Some(entry) = result.resources.per_node.first_mut() {
+                let gpus = world.node(entry.node_index)?.gres.iter();
+                let beyond = gpus
+                    .filter(|g| g.name == "gpu")
+                    .map(|g| g.count)
+                    .sum::<u64>();
+                entry.gres.push(GresAllocation {
+                    name: "gpu".into(),
+                    type_name: None,
+                    count: 1,
+                    devices: Some(Bitmap::from_bits(beyond as usize + 1, [beyond as usize]).into()),
+                    per_device: Vec::new(),
+                });
+            }
+        }
         _ => {}
     }
     Ok(result)

@@ -39,6 +39,9 @@ pub enum Behaviour {
     StartMax,
     /// `start-min`: `job-test` answers a start at `i64::MIN`.
     StartMin,
+    /// `gpu-beyond`: `job-test` gives the job GPU `n` of its first node,
+    /// which has GPUs `0..n` (`Gres=gpu:n`).
+    GpuBeyond,
     /// `expand-stranger`: `job-expand` adds the first node neither job holds.
     ExpandStranger,
     /// `pick-stranger`: `step-pick-nodes` picks the first node outside
@@ -78,7 +81,7 @@ pub enum Behaviour {
 }
 
 /// Every named behaviour, with its name.
-pub const NAMED: [(&str, Behaviour); 20] = [
+pub const NAMED: [(&str, Behaviour); 21] = [
     ("trap", Behaviour::Trap),
     ("loop", Behaviour::Loop),
     ("ncpus-max", Behaviour::NcpusMax),
@@ -86,6 +89,7 @@ pub const NAMED: [(&str, Behaviour); 20] = [
     ("preempt-twice", Behaviour::PreemptTwice),
     ("start-max", Behaviour::StartMax),
     ("start-min", Behaviour::StartMin),
+    ("gpu-beyond", Behaviour::GpuBeyond),
     ("expand-stranger", Behaviour::ExpandStranger),
     ("pick-stranger", Behaviour::PickStranger),
     ("pick-extra", Behaviour::PickExtra),
