@@ -44,8 +44,9 @@ impl Stop {
 #[derive(Debug, Clone)]
 struct PartitionRule {
     tier: u16,
-    /// Node indexes of the partition, one flag per node of the table.
-    nodes: Vec<bool>,
+    /// Node indexes of the partition, ascending (a flag per node of the
+    /// table for every partition would take partitions x nodes bytes).
+    nodes: Vec<usize>,
     /// Its own `PreemptMode=`, when the line sets one.
     stop: Option<Stop>,
 }
@@ -99,13 +100,9 @@ impl Preemption {
             .partitions
             .iter()
             .map(|p| {
-                let mut nodes = vec![false; conf.nodes.len()];
-                for &i in &p.nodes {
-                    nodes[i] = true;
-                }
                 Ok(PartitionRule {
                     tier: p.priority_tier,
-                    nodes,
+                    nodes: p.nodes.clone(),
                     stop: mode_of(&p.extra)?.map(|m| m.stop),
                 })
             })
@@ -177,7 +174,7 @@ impl Preemption {
                 let nodes = &job.resources.as_ref()?.nodes;
                 if !nodes
                     .ones()
-                    .any(|n| own.nodes.get(n as usize).copied().unwrap_or(false))
+                    .any(|n| own.nodes.binary_search(&(n as usize)).is_ok())
                 {
                     return None;
                 }
@@ -190,7 +187,9 @@ impl Preemption {
                     .get(job.qos.as_deref())
                     .and_then(|q| q.preempt_exempt_time)
                     .or(self.exempt_time);
-                if exempt.is_some_and(|t| now < job.start_time.saturating_add(t as i64)) {
+                // An exemption beyond i64 seconds lasts for ever.
+                let exempt_for = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
+                if exempt.is_some_and(|t| now < job.start_time.saturating_add(exempt_for(t))) {
                     return None;
                 }
                 let rank = (prio.min(0xffff) << 16) + nodes.ones().count().min(0xffff) as u32;
@@ -643,6 +642,20 @@ mod tests {
         ];
         let high = with_qos(pending(0), "high");
         assert_eq!(ids(&r.candidates(&high, &jobs, now)), [2, 3]);
+    }
+
+    // Issue 26, class 7: an exemption beyond 2^63 seconds was cast with
+    // `as` into a negative number, so no job was exempt; it now lasts for
+    // ever.
+    #[test]
+    fn an_exemption_beyond_an_i64_lasts_for_ever() {
+        let r = rules(&format!(
+            "PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\n\
+             PreemptExemptTime=213503982334601-00:00:00\n{NODES}{TIERS}"
+        ))
+        .expect("preempts");
+        let jobs = [running(1, 0, &[0], 0)];
+        assert!(r.candidates(&pending(1), &jobs, i64::MAX - 1).is_empty());
     }
 
     /// What slurmctld refuses to start with (22.05 read_config.c:4541-4580).

@@ -11,6 +11,7 @@
 //! `sacctmgr -P show qos` as it comes will do; so will
 //! `sacctmgr -P show qos format=Name,Priority,Preempt,PreemptMode,PreemptExemptTime`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::preemption::Mode;
@@ -102,6 +103,9 @@ impl QosTable {
             find("PreemptExemptTime"),
         );
         let mut rules: Vec<(usize, QosRule)> = Vec::new();
+        // Each name's line, so that repeats and `Preempt` names are looked
+        // up, not searched for (a table of many rows would be quadratic).
+        let mut defined: HashMap<String, usize> = HashMap::new();
         for (line, text) in lines {
             let row = cells(text);
             if row.len() != columns.len() {
@@ -119,7 +123,7 @@ impl QosTable {
             if name.is_empty() {
                 return Err(error(line, "expected a QOS name, found none".into()));
             }
-            if rules.iter().any(|(_, r)| r.name == name) {
+            if defined.insert(name.to_owned(), line).is_some() {
                 return Err(error(line, format!("QOS `{name}` is defined twice")));
             }
             let priority = match cell(priority_at) {
@@ -173,11 +177,7 @@ impl QosTable {
             ));
         }
         for (line, rule) in &rules {
-            if let Some(unknown) = rule
-                .preempt
-                .iter()
-                .find(|p| !rules.iter().any(|(_, r)| &r.name == *p))
-            {
+            if let Some(unknown) = rule.preempt.iter().find(|p| !defined.contains_key(*p)) {
                 return Err(error(
                     *line,
                     format!(
@@ -258,6 +258,22 @@ mod tests {
             e.to_string(),
             "/nonexistent/qos.txt: cannot read the QOS table: No such file or directory (os error 2)"
         );
+    }
+
+    // Issue 26 (readers stay linear): repeats and `Preempt` names were
+    // searched for in every row before, quadratic in the rows; a table of
+    // a megabyte and more (100,000 rows, each preempting the one before)
+    // is read in one pass.
+    #[test]
+    fn a_large_table_is_read_in_one_pass() {
+        let mut text = String::from("Name|Priority|Preempt\nq0|0|\n");
+        for i in 1..100_000 {
+            text.push_str(&format!("q{i}|{i}|q{}\n", i - 1));
+        }
+        assert!(text.len() > 1_000_000);
+        let table = parse(&text).unwrap();
+        assert_eq!(table.rules.len(), 100_000);
+        assert_eq!(table.rules[99_999].preempt, ["q99998"]);
     }
 
     #[test]

@@ -93,11 +93,21 @@ impl Cluster {
             .enumerate()
             .map(|(i, p)| partition(i, p, conf.nodes.len(), &default_memory, &max_memory))
             .collect();
+        // Each node's partitions, from the partitions' member lists (a
+        // search of every partition for every node is nodes x partitions).
+        let mut node_partitions: Vec<Vec<u32>> = vec![Vec::new(); conf.nodes.len()];
+        for (p, partition) in conf.partitions.iter().enumerate() {
+            for &n in &partition.nodes {
+                node_partitions[n].push(table_index(p));
+            }
+        }
+        let mut cpu_specs = CpuSpecLists::default();
         let nodes = conf
             .nodes
             .iter()
+            .zip(node_partitions)
             .enumerate()
-            .map(|(i, n)| node(i, n, &conf.partitions))
+            .map(|(i, (n, partitions))| node(i, n, partitions, &mut cpu_specs))
             .collect::<Result<_, _>>()?;
         let over_time_limit = match options.get("OverTimeLimit") {
             Some(v) if v.eq_ignore_ascii_case("UNLIMITED") => u16::MAX,
@@ -258,7 +268,12 @@ fn table_index(i: usize) -> u32 {
     u32::try_from(i).expect("a slurm.conf holds fewer than 2^32 nodes or partitions")
 }
 
-fn node(index: usize, conf: &NodeConf, partitions: &[PartitionConf]) -> Result<Node, ConfError> {
+fn node(
+    index: usize,
+    conf: &NodeConf,
+    partitions: Vec<u32>,
+    cpu_specs: &mut CpuSpecLists,
+) -> Result<Node, ConfError> {
     Ok(Node {
         index: table_index(index),
         name: conf.name.clone(),
@@ -270,7 +285,7 @@ fn node(index: usize, conf: &NodeConf, partitions: &[PartitionConf]) -> Result<N
         real_memory: conf.real_memory,
         mem_spec_limit: conf.mem_spec_limit,
         core_spec_count: conf.core_spec_count,
-        cpu_spec_list: cpu_spec_list(conf)?,
+        cpu_spec_list: cpu_specs.of(conf)?,
         tmp_disk: conf.tmp_disk,
         weight: conf.weight,
         features: conf.features.clone(),
@@ -285,12 +300,7 @@ fn node(index: usize, conf: &NodeConf, partitions: &[PartitionConf]) -> Result<N
             .collect(),
         gres_topology: Vec::new(),
         state: node_state(conf.state),
-        partitions: partitions
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.nodes.binary_search(&index).is_ok())
-            .map(|(i, _)| table_index(i))
-            .collect(),
+        partitions,
     })
 }
 
@@ -310,11 +320,35 @@ fn node_state(state: slurm_conf::NodeState) -> NodeState {
     NodeState { base, flags }
 }
 
-/// `CPUSpecList` (`0-1,4`) as a bitmap over the node's CPUs, when set.
-fn cpu_spec_list(node: &NodeConf) -> Result<Option<crate::bindings::types::Bitmap>, ConfError> {
-    let Some(list) = node.extra.get("CPUSpecList") else {
-        return Ok(None);
-    };
+/// `CPUSpecList`s read so far: the nodes of one `NodeName=` line share
+/// their line's list, which is read once for them all.
+#[derive(Default)]
+struct CpuSpecLists {
+    /// The last list read, its node's CPU count and its bitmap.
+    last: Option<(String, u16, crate::bindings::types::Bitmap)>,
+}
+
+impl CpuSpecLists {
+    /// `CPUSpecList` (`0-1,4`) as a bitmap over the node's CPUs, when set.
+    fn of(&mut self, node: &NodeConf) -> Result<Option<crate::bindings::types::Bitmap>, ConfError> {
+        let Some(list) = node.extra.get("CPUSpecList") else {
+            return Ok(None);
+        };
+        if let Some((text, cpus, map)) = &self.last {
+            if text == list && *cpus == node.cpus {
+                return Ok(Some(map.clone()));
+            }
+        }
+        let map = cpu_spec_list(node, list)?;
+        self.last = Some((list.to_owned(), node.cpus, map.clone()));
+        Ok(Some(map))
+    }
+}
+
+/// `list`, a node's `CPUSpecList`, as a bitmap over its CPUs. Each range
+/// sets its bits in the bitmap, so a list costs its text and the node's
+/// CPUs, however its ranges repeat.
+fn cpu_spec_list(node: &NodeConf, list: &str) -> Result<crate::bindings::types::Bitmap, ConfError> {
     let bad = || {
         let origin = node
             .extra
@@ -326,16 +360,24 @@ fn cpu_spec_list(node: &NodeConf) -> Result<Option<crate::bindings::types::Bitma
         ))
     };
     let cpus = u32::from(node.cpus);
-    let mut ids = Vec::new();
+    let mut ranges = Vec::new();
     for item in list.split(',') {
         let (lo, hi) = item.split_once('-').unwrap_or((item, item));
         let (lo, hi) = (cpu_id(lo).ok_or_else(bad)?, cpu_id(hi).ok_or_else(bad)?);
         if lo > hi || hi >= cpus {
             return Err(bad());
         }
-        ids.extend(lo..=hi);
+        ranges.push((lo, hi));
     }
-    Ok(Some(bitmap(cpus, ids)))
+    // Sorted and merged, each CPU is set once.
+    ranges.sort_unstable();
+    let mut next = 0;
+    let ids = ranges.into_iter().flat_map(|(lo, hi)| {
+        let from = lo.max(next);
+        next = next.max(hi + 1);
+        from..=hi
+    });
+    Ok(bitmap(cpus, ids))
 }
 
 fn cpu_id(text: &str) -> Option<u32> {
@@ -736,6 +778,40 @@ mod tests {
         assert_eq!(config.preempt_mode, ["SUSPEND", "GANG"]);
         assert_eq!(config.task_plugin_param, ["Cores", "Verbose"]);
         assert!(config.select_type_parameters.is_empty() && config.gres_types.is_empty());
+    }
+
+    // Issue 26, class 6: a CPUSpecList range written out once per
+    // repetition (100,000 copies of 0-65534 made 6.5 billion ids, 26 GB)
+    // is now merged first; the nodes of one line share the list's bitmap.
+    #[test]
+    fn cpu_spec_lists_cost_their_text_and_cpus() {
+        let list = "0-65534,".repeat(100_000) + "7,3-4";
+        let wide = cluster(&format!("NodeName=n[1-3] CPUs=65535 CPUSpecList={list}\n"));
+        for node in &wide.nodes {
+            let spec = node.cpu_spec_list.as_ref().unwrap();
+            assert_eq!((spec.len, spec.ones().count()), (65_535, 65_535));
+        }
+        let cluster = cluster("NodeName=a CPUs=8 CPUSpecList=6,1-2,2-3,0\nNodeName=b CPUs=8\n");
+        assert_eq!(
+            bits(cluster.nodes[0].cpu_spec_list.as_ref().unwrap()),
+            [0, 1, 2, 3, 6]
+        );
+        assert!(cluster.nodes[1].cpu_spec_list.is_none());
+    }
+
+    /// Each node's partitions come from the partitions' member lists.
+    #[test]
+    fn nodes_know_their_partitions() {
+        let cluster = cluster(
+            "NodeName=n[1-5]\nPartitionName=a Nodes=n[2-3]\nPartitionName=b Nodes=ALL\n\
+             PartitionName=c\nPartitionName=d Nodes=n3,n5\n",
+        );
+        let partitions: Vec<&[u32]> = cluster
+            .nodes
+            .iter()
+            .map(|n| n.partitions.as_slice())
+            .collect();
+        assert_eq!(partitions, [&[1][..], &[0, 1], &[0, 1, 3], &[1], &[1, 3]]);
     }
 
     #[test]
