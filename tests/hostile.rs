@@ -29,6 +29,8 @@ mod node_side;
 mod restart;
 #[path = "hostile_cases/results.rs"]
 mod results;
+#[path = "hostile_cases/runtime.rs"]
+mod runtime;
 
 fn hostile() -> PluginSource {
     PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE").into())

@@ -11,32 +11,18 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::{
-    fixtures, CallError, FailurePolicy, Host, HostOptions, LoadError, PluginSource, Services,
-    TaskPlugin,
+    fixtures, CallError, FailurePolicy, Host, HostOptions, LoadError, PluginSource, TaskPlugin,
 };
 
+use super::runtime::{self, act};
 use super::{assert_names, tight};
-
-fn runtime() -> PluginSource {
-    PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_RUNTIME").into())
-}
-
-fn act(plugin: &TaskPlugin, act: &str) -> Result<Vec<String>, CallError> {
-    let mut request = fixtures::launch_request(1, 1, 4);
-    request.cpu_bind = act.into();
-    plugin.slurmd_launch_request(&request).map(|b| b.messages)
-}
 
 /// A plugin with a 300 ms deadline.
 fn sleeper() -> TaskPlugin {
     let mut settings = tight(FailurePolicy::Restart { max_restarts: 10 });
     settings.limits.deadline = Duration::from_millis(300);
-    let host = Host::new(HostOptions::default()).expect("host");
-    let plugin = TaskPlugin::load(&host, &runtime(), settings).expect("loads");
-    plugin.init(&fixtures::task_config()).expect("init");
-    plugin
+    runtime::started(None, settings)
 }
 
 #[test]
@@ -91,20 +77,10 @@ fn a_second_thread_is_not_held_behind_a_sleeping_plugin() {
 #[test]
 fn a_sleep_in_describe_ends_the_load_at_the_deadline() {
     // task/hostile_runtime sleeps 30 s in describe when the clock reads 1007.
-    let host = Host::new(HostOptions {
-        services: Services {
-            clock: Arc::new(VirtualClock::new(1007)),
-            ..Services::default()
-        },
-        ..HostOptions::default()
-    })
-    .expect("host");
     let mut settings = tight(FailurePolicy::Fail);
     settings.limits.deadline = Duration::from_millis(300);
     let started = Instant::now();
-    let err = TaskPlugin::load(&host, &runtime(), settings)
-        .err()
-        .expect("refused");
+    let err = runtime::load(1007, None, settings).err().expect("refused");
     assert!(
         started.elapsed() < Duration::from_secs(15),
         "{:?}",
@@ -117,20 +93,10 @@ fn a_sleep_in_describe_ends_the_load_at_the_deadline() {
 /// Loads task/hostile_runtime in the disguise of clock value `at`, under
 /// [`tight`] limits with plentiful fuel.
 fn load_disguised(at: i64) -> LoadError {
-    let host = Host::new(HostOptions {
-        services: Services {
-            clock: Arc::new(VirtualClock::new(at)),
-            ..Services::default()
-        },
-        ..HostOptions::default()
-    })
-    .expect("host");
     let mut settings = tight(FailurePolicy::Fail);
     settings.limits.fuel_per_call = u64::MAX;
     settings.limits.deadline = Duration::from_millis(300);
-    TaskPlugin::load(&host, &runtime(), settings)
-        .err()
-        .expect("refused")
+    runtime::load(at, None, settings).err().expect("refused")
 }
 
 #[test]

@@ -8,29 +8,16 @@
 //! cannot import was told to grant it. task/hostile_runtime describes
 //! itself by the host's clock (see its `disguise` module).
 
-use std::sync::Arc;
-
-use slurm_wasm_host::capabilities::clock::VirtualClock;
-use slurm_wasm_host::{
-    Capability, Grants, Host, HostOptions, LoadError, PluginSettings, PluginSource, Services,
-    TaskPlugin,
-};
+use slurm_wasm_host::{Capability, Grants, LoadError, PluginSettings, TaskPlugin};
 
 use super::assert_names;
+use super::runtime;
 
 /// Loads task/hostile_runtime wearing the disguise of clock value `at`.
 fn load_at(at: i64, grants: Grants) -> Result<TaskPlugin, LoadError> {
-    let host = Host::new(HostOptions {
-        services: Services {
-            clock: Arc::new(VirtualClock::new(at)),
-            ..Services::default()
-        },
-        ..HostOptions::default()
-    })
-    .expect("host");
-    TaskPlugin::load(
-        &host,
-        &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_RUNTIME").into()),
+    runtime::load(
+        at,
+        None,
         PluginSettings {
             grants,
             ..PluginSettings::default()

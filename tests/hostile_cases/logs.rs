@@ -9,7 +9,9 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use slurm_wasm_host::plugin_log::PER_CALL_BYTES;
-use slurm_wasm_host::{fixtures, Host, HostOptions, PluginSettings, PluginSource, TaskPlugin};
+use slurm_wasm_host::{PluginSettings, TaskPlugin};
+
+use super::runtime;
 
 /// What the host logged while `f` ran on this thread.
 fn captured(f: impl FnOnce()) -> String {
@@ -37,23 +39,11 @@ fn captured(f: impl FnOnce()) -> String {
 }
 
 fn runtime() -> TaskPlugin {
-    let host = Host::new(HostOptions::default()).expect("host");
-    let plugin = TaskPlugin::load(
-        &host,
-        &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_RUNTIME").into()),
-        PluginSettings::default(),
-    )
-    .expect("loads");
-    plugin.init(&fixtures::task_config()).expect("init");
-    plugin
+    runtime::started(None, PluginSettings::default())
 }
 
 fn act(plugin: &TaskPlugin, act: &str) {
-    let mut request = fixtures::launch_request(1, 1, 4);
-    request.cpu_bind = act.into();
-    plugin
-        .slurmd_launch_request(&request)
-        .expect("the call succeeds");
+    runtime::act(plugin, act).expect("the call succeeds");
 }
 
 #[test]
