@@ -32,9 +32,13 @@
 //! cpus = 4                    # nodes = 1, time_limit (minutes), nice, qos, priority (direct)
 //! ```
 //!
-//! Errors name the file and what is wrong (toml's errors carry the line).
+//! Errors name the file and what is wrong (toml's errors carry the line):
+//! an undefined account, user, partition or QOS, a user in an account
+//! twice, a usage or usage factor that is not a finite number of at least
+//! 0. Reading is linear in the file: names are looked up in maps, and the
+//! accounts' usages are summed in one pass from the leaves up.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
@@ -191,11 +195,18 @@ fn option_text(value: &toml::Value) -> String {
 fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
     let conf = slurm_conf::load(&base.join(&file.slurm_conf))?;
     let mut cluster = Cluster::from_slurm_conf(&conf)?;
+    // The scenario's options replace slurm.conf's of the same key (any
+    // case): removed in one pass, then added.
+    let overridden: HashSet<String> = file
+        .options
+        .keys()
+        .map(|k| k.to_ascii_lowercase())
+        .collect();
+    cluster
+        .config
+        .raw
+        .retain(|kv| !overridden.contains(&kv.key.to_ascii_lowercase()));
     for (key, value) in &file.options {
-        cluster
-            .config
-            .raw
-            .retain(|kv| !kv.key.eq_ignore_ascii_case(key));
         cluster.config.raw.push(KeyValue {
             key: key.clone(),
             value: option_text(value),
@@ -245,6 +256,13 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
                 user.account
             )
         })?;
+        if !(user.usage.is_finite() && user.usage >= 0.0) {
+            bail!(
+                "user {}: usage = {}: expected a finite number of CPU-seconds, at least 0",
+                user.name,
+                user.usage
+            );
+        }
         let id = associations.len() as u32 + 1;
         let next_uid = 1000 + uids.len() as u32;
         let uid = *uids
@@ -263,9 +281,20 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
             bail!("user {} is in account {} twice", user.name, user.account);
         }
         names.insert(id, (user.account, Some(user.name)));
-        roll_up(&mut associations, parent, user.usage);
     }
+    roll_up(&mut associations);
 
+    if let Some(q) = file
+        .qos
+        .iter()
+        .find(|q| !(q.usage_factor.is_finite() && q.usage_factor >= 0.0))
+    {
+        bail!(
+            "qos {}: usage_factor = {}: expected a finite number, at least 0",
+            q.name,
+            q.usage_factor
+        );
+    }
     let mut qos: Vec<Qos> = file
         .qos
         .iter()
@@ -281,19 +310,23 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
     }
 
     let default_partition = conf.default_partition().map(|p| p.name.clone());
+    let lookup = Lookup {
+        user_assocs: &user_assocs,
+        uids: &uids,
+        partitions: cluster
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.name.as_str(), i))
+            .rev()
+            .collect(),
+        qos: qos.iter().map(|q| q.name.as_str()).collect(),
+        default_partition: default_partition.as_deref(),
+    };
     let jobs = file
         .job
         .into_iter()
-        .map(|entry| {
-            job(
-                entry,
-                &cluster,
-                &user_assocs,
-                &uids,
-                &qos,
-                default_partition.as_deref(),
-            )
-        })
+        .map(|entry| job(entry, &lookup))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let now = file.now.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -312,35 +345,41 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
     })
 }
 
-/// Adds a user's usage to its account and every ancestor up to root, as
-/// slurmdbd's account totals are the sums of their users'.
-fn roll_up(associations: &mut [Association], mut id: u32, usage: f64) {
-    while let Some(assoc) = associations.get_mut(id as usize - 1) {
-        assoc.usage_raw += usage;
-        match assoc.parent_id {
-            Some(parent) => id = parent,
-            None => break,
+/// Adds each association's usage to its parent's, from the last defined
+/// to the first, so that every account's usage is the sum of its users',
+/// as slurmdbd's account totals are: a parent is defined before its
+/// children, so its id is lower and it is reached after them.
+fn roll_up(associations: &mut [Association]) {
+    for i in (0..associations.len()).rev() {
+        let (usage, parent) = (associations[i].usage_raw, associations[i].parent_id);
+        if let Some(parent) = parent.and_then(|p| associations.get_mut(p as usize - 1)) {
+            parent.usage_raw += usage;
         }
     }
 }
 
-fn job(
-    entry: JobEntry,
-    cluster: &Cluster,
-    user_assocs: &BTreeMap<(String, String), u32>,
-    uids: &BTreeMap<String, u32>,
-    qos: &[Qos],
-    default_partition: Option<&str>,
-) -> anyhow::Result<Job> {
+/// What a job entry is checked against, by name.
+struct Lookup<'a> {
+    user_assocs: &'a BTreeMap<(String, String), u32>,
+    uids: &'a BTreeMap<String, u32>,
+    /// Each partition's index (the first of a name).
+    partitions: HashMap<&'a str, usize>,
+    qos: HashSet<&'a str>,
+    default_partition: Option<&'a str>,
+}
+
+fn job(entry: JobEntry, lookup: &Lookup<'_>) -> anyhow::Result<Job> {
     let context = || format!("job {}", entry.id);
-    let uid = *uids
+    let uid = *lookup
+        .uids
         .get(&entry.user)
         .ok_or_else(|| anyhow!("user {} is not defined", entry.user))
         .with_context(context)?;
     let (account, assoc_id) = match &entry.account {
         Some(account) => (
             account.clone(),
-            *user_assocs
+            *lookup
+                .user_assocs
                 .get(&(entry.user.clone(), account.clone()))
                 .ok_or_else(|| {
                     anyhow!(
@@ -350,9 +389,12 @@ fn job(
                 })
                 .with_context(context)?,
         ),
-        None => user_assocs
-            .iter()
-            .find(|((user, _), _)| *user == entry.user)
+        // The user's first association in account order.
+        None => lookup
+            .user_assocs
+            .range((entry.user.clone(), String::new())..)
+            .next()
+            .filter(|((user, _), _)| *user == entry.user)
             .map(|((_, account), id)| (account.clone(), *id))
             .ok_or_else(|| anyhow!("user {} has no association", entry.user))
             .with_context(context)?,
@@ -360,17 +402,16 @@ fn job(
     let partition_name = entry
         .partition
         .as_deref()
-        .or(default_partition)
+        .or(lookup.default_partition)
         .ok_or_else(|| anyhow!("no partition given and slurm.conf has none"))
         .with_context(context)?;
-    let partition = cluster
+    let partition = *lookup
         .partitions
-        .iter()
-        .position(|p| p.name == partition_name)
+        .get(partition_name)
         .ok_or_else(|| anyhow!("partition {partition_name} is not in slurm.conf"))
         .with_context(context)?;
     let qos_name = entry.qos.clone().unwrap_or_else(|| "normal".into());
-    if !qos.iter().any(|q| q.name == qos_name) {
+    if !lookup.qos.contains(qos_name.as_str()) {
         return Err(anyhow!("QOS {qos_name} is not defined")).with_context(context);
     }
     let mut job = fixtures::job(entry.id);
@@ -415,4 +456,91 @@ fn job(
     }
     job.tres_requested = tres;
     Ok(job)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scenario of `body` over a two-node cluster, loaded from files.
+    fn load_with(body: &str) -> anyhow::Result<Scenario> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("slurm.conf"),
+            "NodeName=n[1-2] CPUs=4\nPartitionName=big Nodes=ALL Default=YES\n",
+        )
+        .unwrap();
+        let path = dir.path().join("scenario.toml");
+        std::fs::write(&path, format!("slurm_conf = \"slurm.conf\"\n{body}")).unwrap();
+        load(&path)
+    }
+
+    // Issue 26, class 7: a usage of nan, inf or below 0 was taken as it
+    // came and summed into every account above it.
+    #[test]
+    fn usages_are_finite_and_not_negative() {
+        for usage in ["nan", "inf", "-1.0"] {
+            let e = load_with(&format!(
+                "[[account]]\nname = \"a\"\n[[user]]\nname = \"u\"\naccount = \"a\"\nusage = {usage}\n"
+            ))
+            .err()
+            .unwrap_or_else(|| panic!("usage = {usage} was accepted"));
+            assert!(
+                format!("{e:#}").contains("expected a finite number of CPU-seconds, at least 0"),
+                "{e:#}"
+            );
+        }
+        let e = load_with("[[qos]]\nname = \"q\"\nusage_factor = nan\n")
+            .err()
+            .expect("a NaN usage factor was accepted");
+        assert!(
+            format!("{e:#}").contains("qos q: usage_factor = NaN"),
+            "{e:#}"
+        );
+    }
+
+    /// Accounts sum their users' usage, every level up to root, in one
+    /// pass however deep the tree (it was a walk to root per user); jobs
+    /// find their association, partition and QOS by name.
+    #[test]
+    fn deep_trees_and_many_jobs_are_read_in_one_pass() {
+        let mut body = String::new();
+        for i in 0..5_000 {
+            let parent = if i == 0 {
+                "root".to_owned()
+            } else {
+                format!("a{}", i - 1)
+            };
+            body.push_str(&format!(
+                "[[account]]\nname = \"a{i}\"\nparent = \"{parent}\"\n"
+            ));
+        }
+        for u in 0..5_000 {
+            body.push_str(&format!(
+                "[[user]]\nname = \"u{u}\"\naccount = \"a4999\"\nusage = 2.0\n"
+            ));
+        }
+        for j in 0..5_000 {
+            body.push_str(&format!(
+                "[[job]]\nid = {}\nuser = \"u{j}\"\nsubmit = 0\n",
+                j + 1
+            ));
+        }
+        let s = load_with(&body).unwrap();
+        let usage = |name: &str| {
+            let (id, _) = s
+                .names
+                .iter()
+                .find(|(_, (account, user))| account == name && user.is_none())
+                .unwrap();
+            s.associations[*id as usize - 1].usage_raw
+        };
+        assert_eq!(
+            (usage("root"), usage("a0"), usage("a4999")),
+            (10_000.0, 10_000.0, 10_000.0)
+        );
+        assert_eq!(s.jobs.len(), 5_000);
+        assert_eq!(s.jobs[7].account.as_deref(), Some("a4999"));
+        assert_eq!(s.jobs[7].partitions, [0]);
+    }
 }
