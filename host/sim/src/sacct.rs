@@ -434,9 +434,7 @@ impl Aligner {
     /// `fields`, none when no split fits; `fields` extends those of the
     /// previous call (more fields, its last field longer).
     fn place(&mut self, layout: &Layout, fields: &[String]) -> Option<Vec<usize>> {
-        let Some((_, last)) = layout.free.last() else {
-            return None;
-        };
+        let (_, last) = layout.free.last()?;
         let extra = fields.len() - layout.columns;
         // The last field may have grown since: classify it again.
         self.masks.truncate(self.masks.len().saturating_sub(1));
@@ -763,7 +761,8 @@ pub fn memory(text: &str) -> Option<(u64, char)> {
     let value: f64 = number.parse().ok()?;
     let mb = (value * factor).ceil();
     // Beyond 2^64 MB the cast would saturate: not a size.
-    (mb.is_finite() && (0.0..18_446_744_073_709_551_616.0).contains(&mb)).then(|| (mb as u64, per))
+    (mb.is_finite() && (0.0..18_446_744_073_709_551_616.0).contains(&mb))
+        .then_some((mb as u64, per))
 }
 
 /// A Slurm duration in seconds: `[D-]HH:MM:SS`, `MM:SS`, `MM:SS.mmm`,
