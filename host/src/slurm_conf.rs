@@ -66,6 +66,7 @@
 //! Together these keep any input to a few hundred MB of memory and a
 //! fraction of a second, whatever its text.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::fmt;
 use std::mem::size_of;
@@ -1040,13 +1041,19 @@ struct Builder<'a> {
     kept: u64,
 }
 
-/// Bytes a kept string costs beyond its inline part: its text and the
-/// allocator's overhead.
+/// Bytes a kept string costs beyond its inline part: the allocator's
+/// chunk for its text (glibc's: the text and 8 bytes, rounded up to 16, at
+/// least 32).
 fn text_cost(text: &str) -> u64 {
-    if text.is_empty() {
+    heap_cost(text.len())
+}
+
+/// The allocator's chunk for `bytes` on the heap; none for none.
+fn heap_cost(bytes: usize) -> u64 {
+    if bytes == 0 {
         0
     } else {
-        text.len() as u64 + 16
+        (bytes as u64 + 8).next_multiple_of(16).max(32)
     }
 }
 
@@ -1055,8 +1062,7 @@ fn option_cost(key: &str, value: &str, origin: &Origin) -> u64 {
     size_of::<(String, String, Origin)>() as u64
         + text_cost(key)
         + text_cost(value)
-        + origin.file.as_os_str().len() as u64
-        + 16
+        + heap_cost(origin.file.as_os_str().len())
 }
 
 /// Bytes of a node record beyond its name, as [`Builder::node_line`]
@@ -1085,9 +1091,10 @@ fn node_cost(node: &NodeConf) -> u64 {
     size_of::<NodeConf>() as u64 + strings(&node.features) + gres + extra
 }
 
-/// Bytes a node's name costs: in its record and in the name index.
+/// Bytes a node's name of `name_bytes` costs, at most: in its record and
+/// in the name index (whose table is at most half empty).
 fn name_cost(name_bytes: u64) -> u64 {
-    2 * (name_bytes + 16) + 2 * size_of::<(String, (usize, Loc))>() as u64
+    2 * (name_bytes + 24).max(32) + 2 * size_of::<(String, (usize, Loc))>() as u64
 }
 
 impl Builder<'_> {
@@ -1137,7 +1144,7 @@ impl Builder<'_> {
                 let file = self.files[token.loc.file].clone();
                 let cost = size_of::<Record>() as u64
                     + text_cost(&token.value)
-                    + file.as_os_str().len() as u64;
+                    + heap_cost(file.as_os_str().len());
                 self.keep(token.loc, cost)?;
                 let mut params = Options::default();
                 for t in rest {
@@ -1215,8 +1222,18 @@ impl Builder<'_> {
             .map_err(|e| self.error(head.loc, bad_hostlist(e)))?;
         self.cpus = cpus;
         self.nodes.reserve(names.len());
+        self.node_names.reserve(names.len());
         for name in names {
-            if let Some((_, first)) = self.node_names.get(&name) {
+            // One lookup: the first definition, or the slot for this one.
+            let at = self.nodes.len();
+            let first = match self.node_names.entry(name.clone()) {
+                Entry::Occupied(first) => Some(first.get().1),
+                Entry::Vacant(slot) => {
+                    slot.insert((at, head.loc));
+                    None
+                }
+            };
+            if let Some(first) = first {
                 return Err(self.error(
                     head.loc,
                     format!(
@@ -1226,8 +1243,6 @@ impl Builder<'_> {
                     ),
                 ));
             }
-            self.node_names
-                .insert(name.clone(), (self.nodes.len(), head.loc));
             self.nodes.push(NodeConf {
                 name,
                 ..template.clone()
