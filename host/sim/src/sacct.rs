@@ -1306,6 +1306,23 @@ mod tests {
             let _ = parse(&bytes, "p.log");
         }
 
+        /// Issue 26, class 12: dumps of up to about 64 KB, mostly `|`s and
+        /// line breaks under a header with several free-text columns, are
+        /// read or refused in one pass (no input makes the split search
+        /// revisit what it has read).
+        #[test]
+        fn pipe_heavy_dumps_are_read_or_refused(
+            lines in proptest::collection::vec(("[0-9|a]{0,16}", 0usize..4000), 0..16),
+        ) {
+            let mut text = String::from("JobIDRaw|Submit|JobName|State|SubmitLine|NCPUS|Comment|Start\n");
+            for (head, pipes) in &lines {
+                text.push_str(head);
+                text.push_str(&"|".repeat(*pipes));
+                text.push('\n');
+            }
+            let _ = parse(text.as_bytes(), "p.log");
+        }
+
         #[test]
         fn never_panics_on_sacct_like_text(body in "([0-9|:TU.\\-a-zA-Z=, \n]{0,80}\n){0,6}") {
             let _ = parse(format!("JobIDRaw|Submit|Start|End|JobName|Elapsed|ReqMem|ReqTRES|SubmitLine|State\n{body}").as_bytes(), "p.log");

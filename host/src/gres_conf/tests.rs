@@ -473,6 +473,33 @@ proptest::proptest! {
         }
     }
 
+    /// Issue 26, class 6: generated files with ranges from tiny to
+    /// enormous are refused or kept within the file's bounds.
+    #[test]
+    fn generated_files_stay_within_the_bounds(lines in proptest::collection::vec(
+        (
+            proptest::sample::select(vec![
+                "", "NodeName=g[1-2] ", "NodeName=n[1-99999] ", "NodeName=n[0-99999999999] ",
+                "NodeName=x[1-9][1-999] ",
+            ]),
+            proptest::sample::select(vec![
+                "Name=gpu", "Name=gpu File=/dev/nvidia[0-1023]", "Name=gpu File=/dev/nvidia[0-1024]",
+                "Name=mps Count=400", "Name=gpu Cores=0-65534", "Name=gpu Cores=0-65535",
+                "Name=gpu MultipleFiles=/dev/a[0-99999999]",
+            ]),
+        ),
+        0..12,
+    )) {
+        let text: String = lines.iter().map(|(nodes, rest)| format!("{nodes}{rest}\n")).collect();
+        if let Ok(file) = parse_str(&text, Path::new("gres.conf")) {
+            let names: usize = file.lines.iter().map(|l| l.nodes.as_ref().map_or(0, Vec::len) + l.files.len()).sum();
+            let cores: usize = file.lines.iter().map(|l| l.cores.as_ref().map_or(0, Vec::len)).sum();
+            proptest::prop_assert!(names <= MAX_LISTED_NAMES);
+            proptest::prop_assert!(cores <= MAX_CORE_INDICES);
+            proptest::prop_assert!(file.lines.iter().all(|l| l.files.len() <= MAX_FILES));
+        }
+    }
+
     /// Arbitrary text neither.
     #[test]
     fn any_text_never_panics(text in "\\PC{0,200}") {
