@@ -98,7 +98,9 @@ impl Cluster {
         let mut node_partitions: Vec<Vec<u32>> = vec![Vec::new(); conf.nodes.len()];
         for (p, partition) in conf.partitions.iter().enumerate() {
             for &n in &partition.nodes {
-                node_partitions[n].push(table_index(p));
+                if let Some(partitions) = node_partitions.get_mut(n) {
+                    partitions.push(table_index(p));
+                }
             }
         }
         let mut cpu_specs = CpuSpecLists::default();
