@@ -24,11 +24,11 @@
 //! sum with a shared [`Budget`], so the input as a whole is bounded and not
 //! only each expression.
 //!
-//! Slurm's own `hostlist.c` bounds an expansion too (at most `MAX_RANGES`
-//! ranges of at most `MAX_RANGE` hosts each, host names truncated to its
-//! buffer); the limits here are chosen instead from what a cluster can be:
-//! a million nodes is beyond the largest Slurm cluster, and a name is at
-//! most a path (`gres.conf`'s `File=/dev/nvidia[0-7]` is a hostlist).
+//! Slurm's own `hostlist.c` has fixed limits of its own (on the ranges of a
+//! bracket group, and a buffer for a host name); the limits here are chosen
+//! from what a cluster can be instead: a million nodes is beyond the largest
+//! Slurm cluster, and a name is at most a path (`gres.conf`'s
+//! `File=/dev/nvidia[0-7]` is a hostlist).
 //!
 //! Written here rather than taken from `crates.io`: the published parser for
 //! this syntax (`hostlist-parser` 0.1) accepts reversed ranges, silently drops
