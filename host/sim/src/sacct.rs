@@ -14,8 +14,8 @@
 //! good splits, the extra fields go to the last free-text column, then to
 //! the one before it, and so on. A record whose extra `|`s fit no split
 //! yet may go on over the next lines (a value may hold both), for at most
-//! [`MAX_RECORD_LINES`] lines. A final record that ends with too few
-//! fields (a dump cut short) is skipped with a note.
+//! 100 lines. A final record that ends with too few fields (a dump cut
+//! short) is skipped with a note.
 //!
 //! The split is found in one pass over the offsets the free-text columns
 //! can take, extended as a record grows line by line, so reading is linear
