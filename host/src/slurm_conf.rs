@@ -75,8 +75,9 @@ use std::path::{Path, PathBuf};
 use crate::hostlist;
 
 /// The most bytes of text the file and everything it includes may hold
-/// together (8 MiB; a site's `slurm.conf` is rarely 100 KB).
-pub const MAX_TEXT: usize = 8 << 20;
+/// together (4 MiB; a site's `slurm.conf` is rarely 100 KB). A file of
+/// nothing but short options holds about a million of them.
+pub const MAX_TEXT: usize = 4 << 20;
 
 /// The most `Include` lines followed in all, nested or not.
 pub const MAX_INCLUDES: usize = 256;
@@ -2474,11 +2475,11 @@ mod tests {
             (MAX_INCLUDES + 1, "Include: more than 256 includes in all")
         );
         std::fs::write(&part, format!("Comment={}\n", "x".repeat(1 << 20))).unwrap();
-        std::fs::write(&top, "Include part.conf\n".repeat(9)).unwrap();
+        std::fs::write(&top, "Include part.conf\n".repeat(5)).unwrap();
         let e = load(&top).unwrap_err();
-        assert_eq!(e.line, 8, "{e}");
+        assert_eq!(e.line, 4, "{e}");
         assert!(
-            e.message.ends_with("over 8388608 bytes of text in all"),
+            e.message.ends_with("over 4194304 bytes of text in all"),
             "{e}"
         );
         std::fs::write(&top, "x".repeat(MAX_TEXT + 1)).unwrap();
@@ -2487,7 +2488,7 @@ mod tests {
             (e.line, e.message.as_str()),
             (
                 0,
-                "larger than 8388608 bytes, the most a configuration file may hold"
+                "larger than 4194304 bytes, the most a configuration file may hold"
             )
         );
     }
