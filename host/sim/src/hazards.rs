@@ -5,8 +5,9 @@
 //! [`apply`] turns the jobs a reader found ([`RawTrace`]) into a
 //! [`Workload`], in this order:
 //!
-//! 1. jobs without a processor count (SWF fields 5 and 8 both -1) are
-//!    skipped: nothing can place them;
+//! 1. jobs without a processor count (SWF fields 5 and 8 both -1), or with
+//!    a submit time, run time or estimate beyond [`HORIZON_SECONDS`], are
+//!    skipped: nothing can place them, and no real trace has such times;
 //! 2. cancelled jobs that never started: [`CancelledJobs`];
 //! 3. run time zero, negative or unknown: [`ZeroRunTime`];
 //! 4. no time estimate: [`MissingEstimate`];
@@ -17,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::input::{RawJob, RawTrace};
+use crate::input::{RawJob, RawTrace, HORIZON_SECONDS};
 use crate::workload::{TraceJob, TraceStatus, Workload};
 
 /// Jobs whose run time is zero, negative or unknown (SWF `-1`; HPC2N has
@@ -127,6 +128,7 @@ pub fn apply(trace: RawTrace, options: &ReplayOptions) -> Workload {
 #[derive(Default)]
 struct Counts {
     no_cpus: usize,
+    beyond_horizon: usize,
     cancelled_skipped: usize,
     zero_skipped: usize,
     zero_one_second: usize,
@@ -144,6 +146,11 @@ fn one(job: RawJob, options: &ReplayOptions, counts: &mut Counts) -> Option<Trac
         counts.no_cpus += 1;
         return None;
     };
+    let beyond = |t: Option<i64>| t.is_some_and(|t| t > HORIZON_SECONDS);
+    if beyond(Some(job.submit)) || beyond(job.run_time) || beyond(job.time_limit) {
+        counts.beyond_horizon += 1;
+        return None;
+    }
     if job.status == TraceStatus::Cancelled
         && !job.started
         && options.cancelled == CancelledJobs::SkipNeverStarted
@@ -239,6 +246,13 @@ impl Counts {
         note(
             self.no_cpus,
             format!("{} jobs without a processor count skipped", self.no_cpus),
+        );
+        note(
+            self.beyond_horizon,
+            format!(
+                "{} jobs with a time beyond year 9999 ({HORIZON_SECONDS} s) skipped",
+                self.beyond_horizon
+            ),
         );
         note(
             self.cancelled_skipped,
@@ -481,5 +495,22 @@ mod tests {
         assert!(w.notes.contains(
             &"2 jobs share their submit time with another: ordered by job number".to_owned()
         ));
+    }
+
+    /// Issue 26, class 7: a time near `i64::MAX` in a trace wrapped in the
+    /// engine's sums; such jobs are skipped and counted.
+    #[test]
+    fn times_beyond_year_9999_are_skipped() {
+        let jobs = vec![
+            raw(1, 0, Some(10), Some(60)),
+            raw(2, i64::MAX - 5, Some(10), Some(60)),
+            raw(3, 0, Some(i64::MAX), Some(60)),
+            raw(4, 0, Some(10), Some(HORIZON_SECONDS + 1)),
+        ];
+        let w = apply(trace(jobs), &ReplayOptions::default());
+        assert_eq!(ids(&w), vec![1]);
+        assert!(w
+            .notes
+            .contains(&"3 jobs with a time beyond year 9999 (253402300799 s) skipped".to_owned()));
     }
 }

@@ -64,6 +64,12 @@ impl fmt::Display for TraceError {
 
 impl std::error::Error for TraceError {}
 
+/// The latest time a trace may name, in seconds since the epoch (the end of
+/// year 9999), and the longest submit offset, run time or estimate: the
+/// engine adds a start, a submit offset and durations, and with every term
+/// at most this the sums stay far inside `i64`.
+pub const HORIZON_SECONDS: i64 = 253_402_300_799;
+
 /// One job as a reader found it, before the replay choices.
 ///
 /// Unlike [`crate::workload::TraceJob`], anything the trace may leave out

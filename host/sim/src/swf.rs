@@ -40,7 +40,7 @@
 use std::path::Path;
 
 use crate::hazards::{self, ReplayOptions};
-use crate::input::{self, RawJob, RawTrace, TraceError};
+use crate::input::{self, RawJob, RawTrace, TraceError, HORIZON_SECONDS};
 use crate::workload::{TraceStatus, Workload};
 
 /// SWF's field names, in order (fields 1 to 18).
@@ -250,6 +250,14 @@ fn header(
     match slot {
         "MaxNodes" => trace.max_nodes = Some(positive()?),
         "MaxProcs" => trace.max_procs = Some(positive()?),
+        _ if !(0..=HORIZON_SECONDS).contains(&number) => {
+            return Err(TraceError::field(
+                source,
+                line,
+                format!("header {slot}"),
+                format!("expected a time from 0 to {HORIZON_SECONDS} (year 9999), found {number}"),
+            ))
+        }
         _ => trace.start_time = number,
     }
     Ok(())
@@ -436,6 +444,11 @@ mod tests {
         assert_eq!(
             err("; UnixStartTime:\n"),
             "t.swf:1: header UnixStartTime: expected a whole number, found \"\""
+        );
+        // Issue 26, class 7: a start the engine's sums could not hold.
+        assert_eq!(
+            err("; UnixStartTime: 9223372036854775807\n"),
+            "t.swf:1: header UnixStartTime: expected a time from 0 to 253402300799 (year 9999), found 9223372036854775807"
         );
     }
 
