@@ -1,0 +1,339 @@
+//! What every kind handle shares: the slot it serves, its plugin loaded on
+//! first use, and the frame of its ABI functions.
+//!
+//! A kind (priority, task; gres and select in the same way) adds a handle
+//! type wrapping [`KindHandle`] with [`Handle`], a [`KindPlugin`]
+//! implementation for its typed plugin, and one ABI function per contract
+//! function that converts the C arguments and calls the plugin inside
+//! [`with_plugin`].
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use slurm_wasm_host::host_config::PluginConfig;
+use slurm_wasm_host::types::PluginIdentity;
+use slurm_wasm_host::{
+    bundled, FailurePolicy, Host, LoadError, PluginSettings, PluginSource, PriorityPlugin, Slot,
+    TaskPlugin,
+};
+
+use crate::error::{swasm_error, Failure};
+use crate::host::{run, HostInner};
+use crate::types::swasm_plugin_identity;
+
+/// A typed plugin of the host, as a kind handle loads it.
+pub(crate) trait KindPlugin: Sized + Send + Sync + 'static {
+    const SLOT: Slot;
+    fn load(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError>;
+    fn identity(&self) -> PluginIdentity;
+}
+
+impl KindPlugin for PriorityPlugin {
+    const SLOT: Slot = Slot::Priority;
+    fn load(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError> {
+        PriorityPlugin::load(host, source, settings)
+    }
+    fn identity(&self) -> PluginIdentity {
+        self.identity()
+    }
+}
+
+impl KindPlugin for TaskPlugin {
+    const SLOT: Slot = Slot::Task;
+    fn load(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError> {
+        TaskPlugin::load(host, source, settings)
+    }
+    fn identity(&self) -> PluginIdentity {
+        self.identity()
+    }
+}
+
+/// One configured slot of a host and, after the first call, its plugin.
+pub(crate) struct KindHandle<P> {
+    host: Arc<HostInner>,
+    slot_name: String,
+    config: PluginConfig,
+    plugin: OnceLock<Result<P, Failure>>,
+}
+
+/// The C handle type of a kind.
+pub(crate) trait Handle {
+    type Plugin: KindPlugin;
+    fn kind(&self) -> &KindHandle<Self::Plugin>;
+}
+
+impl<P: KindPlugin> KindHandle<P> {
+    /// The slot `slot` (the kind's own name when `None`, or its only slot)
+    /// of `host`'s configuration, checked cheaply: the slot exists and is of
+    /// this kind, its `.wasm` file can be opened, its bundled plugin and
+    /// fallback are carried by this build. Nothing is compiled.
+    pub(crate) fn open(host: &Arc<HostInner>, slot: Option<&str>) -> Result<Self, Failure> {
+        let kind = P::SLOT;
+        let file = host.path.display();
+        let slot_name = match slot {
+            Some(name) => name.to_owned(),
+            None => default_slot(host, kind)?,
+        };
+        let config = host
+            .config
+            .plugins
+            .get(&slot_name)
+            .ok_or_else(|| {
+                Failure::new(format!(
+                    "{file}: no [plugins.{slot_name}] slot; {}",
+                    configured(host, kind)
+                ))
+            })?
+            .clone();
+        if config.kind != kind {
+            return Err(Failure::new(format!(
+                "{file}: [plugins.{slot_name}] is a {} slot, not a {kind} slot",
+                config.kind
+            )));
+        }
+        let at = format!("{file}: [plugins.{slot_name}]");
+        match &config.source {
+            PluginSource::File(wasm) => {
+                std::fs::File::open(wasm).map_err(|e| {
+                    Failure::new(format!("{at} wasm = {}: cannot read: {e}", wasm.display()))
+                })?;
+            }
+            PluginSource::Bundled(name) => check_bundled(&at, "bundled", name)?,
+            PluginSource::Bytes { .. } => {}
+        }
+        if let FailurePolicy::Fallback { plugin, .. } = &config.settings.failure {
+            check_bundled(&at, "fallback", plugin)?;
+        }
+        Ok(KindHandle {
+            host: host.clone(),
+            slot_name,
+            config,
+            plugin: OnceLock::new(),
+        })
+    }
+
+    /// The plugin, loaded (compiled or read from the cache, checked) on
+    /// first use; a failure to load is kept and given to every later call,
+    /// so a slot never runs anything but its configured plugin.
+    pub(crate) fn plugin(&self) -> Result<&P, Failure> {
+        self.plugin
+            .get_or_init(|| {
+                let host = self.host.runtime()?;
+                P::load(host, &self.config.source, self.config.settings.clone()).map_err(|e| {
+                    Failure::new(format!(
+                        "{}: [plugins.{}]: {e}",
+                        self.host.path.display(),
+                        self.slot_name
+                    ))
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Where the slot's state file is: `path` when given, else
+    /// `<state_dir>/<slot>.state` of the host configuration.
+    pub(crate) fn state_path(&self, path: Option<String>) -> Result<PathBuf, Failure> {
+        if let Some(path) = path {
+            return Ok(path.into());
+        }
+        match &self.host.config.state_dir {
+            Some(dir) => Ok(dir.join(format!("{}.state", self.slot_name))),
+            None => Err(Failure::new(format!(
+                "{}: no `state_dir` to keep the {} slot's state file in; set `state_dir` or pass a path",
+                self.host.path.display(),
+                self.slot_name
+            ))),
+        }
+    }
+}
+
+fn check_bundled(at: &str, key: &str, name: &str) -> Result<(), Failure> {
+    if bundled::find(name).is_none() {
+        return Err(Failure::new(format!(
+            "{at} {key} = \"{name}\": this build carries no such plugin (bundled: {})",
+            bundled::names()
+        )));
+    }
+    Ok(())
+}
+
+/// The slot a kind handle opened without a slot name serves: the one named
+/// after the kind, else the kind's only slot.
+fn default_slot(host: &HostInner, kind: Slot) -> Result<String, Failure> {
+    if host.config.plugins.contains_key(kind.name()) {
+        return Ok(kind.name().to_owned());
+    }
+    let mut slots = host
+        .config
+        .plugins
+        .iter()
+        .filter(|(_, p)| p.kind == kind)
+        .map(|(name, _)| name);
+    match (slots.next(), slots.next()) {
+        (Some(only), None) => Ok(only.clone()),
+        (None, _) => Err(Failure::new(format!(
+            "{}: no {kind} plugin is configured; add [plugins.{kind}] with `wasm = \"...\"` or `bundled = \"{kind}/<name>\"`",
+            host.path.display()
+        ))),
+        (Some(_), Some(_)) => Err(Failure::new(format!(
+            "{}: several {kind} slots are configured; name one ({})",
+            host.path.display(),
+            configured(host, kind)
+        ))),
+    }
+}
+
+/// The slots of `kind` a configuration has, for messages.
+fn configured(host: &HostInner, kind: Slot) -> String {
+    let slots: Vec<&str> = host
+        .config
+        .plugins
+        .iter()
+        .filter(|(_, p)| p.kind == kind)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if slots.is_empty() {
+        format!("the file configures no {kind} slot")
+    } else {
+        format!("its {kind} slots: {}", slots.join(", "))
+    }
+}
+
+/// Runs the body of a kind function on the handle's plugin (loaded first
+/// if need be), as [`run`] does.
+///
+/// # Safety
+/// `handle` is NULL or a live handle of its kind; `error` is NULL or points
+/// to an initialised [`swasm_error`].
+pub(crate) unsafe fn with_plugin<H: Handle>(
+    handle: *const H,
+    error: *mut swasm_error,
+    function: &str,
+    body: impl FnOnce(&H::Plugin) -> Result<(), Failure>,
+) -> i32 {
+    // SAFETY: as the caller promised.
+    unsafe { with_slot(handle, error, function, |_, plugin| body(plugin)) }
+}
+
+/// [`with_plugin`], the body also given the slot (for its state file).
+///
+/// # Safety
+/// As [`with_plugin`].
+pub(crate) unsafe fn with_slot<H: Handle>(
+    handle: *const H,
+    error: *mut swasm_error,
+    function: &str,
+    body: impl FnOnce(&KindHandle<H::Plugin>, &H::Plugin) -> Result<(), Failure>,
+) -> i32 {
+    // SAFETY: as the caller promised.
+    let Some(handle) = (unsafe { handle.as_ref() }) else {
+        // SAFETY: as the caller promised.
+        return unsafe {
+            run(None, error, || {
+                Err(Failure::new(format!(
+                    "{function}: the plugin handle is NULL"
+                )))
+            })
+        };
+    };
+    let kind = handle.kind();
+    // SAFETY: as the caller promised.
+    unsafe {
+        run(Some(&kind.host.dispatch), error, || {
+            body(kind, kind.plugin()?)
+        })
+    }
+}
+
+/// Opens a kind handle of `host` for `slot` (NULL: the kind's own slot or
+/// its only one); NULL with `error` set on failure.
+///
+/// # Safety
+/// As the kind's `swasm_*_open`.
+pub(crate) unsafe fn open<H: Handle>(
+    host: *const crate::host::swasm_host,
+    slot: *const std::ffi::c_char,
+    error: *mut swasm_error,
+    function: &str,
+    wrap: impl FnOnce(KindHandle<H::Plugin>) -> H,
+) -> *mut H {
+    // SAFETY: as the caller promised.
+    let inner = unsafe { host.as_ref() }.map(|h| h.inner.clone());
+    let mut opened = None;
+    // SAFETY: as the caller promised.
+    unsafe {
+        run(inner.as_ref().map(|h| &h.dispatch), error, || {
+            let host = inner
+                .as_ref()
+                .ok_or_else(|| Failure::new(format!("{function}: the host is NULL")))?;
+            // SAFETY: as the caller promised.
+            let slot = crate::cvt::opt_text(slot);
+            opened = Some(KindHandle::open(host, slot.as_deref())?);
+            Ok(())
+        })
+    };
+    opened.map_or(std::ptr::null_mut(), |kind| {
+        Box::into_raw(Box::new(wrap(kind)))
+    })
+}
+
+/// Loads the handle's plugin now (otherwise its first call does).
+///
+/// # Safety
+/// As [`with_plugin`].
+pub(crate) unsafe fn load<H: Handle>(
+    handle: *const H,
+    error: *mut swasm_error,
+    function: &str,
+) -> i32 {
+    // SAFETY: as the caller promised.
+    unsafe { with_plugin(handle, error, function, |_| Ok(())) }
+}
+
+/// Fills `out` with the plugin's identity (loading it first).
+///
+/// # Safety
+/// As [`with_plugin`]; `out` is NULL or valid for writing.
+pub(crate) unsafe fn identity<H: Handle>(
+    handle: *const H,
+    out: *mut swasm_plugin_identity,
+    error: *mut swasm_error,
+    function: &str,
+) -> i32 {
+    // SAFETY: as the caller promised.
+    unsafe {
+        with_plugin(handle, error, function, |p| {
+            crate::cvt::put(
+                out,
+                swasm_plugin_identity::new(&p.identity()),
+                "identity output",
+            )
+        })
+    }
+}
+
+/// Closes a kind handle (the plugin is dropped with it, without `fini`).
+///
+/// # Safety
+/// `handle` is NULL or a handle from the kind's open, not closed before and
+/// not in use by another thread.
+pub(crate) unsafe fn close<H>(handle: *mut H) {
+    if !handle.is_null() {
+        let _call = crate::fork::InCall::enter();
+        // SAFETY: as the caller promised.
+        drop(unsafe { Box::from_raw(handle) });
+    }
+}
