@@ -337,3 +337,20 @@ pub(crate) unsafe fn close<H>(handle: *mut H) {
         drop(unsafe { Box::from_raw(handle) });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::host::swasm_host;
+    use crate::priority::swasm_priority_plugin;
+    use crate::task::swasm_task_plugin;
+
+    /// slurmctld and slurmd call from many RPC threads at once: every
+    /// handle may be shared between threads.
+    #[test]
+    fn handles_are_send_and_sync() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<swasm_host>();
+        shareable::<swasm_priority_plugin>();
+        shareable::<swasm_task_plugin>();
+    }
+}
