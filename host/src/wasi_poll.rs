@@ -16,7 +16,15 @@
 //! The other blocking imports cannot wait: stdin is closed, stdout and
 //! stderr are always ready, and no file, socket or name lookup is linked
 //! to anything.
+//!
+//! The wait runs on a tokio runtime of the calling thread (made on its
+//! first wait, and made again in a forked child), unless the embedder
+//! calls from inside a runtime of its own: wasmtime-wasi's shared runtime
+//! drives timers from worker threads, which do not survive `fork()`, so a
+//! child of a process that had waited once (a task forked by slurmstepd)
+//! would wait for ever.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::time::Instant;
 
@@ -68,10 +76,37 @@ fn until<T>(
     wait: impl Future<Output = wasmtime::Result<T>>,
 ) -> wasmtime::Result<T> {
     let deadline = deadline.unwrap_or_else(Instant::now);
-    in_tokio(async move {
+    let bounded = async move {
         match tokio::time::timeout_at(deadline.into(), wait).await {
             Ok(outcome) => outcome,
             Err(_) => Err(wasmtime::Error::new(BlockedPastDeadline)),
         }
+    };
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return in_tokio(bounded);
+    }
+    THREAD_RUNTIME.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let pid = std::process::id();
+        if slot.as_ref().is_none_or(|(made_in, _)| *made_in != pid) {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            // A runtime inherited through fork belongs to the parent: it is
+            // forgotten, not shut down, as its drivers' descriptors are
+            // shared with the parent.
+            if let Some((_, inherited)) = slot.take() {
+                std::mem::forget(inherited);
+            }
+            *slot = Some((pid, runtime));
+        }
+        let (_, runtime) = slot.as_ref().expect("made above");
+        runtime.block_on(bounded)
     })
+}
+
+thread_local! {
+    /// The calling thread's runtime for waits, with the process it was made in.
+    static THREAD_RUNTIME: RefCell<Option<(u32, tokio::runtime::Runtime)>> =
+        const { RefCell::new(None) };
 }

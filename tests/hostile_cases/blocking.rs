@@ -123,8 +123,10 @@ const FORK_CHILD: &str = "SLURM_WASM_TEST_FORK_CHILD";
 /// process that built the host (slurmd after daemonizing, a task forked by
 /// slurmstepd) had no epoch ticker, so a loop ran past its deadline (and in
 /// slurmstepd's child drained the node; `../shared/design/SLURM-SHIMS.md`,
-/// hazard 1). The fork runs in a fresh process of this test binary running
-/// this test alone, so no other test thread is forked with it.
+/// hazard 1), and a WASI wait in a child of a process that had waited once
+/// never ended (the timers' worker threads stayed in the parent). The fork
+/// runs in a fresh process of this test binary running this test alone, so
+/// no other test thread is forked with it.
 #[test]
 fn deadline_in_a_forked_child() {
     if std::env::var_os(FORK_CHILD).is_none() {
@@ -155,15 +157,19 @@ fn deadline_in_a_forked_child() {
     )
     .expect("loads");
     plugin.init(&fixtures::task_config()).expect("init");
+    let waiter = runtime::started(None, settings_for_waits());
+    assert_eq!(act(&waiter, "sleep:5").expect("the parent waits"), ["woke"]);
     // SAFETY: this process runs one test on one thread; the child only calls
-    // the plugin and exits with `_exit`.
+    // the plugins and exits with `_exit`.
     let child = unsafe { libc::fork() };
     assert!(child >= 0, "fork failed");
     if child == 0 {
         let mut request = fixtures::launch_request(1, 1, 4);
         request.cpu_bind = "loop".into();
-        let code = match plugin.slurmd_launch_request(&request) {
-            Err(CallError::Deadline { .. }) => 0,
+        let looped = plugin.slurmd_launch_request(&request);
+        let waited = act(&waiter, "sleep:5");
+        let code = match (looped, waited) {
+            (Err(CallError::Deadline { .. }), Ok(messages)) if messages == ["woke"] => 0,
             _ => 1,
         };
         // SAFETY: ends the child without running the parent's exit handlers.
@@ -190,6 +196,14 @@ fn deadline_in_a_forked_child() {
     }
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the child's call did not end at its deadline (status {status})"
+        "the child's calls did not end at their deadline or did not wait (status {status})"
     );
+}
+
+/// A plugin with a 300 ms deadline and plentiful fuel.
+fn settings_for_waits() -> slurm_wasm_host::PluginSettings {
+    let mut settings = tight(FailurePolicy::Restart { max_restarts: 10 });
+    settings.limits.fuel_per_call = u64::MAX;
+    settings.limits.deadline = Duration::from_millis(300);
+    settings
 }
