@@ -955,23 +955,26 @@ fn check_contract(
         .imports(engine)
         .map(|(name, _)| name)
         .chain(ty.exports(engine).map(|(name, _)| name));
-    for name in names {
-        let Some(rest) = name.strip_prefix("slurm:plugin/") else {
-            continue;
-        };
-        let Some((_, version)) = rest.split_once('@') else {
-            continue;
-        };
-        if let Some(reason) = contract_incompatibility(version) {
-            return Err(LoadError::IncompatibleContract {
-                source_name: source_name.into(),
-                found: version.into(),
-                host: CONTRACT_VERSION,
-                reason,
-            });
-        }
+    match incompatible_contract(names) {
+        Some((version, reason)) => Err(LoadError::IncompatibleContract {
+            source_name: source_name.into(),
+            found: version.into(),
+            host: CONTRACT_VERSION,
+            reason,
+        }),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first `slurm:plugin/<interface>@<version>` among `names` whose
+/// version this host cannot serve, with the reason.
+fn incompatible_contract<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+) -> Option<(&'a str, &'static str)> {
+    names.into_iter().find_map(|name| {
+        let (_, version) = name.strip_prefix("slurm:plugin/")?.split_once('@')?;
+        contract_incompatibility(version).map(|reason| (version, reason))
+    })
 }
 
 /// Semver compatibility with [`CONTRACT_VERSION`]: same major, and for 0.x
@@ -990,8 +993,11 @@ fn contract_incompatibility(version: &str) -> Option<&'static str> {
     };
     let (h_major, h_minor, h_patch) =
         parse(CONTRACT_VERSION).expect("host contract version is semver");
-    if major != h_major || (major == 0 && minor != h_minor) {
+    if major != h_major {
         return Some("different major version");
+    }
+    if major == 0 && minor != h_minor {
+        return Some("different minor version of a 0.x contract, which semver makes incompatible");
     }
     if (minor, patch) > (h_minor, h_patch) {
         return Some("plugin is newer than the host");
@@ -1038,12 +1044,45 @@ pub(crate) fn describe_unchecked<K: Kind>(
 mod tests {
     use super::*;
 
+    /// Issue 26, messages: a component built against contract 0.2.0 was
+    /// told "function implementation is missing"; its interface names say
+    /// its version before the linker is asked.
+    #[test]
+    fn interface_names_give_the_contract_version() {
+        let v010 = [
+            "wasi:io/poll@0.2.6",
+            "slurm:plugin/types@0.1.0",
+            "slurm:plugin/priority@0.1.0",
+        ];
+        assert_eq!(incompatible_contract(v010), None);
+        let v020 = [
+            "wasi:io/poll@0.2.6",
+            "slurm:plugin/log@0.2.0",
+            "slurm:plugin/priority@0.2.0",
+        ];
+        assert_eq!(
+            incompatible_contract(v020),
+            Some((
+                "0.2.0",
+                "different minor version of a 0.x contract, which semver makes incompatible"
+            ))
+        );
+        assert_eq!(
+            incompatible_contract(["slurm:plugin/types@0.1.9"]),
+            Some(("0.1.9", "plugin is newer than the host"))
+        );
+    }
+
     #[test]
     fn contract_versions() {
         assert_eq!(contract_incompatibility("0.1.0"), None);
         assert_eq!(
             contract_incompatibility("0.2.0"),
-            Some("different major version")
+            Some("different minor version of a 0.x contract, which semver makes incompatible")
+        );
+        assert_eq!(
+            contract_incompatibility("0.1.0.7"),
+            Some("not a semver version")
         );
         assert_eq!(
             contract_incompatibility("1.1.0"),
