@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Once};
 
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
@@ -56,8 +56,9 @@ const POOLED_MEMORY_BYTES: usize = 1 << 30;
 
 pub(crate) struct Shared {
     pub engine: Engine,
-    /// The process whose epoch ticker serves the engine ([`Host::ensure_ticker`]).
-    ticker_pid: AtomicU32,
+    /// The fork generation ([`FORKS`]) whose epoch ticker serves the engine
+    /// ([`Host::ensure_ticker`]).
+    ticker_generation: AtomicU32,
     pub cache: ComponentCache,
     pub services: Services,
     pub random_seed: Option<u64>,
@@ -120,10 +121,12 @@ impl Host {
             priority: crate::kinds::priority::linker(&engine)?,
             task: crate::kinds::task::linker(&engine)?,
         };
+        count_forks();
+        let generation = FORKS.load(Ordering::Acquire);
         start_epoch_ticker(&engine);
         Ok(Host {
             shared: Arc::new(Shared {
-                ticker_pid: AtomicU32::new(std::process::id()),
+                ticker_generation: AtomicU32::new(generation),
                 engine,
                 cache: ComponentCache::new(options.cache_dir)?,
                 services: options.services,
@@ -142,17 +145,17 @@ impl Host {
     /// fire here: threads do not survive `fork()`, and a child of the
     /// process that built the host (slurmd daemonizing after loading its
     /// plugins, slurmstepd forking a task) would otherwise run plugins with
-    /// no deadline but fuel. Starts a ticker when the process id changed
-    /// since the last one started; cheap otherwise (one `getpid`). Every
-    /// plugin call does this first.
+    /// no deadline but fuel. Starts a ticker when the process was forked
+    /// since the last one started; otherwise one atomic load. Every plugin
+    /// call does this first.
     pub fn ensure_ticker(&self) {
-        let pid = std::process::id();
-        let ticking = self.shared.ticker_pid.load(Ordering::Acquire);
-        if ticking != pid
+        let generation = FORKS.load(Ordering::Acquire);
+        let ticking = self.shared.ticker_generation.load(Ordering::Acquire);
+        if ticking != generation
             && self
                 .shared
-                .ticker_pid
-                .compare_exchange(ticking, pid, Ordering::AcqRel, Ordering::Acquire)
+                .ticker_generation
+                .compare_exchange(ticking, generation, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
         {
             start_epoch_ticker(&self.shared.engine);
@@ -163,6 +166,31 @@ impl Host {
     pub fn services(&self) -> &Services {
         &self.shared.services
     }
+}
+
+/// How many `fork()`s separate this process from the one that first built a
+/// host: counted by a `pthread_atfork` child handler, so that a call can tell
+/// it runs in a new process with one atomic load rather than a `getpid`
+/// system call.
+static FORKS: AtomicU32 = AtomicU32::new(0);
+
+/// Registers the handler that counts [`FORKS`], once per process.
+fn count_forks() {
+    extern "C" fn forked() {
+        FORKS.fetch_add(1, Ordering::AcqRel);
+    }
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        // SAFETY: `forked` only touches an atomic, which is async-signal-safe
+        // as a fork handler must be; the handler lives as long as the code of
+        // this crate.
+        let rc = unsafe { libc::pthread_atfork(None, None, Some(forked)) };
+        if rc != 0 {
+            tracing::error!(
+                "pthread_atfork failed (error {rc}): deadlines will not fire in forked children"
+            );
+        }
+    });
 }
 
 /// Advances the engine's epoch every [`EPOCH_TICK`] until the engine is gone.

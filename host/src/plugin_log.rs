@@ -15,6 +15,7 @@
 //!   call that says how much was dropped ([`LogBudget::end_call`]).
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -47,78 +48,76 @@ pub(crate) struct Dropped {
 }
 
 /// The log allowance of one plugin, shared by its instances (a restarted
-/// instance does not get a fresh one).
+/// instance does not get a fresh one). The call's counts are atomics, so
+/// starting and ending a call that logs nothing costs a few stores and a
+/// load; the bucket is locked only to write.
 #[derive(Debug)]
 pub(crate) struct LogBudget {
-    state: Mutex<Allowance>,
+    bucket: Mutex<Bucket>,
+    /// Bytes written in the call in progress.
+    call_bytes: AtomicUsize,
+    dropped_bytes: AtomicU64,
+    dropped_messages: AtomicU64,
 }
 
 #[derive(Debug)]
-struct Allowance {
+struct Bucket {
     /// Bytes the plugin may still write before its bucket is empty.
-    bucket: u64,
+    left: u64,
     refilled: Instant,
-    /// Bytes written in the call in progress.
-    call_bytes: usize,
-    dropped: Dropped,
 }
 
 impl Default for LogBudget {
     fn default() -> Self {
         LogBudget {
-            state: Mutex::new(Allowance {
-                bucket: BURST_BYTES,
+            bucket: Mutex::new(Bucket {
+                left: BURST_BYTES,
                 refilled: Instant::now(),
-                call_bytes: 0,
-                dropped: Dropped {
-                    bytes: 0,
-                    messages: 0,
-                },
             }),
+            call_bytes: AtomicUsize::new(0),
+            dropped_bytes: AtomicU64::new(0),
+            dropped_messages: AtomicU64::new(0),
         }
     }
 }
 
 impl LogBudget {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Allowance> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Starts a call's count afresh.
     pub(crate) fn start_call(&self) {
-        let mut state = self.lock();
-        state.call_bytes = 0;
-        state.dropped = Dropped {
-            bytes: 0,
-            messages: 0,
-        };
+        self.call_bytes.store(0, Ordering::Relaxed);
+        self.dropped_bytes.store(0, Ordering::Relaxed);
+        self.dropped_messages.store(0, Ordering::Relaxed);
     }
 
     /// What the call dropped, if anything.
     pub(crate) fn end_call(&self) -> Option<Dropped> {
-        let dropped = self.lock().dropped;
-        (dropped.messages > 0).then_some(dropped)
+        let messages = self.dropped_messages.load(Ordering::Relaxed);
+        (messages > 0).then(|| Dropped {
+            bytes: self.dropped_bytes.load(Ordering::Relaxed),
+            messages,
+        })
     }
 
     /// May `len` more bytes be written? Counts them if so, counts them as
     /// dropped if not.
     fn admit(&self, len: usize) -> bool {
-        let mut state = self.lock();
+        let mut bucket = self.bucket.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         let regained =
-            (now.duration_since(state.refilled).as_secs_f64() * BYTES_PER_SECOND as f64) as u64;
+            (now.duration_since(bucket.refilled).as_secs_f64() * BYTES_PER_SECOND as f64) as u64;
         if regained > 0 {
-            state.bucket = state.bucket.saturating_add(regained).min(BURST_BYTES);
-            state.refilled = now;
+            bucket.left = bucket.left.saturating_add(regained).min(BURST_BYTES);
+            bucket.refilled = now;
         }
-        let within_call = state.call_bytes.saturating_add(len) <= PER_CALL_BYTES;
-        if within_call && state.bucket >= len as u64 {
-            state.bucket -= len as u64;
-            state.call_bytes += len;
+        let call_bytes = self.call_bytes.load(Ordering::Relaxed);
+        let within_call = call_bytes.saturating_add(len) <= PER_CALL_BYTES;
+        if within_call && bucket.left >= len as u64 {
+            bucket.left -= len as u64;
+            self.call_bytes.store(call_bytes + len, Ordering::Relaxed);
             true
         } else {
-            state.dropped.bytes += len as u64;
-            state.dropped.messages += 1;
+            self.dropped_bytes.fetch_add(len as u64, Ordering::Relaxed);
+            self.dropped_messages.fetch_add(1, Ordering::Relaxed);
             false
         }
     }
