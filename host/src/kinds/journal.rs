@@ -21,7 +21,7 @@
 //! task plugins keep nothing beyond their configuration: a restarted task
 //! plugin gets `init` only.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::bindings::priority::exports::slurm::plugin::priority::{AssociationUpdate, QosUpdate};
 use crate::bindings::types::{Job, Node};
@@ -32,15 +32,20 @@ use crate::plugin::Journal;
 pub(crate) struct SelectJournal {
     /// The node table, as `node-init` gave it and node updates changed it.
     pub nodes: Option<Vec<Node>>,
-    /// The job calls since `node-init`, in order, less those of ended jobs.
-    pub jobs: Vec<JobCall>,
+    /// The jobs of the last `job-init` (or `reconfigure`), by sequence
+    /// number, less those that ended.
+    initial: BTreeMap<u64, Job>,
+    /// The job calls since, by sequence number, less those of ended jobs.
+    calls: BTreeMap<u64, JobCall>,
+    /// The sequence numbers of each job's calls, so that `job-fini` removes
+    /// them without a scan of every running job's calls.
+    by_job: HashMap<u32, Vec<u64>>,
+    next: u64,
 }
 
 /// One journaled job call of a select plugin.
 #[derive(Debug, Clone)]
 pub(crate) enum JobCall {
-    /// `job-init` or the running list of `reconfigure`.
-    Init(Vec<Job>),
     Begin(Box<Job>),
     Suspend(Box<Job>, bool),
     Resume(Box<Job>, bool),
@@ -49,14 +54,15 @@ pub(crate) enum JobCall {
 }
 
 impl JobCall {
-    /// Does this call concern job `id` alone (so it goes when `id` ends)?
-    fn only_about(&self, id: u32) -> bool {
+    /// The job whose end makes this call unneeded.
+    fn job_id(&self) -> u32 {
         match self {
-            JobCall::Init(_) => false,
-            JobCall::Begin(j) | JobCall::Suspend(j, _) | JobCall::Resume(j, _) => j.job_id == id,
-            JobCall::Resized(j, _) => j.job_id == id,
+            JobCall::Begin(j)
+            | JobCall::Suspend(j, _)
+            | JobCall::Resume(j, _)
+            | JobCall::Resized(j, _) => j.job_id,
             // The moved resources belong to `to` from then on.
-            JobCall::Expand(jobs) => jobs.1.job_id == id,
+            JobCall::Expand(jobs) => jobs.1.job_id,
         }
     }
 }
@@ -70,7 +76,7 @@ impl SelectJournal {
     /// contract says.
     pub fn node_init(&mut self, nodes: &[Node]) {
         self.nodes = Some(nodes.to_vec());
-        self.jobs.clear();
+        self.init_jobs(&[]);
     }
 
     /// `update-node-config` / `update-node-state`: the node's new record.
@@ -87,22 +93,44 @@ impl SelectJournal {
     /// `job-init`, or `reconfigure`'s running jobs: the usage is rebuilt
     /// from these jobs alone.
     pub fn init_jobs(&mut self, jobs: &[Job]) {
-        self.jobs = vec![JobCall::Init(jobs.to_vec())];
+        self.initial.clear();
+        self.calls.clear();
+        self.by_job.clear();
+        for job in jobs {
+            let seq = self.sequence(job.job_id);
+            self.initial.insert(seq, job.clone());
+        }
     }
 
-    /// A job call other than `job-fini`.
+    /// A job call other than `job-init` and `job-fini`.
     pub fn record(&mut self, call: JobCall) {
-        self.jobs.push(call);
+        let seq = self.sequence(call.job_id());
+        self.calls.insert(seq, call);
+    }
+
+    /// The next sequence number, noted as one of job `id`'s.
+    fn sequence(&mut self, id: u32) -> u64 {
+        let seq = self.next;
+        self.next += 1;
+        self.by_job.entry(id).or_default().push(seq);
+        seq
     }
 
     /// `job-fini`: the job's calls are no longer needed.
     pub fn fini(&mut self, id: u32) {
-        self.jobs.retain(|call| !call.only_about(id));
-        for call in &mut self.jobs {
-            if let JobCall::Init(jobs) = call {
-                jobs.retain(|j| j.job_id != id);
-            }
+        for seq in self.by_job.remove(&id).unwrap_or_default() {
+            self.initial.remove(&seq);
+            self.calls.remove(&seq);
         }
+    }
+
+    /// What to replay, in order: the jobs of the last `job-init` (one call),
+    /// then each later call.
+    pub fn replay(&self) -> (Vec<Job>, impl Iterator<Item = &JobCall>) {
+        (
+            self.initial.values().cloned().collect(),
+            self.calls.values(),
+        )
     }
 }
 
@@ -181,15 +209,8 @@ mod tests {
 
     /// The jobs the journal holds as running or suspended, by id.
     fn running(journal: &SelectJournal) -> Vec<u32> {
-        let mut ids: Vec<u32> = Vec::new();
-        for call in &journal.jobs {
-            match call {
-                JobCall::Init(jobs) => ids.extend(jobs.iter().map(|j| j.job_id)),
-                JobCall::Begin(j) => ids.push(j.job_id),
-                JobCall::Expand(jobs) => ids.push(jobs.1.job_id),
-                _ => {}
-            }
-        }
+        let mut ids: Vec<u32> = journal.initial.values().map(|j| j.job_id).collect();
+        ids.extend(journal.calls.values().map(JobCall::job_id));
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -207,7 +228,10 @@ mod tests {
         journal.fini(3);
         journal.fini(1);
         assert_eq!(running(&journal), [2, 4]);
-        assert_eq!(journal.jobs.len(), 2, "{:?}", journal.jobs);
+        assert_eq!(journal.initial.len() + journal.calls.len(), 2);
+        let (initial, later) = journal.replay();
+        assert_eq!(initial.iter().map(|j| j.job_id).collect::<Vec<_>>(), [2]);
+        assert!(matches!(later.collect::<Vec<_>>()[..], [JobCall::Begin(ref j)] if j.job_id == 4));
         journal.node_init(&[]);
         assert!(running(&journal).is_empty());
     }

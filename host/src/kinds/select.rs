@@ -44,9 +44,12 @@ fn replay_world(
     if let Some(nodes) = &journal.nodes {
         replay.call("node-init", |s| select.call_node_init(s, nodes))?;
     }
-    for call in &journal.jobs {
+    let (initial, later) = journal.replay();
+    if !initial.is_empty() {
+        replay.call("job-init", |s| select.call_job_init(s, &initial))?;
+    }
+    for call in later {
         match call {
-            JobCall::Init(jobs) => replay.call("job-init", |s| select.call_job_init(s, jobs))?,
             JobCall::Begin(job) => replay.call("job-begin", |s| select.call_job_begin(s, job))?,
             JobCall::Suspend(job, indefinite) => replay.call("job-suspend", |s| {
                 select.call_job_suspend(s, job, *indefinite)
