@@ -217,3 +217,41 @@ fn a_select_plugin_whose_init_trapped_is_not_restarted_uninitialised() {
         assert!(matches!(err, CallError::NotInitialised { .. }), "{err:?}");
     }
 }
+
+#[test]
+fn a_restarted_priority_plugin_gets_its_associations_and_jobs_back() {
+    use slurm_wasm_host::kinds::priority::AssociationUpdate;
+    use slurm_wasm_host::PriorityPlugin;
+    let host = Host::new(HostOptions::default()).expect("host");
+    let plugin = PriorityPlugin::load(
+        &host,
+        &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_PRIORITY").into()),
+        PluginSettings::default(),
+    )
+    .expect("priority/hostile loads");
+    plugin.init(&fixtures::priority_config()).expect("init");
+    let added = fixtures::association(42, None, "acct42", None, 1);
+    plugin
+        .update_associations(&[AssociationUpdate::Upsert(added)])
+        .expect("update-associations");
+    let priority = plugin.set(0xffff_0000, &fixtures::job(7)).expect("set");
+    let before = plugin.association_usages().expect("usages");
+    let mut trap = fixtures::job(8);
+    trap.name = "trap".into();
+    assert!(matches!(
+        plugin.set(0xffff_0000, &trap).unwrap_err(),
+        CallError::Trap { .. }
+    ));
+    // The restarted instance knows job 7 (calculate names it by id only) and
+    // association 42.
+    assert_eq!(
+        plugin.calculate(&[], &[7]).expect("calculate"),
+        [(7, priority)]
+    );
+    let after = plugin.association_usages().expect("usages");
+    assert_eq!(
+        after.iter().map(|u| u.id).collect::<Vec<_>>(),
+        before.iter().map(|u| u.id).collect::<Vec<_>>()
+    );
+    assert!(after.iter().any(|u| u.id == 42), "{after:?}");
+}

@@ -13,9 +13,10 @@
 //!   the jobs are replayed as they came (`job-begin`, `job-init`,
 //!   `job-suspend`, `job-resume`, `job-resized`, `job-expand`), less those
 //!   that ended (`job-fini`), so the plugin rebuilds the same usage.
-//! * priority: the jobs given to `set` and not ended, the association and
-//!   QOS updates, and the usage-changing calls (`job-end`, `calculate`)
-//!   since the last state saved or restored.
+//! * priority: the jobs given to `set` and not ended (with the `last_prio`
+//!   they were given), the last update of each association and QOS, and the
+//!   usage-changing calls (`job-end`, `calculate`) since the last state saved
+//!   or restored.
 //! * gres: the last `node-config-load` and `step-context`.
 //!
 //! task plugins keep nothing beyond their configuration: a restarted task
@@ -142,19 +143,51 @@ pub(crate) const PRIORITY_CHECKPOINT_CALLS: usize = 64;
 /// A priority plugin's world.
 #[derive(Debug, Default)]
 pub(crate) struct PriorityJournal {
-    /// Association and QOS updates since `init`, in order.
-    pub updates: Vec<PriorityUpdate>,
-    /// The jobs last given to `set`, until `job-end`.
-    pub jobs: BTreeMap<u32, Job>,
+    /// The last update of each association since `init`.
+    pub associations: Latest<AssociationUpdate>,
+    /// The last update of each QOS since `init`.
+    pub qos: Latest<QosUpdate>,
+    /// The jobs last given to `set`, with the `last_prio` they were given,
+    /// until `job-end`.
+    pub jobs: BTreeMap<u32, (u32, Job)>,
     /// `job-end` and `calculate` since the state was last saved or restored.
     pub usage: Vec<UsageCall>,
 }
 
-/// An association or QOS update.
-#[derive(Debug, Clone)]
-pub(crate) enum PriorityUpdate {
-    Associations(Vec<AssociationUpdate>),
-    Qos(Vec<QosUpdate>),
+/// The last of the updates of each id (an upsert carries the whole record,
+/// a removal ends it), in the order of those last updates: bounded by the
+/// number of associations or QOS, however often they change.
+#[derive(Debug)]
+pub(crate) struct Latest<T> {
+    by_seq: BTreeMap<u64, T>,
+    seq_of: HashMap<u32, u64>,
+    next: u64,
+}
+
+impl<T> Default for Latest<T> {
+    fn default() -> Self {
+        Latest {
+            by_seq: BTreeMap::new(),
+            seq_of: HashMap::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<T: Clone> Latest<T> {
+    /// Keeps `update` as the last of `id`'s.
+    pub fn put(&mut self, id: u32, update: T) {
+        if let Some(old) = self.seq_of.insert(id, self.next) {
+            self.by_seq.remove(&old);
+        }
+        self.by_seq.insert(self.next, update);
+        self.next += 1;
+    }
+
+    /// The kept updates, oldest first.
+    pub fn updates(&self) -> Vec<T> {
+        self.by_seq.values().cloned().collect()
+    }
 }
 
 /// A priority call that changes usage.
@@ -175,6 +208,28 @@ impl Journal for PriorityJournal {
 }
 
 impl PriorityJournal {
+    /// `update-associations`.
+    pub fn associations(&mut self, updates: &[AssociationUpdate]) {
+        for update in updates {
+            let id = match update {
+                AssociationUpdate::Upsert(a) => a.id,
+                AssociationUpdate::Remove(id) => *id,
+            };
+            self.associations.put(id, update.clone());
+        }
+    }
+
+    /// `update-qos`.
+    pub fn qos(&mut self, updates: &[QosUpdate]) {
+        for update in updates {
+            let id = match update {
+                QosUpdate::Upsert(q) => q.id,
+                QosUpdate::Remove(id) => *id,
+            };
+            self.qos.put(id, update.clone());
+        }
+    }
+
     /// `job-end`: usage changes and the job is forgotten.
     pub fn job_end(&mut self, job: &Job) {
         self.jobs.remove(&job.job_id);
@@ -234,5 +289,14 @@ mod tests {
         assert!(matches!(later.collect::<Vec<_>>()[..], [JobCall::Begin(ref j)] if j.job_id == 4));
         journal.node_init(&[]);
         assert!(running(&journal).is_empty());
+    }
+
+    #[test]
+    fn updates_keep_the_last_of_each_id() {
+        let mut latest = Latest::default();
+        for (id, v) in [(1, "a"), (2, "b"), (1, "c"), (3, "d"), (2, "e")] {
+            latest.put(id, v);
+        }
+        assert_eq!(latest.updates(), ["c", "d", "e"]);
     }
 }

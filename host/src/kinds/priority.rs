@@ -8,7 +8,7 @@ use crate::error::{CallError, LoadError};
 use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::validate::Checker;
 
-use super::journal::{PriorityJournal, PriorityUpdate, UsageCall};
+use super::journal::{PriorityJournal, UsageCall};
 
 pub use wit::{
     AssociationUpdate, AssociationUsage, FactorsRequest, PriorityConfig, PriorityFactors, QosUpdate,
@@ -36,20 +36,20 @@ fn replay_world(
     journal: &PriorityJournal,
 ) -> Result<(), CallError> {
     let priority = b.slurm_plugin_priority();
-    for update in &journal.updates {
-        match update {
-            PriorityUpdate::Associations(updates) => replay.call("update-associations", |s| {
-                priority.call_update_associations(s, updates)
-            })?,
-            PriorityUpdate::Qos(updates) => {
-                replay.call("update-qos", |s| priority.call_update_qos(s, updates))?
-            }
-        }
+    let associations = journal.associations.updates();
+    if !associations.is_empty() {
+        replay.call("update-associations", |s| {
+            priority.call_update_associations(s, &associations)
+        })?;
     }
-    for job in journal.jobs.values() {
+    let qos = journal.qos.updates();
+    if !qos.is_empty() {
+        replay.call("update-qos", |s| priority.call_update_qos(s, &qos))?;
+    }
+    for (last_prio, job) in journal.jobs.values() {
         replay.call("set", |s| {
             priority
-                .call_set(s, job.priority.max(1), job)
+                .call_set(s, *last_prio, job)
                 .map(|r| r.map(|_| ()))
         })?;
     }
@@ -109,7 +109,7 @@ impl PriorityPlugin {
             None,
             |b, s| b.slurm_plugin_priority().call_set(s, last_prio, job),
             |j, _| {
-                j.jobs.insert(job.job_id, job.clone());
+                j.jobs.insert(job.job_id, (last_prio, job.clone()));
             },
         )?;
         if p == 0 {
@@ -201,10 +201,7 @@ impl PriorityPlugin {
                     b.slurm_plugin_priority()
                         .call_update_associations(s, updates)
                 },
-                |j, _| {
-                    j.updates
-                        .push(PriorityUpdate::Associations(updates.to_vec()))
-                },
+                |j, _| j.associations(updates),
             )
             .map(|_| ())
     }
@@ -215,7 +212,7 @@ impl PriorityPlugin {
                 "update-qos",
                 None,
                 |b, s| b.slurm_plugin_priority().call_update_qos(s, updates),
-                |j, _| j.updates.push(PriorityUpdate::Qos(updates.to_vec())),
+                |j, _| j.qos(updates),
             )
             .map(|_| ())
     }
