@@ -48,9 +48,7 @@ fn replay_world(
     }
     for (last_prio, job) in journal.jobs.values() {
         replay.call("set", |s| {
-            priority
-                .call_set(s, *last_prio, job)
-                .map(|r| r.map(|_| ()))
+            priority.call_set(s, *last_prio, job).map(|r| r.map(|_| ()))
         })?;
     }
     for call in &journal.usage {
