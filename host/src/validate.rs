@@ -15,6 +15,27 @@ mod gres;
 pub(crate) use env::EnvSource;
 pub(crate) use gres::ConfiguredFiles;
 
+/// What the checks' unit tests share.
+#[cfg(test)]
+mod testing {
+    use super::Checker;
+    use crate::error::CallError;
+
+    /// A checker for a plugin `test/x` in function `f`.
+    pub const C: Checker<'static> = Checker {
+        plugin: "test/x",
+        function: "f",
+    };
+
+    /// The reason of an invalid-result error; panics on anything else.
+    pub fn reason(result: Result<(), CallError>) -> String {
+        match result {
+            Err(CallError::Invalid { reason, .. }) => reason,
+            other => panic!("expected an invalid-result error, got {other:?}"),
+        }
+    }
+}
+
 /// Longest string a result may carry (a cpu-bind list for 256 tasks of
 /// 128-CPU masks is about 9 KiB).
 pub const MAX_TEXT: usize = 1 << 20;

@@ -230,17 +230,7 @@ mod tests {
     use crate::bindings::types::{Bitmap, GresCount};
     use crate::fixtures::bitmap;
 
-    const C: Checker<'static> = Checker {
-        plugin: "gres/x",
-        function: "f",
-    };
-
-    fn reason(result: Result<(), CallError>) -> String {
-        match result {
-            Err(CallError::Invalid { reason, .. }) => reason,
-            other => panic!("expected an invalid-result error, got {other:?}"),
-        }
-    }
+    use crate::validate::testing::{reason, C};
 
     fn record(name: &str, files: &[&str], count: u64) -> GresConfRecord {
         GresConfRecord {

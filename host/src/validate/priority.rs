@@ -164,17 +164,7 @@ mod tests {
     use super::*;
     use crate::fixtures::job;
 
-    const C: Checker<'static> = Checker {
-        plugin: "test/x",
-        function: "f",
-    };
-
-    fn reason(result: Result<(), CallError>) -> String {
-        match result {
-            Err(CallError::Invalid { reason, .. }) => reason,
-            other => panic!("expected an invalid-result error, got {other:?}"),
-        }
-    }
+    use crate::validate::testing::{reason, C};
 
     #[test]
     fn calculated_priorities_are_for_this_call_once_and_not_held() {

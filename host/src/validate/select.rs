@@ -554,17 +554,7 @@ mod tests {
     use crate::bindings::types::{GresAllocation, GresCount};
     use crate::fixtures::{bitmap, job, node};
 
-    const C: Checker<'static> = Checker {
-        plugin: "test/x",
-        function: "f",
-    };
-
-    fn reason(result: Result<(), CallError>) -> String {
-        match result {
-            Err(CallError::Invalid { reason, .. }) => reason,
-            other => panic!("expected an invalid-result error, got {other:?}"),
-        }
-    }
+    use crate::validate::testing::{reason, C};
 
     /// 4 nodes of 1 socket x 4 cores, 1,000 MB.
     fn cluster() -> Vec<Node> {
