@@ -79,6 +79,29 @@
 // plugin's first start, not a fault).
 #define SWASM_ENOENT 2
 
+// Kind of a [`swasm_env_change`]: set `key` to `value`
+// (`env_array_overwrite`).
+#define SWASM_ENV_SET 0
+
+// Kind of a [`swasm_env_change`]: remove `key` (`unsetenvp`).
+#define SWASM_ENV_UNSET 1
+
+// Bit of the `flags` of the environment functions: Slurm's
+// `GRES_INTERNAL_FLAG_VERBOSE` (print the `gpu-bind:` diagnostic).
+#define SWASM_GRES_ENV_VERBOSE 1
+
+// Bit of the `flags` of the environment functions: Slurm's
+// `GRES_INTERNAL_FLAG_PROTECT_ENV` (suppress unset actions).
+#define SWASM_GRES_ENV_PROTECT_ENV 2
+
+// `job-info` / `step-info` field and value kind: a count (Slurm's
+// `GRES_JOB_DATA_COUNT`, `GRES_STEP_DATA_COUNT`).
+#define SWASM_GRES_INFO_COUNT 0
+
+// `job-info` / `step-info` field and value kind: the device bitmap
+// (`GRES_JOB_DATA_BITMAP`, `GRES_STEP_DATA_BITMAP`).
+#define SWASM_GRES_INFO_BITMAP 1
+
 // Flag of [`swasm_host_open`]: accept a configuration without `cache_dir`
 // and compile every plugin in memory at each start (about a second each).
 // For tests and tools; a daemon must not use it (slurmstepd would compile
@@ -90,6 +113,123 @@
 
 // Kind of an association or QOS update: remove the record `id`.
 #define SWASM_UPDATE_REMOVE 1
+
+// Base value of [`swasm_job_test_request::mode`]: Slurm's
+// `SELECT_MODE_RUN_NOW` (allocate now from free resources).
+#define SWASM_SELECT_MODE_RUN_NOW 0
+
+// `SELECT_MODE_TEST_ONLY`: could the job ever run on these nodes?
+#define SWASM_SELECT_MODE_TEST_ONLY 1
+
+// `SELECT_MODE_WILL_RUN`: when and where would it start?
+#define SWASM_SELECT_MODE_WILL_RUN 2
+
+// `SELECT_MODE_RESV`: a reservation test (as will-run).
+#define SWASM_SELECT_MODE_RESV 4
+
+// The base value's bits of a mode (`SELECT_MODE_BASE`).
+#define SWASM_SELECT_MODE_BASE 255
+
+// Flag of a mode: `SELECT_MODE_PREEMPT_FLAG`.
+#define SWASM_SELECT_MODE_PREEMPT_FLAG 256
+
+// Flag of a mode: `SELECT_MODE_CHECK_FULL`.
+#define SWASM_SELECT_MODE_CHECK_FULL 512
+
+// Flag of a mode: `SELECT_MODE_IGN_ERR`.
+#define SWASM_SELECT_MODE_IGN_ERR 1024
+
+// `PreemptMode` of a preemption candidate: Slurm's `PREEMPT_MODE_SUSPEND`
+// (the job keeps its memory and GRES).
+#define SWASM_PREEMPT_MODE_SUSPEND 1
+
+// `PREEMPT_MODE_REQUEUE`: the job leaves its nodes.
+#define SWASM_PREEMPT_MODE_REQUEUE 2
+
+// `PREEMPT_MODE_CANCEL`: the job leaves its nodes.
+#define SWASM_PREEMPT_MODE_CANCEL 8
+
+// `select-nodeinfo` field: Slurm's `SELECT_NODEDATA_SUBCNT` (CPUs
+// allocated on the node in the given state; a `SWASM_NODEINFO_COUNT`).
+#define SWASM_SELECT_NODEDATA_SUBCNT 2
+
+// `SELECT_NODEDATA_PTR`: not meaningful across the boundary; the plugin
+// answers an error.
+#define SWASM_SELECT_NODEDATA_PTR 5
+
+// `SELECT_NODEDATA_MEM_ALLOC`: MB allocated (a `SWASM_NODEINFO_MEMORY`).
+#define SWASM_SELECT_NODEDATA_MEM_ALLOC 8
+
+// `SELECT_NODEDATA_TRES_ALLOC_FMT_STR`: `cpu=4,mem=2000M` (a
+// `SWASM_NODEINFO_TEXT`).
+#define SWASM_SELECT_NODEDATA_TRES_ALLOC_FMT_STR 9
+
+// `SELECT_NODEDATA_TRES_ALLOC_WEIGHTED` (a `SWASM_NODEINFO_WEIGHTED`).
+#define SWASM_SELECT_NODEDATA_TRES_ALLOC_WEIGHTED 10
+
+// Kind of a [`swasm_nodeinfo_value`]: `count`.
+#define SWASM_NODEINFO_COUNT 0
+
+// Kind of a [`swasm_nodeinfo_value`]: `memory`.
+#define SWASM_NODEINFO_MEMORY 1
+
+// Kind of a [`swasm_nodeinfo_value`]: `text`.
+#define SWASM_NODEINFO_TEXT 2
+
+// Kind of a [`swasm_nodeinfo_value`]: `weighted`.
+#define SWASM_NODEINFO_WEIGHTED 3
+
+// `select-jobinfo` field: Slurm's `SELECT_JOBDATA_PTR` (not meaningful
+// across the boundary; the plugin answers an error).
+#define SWASM_SELECT_JOBDATA_PTR 15
+
+// `SELECT_JOBDATA_CLEANING`.
+#define SWASM_SELECT_JOBDATA_CLEANING 22
+
+// `SELECT_JOBDATA_NETWORK`.
+#define SWASM_SELECT_JOBDATA_NETWORK 23
+
+// Kind of a [`swasm_jobinfo_value`]: `text`.
+#define SWASM_JOBINFO_TEXT 0
+
+// Kind of a [`swasm_jobinfo_value`]: `flag`.
+#define SWASM_JOBINFO_FLAG 1
+
+// Kind of a [`swasm_jobinfo_value`]: `count`.
+#define SWASM_JOBINFO_COUNT 2
+
+// How [`swasm_select_jobinfo_to_string`] formats: Slurm's
+// `SELECT_PRINT_HEAD`.
+#define SWASM_SELECT_PRINT_HEAD 0
+
+// `SELECT_PRINT_DATA`.
+#define SWASM_SELECT_PRINT_DATA 1
+
+// `SELECT_PRINT_MIXED`.
+#define SWASM_SELECT_PRINT_MIXED 2
+
+// `SELECT_PRINT_MIXED_SHORT`.
+#define SWASM_SELECT_PRINT_MIXED_SHORT 3
+
+// `select_p_get_info_from_plugin` selector: Slurm's `SELECT_CR_PLUGIN`
+// (a `SWASM_PLUGIN_INFO_NUMBER`: `SELECT_TYPE_CONS_RES` 1,
+// `SELECT_TYPE_CONS_TRES` 2, or 0).
+#define SWASM_SELECT_CR_PLUGIN 0
+
+// `SELECT_CONFIG_INFO` (a `SWASM_PLUGIN_INFO_CONFIG`).
+#define SWASM_SELECT_CONFIG_INFO 6
+
+// `SELECT_SINGLE_JOB_TEST` (a `SWASM_PLUGIN_INFO_FLAG`).
+#define SWASM_SELECT_SINGLE_JOB_TEST 7
+
+// Kind of a [`swasm_plugin_info_value`]: `flag`.
+#define SWASM_PLUGIN_INFO_FLAG 0
+
+// Kind of a [`swasm_plugin_info_value`]: `number`.
+#define SWASM_PLUGIN_INFO_NUMBER 1
+
+// Kind of a [`swasm_plugin_info_value`]: `config` (key/value pairs).
+#define SWASM_PLUGIN_INFO_CONFIG 2
 
 // `memory-request` kinds.
 #define SWASM_MEMORY_NONE 0
@@ -169,6 +309,67 @@
 // `FairShare=parent`.
 #define SWASM_SHARES_PARENT 1
 
+// `node-state` base values: Slurm's `enum node_states`, so
+// `node_ptr->node_state & NODE_STATE_BASE` is one of them as it is.
+#define SWASM_NODE_STATE_UNKNOWN 0
+
+#define SWASM_NODE_STATE_DOWN 1
+
+#define SWASM_NODE_STATE_IDLE 2
+
+#define SWASM_NODE_STATE_ALLOCATED 3
+
+#define SWASM_NODE_STATE_ERROR 4
+
+#define SWASM_NODE_STATE_MIXED 5
+
+#define SWASM_NODE_STATE_FUTURE 6
+
+// The base value's bits of a node state (`NODE_STATE_BASE`).
+#define SWASM_NODE_STATE_BASE 15
+
+// Node state flag bits the contract carries, with Slurm 22.05's values
+// (`NODE_STATE_*` of `slurm.h`): `NODE_STATE_RES` (in an advanced
+// reservation).
+#define SWASM_NODE_STATE_RES (1 << 5)
+
+#define SWASM_NODE_STATE_CLOUD (1 << 7)
+
+#define SWASM_NODE_STATE_DRAIN (1 << 9)
+
+#define SWASM_NODE_STATE_COMPLETING (1 << 10)
+
+#define SWASM_NODE_STATE_NO_RESPOND (1 << 11)
+
+// `NODE_STATE_POWERED_DOWN` (`POWER_SAVE` before 21.08; the contract's
+// `power-save`).
+#define SWASM_NODE_STATE_POWERED_DOWN (1 << 12)
+
+#define SWASM_NODE_STATE_FAIL (1 << 13)
+
+#define SWASM_NODE_STATE_POWERING_UP (1 << 14)
+
+#define SWASM_NODE_STATE_MAINT (1 << 15)
+
+#define SWASM_NODE_STATE_REBOOT_REQUESTED (1 << 16)
+
+#define SWASM_NODE_STATE_POWERING_DOWN (1 << 18)
+
+// `NODE_STATE_DYNAMIC_FUTURE` and `NODE_STATE_DYNAMIC_NORM` are both the
+// contract's `dynamic`.
+#define SWASM_NODE_STATE_DYNAMIC_FUTURE (1 << 19)
+
+#define SWASM_NODE_STATE_DYNAMIC_NORM (1 << 26)
+
+// A job's per-node GRES allocations kept by the plugin for the prolog and
+// epilog (`gres_epilog_info_t`), from [`swasm_gres_epilog_build_env`].
+// Opaque: free with [`swasm_gres_epilog_info_free`].
+typedef struct swasm_gres_epilog_info swasm_gres_epilog_info;
+
+// A gres slot of a host. Opaque; thread-safe: calls from several threads
+// are serialised on the plugin's own lock.
+typedef struct swasm_gres_plugin swasm_gres_plugin;
+
 // An open host: its configuration, log callback and, once started, its
 // runtime. Opaque; shared by the kind handles opened from it.
 typedef struct swasm_host swasm_host;
@@ -176,6 +377,19 @@ typedef struct swasm_host swasm_host;
 // A priority slot of a host. Opaque; thread-safe: calls from several
 // threads are serialised on the plugin's own lock.
 typedef struct swasm_priority_plugin swasm_priority_plugin;
+
+// The plugin's per-job information (`select_jobinfo_t`). Opaque: free
+// with [`swasm_select_jobinfo_free`].
+typedef struct swasm_select_jobinfo swasm_select_jobinfo;
+
+// The plugin's per-node information (`select_nodeinfo_t`). Opaque: free
+// with [`swasm_select_nodeinfo_free`].
+typedef struct swasm_select_nodeinfo swasm_select_nodeinfo;
+
+// A select slot of a host. Opaque; thread-safe: calls from several
+// threads are serialised on the plugin's own lock (slurmctld's locks
+// serialise select calls already).
+typedef struct swasm_select_plugin swasm_select_plugin;
 
 // A task slot of a host. Opaque; thread-safe: calls from several threads
 // (slurmd's RPC threads) are serialised on the plugin's own lock.
@@ -205,19 +419,93 @@ typedef struct swasm_error {
   char *message;
 } swasm_error;
 
-// A log level, from most to least severe. Slurm's counterparts:
-// `error()`, `info()` (for warnings too: Slurm has no warning level that
-// daemons print by default), `verbose()`, `debug()`, `debug2()`.
-typedef uint32_t swasm_log_level;
+// A bitmap of `len` bits: bit `i` is bit `i % 64` (from the least
+// significant) of `words[i / 64]`, which is the layout of the data words of
+// Slurm's `bitstr_t` on 64-bit machines (after its two header words).
+// `words` holds `(len + 63) / 64` words (NULL when `len` is 0); bits at or
+// past `len` are ignored.
+typedef struct swasm_bitmap {
+  uint32_t len;
+  const uint64_t *words;
+} swasm_bitmap;
 
-// Receives one log line.
-//
-// `ctx` is the pointer given to `swasm_host_open`; `message` is one
-// NUL-terminated line (control characters escaped), valid only during the
-// call. The callback is called on the thread making the ABI call, from any
-// thread that makes one, so it must be thread-safe. It must not call back
-// into this library, and must not fork.
-typedef void (*swasm_log_fn)(void *ctx, swasm_log_level level, const char *message);
+// One gres.conf record (`gres_slurmd_conf_t`). In results (from
+// [`swasm_gres_node_config_load`]) the strings, lists and bitmap are the
+// library's: free them with the result.
+typedef struct swasm_gres_conf_record {
+  // `file:line` the record came from, for messages.
+  const char *origin;
+  const char *name;
+  // NULL for none.
+  const char *type_name;
+  // `File=` expanded (`/dev/nvidia[0-3]` gives four paths).
+  const char *const *files;
+  size_t n_files;
+  uint64_t count;
+  // `Cores=` as abstract core indices of the node; NULL for none.
+  const struct swasm_bitmap *cores;
+  // `Links=` as written; NULL for none.
+  const char *links;
+  // `Flags=` tokens (`CountOnly`, `nvidia_gpu_env`, ...).
+  const char *const *flags;
+  size_t n_flags;
+  // `UniqueId=` or the detected UUID; NULL for none.
+  const char *unique_id;
+} swasm_gres_conf_record;
+
+// The answer of `node-config-load`, owned by the library: the records
+// after validation and merging with detected devices, in Slurm's order,
+// and non-fatal mismatches worded as Slurm logs them. Free with
+// [`swasm_node_config_result_free`].
+typedef struct swasm_node_config_result {
+  struct swasm_gres_conf_record *records;
+  size_t n_records;
+  char **warnings;
+  size_t n_warnings;
+} swasm_node_config_result;
+
+// One environment edit, owned by the library: `SWASM_ENV_SET` with `key`
+// and `value`, or `SWASM_ENV_UNSET` with `key` (`value` NULL).
+typedef struct swasm_env_change {
+  uint32_t kind;
+  char *key;
+  char *value;
+} swasm_env_change;
+
+// Environment edits, to be applied in order; owned by the library: free
+// with [`swasm_env_change_list_free`].
+typedef struct swasm_env_change_list {
+  struct swasm_env_change *items;
+  size_t n_items;
+} swasm_env_change_list;
+
+// The answer of `job-info` / `step-info`, owned by the library: `kind`
+// `SWASM_GRES_INFO_COUNT` with `count`, or `SWASM_GRES_INFO_BITMAP` with
+// `devices`. Free with [`swasm_gres_info_value_free`].
+typedef struct swasm_gres_info_value {
+  uint32_t kind;
+  uint64_t count;
+  struct swasm_bitmap devices;
+} swasm_gres_info_value;
+
+// One device file the plugin manages (`gres_device_t`), owned by the
+// library.
+typedef struct swasm_gres_device {
+  uint32_t index;
+  int32_t dev_num;
+  uint32_t major;
+  uint32_t minor;
+  char *path;
+  // NULL for none.
+  char *unique_id;
+} swasm_gres_device;
+
+// Device files, owned by the library: free with
+// [`swasm_gres_device_list_free`].
+typedef struct swasm_gres_device_list {
+  struct swasm_gres_device *items;
+  size_t n_items;
+} swasm_gres_device_list;
 
 // What a plugin says about itself (`plugin_type`, `plugin_name`,
 // `plugin_version`, `plugin_id`). Filled by the `swasm_*_identity`
@@ -282,74 +570,56 @@ typedef struct swasm_cluster_config {
   size_t n_raw;
 } swasm_cluster_config;
 
-// A bitmap of `len` bits: bit `i` is bit `i % 64` (from the least
-// significant) of `words[i / 64]`, which is the layout of the data words of
-// Slurm's `bitstr_t` on 64-bit machines (after its two header words).
-// `words` holds `(len + 63) / 64` words (NULL when `len` is 0); bits at or
-// past `len` are ignored.
-typedef struct swasm_bitmap {
-  uint32_t len;
-  const uint64_t *words;
-} swasm_bitmap;
-
-// A partition (`part_record_t`).
-typedef struct swasm_partition {
-  // Position in the controller's partition table.
-  uint32_t index;
-  const char *name;
-  struct swasm_bitmap nodes;
-  // A `SWASM_OVERSUBSCRIBE_*` value; `oversubscribe_count` goes with
-  // `YES` and `FORCE`.
-  uint32_t oversubscribe;
-  uint16_t oversubscribe_count;
-  uint16_t priority_job_factor;
-  uint16_t priority_tier;
-  // `PreemptMode` tokens of the partition's own line.
-  const char *const *preempt_mode;
-  size_t n_preempt_mode;
-  // `MaxTime` in minutes; unset = UNLIMITED.
-  bool has_max_time;
-  uint32_t max_time;
-  bool has_default_time;
-  uint32_t default_time;
-  bool has_max_nodes;
-  uint32_t max_nodes;
-  uint32_t min_nodes;
-  struct swasm_memory_request default_memory;
-  struct swasm_memory_request max_memory;
-  bool has_max_cpus_per_node;
-  uint32_t max_cpus_per_node;
-  bool lln;
-  struct swasm_gpu_defaults gpu_defaults;
-} swasm_partition;
-
-// A TRES amount (`cpu=8`, `mem=4000`, `gres/gpu=2`).
-typedef struct swasm_tres_amount {
-  const char *name;
-  uint64_t count;
-} swasm_tres_amount;
-
-// A list of TRES amounts (one entry of a list of lists).
-typedef struct swasm_tres_list {
-  const struct swasm_tres_amount *items;
-  size_t n_items;
-} swasm_tres_list;
-
-// The argument of `init` and `reconfig` (`priority-config`).
-typedef struct swasm_priority_config {
+// The argument of the gres plugin's `init` (`gres-config`).
+typedef struct swasm_gres_config {
   struct swasm_cluster_config cluster;
-  // The partition table (`job.partitions` index it).
-  const struct swasm_partition *partitions;
-  size_t n_partitions;
-  // Configured TRES totals of each partition, by partition index.
-  const struct swasm_tres_list *partition_tres;
-  size_t n_partition_tres;
-  uint32_t cluster_cpus;
-  uint32_t cluster_nodes;
-  // Configured totals per TRES (`cpu`, `mem`, `gres/gpu`, ...).
-  const struct swasm_tres_amount *cluster_tres;
-  size_t n_cluster_tres;
-} swasm_priority_config;
+  // `AutoDetect=` of gres.conf (`nvml`, `rsmi`, `off`, ...); NULL for
+  // none.
+  const char *auto_detect;
+} swasm_gres_config;
+
+// A configured count of one generic resource (`Gres=gpu:a100:4` of a
+// node's slurm.conf line).
+typedef struct swasm_gres_count {
+  const char *name;
+  // NULL when no type was given.
+  const char *type_name;
+  uint64_t count;
+} swasm_gres_count;
+
+// The node a gres.conf applies to (`node_config_load_t` and the node's
+// slurm.conf line).
+typedef struct swasm_node_hardware {
+  const char *name;
+  uint16_t cpus;
+  uint16_t sockets;
+  uint16_t cores_per_socket;
+  uint16_t threads_per_core;
+  // `Gres=` of the node's slurm.conf line.
+  const struct swasm_gres_count *configured;
+  size_t n_configured;
+} swasm_node_hardware;
+
+// The GRES allocated on one node.
+typedef struct swasm_gres_allocation {
+  const char *name;
+  // NULL when the GRES has no type.
+  const char *type_name;
+  uint64_t count;
+  // Device indices on the node; NULL when the GRES has no devices.
+  const struct swasm_bitmap *devices;
+  // Count taken from each allocated device (MPS shares), in device order.
+  const uint64_t *per_device;
+  size_t n_per_device;
+} swasm_gres_allocation;
+
+// Bytes owned by the library (`send-stepd`, packed nodeinfo and jobinfo):
+// `len` bytes at `data` (NULL when `len` is 0). Free with
+// [`swasm_bytes_free`].
+typedef struct swasm_bytes {
+  uint8_t *data;
+  size_t len;
+} swasm_bytes;
 
 // One GRES request of a job (`--gres`, `--gpus*`).
 typedef struct swasm_gres_request {
@@ -411,18 +681,11 @@ typedef struct swasm_job_details {
   int64_t submit_time;
 } swasm_job_details;
 
-// The GRES allocated on one node.
-typedef struct swasm_gres_allocation {
+// A TRES amount (`cpu=8`, `mem=4000`, `gres/gpu=2`).
+typedef struct swasm_tres_amount {
   const char *name;
-  // NULL when the GRES has no type.
-  const char *type_name;
   uint64_t count;
-  // Device indices on the node; NULL when the GRES has no devices.
-  const struct swasm_bitmap *devices;
-  // Count taken from each allocated device (MPS shares), in device order.
-  const uint64_t *per_device;
-  size_t n_per_device;
-} swasm_gres_allocation;
+} swasm_tres_amount;
 
 // What a job holds on one of its nodes.
 typedef struct swasm_node_resources {
@@ -489,6 +752,103 @@ typedef struct swasm_job {
   // Allocated resources; NULL for none (priority plugins need none).
   const struct swasm_job_resources *resources;
 } swasm_job;
+
+// A job step, as node-side plugins see it.
+typedef struct swasm_step {
+  uint32_t job_id;
+  // Slurm's reserved values for `batch`, `extern` and `interactive` steps.
+  uint32_t step_id;
+  uint32_t user_id;
+  uint32_t group_id;
+  const char *node_name;
+  uint32_t node_id;
+  uint32_t local_tasks;
+  uint32_t total_tasks;
+  uint16_t cpus_per_task;
+  uint32_t cpu_bind_type;
+  const char *cpu_bind;
+  // `TresFreq`; NULL for none.
+  const char *tres_freq;
+  // The step's cores on this node (bit = core index).
+  struct swasm_bitmap cores;
+  // Task pids by local task id, once known.
+  const uint32_t *task_pids;
+  size_t n_task_pids;
+} swasm_step;
+
+// A log level, from most to least severe. Slurm's counterparts:
+// `error()`, `info()` (for warnings too: Slurm has no warning level that
+// daemons print by default), `verbose()`, `debug()`, `debug2()`.
+typedef uint32_t swasm_log_level;
+
+// Receives one log line.
+//
+// `ctx` is the pointer given to `swasm_host_open`; `message` is one
+// NUL-terminated line (control characters escaped), valid only during the
+// call. The callback is called on the thread making the ABI call, from any
+// thread that makes one, so it must be thread-safe. It must not call back
+// into this library, and must not fork.
+typedef void (*swasm_log_fn)(void *ctx, swasm_log_level level, const char *message);
+
+// Numbers owned by the library (node weights, dimensions). Free with
+// [`swasm_u32_list_free`].
+typedef struct swasm_u32_list {
+  uint32_t *items;
+  size_t n_items;
+} swasm_u32_list;
+
+// A partition (`part_record_t`).
+typedef struct swasm_partition {
+  // Position in the controller's partition table.
+  uint32_t index;
+  const char *name;
+  struct swasm_bitmap nodes;
+  // A `SWASM_OVERSUBSCRIBE_*` value; `oversubscribe_count` goes with
+  // `YES` and `FORCE`.
+  uint32_t oversubscribe;
+  uint16_t oversubscribe_count;
+  uint16_t priority_job_factor;
+  uint16_t priority_tier;
+  // `PreemptMode` tokens of the partition's own line.
+  const char *const *preempt_mode;
+  size_t n_preempt_mode;
+  // `MaxTime` in minutes; unset = UNLIMITED.
+  bool has_max_time;
+  uint32_t max_time;
+  bool has_default_time;
+  uint32_t default_time;
+  bool has_max_nodes;
+  uint32_t max_nodes;
+  uint32_t min_nodes;
+  struct swasm_memory_request default_memory;
+  struct swasm_memory_request max_memory;
+  bool has_max_cpus_per_node;
+  uint32_t max_cpus_per_node;
+  bool lln;
+  struct swasm_gpu_defaults gpu_defaults;
+} swasm_partition;
+
+// A list of TRES amounts (one entry of a list of lists).
+typedef struct swasm_tres_list {
+  const struct swasm_tres_amount *items;
+  size_t n_items;
+} swasm_tres_list;
+
+// The argument of `init` and `reconfig` (`priority-config`).
+typedef struct swasm_priority_config {
+  struct swasm_cluster_config cluster;
+  // The partition table (`job.partitions` index it).
+  const struct swasm_partition *partitions;
+  size_t n_partitions;
+  // Configured TRES totals of each partition, by partition index.
+  const struct swasm_tres_list *partition_tres;
+  size_t n_partition_tres;
+  uint32_t cluster_cpus;
+  uint32_t cluster_nodes;
+  // Configured totals per TRES (`cpu`, `mem`, `gres/gpu`, ...).
+  const struct swasm_tres_amount *cluster_tres;
+  size_t n_cluster_tres;
+} swasm_priority_config;
 
 // Usage figures of an association (`set-assoc-usage`): what
 // `priority_p_set_assoc_usage` writes into `assoc->usage`.
@@ -634,6 +994,183 @@ typedef struct swasm_association_usage_list {
   size_t n_items;
 } swasm_association_usage_list;
 
+// The answer of `select_p_job_test`, owned by the library: free with
+// [`swasm_job_test_result_free`].
+typedef struct swasm_job_test_result {
+  // The allocation (`job_ptr->job_resrcs`, the `bitmap` argument on
+  // return and `total_cpus` = `ncpus`). In test-only mode, computed
+  // against total capacity. In will-run and reservation modes `per_node`
+  // may be empty (the bundled plugins leave it so): Slurm keeps only the
+  // nodes, the CPU count and the start.
+  struct swasm_job_resources resources;
+  // Will-run and reservation modes: the expected start
+  // (`job_ptr->start_time`).
+  bool has_start_time;
+  int64_t start_time;
+  // Jobs to preempt for this allocation (`preemptee_job_list`), each one
+  // of the candidates, once.
+  uint32_t *preemptees;
+  size_t n_preemptees;
+} swasm_job_test_result;
+
+// A value read from a nodeinfo: `kind` says which field holds it. Owned
+// by the library: free with [`swasm_nodeinfo_value_free`].
+typedef struct swasm_nodeinfo_value {
+  uint32_t kind;
+  uint16_t count;
+  uint64_t memory;
+  // NULL unless `kind` is `SWASM_NODEINFO_TEXT`.
+  char *text;
+  double weighted;
+} swasm_nodeinfo_value;
+
+// A jobinfo value: `kind` says which field holds it. Given to
+// [`swasm_select_jobinfo_set`] by the caller; filled by
+// [`swasm_select_jobinfo_get`] with a library-owned `text` (free with
+// [`swasm_jobinfo_value_free`]).
+typedef struct swasm_jobinfo_value {
+  uint32_t kind;
+  // NULL reads as empty; NULL in an answer unless `kind` is
+  // `SWASM_JOBINFO_TEXT`.
+  const char *text;
+  bool flag;
+  uint32_t count;
+} swasm_jobinfo_value;
+
+// An answer of `get-info-from-plugin`, owned by the library: `kind` says
+// which field holds it. Free with [`swasm_plugin_info_value_free`].
+typedef struct swasm_plugin_info_value {
+  uint32_t kind;
+  bool flag;
+  uint32_t number;
+  struct swasm_key_value *config;
+  size_t n_config;
+} swasm_plugin_info_value;
+
+// The answer of `resv-test`, owned by the library: the nodes, and for a
+// core reservation the cluster-wide cores (NULL otherwise). Free with
+// [`swasm_reservation_result_free`].
+typedef struct swasm_reservation_result {
+  struct swasm_bitmap nodes;
+  const struct swasm_bitmap *cores;
+} swasm_reservation_result;
+
+// The argument of `init` and `reconfigure` (`select-config`).
+typedef struct swasm_select_config {
+  struct swasm_cluster_config cluster;
+  // The partition table (`swasm_node.partitions` index it).
+  const struct swasm_partition *partitions;
+  size_t n_partitions;
+} swasm_select_config;
+
+// One device group of a node's GRES (a gres.conf line after
+// `node_config_load`; the `topo_*` arrays of the node's
+// `gres_node_state_t`, one entry per index). Device indices follow the
+// table order: the first group of a name holds devices `0..count`, the
+// next one the following indices; for shared GRES (`mps`) each group is
+// one GPU and `count` its shares.
+typedef struct swasm_gres_device_group {
+  const char *name;
+  // NULL when the GRES has no type.
+  const char *type_name;
+  uint64_t count;
+  // `Cores=` as core indices of the node; NULL: usable from every core.
+  const struct swasm_bitmap *cores;
+  // `Links=`: the link count to each device of the node (-1 = itself);
+  // empty when not given.
+  const int32_t *links;
+  size_t n_links;
+} swasm_gres_device_group;
+
+// A node as the controller sees it (`node_record_t`).
+typedef struct swasm_node {
+  // Position in the controller's node table (`node_ptr->index`).
+  uint32_t index;
+  const char *name;
+  // Configured CPUs (`CPUs=`).
+  uint16_t cpus;
+  uint16_t boards;
+  uint16_t sockets;
+  uint16_t cores_per_socket;
+  uint16_t threads_per_core;
+  // `RealMemory`, MB.
+  uint64_t real_memory;
+  // `MemSpecLimit`, MB.
+  uint64_t mem_spec_limit;
+  // `CoreSpecCount`.
+  uint16_t core_spec_count;
+  // `CpuSpecList` as abstract CPU indices; NULL when not set.
+  const struct swasm_bitmap *cpu_spec_list;
+  // `TmpDisk`, MB.
+  uint64_t tmp_disk;
+  // Scheduling weight; lower weights are used first.
+  uint32_t weight;
+  const char *const *features;
+  size_t n_features;
+  // `Gres=` of the node's line.
+  const struct swasm_gres_count *gres;
+  size_t n_gres;
+  // The node's GRES device groups (empty when gres.conf says nothing of
+  // the node).
+  const struct swasm_gres_device_group *gres_topology;
+  size_t n_gres_topology;
+  // `node_ptr->node_state` as it is: a `SWASM_NODE_STATE_*` base value
+  // in the low four bits, and flag bits (`SWASM_NODE_STATE_DRAIN`, ...);
+  // other flag bits are ignored.
+  uint32_t state;
+  // Indices into the partition table of the partitions holding the node.
+  const uint32_t *partitions;
+  size_t n_partitions;
+} swasm_node;
+
+// A running job the controller would preempt for the tested one, with the
+// preempt mode that would apply to it (`slurm_job_preempt_mode()`, one of
+// the `SWASM_PREEMPT_MODE_*` values).
+typedef struct swasm_preemptee_candidate {
+  uint32_t job_id;
+  uint32_t mode;
+} swasm_preemptee_candidate;
+
+// The arguments of `select_p_job_test`.
+typedef struct swasm_job_test_request {
+  const struct swasm_job *job;
+  // Candidate nodes (the `bitmap` argument on entry), over the node
+  // table.
+  struct swasm_bitmap candidates;
+  uint32_t min_nodes;
+  uint32_t max_nodes;
+  // Desired node count (`req_nodes`).
+  uint32_t req_nodes;
+  // Slurm's `mode` as it is: a `SWASM_SELECT_MODE_*` base value with
+  // `SWASM_SELECT_MODE_*_FLAG`-style flag bits.
+  uint32_t mode;
+  // Running jobs that may be preempted, in the controller's preference
+  // order (`preemptee_candidates`).
+  const struct swasm_preemptee_candidate *preemptee_candidates;
+  size_t n_preemptee_candidates;
+  // Cores that must not be used, over the whole cluster: bit = (first
+  // core of the node) + core index (`exc_core_bitmap`); NULL for none.
+  const struct swasm_bitmap *excluded_cores;
+} swasm_job_test_request;
+
+// A reservation request (`resv_desc_msg_t` and what `select_p_resv_test`
+// reads).
+typedef struct swasm_reservation_request {
+  // Nodes wanted (0: `core_count` only).
+  uint32_t node_count;
+  // Cores wanted in total, or per node in `cores_per_node` when given.
+  uint32_t core_count;
+  const uint32_t *cores_per_node;
+  size_t n_cores_per_node;
+  // Nodes the reservation may use (`avail_bitmap`).
+  struct swasm_bitmap available;
+  // Cores already reserved, cluster-wide as in
+  // [`swasm_job_test_request::excluded_cores`]; NULL for none.
+  const struct swasm_bitmap *excluded_cores;
+  // `RESERVE_FLAG_*` bits as they are.
+  uint64_t flags;
+} swasm_reservation_request;
+
 // An environment variable a plugin sets, owned by the library.
 typedef struct swasm_env_var {
   char *key;
@@ -725,29 +1262,6 @@ typedef struct swasm_launch_request {
   bool interactive;
 } swasm_launch_request;
 
-// A job step, as node-side plugins see it.
-typedef struct swasm_step {
-  uint32_t job_id;
-  // Slurm's reserved values for `batch`, `extern` and `interactive` steps.
-  uint32_t step_id;
-  uint32_t user_id;
-  uint32_t group_id;
-  const char *node_name;
-  uint32_t node_id;
-  uint32_t local_tasks;
-  uint32_t total_tasks;
-  uint16_t cpus_per_task;
-  uint32_t cpu_bind_type;
-  const char *cpu_bind;
-  // `TresFreq`; NULL for none.
-  const char *tres_freq;
-  // The step's cores on this node (bit = core index).
-  struct swasm_bitmap cores;
-  // Task pids by local task id, once known.
-  const uint32_t *task_pids;
-  size_t n_task_pids;
-} swasm_step;
-
 // A task of a step on one node.
 typedef struct swasm_task {
   // Position among the step's tasks on this node.
@@ -792,6 +1306,294 @@ void swasm_string_free(char *s);
 // # Safety
 // `error` is NULL or points to an initialised [`swasm_error`].
 void swasm_error_clear(struct swasm_error *error);
+
+// Frees a node configuration result and empties it; does nothing for
+// NULL.
+//
+// # Safety
+// `result` is NULL, zeroed, or filled by [`swasm_gres_node_config_load`]
+// and not freed since.
+void swasm_node_config_result_free(struct swasm_node_config_result *result);
+
+// Frees a list of environment edits and empties it; does nothing for
+// NULL.
+//
+// # Safety
+// `list` is NULL, zeroed, or filled by this library and not freed since.
+void swasm_env_change_list_free(struct swasm_env_change_list *list);
+
+// Frees the bitmap of an info value and zeroes it; does nothing for NULL.
+//
+// # Safety
+// `value` is NULL, zeroed, or filled by this library and not freed since.
+void swasm_gres_info_value_free(struct swasm_gres_info_value *value);
+
+// Frees a device list and empties it; does nothing for NULL.
+//
+// # Safety
+// `list` is NULL, zeroed, or filled by this library and not freed since.
+void swasm_gres_device_list_free(struct swasm_gres_device_list *list);
+
+// Opens the gres slot `slot` of `host`: `"gres.gpu"` for `[plugins.gres.gpu]`
+// (NULL: `[plugins.gres]`, or the configuration's only gres slot).
+//
+// Cheap, as `swasm_priority_open`: safe in slurmd's `init()`, which runs
+// before slurmd daemonizes; the plugin is loaded at the first call (or
+// [`swasm_gres_load`]). Returns NULL with `error` set (the message naming
+// the host configuration, the slot and what is wrong: no such slot, a slot
+// of another kind, an unreadable `.wasm`, a bundled plugin this build
+// lacks) on failure. Close with [`swasm_gres_close`].
+//
+// # Safety
+// `host` is NULL or an open host; `slot` NULL or a NUL-terminated string;
+// `error` NULL or an initialised `swasm_error`.
+struct swasm_gres_plugin *swasm_gres_open(const struct swasm_host *host,
+                                          const char *slot,
+                                          struct swasm_error *error);
+
+// Closes a gres handle without calling `fini`; epilog infos it made are
+// dropped with it (free their handles with a NULL plugin). Does nothing
+// for NULL.
+//
+// # Safety
+// `plugin` is NULL or an open handle, not in use by another thread.
+void swasm_gres_close(struct swasm_gres_plugin *plugin);
+
+// Loads the plugin now (see `swasm_priority_load`; the same failures, for
+// the gres kind). A shim whose plugin cannot start must stop the daemon:
+// Slurm would otherwise load the stock gres plugin of the next PluginDir.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `error` NULL or initialised.
+int32_t swasm_gres_load(const struct swasm_gres_plugin *plugin, struct swasm_error *error);
+
+// Fills `out` with what the plugin says of itself (loading it first).
+// Free its strings with `swasm_plugin_identity_free`.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `out` valid for writing; `error`
+// NULL or initialised.
+int32_t swasm_gres_identity(const struct swasm_gres_plugin *plugin,
+                            struct swasm_plugin_identity *out,
+                            struct swasm_error *error);
+
+// The plugin's `init`. Every other contract function fails until an
+// `init` has succeeded; the configuration is kept for restarts.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `config` valid; `error` NULL or
+// initialised.
+int32_t swasm_gres_init(const struct swasm_gres_plugin *plugin,
+                        const struct swasm_gres_config *config,
+                        struct swasm_error *error);
+
+// The plugin's `fini`.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `error` NULL or initialised.
+int32_t swasm_gres_fini(const struct swasm_gres_plugin *plugin, struct swasm_error *error);
+
+// `gres_p_node_config_load`: validates the node's `n_records` gres.conf
+// records for this GRES (all of them: the plugin picks its own), merges
+// them with detected devices (through the `gpu` capability when
+// `AutoDetect` asks for it) and writes the result to `*out` (free with
+// [`swasm_node_config_result_free`]); the shim replaces the records of
+// `gres_conf_list` with it and logs each warning. Fails with the line of
+// the offending record named (`gres.conf:4: Count=3 does not match
+// File=...`); `*out` is then left as it was.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `records` holds `n_records` valid
+// records; `node` valid; `out` valid for writing; `error` NULL or
+// initialised.
+int32_t swasm_gres_node_config_load(const struct swasm_gres_plugin *plugin,
+                                    const struct swasm_gres_conf_record *records,
+                                    size_t n_records,
+                                    const struct swasm_node_hardware *node,
+                                    struct swasm_node_config_result *out,
+                                    struct swasm_error *error);
+
+// `gres_p_job_set_env`: the environment edits for a batch job on this
+// node, `allocation` being the job's allocation of this GRES here (NULL:
+// none, which unsets the variables unless `flags` has
+// `SWASM_GRES_ENV_PROTECT_ENV`). `flags` are `SWASM_GRES_ENV_*` bits
+// (Slurm's `gres_internal_flags_t`); another bit is refused. On success
+// `*out` holds the edits (free with [`swasm_env_change_list_free`]); an
+// edit of a variable a gres plugin may not set fails the call.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `allocation` NULL or valid; `out`
+// valid for writing; `error` NULL or initialised.
+int32_t swasm_gres_job_set_env(const struct swasm_gres_plugin *plugin,
+                               const struct swasm_gres_allocation *allocation,
+                               uint32_t flags,
+                               struct swasm_env_change_list *out,
+                               struct swasm_error *error);
+
+// `gres_p_step_set_env`: the environment edits for a step on this node;
+// as [`swasm_gres_job_set_env`].
+//
+// # Safety
+// As [`swasm_gres_job_set_env`].
+int32_t swasm_gres_step_set_env(const struct swasm_gres_plugin *plugin,
+                                const struct swasm_gres_allocation *allocation,
+                                uint32_t flags,
+                                struct swasm_env_change_list *out,
+                                struct swasm_error *error);
+
+// `gres_p_task_set_env`: the environment edits for one task, in the
+// forked task (keep wasm out of the child where possible: a runaway
+// plugin there is stopped by fuel and its deadline). `allocation` is the
+// step's allocation on this node (NULL: none), `usable` the devices this
+// task may use (NULL: the whole allocation; refused without an
+// allocation). Otherwise as [`swasm_gres_job_set_env`].
+//
+// # Safety
+// `plugin` is NULL or an open handle; `allocation` and `usable` NULL or
+// valid; `out` valid for writing; `error` NULL or initialised.
+int32_t swasm_gres_task_set_env(const struct swasm_gres_plugin *plugin,
+                                const struct swasm_gres_allocation *allocation,
+                                const struct swasm_bitmap *usable,
+                                uint32_t flags,
+                                struct swasm_env_change_list *out,
+                                struct swasm_error *error);
+
+// `gres_p_send_stepd`: the state slurmd hands to slurmstepd, as bytes
+// the shim packs into Slurm's buffer (`packmem`). On success `*out` holds
+// them (free with `swasm_bytes_free`).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `out` valid for writing; `error`
+// NULL or initialised.
+int32_t swasm_gres_send_stepd(const struct swasm_gres_plugin *plugin,
+                              struct swasm_bytes *out,
+                              struct swasm_error *error);
+
+// `gres_p_recv_stepd`: the `len` bytes of a `send-stepd`, in slurmstepd
+// (what the shim unpacked with `unpackmem`). The plugin refuses bytes it
+// cannot read; the host refuses more than the plugin's state limit. The
+// bytes are kept, so a plugin restarted after a fault gets them again.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `data` holds `len` bytes (NULL when
+// 0); `error` NULL or initialised.
+int32_t swasm_gres_recv_stepd(const struct swasm_gres_plugin *plugin,
+                              const uint8_t *data,
+                              size_t len,
+                              struct swasm_error *error);
+
+// `gres_p_get_job_info`: `field` (`SWASM_GRES_INFO_COUNT` or
+// `SWASM_GRES_INFO_BITMAP`, Slurm's `GRES_JOB_DATA_*`) of a job's
+// allocation on one node; the answer is checked to stay within the
+// allocation. On success `*out` holds it (free with
+// [`swasm_gres_info_value_free`]); Slurm's other `GRES_JOB_DATA_*` fields
+// are answered by the shim itself.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `allocation` valid; `out` valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_gres_job_info(const struct swasm_gres_plugin *plugin,
+                            const struct swasm_gres_allocation *allocation,
+                            uint32_t field,
+                            struct swasm_gres_info_value *out,
+                            struct swasm_error *error);
+
+// `gres_p_get_step_info`: as [`swasm_gres_job_info`], for a step's
+// allocation (`GRES_STEP_DATA_*`).
+//
+// # Safety
+// As [`swasm_gres_job_info`].
+int32_t swasm_gres_step_info(const struct swasm_gres_plugin *plugin,
+                             const struct swasm_gres_allocation *allocation,
+                             uint32_t field,
+                             struct swasm_gres_info_value *out,
+                             struct swasm_error *error);
+
+// `gres_p_get_devices`: the device files this plugin manages on this node
+// (for task/cgroup's device limits), checked to be the node's GPUs' or
+// gres.conf's files with their own numbers. On success `*out` holds them
+// (free with [`swasm_gres_device_list_free`]).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `out` valid for writing; `error`
+// NULL or initialised.
+int32_t swasm_gres_get_devices(const struct swasm_gres_plugin *plugin,
+                               struct swasm_gres_device_list *out,
+                               struct swasm_error *error);
+
+// `gres_p_step_hardware_init`: applies `tres_freq` (`--gpu-freq`, NULL
+// for none) to the step's `usable` GPUs (NULL: none) through the
+// `gpu-control` capability, which may then change only those GPUs.
+// Without the grant the plugin logs a warning and the call succeeds.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `usable` NULL or valid; `tres_freq`
+// NULL or a NUL-terminated string; `error` NULL or initialised.
+int32_t swasm_gres_step_hardware_init(const struct swasm_gres_plugin *plugin,
+                                      const struct swasm_bitmap *usable,
+                                      const char *tres_freq,
+                                      struct swasm_error *error);
+
+// `gres_p_step_hardware_fini`: undoes [`swasm_gres_step_hardware_init`]
+// (only the GPUs it set up may be reset).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `error` NULL or initialised.
+int32_t swasm_gres_step_hardware_fini(const struct swasm_gres_plugin *plugin,
+                                      struct swasm_error *error);
+
+// `gres_p_epilog_build_env`: the plugin captures the job's per-node
+// allocations of its GRES (from `job->resources`). On success `*out` is a
+// new epilog info handle, or NULL when the job has none of this GRES;
+// free a handle with [`swasm_gres_epilog_info_free`]. Slurm frees its own
+// `gres_epilog_info_t` without telling the plugin, so a shim keeps the
+// handle beside it or builds, uses and frees one in `epilog_set_env`.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `out` valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_gres_epilog_build_env(const struct swasm_gres_plugin *plugin,
+                                    const struct swasm_job *job,
+                                    struct swasm_gres_epilog_info **out,
+                                    struct swasm_error *error);
+
+// `gres_p_epilog_set_env`: the environment edits of the epilog for node
+// `node_index` of the job (its position in the job's node list). On
+// success `*out` holds them (free with [`swasm_env_change_list_free`]).
+// Fails for an info made by another plugin handle, or made before the
+// plugin restarted.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `info` a live handle; `out` valid
+// for writing; `error` NULL or initialised.
+int32_t swasm_gres_epilog_set_env(const struct swasm_gres_plugin *plugin,
+                                  const struct swasm_gres_epilog_info *info,
+                                  uint32_t node_index,
+                                  struct swasm_env_change_list *out,
+                                  struct swasm_error *error);
+
+// Frees an epilog info: the plugin drops its copy and the handle is freed
+// (whatever the outcome; do not use it afterwards). With `plugin` NULL
+// (the plugin handle already closed) only the handle is freed. Does
+// nothing for a NULL `info`. Fails, still freeing the handle, for an info
+// of another plugin handle.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `info` NULL or a live handle, not
+// used by another thread; `error` NULL or initialised.
+int32_t swasm_gres_epilog_info_free(const struct swasm_gres_plugin *plugin,
+                                    struct swasm_gres_epilog_info *info,
+                                    struct swasm_error *error);
+
+// The step this node is running (`step-context`; C plugins read it from
+// globals), for plugins that keep per-step state. Kept for restarts.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `step` valid; `error` NULL or
+// initialised.
+int32_t swasm_gres_step_context(const struct swasm_gres_plugin *plugin,
+                                const struct swasm_step *step,
+                                struct swasm_error *error);
 
 // Opens the host described by the host configuration (TOML) at `path`.
 //
@@ -844,6 +1646,37 @@ uint32_t swasm_abi_version(void);
 // The `slurm:plugin` contract version the host speaks (`"0.1.0"`), a
 // static string.
 const char *swasm_contract_version(void);
+
+// Frees the bytes and empties the struct; does nothing for NULL.
+//
+// # Safety
+// `bytes` is NULL, zeroed, or filled by this library and not freed since.
+void swasm_bytes_free(struct swasm_bytes *bytes);
+
+// Frees the numbers and empties the list; does nothing for NULL.
+//
+// # Safety
+// `list` is NULL, zeroed, or filled by this library and not freed since.
+void swasm_u32_list_free(struct swasm_u32_list *list);
+
+// Frees the words of a bitmap this library returned (a picked node set)
+// and empties it; does nothing for NULL. Never pass a bitmap the caller
+// filled itself: its words are not the library's.
+//
+// # Safety
+// `bitmap` is NULL, zeroed, or a bitmap result of this library not freed
+// since (not one inside another result: that result's own free frees it).
+void swasm_bitmap_free(struct swasm_bitmap *bitmap);
+
+// Frees what a job's resources hold (a `swasm_select_job_expand` result)
+// and zeroes them; does nothing for NULL. Not for resources the caller
+// built, nor for those inside a `swasm_job_test_result` (its own free
+// frees them).
+//
+// # Safety
+// `resources` is NULL, zeroed, or filled by this library and not freed
+// since.
+void swasm_job_resources_free(struct swasm_job_resources *resources);
 
 // Opens the priority slot `slot` of `host` (NULL: `[plugins.priority]`).
 //
@@ -1094,6 +1927,591 @@ int32_t swasm_priority_state_save(const struct swasm_priority_plugin *plugin,
 int32_t swasm_priority_state_restore(const struct swasm_priority_plugin *plugin,
                                      const char *path,
                                      struct swasm_error *error);
+
+// Frees a job-test result and zeroes it; does nothing for NULL.
+//
+// # Safety
+// `result` is NULL, zeroed, or filled by [`swasm_select_job_test`] and
+// not freed since.
+void swasm_job_test_result_free(struct swasm_job_test_result *result);
+
+// Frees the text of a nodeinfo value and zeroes it; does nothing for NULL.
+//
+// # Safety
+// `value` is NULL, zeroed, or filled by this library and not freed since.
+void swasm_nodeinfo_value_free(struct swasm_nodeinfo_value *value);
+
+// Frees the text of a jobinfo value filled by
+// [`swasm_select_jobinfo_get`] and zeroes it; does nothing for NULL.
+// Never for a value the caller filled.
+//
+// # Safety
+// `value` is NULL, zeroed, or filled by this library and not freed since.
+void swasm_jobinfo_value_free(struct swasm_jobinfo_value *value);
+
+// Frees the pairs of a plugin info value and zeroes it; does nothing for
+// NULL.
+//
+// # Safety
+// `value` is NULL, zeroed, or filled by this library and not freed since.
+void swasm_plugin_info_value_free(struct swasm_plugin_info_value *value);
+
+// Frees a reservation result and zeroes it; does nothing for NULL.
+//
+// # Safety
+// `result` is NULL, zeroed, or filled by [`swasm_select_resv_test`] and
+// not freed since.
+void swasm_reservation_result_free(struct swasm_reservation_result *result);
+
+// Opens the select slot `slot` of `host` (NULL: `[plugins.select]`).
+//
+// Cheap, as `swasm_priority_open`. Every client command `dlopen`s select
+// plugins: a shim opens the host only in slurmctld. Returns NULL with
+// `error` set (the message naming the host configuration, the slot and
+// what is wrong) on failure. Close with [`swasm_select_close`].
+//
+// # Safety
+// `host` is NULL or an open host; `slot` NULL or a NUL-terminated string;
+// `error` NULL or an initialised `swasm_error`.
+struct swasm_select_plugin *swasm_select_open(const struct swasm_host *host,
+                                              const char *slot,
+                                              struct swasm_error *error);
+
+// Closes a select handle without calling `fini`; the nodeinfos and
+// jobinfos it made are dropped with it (free their handles with a NULL
+// plugin). Does nothing for NULL.
+//
+// # Safety
+// `plugin` is NULL or an open handle, not in use by another thread.
+void swasm_select_close(struct swasm_select_plugin *plugin);
+
+// Loads the plugin now (see `swasm_priority_load`; the same failures, for
+// the select kind).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `error` NULL or initialised.
+int32_t swasm_select_load(const struct swasm_select_plugin *plugin, struct swasm_error *error);
+
+// Fills `out` with what the plugin says of itself (loading it first),
+// `plugin_id` included (cons_tres 109, linear 102). Free its strings with
+// `swasm_plugin_identity_free`.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `out` valid for writing; `error`
+// NULL or initialised.
+int32_t swasm_select_identity(const struct swasm_select_plugin *plugin,
+                              struct swasm_plugin_identity *out,
+                              struct swasm_error *error);
+
+// The plugin's `init`. Every other contract function fails until an
+// `init` has succeeded; the configuration is kept for restarts.
+// select/linear refuses `CR_CPU`, `CR_Core` and `CR_Socket` here, as Slurm
+// does.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `config` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_init(const struct swasm_select_plugin *plugin,
+                          const struct swasm_select_config *config,
+                          struct swasm_error *error);
+
+// The plugin's `fini`.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `error` NULL or initialised.
+int32_t swasm_select_fini(const struct swasm_select_plugin *plugin, struct swasm_error *error);
+
+// `select_p_state_save`: saves the plugin's state to the state file
+// `path`, or (NULL) to `<state_dir>/<slot>.state` of the host
+// configuration (`select.state`; Slurm's `dir` argument is the
+// controller's StateSaveLocation, which the shim may pass as
+// `<dir>/select_wasm.state`). Written atomically with a checked header.
+// Fails with the plugin's code when its `state-save` fails, `SLURM_ERROR`
+// when the file cannot be written or no path is known.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `path` NULL or a NUL-terminated
+// string; `error` NULL or initialised.
+int32_t swasm_select_state_save(const struct swasm_select_plugin *plugin,
+                                const char *path,
+                                struct swasm_error *error);
+
+// `select_p_state_restore`: restores from the state file `path` (NULL:
+// `<state_dir>/<slot>.state`). A damaged or foreign file is refused whole
+// (`SLURM_ERROR`) before the plugin sees it; a missing one fails with
+// code `ENOENT` (a first start).
+//
+// # Safety
+// As [`swasm_select_state_save`].
+int32_t swasm_select_state_restore(const struct swasm_select_plugin *plugin,
+                                   const char *path,
+                                   struct swasm_error *error);
+
+// `select_p_job_init`: the `n_jobs` running and suspended jobs after a
+// restart, each with its `resources`.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `jobs` holds `n_jobs` valid jobs;
+// `error` NULL or initialised.
+int32_t swasm_select_job_init(const struct swasm_select_plugin *plugin,
+                              const struct swasm_job *jobs,
+                              size_t n_jobs,
+                              struct swasm_error *error);
+
+// `select_p_node_init`: the complete node table (`n_nodes` nodes, node
+// `i` with index `i`); discards previous usage. The host keeps the table
+// to check every allocation against it.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `nodes` holds `n_nodes` valid
+// nodes; `error` NULL or initialised.
+int32_t swasm_select_node_init(const struct swasm_select_plugin *plugin,
+                               const struct swasm_node *nodes,
+                               size_t n_nodes,
+                               struct swasm_error *error);
+
+// `select_p_job_test`: chooses nodes and resources for `request->job`
+// (see the modes). On success `*out` holds the answer (free with
+// [`swasm_job_test_result_free`]), checked against the candidates, the
+// node table and the preemption candidates. Plugin errors keep Slurm's
+// codes (`EINVAL`, `ESLURM_NODES_BUSY`,
+// `ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE`, ...): the job cannot run
+// there, not a fault. An unknown mode, flag or preempt mode is refused.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `request` valid; `out` valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_select_job_test(const struct swasm_select_plugin *plugin,
+                              const struct swasm_job_test_request *request,
+                              struct swasm_job_test_result *out,
+                              struct swasm_error *error);
+
+// `select_p_job_begin`: the job (with its `resources`, as the job test
+// gave them) starts; the plugin adds its usage. Call it where cons_tres
+// commits (`select_p_select_nodeinfo_set`).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_job_begin(const struct swasm_select_plugin *plugin,
+                               const struct swasm_job *job,
+                               struct swasm_error *error);
+
+// `select_p_job_ready`: are the job's nodes ready (booted, powered up)?
+// Writes the answer to `*out_ready`.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `out_ready` valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_select_job_ready(const struct swasm_select_plugin *plugin,
+                               const struct swasm_job *job,
+                               bool *out_ready,
+                               struct swasm_error *error);
+
+// `select_p_job_expand_allow` (seed API): may jobs be merged? Writes the
+// answer to `*out_allowed`.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `out_allowed` valid for writing;
+// `error` NULL or initialised.
+int32_t swasm_select_job_expand_allow(const struct swasm_select_plugin *plugin,
+                                      bool *out_allowed,
+                                      struct swasm_error *error);
+
+// `select_p_job_expand`: moves every resource of `from` into `to`. On
+// success `*out` holds `to`'s new resources (free with
+// `swasm_job_resources_free`), checked to use only the two jobs' nodes.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `from` and `to` valid; `out` valid
+// for writing; `error` NULL or initialised.
+int32_t swasm_select_job_expand(const struct swasm_select_plugin *plugin,
+                                const struct swasm_job *from,
+                                const struct swasm_job *to,
+                                struct swasm_job_resources *out,
+                                struct swasm_error *error);
+
+// `select_p_job_resized`: node `node_index` (of the node table) left the
+// job; the plugin releases its resources there.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_job_resized(const struct swasm_select_plugin *plugin,
+                                 const struct swasm_job *job,
+                                 uint32_t node_index,
+                                 struct swasm_error *error);
+
+// `select_p_job_signal`: `signal` is being sent to the job.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_job_signal(const struct swasm_select_plugin *plugin,
+                                const struct swasm_job *job,
+                                int32_t signal,
+                                struct swasm_error *error);
+
+// `select_p_job_mem_confirm` (seed API; gone from Slurm 21.08).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_job_mem_confirm(const struct swasm_select_plugin *plugin,
+                                     const struct swasm_job *job,
+                                     struct swasm_error *error);
+
+// `select_p_job_fini`: the job ended; the plugin releases its usage.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_job_fini(const struct swasm_select_plugin *plugin,
+                              const struct swasm_job *job,
+                              struct swasm_error *error);
+
+// `select_p_job_suspend`: `indefinite` when an administrator suspends the
+// job (not gang scheduling).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_job_suspend(const struct swasm_select_plugin *plugin,
+                                 const struct swasm_job *job,
+                                 bool indefinite,
+                                 struct swasm_error *error);
+
+// `select_p_job_resume`; the job's `end_time` is its new planned end.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_job_resume(const struct swasm_select_plugin *plugin,
+                                const struct swasm_job *job,
+                                bool indefinite,
+                                struct swasm_error *error);
+
+// `select_p_step_pick_nodes`: nodes for a step of `node_count` nodes among
+// `available` (NULL: the job's). Writes whether the plugin chose to
+// `*out_picked` and, when it did, the nodes to `*out_nodes` (free with
+// `swasm_bitmap_free`; untouched otherwise). linear and cons_tres let the
+// controller choose.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` and `step` valid; `available`
+// NULL or valid; the outputs valid for writing; `error` NULL or
+// initialised.
+int32_t swasm_select_step_pick_nodes(const struct swasm_select_plugin *plugin,
+                                     const struct swasm_job *job,
+                                     const struct swasm_step *step,
+                                     uint32_t node_count,
+                                     const struct swasm_bitmap *available,
+                                     bool *out_picked,
+                                     struct swasm_bitmap *out_nodes,
+                                     struct swasm_error *error);
+
+// `select_p_step_finish`: a step ended; `killing` when the job is being
+// killed.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `step` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_step_finish(const struct swasm_select_plugin *plugin,
+                                 const struct swasm_step *step,
+                                 bool killing,
+                                 struct swasm_error *error);
+
+// `select_p_reconfigure`: the configuration changed; the plugin rebuilds
+// its usage from the `n_running` running jobs (with their resources).
+// The configuration is kept for restarts.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `config` valid; `running` holds
+// `n_running` valid jobs; `error` NULL or initialised.
+int32_t swasm_select_reconfigure(const struct swasm_select_plugin *plugin,
+                                 const struct swasm_select_config *config,
+                                 const struct swasm_job *running,
+                                 size_t n_running,
+                                 struct swasm_error *error);
+
+// `select_p_update_node_config`: a node's configuration changed (the
+// whole record, `index` naming it).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `node` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_update_node_config(const struct swasm_select_plugin *plugin,
+                                        const struct swasm_node *node,
+                                        struct swasm_error *error);
+
+// `select_p_update_node_state` (seed API; gone from Slurm 20.02): a
+// node's state changed.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `node` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_update_node_state(const struct swasm_select_plugin *plugin,
+                                       const struct swasm_node *node,
+                                       struct swasm_error *error);
+
+// `select_p_node_ranking` (seed API): new weights for the `n_nodes`
+// nodes. Writes whether the plugin ranks to `*out_ranked` and, when it
+// does, one weight per node in order to `*out_weights` (free with
+// `swasm_u32_list_free`; untouched otherwise).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `nodes` holds `n_nodes` valid
+// nodes; the outputs valid for writing; `error` NULL or initialised.
+int32_t swasm_select_node_ranking(const struct swasm_select_plugin *plugin,
+                                  const struct swasm_node *nodes,
+                                  size_t n_nodes,
+                                  bool *out_ranked,
+                                  struct swasm_u32_list *out_weights,
+                                  struct swasm_error *error);
+
+// `select_p_select_nodeinfo_set_all`: the plugin refreshes every node's
+// nodeinfo from its usage tables.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `error` NULL or initialised.
+int32_t swasm_select_nodeinfo_set_all(const struct swasm_select_plugin *plugin,
+                                      struct swasm_error *error);
+
+// `select_p_select_nodeinfo_set`: the plugin refreshes the nodeinfo of
+// the job's nodes.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; `error` NULL or
+// initialised.
+int32_t swasm_select_nodeinfo_set(const struct swasm_select_plugin *plugin,
+                                  const struct swasm_job *job,
+                                  struct swasm_error *error);
+
+// The nodeinfo of node `node_index`, as last refreshed (C code reads
+// `node_ptr->select_nodeinfo`; across the boundary it is asked for). On
+// success `*out` is a new handle (free with
+// [`swasm_select_nodeinfo_free`]).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `out` valid for writing; `error`
+// NULL or initialised.
+int32_t swasm_select_node_nodeinfo(const struct swasm_select_plugin *plugin,
+                                   uint32_t node_index,
+                                   struct swasm_select_nodeinfo **out,
+                                   struct swasm_error *error);
+
+// `select_p_select_nodeinfo_alloc`: a new, empty nodeinfo; `*out` is its
+// handle (free with [`swasm_select_nodeinfo_free`]).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `out` valid for writing; `error`
+// NULL or initialised.
+int32_t swasm_select_nodeinfo_alloc(const struct swasm_select_plugin *plugin,
+                                    struct swasm_select_nodeinfo **out,
+                                    struct swasm_error *error);
+
+// `select_p_select_nodeinfo_pack`: the nodeinfo serialised for
+// `protocol_version`, into `*out` (free with `swasm_bytes_free`); the shim
+// packs the bytes into Slurm's buffer (`packmem`).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `info` a live handle of it; `out`
+// valid for writing; `error` NULL or initialised.
+int32_t swasm_select_nodeinfo_pack(const struct swasm_select_plugin *plugin,
+                                   const struct swasm_select_nodeinfo *info,
+                                   uint16_t protocol_version,
+                                   struct swasm_bytes *out,
+                                   struct swasm_error *error);
+
+// `select_p_select_nodeinfo_unpack`: a nodeinfo from the `len` bytes of a
+// pack; `*out` is its new handle. The plugin refuses truncated data and
+// unknown protocol versions.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `data` holds `len` bytes; `out`
+// valid for writing; `error` NULL or initialised.
+int32_t swasm_select_nodeinfo_unpack(const struct swasm_select_plugin *plugin,
+                                     const uint8_t *data,
+                                     size_t len,
+                                     uint16_t protocol_version,
+                                     struct swasm_select_nodeinfo **out,
+                                     struct swasm_error *error);
+
+// `select_p_select_nodeinfo_get`: `field` (a `SWASM_SELECT_NODEDATA_*`
+// value, Slurm's own) for nodes in `state` (Slurm's node state, e.g.
+// `NODE_STATE_ALLOCATED`), into `*out` (free with
+// [`swasm_nodeinfo_value_free`]). An unknown field is refused;
+// `SWASM_SELECT_NODEDATA_PTR` is answered with an error by the plugin.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `info` a live handle of it; `out`
+// valid for writing; `error` NULL or initialised.
+int32_t swasm_select_nodeinfo_get(const struct swasm_select_plugin *plugin,
+                                  const struct swasm_select_nodeinfo *info,
+                                  uint32_t field,
+                                  uint32_t state,
+                                  struct swasm_nodeinfo_value *out,
+                                  struct swasm_error *error);
+
+// `select_p_select_nodeinfo_free`: the plugin drops the nodeinfo and the
+// handle is freed (whatever the outcome). With `plugin` NULL (the plugin
+// handle already closed) only the handle is freed; a NULL `info` does
+// nothing. Fails, still freeing the handle, for a nodeinfo of another
+// plugin handle.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `info` NULL or a live handle, not
+// used afterwards; `error` NULL or initialised.
+int32_t swasm_select_nodeinfo_free(const struct swasm_select_plugin *plugin,
+                                   struct swasm_select_nodeinfo *info,
+                                   struct swasm_error *error);
+
+// `select_p_select_jobinfo_alloc`: a new jobinfo; `*out` is its handle
+// (free with [`swasm_select_jobinfo_free`]).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `out` valid for writing; `error`
+// NULL or initialised.
+int32_t swasm_select_jobinfo_alloc(const struct swasm_select_plugin *plugin,
+                                   struct swasm_select_jobinfo **out,
+                                   struct swasm_error *error);
+
+// `select_p_select_jobinfo_copy`: a copy of `info`; `*out` is its new
+// handle.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `info` a live handle of it; `out`
+// valid for writing; `error` NULL or initialised.
+int32_t swasm_select_jobinfo_copy(const struct swasm_select_plugin *plugin,
+                                  const struct swasm_select_jobinfo *info,
+                                  struct swasm_select_jobinfo **out,
+                                  struct swasm_error *error);
+
+// `select_p_select_jobinfo_pack`: as [`swasm_select_nodeinfo_pack`], for
+// a jobinfo.
+//
+// # Safety
+// As [`swasm_select_nodeinfo_pack`].
+int32_t swasm_select_jobinfo_pack(const struct swasm_select_plugin *plugin,
+                                  const struct swasm_select_jobinfo *info,
+                                  uint16_t protocol_version,
+                                  struct swasm_bytes *out,
+                                  struct swasm_error *error);
+
+// `select_p_select_jobinfo_unpack`: as [`swasm_select_nodeinfo_unpack`],
+// for a jobinfo.
+//
+// # Safety
+// As [`swasm_select_nodeinfo_unpack`].
+int32_t swasm_select_jobinfo_unpack(const struct swasm_select_plugin *plugin,
+                                    const uint8_t *data,
+                                    size_t len,
+                                    uint16_t protocol_version,
+                                    struct swasm_select_jobinfo **out,
+                                    struct swasm_error *error);
+
+// `select_p_select_jobinfo_get`: `field` (a `SWASM_SELECT_JOBDATA_*`
+// value, Slurm's own) into `*out` (free with
+// [`swasm_jobinfo_value_free`]). An unknown field is refused;
+// `SWASM_SELECT_JOBDATA_PTR` is answered with an error by the plugin.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `info` a live handle of it; `out`
+// valid for writing; `error` NULL or initialised.
+int32_t swasm_select_jobinfo_get(const struct swasm_select_plugin *plugin,
+                                 const struct swasm_select_jobinfo *info,
+                                 uint32_t field,
+                                 struct swasm_jobinfo_value *out,
+                                 struct swasm_error *error);
+
+// `select_p_select_jobinfo_set`: sets `field` to `*value` (the caller's;
+// the library copies it). An unknown field or value kind is refused.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `info` a live handle of it; `value`
+// valid; `error` NULL or initialised.
+int32_t swasm_select_jobinfo_set(const struct swasm_select_plugin *plugin,
+                                 const struct swasm_select_jobinfo *info,
+                                 uint32_t field,
+                                 const struct swasm_jobinfo_value *value,
+                                 struct swasm_error *error);
+
+// `select_p_select_jobinfo_sprint` / `_xstrdup`: the jobinfo as text in
+// `mode` (a `SWASM_SELECT_PRINT_*` value, Slurm's own; others refused).
+// On success `*out` is a library-owned string: free it with
+// `swasm_string_free` (the shim copies it into Slurm's buffer or an
+// `xstrdup`).
+//
+// # Safety
+// `plugin` is NULL or an open handle; `info` a live handle of it; `out`
+// valid for writing; `error` NULL or initialised.
+int32_t swasm_select_jobinfo_to_string(const struct swasm_select_plugin *plugin,
+                                       const struct swasm_select_jobinfo *info,
+                                       uint32_t mode,
+                                       char **out,
+                                       struct swasm_error *error);
+
+// `select_p_select_jobinfo_free`: as [`swasm_select_nodeinfo_free`], for
+// a jobinfo.
+//
+// # Safety
+// As [`swasm_select_nodeinfo_free`].
+int32_t swasm_select_jobinfo_free(const struct swasm_select_plugin *plugin,
+                                  struct swasm_select_jobinfo *info,
+                                  struct swasm_error *error);
+
+// `select_p_get_info_from_plugin`: `field` (a `SWASM_SELECT_*` selector,
+// Slurm's own value; others refused) about `job` (NULL: none), into
+// `*out` (free with [`swasm_plugin_info_value_free`]). For
+// `SWASM_SELECT_CR_PLUGIN` a shim must answer `SELECT_TYPE_CONS_TRES` for
+// gres/mps and `--gpus` to work.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` NULL or valid; `out` valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_select_get_info_from_plugin(const struct swasm_select_plugin *plugin,
+                                          uint32_t field,
+                                          const struct swasm_job *job,
+                                          struct swasm_plugin_info_value *out,
+                                          struct swasm_error *error);
+
+// `select_p_resv_test`: nodes (and, for a core reservation, cores) for an
+// advanced reservation, into `*out` (free with
+// [`swasm_reservation_result_free`]), checked to stay inside what was
+// offered and asked for. The plugin fails (`ESLURM_NODES_BUSY`, ...) when
+// no such set exists.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `request` valid; `out` valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_select_resv_test(const struct swasm_select_plugin *plugin,
+                               const struct swasm_reservation_request *request,
+                               struct swasm_reservation_result *out,
+                               struct swasm_error *error);
+
+// `select_p_ba_init` (seed API): block-allocator setup, nothing on flat
+// systems.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `nodes` holds `n_nodes` valid
+// nodes; `error` NULL or initialised.
+int32_t swasm_select_ba_init(const struct swasm_select_plugin *plugin,
+                             const struct swasm_node *nodes,
+                             size_t n_nodes,
+                             bool sanity_check,
+                             struct swasm_error *error);
+
+// `select_p_ba_get_dims` (seed API): writes whether the system has
+// dimensions to `*out_has` and, when it has, them to `*out_dims` (free
+// with `swasm_u32_list_free`; untouched otherwise).
+//
+// # Safety
+// `plugin` is NULL or an open handle; the outputs valid for writing;
+// `error` NULL or initialised.
+int32_t swasm_select_ba_get_dims(const struct swasm_select_plugin *plugin,
+                                 bool *out_has,
+                                 struct swasm_u32_list *out_dims,
+                                 struct swasm_error *error);
 
 // Frees what a binding holds and zeroes it; does nothing for NULL.
 //

@@ -1,20 +1,22 @@
 //! What every kind handle shares: the slot it serves, its plugin loaded on
 //! first use, and the frame of its ABI functions.
 //!
-//! A kind (priority, task; gres and select in the same way) adds a handle
-//! type wrapping [`KindHandle`] with [`Handle`], a [`KindPlugin`]
-//! implementation for its typed plugin, and one ABI function per contract
-//! function that converts the C arguments and calls the plugin inside
-//! [`with_plugin`].
+//! A kind (priority, task, gres, select) adds a handle type wrapping
+//! [`KindHandle`] with [`Handle`], a [`KindPlugin`] implementation for its
+//! typed plugin, and one ABI function per contract function that converts
+//! the C arguments and calls the plugin inside [`with_plugin`]. Kinds whose
+//! plugins save state ([`StatePlugin`]) share [`state_save`] and
+//! [`state_restore`].
 
-use std::path::PathBuf;
+use std::ffi::c_char;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use slurm_wasm_host::host_config::PluginConfig;
 use slurm_wasm_host::types::PluginIdentity;
 use slurm_wasm_host::{
-    bundled, FailurePolicy, Host, LoadError, PluginSettings, PluginSource, PriorityPlugin, Slot,
-    TaskPlugin,
+    bundled, FailurePolicy, GresPlugin, Host, LoadError, PluginSettings, PluginSource,
+    PriorityPlugin, SelectPlugin, Slot, StateFileError, TaskPlugin,
 };
 
 use crate::error::{swasm_error, Failure};
@@ -57,6 +59,59 @@ impl KindPlugin for TaskPlugin {
     }
     fn identity(&self) -> PluginIdentity {
         self.identity()
+    }
+}
+
+impl KindPlugin for GresPlugin {
+    const SLOT: Slot = Slot::Gres;
+    fn load(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError> {
+        GresPlugin::load(host, source, settings)
+    }
+    fn identity(&self) -> PluginIdentity {
+        self.identity()
+    }
+}
+
+impl KindPlugin for SelectPlugin {
+    const SLOT: Slot = Slot::Select;
+    fn load(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError> {
+        SelectPlugin::load(host, source, settings)
+    }
+    fn identity(&self) -> PluginIdentity {
+        self.identity()
+    }
+}
+
+/// A typed plugin whose contract has `state-save` and `state-restore`,
+/// kept in the host's checked state files.
+pub(crate) trait StatePlugin: KindPlugin {
+    fn save_state_file(&self, path: &Path) -> Result<(), StateFileError>;
+    fn restore_state_file(&self, path: &Path) -> Result<(), StateFileError>;
+}
+
+impl StatePlugin for PriorityPlugin {
+    fn save_state_file(&self, path: &Path) -> Result<(), StateFileError> {
+        self.save_state_file(path)
+    }
+    fn restore_state_file(&self, path: &Path) -> Result<(), StateFileError> {
+        self.restore_state_file(path)
+    }
+}
+
+impl StatePlugin for SelectPlugin {
+    fn save_state_file(&self, path: &Path) -> Result<(), StateFileError> {
+        self.save_state_file(path)
+    }
+    fn restore_state_file(&self, path: &Path) -> Result<(), StateFileError> {
+        self.restore_state_file(path)
     }
 }
 
@@ -325,6 +380,52 @@ pub(crate) unsafe fn identity<H: Handle>(
     }
 }
 
+/// Saves the plugin's state to `path`, or (NULL) to the slot's state file
+/// under the host's `state_dir`.
+///
+/// # Safety
+/// As [`with_plugin`]; `path` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn state_save<H: Handle>(
+    handle: *const H,
+    path: *const c_char,
+    error: *mut swasm_error,
+    function: &str,
+) -> i32
+where
+    H::Plugin: StatePlugin,
+{
+    // SAFETY: as the caller promised.
+    unsafe {
+        with_slot(handle, error, function, |slot, p| {
+            let path = slot.state_path(crate::cvt::opt_text(path))?;
+            Ok(p.save_state_file(&path)?)
+        })
+    }
+}
+
+/// Restores the plugin's state from `path`, or (NULL) from the slot's
+/// state file under the host's `state_dir`.
+///
+/// # Safety
+/// As [`state_save`].
+pub(crate) unsafe fn state_restore<H: Handle>(
+    handle: *const H,
+    path: *const c_char,
+    error: *mut swasm_error,
+    function: &str,
+) -> i32
+where
+    H::Plugin: StatePlugin,
+{
+    // SAFETY: as the caller promised.
+    unsafe {
+        with_slot(handle, error, function, |slot, p| {
+            let path = slot.state_path(crate::cvt::opt_text(path))?;
+            Ok(p.restore_state_file(&path)?)
+        })
+    }
+}
+
 /// Closes a kind handle (the plugin is dropped with it, without `fini`).
 ///
 /// # Safety
@@ -340,8 +441,10 @@ pub(crate) unsafe fn close<H>(handle: *mut H) {
 
 #[cfg(test)]
 mod tests {
+    use crate::gres::{swasm_gres_epilog_info, swasm_gres_plugin};
     use crate::host::swasm_host;
     use crate::priority::swasm_priority_plugin;
+    use crate::select::{swasm_select_jobinfo, swasm_select_nodeinfo, swasm_select_plugin};
     use crate::task::swasm_task_plugin;
 
     /// slurmctld and slurmd call from many RPC threads at once: every
@@ -352,5 +455,10 @@ mod tests {
         shareable::<swasm_host>();
         shareable::<swasm_priority_plugin>();
         shareable::<swasm_task_plugin>();
+        shareable::<swasm_gres_plugin>();
+        shareable::<swasm_select_plugin>();
+        shareable::<swasm_gres_epilog_info>();
+        shareable::<swasm_select_nodeinfo>();
+        shareable::<swasm_select_jobinfo>();
     }
 }

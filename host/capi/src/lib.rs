@@ -35,10 +35,14 @@
 mod cvt;
 pub mod error;
 mod fork;
+pub mod gres;
 pub mod host;
 mod kind;
 pub mod log;
+pub mod owned;
 pub mod priority;
+mod resource;
+pub mod select;
 pub mod task;
 pub mod types;
 

@@ -9,10 +9,10 @@ use slurm_wasm_host::kinds::priority::{
 };
 use slurm_wasm_host::PriorityPlugin;
 
-use crate::cvt::{self, list, opt_text, owned, put, record, take, texts};
+use crate::cvt::{self, list, owned, put, record, take, texts};
 use crate::error::{c_string, swasm_error, Failure};
 use crate::host::swasm_host;
-use crate::kind::{self, with_plugin, with_slot, Handle, KindHandle};
+use crate::kind::{self, with_plugin, Handle, KindHandle};
 use crate::types::{
     jobs as read_jobs, swasm_association, swasm_cluster_config, swasm_job, swasm_partition,
     swasm_plugin_identity, swasm_qos, swasm_tres_amount, swasm_tres_list, tres_amounts,
@@ -741,12 +741,7 @@ pub unsafe extern "C" fn swasm_priority_state_save(
     error: *mut swasm_error,
 ) -> i32 {
     // SAFETY: as the caller promised.
-    unsafe {
-        with_slot(plugin, error, "swasm_priority_state_save", |slot, p| {
-            let path = slot.state_path(opt_text(path))?;
-            Ok(p.save_state_file(&path)?)
-        })
-    }
+    unsafe { kind::state_save(plugin, path, error, "swasm_priority_state_save") }
 }
 
 /// Restores the plugin's state (`state-restore`) from the state file
@@ -766,10 +761,5 @@ pub unsafe extern "C" fn swasm_priority_state_restore(
     error: *mut swasm_error,
 ) -> i32 {
     // SAFETY: as the caller promised.
-    unsafe {
-        with_slot(plugin, error, "swasm_priority_state_restore", |slot, p| {
-            let path = slot.state_path(opt_text(path))?;
-            Ok(p.restore_state_file(&path)?)
-        })
-    }
+    unsafe { kind::state_restore(plugin, path, error, "swasm_priority_state_restore") }
 }

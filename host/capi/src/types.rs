@@ -3,18 +3,19 @@
 //!
 //! Field names and meanings are the contract's (see `wit/types.wit`, which
 //! names the Slurm field each comes from); the conventions for strings,
-//! lists, optionals and enums are in the header's introduction. The node
-//! records (`node`, `gres-device-group`, `node-state`) arrive with the
-//! select and gres kinds.
+//! lists, optionals and enums are in the header's introduction. Where a
+//! closed set of the contract is one of Slurm's enums or flag sets, the
+//! `SWASM_*` constants carry Slurm's own values, so a shim passes the
+//! field of Slurm's record as it is.
 #![allow(non_camel_case_types)]
 
 use std::ffi::c_char;
 
 use slurm_wasm_host::types::{
-    Association, Bitmap, ClusterConfig, GpuDefaults, GresAllocation, GresFlags, GresRequest,
-    GresScope, Job, JobDetails, JobResources, JobState, KeyValue, MemoryRequest, NodeResources,
-    Oversubscribe, Partition, PluginIdentity, Qos, ShareRequest, Shares, Step, Task, TresAmount,
-    TresUsage,
+    Association, Bitmap, ClusterConfig, GpuDefaults, GresAllocation, GresCount, GresDeviceGroup,
+    GresFlags, GresRequest, GresScope, Job, JobDetails, JobResources, JobState, KeyValue,
+    MemoryRequest, Node, NodeBaseState, NodeResources, NodeState, NodeStateFlags, Oversubscribe,
+    Partition, PluginIdentity, Qos, ShareRequest, Shares, Step, Task, TresAmount, TresUsage,
 };
 
 use crate::cvt::{self, choice, list, opt, opt_text, text, texts};
@@ -51,7 +52,10 @@ impl swasm_bitmap {
 
 /// # Safety
 /// `p` is NULL or points to a valid [`swasm_bitmap`].
-unsafe fn opt_bitmap(p: *const swasm_bitmap, what: &str) -> Result<Option<Bitmap>, Failure> {
+pub(crate) unsafe fn opt_bitmap(
+    p: *const swasm_bitmap,
+    what: &str,
+) -> Result<Option<Bitmap>, Failure> {
     // SAFETY: as the caller promised.
     unsafe { p.as_ref() }
         .map(|b| unsafe { b.read(what) })
@@ -452,6 +456,28 @@ pub struct swasm_gres_allocation {
     pub n_per_device: usize,
 }
 
+impl swasm_gres_allocation {
+    /// # Safety
+    /// Every pointer as the header's conventions say.
+    pub(crate) unsafe fn read(&self, what: &str) -> Result<GresAllocation, Failure> {
+        // SAFETY: as the caller promised.
+        unsafe {
+            Ok(GresAllocation {
+                name: text(self.name),
+                type_name: opt_text(self.type_name),
+                count: self.count,
+                devices: opt_bitmap(self.devices, &format!("{what}.devices"))?,
+                per_device: cvt::slice(
+                    self.per_device,
+                    self.n_per_device,
+                    &format!("{what}.per_device"),
+                )?
+                .to_vec(),
+            })
+        }
+    }
+}
+
 /// What a job holds on one of its nodes.
 #[repr(C)]
 pub struct swasm_node_resources {
@@ -494,21 +520,7 @@ impl swasm_job_resources {
                             cpus: n.cpus,
                             memory: n.memory,
                             gres: list(n.gres, n.n_gres, "job.resources.per_node.gres", |g| {
-                                Ok(GresAllocation {
-                                    name: text(g.name),
-                                    type_name: opt_text(g.type_name),
-                                    count: g.count,
-                                    devices: opt_bitmap(
-                                        g.devices,
-                                        "job.resources.per_node.gres.devices",
-                                    )?,
-                                    per_device: cvt::slice(
-                                        g.per_device,
-                                        g.n_per_device,
-                                        "job.resources.per_node.gres.per_device",
-                                    )?
-                                    .to_vec(),
-                                })
+                                g.read("job.resources.per_node.gres")
                             })?,
                         })
                     },
@@ -863,6 +875,243 @@ impl swasm_cluster_config {
             })
         }
     }
+}
+
+/// A configured count of one generic resource (`Gres=gpu:a100:4` of a
+/// node's slurm.conf line).
+#[repr(C)]
+pub struct swasm_gres_count {
+    pub name: *const c_char,
+    /// NULL when no type was given.
+    pub type_name: *const c_char,
+    pub count: u64,
+}
+
+impl swasm_gres_count {
+    /// # Safety
+    /// Both strings NULL or NUL-terminated.
+    pub(crate) unsafe fn read(&self) -> GresCount {
+        // SAFETY: as the caller promised.
+        unsafe {
+            GresCount {
+                name: text(self.name),
+                type_name: opt_text(self.type_name),
+                count: self.count,
+            }
+        }
+    }
+}
+
+/// One device group of a node's GRES (a gres.conf line after
+/// `node_config_load`; the `topo_*` arrays of the node's
+/// `gres_node_state_t`, one entry per index). Device indices follow the
+/// table order: the first group of a name holds devices `0..count`, the
+/// next one the following indices; for shared GRES (`mps`) each group is
+/// one GPU and `count` its shares.
+#[repr(C)]
+pub struct swasm_gres_device_group {
+    pub name: *const c_char,
+    /// NULL when the GRES has no type.
+    pub type_name: *const c_char,
+    pub count: u64,
+    /// `Cores=` as core indices of the node; NULL: usable from every core.
+    pub cores: *const swasm_bitmap,
+    /// `Links=`: the link count to each device of the node (-1 = itself);
+    /// empty when not given.
+    pub links: *const i32,
+    pub n_links: usize,
+}
+
+/// `node-state` base values: Slurm's `enum node_states`, so
+/// `node_ptr->node_state & NODE_STATE_BASE` is one of them as it is.
+pub const SWASM_NODE_STATE_UNKNOWN: u32 = 0;
+pub const SWASM_NODE_STATE_DOWN: u32 = 1;
+pub const SWASM_NODE_STATE_IDLE: u32 = 2;
+pub const SWASM_NODE_STATE_ALLOCATED: u32 = 3;
+pub const SWASM_NODE_STATE_ERROR: u32 = 4;
+pub const SWASM_NODE_STATE_MIXED: u32 = 5;
+pub const SWASM_NODE_STATE_FUTURE: u32 = 6;
+/// The base value's bits of a node state (`NODE_STATE_BASE`).
+pub const SWASM_NODE_STATE_BASE: u32 = 0xf;
+
+/// Node state flag bits the contract carries, with Slurm 22.05's values
+/// (`NODE_STATE_*` of `slurm.h`): `NODE_STATE_RES` (in an advanced
+/// reservation).
+pub const SWASM_NODE_STATE_RES: u32 = 1 << 5;
+pub const SWASM_NODE_STATE_CLOUD: u32 = 1 << 7;
+pub const SWASM_NODE_STATE_DRAIN: u32 = 1 << 9;
+pub const SWASM_NODE_STATE_COMPLETING: u32 = 1 << 10;
+pub const SWASM_NODE_STATE_NO_RESPOND: u32 = 1 << 11;
+/// `NODE_STATE_POWERED_DOWN` (`POWER_SAVE` before 21.08; the contract's
+/// `power-save`).
+pub const SWASM_NODE_STATE_POWERED_DOWN: u32 = 1 << 12;
+pub const SWASM_NODE_STATE_FAIL: u32 = 1 << 13;
+pub const SWASM_NODE_STATE_POWERING_UP: u32 = 1 << 14;
+pub const SWASM_NODE_STATE_MAINT: u32 = 1 << 15;
+pub const SWASM_NODE_STATE_REBOOT_REQUESTED: u32 = 1 << 16;
+pub const SWASM_NODE_STATE_POWERING_DOWN: u32 = 1 << 18;
+/// `NODE_STATE_DYNAMIC_FUTURE` and `NODE_STATE_DYNAMIC_NORM` are both the
+/// contract's `dynamic`.
+pub const SWASM_NODE_STATE_DYNAMIC_FUTURE: u32 = 1 << 19;
+pub const SWASM_NODE_STATE_DYNAMIC_NORM: u32 = 1 << 26;
+
+/// `node_ptr->node_state` as the contract's `node-state`: an unknown base
+/// value is refused; flag bits the contract does not carry
+/// (`NODE_STATE_NET`, `NODE_RESUME`, `NODE_STATE_PLANNED`, ...) are ignored.
+fn node_state(state: u32, what: &str) -> Result<NodeState, Failure> {
+    let base = choice(state & SWASM_NODE_STATE_BASE, what, |b| {
+        Some(match b {
+            SWASM_NODE_STATE_UNKNOWN => NodeBaseState::Unknown,
+            SWASM_NODE_STATE_DOWN => NodeBaseState::Down,
+            SWASM_NODE_STATE_IDLE => NodeBaseState::Idle,
+            SWASM_NODE_STATE_ALLOCATED => NodeBaseState::Allocated,
+            SWASM_NODE_STATE_ERROR => NodeBaseState::Error,
+            SWASM_NODE_STATE_MIXED => NodeBaseState::Mixed,
+            SWASM_NODE_STATE_FUTURE => NodeBaseState::Future,
+            _ => return None,
+        })
+    })?;
+    let mut flags = NodeStateFlags::empty();
+    for (bit, flag) in [
+        (SWASM_NODE_STATE_DRAIN, NodeStateFlags::DRAIN),
+        (SWASM_NODE_STATE_COMPLETING, NodeStateFlags::COMPLETING),
+        (SWASM_NODE_STATE_NO_RESPOND, NodeStateFlags::NO_RESPOND),
+        (SWASM_NODE_STATE_POWERED_DOWN, NodeStateFlags::POWER_SAVE),
+        (SWASM_NODE_STATE_POWERING_UP, NodeStateFlags::POWERING_UP),
+        (
+            SWASM_NODE_STATE_POWERING_DOWN,
+            NodeStateFlags::POWERING_DOWN,
+        ),
+        (SWASM_NODE_STATE_FAIL, NodeStateFlags::FAIL),
+        (SWASM_NODE_STATE_MAINT, NodeStateFlags::MAINT),
+        (SWASM_NODE_STATE_RES, NodeStateFlags::RESERVED),
+        (
+            SWASM_NODE_STATE_REBOOT_REQUESTED,
+            NodeStateFlags::REBOOT_REQUESTED,
+        ),
+        (SWASM_NODE_STATE_CLOUD, NodeStateFlags::CLOUD),
+        (SWASM_NODE_STATE_DYNAMIC_FUTURE, NodeStateFlags::DYNAMIC),
+        (SWASM_NODE_STATE_DYNAMIC_NORM, NodeStateFlags::DYNAMIC),
+    ] {
+        if state & bit != 0 {
+            flags |= flag;
+        }
+    }
+    Ok(NodeState { base, flags })
+}
+
+/// A node as the controller sees it (`node_record_t`).
+#[repr(C)]
+pub struct swasm_node {
+    /// Position in the controller's node table (`node_ptr->index`).
+    pub index: u32,
+    pub name: *const c_char,
+    /// Configured CPUs (`CPUs=`).
+    pub cpus: u16,
+    pub boards: u16,
+    pub sockets: u16,
+    pub cores_per_socket: u16,
+    pub threads_per_core: u16,
+    /// `RealMemory`, MB.
+    pub real_memory: u64,
+    /// `MemSpecLimit`, MB.
+    pub mem_spec_limit: u64,
+    /// `CoreSpecCount`.
+    pub core_spec_count: u16,
+    /// `CpuSpecList` as abstract CPU indices; NULL when not set.
+    pub cpu_spec_list: *const swasm_bitmap,
+    /// `TmpDisk`, MB.
+    pub tmp_disk: u64,
+    /// Scheduling weight; lower weights are used first.
+    pub weight: u32,
+    pub features: *const *const c_char,
+    pub n_features: usize,
+    /// `Gres=` of the node's line.
+    pub gres: *const swasm_gres_count,
+    pub n_gres: usize,
+    /// The node's GRES device groups (empty when gres.conf says nothing of
+    /// the node).
+    pub gres_topology: *const swasm_gres_device_group,
+    pub n_gres_topology: usize,
+    /// `node_ptr->node_state` as it is: a `SWASM_NODE_STATE_*` base value
+    /// in the low four bits, and flag bits (`SWASM_NODE_STATE_DRAIN`, ...);
+    /// other flag bits are ignored.
+    pub state: u32,
+    /// Indices into the partition table of the partitions holding the node.
+    pub partitions: *const u32,
+    pub n_partitions: usize,
+}
+
+impl swasm_node {
+    /// # Safety
+    /// Every pointer as the header's conventions say.
+    pub(crate) unsafe fn read(&self, what: &str) -> Result<Node, Failure> {
+        // SAFETY: as the caller promised.
+        unsafe {
+            Ok(Node {
+                index: self.index,
+                name: text(self.name),
+                cpus: self.cpus,
+                boards: self.boards,
+                sockets: self.sockets,
+                cores_per_socket: self.cores_per_socket,
+                threads_per_core: self.threads_per_core,
+                real_memory: self.real_memory,
+                mem_spec_limit: self.mem_spec_limit,
+                core_spec_count: self.core_spec_count,
+                cpu_spec_list: opt_bitmap(self.cpu_spec_list, &format!("{what}.cpu_spec_list"))?,
+                tmp_disk: self.tmp_disk,
+                weight: self.weight,
+                features: texts(self.features, self.n_features, &format!("{what}.features"))?,
+                gres: list(self.gres, self.n_gres, &format!("{what}.gres"), |g| {
+                    Ok(g.read())
+                })?,
+                gres_topology: list(
+                    self.gres_topology,
+                    self.n_gres_topology,
+                    &format!("{what}.gres_topology"),
+                    |g| {
+                        Ok(GresDeviceGroup {
+                            name: text(g.name),
+                            type_name: opt_text(g.type_name),
+                            count: g.count,
+                            cores: opt_bitmap(g.cores, &format!("{what}.gres_topology.cores"))?,
+                            links: cvt::slice(
+                                g.links,
+                                g.n_links,
+                                &format!("{what}.gres_topology.links"),
+                            )?
+                            .to_vec(),
+                        })
+                    },
+                )?,
+                state: node_state(self.state, &format!("{what}.state"))?,
+                partitions: cvt::slice(
+                    self.partitions,
+                    self.n_partitions,
+                    &format!("{what}.partitions"),
+                )?
+                .to_vec(),
+            })
+        }
+    }
+}
+
+/// # Safety
+/// As [`cvt::slice`], each node valid.
+pub(crate) unsafe fn nodes(
+    p: *const swasm_node,
+    n: usize,
+    what: &str,
+) -> Result<Vec<Node>, Failure> {
+    // SAFETY: as the caller promised.
+    let nodes = unsafe { cvt::slice(p, n, what) }?;
+    nodes
+        .iter()
+        .enumerate()
+        // SAFETY: as the caller promised.
+        .map(|(i, node)| unsafe { node.read(&format!("{what}[{i}]")) })
+        .collect()
 }
 
 /// What a plugin says about itself (`plugin_type`, `plugin_name`,
