@@ -7,9 +7,10 @@
 //! host's level only, that a forked child can call a plugin while another
 //! thread was calling it, and that the library prints nothing itself.
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use slurm_wasm_host::kinds::priority::{
     AssociationUpdate, FactorsRequest, PriorityConfig, QosUpdate,
@@ -20,26 +21,7 @@ use slurm_wasm_host::{
     bundled, fixtures, CallError, Capability, Grants, Host, HostOptions, PluginSettings,
     PluginSource, PriorityPlugin, TaskPlugin,
 };
-
-/// The shared library cargo built for this test run: beside the test
-/// binary (`deps/`) or one level up.
-fn library_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let deps = exe.parent().expect("the test binary's directory");
-    let found = [deps, deps.parent().unwrap_or(deps)]
-        .into_iter()
-        .find(|d| d.join("libslurm_wasm.so").exists())
-        .unwrap_or_else(|| panic!("no libslurm_wasm.so in {} or its parent", deps.display()))
-        .to_path_buf();
-    found
-}
-
-fn have_cc() -> bool {
-    Command::new("cc")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+use support::{assert_same, build_program, run_program, Output};
 
 /// Writes the host configurations and plugin files the program opens.
 fn write_inputs(dir: &Path) {
@@ -80,93 +62,6 @@ fn write_inputs(dir: &Path) {
     let task = bundled::find("task/affinity").expect("task/affinity is bundled");
     std::fs::write(dir.join("task_affinity.wasm"), task.bytes).unwrap();
     std::fs::create_dir(dir.join("state")).unwrap();
-}
-
-/// Compiles the C program; `None` (after saying why) when there is no `cc`.
-fn build_program(dir: &Path) -> Option<PathBuf> {
-    if !have_cc() {
-        eprintln!("skipped: no system C compiler (`cc`) to build tests/capi/capi_test.c");
-        return None;
-    }
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = library_dir();
-    let exe = dir.join("capi_test");
-    let out = Command::new("cc")
-        .args([
-            "-std=c11",
-            "-D_DEFAULT_SOURCE",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-pthread",
-        ])
-        .arg("-I")
-        .arg(crate_dir.join("include"))
-        .arg(crate_dir.join("tests/capi/capi_test.c"))
-        .arg("-L")
-        .arg(&lib)
-        .arg("-lslurm_wasm")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("running cc");
-    assert!(
-        out.status.success(),
-        "cc failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(exe)
-}
-
-/// The program's output: lines by key (the first word), in order.
-struct Output {
-    lines: Vec<String>,
-}
-
-impl Output {
-    fn with_key(&self, key: &str) -> Vec<&str> {
-        self.lines
-            .iter()
-            .filter(|l| l.split_whitespace().next() == Some(key))
-            .map(String::as_str)
-            .collect()
-    }
-
-    /// The rest of the single line `key`.
-    fn one(&self, key: &str) -> &str {
-        match self.with_key(key).as_slice() {
-            [line] => line[key.len()..].trim_start(),
-            other => panic!("expected one `{key}` line, got {other:?}"),
-        }
-    }
-}
-
-/// Do two result lines say the same? Words equal, numbers (also the
-/// values of `name=value` words) compared as numbers: C prints doubles
-/// with `%.17g`, Rust with `{:?}`; both give the same f64 back.
-fn same_line(c: &str, rust: &str) -> bool {
-    let number = |w: &str| w.parse::<f64>().ok();
-    let words = |l: &str| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
-    let (c, rust) = (words(c), words(rust));
-    c.len() == rust.len()
-        && c.iter().zip(&rust).all(|(a, b)| {
-            if a == b {
-                return true;
-            }
-            let (a, b) = match (a.rsplit_once('='), b.rsplit_once('=')) {
-                (Some((ka, va)), Some((kb, vb))) if ka == kb => (va, vb),
-                _ => (a.as_str(), b.as_str()),
-            };
-            matches!((number(a), number(b)), (Some(x), Some(y)) if x == y)
-        })
-}
-
-fn assert_same(c: &[&str], rust: &[String], what: &str) {
-    assert!(
-        c.len() == rust.len() && c.iter().zip(rust).all(|(a, b)| same_line(a, b)),
-        "{what}: the C ABI and the Rust API disagree\nC:    {c:#?}\nRust: {rust:#?}"
-    );
 }
 
 fn host() -> Host {
@@ -406,33 +301,10 @@ fn basic_set() -> u32 {
 fn c_program_agrees_with_the_rust_api() {
     let dir = tempfile::tempdir().unwrap();
     write_inputs(dir.path());
-    let Some(exe) = build_program(dir.path()) else {
+    let Some(exe) = build_program(dir.path(), "capi_test.c") else {
         return;
     };
-    // The library of this build: cargo's own LD_LIBRARY_PATH would take
-    // precedence over the program's run path and may hold an older copy.
-    let run = Command::new(&exe)
-        .arg(dir.path())
-        .env("LD_LIBRARY_PATH", library_dir())
-        .output()
-        .expect("running capi_test");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        run.status.success(),
-        "capi_test failed ({}):\nstderr:\n{stderr}\nstdout:\n{stdout}",
-        run.status
-    );
-    // Everything the library says goes to the log callback.
-    assert_eq!(stderr, "", "the library wrote to stderr");
-    let out = Output {
-        lines: stdout.lines().map(str::to_owned).collect(),
-    };
-    assert_eq!(
-        out.lines.last().map(String::as_str),
-        Some("done"),
-        "{stdout}"
-    );
+    let out = run_program(&exe, dir.path());
     assert_eq!(
         out.one("abi"),
         format!("1 {}", slurm_wasm_host::CONTRACT_VERSION)
@@ -446,22 +318,14 @@ fn c_program_agrees_with_the_rust_api() {
     assert_eq!(out.one("fork.children_ok"), "8 of 8");
 
     // priority/multifactor: every contract function, answer for answer.
-    let c_mf: Vec<&str> = out
-        .lines
-        .iter()
-        .filter(|l| l.starts_with("mf."))
-        .map(String::as_str)
-        .collect();
-    assert_same(&c_mf, &multifactor_lines(), "priority/multifactor");
+    assert_same(
+        &out.with_prefix("mf."),
+        &multifactor_lines(),
+        "priority/multifactor",
+    );
 
     // task/affinity: the same binding, environment, messages and codes.
-    let c_task: Vec<&str> = out
-        .lines
-        .iter()
-        .filter(|l| l.starts_with("task."))
-        .map(String::as_str)
-        .collect();
-    assert_same(&c_task, &task_lines(), "task/affinity");
+    assert_same(&out.with_prefix("task."), &task_lines(), "task/affinity");
 
     errors_name_file_and_fault(&out, dir.path());
     logs_reach_the_callback_at_the_hosts_level(&out);
