@@ -32,9 +32,20 @@
  *   - bitmaps use the layout of the data words of Slurm's bitstr_t (see swasm_bitmap).
  *   The library copies what it needs during the call and keeps no pointer afterwards.
  *
- * Results: plain values are written through out pointers, only on success. Strings and
- * arrays inside result structs are owned by the library: free each struct with its
- * swasm_*_free function (safe on a zeroed struct; the struct is zeroed again).
+ * Results: plain values are written through out pointers, only on success. Strings,
+ * arrays and byte buffers (swasm_bytes) inside result structs are owned by the library:
+ * free each struct with its swasm_*_free function (safe on a zeroed struct; the struct is
+ * zeroed again). A result that is a record the caller also passes in (swasm_bitmap,
+ * swasm_job_resources, swasm_gres_allocation, swasm_gres_conf_record, swasm_key_value)
+ * uses the same struct: its const pointers then point into library memory, to be freed
+ * only by the enclosing result's swasm_*_free; it may be passed back in as it is.
+ *
+ * Plugin-side resources (swasm_gres_epilog_info, swasm_select_nodeinfo,
+ * swasm_select_jobinfo) are opaque handles: every call takes one together with the plugin
+ * handle that made it (another handle's is refused), and its swasm_*_free gives it back to
+ * the plugin and frees the handle. Closing a plugin handle drops its resources; free their
+ * handles afterwards with a NULL plugin. A plugin restarted after a fault has none of the
+ * resources it made before: calls with them fail.
  *
  * Threads and processes:
  *   - every handle may be used from several threads at once (slurmctld's RPC threads): calls
@@ -423,7 +434,9 @@ typedef struct swasm_error {
 // significant) of `words[i / 64]`, which is the layout of the data words of
 // Slurm's `bitstr_t` on 64-bit machines (after its two header words).
 // `words` holds `(len + 63) / 64` words (NULL when `len` is 0); bits at or
-// past `len` are ignored.
+// past `len` are ignored. A shim passes a `bitstr_t *b` as
+// `{ bit_size(b), (const uint64_t *)b + 2 }`. In results the words are the
+// library's, freed with the result.
 typedef struct swasm_bitmap {
   uint32_t len;
   const uint64_t *words;
@@ -699,6 +712,9 @@ typedef struct swasm_node_resources {
 } swasm_node_resources;
 
 // The resources of a job (`job_resources_t`), per node in node-index order.
+// In results (`swasm_job_test_result`, `swasm_select_job_expand`) every
+// pointer is the library's, freed with the result; such resources may be
+// passed back in as a job's (`swasm_job.resources` at job-begin).
 typedef struct swasm_job_resources {
   struct swasm_bitmap nodes;
   uint32_t ncpus;
@@ -1141,8 +1157,9 @@ typedef struct swasm_job_test_request {
   uint32_t max_nodes;
   // Desired node count (`req_nodes`).
   uint32_t req_nodes;
-  // Slurm's `mode` as it is: a `SWASM_SELECT_MODE_*` base value with
-  // `SWASM_SELECT_MODE_*_FLAG`-style flag bits.
+  // Slurm's `mode` as it is: a base value (`SWASM_SELECT_MODE_RUN_NOW`,
+  // `_TEST_ONLY`, `_WILL_RUN`, `_RESV`) or'd with flag bits
+  // (`SWASM_SELECT_MODE_PREEMPT_FLAG`, `_CHECK_FULL`, `_IGN_ERR`).
   uint32_t mode;
   // Running jobs that may be preempted, in the controller's preference
   // order (`preemptee_candidates`).

@@ -12,12 +12,18 @@
 //!   daemon may open it before it daemonizes. A daemon's configuration must
 //!   name a compiled-component cache (`cache_dir`).
 //! * A **kind handle** serves one slot of the configuration
-//!   (`swasm_priority_open`, `swasm_task_open`); its plugin is loaded (the
-//!   runtime started first if need be) at its first call.
+//!   (`swasm_priority_open`, `swasm_task_open`, `swasm_gres_open`,
+//!   `swasm_select_open`); its plugin is loaded (the runtime started first
+//!   if need be) at its first call.
 //! * **One function per contract function**, taking C structs a shim fills
-//!   from Slurm's records (`swasm_job`, `swasm_launch_request`, ...) and
-//!   giving results in C structs; arrays and strings of results are owned
-//!   by the library and freed by the matching `swasm_*_free`.
+//!   from Slurm's records (`swasm_job`, `swasm_node`,
+//!   `swasm_launch_request`, ...) and giving results in C structs; arrays,
+//!   strings and byte buffers (`swasm_bytes`) of results are owned by the
+//!   library and freed by the matching `swasm_*_free` ([`mod@owned`]).
+//! * **Plugin-side resources** (a gres plugin's epilog info, a select
+//!   plugin's nodeinfo and jobinfo) are opaque handles that every call
+//!   takes together with the plugin handle that made them, freed by their
+//!   `swasm_*_free`.
 //! * **Errors**: fallible functions return `SWASM_SUCCESS` (0) or
 //!   `SWASM_ERROR` (-1, `SLURM_ERROR`) and fill a `swasm_error` with Slurm's
 //!   code and a one-line message ([`error::swasm_error`]).
@@ -28,9 +34,9 @@
 //!   restarts its epoch ticker in a process whose pid changed; every handle
 //!   is thread-safe.
 //!
-//! The gres and select kinds join in the same way: a `KindPlugin`
-//! implementation for the typed plugin, a handle type, and one function per
-//! contract function on the same frame.
+//! Each kind is a `KindPlugin` implementation for the typed plugin, a
+//! handle type, and one function per contract function on the same frame
+//! ([`priority`], [`task`], [`gres`], [`select`]).
 
 mod cvt;
 pub mod error;

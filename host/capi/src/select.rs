@@ -186,8 +186,9 @@ pub struct swasm_job_test_request {
     pub max_nodes: u32,
     /// Desired node count (`req_nodes`).
     pub req_nodes: u32,
-    /// Slurm's `mode` as it is: a `SWASM_SELECT_MODE_*` base value with
-    /// `SWASM_SELECT_MODE_*_FLAG`-style flag bits.
+    /// Slurm's `mode` as it is: a base value (`SWASM_SELECT_MODE_RUN_NOW`,
+    /// `_TEST_ONLY`, `_WILL_RUN`, `_RESV`) or'd with flag bits
+    /// (`SWASM_SELECT_MODE_PREEMPT_FLAG`, `_CHECK_FULL`, `_IGN_ERR`).
     pub mode: u32,
     /// Running jobs that may be preempted, in the controller's preference
     /// order (`preemptee_candidates`).

@@ -25,7 +25,9 @@ use crate::error::{c_string, Failure};
 /// significant) of `words[i / 64]`, which is the layout of the data words of
 /// Slurm's `bitstr_t` on 64-bit machines (after its two header words).
 /// `words` holds `(len + 63) / 64` words (NULL when `len` is 0); bits at or
-/// past `len` are ignored.
+/// past `len` are ignored. A shim passes a `bitstr_t *b` as
+/// `{ bit_size(b), (const uint64_t *)b + 2 }`. In results the words are the
+/// library's, freed with the result.
 #[repr(C)]
 pub struct swasm_bitmap {
     pub len: u32,
@@ -491,6 +493,9 @@ pub struct swasm_node_resources {
 }
 
 /// The resources of a job (`job_resources_t`), per node in node-index order.
+/// In results (`swasm_job_test_result`, `swasm_select_job_expand`) every
+/// pointer is the library's, freed with the result; such resources may be
+/// passed back in as a job's (`swasm_job.resources` at job-begin).
 #[repr(C)]
 pub struct swasm_job_resources {
     pub nodes: swasm_bitmap,
