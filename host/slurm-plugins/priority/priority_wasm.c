@@ -91,6 +91,10 @@ static bool reconfig_pending, reconfig_assoc_clear;
 static idmap_t known_jobs;
 static uint32_t pass_number = 1;
 
+/* What priority_p_set cost since the last pass (guarded by the job write
+ * lock), logged by each pass at debug level. */
+static uint64_t set_calls, set_ns;
+
 /* Associations and QOS as last sent (guarded by sync_lock). */
 static pthread_mutex_t sync_lock = PTHREAD_MUTEX_INITIALIZER;
 static idmap_t sent_assocs, sent_qos;
@@ -104,6 +108,14 @@ static pthread_mutex_t pass_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pass_init_cond = PTHREAD_COND_INITIALIZER;
 static bool pass_started, shutdown_requested;
 static time_t last_reset;
+
+static uint64_t _now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 /* ---- errors ---- */
 
@@ -318,6 +330,12 @@ static void _write_figures(void)
 	for (size_t i = 0; i < list.n_items; i++)
 		idmap_get(&by_id, list.items[i].id)->data = &list.items[i];
 	assoc_mgr_lock(&locks);
+	/* the root, as multifactor leaves it: all the usage, and no level */
+	if (assoc_mgr_root_assoc && assoc_mgr_root_assoc->usage) {
+		assoc_mgr_root_assoc->usage->usage_efctv = 1.0;
+		if (usage_fair_tree())
+			assoc_mgr_root_assoc->usage->level_fs = (long double) NO_VAL;
+	}
 	itr = list_iterator_create(assoc_mgr_assoc_list);
 	while ((a = list_next(itr))) {
 		idmap_entry_t *e = idmap_find(&by_id, a->id);
@@ -402,6 +420,8 @@ static void _pass(time_t now)
 	job_record_t *job_ptr;
 	ListIterator itr;
 
+	uint64_t pass_start = _now_ns(), locked_at, calls_ns;
+
 	pass_number++;
 	if (usage_mode) {
 		uint16_t reset_period = slurm_conf.priority_reset_period;
@@ -427,6 +447,7 @@ static void _pass(time_t now)
 	_sync_tables();
 
 	lock_slurmctld(job_write_lock);
+	locked_at = _now_ns();
 	site_factor_g_update();
 	if (reconfig_pending || records_partitions_changed()) {
 		bool assoc_clear = reconfig_assoc_clear;
@@ -493,6 +514,7 @@ static void _pass(time_t now)
 	pending_ids = arena_alloc(&arena, (n_pending + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < n_pending; i++)
 		pending_ids[i] = pending[i].rec.job_id;
+	calls_ns = _now_ns();
 	if (api->swasm_priority_calculate(plugin, running, n_running, pending_ids,
 					  n_pending, &prios, &err)) {
 		_failed("calculate", &err);
@@ -531,9 +553,15 @@ static void _pass(time_t now)
 			factors_apply(pending[i].job_ptr);
 	}
 
+	calls_ns = _now_ns() - calls_ns;
 	/* jobs the component holds that slurmctld purged without job_end
 	 * (cancelled while pending, or no limits enforcement) */
 	idmap_sweep(&known_jobs, pass_number, _forget, NULL);
+	debug("%s: pass at %ld: %zu running and %zu pending jobs, %.3f ms under the job lock (%.3f ms in calculate and get-priority-factors-list); priority_p_set since the last pass: %"PRIu64" calls, %.1f us each",
+	      SHIM, (long) now, n_running, n_pending,
+	      (_now_ns() - locked_at) / 1e6, calls_ns / 1e6, set_calls,
+	      set_calls ? set_ns / 1e3 / set_calls : 0.0);
+	set_calls = set_ns = 0;
 	unlock_slurmctld(job_write_lock);
 
 	idmap_clear(&by_id, NULL, NULL);
@@ -547,6 +575,8 @@ static void _pass(time_t now)
 			_failed("state-save", &err);
 		xfree(state);
 	}
+	debug2("%s: pass at %ld took %.3f ms", SHIM, (long) now,
+	       (_now_ns() - pass_start) / 1e6);
 }
 
 /* Waits until `abs`; false when the plugin is shutting down. */
@@ -580,11 +610,11 @@ static void *_pass_thread(void *arg)
 	slurm_cond_signal(&pass_init_cond);
 	slurm_mutex_unlock(&pass_init_lock);
 
-	/* passes start just after a second begins, so that the component's
-	 * clock reads the second Slurm's bookkeeping uses */
+	/* passes start 200 ms into a second, so that time() (a coarse clock,
+	 * a few ms behind) and the component's clock read the same second */
 	gettimeofday(&tv, NULL);
 	abs.tv_sec = tv.tv_sec + 1;
-	abs.tv_nsec = 5 * 1000 * 1000;
+	abs.tv_nsec = 200 * 1000 * 1000;
 	while (_sleep_until(&abs)) {
 		_pass(time(NULL));
 		abs.tv_sec += slurm_conf.priority_calc_period;
@@ -732,8 +762,8 @@ static uint32_t _basic_priority(uint32_t last_prio, job_record_t *job_ptr)
 	return prio ? prio : 1;
 }
 
-/* Called by set_job_prio() with the job write lock held. */
-EXPORT extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
+/* priority_p_set's work. */
+static uint32_t _set(uint32_t last_prio, job_record_t *job_ptr)
 {
 	swasm_error err = SWASM_ERROR_INIT;
 	arena_t arena = { 0 };
@@ -779,6 +809,17 @@ EXPORT extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
 	}
 	arena_free(&arena);
 	debug2("%s: initial priority for %pJ is %u", SHIM, job_ptr, prio);
+	return prio;
+}
+
+/* Called by set_job_prio() with the job write lock held. */
+EXPORT extern uint32_t priority_p_set(uint32_t last_prio, job_record_t *job_ptr)
+{
+	uint64_t start = _now_ns();
+	uint32_t prio = _set(last_prio, job_ptr);
+
+	set_ns += _now_ns() - start;
+	set_calls++;
 	return prio;
 }
 

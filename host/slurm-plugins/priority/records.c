@@ -226,9 +226,14 @@ static void _priority_keys(arena_t *arena, swasm_key_value *kv, size_t *k)
 	KEY("PriorityWeightQOS", "%u", slurm_conf.priority_weight_qos);
 	KEY("PriorityWeightTRES", "%s",
 	    slurm_conf.priority_weight_tres ? slurm_conf.priority_weight_tres : "");
-	KEY("PriorityMaxAge", "0:%u", slurm_conf.priority_max_age);
-	KEY("PriorityDecayHalfLife", "0:%u", slurm_conf.priority_decay_hl);
-	KEY("PriorityCalcPeriod", "0:%u", slurm_conf.priority_calc_period);
+#define DURATION(s) (s) / 86400, (s) / 3600 % 24, (s) / 60 % 60, (s) % 60
+	KEY("PriorityMaxAge", "%u-%02u:%02u:%02u",
+	    DURATION(slurm_conf.priority_max_age));
+	KEY("PriorityDecayHalfLife", "%u-%02u:%02u:%02u",
+	    DURATION(slurm_conf.priority_decay_hl));
+	KEY("PriorityCalcPeriod", "%u-%02u:%02u:%02u",
+	    DURATION(slurm_conf.priority_calc_period));
+#undef DURATION
 	KEY("PriorityUsageResetPeriod", "%s",
 	    reset < ARRAY_SIZE(resets) ? resets[reset] : "NONE");
 	KEY("PriorityFavorSmall", "%s",

@@ -1,0 +1,292 @@
+//! The priority/wasm shim plugin in a real Slurm 22.05.8 (issue 27): the
+//! same stream on the live anchor cluster (`../shared/slurm-anchor`) under
+//! stock priority/multifactor and under priority/wasm with
+//! priority_multifactor.wasm gives the same `sprio` and `sshare`; a component
+//! that loops or traps leaves slurmctld scheduling.
+//!
+//! The test builds the shim with the project's own scripts
+//! (`host/slurm-plugins/get-slurm-source.sh`, its Makefile), installs it with
+//! the `libslurm_wasm.so` cargo built for this run into a temporary
+//! PluginDir, and runs `tests/anchor/priority/shim.sh`, which says how both
+//! runs are made to see the same usage and ages (one recorded stream, the
+//! controller state restored for each run, ages past PriorityMaxAge, the
+//! saved decay time moved past the first pass). What is compared, at the
+//! first and second pass of each run (one PriorityCalcPeriod apart):
+//! `sprio -l` and its full-width `|` forms (weighted and normalised: every
+//! factor and priority), `sshare -a -l` and `sshare -a -l -P` (every row),
+//! text for text, which is equality at Slurm's printed precision.
+//!
+//! It needs root, the anchor's scripts beside the repository and Slurm's
+//! packages installed (`.ci/run` installs them); elsewhere it says why it
+//! does not run and passes. About 7 minutes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use slurm_wasm_host::bundled;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Why the live test cannot run here, if it cannot.
+fn skip_reason(anchor: &Path) -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root: the anchor cluster's scripts start Slurm's daemons".into());
+    }
+    if !anchor.join("setup.sh").is_file() {
+        return Some(format!(
+            "no anchor cluster scripts in {} (set SLURM_ANCHOR)",
+            anchor.display()
+        ));
+    }
+    if !Path::new("/usr/sbin/slurmctld").exists() {
+        return Some(
+            "Slurm's packages are not installed (slurmctld, slurmd, slurmdbd, mariadb-server: \
+             .ci/run installs them)"
+                .into(),
+        );
+    }
+    let pid_file = Path::new(&anchor_state_dir()).join("run/slurmctld.pid");
+    if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+        if Path::new(&format!("/proc/{}", pid.trim())).exists() {
+            return Some(format!(
+                "an anchor cluster is already running ({}): stop it with its teardown.sh",
+                pid_file.display()
+            ));
+        }
+    }
+    None
+}
+
+fn anchor_dir() -> PathBuf {
+    std::env::var_os("SLURM_ANCHOR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(REPO).join("../shared/slurm-anchor"))
+}
+
+fn anchor_state_dir() -> String {
+    std::env::var("SLURM_ANCHOR_DIR").unwrap_or_else(|_| "/tmp/slurm-anchor".into())
+}
+
+/// The shared library cargo built for this test run (a dev-dependency):
+/// beside the test binary (`deps/`) or one level up.
+fn library() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let deps = exe.parent().expect("the test binary's directory");
+    [deps, deps.parent().unwrap_or(deps)]
+        .iter()
+        .map(|d| d.join("libslurm_wasm.so"))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("no libslurm_wasm.so in {} or its parent", deps.display()))
+}
+
+/// Runs `cmd`, panicking with its output when it fails; returns stdout.
+fn run(cmd: &mut Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        tail(&stdout, 40),
+        tail(&String::from_utf8_lossy(&out.stderr), 40)
+    );
+    stdout
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Builds priority_wasm.so with the project's scripts and installs it with
+/// the library into `plugin_dir`.
+fn build_and_install(work: &Path, plugin_dir: &Path) {
+    let plugins = Path::new(REPO).join("host/slurm-plugins");
+    let source = run(
+        Command::new("bash").arg(plugins.join("get-slurm-source.sh")),
+        "get-slurm-source.sh",
+    );
+    let source = source
+        .lines()
+        .last()
+        .expect("the configured source directory");
+    let build = work.join("build");
+    run(
+        Command::new("make")
+            .arg("-C")
+            .arg(&plugins)
+            .arg(format!("SLURM_SRC={source}"))
+            .arg(format!("BUILD={}", build.display())),
+        "make",
+    );
+    run(
+        Command::new("make")
+            .arg("-C")
+            .arg(&plugins)
+            .arg("install")
+            .arg(format!("BUILD={}", build.display()))
+            .arg(format!("PLUGINDIR={}", plugin_dir.display()))
+            .arg(format!("LIBRARY={}", library().display())),
+        "make install",
+    );
+}
+
+/// The host configurations: the bundled multifactor as a `.wasm` file, and
+/// the hostile component with failure = "fallback".
+fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
+    let multifactor = bundled::find("priority/multifactor").expect("multifactor is bundled");
+    std::fs::write(work.join("priority_multifactor.wasm"), multifactor.bytes).unwrap();
+    std::fs::copy(
+        env!("SLURM_WASM_TEST_HOSTILE_PRIORITY"),
+        work.join("priority_hostile.wasm"),
+    )
+    .unwrap();
+    let wasm = work.join("multifactor.toml");
+    std::fs::write(
+        &wasm,
+        "cache_dir = \"cache\"\n[plugins.priority]\nwasm = \"priority_multifactor.wasm\"\n",
+    )
+    .unwrap();
+    let fault = work.join("hostile.toml");
+    std::fs::write(
+        &fault,
+        "cache_dir = \"cache\"\n[plugins.priority]\nwasm = \"priority_hostile.wasm\"\n\
+         failure = \"fallback\"\nfallback = \"priority/multifactor\"\n\
+         [plugins.priority.limits]\ndeadline_ms = 1000\n",
+    )
+    .unwrap();
+    (wasm, fault)
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The lines where `a` and `b` differ, for a failure message.
+fn differences(a: &str, b: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let mut out = String::new();
+    for i in 0..a.len().max(b.len()) {
+        let (x, y) = (a.get(i).copied(), b.get(i).copied());
+        if x != y {
+            out += &format!(
+                "line {}:\n  stock: {}\n  wasm:  {}\n",
+                i + 1,
+                x.unwrap_or("(none)"),
+                y.unwrap_or("(none)")
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
+    let anchor = anchor_dir();
+    if let Some(reason) = skip_reason(&anchor) {
+        eprintln!("priority_shim: not run: {reason}");
+        return;
+    }
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let work = work.path();
+    let plugin_dir = work.join("plugins");
+    build_and_install(work, &plugin_dir);
+    let (wasm_config, fault_config) = write_configs(work);
+    let out = work.join("out");
+    let log = run(
+        Command::new("bash")
+            .arg(Path::new(REPO).join("tests/anchor/priority/shim.sh"))
+            .env("SLURM_ANCHOR", &anchor)
+            .env("PLUGINDIR", &plugin_dir)
+            .env("WASM_CONFIG", &wasm_config)
+            .env("FAULT_CONFIG", &fault_config)
+            .env("OUT", &out),
+        "tests/anchor/priority/shim.sh",
+    );
+    eprintln!("{}", tail(&log, 12));
+
+    // The same sprio and sshare at both passes.
+    for sample in ["sample1", "sample2"] {
+        for file in [
+            "sprio-l.txt",
+            "sprio-p.txt",
+            "sprio-np.txt",
+            "sshare-al.txt",
+            "sshare-alP.txt",
+        ] {
+            let stock = read(&out.join("stock").join(sample).join(file));
+            let wasm = read(&out.join("wasm").join(sample).join(file));
+            assert!(
+                stock.lines().count() > 10,
+                "{sample}/{file}: too few rows to compare:\n{stock}"
+            );
+            assert_eq!(
+                stock,
+                wasm,
+                "{sample}/{file} differs between stock priority/multifactor and priority/wasm:\n{}",
+                differences(&stock, &wasm)
+            );
+        }
+    }
+    // The second sample is a decay pass later: usage moved.
+    let usage = |s: &str| read(&out.join("stock").join(s).join("sshare-alP.txt"));
+    assert_ne!(
+        usage("sample1"),
+        usage("sample2"),
+        "no decay pass between the samples"
+    );
+
+    // The shim ran the component, and its usage never drifted from Slurm's.
+    let wasm_log = read(&out.join("wasm/slurmctld.log"));
+    assert!(
+        wasm_log.contains("priority/wasm: running priority/multifactor"),
+        "the wasm run did not load the component:\n{}",
+        tail(&wasm_log, 30)
+    );
+    for line in wasm_log.lines() {
+        assert!(
+            !line.contains("differs from Slurm's") && !line.contains("error: priority/wasm"),
+            "the wasm run logged: {line}"
+        );
+    }
+
+    // Faults: slurmctld answers, sprio answers, the log names plugin and
+    // function, and jobs start afterwards.
+    // (the host's fault messages: host/src/error.rs, CallError)
+    let faults: [(&str, &[&str]); 2] = [
+        (
+            "loop",
+            &["set ran out of fuel", "set passed its wall-clock deadline"],
+        ),
+        ("trap", &["set trapped"]),
+    ];
+    for (case, words) in faults {
+        let text = read(&out.join("fault").join(format!("{case}.txt")));
+        assert!(
+            text.contains("is UP"),
+            "{case}: slurmctld stopped answering:\n{text}"
+        );
+        assert!(text.contains("sprio_rc=0"), "{case}: sprio failed:\n{text}");
+        assert!(
+            text.lines().any(|l| l.contains("plugin priority/hostile")
+                && words.iter().any(|w| l.contains(w))),
+            "{case}: no log line naming priority/hostile and the function's fault ({words:?}):\n{text}"
+        );
+        assert!(
+            text.contains("falling back to bundled priority/multifactor"),
+            "{case}: the fallback did not take over:\n{text}"
+        );
+    }
+    let started = read(&out.join("fault/started.txt"));
+    assert!(
+        started.contains("RUNNING") || started.contains("COMPLETED"),
+        "no job started after the faults:\n{started}"
+    );
+    assert!(
+        started.contains("sprio_rc=0"),
+        "sprio failed after the faults:\n{started}"
+    );
+}
