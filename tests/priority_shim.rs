@@ -16,6 +16,11 @@
 //! factor and priority), `sshare -a -l` and `sshare -a -l -P` (every row),
 //! text for text, which is equality at Slurm's printed precision.
 //!
+//! Then bad input: a missing library or host configuration, a host
+//! configuration that is not TOML, a missing `.wasm`, a file that is not a
+//! component and a component of another kind each make slurmctld log one
+//! line naming the file and stop with Slurm's own fatal error.
+//!
 //! It needs root, the anchor's scripts beside the repository and Slurm's
 //! packages installed (`.ci/run` installs them); elsewhere it says why it
 //! does not run and passes. About 7 minutes.
@@ -161,6 +166,43 @@ fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
     (wasm, fault)
 }
 
+/// Host configurations slurmctld must refuse, with what its log line must
+/// name: a syntax error, a missing `.wasm`, a file that is not a component,
+/// a component of another kind.
+fn write_bad_configs(work: &Path) -> Vec<(PathBuf, &'static str)> {
+    let task = bundled::find("task/affinity").expect("task/affinity is bundled");
+    std::fs::write(work.join("task_affinity.wasm"), task.bytes).unwrap();
+    std::fs::write(
+        work.join("junk.wasm"),
+        "this is not a WebAssembly component",
+    )
+    .unwrap();
+    let slot =
+        |wasm: &str| format!("cache_dir = \"cache\"\n[plugins.priority]\nwasm = \"{wasm}\"\n");
+    let cases = [
+        (
+            "bad-toml",
+            "cache_dir = \"cache\"\n[plugins.priority\n".to_string(),
+            "bad-toml.toml",
+        ),
+        ("missing-wasm", slot("missing.wasm"), "missing.wasm"),
+        ("junk-wasm", slot("junk.wasm"), "junk.wasm"),
+        (
+            "wrong-kind",
+            slot("task_affinity.wasm"),
+            "task_affinity.wasm",
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, text, names)| {
+            let path = work.join(format!("{name}.toml"));
+            std::fs::write(&path, text).unwrap();
+            (path, names)
+        })
+        .collect()
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -195,6 +237,8 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
     let plugin_dir = work.join("plugins");
     build_and_install(work, &plugin_dir);
     let (wasm_config, fault_config) = write_configs(work);
+    let bad = write_bad_configs(work);
+    let bad_list: Vec<String> = bad.iter().map(|(p, _)| p.display().to_string()).collect();
     let out = work.join("out");
     let log = run(
         Command::new("bash")
@@ -203,6 +247,7 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
             .env("PLUGINDIR", &plugin_dir)
             .env("WASM_CONFIG", &wasm_config)
             .env("FAULT_CONFIG", &fault_config)
+            .env("BAD_CONFIGS", bad_list.join(" "))
             .env("OUT", &out),
         "tests/anchor/priority/shim.sh",
     );
@@ -289,4 +334,31 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
         started.contains("sprio_rc=0"),
         "sprio failed after the faults:\n{started}"
     );
+
+    // Bad input: one line naming the file and what is wrong, then Slurm's
+    // fatal error; slurmctld does not start.
+    let mut cases: Vec<(String, &str)> = vec![
+        ("no-library".into(), "cannot load the slurm-wasm library"),
+        ("no-config".into(), "cannot open the host configuration"),
+    ];
+    cases.extend(bad.iter().map(|(path, names)| {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        (name, *names)
+    }));
+    for (case, names) in cases {
+        let text = read(&out.join("bad").join(format!("{case}.txt")));
+        assert!(
+            !text.starts_with("exit=0\n") && !text.starts_with("exit=124\n"),
+            "{case}: slurmctld did not refuse to start:\n{text}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.contains("error: priority/wasm:") && l.contains(names)),
+            "{case}: no error line naming `{names}`:\n{text}"
+        );
+        assert!(
+            text.contains("fatal: failed to initialize priority plugin"),
+            "{case}: not Slurm's fatal error:\n{text}"
+        );
+    }
 }

@@ -8,9 +8,10 @@
 #
 # What it does:
 #   1. starts the anchor cluster with ../shared/slurm-anchor/setup.sh (multifactor, slurmdbd) and
-#      the STREAM_EXTRA_CONF of stream.sh (the stream this script shares with shim.sh): a 5 min half-life so decay shows within the recording, non-zero QOS and
-#      association weights, and AccountingStorageEnforce=limits (without it 22.05 charges no
-#      usage for the part of a job that ends between two decay passes);
+#      STREAM_EXTRA_CONF of stream.sh (the stream this script shares with shim.sh): a 5 min
+#      half-life so decay shows within the recording, non-zero QOS and association weights,
+#      and AccountingStorageEnforce=limits (without it 22.05 charges no usage for the part of a
+#      job that ends between two decay passes);
 #   2. builds an association tree with sacctmgr (accounts two levels deep, one FairShare=parent
 #      account, association priorities) and three QOS; creates missing Unix users with useradd;
 #   3. runs short jobs as six users to accumulate usage, then fills every node with two

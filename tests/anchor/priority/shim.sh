@@ -4,10 +4,10 @@
 # the same saved controller state, and records sprio and sshare after two decay passes of each;
 # then the shim's fault cases. tests/priority_shim.rs builds the shim, runs this and compares.
 #
-# Usage (as root, on the machine of ../shared/slurm-anchor; about 6 minutes):
+# Usage (as root, on the machine of ../shared/slurm-anchor; about 7 minutes):
 #     PLUGINDIR=<dir with priority_wasm.so and lib/libslurm_wasm.so> \
 #     WASM_CONFIG=<host TOML for the comparison> FAULT_CONFIG=<host TOML of a hostile component> \
-#     OUT=<output dir> bash tests/anchor/priority/shim.sh
+#     [BAD_CONFIGS="<host TOML> ..."] OUT=<output dir> bash tests/anchor/priority/shim.sh
 #
 # How the two runs see the same thing (sprio and sshare are compared at their printed precision):
 #   1. the stream runs once, under stock multifactor: associations and QOS, usage jobs, blockers
@@ -25,8 +25,11 @@
 # Then the fault cases, under FAULT_CONFIG (failure = "fallback"): a job named `loop` and one named
 # `trap` are submitted to slurmctld runs on the same state; what happened is in OUT/fault/.
 #
+# Then bad input: slurmctld started on a missing library, a missing host configuration and each
+# host configuration of BAD_CONFIGS (space-separated paths) must refuse to start.
+#
 # Output in OUT: stock/sample{1,2}/ and wasm/sample{1,2}/ (stream.sh's files) with each run's
-# slurmctld.log, submitted.txt,
+# slurmctld.log, bad/<case>.txt (exit status and log lines), submitted.txt,
 # fault/{loop,trap}.txt (submission time, ping, sprio exit status, the log lines naming the
 # plugin), fault/started.txt (jobs that started after the blockers were cancelled), logs/.
 # Leaves nothing running: the anchor's teardown.sh runs on every exit.
@@ -200,4 +203,27 @@ wait_until 60 "a job to start after the blockers" started
   echo "sprio_rc=$(sprio >/dev/null 2>&1; echo $?)"
   sacct -n -X -j "$id" -o JobID,JobName,State
 } > "$OUT/fault/started.txt"
+stop_ctld
+
+# ------------------------------------------------------------------ 4. bad input
+# bad_case NAME VAR=VALUE...: slurmctld (in the foreground) must refuse to start; its exit status
+# and log lines go to OUT/bad/NAME.txt
+mkdir -p "$OUT/bad"
+bad_case() {
+  local name=$1 lines rc=0
+  shift
+  lines=$(wc -l < "$CTLD_LOG")
+  set_priority_type priority/wasm
+  env -u SLURM_WASM_CONFIG "$@" timeout 60 /usr/sbin/slurmctld -D > "$OUT/bad/$name.out" 2>&1 || rc=$?
+  {
+    echo "exit=$rc"
+    tail -n +"$((lines + 1))" "$CTLD_LOG" | grep -e 'priority/wasm' -e 'fatal' || true
+  } > "$OUT/bad/$name.txt"
+}
+say "bad input: slurmctld must refuse each case"
+bad_case no-library SLURM_WASM_LIBRARY="$OUT/bad/absent/libslurm_wasm.so" SLURM_WASM_CONFIG="$WASM_CONFIG"
+bad_case no-config SLURM_WASM_CONFIG="$OUT/bad/absent.toml"
+for toml in ${BAD_CONFIGS:-}; do
+  bad_case "$(basename "$toml" .toml)" SLURM_WASM_CONFIG="$toml"
+done
 say "done"
