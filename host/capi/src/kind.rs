@@ -34,60 +34,31 @@ pub(crate) trait KindPlugin: Sized + Send + Sync + 'static {
     fn identity(&self) -> PluginIdentity;
 }
 
-impl KindPlugin for PriorityPlugin {
-    const SLOT: Slot = Slot::Priority;
-    fn load(
-        host: &Host,
-        source: &PluginSource,
-        settings: PluginSettings,
-    ) -> Result<Self, LoadError> {
-        PriorityPlugin::load(host, source, settings)
-    }
-    fn identity(&self) -> PluginIdentity {
-        self.identity()
-    }
+/// The four typed plugins are kind plugins the same way: their own `load`
+/// and `identity`.
+macro_rules! kind_plugins {
+    ($($plugin:ident => $slot:ident),* $(,)?) => {$(
+        impl KindPlugin for $plugin {
+            const SLOT: Slot = Slot::$slot;
+            fn load(
+                host: &Host,
+                source: &PluginSource,
+                settings: PluginSettings,
+            ) -> Result<Self, LoadError> {
+                $plugin::load(host, source, settings)
+            }
+            fn identity(&self) -> PluginIdentity {
+                $plugin::identity(self)
+            }
+        }
+    )*};
 }
 
-impl KindPlugin for TaskPlugin {
-    const SLOT: Slot = Slot::Task;
-    fn load(
-        host: &Host,
-        source: &PluginSource,
-        settings: PluginSettings,
-    ) -> Result<Self, LoadError> {
-        TaskPlugin::load(host, source, settings)
-    }
-    fn identity(&self) -> PluginIdentity {
-        self.identity()
-    }
-}
-
-impl KindPlugin for GresPlugin {
-    const SLOT: Slot = Slot::Gres;
-    fn load(
-        host: &Host,
-        source: &PluginSource,
-        settings: PluginSettings,
-    ) -> Result<Self, LoadError> {
-        GresPlugin::load(host, source, settings)
-    }
-    fn identity(&self) -> PluginIdentity {
-        self.identity()
-    }
-}
-
-impl KindPlugin for SelectPlugin {
-    const SLOT: Slot = Slot::Select;
-    fn load(
-        host: &Host,
-        source: &PluginSource,
-        settings: PluginSettings,
-    ) -> Result<Self, LoadError> {
-        SelectPlugin::load(host, source, settings)
-    }
-    fn identity(&self) -> PluginIdentity {
-        self.identity()
-    }
+kind_plugins! {
+    PriorityPlugin => Priority,
+    TaskPlugin => Task,
+    GresPlugin => Gres,
+    SelectPlugin => Select,
 }
 
 /// A typed plugin whose contract has `state-save` and `state-restore`,
@@ -97,23 +68,21 @@ pub(crate) trait StatePlugin: KindPlugin {
     fn restore_state_file(&self, path: &Path) -> Result<(), StateFileError>;
 }
 
-impl StatePlugin for PriorityPlugin {
-    fn save_state_file(&self, path: &Path) -> Result<(), StateFileError> {
-        self.save_state_file(path)
-    }
-    fn restore_state_file(&self, path: &Path) -> Result<(), StateFileError> {
-        self.restore_state_file(path)
-    }
+/// Priority and select plugins keep their state through the host's files.
+macro_rules! state_plugins {
+    ($($plugin:ident),* $(,)?) => {$(
+        impl StatePlugin for $plugin {
+            fn save_state_file(&self, path: &Path) -> Result<(), StateFileError> {
+                $plugin::save_state_file(self, path)
+            }
+            fn restore_state_file(&self, path: &Path) -> Result<(), StateFileError> {
+                $plugin::restore_state_file(self, path)
+            }
+        }
+    )*};
 }
 
-impl StatePlugin for SelectPlugin {
-    fn save_state_file(&self, path: &Path) -> Result<(), StateFileError> {
-        self.save_state_file(path)
-    }
-    fn restore_state_file(&self, path: &Path) -> Result<(), StateFileError> {
-        self.restore_state_file(path)
-    }
-}
+state_plugins!(PriorityPlugin, SelectPlugin);
 
 /// One configured slot of a host and, after the first call, its plugin.
 pub(crate) struct KindHandle<P> {
