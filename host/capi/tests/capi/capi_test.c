@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "slurm_wasm.h"
+#include "common.h"
 
-static const char *dir;
 
 /* ---- logs: kept per host (the context pointer is the host's tag) ---- */
 
@@ -52,28 +52,8 @@ static void print_logs(void)
 
 /* ---- helpers ---- */
 
-static void die(const char *what, const swasm_error *err)
-{
-	fprintf(stderr, "FAIL: %s: %d %s\n", what, err ? err->code : 0,
-		err && err->message ? err->message : "(no message)");
-	fflush(stdout);
-	exit(1);
-}
 
-static void check(int rc, const char *what, const swasm_error *err)
-{
-	if (rc != SWASM_SUCCESS)
-		die(what, err);
-}
 
-static char *path_of(const char *file)
-{
-	static char buf[8][4096];
-	static int next;
-	char *p = buf[next++ % 8];
-	snprintf(p, 4096, "%s/%s", dir, file);
-	return p;
-}
 
 /* An error line: `error.<name> <code> <message>`. */
 static void print_error(const char *name, const swasm_error *err)
@@ -113,31 +93,6 @@ static swasm_partition partition(uint32_t nodes)
 	return p;
 }
 
-static const uint32_t partition_zero[] = { 0 };
-
-/* fixtures::job(id) */
-static swasm_job job(uint32_t id, const char *name)
-{
-	swasm_job j = {
-		.job_id = id,
-		.name = name,
-		.user_id = 1000,
-		.group_id = 1000,
-		.partitions = partition_zero,
-		.n_partitions = 1,
-		.state = SWASM_JOB_PENDING,
-		.details = {
-			.min_nodes = 1,
-			.num_tasks = 1,
-			.min_cpus = 1,
-			.cpus_per_task = 1,
-			.pn_min_cpus = 1,
-			.memory = { .kind = SWASM_MEMORY_NONE },
-			.share = SWASM_SHARE_PARTITION_DEFAULT,
-		},
-	};
-	return j;
-}
 
 /* ---- error paths ---- */
 
@@ -531,10 +486,6 @@ static void print_binding(const char *key, const swasm_cpu_binding *b)
 		printf("%s.message %s\n", key, b->messages[i]);
 }
 
-static void print_rc(const char *key, int rc, const swasm_error *err)
-{
-	printf("%s %d\n", key, rc == SWASM_SUCCESS ? 0 : err->code);
-}
 
 static void task_affinity(void)
 {

@@ -16,33 +16,13 @@
 #include <string.h>
 
 #include "slurm_wasm.h"
+#include "common.h"
 
-static const char *dir;
 
 /* ---- helpers ---- */
 
-static void die(const char *what, const swasm_error *err)
-{
-	fprintf(stderr, "FAIL: %s: %d %s\n", what, err ? err->code : 0,
-		err && err->message ? err->message : "(no message)");
-	fflush(stdout);
-	exit(1);
-}
 
-static void check(int rc, const char *what, const swasm_error *err)
-{
-	if (rc != SWASM_SUCCESS)
-		die(what, err);
-}
 
-static char *path_of(const char *file)
-{
-	static char buf[4][4096];
-	static int next;
-	char *p = buf[next++ % 4];
-	snprintf(p, 4096, "%s/%s", dir, file);
-	return p;
-}
 
 /* An error line: `error.<name> <code> <message>`; the call must have failed. */
 static void expect_error(const char *name, int rc, const swasm_error *err)
@@ -55,10 +35,6 @@ static void expect_error(const char *name, int rc, const swasm_error *err)
 }
 
 /* `<key> <code>`: 0 on success, else the error's code. */
-static void print_rc(const char *key, int rc, const swasm_error *err)
-{
-	printf("%s %d\n", key, rc == SWASM_SUCCESS ? 0 : err->code);
-}
 
 /* Words for the bitmaps this program builds (each at most 64 bits). */
 static uint64_t word_pool[256];
@@ -117,31 +93,6 @@ static swasm_cluster_config cluster(void)
 	return c;
 }
 
-static const uint32_t partition_zero[] = { 0 };
-
-/* fixtures::job(id) */
-static swasm_job job(uint32_t id, const char *name)
-{
-	swasm_job j = {
-		.job_id = id,
-		.name = name,
-		.user_id = 1000,
-		.group_id = 1000,
-		.partitions = partition_zero,
-		.n_partitions = 1,
-		.state = SWASM_JOB_PENDING,
-		.details = {
-			.min_nodes = 1,
-			.num_tasks = 1,
-			.min_cpus = 1,
-			.cpus_per_task = 1,
-			.pn_min_cpus = 1,
-			.memory = { .kind = SWASM_MEMORY_NONE },
-			.share = SWASM_SHARE_PARTITION_DEFAULT,
-		},
-	};
-	return j;
-}
 
 /* fixtures::step(job, 0) */
 static swasm_step step(uint32_t job_id)
