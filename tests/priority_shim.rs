@@ -30,114 +30,18 @@ use std::process::Command;
 
 use slurm_wasm_host::bundled;
 
-const REPO: &str = env!("CARGO_MANIFEST_DIR");
+mod live_slurm;
 
-/// Why the live test cannot run here, if it cannot.
-fn skip_reason(anchor: &Path) -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not root: the anchor cluster's scripts start Slurm's daemons".into());
-    }
-    if !anchor.join("setup.sh").is_file() {
-        return Some(format!(
-            "no anchor cluster scripts in {} (set SLURM_ANCHOR)",
-            anchor.display()
-        ));
-    }
-    if !Path::new("/usr/sbin/slurmctld").exists() {
-        return Some(
-            "Slurm's packages are not installed (slurmctld, slurmd, slurmdbd, mariadb-server: \
-             .ci/run installs them)"
-                .into(),
-        );
-    }
-    let pid_file = Path::new(&anchor_state_dir()).join("run/slurmctld.pid");
-    if let Ok(pid) = std::fs::read_to_string(&pid_file) {
-        if Path::new(&format!("/proc/{}", pid.trim())).exists() {
-            return Some(format!(
-                "an anchor cluster is already running ({}): stop it with its teardown.sh",
-                pid_file.display()
-            ));
-        }
-    }
-    None
-}
+use live_slurm::{
+    anchor_dir, build_and_install, differences, read, run, skip_reason, tail, ClusterLock, REPO,
+};
 
-fn anchor_dir() -> PathBuf {
-    std::env::var_os("SLURM_ANCHOR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(REPO).join("../shared/slurm-anchor"))
-}
 
-fn anchor_state_dir() -> String {
-    std::env::var("SLURM_ANCHOR_DIR").unwrap_or_else(|_| "/tmp/slurm-anchor".into())
-}
 
-/// The shared library cargo built for this test run (a dev-dependency):
-/// beside the test binary (`deps/`) or one level up.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let deps = exe.parent().expect("the test binary's directory");
-    [deps, deps.parent().unwrap_or(deps)]
-        .iter()
-        .map(|d| d.join("libslurm_wasm.so"))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| panic!("no libslurm_wasm.so in {} or its parent", deps.display()))
-}
 
-/// Runs `cmd`, panicking with its output when it fails; returns stdout.
-fn run(cmd: &mut Command, what: &str) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        tail(&stdout, 40),
-        tail(&String::from_utf8_lossy(&out.stderr), 40)
-    );
-    stdout
-}
 
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
 
-/// Builds priority_wasm.so with the project's scripts and installs it with
-/// the library into `plugin_dir`.
-fn build_and_install(work: &Path, plugin_dir: &Path) {
-    let plugins = Path::new(REPO).join("host/slurm-plugins");
-    let source = run(
-        Command::new("bash").arg(plugins.join("get-slurm-source.sh")),
-        "get-slurm-source.sh",
-    );
-    let source = source
-        .lines()
-        .last()
-        .expect("the configured source directory");
-    let build = work.join("build");
-    run(
-        Command::new("make")
-            .arg("-C")
-            .arg(&plugins)
-            .arg(format!("SLURM_SRC={source}"))
-            .arg(format!("BUILD={}", build.display())),
-        "make",
-    );
-    run(
-        Command::new("make")
-            .arg("-C")
-            .arg(&plugins)
-            .arg("install")
-            .arg(format!("BUILD={}", build.display()))
-            .arg(format!("PLUGINDIR={}", plugin_dir.display()))
-            .arg(format!("LIBRARY={}", library().display())),
-        "make install",
-    );
-}
+
 
 /// The host configurations: the bundled multifactor as a `.wasm` file, and
 /// the hostile component with failure = "fallback".
@@ -203,31 +107,12 @@ fn write_bad_configs(work: &Path) -> Vec<(PathBuf, &'static str)> {
         .collect()
 }
 
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
-/// The lines where `a` and `b` differ, for a failure message.
-fn differences(a: &str, b: &str) -> String {
-    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
-    let mut out = String::new();
-    for i in 0..a.len().max(b.len()) {
-        let (x, y) = (a.get(i).copied(), b.get(i).copied());
-        if x != y {
-            out += &format!(
-                "line {}:\n  stock: {}\n  wasm:  {}\n",
-                i + 1,
-                x.unwrap_or("(none)"),
-                y.unwrap_or("(none)")
-            );
-        }
-    }
-    out
-}
 
 #[test]
 fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
     let anchor = anchor_dir();
+    let _cluster = ClusterLock::acquire();
     if let Some(reason) = skip_reason(&anchor) {
         eprintln!("priority_shim: not run: {reason}");
         return;

@@ -24,34 +24,77 @@
 
 #include "slurm_wasm.h"
 
-/* The library functions the shims call, resolved with dlsym. */
+/* The library functions the shims call, resolved with dlsym (every shim
+ * resolves them all: one table, one check that the library is whole). */
 #define SWASM_SHIM_FUNCS(X)                              \
-	X(swasm_abi_version)                             \
-	X(swasm_contract_version)                        \
-	X(swasm_error_clear)                             \
-	X(swasm_host_open)                               \
-	X(swasm_host_close)                              \
-	X(swasm_plugin_identity_free)                    \
-	X(swasm_priority_open)                           \
-	X(swasm_priority_close)                          \
-	X(swasm_priority_load)                           \
-	X(swasm_priority_identity)                       \
-	X(swasm_priority_init)                           \
-	X(swasm_priority_fini)                           \
-	X(swasm_priority_set)                            \
-	X(swasm_priority_reconfig)                       \
-	X(swasm_priority_set_assoc_usage)                \
-	X(swasm_priority_get_priority_factors_list)      \
-	X(swasm_priority_factors_list_free)              \
-	X(swasm_priority_job_end)                        \
-	X(swasm_job_priority_list_free)                  \
-	X(swasm_priority_update_associations)            \
-	X(swasm_priority_update_qos)                     \
-	X(swasm_priority_calculate)                      \
-	X(swasm_priority_association_usages)             \
-	X(swasm_association_usage_list_free)             \
-	X(swasm_priority_state_save)                     \
-	X(swasm_priority_state_restore)
+	X(swasm_abi_version) \
+	X(swasm_contract_version) \
+	X(swasm_error_clear) \
+	X(swasm_host_open) \
+	X(swasm_host_close) \
+	X(swasm_plugin_identity_free) \
+	X(swasm_priority_open) \
+	X(swasm_priority_close) \
+	X(swasm_priority_load) \
+	X(swasm_priority_identity) \
+	X(swasm_priority_init) \
+	X(swasm_priority_fini) \
+	X(swasm_priority_set) \
+	X(swasm_priority_reconfig) \
+	X(swasm_priority_set_assoc_usage) \
+	X(swasm_priority_get_priority_factors_list) \
+	X(swasm_priority_factors_list_free) \
+	X(swasm_priority_job_end) \
+	X(swasm_job_priority_list_free) \
+	X(swasm_priority_update_associations) \
+	X(swasm_priority_update_qos) \
+	X(swasm_priority_calculate) \
+	X(swasm_priority_association_usages) \
+	X(swasm_association_usage_list_free) \
+	X(swasm_priority_state_save) \
+	X(swasm_priority_state_restore) \
+	X(swasm_task_open) \
+	X(swasm_task_close) \
+	X(swasm_task_load) \
+	X(swasm_task_identity) \
+	X(swasm_task_init) \
+	X(swasm_task_fini) \
+	X(swasm_task_slurmd_batch_request) \
+	X(swasm_task_slurmd_launch_request) \
+	X(swasm_cpu_binding_free) \
+	X(swasm_task_slurmd_suspend_job) \
+	X(swasm_task_slurmd_resume_job) \
+	X(swasm_task_pre_setuid) \
+	X(swasm_task_pre_launch_priv) \
+	X(swasm_task_pre_launch) \
+	X(swasm_task_post_term) \
+	X(swasm_task_post_step) \
+	X(swasm_task_add_pid) \
+	X(swasm_gres_open) \
+	X(swasm_gres_close) \
+	X(swasm_gres_load) \
+	X(swasm_gres_identity) \
+	X(swasm_gres_init) \
+	X(swasm_gres_fini) \
+	X(swasm_gres_node_config_load) \
+	X(swasm_node_config_result_free) \
+	X(swasm_gres_job_set_env) \
+	X(swasm_gres_step_set_env) \
+	X(swasm_gres_task_set_env) \
+	X(swasm_env_change_list_free) \
+	X(swasm_gres_send_stepd) \
+	X(swasm_gres_recv_stepd) \
+	X(swasm_gres_job_info) \
+	X(swasm_gres_step_info) \
+	X(swasm_gres_info_value_free) \
+	X(swasm_gres_get_devices) \
+	X(swasm_gres_device_list_free) \
+	X(swasm_gres_step_hardware_init) \
+	X(swasm_gres_step_hardware_fini) \
+	X(swasm_gres_epilog_build_env) \
+	X(swasm_gres_epilog_set_env) \
+	X(swasm_gres_epilog_info_free) \
+	X(swasm_gres_step_context)
 
 typedef struct {
 #define SWASM_SHIM_FIELD(f) __typeof__(&f) f;

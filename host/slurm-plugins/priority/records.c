@@ -22,57 +22,6 @@
 #pragma weak part_list
 #pragma weak last_part_update
 
-/* ---- arena ---- */
-
-struct arena_chunk {
-	arena_chunk_t *next;
-	size_t used, size;
-	max_align_t data[];
-};
-
-extern void *arena_alloc(arena_t *arena, size_t size)
-{
-	arena_chunk_t *c = arena->head;
-	void *p;
-
-	size = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-	if (!size)
-		size = sizeof(max_align_t);
-	if (!c || (c->used + size > c->size)) {
-		size_t want = size > 65536 ? size : 65536;
-		c = xmalloc(sizeof(arena_chunk_t) + want);
-		c->size = want;
-		c->next = arena->head;
-		arena->head = c;
-	}
-	p = (char *) c->data + c->used;
-	c->used += size;
-	memset(p, 0, size);
-	return p;
-}
-
-extern char *arena_strdup(arena_t *arena, const char *s)
-{
-	size_t n;
-	char *p;
-
-	if (!s)
-		return NULL;
-	n = strlen(s) + 1;
-	p = arena_alloc(arena, n);
-	memcpy(p, s, n);
-	return p;
-}
-
-extern void arena_free(arena_t *arena)
-{
-	while (arena->head) {
-		arena_chunk_t *next = arena->head->next;
-		xfree(arena->head);
-		arena->head = next;
-	}
-}
-
 /* ---- the partition table ---- */
 
 /* Partitions in part_list order: a job's partition index is its position. */
@@ -94,60 +43,15 @@ static int _part_index(part_record_t *part_ptr)
 	return -1;
 }
 
-static swasm_bitmap _bitmap(bitstr_t *b)
-{
-	swasm_bitmap out = { 0 };
 
-	if (b) {
-		out.len = bit_size(b);
-		out.words = (const uint64_t *) (b + BITSTR_OVERHEAD);
-	}
-	return out;
-}
 
-static swasm_memory_request _memory(uint64_t mb)
-{
-	swasm_memory_request m = { .kind = SWASM_MEMORY_NONE };
-
-	if ((mb == NO_VAL64) || (mb == 0))
-		return m;
-	if (mb & MEM_PER_CPU) {
-		m.kind = SWASM_MEMORY_PER_CPU;
-		m.mb = mb & ~MEM_PER_CPU;
-	} else {
-		m.kind = SWASM_MEMORY_PER_NODE;
-		m.mb = mb;
-	}
-	return m;
-}
-
-/* `text` split at commas into arena strings. */
-static const char *const *_tokens(arena_t *arena, const char *text, size_t *n)
-{
-	char *copy, *tok, *save = NULL;
-	const char **out;
-	size_t count = 0, i = 0;
-
-	*n = 0;
-	if (!text || !text[0])
-		return NULL;
-	for (const char *p = text; *p; p++)
-		count += (*p == ',');
-	out = arena_alloc(arena, (count + 1) * sizeof(char *));
-	copy = arena_strdup(arena, text);
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save))
-		out[i++] = tok;
-	*n = i;
-	return out;
-}
 
 static void _partition(arena_t *arena, int index, part_record_t *p,
 		       swasm_partition *out)
 {
 	out->index = index;
 	out->name = p->name;
-	out->nodes = _bitmap(p->node_bitmap);
+	out->nodes = swasm_records_bitmap(p->node_bitmap);
 	if (p->max_share & SHARED_FORCE) {
 		out->oversubscribe = SWASM_OVERSUBSCRIBE_FORCE;
 		out->oversubscribe_count = p->max_share & ~SHARED_FORCE;
@@ -169,8 +73,8 @@ static void _partition(arena_t *arena, int index, part_record_t *p,
 	out->has_max_nodes = (p->max_nodes != INFINITE) && (p->max_nodes != NO_VAL);
 	out->max_nodes = p->max_nodes;
 	out->min_nodes = p->min_nodes;
-	out->default_memory = _memory(p->def_mem_per_cpu);
-	out->max_memory = _memory(p->max_mem_per_cpu);
+	out->default_memory = swasm_records_memory(p->def_mem_per_cpu);
+	out->max_memory = swasm_records_memory(p->max_mem_per_cpu);
 	out->has_max_cpus_per_node = (p->max_cpus_per_node != INFINITE) &&
 				     (p->max_cpus_per_node != NO_VAL);
 	out->max_cpus_per_node = p->max_cpus_per_node;
@@ -252,11 +156,9 @@ static void _priority_keys(arena_t *arena, swasm_key_value *kv, size_t *k)
 extern void records_config(arena_t *arena, swasm_priority_config *out)
 {
 	assoc_mgr_lock_t locks = { .tres = READ_LOCK };
-	List pairs = slurm_ctl_conf_2_key_pairs(&slurm_conf);
 	swasm_cluster_config *c = &out->cluster;
 	swasm_key_value *raw;
-	size_t n_pairs = pairs ? list_count(pairs) : 0, k = 0;
-	config_key_pair_t *pair;
+	size_t k;
 	swasm_partition *partitions;
 	swasm_tres_list *part_tres;
 	swasm_tres_amount *cluster_tres;
@@ -265,31 +167,11 @@ extern void records_config(arena_t *arena, swasm_priority_config *out)
 	int i;
 
 	memset(out, 0, sizeof(*out));
-	c->cluster_name = arena_strdup(arena, slurm_conf.cluster_name);
-	c->select_type_parameters = NULL;
-	c->default_memory = _memory(slurm_conf.def_mem_per_cpu);
-	c->scheduler_parameters = _tokens(arena, slurm_conf.sched_params,
-					  &c->n_scheduler_parameters);
-	c->over_time_limit = slurm_conf.over_time_limit;
-	c->kill_wait = slurm_conf.kill_wait;
-	c->gres_types = _tokens(arena, slurm_conf.gres_plugins, &c->n_gres_types);
-
 	/* every option as scontrol shows it, then the priority keys in
 	 * slurm.conf's own forms, which win (a plugin keeps the last) */
-	raw = arena_alloc(arena, (n_pairs + N_PRIORITY_KEYS) * sizeof(*raw));
-	if (pairs) {
-		itr = list_iterator_create(pairs);
-		while ((pair = list_next(itr))) {
-			raw[k].key = arena_strdup(arena, pair->name);
-			raw[k].value = arena_strdup(arena,
-						    pair->value ? pair->value : "");
-			k++;
-		}
-		list_iterator_destroy(itr);
-		FREE_NULL_LIST(pairs);
-	}
+	raw = swasm_records_cluster(arena, c, N_PRIORITY_KEYS);
+	k = c->n_raw;
 	_priority_keys(arena, raw, &k);
-	c->raw = raw;
 	c->n_raw = k;
 
 	/* partitions, in part_list order */
@@ -425,7 +307,7 @@ extern bool records_job(arena_t *arena, job_record_t *job_ptr,
 		od->ntasks_per_node = (d->ntasks_per_node == NO_VAL16) ? 0 :
 				      d->ntasks_per_node;
 		od->pn_min_cpus = d->pn_min_cpus;
-		od->memory = _memory(d->pn_min_memory);
+		od->memory = swasm_records_memory(d->pn_min_memory);
 		od->contiguous = d->contiguous;
 		od->overcommit = d->overcommit;
 		od->task_dist = d->task_dist;

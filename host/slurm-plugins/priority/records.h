@@ -17,16 +17,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "slurm_wasm.h"
-
-/* A bump allocator: every block is zeroed; all are freed at once. */
-typedef struct arena_chunk arena_chunk_t;
-typedef struct {
-	arena_chunk_t *head;
-} arena_t;
-
-extern void *arena_alloc(arena_t *arena, size_t size);
-extern char *arena_strdup(arena_t *arena, const char *s);
-extern void arena_free(arena_t *arena);
+#include "swasm_records.h"
 
 /*
  * The priority configuration from slurm_conf, the partition table and
