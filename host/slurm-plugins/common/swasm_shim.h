@@ -94,7 +94,8 @@
 	X(swasm_gres_epilog_build_env) \
 	X(swasm_gres_epilog_set_env) \
 	X(swasm_gres_epilog_info_free) \
-	X(swasm_gres_step_context)
+	X(swasm_gres_step_context) \
+	X(swasm_bytes_free)
 
 typedef struct {
 #define SWASM_SHIM_FIELD(f) __typeof__(&f) f;
@@ -127,5 +128,14 @@ extern swasm_host *swasm_shim_open_host(const char *shim, const swasm_api_t *api
 
 /* The log callback given to swasm_host_open: ctx is the shim's name. */
 extern void swasm_shim_log(void *ctx, swasm_log_level level, const char *message);
+
+/*
+ * While set on the calling thread, the plugin's info-level lines logged by
+ * that thread's library calls are also given to `fn` (without the
+ * "slurm-wasm: <plugin>: " prefix), besides going to the log. NULL ends the
+ * capture. The task shim prints a verbose step's binding report with it.
+ */
+typedef void (*swasm_shim_capture_fn)(const char *line, void *arg);
+extern void swasm_shim_capture(swasm_shim_capture_fn fn, void *arg);
 
 #endif
