@@ -272,7 +272,7 @@ EXPORT extern int gres_p_node_config_load(List gres_conf_list,
 	}
 	for (size_t i = 0; i < result.n_warnings; i++)
 		info("%s: %s", SHIM, result.warnings[i]);
-	records_conf_apply(gres_conf_list, SWASM_GRES_NAME, &result,
+	records_conf_apply(gres_conf_list, SWASM_GRES_NAME, &result, cores,
 			   node_config->cpu_cnt);
 	api->swasm_node_config_result_free(&result);
 	arena_free(&arena);

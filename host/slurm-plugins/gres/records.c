@@ -221,6 +221,80 @@ static bool _same_record(gres_slurmd_conf_t *r, const swasm_gres_conf_record *p)
 	return same;
 }
 
+/* Whether Slurm's Cores= string `cpus` names the cores of `b` (NULL: none),
+ * on a node of `cores` cores. */
+static bool _same_cores(const char *cpus, const swasm_bitmap *b, uint32_t cores)
+{
+	bitstr_t *parsed;
+	bool same;
+
+	if (!cpus || !cpus[0] || !cores)
+		return !b || !b->len;
+	if (!b || !b->len)
+		return false;
+	parsed = bit_alloc(cores);
+	same = !bit_unfmt(parsed, (char *) cpus);
+	for (uint32_t i = 0; same && (i < cores); i++) {
+		int bit = (i < b->len) ? ((b->words[i / 64] >> (i % 64)) & 1) : 0;
+		same = (bit == (bit_test(parsed, i) ? 1 : 0));
+	}
+	FREE_NULL_BITMAP(parsed);
+	return same;
+}
+
+/*
+ * Gives Slurm's record `r` the cores, links and unique id of the plugin's
+ * `p` where they differ (gres/mps gives each MPS record its GPU's cores, as
+ * Slurm's gres_c_s_init_share_devices does). Cores are copied, string and
+ * CPU bitmap, from a record of `all` (Slurm's records of the node) that has
+ * those cores, so that they read as gres.c parsed them; failing that they
+ * are written as gres.c does without an abstract-to-machine map.
+ */
+static void _update_record(gres_slurmd_conf_t *r, const swasm_gres_conf_record *p,
+			   List all, uint32_t cores, uint32_t cpu_cnt)
+{
+	gres_slurmd_conf_t *o = NULL;
+	ListIterator itr;
+
+	if (xstrcmp(r->links, p->links)) {
+		xfree(r->links);
+		r->links = xstrdup(p->links);
+	}
+	if (xstrcmp(r->unique_id, p->unique_id)) {
+		xfree(r->unique_id);
+		r->unique_id = xstrdup(p->unique_id);
+	}
+	if (_same_cores(r->cpus, p->cores, cores))
+		return;
+	xfree(r->cpus);
+	FREE_NULL_BITMAP(r->cpus_bitmap);
+	if (!p->cores || !p->cores->len)
+		return;
+	itr = list_iterator_create(all);
+	while ((o = list_next(itr)))
+		if ((o != r) && o->cpus && _same_cores(o->cpus, p->cores, cores))
+			break;
+	list_iterator_destroy(itr);
+	if (o) {
+		r->cpus = xstrdup(o->cpus);
+		if (o->cpus_bitmap)
+			r->cpus_bitmap = bit_copy(o->cpus_bitmap);
+		return;
+	} else {
+		bitstr_t *b = bit_alloc(p->cores->len);
+		for (uint32_t i = 0; i < p->cores->len; i++)
+			if ((p->cores->words[i / 64] >> (i % 64)) & 1)
+				bit_set(b, i);
+		r->cpus = bit_fmt_full(b);
+		FREE_NULL_BITMAP(b);
+		if (cpu_cnt) {
+			r->cpus_bitmap = bit_alloc(cpu_cnt);
+			if (bit_unfmt(r->cpus_bitmap, r->cpus))
+				FREE_NULL_BITMAP(r->cpus_bitmap);
+		}
+	}
+}
+
 /* A new gres_slurmd_conf_t from the plugin's record, its config_flags as
  * gres.c's parser would have set them for such a line. */
 static gres_slurmd_conf_t *_new_record(const swasm_gres_conf_record *p,
@@ -286,7 +360,7 @@ static gres_slurmd_conf_t *_new_record(const swasm_gres_conf_record *p,
 
 extern void records_conf_apply(List gres_conf_list, const char *name,
 			       const swasm_node_config_result *result,
-			       uint32_t cpu_cnt)
+			       uint32_t cores, uint32_t cpu_cnt)
 {
 	List old = list_create(NULL);
 	gres_slurmd_conf_t *r, **mine;
@@ -317,10 +391,12 @@ extern void records_conf_apply(List gres_conf_list, const char *name,
 			}
 		}
 		list_iterator_destroy(itr);
-		if (r)
+		if (r) {
+			_update_record(r, p, old, cores, cpu_cnt);
 			reused++;
-		else
+		} else {
 			r = _new_record(p, cpu_cnt);
+		}
 		mine[n_mine++] = r;
 	}
 

@@ -36,13 +36,14 @@ extern swasm_gres_conf_record *records_conf(arena_t *arena, List gres_conf_list,
  * Replaces the records of GRES `name` in `gres_conf_list` with those of
  * `result` (the plugin's answer), keeping the other GRES's records where
  * they are. A result record equal in name, type, files and count to one
- * Slurm parsed keeps Slurm's record (its flags, CPU bitmap and the rest);
- * any other becomes a new record built from the result. The records of
+ * Slurm parsed keeps Slurm's record (its flags and the rest), taking the
+ * result's cores, links and unique id; any other becomes a new record built
+ * from the result. `cores` is the node's core count. The records of
  * `name` take the place of the first one Slurm had.
  */
 extern void records_conf_apply(List gres_conf_list, const char *name,
 			       const swasm_node_config_result *result,
-			       uint32_t cpu_cnt);
+			       uint32_t cores, uint32_t cpu_cnt);
 
 /* Applies environment edits in order: env_array_overwrite for a set,
  * unsetenvp for an unset. */
