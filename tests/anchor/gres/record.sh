@@ -30,6 +30,9 @@
 # Environment: SLURM_ANCHOR (the slurm-anchor directory, default ../shared/slurm-anchor beside the
 # repository), SLURM_ANCHOR_DIR (its state directory, default /tmp/slurm-anchor), OUT (output
 # directory). Refuses to run while an anchor cluster is already up: it stops only what it started.
+# EXTRA_CONF (lines setup.sh appends to slurm.conf) and SLURM_WASM_* (the shims' host
+# configuration and library) pass through to setup.sh and the daemons it starts: shim.sh runs the
+# cases under the gres shims this way.
 set -euo pipefail
 export TZ=UTC   # scontrol prints local times
 
@@ -63,7 +66,9 @@ if [ -f "$A/run/slurmctld.pid" ] && kill -0 "$(cat "$A/run/slurmctld.pid")" 2>/d
 fi
 
 # sbatch/srun read options from SLURM_*/SBATCH_* variables: none may leak in from the caller.
-while read -r var; do unset "$var"; done < <(env | grep -oE '^(SLURM|SRUN|SALLOC|SBATCH)_[A-Za-z0-9_]*')
+# (SLURM_WASM_* are the shims' settings, for the daemons setup.sh starts: kept.)
+while read -r var; do unset "$var"; done < <(env | grep -oE '^(SLURM|SRUN|SALLOC|SBATCH)_[A-Za-z0-9_]*' \
+  | grep -v '^SLURM_WASM_')
 
 WORK=$(mktemp -d)
 chmod 755 "$WORK"
