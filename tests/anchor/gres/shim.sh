@@ -49,6 +49,8 @@ env -u EXTRA_CONF -u SLURM_WASM_CONFIG -u SLURM_WASM_LIBRARY OUT="$OUT/stock" \
 
 # ------------------------------------------------------------------ 2. the shims
 say "the cases with the gres shims of $PLUGINDIR"
+# the logs of this run alone (setup.sh appends; an earlier bad-input case wrote there too)
+: > "$A/log/slurmctld.log"; : > "$A/log/slurmd-n1.log"
 EXTRA_CONF="PluginDir=$PLUGINDIR:$DEBIAN_PLUGINS" SLURM_WASM_CONFIG="$WASM_CONFIG" \
   OUT="$OUT/wasm" bash "$REPO/tests/anchor/gres/record.sh" || {
     mkdir -p "$OUT/wasm/logs"; cp "$A"/log/*.log "$OUT/wasm/logs/" 2>/dev/null || true
