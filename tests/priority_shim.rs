@@ -36,13 +36,6 @@ use live_slurm::{
     anchor_dir, build_and_install, differences, read, run, skip_reason, tail, ClusterLock, REPO,
 };
 
-
-
-
-
-
-
-
 /// The host configurations: the bundled multifactor as a `.wasm` file, and
 /// the hostile component with failure = "fallback".
 fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
@@ -107,8 +100,6 @@ fn write_bad_configs(work: &Path) -> Vec<(PathBuf, &'static str)> {
         .collect()
 }
 
-
-
 #[test]
 fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
     let anchor = anchor_dir();
@@ -120,7 +111,7 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
     let work = tempfile::tempdir().expect("a temporary directory");
     let work = work.path();
     let plugin_dir = work.join("plugins");
-    build_and_install(work, &plugin_dir);
+    build_and_install(work, &plugin_dir, &["priority_wasm"]);
     let (wasm_config, fault_config) = write_configs(work);
     let bad = write_bad_configs(work);
     let bad_list: Vec<String> = bad.iter().map(|(p, _)| p.display().to_string()).collect();

@@ -115,10 +115,13 @@ pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Builds the shim plugins with the project's scripts (`get-slurm-source.sh`
-/// and the Makefile of `host/slurm-plugins`) and installs them with the
-/// library into `plugin_dir`.
-pub fn build_and_install(work: &Path, plugin_dir: &Path) {
+/// Builds the shim plugins `shims` (Makefile names: `priority_wasm`,
+/// `task_wasm`, `gres_gpu`, `gres_mps`) with the project's scripts
+/// (`get-slurm-source.sh` and the Makefile of `host/slurm-plugins`) and
+/// installs them with the library into `plugin_dir`, which then holds only
+/// those (a gres shim there replaces Debian's plugin of its name).
+pub fn build_and_install(work: &Path, plugin_dir: &Path, shims: &[&str]) {
+    let shims = format!("SHIMS={}", shims.join(" "));
     let plugins = Path::new(REPO).join("host/slurm-plugins");
     let source = run(
         Command::new("bash").arg(plugins.join("get-slurm-source.sh")),
@@ -134,6 +137,7 @@ pub fn build_and_install(work: &Path, plugin_dir: &Path) {
             .arg("-C")
             .arg(&plugins)
             .arg(format!("SLURM_SRC={source}"))
+            .arg(&shims)
             .arg(format!("BUILD={}", build.display())),
         "make",
     );
@@ -142,6 +146,7 @@ pub fn build_and_install(work: &Path, plugin_dir: &Path) {
             .arg("-C")
             .arg(&plugins)
             .arg("install")
+            .arg(&shims)
             .arg(format!("BUILD={}", build.display()))
             .arg(format!("PLUGINDIR={}", plugin_dir.display()))
             .arg(format!("LIBRARY={}", library().display())),

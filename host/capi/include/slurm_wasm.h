@@ -70,13 +70,13 @@
 #include <stddef.h>
 #include <stdint.h>
 /* Initialiser of a swasm_error before its first use. */
-#define SWASM_ERROR_INIT { 0, NULL }
+#define SWASM_ERROR_INIT { 0, NULL, NULL }
 
 
 // The version of this C ABI: raised whenever a function's signature or a
 // struct's layout changes, so that a shim compiled against one header
 // refuses a library of another (compare with `swasm_abi_version()`).
-#define SWASM_ABI_VERSION 1
+#define SWASM_ABI_VERSION 2
 
 // Slurm's `SLURM_SUCCESS`: what every fallible function returns when it
 // succeeded.
@@ -428,6 +428,11 @@ typedef struct swasm_error {
   // [`swasm_string_free`]) or let the next call that takes this struct
   // free it.
   char *message;
+  // When the plugin itself returned the error (not a fault), its own
+  // message as it gave it, without the library's naming of plugin and
+  // function: what a C plugin would have handed its caller (slurmd
+  // passes it to srun). NULL otherwise; owned and freed as `message`.
+  char *plugin_message;
 } swasm_error;
 
 // A bitmap of `len` bits: bit `i` is bit `i % 64` (from the least
@@ -1317,8 +1322,8 @@ extern "C" {
 // freed by the struct's own `swasm_*_free`, not here.
 void swasm_string_free(char *s);
 
-// Frees the message of `error` and sets it to success (`code` 0, `message`
-// NULL). Does nothing for NULL.
+// Frees the messages of `error` and sets it to success (`code` 0,
+// `message` and `plugin_message` NULL). Does nothing for NULL.
 //
 // # Safety
 // `error` is NULL or points to an initialised [`swasm_error`].

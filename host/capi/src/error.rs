@@ -42,6 +42,11 @@ pub struct swasm_error {
     /// [`swasm_string_free`]) or let the next call that takes this struct
     /// free it.
     pub message: *mut c_char,
+    /// When the plugin itself returned the error (not a fault), its own
+    /// message as it gave it, without the library's naming of plugin and
+    /// function: what a C plugin would have handed its caller (slurmd
+    /// passes it to srun). NULL otherwise; owned and freed as `message`.
+    pub plugin_message: *mut c_char,
 }
 
 /// A failure on its way to a [`swasm_error`].
@@ -49,6 +54,8 @@ pub struct swasm_error {
 pub(crate) struct Failure {
     pub code: i32,
     pub message: String,
+    /// The plugin's own message, when the plugin returned the error.
+    pub plugin_message: Option<String>,
 }
 
 impl Failure {
@@ -57,15 +64,21 @@ impl Failure {
         Failure {
             code: SWASM_ERROR,
             message: message.to_string(),
+            plugin_message: None,
         }
     }
 }
 
 impl From<CallError> for Failure {
     fn from(error: CallError) -> Failure {
+        let plugin_message = match &error {
+            CallError::Plugin { message, .. } => Some(message.clone()),
+            _ => None,
+        };
         Failure {
             code: error.slurm_code(),
             message: error.to_string(),
+            plugin_message,
         }
     }
 }
@@ -81,6 +94,7 @@ impl From<StateFileError> for Failure {
                     SWASM_ERROR
                 },
                 message: file.to_string(),
+                plugin_message: None,
             },
         }
     }
@@ -114,8 +128,8 @@ pub unsafe extern "C" fn swasm_string_free(s: *mut c_char) {
     }
 }
 
-/// Frees the message of `error` and sets it to success (`code` 0, `message`
-/// NULL). Does nothing for NULL.
+/// Frees the messages of `error` and sets it to success (`code` 0,
+/// `message` and `plugin_message` NULL). Does nothing for NULL.
 ///
 /// # Safety
 /// `error` is NULL or points to an initialised [`swasm_error`].
@@ -125,7 +139,10 @@ pub unsafe extern "C" fn swasm_error_clear(error: *mut swasm_error) {
     if let Some(error) = unsafe { error.as_mut() } {
         // SAFETY: an initialised error holds NULL or a message of ours.
         unsafe { swasm_string_free(error.message) };
+        // SAFETY: as above.
+        unsafe { swasm_string_free(error.plugin_message) };
         error.message = std::ptr::null_mut();
+        error.plugin_message = std::ptr::null_mut();
         error.code = SWASM_SUCCESS;
     }
 }
@@ -170,6 +187,9 @@ pub(crate) unsafe fn report(error: *mut swasm_error, outcome: Result<(), Failure
             if let Some(error) = unsafe { error.as_mut() } {
                 error.code = failure.code;
                 error.message = c_string(&one_line(&failure.message));
+                if let Some(text) = &failure.plugin_message {
+                    error.plugin_message = c_string(&one_line(text));
+                }
             }
             SWASM_ERROR
         }

@@ -55,4 +55,4 @@ pub mod types;
 /// The version of this C ABI: raised whenever a function's signature or a
 /// struct's layout changes, so that a shim compiled against one header
 /// refuses a library of another (compare with `swasm_abi_version()`).
-pub const SWASM_ABI_VERSION: u32 = 1;
+pub const SWASM_ABI_VERSION: u32 = 2;

@@ -307,7 +307,11 @@ fn c_program_agrees_with_the_rust_api() {
     let out = run_program(&exe, dir.path());
     assert_eq!(
         out.one("abi"),
-        format!("1 {}", slurm_wasm_host::CONTRACT_VERSION)
+        format!(
+            "{} {}",
+            slurm_wasm::SWASM_ABI_VERSION,
+            slurm_wasm_host::CONTRACT_VERSION
+        )
     );
 
     // priority/basic: the spec's number, the same as through the Rust API.
@@ -326,6 +330,23 @@ fn c_program_agrees_with_the_rust_api() {
 
     // task/affinity: the same binding, environment, messages and codes.
     assert_same(&out.with_prefix("task."), &task_lines(), "task/affinity");
+
+    // A plugin's own refusal: its code, the library's line naming plugin
+    // and function, and the plugin's message alone (what task/affinity's
+    // lllp_distribution hands srun, dist_tasks.c's _validate_map).
+    assert_eq!(out.one("refused.code"), "4032");
+    assert!(
+        out.one("refused.message")
+            .starts_with("plugin task/affinity: slurmd-launch-request returned error 4032: "),
+        "{}",
+        out.one("refused.message")
+    );
+    assert!(
+        out.one("refused.plugin_message")
+            .starts_with("CPU binding outside of job step allocation, allocated CPUs are: "),
+        "{}",
+        out.one("refused.plugin_message")
+    );
 
     errors_name_file_and_fault(&out, dir.path());
     logs_reach_the_callback_at_the_hosts_level(&out);

@@ -123,9 +123,41 @@ static swasm_log_level _max_level(void)
 	return SWASM_LOG_ERROR;
 }
 
+/* The capture of this thread (swasm_shim_capture). */
+static __thread swasm_shim_capture_fn capture_fn;
+static __thread void *capture_arg;
+
+extern void swasm_shim_capture(swasm_shim_capture_fn fn, void *arg)
+{
+	capture_fn = fn;
+	capture_arg = arg;
+}
+
+/* A plugin's own line without the library's "slurm-wasm: <kind>/<name>: "
+ * prefix; NULL for the library's lines (named after a capability or
+ * nothing, never a plugin type). */
+static const char *_plugin_text(const char *message)
+{
+	const char *p = message, *end;
+
+	if (strncmp(p, "slurm-wasm: ", 12))
+		return NULL;
+	p += 12;
+	if (!(end = strstr(p, ": ")) || !memchr(p, '/', end - p) ||
+	    memchr(p, ' ', end - p))
+		return NULL;
+	return end + 2;
+}
+
 extern void swasm_shim_log(void *ctx, swasm_log_level level, const char *message)
 {
 	const char *shim = ctx ? ctx : "slurm-wasm";
+
+	if (capture_fn && (level == SWASM_LOG_INFO)) {
+		const char *text = _plugin_text(message);
+		if (text)
+			capture_fn(text, capture_arg);
+	}
 
 	switch (level) {
 	case SWASM_LOG_ERROR:
@@ -153,7 +185,10 @@ extern swasm_host *swasm_shim_open_host(const char *shim, const swasm_api_t *api
 	char *path = swasm_shim_config_path(slurm_conf_path);
 	swasm_host *host;
 
-	host = api->swasm_host_open(path, 0, _max_level(), swasm_shim_log,
+	/* at least INFO, for swasm_shim_capture; Slurm's log functions
+	 * drop what the daemon's level does not print */
+	host = api->swasm_host_open(path, 0, MAX(_max_level(), SWASM_LOG_INFO),
+				    swasm_shim_log,
 				    (void *) shim, &err);
 	if (!host)
 		error("%s: cannot open the host configuration %s: %s", shim,

@@ -11,7 +11,7 @@
 # both slurmd daemons run on it, so the masks task/affinity applies there are real ones.
 #
 # What it does:
-#   1. starts the anchor cluster with ../shared/slurm-anchor/setup.sh: TaskPlugin=task/affinity
+#   1. starts the anchor cluster with ../shared/slurm-anchor/setup.sh: TaskPlugin=$TASK_PLUGIN
 #      (checked in `scontrol show config`), no slurmdbd (binding does not need it), and
 #      SlurmdDebug=debug so slurmd logs what lllp_distribution received and decided;
 #   2. runs each case of CASES below, one at a time on an idle partition, as
@@ -36,13 +36,17 @@
 #
 # Environment: SLURM_ANCHOR (the slurm-anchor directory, default ../shared/slurm-anchor beside the
 # repository), SLURM_ANCHOR_DIR (its state directory, default /tmp/slurm-anchor), OUT (output
-# directory). Refuses to run while an anchor cluster is already up: it stops only what it started.
+# directory), TASK_PLUGIN (default task/affinity; tests/anchor/task/shim.sh runs the same cases
+# under task/wasm) and PLUGIN_DIR (a directory put before Debian's in PluginDir). Refuses to run while an anchor cluster is already up: it stops only what it started.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 ANCHOR=${SLURM_ANCHOR:-$REPO/../shared/slurm-anchor}
 A=${SLURM_ANCHOR_DIR:-/tmp/slurm-anchor}
 OUT=${OUT:-$REPO/tests/fixtures/anchor/task}
+TASK_PLUGIN=${TASK_PLUGIN:-task/affinity}
+EXTRA="SlurmdDebug=debug"
+[ -z "${PLUGIN_DIR:-}" ] || EXTRA+=$'\n'"PluginDir=$PLUGIN_DIR:/usr/lib/x86_64-linux-gnu/slurm-wlm"
 T0=$(date +%s)
 
 # name|srun options besides `-p hw --label -J anchor-<name>`. Names are file names.
@@ -74,8 +78,8 @@ if [ -f "$A/run/slurmctld.pid" ] && kill -0 "$(cat "$A/run/slurmctld.pid")" 2>/d
 fi
 
 # srun reads options from SLURM_*/SRUN_* variables: a recording made inside an allocation, or
-# from a shell that sets them, must not inherit any.
-while read -r var; do unset "$var"; done < <(env | grep -oE '^(SLURM|SRUN|SALLOC|SBATCH)_[A-Za-z0-9_]*')
+# from a shell that sets them, must not inherit any (SLURM_WASM_* are the shim's, for the daemons).
+while read -r var; do unset "$var"; done < <(env | grep -oE '^(SLURM|SRUN|SALLOC|SBATCH)_[A-Za-z0-9_]*' | grep -v '^SLURM_WASM_')
 
 WORK=$(mktemp -d)
 # ------------------------------------------------------------------ teardown on every exit
@@ -105,9 +109,9 @@ trap 'exit 130' INT TERM
 rm -f "$A/teardown.sh"
 say "starting the anchor cluster ($ANCHOR/setup.sh)"
 STARTED=1
-TASK_PLUGIN=task/affinity WITH_DBD=0 EXTRA_CONF="SlurmdDebug=debug" bash "$ANCHOR/setup.sh"
+TASK_PLUGIN=$TASK_PLUGIN WITH_DBD=0 EXTRA_CONF="$EXTRA" bash "$ANCHOR/setup.sh"
 TASK_LINE=$(scontrol show config | grep -E '^TaskPlugin ' || true)
-[[ $TASK_LINE =~ =\ task/affinity$ ]] || die "slurmctld does not run task/affinity: $TASK_LINE"
+[[ $TASK_LINE =~ =\ $TASK_PLUGIN$ ]] || die "slurmctld does not run $TASK_PLUGIN: $TASK_LINE"
 
 mkdir -p "$OUT"
 rm -f "$OUT"/*.txt
@@ -157,7 +161,7 @@ run_case() {
     scontrol show job -d "$id" | sed '/^ *$/d'
     echo "[slurmd log]"
     for node in h1 h2; do
-      tail -c +$((before[$node] + 1)) "$A/log/slurmd-$node.log" | grep 'task/affinity' \
+      tail -c +$((before[$node] + 1)) "$A/log/slurmd-$node.log" | grep -E 'task/(affinity|wasm)' \
         | sed -e 's/^\[[^]]*\] //' -e "s/^/$node: /" || true
     done
   } > "$OUT/case-$name.txt"

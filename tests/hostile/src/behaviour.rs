@@ -40,6 +40,50 @@ pub fn pre_launch_priv(step: &Step, task: &Task) -> Result<(), PluginError> {
     bind_cpus(task.pid, &all).map_err(|e| fail("cpuset.bind", e).into())
 }
 
+/// The launch request's environment variable that names a misbehaviour in
+/// a live Slurm, where srun's `--cpu-bind` cannot carry a name:
+/// `<hook>:<behaviour>`, the hook being `launch` (slurmd's
+/// `slurmd-launch-request`), `priv` (slurmstepd's `pre-launch-priv`) or
+/// `child` (`pre-launch`, in the forked task).
+pub const HOSTILE_VAR: &str = "HOSTILE_TASK";
+
+/// The step `cpu-bind` by which `slurmd-launch-request` hands a behaviour
+/// to slurmstepd's hooks: `hostile:<priv|child>:<behaviour>` (slurmd writes
+/// the binding it answers into the request slurmstepd receives).
+pub const STEPD_PREFIX: &str = "hostile:";
+
+/// Where `HOSTILE_TASK` asks for a behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    Launch,
+    Priv,
+    Child,
+}
+
+/// `HOSTILE_TASK`'s value as hook and behaviour name.
+pub fn hostile_spec(value: &str) -> Result<(Hook, &str), String> {
+    let hook = |h| match h {
+        "launch" => Some(Hook::Launch),
+        "priv" => Some(Hook::Priv),
+        "child" => Some(Hook::Child),
+        _ => None,
+    };
+    value
+        .split_once(':')
+        .and_then(|(h, b)| Some((hook(h)?, b)))
+        .ok_or_else(|| format!("{HOSTILE_VAR}={value}: expected <launch|priv|child>:<behaviour>"))
+}
+
+/// The behaviour a slurmstepd hook (`hook`) must act out, from the step's
+/// `cpu-bind` (see [`STEPD_PREFIX`]).
+pub fn stepd_behaviour(cpu_bind: &str, hook: Hook) -> Option<Behaviour> {
+    let rest = cpu_bind.strip_prefix(STEPD_PREFIX)?;
+    match hostile_spec(rest) {
+        Ok((h, name)) if h == hook => Some(Behaviour::parse(name)),
+        _ => None,
+    }
+}
+
 /// What `slurmd-launch-request` does, by the request's `cpu-bind` string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Behaviour {
@@ -272,6 +316,20 @@ fn probe_env() -> Vec<String> {
 mod tests {
     use super::*;
     use slurm_wasm_sdk::testkit;
+
+    #[test]
+    fn hostile_task_names_hook_and_behaviour() {
+        assert_eq!(hostile_spec("child:loop"), Ok((Hook::Child, "loop")));
+        assert_eq!(hostile_spec("launch:trap"), Ok((Hook::Launch, "trap")));
+        assert!(hostile_spec("elsewhere:loop").is_err());
+        assert!(hostile_spec("loop").is_err());
+        assert_eq!(
+            stepd_behaviour("hostile:priv:loop", Hook::Priv),
+            Some(Behaviour::Loop)
+        );
+        assert_eq!(stepd_behaviour("hostile:priv:loop", Hook::Child), None);
+        assert_eq!(stepd_behaviour("0x1,0x2", Hook::Priv), None);
+    }
 
     #[test]
     fn names_select_behaviours() {

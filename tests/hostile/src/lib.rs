@@ -7,7 +7,10 @@
 //! the file system, the network, the environment and ungranted
 //! capabilities, or set environment variables of its choosing. Its
 //! `pre-launch-priv` binds the task outside its step when the step's
-//! `cpu-bind` is `cpuset-outside`. Each must end in a clear error from the
+//! `cpu-bind` is `cpuset-outside`. In a live Slurm, the launch request's
+//! variable `HOSTILE_TASK=<launch|priv|child>:<behaviour>` names the
+//! behaviour and the hook that acts it out (slurmd's launch request,
+//! slurmstepd's `pre-launch-priv`, or `pre-launch` in the forked task). Each must end in a clear error from the
 //! host, or in an answer showing that the sandbox held, while the host
 //! keeps serving. Any other `cpu-bind` value, and every other hook, behaves
 //! like task/none.
@@ -27,7 +30,9 @@ use slurm_wasm_sdk::task::{
 };
 use slurm_wasm_sdk::types::{Capability, PluginError, PluginIdentity, Step, Task};
 
-use behaviour::Behaviour;
+use behaviour::{Behaviour, Hook};
+use slurm_wasm_sdk::codes::EINVAL;
+use slurm_wasm_sdk::Error;
 
 /// task/hostile, exported as a component.
 pub struct Hostile;
@@ -71,9 +76,33 @@ impl TaskGuest for Hostile {
         })
     }
 
-    /// Acts out the behaviour named by `request.cpu_bind`.
+    /// Acts out the behaviour named by `HOSTILE_TASK` (or hands it to
+    /// slurmstepd's hooks), else the one named by `request.cpu_bind`.
     fn slurmd_launch_request(request: LaunchRequest) -> Result<CpuBinding, PluginError> {
-        Behaviour::parse(&request.cpu_bind).run(request.cpu_bind_type, request.cpu_bind)
+        let spec = request
+            .env
+            .iter()
+            .find(|kv| kv.key == behaviour::HOSTILE_VAR)
+            .map(|kv| behaviour::hostile_spec(&kv.value));
+        match spec {
+            None => {
+                Behaviour::parse(&request.cpu_bind).run(request.cpu_bind_type, request.cpu_bind)
+            }
+            Some(Err(e)) => Err(Error::new(EINVAL, e).into()),
+            Some(Ok((Hook::Launch, name))) => {
+                Behaviour::parse(name).run(request.cpu_bind_type, request.cpu_bind)
+            }
+            Some(Ok((hook, name))) => Ok(CpuBinding {
+                cpu_bind_type: request.cpu_bind_type,
+                cpu_bind: format!(
+                    "{}{}:{name}",
+                    behaviour::STEPD_PREFIX,
+                    if hook == Hook::Priv { "priv" } else { "child" }
+                ),
+                messages: Vec::new(),
+                env: Vec::new(),
+            }),
+        }
     }
 
     fn slurmd_reserve_resources(_request: LaunchRequest) -> Result<(), PluginError> {
@@ -96,14 +125,23 @@ impl TaskGuest for Hostile {
         Ok(())
     }
 
-    /// Binds outside the step when the step's `cpu-bind` says so (see
+    /// Acts out a behaviour handed over by the launch request, else binds
+    /// outside the step when the step's `cpu-bind` says so (see
     /// [`behaviour::pre_launch_priv`]).
     fn pre_launch_priv(step: Step, task: Task) -> Result<(), PluginError> {
-        behaviour::pre_launch_priv(&step, &task)
+        match behaviour::stepd_behaviour(&step.cpu_bind, Hook::Priv) {
+            Some(b) => b.run(step.cpu_bind_type, String::new()).map(drop),
+            None => behaviour::pre_launch_priv(&step, &task),
+        }
     }
 
-    fn pre_launch(_step: Step, _task: Task) -> Result<(), PluginError> {
-        Ok(())
+    /// Acts out a behaviour handed over by the launch request, in the
+    /// forked task.
+    fn pre_launch(step: Step, _task: Task) -> Result<(), PluginError> {
+        match behaviour::stepd_behaviour(&step.cpu_bind, Hook::Child) {
+            Some(b) => b.run(step.cpu_bind_type, String::new()).map(drop),
+            None => Ok(()),
+        }
     }
 
     fn post_term(_step: Step, _task: Task) -> Result<(), PluginError> {

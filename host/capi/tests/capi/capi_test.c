@@ -532,6 +532,21 @@ static void task_affinity(void)
 	print_binding("task.launch", &binding);
 	swasm_cpu_binding_free(&binding);
 
+	/* map_cpu:5 on a node of two CPUs: the plugin's own refusal, whose
+	 * message a shim hands to srun as a C plugin would */
+	swasm_launch_request outside = req;
+	outside.cpu_bind_type = 0x80; /* CPU_BIND_MAP */
+	outside.cpu_bind = "5";
+	if (!swasm_task_slurmd_launch_request(t, &outside, &binding, &err))
+		die("a map outside the step was accepted", NULL);
+	printf("refused.code %d\n", err.code);
+	printf("refused.message %s\n", err.message);
+	printf("refused.plugin_message %s\n",
+	       err.plugin_message ? err.plugin_message : "(null)");
+	swasm_error_clear(&err);
+	if (err.message || err.plugin_message)
+		die("swasm_error_clear left a message", NULL);
+
 	swasm_batch_request batch = {
 		.job_id = 7,
 		.user_id = 1000,
