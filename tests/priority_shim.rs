@@ -2,7 +2,7 @@
 //! same stream on the live anchor cluster (`../shared/slurm-anchor`) under
 //! stock priority/multifactor and under priority/wasm with
 //! priority_multifactor.wasm gives the same `sprio` and `sshare`; a component
-//! that loops or traps leaves slurmctld scheduling.
+//! that loops, traps or grows its memory without end leaves slurmctld scheduling.
 //!
 //! The test builds the shim with the project's own scripts
 //! (`host/slurm-plugins/get-slurm-source.sh`, its Makefile), installs it with
@@ -177,12 +177,13 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
     // Faults: slurmctld answers, sprio answers, the log names plugin and
     // function, and jobs start afterwards.
     // (the host's fault messages: host/src/error.rs, CallError)
-    let faults: [(&str, &[&str]); 2] = [
+    let faults: [(&str, &[&str]); 3] = [
         (
             "loop",
             &["set ran out of fuel", "set passed its wall-clock deadline"],
         ),
         ("trap", &["set trapped"]),
+        ("grow", &["set hit the memory limit", "set trapped"]),
     ];
     for (case, words) in faults {
         let text = read(&out.join("fault").join(format!("{case}.txt")));

@@ -22,15 +22,15 @@
 #        one PriorityCalcPeriod (60 s) later, decays by 60 s and charges the blockers 60 s; the
 #        run-seconds given back at start-up (last decay - start) are the same in both runs;
 #   4. each run records after its first and its second pass (stream.sh's `sample`).
-# Then the fault cases, under FAULT_CONFIG (failure = "fallback"): a job named `loop` and one named
-# `trap` are submitted to slurmctld runs on the same state; what happened is in OUT/fault/.
+# Then the fault cases, under FAULT_CONFIG (failure = "fallback"): jobs named `loop`, `trap` and
+# `grow` are submitted to slurmctld runs on the same state; what happened is in OUT/fault/.
 #
 # Then bad input: slurmctld started on a missing library, a missing host configuration and each
 # host configuration of BAD_CONFIGS (space-separated paths) must refuse to start.
 #
 # Output in OUT: stock/sample{1,2}/ and wasm/sample{1,2}/ (stream.sh's files) with each run's
 # slurmctld.log, bad/<case>.txt (exit status and log lines), submitted.txt,
-# fault/{loop,trap}.txt (submission time, ping, sprio exit status, the log lines naming the
+# fault/{loop,trap,grow}.txt (submission time, ping, sprio exit status, the log lines naming the
 # plugin), fault/started.txt (jobs that started after the blockers were cancelled), logs/.
 # Leaves nothing running: the anchor's teardown.sh runs on every exit.
 set -euo pipefail
@@ -191,6 +191,8 @@ say "fault: a component that loops"
 fault_case loop
 say "fault: a component that traps"
 fault_case trap
+say "fault: a component that grows its memory without end"
+fault_case grow
 
 say "fault: jobs start once the blockers are gone"
 start_ctld fault

@@ -18,6 +18,9 @@ pub enum Behaviour {
     Trap,
     /// `loop`: spins forever in any function that reads the name.
     Loop,
+    /// `grow`: allocates 1 MiB blocks without end in any function that
+    /// reads the name, until the host's memory limit stops it.
+    Grow,
     /// `calc-stranger`: `calculate` adds a priority for [`STRANGER_ID`].
     CalcStranger,
     /// `calc-twice`: `calculate` lists the job twice.
@@ -41,9 +44,10 @@ pub enum Behaviour {
 }
 
 /// Every named behaviour, with its name.
-pub const NAMED: [(&str, Behaviour); 11] = [
+pub const NAMED: [(&str, Behaviour); 12] = [
     ("trap", Behaviour::Trap),
     ("loop", Behaviour::Loop),
+    ("grow", Behaviour::Grow),
     ("calc-stranger", Behaviour::CalcStranger),
     ("calc-twice", Behaviour::CalcTwice),
     ("calc-zero", Behaviour::CalcZero),
@@ -56,8 +60,9 @@ pub const NAMED: [(&str, Behaviour); 11] = [
 ];
 
 impl Behaviour {
-    /// The behaviour `name` names, after acting out `trap` and `loop` on
-    /// behalf of `function`; [`Behaviour::Normal`] for any other name.
+    /// The behaviour `name` names, after acting out `trap`, `loop` and
+    /// `grow` on behalf of `function`; [`Behaviour::Normal`] for any other
+    /// name.
     pub fn read(name: &str, function: &str) -> Behaviour {
         let behaviour = NAMED
             .iter()
@@ -66,6 +71,7 @@ impl Behaviour {
         match behaviour {
             Behaviour::Trap => panic!("priority/hostile: deliberate trap in {function}"),
             Behaviour::Loop => spin(),
+            Behaviour::Grow => hoard(),
             other => other,
         }
     }
@@ -79,13 +85,22 @@ fn spin() -> ! {
     }
 }
 
+/// Allocates without end; `black_box` keeps every block alive.
+fn hoard() -> ! {
+    let mut blocks = Vec::new();
+    loop {
+        blocks.push(black_box(vec![1u8; 1 << 20]));
+        black_box(&blocks);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn names_round_trip_and_others_are_normal() {
-        for (name, b) in NAMED.into_iter().skip(2) {
+        for (name, b) in NAMED.into_iter().skip(3) {
             assert_eq!(Behaviour::read(name, "set"), b);
         }
         assert_eq!(Behaviour::read("job1", "set"), Behaviour::Normal);
