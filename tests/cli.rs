@@ -73,6 +73,9 @@ fn check_passes_on_bundled_and_example_plugins() {
         vec!["check", "--bundled", "task/affinity"],
         vec!["check", "--bundled", "task/none"],
         vec!["check", EXAMPLE],
+        vec!["check", env!("SLURM_WASM_TEST_SMALL_FIRST")],
+        vec!["check", env!("SLURM_WASM_TEST_ONE_CPU")],
+        vec!["check", env!("SLURM_WASM_TEST_FPGA")],
     ] {
         let (code, out, err) = slurm_wasm(&args);
         assert_eq!(code, 0, "{args:?}\n{out}\n{err}");

@@ -153,16 +153,25 @@ mod call {
         });
     }
 
-    /// The same plugin code built natively, called through its export trait
-    /// (the job is cloned because the trait takes it by value, as the
-    /// component boundary copies it).
+    /// The same plugin code built natively, called through its export
+    /// adapter (the job is cloned because the contract takes it by value,
+    /// as the component boundary copies it).
     #[divan::bench]
     fn native(b: Bencher) {
-        use slurm_wasm_sdk::priority::PriorityGuest;
-        let job = slurm_wasm_sdk::testkit::fixtures::job(1);
-        b.bench_local(|| {
-            priority_basic::plugin::PriorityBasic::set(black_box(0xffff_0000), job.clone()).unwrap()
-        });
+        use slurm_wasm_sdk::priority::{Export, PriorityConfig, PriorityGuest};
+        use slurm_wasm_sdk::testkit::fixtures;
+        type Basic = Export<priority_basic::plugin::PriorityBasic>;
+        Basic::init(PriorityConfig {
+            cluster: fixtures::cluster_config(),
+            partitions: Vec::new(),
+            partition_tres: Vec::new(),
+            cluster_cpus: 0,
+            cluster_nodes: 0,
+            cluster_tres: Vec::new(),
+        })
+        .unwrap();
+        let job = fixtures::job(1);
+        b.bench_local(|| Basic::set(black_box(0xffff_0000), job.clone()).unwrap());
     }
 }
 

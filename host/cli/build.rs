@@ -1,5 +1,7 @@
-//! Builds the components the integration tests load: the SDK example plugin
-//! and the hostile plugins (task/hostile, and task/needs_topology: the same
+//! Builds the components the integration tests load: the SDK example plugins
+//! (priority/partition_size; priority/small_first, task/one_cpu and
+//! gres/fpga, the small ones written with the SDK's `Plugin` traits) and the
+//! hostile plugins (task/hostile, and task/needs_topology: the same
 //! package with its `requires-topology` feature). Their paths reach the
 //! tests as `env!("SLURM_WASM_TEST_<NAME>")`.
 
@@ -18,6 +20,33 @@ fn main() {
                 dir: "examples/priority-partition-size",
                 features: &[],
                 file_name: "priority_partition_size.wasm",
+            },
+        ),
+        (
+            "SMALL_FIRST",
+            Guest {
+                package: "priority-small-first",
+                dir: "examples/priority-small-first",
+                features: &[],
+                file_name: "priority_small_first.wasm",
+            },
+        ),
+        (
+            "ONE_CPU",
+            Guest {
+                package: "task-one-cpu",
+                dir: "examples/task-one-cpu",
+                features: &[],
+                file_name: "task_one_cpu.wasm",
+            },
+        ),
+        (
+            "FPGA",
+            Guest {
+                package: "gres-count-only",
+                dir: "examples/gres-count-only",
+                features: &[],
+                file_name: "gres_fpga.wasm",
             },
         ),
         (

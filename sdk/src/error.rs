@@ -2,7 +2,7 @@
 //! contract's `plugin-error`.
 
 use crate::codes;
-use crate::types::PluginError;
+use crate::types::{Capability, CapabilityError, PluginError};
 
 /// A failure a plugin reports to the host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,5 +58,48 @@ impl From<Error> for PluginError {
 impl From<PluginError> for Error {
     fn from(e: PluginError) -> Self {
         Error::new(e.code, e.message)
+    }
+}
+
+/// A capability's name in the contract (`wit/types.wit`), as host
+/// configurations grant it.
+pub fn capability_name(capability: Capability) -> &'static str {
+    match capability {
+        Capability::Log => "log",
+        Capability::Clock => "clock",
+        Capability::Topology => "topology",
+        Capability::Cpuset => "cpuset",
+        Capability::Gpu => "gpu",
+        Capability::GpuControl => "gpu-control",
+    }
+}
+
+/// A capability call that failed, as the plugin's error (`SLURM_ERROR`),
+/// so that `?` carries it out of a plugin function: `capability <name>
+/// denied (not granted)`, `capability unavailable: ...` or `capability
+/// call failed: ...`.
+impl From<CapabilityError> for Error {
+    fn from(e: CapabilityError) -> Self {
+        Error::generic(match e {
+            CapabilityError::Denied(c) => {
+                format!("capability {} denied (not granted)", capability_name(c))
+            }
+            CapabilityError::Unavailable(why) => format!("capability unavailable: {why}"),
+            CapabilityError::Failed(why) => format!("capability call failed: {why}"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capability_errors_carry_their_reason() {
+        let e = Error::from(CapabilityError::Denied(Capability::Cpuset));
+        assert_eq!(e.code, codes::SLURM_ERROR);
+        assert_eq!(e.message, "capability cpuset denied (not granted)");
+        let e = Error::from(CapabilityError::Failed("EPERM".into()));
+        assert_eq!(e.message, "capability call failed: EPERM");
     }
 }

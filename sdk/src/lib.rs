@@ -11,25 +11,33 @@
 //! * [`identity()`], the usual answer of `describe()`;
 //! * [`host`]: logging and the clock, which call the host inside a component
 //!   and the [`testkit`] mock host in native unit tests;
+//! * [`plugin`]: a kind's `Plugin` trait, where a plugin is a value that
+//!   lives between calls and writes only the functions its policy needs
+//!   (gres, priority and task; select plugins implement the bindings'
+//!   traits);
 //! * export macros (`export_select!`, `export_gres!`, `export_priority!`,
 //!   `export_task!`, one per enabled feature);
 //! * [`testkit`]: an in-process mock host and fixtures, so a plugin's logic
 //!   is tested with plain `cargo test`.
 //!
-//! A plugin implements the world's `Guest` traits on one type and exports it:
+//! A plugin implements its kind's `Plugin` trait and exports it (see
+//! [`plugin`]):
 //!
 //! ```text
-//! struct MyPriority;
-//! impl slurm_wasm_sdk::priority::IdentityGuest for MyPriority { /* describe() */ }
-//! impl slurm_wasm_sdk::priority::PriorityGuest for MyPriority { /* set(), ... */ }
-//! slurm_wasm_sdk::export_priority!(MyPriority);
+//! impl slurm_wasm_sdk::priority::Plugin for MyPriority { /* TYPE, NAME, init, set */ }
+//! slurm_wasm_sdk::export_priority!(plugin MyPriority);
 //! ```
+//!
+//! or implements the world's `Guest` traits (every contract function, as
+//! bindings give them) on one type and exports that:
+//! `export_priority!(MyPriority)`.
 
 pub mod bitmap;
 pub mod codes;
 pub mod error;
 pub mod host;
 pub mod identity;
+pub mod plugin;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testkit;
 pub mod version;
@@ -88,6 +96,9 @@ pub mod gres {
         default_bindings_module: "slurm_wasm_sdk::gres",
     });
     pub use self::Guest as IdentityGuest;
+    pub use crate::plugin::gres::{
+        allocation_info, EpilogEnv, EpilogResource, Export, NoEpilog, Plugin,
+    };
     pub use exports::slurm::plugin::gres::Guest as GresGuest;
     pub use exports::slurm::plugin::gres::*;
     pub use slurm::plugin::{gpu, gpu_control};
@@ -109,6 +120,7 @@ pub mod priority {
         default_bindings_module: "slurm_wasm_sdk::priority",
     });
     pub use self::Guest as IdentityGuest;
+    pub use crate::plugin::priority::{Export, Plugin};
     pub use exports::slurm::plugin::priority::Guest as PriorityGuest;
     pub use exports::slurm::plugin::priority::*;
 }
@@ -129,6 +141,7 @@ pub mod task {
         default_bindings_module: "slurm_wasm_sdk::task",
     });
     pub use self::Guest as IdentityGuest;
+    pub use crate::plugin::task::{binding_as_requested, Export, Plugin};
     pub use exports::slurm::plugin::task::Guest as TaskGuest;
     pub use exports::slurm::plugin::task::*;
     pub use slurm::plugin::{cpuset, topology};
@@ -146,30 +159,54 @@ macro_rules! export_select {
     };
 }
 
-/// Exports a type implementing `gres::{IdentityGuest, GresGuest}`.
+/// Exports a type implementing `gres::{IdentityGuest, GresGuest}`, or
+/// (`export_gres!(plugin T)`) a type implementing [`gres::Plugin`], through
+/// [`gres::Export`] and a state static.
 #[cfg(feature = "gres")]
 #[macro_export]
 macro_rules! export_gres {
+    (plugin $ty:ty) => {
+        $crate::__plugin_state!($ty);
+        #[cfg(target_arch = "wasm32")]
+        type __SlurmWasmGresExport = $crate::gres::Export<$ty>;
+        $crate::export_gres!(__SlurmWasmGresExport);
+    };
     ($ty:ident) => {
         #[cfg(target_arch = "wasm32")]
         $crate::gres::__export_gres_plugin!($ty with_types_in $crate::gres);
     };
 }
 
-/// Exports a type implementing `priority::{IdentityGuest, PriorityGuest}`.
+/// Exports a type implementing `priority::{IdentityGuest, PriorityGuest}`,
+/// or (`export_priority!(plugin T)`) a type implementing
+/// [`priority::Plugin`], through [`priority::Export`] and a state static.
 #[cfg(feature = "priority")]
 #[macro_export]
 macro_rules! export_priority {
+    (plugin $ty:ty) => {
+        $crate::__plugin_state!($ty);
+        #[cfg(target_arch = "wasm32")]
+        type __SlurmWasmPriorityExport = $crate::priority::Export<$ty>;
+        $crate::export_priority!(__SlurmWasmPriorityExport);
+    };
     ($ty:ident) => {
         #[cfg(target_arch = "wasm32")]
         $crate::priority::__export_priority_plugin!($ty with_types_in $crate::priority);
     };
 }
 
-/// Exports a type implementing `task::{IdentityGuest, TaskGuest}`.
+/// Exports a type implementing `task::{IdentityGuest, TaskGuest}`, or
+/// (`export_task!(plugin T)`) a type implementing [`task::Plugin`], through
+/// [`task::Export`] and a state static.
 #[cfg(feature = "task")]
 #[macro_export]
 macro_rules! export_task {
+    (plugin $ty:ty) => {
+        $crate::__plugin_state!($ty);
+        #[cfg(target_arch = "wasm32")]
+        type __SlurmWasmTaskExport = $crate::task::Export<$ty>;
+        $crate::export_task!(__SlurmWasmTaskExport);
+    };
     ($ty:ident) => {
         #[cfg(target_arch = "wasm32")]
         $crate::task::__export_task_plugin!($ty with_types_in $crate::task);

@@ -1,7 +1,6 @@
 //! Reading the allocation records both plugins receive.
 
-use slurm_wasm_sdk::codes::EINVAL;
-use slurm_wasm_sdk::gres::{Device, InfoField, InfoValue};
+use slurm_wasm_sdk::gres::Device;
 use slurm_wasm_sdk::types::{self, GresAllocation, Job};
 use slurm_wasm_sdk::{Bitmap, Error};
 
@@ -81,23 +80,5 @@ impl JobCapture {
                 self.nodes.len()
             ))),
         }
-    }
-}
-
-/// `job_info` / `step_info`: the allocation's count or device bitmap; an
-/// allocation without a bitmap has no `bitmap` field (`EINVAL`).
-pub fn info(allocation: &GresAllocation, field: InfoField) -> Result<InfoValue, Error> {
-    match field {
-        InfoField::Count => Ok(InfoValue::Count(allocation.count)),
-        InfoField::Bitmap => match &allocation.devices {
-            Some(map) => {
-                bitmap(map, "gres allocation devices")?;
-                Ok(InfoValue::Devices(map.clone()))
-            }
-            None => Err(Error::new(
-                EINVAL,
-                format!("gres/{} allocation has no device bitmap", allocation.name),
-            )),
-        },
     }
 }

@@ -15,24 +15,26 @@
 //! slurm_wasm_sdk::export_gres!(GresGpu);
 //! ```
 //!
-//! The state lives in the plugin's [`PluginState`] static between calls, as
-//! the C plugins keep theirs in globals: `init` creates it, `fini` drops it,
-//! and a call that needs it before `init` fails with `<plugin_type>: called
-//! before init`. `job_info` / `step_info` read only their arguments and work
-//! at any time.
+//! The state lives in the plugin's [`PluginState`] static (the SDK's)
+//! between calls, as the C plugins keep theirs in globals: `init` creates
+//! it, `fini` drops it, and a call that needs it before `init` fails with
+//! `<plugin_type>: called before init`. `job_info` / `step_info` are the
+//! SDK's [`allocation_info`] and work at any time. A third-party gres
+//! plugin writes the SDK's `gres::Plugin` instead; gres/gpu and gres/mps
+//! share this narrower trait because they share their settings, environment
+//! and slurmstepd handling.
 
 use std::marker::PhantomData;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use slurm_wasm_sdk::gres::{
-    Device, EnvChange, EnvFlags, EpilogInfo, GresConfRecord, GresConfig, GresGuest,
-    GuestEpilogInfo, IdentityGuest, InfoField, InfoValue, NodeAllocation, NodeConfigResult,
-    NodeHardware,
+    allocation_info, Device, EnvChange, EnvFlags, EpilogEnv, EpilogInfo, EpilogResource,
+    GresConfRecord, GresConfig, GresGuest, IdentityGuest, InfoField, InfoValue, NodeAllocation,
+    NodeConfigResult, NodeHardware,
 };
+use slurm_wasm_sdk::plugin::PluginState;
 use slurm_wasm_sdk::types::{Bitmap, GresAllocation, Job, PluginError, PluginIdentity, Step};
 use slurm_wasm_sdk::{debug, identity, Error};
 
-use crate::alloc::info;
 use crate::env::{EnvCall, Scope};
 use crate::Settings;
 
@@ -99,60 +101,8 @@ pub trait GresPlugin: Sized + Send + 'static {
     }
 }
 
-/// `epilog_set_env` of what [`GresPlugin::epilog_build_env`] captured.
-pub trait EpilogEnv: 'static {
-    /// The environment edits for node `node_index` of the job (an index into
-    /// the job's allocated nodes); an error past the job's nodes.
-    fn set_env(&self, node_index: u32) -> Result<Vec<EnvChange>, Error>;
-}
-
-/// The static a plugin lives in between calls: empty until `init`, emptied
-/// again by `fini`. A poisoned lock (a call that panicked) is taken over
-/// as is.
-pub struct PluginState<P>(Mutex<Option<P>>);
-
-impl<P> PluginState<P> {
-    /// No plugin yet.
-    pub const fn new() -> Self {
-        PluginState(Mutex::new(None))
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Option<P>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl<P> Default for PluginState<P> {
-    fn default() -> Self {
-        PluginState::new()
-    }
-}
-
-impl<P: GresPlugin> PluginState<P> {
-    /// Runs `f` on the plugin; fails with `<plugin_type>: called before
-    /// init` when `init` has not run (or `fini` has).
-    pub fn with<R>(&self, f: impl FnOnce(&mut P) -> Result<R, Error>) -> Result<R, Error> {
-        match self.lock().as_mut() {
-            Some(plugin) => f(plugin),
-            None => Err(Error::generic(format!(
-                "{}: called before init",
-                P::PLUGIN_TYPE
-            ))),
-        }
-    }
-}
-
 fn with<P: GresPlugin, R>(f: impl FnOnce(&mut P) -> Result<R, Error>) -> Result<R, PluginError> {
-    P::state().with(f).map_err(Into::into)
-}
-
-/// The `epilog-info` resource: what a plugin's `epilog_build_env` captured.
-pub struct EpilogResource<E>(E);
-
-impl<E: EpilogEnv> GuestEpilogInfo for EpilogResource<E> {
-    fn set_env(&self, node_index: u32) -> Result<Vec<EnvChange>, PluginError> {
-        self.0.set_env(node_index).map_err(Into::into)
-    }
+    P::state().with(P::PLUGIN_TYPE, f).map_err(Into::into)
 }
 
 /// A [`GresPlugin`] exported through the `gres-plugin` world (see the module
@@ -173,14 +123,14 @@ impl<P: GresPlugin> GresGuest for Export<P> {
     fn init(config: GresConfig) -> Result<(), PluginError> {
         let settings = Settings::from_config(P::NAME, &config)?;
         debug!("{}: init ({settings:?})", P::PLUGIN_TYPE);
-        *P::state().lock() = Some(P::new(settings));
+        P::state().set(P::new(settings));
         Ok(())
     }
 
     /// Drops the state; succeeds even when there is none.
     fn fini() -> Result<(), PluginError> {
         debug!("{}: fini", P::PLUGIN_TYPE);
-        P::state().lock().take();
+        P::state().take();
         Ok(())
     }
 
@@ -225,11 +175,11 @@ impl<P: GresPlugin> GresGuest for Export<P> {
     }
 
     fn job_info(allocation: GresAllocation, field: InfoField) -> Result<InfoValue, PluginError> {
-        info(&allocation, field).map_err(Into::into)
+        allocation_info(&allocation, field).map_err(Into::into)
     }
 
     fn step_info(allocation: GresAllocation, field: InfoField) -> Result<InfoValue, PluginError> {
-        info(&allocation, field).map_err(Into::into)
+        allocation_info(&allocation, field).map_err(Into::into)
     }
 
     fn get_devices() -> Result<Vec<Device>, PluginError> {

@@ -31,8 +31,10 @@ pub mod testkit;
 
 pub use conf::{ConfRecord, EnvVendors, RecordFlags};
 pub use devices::build_devices;
-pub use export::{EpilogEnv, Export, GresPlugin, PluginState};
+pub use export::{Export, GresPlugin};
 pub use settings::Settings;
+pub use slurm_wasm_sdk::gres::EpilogEnv;
+pub use slurm_wasm_sdk::plugin::PluginState;
 
 /// Natural order of file names (`/dev/nvidia2` before `/dev/nvidia10`):
 /// digit runs compare by value, everything else byte by byte.

@@ -182,12 +182,14 @@ impl GresPlugin for Gpu {
         usable: Option<&types::Bitmap>,
         tres_freq: Option<&str>,
     ) -> Result<(), Error> {
-        Self::state().with(|gpu| gpu.step_hardware_init(usable, tres_freq))
+        Self::state().with(Self::PLUGIN_TYPE, |gpu: &mut Gpu| {
+            gpu.step_hardware_init(usable, tres_freq)
+        })
     }
 
     /// [`Gpu::step_hardware_fini`] on the plugin `init` created.
     fn step_hardware_fini() -> Result<(), Error> {
-        Self::state().with(Gpu::step_hardware_fini)
+        Self::state().with(Self::PLUGIN_TYPE, Gpu::step_hardware_fini)
     }
 }
 

@@ -1,29 +1,15 @@
-//! The `priority-plugin` world export of priority/basic.
-
-use std::sync::{Mutex, MutexGuard};
+//! The `priority-plugin` world export of priority/basic (the SDK's
+//! [`Plugin`] trait; what it leaves out is the SDK's default, which is
+//! priority/basic's: no reconfiguration, no pass, no usage, no sprio rows).
 
 use slurm_wasm_sdk::priority::{
-    AssociationUpdate, AssociationUsage, FactorsRequest, IdentityGuest, PriorityConfig,
-    PriorityFactors, PriorityGuest, QosUpdate,
+    AssociationUpdate, AssociationUsage, Plugin, PriorityConfig, QosUpdate,
 };
-use slurm_wasm_sdk::types::{Job, PluginError, PluginIdentity};
-use slurm_wasm_sdk::{codes, identity, Error};
+use slurm_wasm_sdk::types::Job;
+use slurm_wasm_sdk::{codes, Error};
 
 use crate::fifo;
 use crate::reservation::{reserved, Assoc, Ledger};
-
-/// The plugin's instance state.
-static LEDGER: Mutex<Option<Ledger>> = Mutex::new(None);
-
-fn ledger() -> MutexGuard<'static, Option<Ledger>> {
-    LEDGER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn with_ledger<R>(f: impl FnOnce(&mut Ledger) -> R) -> R {
-    f(ledger().get_or_insert_with(Ledger::default))
-}
 
 /// The ledger `init` starts with (empty), logging that the plugin loaded.
 /// The export layer keeps it in its instance; a native embedding keeps
@@ -76,47 +62,33 @@ pub fn release(ledger: &mut Ledger, job: &Job) {
     ledger.job_end(job.assoc_id, job.qos.as_deref(), &amount);
 }
 
-/// priority/basic, exported as a component.
-pub struct PriorityBasic;
-
-impl IdentityGuest for PriorityBasic {
-    fn describe() -> PluginIdentity {
-        identity("priority/basic", "Priority BASIC plugin")
-    }
+/// priority/basic, exported as a component: its association ledger.
+pub struct PriorityBasic {
+    ledger: Ledger,
 }
 
-impl PriorityGuest for PriorityBasic {
-    /// Starts with an empty association ledger.
-    fn init(_config: PriorityConfig) -> Result<(), PluginError> {
-        *ledger() = Some(fresh_ledger());
-        Ok(())
-    }
+impl Plugin for PriorityBasic {
+    const TYPE: &'static str = "priority/basic";
+    const NAME: &'static str = "Priority BASIC plugin";
 
-    fn fini() -> Result<(), PluginError> {
-        *ledger() = None;
-        Ok(())
+    /// Starts with an empty association ledger.
+    fn init(_config: PriorityConfig) -> Result<Self, Error> {
+        Ok(PriorityBasic {
+            ledger: fresh_ledger(),
+        })
     }
 
     /// The FIFO rule of spec 4.1 (see [`fifo::priority`]).
-    fn set(last_prio: u32, job: Job) -> Result<u32, PluginError> {
-        Ok(set_priority(last_prio, &job))
-    }
-
-    /// Slurm's priority/basic does nothing on reconfiguration.
-    fn reconfig(
-        _config: PriorityConfig,
-        _assoc_clear: bool,
-        _running: Vec<Job>,
-    ) -> Result<(), PluginError> {
-        Ok(())
+    fn set(&mut self, last_prio: u32, job: &Job) -> Result<u32, Error> {
+        Ok(set_priority(last_prio, job))
     }
 
     /// Slurm's priority/basic computes no usage and leaves the association's
     /// figures untouched; a known association answers zeros, an unknown one
     /// `EINVAL`.
-    fn set_assoc_usage(assoc_id: u32) -> Result<AssociationUsage, PluginError> {
-        if !with_ledger(|l| l.assocs.contains_key(&assoc_id)) {
-            return Err(Error::invalid(format!("unknown association {assoc_id}")).into());
+    fn set_assoc_usage(&mut self, assoc_id: u32) -> Result<AssociationUsage, Error> {
+        if !self.ledger.assocs.contains_key(&assoc_id) {
+            return Err(Error::invalid(format!("unknown association {assoc_id}")));
         }
         Ok(AssociationUsage {
             id: assoc_id,
@@ -129,24 +101,15 @@ impl PriorityGuest for PriorityBasic {
         })
     }
 
-    /// Slurm's priority/basic returns an empty list (sprio refuses to run).
-    fn get_priority_factors_list(
-        _jobs: Vec<Job>,
-        _request: FactorsRequest,
-        _uid: u32,
-    ) -> Result<Vec<PriorityFactors>, PluginError> {
-        Ok(Vec::new())
-    }
-
     /// Releases the job's reserved TRES run-seconds (spec 4.1).
-    fn job_end(job: Job) -> Result<(), PluginError> {
-        with_ledger(|l| release(l, &job));
+    fn job_end(&mut self, job: &Job) -> Result<(), Error> {
+        release(&mut self.ledger, job);
         Ok(())
     }
 
     /// Adds `boost` to every job with a non-zero, non-direct priority when the
     /// boost is at least 1,000,000, and returns it; otherwise returns 0.
-    fn recover(boost: u32, jobs: Vec<Job>) -> Result<(u32, Vec<(u32, u32)>), PluginError> {
+    fn recover(&mut self, boost: u32, jobs: &[Job]) -> Result<(u32, Vec<(u32, u32)>), Error> {
         let applied = fifo::recover_boost(boost);
         if applied == 0 {
             return Ok((0, Vec::new()));
@@ -159,58 +122,41 @@ impl PriorityGuest for PriorityBasic {
         Ok((applied, updated))
     }
 
-    fn update_associations(updates: Vec<AssociationUpdate>) -> Result<(), PluginError> {
-        with_ledger(|l| {
-            for update in updates {
-                apply_association_update(l, update);
-            }
-        });
+    fn update_associations(&mut self, updates: Vec<AssociationUpdate>) -> Result<(), Error> {
+        for update in updates {
+            apply_association_update(&mut self.ledger, update);
+        }
         Ok(())
     }
 
-    fn update_qos(updates: Vec<QosUpdate>) -> Result<(), PluginError> {
-        with_ledger(|l| {
-            for update in updates {
-                match update {
-                    QosUpdate::Upsert(q) => {
-                        let used = q
-                            .grp_used_tres_run_secs
-                            .iter()
-                            .map(|t| (t.name.clone(), t.count))
-                            .collect();
-                        l.qos.insert(q.name, used);
-                    }
-                    QosUpdate::Remove(id) => {
-                        slurm_wasm_sdk::debug!(
-                            "priority/basic: QOS {id} removed (tracked by name)"
-                        );
-                    }
+    fn update_qos(&mut self, updates: Vec<QosUpdate>) -> Result<(), Error> {
+        for update in updates {
+            match update {
+                QosUpdate::Upsert(q) => {
+                    let used = q
+                        .grp_used_tres_run_secs
+                        .iter()
+                        .map(|t| (t.name.clone(), t.count))
+                        .collect();
+                    self.ledger.qos.insert(q.name, used);
+                }
+                QosUpdate::Remove(id) => {
+                    slurm_wasm_sdk::debug!("priority/basic: QOS {id} removed (tracked by name)");
                 }
             }
-        });
+        }
         Ok(())
     }
 
-    /// priority/basic has no decay thread: nothing to recompute.
-    fn calculate(_running: Vec<Job>, _pending: Vec<u32>) -> Result<Vec<(u32, u32)>, PluginError> {
-        Ok(Vec::new())
-    }
-
-    /// priority/basic keeps no usage: an empty table.
-    fn association_usages() -> Result<Vec<AssociationUsage>, PluginError> {
-        Ok(Vec::new())
-    }
-
-    fn state_save() -> Result<Vec<u8>, PluginError> {
-        Ok(with_ledger(|l| l.encode()))
+    fn state_save(&mut self) -> Result<Vec<u8>, Error> {
+        Ok(self.ledger.encode())
     }
 
     /// Replaces the ledger only when the whole blob decodes.
-    fn state_restore(data: Vec<u8>) -> Result<(), PluginError> {
-        let restored = Ledger::decode(&data).map_err(|e| Error::new(codes::EINVAL, e))?;
-        *ledger() = Some(restored);
+    fn state_restore(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.ledger = Ledger::decode(data).map_err(|e| Error::new(codes::EINVAL, e))?;
         Ok(())
     }
 }
 
-slurm_wasm_sdk::export_priority!(PriorityBasic);
+slurm_wasm_sdk::export_priority!(plugin PriorityBasic);

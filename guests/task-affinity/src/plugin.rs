@@ -14,6 +14,7 @@
 use std::sync::Mutex;
 
 use slurm_wasm_sdk::codes::{EINVAL, NO_VAL16, SLURM_ERROR};
+use slurm_wasm_sdk::error::capability_name;
 use slurm_wasm_sdk::host::{self, CapabilityError};
 use slurm_wasm_sdk::task::topology::CpuLayout;
 use slurm_wasm_sdk::task::{
@@ -97,17 +98,6 @@ fn capability_text(e: &CapabilityError) -> String {
         ),
         CapabilityError::Unavailable(why) => format!("capability unavailable: {why}"),
         CapabilityError::Failed(why) => why.clone(),
-    }
-}
-
-fn capability_name(c: Capability) -> &'static str {
-    match c {
-        Capability::Log => "log",
-        Capability::Clock => "clock",
-        Capability::Topology => "topology",
-        Capability::Cpuset => "cpuset",
-        Capability::Gpu => "gpu",
-        Capability::GpuControl => "gpu-control",
     }
 }
 
