@@ -94,8 +94,27 @@ fn check_of_a_non_component_exits_non_zero() {
     let (code, _, err) = slurm_wasm(&["inspect", bad.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("bad.wasm") && err.contains("not a valid WebAssembly component"),
+        err.contains("bad.wasm")
+            && err.contains("not a valid WebAssembly component: a core WebAssembly module"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_webassembly_is_named_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.wasm");
+    std::fs::write(&text, "hello, this is text").unwrap();
+    let (code, _, err) = slurm_wasm(&["inspect", text.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "slurm-wasm: {}: not a valid WebAssembly component: not a WebAssembly file: it \
+             begins with 68 65 6c 6c 6f 2c 20 74 where WebAssembly begins with 00 61 73 6d \
+             (\\0asm)",
+            text.display()
+        )
     );
 }
 
@@ -374,4 +393,31 @@ fn simulate_with_an_unusable_policy_file_exits_2() {
         err.contains("is a task plugin but was loaded into the select slot"),
         "{err}"
     );
+}
+
+#[test]
+fn config_is_refused_where_no_command_reads_it() {
+    let (code, _, err) =
+        slurm_wasm(&["--config", "host.toml", "inspect", "--bundled", "task/none"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--config host.toml: only `demo` and `gres` read a host configuration"),
+        "{err}"
+    );
+}
+
+#[test]
+fn logs_redirected_to_a_file_carry_no_colour_codes() {
+    let (code, _, err) = slurm_wasm(&["--log", "debug", "check", "--bundled", "task/none"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.is_empty(), "nothing was logged at debug level");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+}
+
+#[test]
+fn inspect_says_when_a_plugin_uses_no_capability() {
+    // priority/small_first imports neither log nor clock.
+    let (code, out, err) = slurm_wasm(&["inspect", env!("SLURM_WASM_TEST_SMALL_FIRST")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("  capabilities used: none\n"), "{out}");
 }

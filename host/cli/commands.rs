@@ -111,7 +111,11 @@ fn print_inspection(i: &Inspection) {
             escape(i.describe_error.as_deref().unwrap_or("unknown"))
         ),
     }
-    println!("  capabilities used: {}", i.capabilities.join(", "));
+    if i.capabilities.is_empty() {
+        println!("  capabilities used: none");
+    } else {
+        println!("  capabilities used: {}", i.capabilities.join(", "));
+    }
     println!("  imports:");
     for name in &i.imports {
         println!("    {name}");
@@ -363,7 +367,7 @@ pub fn demo(
     );
     let id = priority.identity();
     println!(
-        "{} ({}, Slurm {} behaviour): five jobs submitted in order",
+        "{} ({}, built for Slurm {}): five jobs submitted in order",
         id.plugin_type,
         id.plugin_name,
         slurm_version(id.plugin_version)

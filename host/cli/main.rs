@@ -29,7 +29,8 @@ struct Cli {
     #[arg(long, global = true)]
     log: Option<String>,
     /// Host configuration (TOML): which plugin fills each slot, grants,
-    /// limits, failure policy. Read by `demo`.
+    /// limits, failure policy. Read by `demo` and `gres`; the other
+    /// commands take their plugins from their own arguments and refuse it.
     #[arg(long, global = true, value_name = "HOST_TOML")]
     config: Option<PathBuf>,
     #[command(subcommand)]
@@ -61,6 +62,7 @@ enum Command {
     Check {
         #[command(flatten)]
         plugin: PluginArg,
+        /// Print each check's result as JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -80,6 +82,7 @@ enum Command {
     /// with `--slurm-conf` (or `--config`), the priority and task plugins
     /// that configuration chooses.
     Demo {
+        /// Print the decisions as JSON instead of text.
         #[arg(long)]
         json: bool,
         /// A slurm.conf whose PriorityType and TaskPlugin choose the plugins
@@ -141,6 +144,7 @@ enum SelectCommand {
         /// The time of the decision, Unix seconds (default: now).
         #[arg(long, value_name = "SECONDS")]
         now: Option<i64>,
+        /// Print the placement as JSON instead of `scontrol show job -d`.
         #[arg(long)]
         json: bool,
         /// sbatch options of the job to place (-N, -n, -c, --mem, --gres, -w, ...).
@@ -202,13 +206,19 @@ struct TaskPluginArg {
 enum PriorityTable {
     /// `sprio -l`: each pending job's weighted factors and priority.
     Sprio {
+        /// The scenario (TOML: slurm.conf, associations, QOS, pending jobs;
+        /// see examples/scenarios).
         scenario: PathBuf,
+        /// Print JSON instead of sprio's table.
         #[arg(long)]
         json: bool,
     },
     /// `sshare -a -l`: shares, usage and fair-share of every association.
     Sshare {
+        /// The scenario (TOML: slurm.conf, associations, QOS, pending jobs;
+        /// see examples/scenarios).
         scenario: PathBuf,
+        /// Print JSON instead of sshare's table.
         #[arg(long)]
         json: bool,
     },
@@ -231,11 +241,23 @@ fn main() -> ExitCode {
         .unwrap_or_else(|| "warn".into());
     // Span close events carry each plugin call's fuel and time
     // (`--log slurm_wasm_host=debug`).
+    // Colour only on a terminal: logs redirected to a file stay plain.
     tracing_subscriber::fmt()
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
+    if let Some(path) = &cli.config {
+        if !matches!(cli.command, Command::Demo { .. } | Command::Gres { .. }) {
+            eprintln!(
+                "slurm-wasm: --config {}: only `demo` and `gres` read a host configuration; \
+                 this command takes its plugins from its own arguments",
+                path.display()
+            );
+            std::process::exit(2);
+        }
+    }
     let result = match cli.command {
         Command::Inspect { plugin, json } => commands::inspect(plugin.into(), json),
         Command::Check { plugin, json } => commands::check(plugin.into(), json),

@@ -87,7 +87,8 @@ pub struct SimulateArgs {
     /// Print the comparison as JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Write one CSV of per-job outcomes per stack into DIR.
+    /// Write the per-job outcomes of every stack into DIR/outcomes.csv, one
+    /// row per job and stack (its first column, `policy`, names the stack).
     #[arg(long, value_name = "DIR")]
     csv: Option<PathBuf>,
     /// Write a self-contained HTML report with plots.
@@ -462,7 +463,7 @@ fn write_sweep(args: &SimulateArgs, specs: &[PolicySpec], path: &Path) -> anyhow
         shell_quote(&args.over_limit),
         shell_quote(&args.cancelled)
     ));
-    let policies: Vec<String> = specs.iter().map(|s| shell_quote(&s.label)).collect();
+    let policies: Vec<String> = specs.iter().map(|s| shell_quote(&s.text)).collect();
     let mut outputs = Vec::new();
     if args.json {
         outputs.push("--json".to_owned());

@@ -179,10 +179,7 @@ impl DiskCache {
         }
         let compiled = engine
             .precompile_component(bytes)
-            .map_err(|e| LoadError::Malformed {
-                source_name: source_name.into(),
-                reason: format!("{e:#}"),
-            })?;
+            .map_err(|e| malformed(source_name, bytes, &e))?;
         let mut entry = Vec::with_capacity(MAGIC.len() + TAG_LEN + compiled.len());
         entry.extend_from_slice(MAGIC);
         entry.extend_from_slice(&self.tag(digest, engine_hash, &compiled));
@@ -261,10 +258,35 @@ impl DiskCache {
 
 /// Compiles without touching the disk.
 fn compile(engine: &Engine, source_name: &str, bytes: &[u8]) -> Result<Component, LoadError> {
-    Component::new(engine, bytes).map_err(|e| LoadError::Malformed {
+    Component::new(engine, bytes).map_err(|e| malformed(source_name, bytes, &e))
+}
+
+/// Why wasmtime refused `bytes`, in one line: a file that is not
+/// WebAssembly at all and a core module (not a component) are named as
+/// such; otherwise wasmtime's reason, its lines joined.
+fn malformed(source_name: &str, bytes: &[u8], e: &wasmtime::Error) -> LoadError {
+    const WASM_MAGIC: &[u8] = b"\0asm";
+    const CORE_MODULE_VERSION: &[u8] = &[1, 0, 0, 0];
+    let reason = if !bytes.starts_with(WASM_MAGIC) {
+        let head: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        format!(
+            "not a WebAssembly file: it begins with {} where WebAssembly begins with 00 61 73 6d (\\0asm)",
+            if head.is_empty() { "nothing (empty file)".to_string() } else { head.join(" ") }
+        )
+    } else if bytes[WASM_MAGIC.len()..].starts_with(CORE_MODULE_VERSION) {
+        "a core WebAssembly module, not a component: build for wasm32-wasip2 (or wrap the \
+         module with `wasm-tools component new`)"
+            .to_string()
+    } else {
+        format!("{e:#}")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    LoadError::Malformed {
         source_name: source_name.into(),
-        reason: format!("{e:#}"),
-    })
+        reason,
+    }
 }
 
 /// wasmtime's compatibility hash of this build and engine configuration.

@@ -227,7 +227,11 @@ pub enum Build {
 /// either part a bundled type or a path to a `.wasm` component.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicySpec {
-    /// The text as given, used as the stack's label in reports.
+    /// The text as given: what errors quote, and what passes the stack on
+    /// (`simulate --sweep`'s job script).
+    pub text: String,
+    /// The stack's label in reports: the text as given, each `.wasm` path
+    /// shortened to its file name (`select/linear,my_priority.wasm`).
     pub label: String,
     pub select: PluginSource,
     pub priority: PluginSource,
@@ -246,6 +250,32 @@ pub enum PolicyError {
         #[source]
         source: anyhow::Error,
     },
+}
+
+/// `text` with each `.wasm` path cut to its file name, so that report
+/// tables and plots name a stack by its plugins, not by where they lie.
+fn short_label(text: &str) -> String {
+    if !text.contains(".wasm") {
+        return text.to_owned();
+    }
+    text.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|part| {
+            let (prefix, path) = match part.split_once('=') {
+                Some((slot, path)) => (format!("{slot}="), path),
+                None => (String::new(), part),
+            };
+            if !path.ends_with(".wasm") {
+                return part.to_owned();
+            }
+            let name = std::path::Path::new(path)
+                .file_name()
+                .map_or(path.into(), |n| n.to_string_lossy());
+            format!("{prefix}{name}")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl PolicySpec {
@@ -306,7 +336,8 @@ impl PolicySpec {
         }
         Ok(PolicySpec {
             build: Build::Component,
-            label: text.to_owned(),
+            text: text.to_owned(),
+            label: short_label(text),
             select: select.ok_or_else(|| {
                 fail("no select plugin (select/linear, select/cons_tres or a .wasm)".into())
             })?,
@@ -343,7 +374,7 @@ impl PolicySpec {
             };
             if let Some(reason) = missing {
                 return Err(PolicyError::Spec {
-                    spec: self.label.clone(),
+                    spec: self.text.clone(),
                     reason,
                 });
             }
@@ -447,11 +478,11 @@ impl LoadedStack {
         start: i64,
     ) -> Result<LoadedStack, PolicyError> {
         let fail = |reason: String| PolicyError::Spec {
-            spec: spec.label.clone(),
+            spec: spec.text.clone(),
             reason,
         };
         let wrap = |e: anyhow::Error| PolicyError::Load {
-            spec: spec.label.clone(),
+            spec: spec.text.clone(),
             source: e,
         };
         let select = native_type(&spec.select).map_err(fail)?;
@@ -488,7 +519,7 @@ impl LoadedStack {
         seed: u64,
     ) -> Result<LoadedStack, PolicyError> {
         let wrap = |e: anyhow::Error| PolicyError::Load {
-            spec: spec.label.clone(),
+            spec: spec.text.clone(),
             source: e,
         };
         let clock = Arc::new(VirtualClock::new(start));
@@ -622,6 +653,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_stack_of_files_is_labelled_by_their_names() {
+        let spec = PolicySpec::parse("select/linear, priority=/opt/plugins/my_prio.wasm").unwrap();
+        assert_eq!(spec.label, "select/linear,priority=my_prio.wasm");
+        assert_eq!(
+            spec.text,
+            "select/linear, priority=/opt/plugins/my_prio.wasm"
+        );
+        let spec = PolicySpec::parse("/a/sel.wasm,/b/prio.wasm").unwrap();
+        assert_eq!(spec.label, "sel.wasm,prio.wasm");
+    }
+
+    #[test]
     fn parses_bundled_pairs_in_either_order() {
         let spec = PolicySpec::parse("priority/basic, select/linear").unwrap();
         assert_eq!(spec.select, PluginSource::Bundled("select/linear".into()));
@@ -630,6 +673,7 @@ mod tests {
             PluginSource::Bundled("priority/basic".into())
         );
         assert_eq!(spec.label, "priority/basic, select/linear");
+        assert_eq!(spec.text, "priority/basic, select/linear");
     }
 
     #[test]
