@@ -1,6 +1,7 @@
 //! The `slurm-wasm` binary: inspect, check and compile on the bundled
 //! plugins, the SDK example plugin and a hostile plugin.
 
+use std::path::Path;
 use std::process::Command;
 
 fn slurm_wasm(args: &[&str]) -> (i32, String, String) {
@@ -420,4 +421,56 @@ fn inspect_says_when_a_plugin_uses_no_capability() {
     let (code, out, err) = slurm_wasm(&["inspect", env!("SLURM_WASM_TEST_SMALL_FIRST")]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("  capabilities used: none\n"), "{out}");
+}
+
+/// `slurm-wasm new` for each kind it has a template for: the project, made
+/// outside this repository, builds natively and passes its own test, builds
+/// to a component with one command and passes `check` unchanged. (Offline:
+/// the SDK's dependencies are in cargo's cache from this workspace's build;
+/// the projects share a target directory under this checkout's.)
+#[test]
+fn new_projects_build_test_and_pass_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/new-projects");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    for (kind, name) in [
+        ("priority", "fair_small"),
+        ("task", "spread_out"),
+        ("gres", "nic"),
+    ] {
+        let project = dir.path().join(format!("{kind}-{name}"));
+        let (code, out, err) = slurm_wasm(&["new", kind, name, "--dir", project.to_str().unwrap()]);
+        assert_eq!(code, 0, "new {kind} {name}: {out}{err}");
+        let cargo_in = |args: &[&str]| {
+            let out = Command::new(&cargo)
+                .args(args)
+                .arg("--offline")
+                .current_dir(&project)
+                .env("CARGO_TARGET_DIR", &target)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{kind}: cargo {args:?}:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        cargo_in(&["test", "-q"]);
+        cargo_in(&["build", "-q", "--release", "--target", "wasm32-wasip2"]);
+        let wasm = target.join(format!("wasm32-wasip2/release/{kind}_{name}.wasm"));
+        let (code, out, err) = slurm_wasm(&["check", wasm.to_str().unwrap()]);
+        assert_eq!(code, 0, "check {kind}/{name}:\n{out}\n{err}");
+        assert!(
+            out.contains(&format!("conformance of {kind}/{name}")),
+            "{out}"
+        );
+        assert!(out.contains(" 0 failed"), "{out}");
+    }
+    // A kind without a template, and a name Slurm would not take.
+    let (code, _, err) = slurm_wasm(&["new", "select", "mine", "--dir", "/nonexistent/x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no select template yet"), "{err}");
+    let (code, _, err) = slurm_wasm(&["new", "priority", "Bad-Name"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("plugin name `Bad-Name`"), "{err}");
 }

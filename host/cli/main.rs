@@ -7,6 +7,7 @@
 
 mod commands;
 mod gres;
+mod new;
 mod priority;
 mod scenario;
 mod select;
@@ -89,6 +90,21 @@ enum Command {
         /// (default: the host configuration's `slurm_conf`).
         #[arg(long, value_name = "FILE")]
         slurm_conf: Option<PathBuf>,
+    },
+    /// Create a plugin project of your own (outside this repository) that
+    /// builds to a component with one command and passes `check`.
+    New {
+        /// The plugin's kind: priority, task or gres.
+        kind: String,
+        /// The plugin's name (`fair_small`: the type becomes `<kind>/fair_small`).
+        name: String,
+        /// Where to create it (default: ./<kind>-<name>).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// slurm-wasm-sdk's directory (default: the SDK of the checkout this
+        /// binary was built from).
+        #[arg(long, value_name = "DIR")]
+        sdk: Option<PathBuf>,
     },
     /// Job priorities and fair-share of a described scenario (a TOML file:
     /// slurm.conf, associations, QOS, pending jobs), as sprio and sshare show them.
@@ -312,6 +328,17 @@ fn main() -> ExitCode {
             TaskCommand::ExecStopped { command } => task::exec_stopped(&command),
         },
         Command::Gres { command } => gres::run(command, cli.config.as_deref()),
+        Command::New {
+            kind,
+            name,
+            dir,
+            sdk,
+        } => new::run(new::NewRequest {
+            kind,
+            name,
+            dir,
+            sdk,
+        }),
         Command::Simulate(args) => simulate::run(*args),
         Command::Priority { table } => match table {
             PriorityTable::Sprio { scenario, json } => {
