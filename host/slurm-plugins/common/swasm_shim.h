@@ -95,7 +95,33 @@
 	X(swasm_gres_epilog_set_env) \
 	X(swasm_gres_epilog_info_free) \
 	X(swasm_gres_step_context) \
-	X(swasm_bytes_free)
+	X(swasm_bytes_free) \
+	X(swasm_select_open) \
+	X(swasm_select_close) \
+	X(swasm_select_identity) \
+	X(swasm_select_init) \
+	X(swasm_select_fini) \
+	X(swasm_select_node_init) \
+	X(swasm_select_update_node_state) \
+	X(swasm_select_job_test) \
+	X(swasm_job_test_result_free) \
+	X(swasm_select_job_begin) \
+	X(swasm_select_job_fini) \
+	X(swasm_select_job_suspend) \
+	X(swasm_select_job_resume) \
+	X(swasm_select_job_resized) \
+	X(swasm_select_job_expand) \
+	X(swasm_job_resources_free) \
+	X(swasm_select_reconfigure) \
+	X(swasm_select_get_info_from_plugin) \
+	X(swasm_plugin_info_value_free) \
+	X(swasm_select_resv_test) \
+	X(swasm_reservation_result_free) \
+	X(swasm_select_nodeinfo_set_all) \
+	X(swasm_select_node_nodeinfo) \
+	X(swasm_select_nodeinfo_get) \
+	X(swasm_nodeinfo_value_free) \
+	X(swasm_select_nodeinfo_free)
 
 typedef struct {
 #define SWASM_SHIM_FIELD(f) __typeof__(&f) f;
