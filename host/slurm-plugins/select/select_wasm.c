@@ -34,8 +34,11 @@
  *     its usage is rebuilt from the jobs slurmctld recovered, which are
  *     authoritative (a saved state would count them twice).
  *   - SELECT_CR_PLUGIN is answered as cons_tres (what the C bookkeeping
- *     is), so gres/mps and --gpus* keep working; a component that is not
- *     cons_tres-like (it answers another cr-plugin) is refused at node_init.
+ *     is), so gres/mps and --gpus* keep working. A component that is not
+ *     cons_tres-like (it answers another cr-plugin: select_linear.wasm) runs
+ *     with the same bookkeeping, which is logged at start: its whole-node
+ *     answers are kept as cons_tres allocations of every core (answering as
+ *     linear, with linear's own C bookkeeping, is not done yet).
  *
  * Every client command (sinfo, squeue, scontrol, sbatch, srun) loads every
  * select plugin of PluginDir and calls init(): there the library is never
@@ -237,10 +240,11 @@ static swasm_job *_running_jobs(arena_t *arena, size_t *n)
 }
 
 /*
- * The component's configuration and node table, at every node_init: its
- * init the first time, then reconfigure (which rebuilds its usage from the
- * running jobs; at start-up there are none yet, the recovered jobs follow
- * through select_p_select_nodeinfo_set).
+ * The component's configuration and node table, at every node_init
+ * (slurmctld's start and each scontrol reconfigure): its init the first
+ * time, then reconfigure; then node-init, which empties its usage tables:
+ * read_config.c gives every running and suspended job afterwards through
+ * select_p_select_nodeinfo_set.
  */
 static int _component_nodes(void)
 {
@@ -267,18 +271,16 @@ static int _component_nodes(void)
 			goto done;
 		}
 		if ((v.kind != SWASM_PLUGIN_INFO_NUMBER) ||
-		    (v.number != SELECT_TYPE_CONS_TRES)) {
-			error("%s: the plugin is not cons_tres-like (it answers cr-plugin %u): select/wasm keeps Slurm's cons_tres bookkeeping and runs only cons_tres-like components",
-			      SHIM, v.number);
-			api->swasm_plugin_info_value_free(&v);
-			goto done;
-		}
+		    (v.number != SELECT_TYPE_CONS_TRES))
+			info("%s: the plugin is not cons_tres-like (it answers cr-plugin %u): its allocations are kept by cons_tres's bookkeeping, and Slurm is told cons_tres",
+			     SHIM, v.number);
 		api->swasm_plugin_info_value_free(&v);
 	} else {
-		size_t n_running;
-		swasm_job *running = _running_jobs(&arena, &n_running);
-		if (api->swasm_select_reconfigure(plugin, &config, running,
-						  n_running, &err)) {
+		/* the new configuration; node-init below discards the usage
+		 * and slurmctld gives every job again through
+		 * select_p_select_nodeinfo_set (read_config.c) */
+		if (api->swasm_select_reconfigure(plugin, &config, NULL, 0,
+						  &err)) {
 			_failed("reconfigure", NULL, &err);
 			goto done;
 		}

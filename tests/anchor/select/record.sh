@@ -173,7 +173,10 @@
 #
 # Environment: SLURM_ANCHOR (the slurm-anchor directory, default ../shared/slurm-anchor beside the
 # repository), SLURM_ANCHOR_DIR (its state directory, default /tmp/slurm-anchor), OUT (output
-# root). Refuses to run while an anchor cluster is already up: it stops only what it started.
+# root). SHIM_PLUGINDIR (tests/anchor/select/shim.sh): a directory holding select_wasm.so and
+# lib/libslurm_wasm.so; when set, each configuration runs SelectType=select/wasm instead of its
+# own (with that directory before Debian's in PluginDir), and the daemons read the component
+# from the host configuration SLURM_WASM_CONFIG names (SLURM_WASM_* are kept for them). Refuses to run while an anchor cluster is already up: it stops only what it started.
 set -euo pipefail
 export TZ=UTC   # scontrol and sbatch --test-only print local times; the fixtures hold UTC
 
@@ -585,7 +588,9 @@ if [ -f "$A/run/slurmctld.pid" ] && kill -0 "$(cat "$A/run/slurmctld.pid")" 2>/d
 fi
 
 # sbatch reads options from SLURM_*/SBATCH_* variables: none may leak in from the caller.
-while read -r var; do unset "$var"; done < <(env | grep -oE '^(SLURM|SRUN|SALLOC|SBATCH)_[A-Za-z0-9_]*')
+# (SLURM_WASM_* are the shim's settings, for the daemons setup.sh starts: kept.)
+while read -r var; do unset "$var"; done < <(env | grep -oE '^(SLURM|SRUN|SALLOC|SBATCH)_[A-Za-z0-9_]*' \
+  | grep -v '^SLURM_WASM_')
 
 WORK=$(mktemp -d)
 # ------------------------------------------------------------------ teardown on every exit
@@ -864,6 +869,10 @@ record_config() {
   local dir=$1 stype=$2 sparams=$3 extra line probe setup=$ANCHOR/setup.sh node_keys=${5:-}
   local part_keys=${6:-} steps=${7:-STEPS} qos=${8:-} dbd=0 q
   extra=$(printf '%b' "$4")
+  if [ -n "${SHIM_PLUGINDIR:-}" ]; then
+    stype=select/wasm
+    extra="PluginDir=$SHIM_PLUGINDIR:/usr/lib/x86_64-linux-gnu/slurm-wlm${extra:+$'\n'$extra}"
+  fi
   [ -z "$qos" ] || dbd=1
   rm -f "$A/teardown.sh"
   say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }}${node_keys:+, n[1-4] $node_keys})"
