@@ -292,6 +292,13 @@ sd() { # <heading regex> <label>
   echo "bf_last_us=$(sd '^Backfilling stats' 'Last cycle')"
   echo "bf_max_us=$(sd '^Backfilling stats' 'Max cycle')"
   echo "bf_mean_us=$(sd '^Backfilling stats' 'Mean cycle')"
+  # a pass running when sdiag is read: "Last cycle" and the means are of completed passes, but
+  # the "Last depth" lines are that running pass's count so far (sdiag.c, backfill.c)
+  if grep -q '^Backfilling stats (WARNING' "$OUT/sdiag.txt"; then
+    echo "bf_pass_running_at_read=yes"
+  else
+    echo "bf_pass_running_at_read=no"
+  fi
   echo "bf_last_depth=$(sd '^Backfilling stats' 'Last depth cycle')"
   echo "bf_last_depth_try=$(sd '^Backfilling stats' 'Last depth cycle (try sched)')"
   echo "bf_depth_mean=$(sd '^Backfilling stats' 'Depth Mean')"
