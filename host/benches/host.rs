@@ -573,8 +573,8 @@ mod affinity {
 
     #[divan::bench]
     fn native(b: Bencher) {
-        use slurm_wasm_sdk::task::TaskGuest;
-        use task_affinity::plugin::TaskAffinity as Native;
+        use slurm_wasm_sdk::task::{Export, TaskGuest};
+        type Native = Export<task_affinity::plugin::TaskAffinity>;
         let block_map = (0..256u32).map(|a| a / 2 + (a % 2) * 128).collect();
         slurm_wasm_sdk::testkit::with(|h| {
             h.cpu_layout = Ok(slurm_wasm_sdk::task::topology::CpuLayout {

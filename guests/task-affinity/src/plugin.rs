@@ -11,16 +11,12 @@
 //! plugin binds through `cpuset`. `pre-launch` is 22.05's `task_p_pre_launch`,
 //! which only applies `--mem-bind` in libnuma builds.
 
-use std::sync::Mutex;
-
 use slurm_wasm_sdk::codes::{EINVAL, NO_VAL16, SLURM_ERROR};
 use slurm_wasm_sdk::error::capability_name;
 use slurm_wasm_sdk::host::{self, CapabilityError};
 use slurm_wasm_sdk::task::topology::CpuLayout;
-use slurm_wasm_sdk::task::{
-    BatchRequest, CpuBinding, IdentityGuest, LaunchRequest, TaskConfig, TaskGuest,
-};
-use slurm_wasm_sdk::types::{Capability, KeyValue, PluginError, PluginIdentity, Step, Task};
+use slurm_wasm_sdk::task::{BatchRequest, CpuBinding, LaunchRequest, Plugin, TaskConfig};
+use slurm_wasm_sdk::types::{Capability, KeyValue, PluginIdentity, Step, Task};
 use slurm_wasm_sdk::{debug, identity, info, Bitmap, Error};
 
 use crate::allocation::CredentialShape;
@@ -39,18 +35,6 @@ use crate::verbose::{self, TaskId};
 const BATCH_STEP: u32 = 0xffff_fffb;
 const EXTERN_STEP: u32 = 0xffff_fffc;
 const INTERACTIVE_STEP: u32 = 0xffff_fffa;
-
-/// The settings `init` read; defaults until then.
-static SETTINGS: Mutex<Settings> = Mutex::new(Settings {
-    task_plugin_param: 0,
-    default_dist_block: false,
-});
-
-fn settings() -> Settings {
-    *SETTINGS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// The cluster settings task/affinity reads from `slurm.conf`. Fails with
 /// `EINVAL` on a `TaskPluginParam` Slurm 22.05 refuses.
@@ -283,66 +267,68 @@ pub fn check_step_sets(step: &Step, hw: &Hardware) {
     }
 }
 
-/// task/affinity, exported as a component.
-pub struct TaskAffinity;
-
-impl IdentityGuest for TaskAffinity {
-    /// `task/affinity`, requiring `topology` (the node's layout); `cpuset`
-    /// is optional: without it the plugin loads, and binding tasks fails.
-    fn describe() -> PluginIdentity {
-        PluginIdentity {
-            required_capabilities: vec![Capability::Topology],
-            ..identity("task/affinity", "task affinity plugin")
-        }
-    }
+/// task/affinity, exported as a component: the settings `init` read.
+pub struct TaskAffinity {
+    settings: Settings,
 }
 
-impl TaskGuest for TaskAffinity {
+impl Plugin for TaskAffinity {
+    const TYPE: &'static str = "task/affinity";
+    const NAME: &'static str = "task affinity plugin";
+
+    /// `task/affinity`, requiring `topology` (the node's layout); `cpuset`
+    /// is optional: without it the plugin loads, and binding tasks fails.
+    fn identity() -> PluginIdentity {
+        PluginIdentity {
+            required_capabilities: vec![Capability::Topology],
+            ..identity(Self::TYPE, Self::NAME)
+        }
+    }
+
     /// Reads `TaskPluginParam` and `SelectTypeParameters`; fails with
     /// `EINVAL` on a `TaskPluginParam` Slurm 22.05 refuses.
-    fn init(config: TaskConfig) -> Result<(), PluginError> {
-        let read = read_settings(&config)?;
-        *SETTINGS.lock().unwrap_or_else(|p| p.into_inner()) = read;
+    fn init(config: TaskConfig) -> Result<Self, Error> {
+        let settings = read_settings(&config)?;
         info!(
             "task affinity plugin loaded on {} (TaskPluginParam {})",
             config.node_name,
-            describe(read.task_plugin_param)
+            describe(settings.task_plugin_param)
         );
-        Ok(())
+        Ok(TaskAffinity { settings })
     }
 
-    fn fini() -> Result<(), PluginError> {
+    fn fini(&mut self) -> Result<(), Error> {
         debug!("task affinity plugin unloaded");
         Ok(())
     }
 
     /// `batch_bind`: the batch script gets every CPU of the job on the node.
-    fn slurmd_batch_request(request: BatchRequest) -> Result<CpuBinding, PluginError> {
+    fn slurmd_batch_request(&mut self, request: BatchRequest) -> Result<CpuBinding, Error> {
         info!("task_p_slurmd_batch_request: {}", request.job_id);
-        Ok(batch_request(&request, &settings(), &hardware()?)?)
+        batch_request(&request, &self.settings, &hardware()?)
     }
 
     /// `lllp_distribution`: the step's binding, or `ESLURMD_CPU_BIND_ERROR`
     /// / `ESLURMD_CPU_LAYOUT_ERROR` with the message srun shows.
-    fn slurmd_launch_request(request: LaunchRequest) -> Result<CpuBinding, PluginError> {
-        Ok(launch_request(&request, &settings(), &hardware()?)?)
+    fn slurmd_launch_request(&mut self, request: LaunchRequest) -> Result<CpuBinding, Error> {
+        launch_request(&request, &self.settings, &hardware()?)
     }
 
     /// Slurm's plugin did nothing here but log (the hook left Slurm after
     /// 20.02).
-    fn slurmd_reserve_resources(request: LaunchRequest) -> Result<(), PluginError> {
+    fn slurmd_reserve_resources(&mut self, request: LaunchRequest) -> Result<(), Error> {
         debug!("task_p_slurmd_reserve_resources: {}", request.job_id);
         Ok(())
     }
 
     /// Slurm's plugin does nothing here but log.
-    fn slurmd_suspend_job(job_id: u32) -> Result<(), PluginError> {
+    fn slurmd_suspend_job(&mut self, job_id: u32) -> Result<(), Error> {
         debug!("task_p_slurmd_suspend_job: {job_id}");
         Ok(())
     }
 
     /// Slurm's plugin does nothing here but log.
-    fn slurmd_resume_job(job_id: u32) -> Result<(), PluginError> {
+    fn slurmd_resume_job(&mut self, job_id: u32) -> Result<(), Error> {
         debug!("task_p_slurmd_resume_job: {job_id}");
         Ok(())
     }
@@ -350,17 +336,17 @@ impl TaskGuest for TaskAffinity {
     /// Slurm's plugin (up to 20.02, when the hook left Slurm) only removed
     /// cpuset directories of the retired `TaskPluginParam=cpusets`; here it
     /// only logs.
-    fn slurmd_release_resources(job_id: u32) -> Result<(), PluginError> {
+    fn slurmd_release_resources(&mut self, job_id: u32) -> Result<(), Error> {
         debug!("task_p_slurmd_release_resources: affinity jobid {job_id}");
         Ok(())
     }
 
     /// Works out each task's CPU set (see [`check_step_sets`]); never
     /// fails, as Slurm's does not.
-    fn pre_setuid(step: Step) -> Result<(), PluginError> {
+    fn pre_setuid(&mut self, step: &Step) -> Result<(), Error> {
         if step.cpu_bind_type != 0 {
             match hardware() {
-                Ok(hw) => check_step_sets(&step, &hw),
+                Ok(hw) => check_step_sets(step, &hw),
                 Err(e) => slurm_wasm_sdk::warn!("pre_setuid: {}", e.message),
             }
         }
@@ -369,18 +355,18 @@ impl TaskGuest for TaskAffinity {
 
     /// Binds the task through `cpuset` (22.05's `task_p_set_affinity`; see
     /// [`set_affinity`]).
-    fn pre_launch_priv(step: Step, task: Task) -> Result<(), PluginError> {
+    fn pre_launch_priv(&mut self, step: &Step, task: &Task) -> Result<(), Error> {
         if step.cpu_bind_type == 0 {
             return Ok(());
         }
-        Ok(set_affinity(&step, &task, &hardware()?)?)
+        set_affinity(step, task, &hardware()?)
     }
 
     /// 22.05's `task_p_pre_launch` applies `--mem-bind` NUMA memory binding
     /// in libnuma builds; the contract gives a plugin neither the step's
     /// memory binding nor a way to apply one, so, as in a build without
     /// libnuma, it only logs.
-    fn pre_launch(step: Step, task: Task) -> Result<(), PluginError> {
+    fn pre_launch(&mut self, step: &Step, task: &Task) -> Result<(), Error> {
         debug!(
             "affinity {}.{}, task:{} bind:{}",
             step.job_id,
@@ -392,7 +378,7 @@ impl TaskGuest for TaskAffinity {
     }
 
     /// Slurm's plugin does nothing here but log.
-    fn post_term(step: Step, task: Task) -> Result<(), PluginError> {
+    fn post_term(&mut self, step: &Step, task: &Task) -> Result<(), Error> {
         debug!(
             "affinity {}.{}, task {}",
             step.job_id, step.step_id, task.local_id
@@ -400,24 +386,11 @@ impl TaskGuest for TaskAffinity {
         Ok(())
     }
 
-    /// Slurm's plugin does nothing here.
-    fn post_step(_step: Step) -> Result<(), PluginError> {
-        Ok(())
-    }
-
-    /// Slurm's plugin does nothing here.
-    fn add_pid(_pid: u32) -> Result<(), PluginError> {
-        Ok(())
-    }
-
-    /// Not in Slurm 22.05 (26.05 added it, and task/affinity does nothing
-    /// there): nothing to do.
-    fn update_mem_limit(_step: Step, _job_mem: u64, _step_mem: u64) -> Result<(), PluginError> {
-        Ok(())
-    }
+    // post-step, add-pid and update-mem-limit: the SDK's defaults (Slurm's
+    // task/affinity does nothing there; update-mem-limit is 26.05's).
 }
 
-slurm_wasm_sdk::export_task!(TaskAffinity);
+slurm_wasm_sdk::export_task!(plugin TaskAffinity);
 
 #[cfg(test)]
 mod tests;
