@@ -122,13 +122,17 @@ static swasm_select_plugin *plugin;
 /* the component's init has run (at the first node_init) */
 static bool plugin_ready;
 
-/* The node states the component was last given (by node index) and
- * slurmctld's last_node_update then: nodes register after node_init, go
+/* The node states the component was last given (by node index) and when
+ * (compared with slurmctld's last_node_update): nodes register after node_init, go
  * down, drain, power off; 22.05 calls no select function for that, so the
  * shim sends update-node-state for each change before a decision. */
 static uint32_t *sent_states;
 static int n_sent_states;
 static time_t sent_node_update;
+/* A fingerprint of the GRES (counts and device groups) of each node as the
+ * component was last given them: gres.conf's devices of a node arrive when
+ * its slurmd registers, after node_init. */
+static uint64_t *sent_gres;
 
 /* Jobs whose allocation the component holds (job-begin given, no
  * job-fini yet); guarded by the job write lock every caller holds. */
@@ -239,6 +243,82 @@ static swasm_job *_running_jobs(arena_t *arena, size_t *n)
 	return jobs;
 }
 
+/* What of a node's GRES the component's decisions depend on, as a hash. */
+static uint64_t _gres_fingerprint(const swasm_node *n)
+{
+	uint64_t h = IDMAP_FNV_SEED;
+
+	for (size_t g = 0; g < n->n_gres; g++) {
+		h = idmap_hash_str(h, n->gres[g].name);
+		h = idmap_hash_str(h, n->gres[g].type_name);
+		h = idmap_hash(h, &n->gres[g].count, sizeof(uint64_t));
+	}
+	for (size_t g = 0; g < n->n_gres_topology; g++) {
+		const swasm_gres_device_group *d = &n->gres_topology[g];
+		h = idmap_hash_str(h, d->name);
+		h = idmap_hash_str(h, d->type_name);
+		h = idmap_hash(h, &d->count, sizeof(uint64_t));
+		if (d->cores && d->cores->len)
+			h = idmap_hash(h, d->cores->words,
+				       ((d->cores->len + 63) / 64) * 8);
+		if (d->n_links)
+			h = idmap_hash(h, d->links, d->n_links * sizeof(int32_t));
+	}
+	return h;
+}
+
+/* Remembers what the component was given of each node. */
+static void _note_nodes(const swasm_node *nodes, size_t n_nodes)
+{
+	if (n_sent_states != node_record_count) {
+		xfree(sent_states);
+		xfree(sent_gres);
+		n_sent_states = node_record_count;
+		sent_states = xcalloc(n_sent_states ? n_sent_states : 1,
+				      sizeof(uint32_t));
+		sent_gres = xcalloc(n_sent_states ? n_sent_states : 1,
+				    sizeof(uint64_t));
+	}
+	for (size_t i = 0; i < n_nodes; i++) {
+		if (nodes[i].index >= n_sent_states)
+			continue;
+		sent_states[nodes[i].index] = nodes[i].state;
+		sent_gres[nodes[i].index] = _gres_fingerprint(&nodes[i]);
+	}
+	sent_node_update = time(NULL);
+}
+
+static void _begin(job_record_t *job_ptr);
+
+/*
+ * node-init with `nodes`, then job-begin of every running and suspended job
+ * (the component's update-node-state takes a node's state, not its GRES
+ * devices: a node whose devices changed is given through a new node table).
+ * Caller holds the job and node write locks.
+ */
+static int _renode(const swasm_node *nodes, size_t n_nodes)
+{
+	swasm_error err = SWASM_ERROR_INIT;
+	job_record_t *job_ptr;
+	ListIterator itr;
+
+	if (api->swasm_select_node_init(plugin, nodes, n_nodes, &err)) {
+		_failed("node-init", NULL, &err);
+		return SLURM_ERROR;
+	}
+	idmap_clear(&known_jobs, NULL, NULL);
+	_note_nodes(nodes, n_nodes);
+	if (!job_list)
+		return SLURM_SUCCESS;
+	itr = list_iterator_create(job_list);
+	while ((job_ptr = list_next(itr))) {
+		if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr))
+			_begin(job_ptr);
+	}
+	list_iterator_destroy(itr);
+	return SLURM_SUCCESS;
+}
+
 /*
  * The component's configuration and node table, at every node_init
  * (slurmctld's start and each scontrol reconfigure): its init the first
@@ -286,20 +366,18 @@ static int _component_nodes(void)
 		}
 	}
 	nodes = records_nodes(&arena, &n_nodes);
+	for (size_t i = 0; i < n_nodes; i++)
+		debug2("%s: node-init: node %s (index %u): state %#x, %u CPUs (%u x %u x %u), %"PRIu64" MB, %zu partitions, %zu GRES device groups",
+		       SHIM, nodes[i].name, nodes[i].index, nodes[i].state,
+		       nodes[i].cpus, nodes[i].sockets, nodes[i].cores_per_socket,
+		       nodes[i].threads_per_core, nodes[i].real_memory,
+		       nodes[i].n_partitions, nodes[i].n_gres_topology);
 	if (api->swasm_select_node_init(plugin, nodes, n_nodes, &err)) {
 		_failed("node-init", NULL, &err);
 		goto done;
 	}
 	idmap_clear(&known_jobs, NULL, NULL);
-	xfree(sent_states);
-	n_sent_states = node_record_count;
-	sent_states = xcalloc(n_sent_states ? n_sent_states : 1,
-			      sizeof(uint32_t));
-	for (size_t i = 0; i < n_nodes; i++) {
-		if (nodes[i].index < n_sent_states)
-			sent_states[nodes[i].index] = nodes[i].state;
-	}
-	sent_node_update = last_node_update;
+	_note_nodes(nodes, n_nodes);
 	rc = SLURM_SUCCESS;
 done:
 	arena_free(&arena);
@@ -316,7 +394,8 @@ EXPORT extern int select_p_node_init(void)
 }
 
 /* update-node-state for every node whose state changed since the component
- * last heard of it (caller holds the node read or write lock). */
+ * last heard of it, or a new node table when a node's GRES devices changed
+ * (caller holds the job and node write locks). */
 static void _sync_node_states(void)
 {
 	swasm_error err = SWASM_ERROR_INIT;
@@ -324,13 +403,28 @@ static void _sync_node_states(void)
 	swasm_node *nodes;
 	size_t n_nodes;
 
-	if (sent_node_update == last_node_update)
+	/* last_node_update counts seconds: a change in the second of the
+	 * last sync may not have been seen yet */
+	if (last_node_update < sent_node_update)
 		return;
 	nodes = records_nodes(&arena, &n_nodes);
 	for (size_t i = 0; i < n_nodes; i++) {
 		uint32_t inx = nodes[i].index;
+		if ((inx >= n_sent_states) ||
+		    (sent_gres[inx] != _gres_fingerprint(&nodes[i]))) {
+			debug("%s: node %s: its GRES devices changed, the plugin gets a new node table",
+			      SHIM, nodes[i].name);
+			_renode(nodes, n_nodes);
+			arena_free(&arena);
+			return;
+		}
+	}
+	for (size_t i = 0; i < n_nodes; i++) {
+		uint32_t inx = nodes[i].index;
 		if ((inx < n_sent_states) && (sent_states[inx] == nodes[i].state))
 			continue;
+		debug2("%s: update-node-state: node %s: state %#x", SHIM,
+		       nodes[i].name, nodes[i].state);
 		if (api->swasm_select_update_node_state(plugin, &nodes[i], &err)) {
 			_failed("update-node-state", NULL, &err);
 			arena_free(&arena);
@@ -339,7 +433,7 @@ static void _sync_node_states(void)
 		if (inx < n_sent_states)
 			sent_states[inx] = nodes[i].state;
 	}
-	sent_node_update = last_node_update;
+	sent_node_update = time(NULL);
 	arena_free(&arena);
 }
 
