@@ -507,8 +507,8 @@ mod multifactor {
 
     #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
     fn native(b: Bencher, jobs: u32) {
-        use priority_multifactor::plugin::PriorityMultifactor as Native;
-        use slurm_wasm_sdk::priority::PriorityGuest;
+        use slurm_wasm_sdk::priority::{Export, PriorityGuest};
+        type Native = Export<priority_multifactor::plugin::PriorityMultifactor>;
         let (config, tree, jobs) = inputs!(slurm_wasm_sdk::testkit::fixtures, sdk_kinds, jobs);
         slurm_wasm_sdk::testkit::with(|h| h.now = NOW);
         Native::init(config).unwrap();

@@ -3,16 +3,13 @@
 //! host's clock (virtual time in simulations).
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
 
 use slurm_wasm_sdk::priority::{
-    AssociationUpdate, AssociationUsage, FactorsRequest, IdentityGuest, PriorityConfig,
-    PriorityFactors, PriorityGuest, QosUpdate,
+    AssociationUpdate, AssociationUsage, FactorsRequest, Plugin, PriorityConfig, PriorityFactors,
+    QosUpdate,
 };
-use slurm_wasm_sdk::types::{
-    Association, Job, JobState, PluginError, PluginIdentity, Qos, Shares as WitShares, TresAmount,
-};
-use slurm_wasm_sdk::{host, identity, Error};
+use slurm_wasm_sdk::types::{Association, Job, JobState, Qos, Shares as WitShares, TresAmount};
+use slurm_wasm_sdk::{host, Error};
 
 use crate::config::{Config, Flags};
 use crate::factors::PartitionInfo;
@@ -22,30 +19,6 @@ use crate::qos::{QosSpec, QosUpdate as Change};
 use crate::sprio::{Filter, Row};
 use crate::tree::{AssocSpec, NewAssoc, Shares, Update};
 use crate::usage::{TresSeconds, Usage};
-
-/// The instance; `None` before `init` and after `fini`, when calls use
-/// Slurm's defaults with an empty partition table.
-static INSTANCE: Mutex<Option<Multifactor>> = Mutex::new(None);
-
-fn instance() -> MutexGuard<'static, Option<Multifactor>> {
-    INSTANCE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn with<R>(f: impl FnOnce(&mut Multifactor) -> R) -> R {
-    f(instance().get_or_insert_with(|| Multifactor::new(Config::default(), Cluster::default())))
-}
-
-/// Pending jobs as last given to `set`, by id, each with the priority `set`
-/// or the last `calculate` gave it (INCR_ONLY compares against it).
-/// `calculate` names pending jobs by id and finds them here; `job-end` and
-/// `fini` forget them.
-static JOBS: Mutex<BTreeMap<u32, Job>> = Mutex::new(BTreeMap::new());
-
-fn jobs() -> MutexGuard<'static, BTreeMap<u32, Job>> {
-    JOBS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// Reads the settings (`EINVAL` naming a malformed key) and the cluster,
 /// logging what Slurm logs: age and fair-share weights dropped without
@@ -264,14 +237,14 @@ fn factors(row: Row, tres_names: &[(String, f64)]) -> PriorityFactors {
     }
 }
 
-/// The instance `init` makes of `config` (see [`PriorityGuest::init`]);
+/// The instance `init` makes of `config` (see [`Plugin::init`]);
 /// `EINVAL` naming the key when a setting is malformed.
 pub fn instance_from(config: &PriorityConfig) -> Result<Multifactor, Error> {
     let (settings, cluster) = load(config)?;
     Ok(Multifactor::new(settings, cluster))
 }
 
-/// `set` (see [`PriorityGuest::set`]) on `m` at `now`: the job's priority,
+/// `set` (see [`Plugin::set`]) on `m` at `now`: the job's priority,
 /// with the job kept in `kept` (pending jobs by id) for
 /// [`calculate_kept`]. The export layer calls it on its instance; a
 /// native embedding calls it on its own instance and map.
@@ -287,7 +260,7 @@ pub fn set_kept(
     Ok(priority)
 }
 
-/// `calculate` (see [`PriorityGuest::calculate`]) on `m` at `now`, with
+/// `calculate` (see [`Plugin::calculate`]) on `m` at `now`, with
 /// the pending jobs found by id in `kept` (`EINVAL` for an id that is
 /// not there); the new priorities are written back into `kept`.
 pub fn calculate_kept(
@@ -317,95 +290,89 @@ pub fn calculate_kept(
     Ok(out)
 }
 
-/// `job-end` (see [`PriorityGuest::job_end`]) on `m` at `now`; the job
+/// `job-end` (see [`Plugin::job_end`]) on `m` at `now`; the job
 /// leaves `kept`.
 pub fn job_end_kept(m: &mut Multifactor, kept: &mut BTreeMap<u32, Job>, job: &Job, now: i64) {
     m.job_end(&view(job), now);
     kept.remove(&job.job_id);
 }
 
-/// priority/multifactor, exported as a component.
-pub struct PriorityMultifactor;
-
-impl IdentityGuest for PriorityMultifactor {
-    fn describe() -> PluginIdentity {
-        identity("priority/multifactor", "Priority MULTIFACTOR plugin")
-    }
+/// priority/multifactor, exported as a component: the instance and the
+/// pending jobs as last given to `set`, by id, each with the priority `set`
+/// or the last `calculate` gave it (INCR_ONLY compares against it).
+/// `calculate` names pending jobs by id and finds them here; `job-end`
+/// forgets them.
+pub struct PriorityMultifactor {
+    m: Multifactor,
+    kept: BTreeMap<u32, Job>,
 }
 
-impl PriorityGuest for PriorityMultifactor {
+impl Plugin for PriorityMultifactor {
+    const TYPE: &'static str = "priority/multifactor";
+    const NAME: &'static str = "Priority MULTIFACTOR plugin";
+
     /// Reads the Priority* settings from `cluster.raw` and starts with an
     /// empty association tree and QOS table. `EINVAL` naming the key when a
     /// value is malformed (the previous instance is kept).
-    fn init(config: PriorityConfig) -> Result<(), PluginError> {
-        *instance() = Some(instance_from(&config)?);
-        Ok(())
+    fn init(config: PriorityConfig) -> Result<Self, Error> {
+        Ok(PriorityMultifactor {
+            m: instance_from(&config)?,
+            kept: BTreeMap::new(),
+        })
     }
 
-    fn fini() -> Result<(), PluginError> {
-        *instance() = None;
-        jobs().clear();
-        Ok(())
-    }
-
-    /// `priority_p_set`: a directly set priority is kept; otherwise the
-    /// formula of spec 4.2 in the job's first partition, at the host's
-    /// `now`. `last-prio` is not used (multifactor does not need it).
-    /// `EINVAL` when the job names a partition outside the table. The job
-    /// is kept, with its new priority, for `calculate`.
-    fn set(_last_prio: u32, job: Job) -> Result<u32, PluginError> {
-        let now = host::now();
-        let mut kept = jobs();
-        Ok(with(|m| set_kept(m, &mut kept, job, now))?)
+    /// The formula of spec 4.2 in the job's first partition, at the host's
+    /// `now` (a directly set priority is kept: by the instance, and by the
+    /// SDK's adapter). `last-prio` is not used (multifactor does not need
+    /// it). `EINVAL` when the job names a partition outside the table. The
+    /// job is kept, with its new priority, for `calculate`.
+    fn set(&mut self, _last_prio: u32, job: &Job) -> Result<u32, Error> {
+        set_kept(&mut self.m, &mut self.kept, job.clone(), host::now())
     }
 
     /// New settings (see [`Multifactor::reconfigure`]); `EINVAL` naming the
     /// key when one is malformed, keeping the previous settings.
     fn reconfig(
+        &mut self,
         config: PriorityConfig,
         assoc_clear: bool,
-        running: Vec<Job>,
-    ) -> Result<(), PluginError> {
+        running: &[Job],
+    ) -> Result<(), Error> {
         let (settings, cluster) = load(&config)?;
         let running: Vec<JobView<'_>> = running.iter().map(view).collect();
-        let now = host::now();
-        with(|m| m.reconfigure(settings, cluster, assoc_clear, &running, now));
+        self.m
+            .reconfigure(settings, cluster, assoc_clear, &running, host::now());
         Ok(())
     }
 
     /// Recomputes and returns an association's usage figures; `EINVAL` for
     /// an unknown association.
-    fn set_assoc_usage(assoc_id: u32) -> Result<AssociationUsage, PluginError> {
-        Ok(with(|m| m.set_assoc_usage(assoc_id)).map(usage)?)
+    fn set_assoc_usage(&mut self, assoc_id: u32) -> Result<AssociationUsage, Error> {
+        self.m.set_assoc_usage(assoc_id).map(usage)
     }
 
     /// The `sprio` rows (spec 4.6) of `jobs` at the host's `now`. Every job
     /// is visible to every `uid` (the contract has no PrivateData).
     fn get_priority_factors_list(
-        jobs: Vec<Job>,
-        request: FactorsRequest,
+        &mut self,
+        jobs: &[Job],
+        request: &FactorsRequest,
         _uid: u32,
-    ) -> Result<Vec<PriorityFactors>, PluginError> {
+    ) -> Result<Vec<PriorityFactors>, Error> {
         let views: Vec<JobView<'_>> = jobs.iter().map(view).collect();
         let filter = Filter {
             job_ids: &request.job_ids,
             user_ids: &request.user_ids,
             partitions: &request.partitions,
         };
-        let now = host::now();
-        with(|m| {
-            let rows = m.factors_list(&views, &filter, now)?;
-            let names = &m.config().tres_weights;
-            Ok(rows.into_iter().map(|r| factors(r, names)).collect())
-        })
-        .map_err(|e: Error| e.into())
+        let rows = self.m.factors_list(&views, &filter, host::now())?;
+        let names = &self.m.config().tres_weights;
+        Ok(rows.into_iter().map(|r| factors(r, names)).collect())
     }
 
     /// Charges the job's last stretch of usage, once (spec 4.3).
-    fn job_end(job: Job) -> Result<(), PluginError> {
-        let now = host::now();
-        let mut kept = jobs();
-        with(|m| job_end_kept(m, &mut kept, &job, now));
+    fn job_end(&mut self, job: &Job) -> Result<(), Error> {
+        job_end_kept(&mut self.m, &mut self.kept, job, host::now());
         Ok(())
     }
 
@@ -413,35 +380,30 @@ impl PriorityGuest for PriorityMultifactor {
     /// priority of every job that is not held and has no explicit priority
     /// (pending, or running with CALCULATE_RUNNING); with slurmdbd the next
     /// decay cycle does that, and the list is empty.
-    fn recover(_boost: u32, jobs: Vec<Job>) -> Result<(u32, Vec<(u32, u32)>), PluginError> {
+    fn recover(&mut self, _boost: u32, jobs: &[Job]) -> Result<(u32, Vec<(u32, u32)>), Error> {
+        if self.m.config().with_slurmdbd {
+            return Ok((0, Vec::new()));
+        }
         let now = host::now();
-        let views: Vec<JobView<'_>> = jobs.iter().map(view).collect();
-        with(|m| {
-            if m.config().with_slurmdbd {
-                return Ok((0, Vec::new()));
+        let calc_running = self.m.config().flags.contains(Flags::CALCULATE_RUNNING);
+        let mut out = Vec::new();
+        for job in jobs.iter().map(view) {
+            let listed = job.state == RunState::Pending || (calc_running && job.state.is_active());
+            if listed && job.priority != 0 && !job.direct_priority {
+                out.push((job.job_id, self.m.set(&job, now)?));
             }
-            let calc_running = m.config().flags.contains(Flags::CALCULATE_RUNNING);
-            let mut out = Vec::new();
-            for job in &views {
-                let listed =
-                    job.state == RunState::Pending || (calc_running && job.state.is_active());
-                if listed && job.priority != 0 && !job.direct_priority {
-                    out.push((job.job_id, m.set(job, now)?));
-                }
-            }
-            Ok((0, out))
-        })
-        .map_err(|e: Error| e.into())
+        }
+        Ok((0, out))
     }
 
     /// Incremental tree changes, all or nothing (see [`crate::tree`]).
-    fn update_associations(updates: Vec<AssociationUpdate>) -> Result<(), PluginError> {
-        let updates = updates.into_iter().map(tree_update).collect();
-        Ok(with(|m| m.update_associations(updates))?)
+    fn update_associations(&mut self, updates: Vec<AssociationUpdate>) -> Result<(), Error> {
+        self.m
+            .update_associations(updates.into_iter().map(tree_update).collect())
     }
 
     /// Incremental QOS changes, all or nothing (see [`crate::qos`]).
-    fn update_qos(updates: Vec<QosUpdate>) -> Result<(), PluginError> {
+    fn update_qos(&mut self, updates: Vec<QosUpdate>) -> Result<(), Error> {
         let updates = updates
             .into_iter()
             .map(|u| match u {
@@ -449,41 +411,34 @@ impl PriorityGuest for PriorityMultifactor {
                 QosUpdate::Remove(id) => Change::Remove(id),
             })
             .collect();
-        Ok(with(|m| m.update_qos(updates))?)
+        self.m.update_qos(updates)
     }
 
     /// One decay cycle at the host's `now` (see [`Multifactor::calculate`]);
     /// the host calls it every PriorityCalcPeriod, as Slurm's decay thread
     /// runs. `pending` names jobs kept from `set` (`EINVAL` for an id that
     /// never was); the new priorities are kept for INCR_ONLY.
-    fn calculate(running: Vec<Job>, pending: Vec<u32>) -> Result<Vec<(u32, u32)>, PluginError> {
-        let mut kept = jobs();
-        let now = host::now();
-        Ok(with(|m| {
-            calculate_kept(m, &mut kept, &running, &pending, now)
-        })?)
+    fn calculate(&mut self, running: &[Job], pending: &[u32]) -> Result<Vec<(u32, u32)>, Error> {
+        calculate_kept(&mut self.m, &mut self.kept, running, pending, host::now())
     }
 
     /// Every association's usage figures, parents first.
-    fn association_usages() -> Result<Vec<AssociationUsage>, PluginError> {
-        Ok(with(|m| m.association_usages())
-            .into_iter()
-            .map(usage)
-            .collect())
+    fn association_usages(&mut self) -> Result<Vec<AssociationUsage>, Error> {
+        Ok(self.m.association_usages().into_iter().map(usage).collect())
     }
 
-    fn state_save() -> Result<Vec<u8>, PluginError> {
-        Ok(with(|m| m.save()))
+    fn state_save(&mut self) -> Result<Vec<u8>, Error> {
+        Ok(self.m.save())
     }
 
     /// Replaces the state only when the whole blob reads; `EINVAL` saying
     /// what is wrong otherwise.
-    fn state_restore(data: Vec<u8>) -> Result<(), PluginError> {
-        Ok(with(|m| m.restore(&data))?)
+    fn state_restore(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.m.restore(data)
     }
 }
 
-slurm_wasm_sdk::export_priority!(PriorityMultifactor);
+slurm_wasm_sdk::export_priority!(plugin PriorityMultifactor);
 
 #[cfg(test)]
 mod tests {
@@ -493,6 +448,11 @@ mod tests {
     use slurm_wasm_sdk::types::KeyValue;
 
     use super::*;
+    use slurm_wasm_sdk::priority::{Export, IdentityGuest, PriorityGuest};
+
+    /// The adapter the component exports: the tests go through the export
+    /// layer.
+    type P = Export<PriorityMultifactor>;
 
     /// The instance is process-wide and tests run on several threads.
     static SERIAL: Mutex<()> = Mutex::new(());
@@ -569,13 +529,13 @@ mod tests {
     fn setup(pairs: &[(&str, &str)]) {
         testkit::reset();
         testkit::with(|h| h.now = NOW);
-        PriorityMultifactor::init(options(pairs)).unwrap();
-        PriorityMultifactor::update_qos(vec![
+        P::init(options(pairs)).unwrap();
+        P::update_qos(vec![
             QosUpdate::Upsert(fixtures::qos(1, "normal", 50)),
             QosUpdate::Upsert(fixtures::qos(2, "high", 100)),
         ])
         .unwrap();
-        PriorityMultifactor::update_associations(classic_tree()).unwrap();
+        P::update_associations(classic_tree()).unwrap();
     }
 
     /// spec 4.2's job: eligible a day ago, 10 nodes, 100 CPUs, QOS priority
@@ -599,7 +559,7 @@ mod tests {
 
     #[test]
     fn identity_is_slurms() {
-        let id = PriorityMultifactor::describe();
+        let id = P::describe();
         assert_eq!(id.plugin_type, "priority/multifactor");
         assert_eq!(id.plugin_name, "Priority MULTIFACTOR plugin");
     }
@@ -608,14 +568,13 @@ mod tests {
     fn spec_4_2_vector_through_the_export_layer() {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         setup(SPEC_4_2);
-        assert_eq!(PriorityMultifactor::set(0, spec_job()).unwrap(), 7442);
+        assert_eq!(P::set(0, spec_job()).unwrap(), 7442);
         let request = FactorsRequest {
             job_ids: vec![],
             user_ids: vec![],
             partitions: vec![],
         };
-        let rows =
-            PriorityMultifactor::get_priority_factors_list(vec![spec_job()], request, 0).unwrap();
+        let rows = P::get_priority_factors_list(vec![spec_job()], request, 0).unwrap();
         let r = &rows[0];
         assert_eq!(format!("{:.3}", r.age), "142.857");
         assert_eq!(
@@ -626,7 +585,7 @@ mod tests {
         assert_eq!((r.partition.as_str(), r.priority), ("debug", 7442));
         // Without slurmdbd, age and fair-share weigh nothing (and it is logged).
         setup(&SPEC_4_2[1..]);
-        assert_eq!(PriorityMultifactor::set(0, spec_job()).unwrap(), 2300);
+        assert_eq!(P::set(0, spec_job()).unwrap(), 2300);
         assert!(testkit::with(|h| h.logs.iter().any(
             |(_, m)| m.contains("PriorityWeightFairshare are set to 0")
         )));
@@ -636,7 +595,7 @@ mod tests {
     fn spec_4_4_classic_vector_through_the_export_layer() {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         setup(SPEC_4_2);
-        let usages = PriorityMultifactor::association_usages().unwrap();
+        let usages = P::association_usages().unwrap();
         let line = |id: u32| {
             let u = usages.iter().find(|u| u.id == id).unwrap();
             format!(
@@ -656,10 +615,10 @@ mod tests {
     fn spec_4_3_decay_follows_the_host_clock() {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         setup(SPEC_4_2);
-        PriorityMultifactor::calculate(vec![], vec![]).unwrap();
+        P::calculate(vec![], vec![]).unwrap();
         testkit::with(|h| h.now = NOW + 7 * 86_400);
-        PriorityMultifactor::calculate(vec![], vec![]).unwrap();
-        let root = PriorityMultifactor::set_assoc_usage(1).unwrap();
+        P::calculate(vec![], vec![]).unwrap();
+        let root = P::set_assoc_usage(1).unwrap();
         assert_eq!(format!("{:.8}", root.usage_raw / 100.0), "0.50007340");
     }
 
@@ -676,12 +635,12 @@ mod tests {
             name: "cpu".into(),
             count: 10,
         }];
-        PriorityMultifactor::calculate(vec![job.clone()], vec![]).unwrap();
+        P::calculate(vec![job.clone()], vec![]).unwrap();
         testkit::with(|h| h.now = NOW + 500);
         job.state = JobState::Complete;
-        PriorityMultifactor::job_end(job.clone()).unwrap();
-        PriorityMultifactor::job_end(job).unwrap();
-        let user4 = PriorityMultifactor::set_assoc_usage(14).unwrap();
+        P::job_end(job.clone()).unwrap();
+        P::job_end(job).unwrap();
+        let user4 = P::set_assoc_usage(14).unwrap();
         let df: f64 = 1.0 - 0.693 / (7.0 * 86_400.0);
         let expected = 25.0 + 10.0 * (100.0 * df.powf(100.0));
         assert!(
@@ -695,18 +654,17 @@ mod tests {
     fn malformed_settings_and_states_are_refused() {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         setup(SPEC_4_2);
-        let e =
-            PriorityMultifactor::init(options(&[("PriorityDecayHalfLife", "soon")])).unwrap_err();
+        let e = P::init(options(&[("PriorityDecayHalfLife", "soon")])).unwrap_err();
         assert_eq!(e.code, slurm_wasm_sdk::codes::EINVAL);
         assert!(
             e.message.starts_with("PriorityDecayHalfLife=soon"),
             "{}",
             e.message
         );
-        let saved = PriorityMultifactor::state_save().unwrap();
-        let e = PriorityMultifactor::state_restore(b"\xffgarbage".to_vec()).unwrap_err();
+        let saved = P::state_save().unwrap();
+        let e = P::state_restore(b"\xffgarbage".to_vec()).unwrap_err();
         assert_eq!(e.code, slurm_wasm_sdk::codes::EINVAL);
-        assert_eq!(PriorityMultifactor::state_save().unwrap(), saved);
+        assert_eq!(P::state_save().unwrap(), saved);
         let mut bad_tree = classic_tree();
         bad_tree.push(AssociationUpdate::Upsert(fixtures::association(
             40,
@@ -715,12 +673,12 @@ mod tests {
             None,
             1,
         )));
-        let e = PriorityMultifactor::update_associations(bad_tree).unwrap_err();
+        let e = P::update_associations(bad_tree).unwrap_err();
         assert!(
             e.message.contains("parent 41 does not exist"),
             "{}",
             e.message
         );
-        assert_eq!(PriorityMultifactor::state_save().unwrap(), saved);
+        assert_eq!(P::state_save().unwrap(), saved);
     }
 }

@@ -39,12 +39,13 @@ pub trait Plugin: Sized + Send + 'static {
 
     /// `set`: the priority of a new (or re-prioritised) job; `last_prio` is
     /// the controller's lowest priority so far. Never 0 for a job that is
-    /// not held (the controller clamps to 1..=0xffffffff). Not called for a
-    /// job whose priority was set directly (`--priority`, `scontrol update
-    /// Priority=`): [`Export`] keeps that priority, as every Slurm priority
-    /// plugin does (`priority_p_set` of priority/basic and
-    /// priority/multifactor return `job_ptr->priority` when
-    /// `direct_set_prio` is set).
+    /// not held (the controller clamps to 1..=0xffffffff). For a job whose
+    /// priority was set directly (`--priority`, `scontrol update
+    /// Priority=`), [`Export`] answers that priority whatever this returns,
+    /// as every Slurm priority plugin does (`priority_p_set` of
+    /// priority/basic and priority/multifactor return `job_ptr->priority`
+    /// when `direct_set_prio` is set); the plugin still sees the job (to
+    /// keep it for `calculate`, say).
     fn set(&mut self, last_prio: u32, job: &Job) -> Result<u32, Error>;
 
     /// `reconfig`: the configuration changed. Default: nothing, as
@@ -174,13 +175,12 @@ impl<P: Plugin + HasState> PriorityGuest for Export<P> {
         }
     }
 
-    /// A directly set priority is kept without asking the plugin (see
+    /// A directly set priority is kept, whatever the plugin answers (see
     /// [`Plugin::set`]).
     fn set(last_prio: u32, job: Job) -> Result<u32, PluginError> {
-        if job.direct_set_priority {
-            return Ok(job.priority);
-        }
-        with(|p: &mut P| p.set(last_prio, &job))
+        let direct = job.direct_set_priority.then_some(job.priority);
+        let priority = with(|p: &mut P| p.set(last_prio, &job))?;
+        Ok(direct.unwrap_or(priority))
     }
 
     fn reconfig(
