@@ -869,16 +869,25 @@ record_config() {
   local dir=$1 stype=$2 sparams=$3 extra line probe setup=$ANCHOR/setup.sh node_keys=${5:-}
   local part_keys=${6:-} steps=${7:-STEPS} qos=${8:-} dbd=0 q
   extra=$(printf '%b' "$4")
+  local shim_mps=0
   if [ -n "${SHIM_PLUGINDIR:-}" ]; then
+    # setup.sh configures gres/mps only under select/cons_tres: the copy below gives it to a
+    # cons_tres configuration run under select/wasm too
+    [ "$stype" = select/cons_tres ] && shim_mps=1
     stype=select/wasm
     extra="PluginDir=$SHIM_PLUGINDIR:/usr/lib/x86_64-linux-gnu/slurm-wlm${extra:+$'\n'$extra}"
   fi
   [ -z "$qos" ] || dbd=1
   rm -f "$A/teardown.sh"
   say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }}${node_keys:+, n[1-4] $node_keys})"
-  if [ -n "$node_keys$part_keys" ] || [[ $extra == *PartitionName=* ]]; then
+  if [ -n "$node_keys$part_keys" ] || [[ $extra == *PartitionName=* ]] || [ "$shim_mps" = 1 ]; then
     setup=$WORK/setup.sh
     cp "$ANCHOR/setup.sh" "$setup"
+  fi
+  if [ "$shim_mps" = 1 ]; then
+    sed -i 's|^if \[ "$SELECT_TYPE" = select/cons_tres \]; then MPS=1|if [ "$SELECT_TYPE" = select/wasm ] \|\| [ "$SELECT_TYPE" = select/cons_tres ]; then MPS=1|' "$setup"
+    grep -q 'select/wasm ] || \[ "$SELECT_TYPE" = select/cons_tres ]; then MPS=1' "$setup" \
+      || die "could not give gres/mps to select/wasm in setup.sh"
   fi
   if [[ $extra == *PartitionName=* ]]; then
     # setup.sh waits for six idle lines of `sinfo -N`, which lists a node once per
