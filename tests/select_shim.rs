@@ -11,6 +11,12 @@
 //! for every `sbatch --test-only` the same answer (nodes, processors, and a
 //! start at the same moment: now, or the end of the same running job).
 //!
+//! slurmctld restarted with running jobs keeps them where they are (the
+//! component gets them back from the recovered jobs), the next decision is
+//! the one a cluster that did not restart makes, and the shim's debug mode
+//! (`DebugFlags=SelectType`: cons_tres's and the component's allocated CPUs
+//! and memory of each node compared after each change) finds no difference.
+//!
 //! Then a select component that traps or loops in `job-test`
 //! (`select/hostile`, `failure = "fallback"`, fallback the bundled
 //! `select/cons_tres`) leaves slurmctld scheduling: a plain job submitted
@@ -252,6 +258,42 @@ fn select_wasm_places_jobs_as_stock_cons_tres_live_and_survives_faults() {
         all.is_empty(),
         "select/wasm placed jobs differently from stock select/cons_tres:\n{}",
         all.join("\n")
+    );
+
+    // Restart: slurmctld restarted with running jobs keeps them where they
+    // were, and the next job goes where it goes without the restart
+    // (control.txt: the same jobs on a fresh cluster, no restart); the
+    // debug comparison of cons_tres's and the component's nodes found no
+    // difference.
+    let restart = out.join("restart");
+    let (before, after) = (
+        read(&restart.join("before.txt")),
+        read(&restart.join("after.txt")),
+    );
+    let (control, next) = (
+        read(&restart.join("control.txt")),
+        read(&restart.join("next.txt")),
+    );
+    assert!(
+        before.matches(" RUNNING ").count() == 4,
+        "not every job ran before the restart:\n{before}"
+    );
+    assert_eq!(
+        before, after,
+        "the running jobs moved when slurmctld restarted"
+    );
+    assert!(
+        control.starts_with(&before) && control.ends_with(&next),
+        "after the restart the next job went elsewhere than without one:\ncontrol:\n{control}\nafter the restart:\n{before}{next}"
+    );
+    assert!(
+        next.contains(" RUNNING "),
+        "the job after the restart did not run:\n{next}"
+    );
+    let debug = read(&restart.join("debug.txt"));
+    assert!(
+        debug.trim().is_empty(),
+        "the debug comparison found cons_tres's and the component's nodes differ:\n{debug}"
     );
 
     // Faults: the hostile component's job-test traps or loops; the

@@ -15,12 +15,21 @@
 #   1. record.sh with SHIM_PLUGINDIR=$PLUGINDIR and SLURM_WASM_CONFIG=$WASM_CONFIG: each
 #      configuration's stream on the anchor cluster under select/wasm, written as record.sh
 #      writes fixtures, into OUT/wasm/<config>/;
-#   2. with FAULT_CONFIG: the anchor cluster under select/wasm with that host configuration; for
+#   2. a restart: the anchor cluster under select/wasm with WASM_CONFIG and DebugFlags=SelectType
+#      (the shim compares cons_tres's and the component's allocated CPUs and memory of each node
+#      after every commit and release); RESTART_JOBS submitted and running, their placements
+#      (`scontrol show job -d`: NodeList, CPU_IDs, Mem, GRES) written to OUT/restart/before.txt;
+#      slurmctld stopped and started again without -c (it recovers the jobs; the component gets
+#      them back through select_p_select_nodeinfo_set); the same placements into after.txt;
+#      then AFTER_JOB submitted, its placement into next.txt. The same cluster started afresh
+#      with the same jobs and no restart gives control.txt (RESTART_JOBS then AFTER_JOB).
+#      OUT/restart/debug.txt: slurmctld's lines of the debug comparison that name a difference;
+#   3. with FAULT_CONFIG: the anchor cluster under select/wasm with that host configuration; for
 #      each of FAULT_CASES a batch job named after the hostile behaviour (`trap`, `loop`: the
 #      component acts it out in job-test), then a plain job; OUT/fault/<case>.txt: the first
 #      job's and the plain job's state, node list and CPU_IDs 20 s later, whether slurmctld still
 #      answers, and slurmctld's log lines naming select/wasm;
-#   3. stops the cluster with the teardown.sh setup.sh wrote (also on failure).
+#   4. stops the cluster with the teardown.sh setup.sh wrote (also on failure).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -43,8 +52,6 @@ say "the recorded streams under select/wasm: $*"
 SHIM_PLUGINDIR=$PLUGINDIR SLURM_WASM_CONFIG=$WASM_CONFIG OUT=$OUT/wasm \
   bash "$REPO/tests/anchor/select/record.sh" "$@"
 
-[ -n "${FAULT_CONFIG:-}" ] || { say "done"; exit 0; }
-
 if [ -f "$A/run/slurmctld.pid" ] && kill -0 "$(cat "$A/run/slurmctld.pid")" 2>/dev/null; then
   die "an anchor cluster is already running ($A/run/slurmctld.pid); stop it with $A/teardown.sh first"
 fi
@@ -65,13 +72,79 @@ on_exit() {
 trap on_exit EXIT
 trap 'exit 130' INT TERM
 
+# start_cluster HOST_CONFIG LOG [EXTRA_CONF lines]: the anchor cluster under select/wasm
+start_cluster() {
+  rm -f "$A/teardown.sh"
+  STARTED=1
+  SLURM_WASM_CONFIG=$1 SELECT_TYPE=select/wasm SELECT_PARAMS=CR_Core_Memory WITH_DBD=0 \
+    EXTRA_CONF="PluginDir=$PLUGINDIR:/usr/lib/x86_64-linux-gnu/slurm-wlm${3:+$'\n'$3}" \
+    bash "$ANCHOR/setup.sh" > "$2" 2>&1
+}
+stop_cluster() {
+  [ "$STARTED" = 1 ] && [ -x "$A/teardown.sh" ] && bash "$A/teardown.sh" > /dev/null 2>&1
+  STARTED=0
+}
+
+RESTART_JOBS="r1 -n2
+r2 -n1 --gres=gpu:1
+r3 -N2 -n6 --mem-per-cpu=300
+r4 -w n2 -c3"
+AFTER_JOB="r5 -n4 --gres=gpu:1"
+
+# place NAME OPTIONS...: submits a job, waits until it runs (10 s at most), prints its placement
+place() {
+  local name=$1 id; shift
+  # shellcheck disable=SC2068 # the options are words on purpose
+  id=$(sbatch --parsable -J "$name" -o /dev/null $@ --wrap 'sleep 300')
+  for _ in $(seq 1 50); do
+    squeue -h -j "$id" -o %T | grep -q RUNNING && break; sleep 0.2
+  done
+  placement "$name"
+}
+# placement NAME: the placement of the job named NAME
+placement() {
+  local rec
+  rec=$(scontrol show job -d "$(squeue -h -n "$1" -o %i | head -n1)" 2>/dev/null || true)
+  echo "$1 $(sed -n 's/.*JobState=\([^ ]*\).*/\1/p' <<< "$rec" | head -n1)" \
+    "$(sed -n 's/^   NodeList=\([^ ]*\).*/\1/p' <<< "$rec" | head -n1)" \
+    "$(sed -n 's/.* NumCPUs=\([^ ]*\).*/NumCPUs=\1/p' <<< "$rec" | head -n1)"
+  grep -E '^ +Nodes=.* CPU_IDs=' <<< "$rec" | sed 's/^ */  /' || true
+}
+
+mkdir -p "$OUT/restart"
+say "restart: control run (no restart)"
+start_cluster "$WASM_CONFIG" "$OUT/restart/setup-control.log"
+{
+  while read -r name opts; do place "$name" $opts; done <<< "$RESTART_JOBS"
+  # shellcheck disable=SC2086
+  place $AFTER_JOB
+} > "$OUT/restart/control.txt"
+stop_cluster
+
+say "restart: slurmctld restarted with running jobs"
+start_cluster "$WASM_CONFIG" "$OUT/restart/setup.log" "DebugFlags=SelectType"
+start=$(wc -l < "$A/log/slurmctld.log")
+while read -r name opts; do place "$name" $opts; done <<< "$RESTART_JOBS" > "$OUT/restart/before.txt"
+pid=$(cat "$A/run/slurmctld.pid")
+kill "$pid"
+for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+kill -0 "$pid" 2>/dev/null && die "slurmctld $pid did not stop"
+SLURM_WASM_CONFIG=$WASM_CONFIG /usr/sbin/slurmctld
+for _ in $(seq 1 100); do scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.2; done
+scontrol ping | grep -q UP || die "slurmctld did not come back"
+sleep 3
+while read -r name _; do placement "$name"; done <<< "$RESTART_JOBS" > "$OUT/restart/after.txt"
+# shellcheck disable=SC2086
+place $AFTER_JOB > "$OUT/restart/next.txt"
+tail -n +"$((start + 1))" "$A/log/slurmctld.log" | grep -E 'select/wasm: debug:' > "$OUT/restart/debug.txt" || true
+scancel --user=root 2>/dev/null || true
+stop_cluster
+
+[ -n "${FAULT_CONFIG:-}" ] || { say "done"; exit 0; }
+
 mkdir -p "$OUT/fault"
-rm -f "$A/teardown.sh"
 say "faults: the anchor cluster under select/wasm with $FAULT_CONFIG"
-STARTED=1
-SLURM_WASM_CONFIG=$FAULT_CONFIG SELECT_TYPE=select/wasm SELECT_PARAMS=CR_Core_Memory WITH_DBD=0 \
-  EXTRA_CONF="PluginDir=$PLUGINDIR:/usr/lib/x86_64-linux-gnu/slurm-wlm" \
-  bash "$ANCHOR/setup.sh" > "$OUT/fault/setup.log" 2>&1
+start_cluster "$FAULT_CONFIG" "$OUT/fault/setup.log"
 
 show() {
   local rec
