@@ -237,7 +237,7 @@ pub fn sshare(scenario: &Scenario, as_json: bool) -> anyhow::Result<ExitCode> {
             right(&fmt(u.as_ref().map(|u| u.shares_norm)), 11),
             right(
                 &u.as_ref()
-                    .map_or(String::new(), |u| format!("{:.0}", u.usage_raw)),
+                    .map_or(String::new(), |u| raw_usage_text(u.usage_raw)),
                 11
             ),
             right(&fmt(u.as_ref().map(|u| u.usage_norm)), 11),
@@ -250,4 +250,32 @@ pub fn sshare(scenario: &Scenario, as_json: bool) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// sshare's RawUsage: the controller sends the association's usage as a
+/// whole number, cut towards zero (`share->usage_raw =
+/// (uint64_t)assoc->usage->usage_raw` in assoc_mgr.c's
+/// `assoc_mgr_get_shares`), so 1906.7 prints 1906; a negative or NaN usage
+/// (which the cast leaves undefined) prints 0.
+fn raw_usage_text(usage_raw: f64) -> String {
+    if usage_raw.is_nan() || usage_raw <= 0.0 {
+        "0".into()
+    } else {
+        (usage_raw.trunc() as u64).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_usage_is_cut_not_rounded() {
+        // An unseen 22.05.8 stream printed 1906 where rounding gives 1907.
+        assert_eq!(raw_usage_text(1906.7), "1906");
+        assert_eq!(raw_usage_text(1906.0), "1906");
+        assert_eq!(raw_usage_text(0.9), "0");
+        assert_eq!(raw_usage_text(-3.0), "0");
+        assert_eq!(raw_usage_text(f64::NAN), "0");
+    }
 }
