@@ -15,7 +15,8 @@
 //!   cores, `CPUs=`) from the recorded `slurm.conf`; the plugin's `init`
 //!   gets that file's settings (`TaskPluginParam`, `SelectTypeParameters`);
 //! * the machine as slurmd detects it (`slurmd -C`) through `FixedTopology`,
-//!   in identity numbering, which `lscpu` shows is this machine's;
+//!   in identity numbering, which `lscpu` shows is this machine's, with the
+//!   NUMA node of each CPU from `lscpu` (what `--cpu-bind=ldoms` binds to);
 //! * the step's cores on the node from the job's `CPU_IDs` there (one thread
 //!   per core, so CPU id = core); the step is the job's only one and owns
 //!   the whole allocation;
@@ -76,6 +77,7 @@ const VERBOSE: u32 = 0x1;
 const TO_THREADS: u32 = 0x2;
 const TO_CORES: u32 = 0x4;
 const TO_SOCKETS: u32 = 0x8;
+const TO_LDOMS: u32 = 0x10;
 const NONE: u32 = 0x20;
 /// `rank`: Slurm 22.05 still has it (removed in 24.11).
 const RANK: u32 = 0x40;
@@ -140,6 +142,7 @@ fn cpu_bind(text: &str) -> (u32, String) {
                 "threads" => TO_THREADS,
                 "cores" => TO_CORES,
                 "sockets" => TO_SOCKETS,
+                "ldoms" => TO_LDOMS,
                 "none" => NONE,
                 "rank" => RANK,
                 other => panic!("--cpu-bind word `{other}` is not taught to this test"),
@@ -174,6 +177,7 @@ fn bind_words(words: &[&str]) -> u32 {
             "threads" => TO_THREADS,
             "cores" => TO_CORES,
             "sockets" => TO_SOCKETS,
+            "ldoms" => TO_LDOMS,
             "none" => NONE,
             "rank" => RANK,
             "map_cpu" => MAP,
@@ -268,13 +272,24 @@ fn launch_request(case: &Case, node: &str, tasks: &[Placed]) -> LaunchRequest {
 fn plugin_on(node: &str) -> (TaskPlugin, Arc<RecordingCpuset>) {
     let hw = recording().hardware;
     let cpuset = Arc::new(RecordingCpuset::default());
+    let mut topology = FixedTopology::new(
+        hw.boards * hw.sockets_per_board,
+        hw.cores_per_socket,
+        hw.threads_per_core,
+        false,
+    );
+    // The NUMA nodes lscpu listed (what `ldoms` binds to), by OS CPU id.
+    let cpus = &recording().cpus;
+    if cpus.iter().all(|c| c.node.is_some()) {
+        let highest = cpus.iter().map(|c| c.cpu).max().unwrap_or(0);
+        let mut nodes = vec![0; highest as usize + 1];
+        for c in cpus {
+            nodes[c.cpu as usize] = c.node.unwrap_or(0);
+        }
+        topology.0.numa_node_of_cpu = nodes;
+    }
     let services = Services {
-        topology: Arc::new(FixedTopology::new(
-            hw.boards * hw.sockets_per_board,
-            hw.cores_per_socket,
-            hw.threads_per_core,
-            false,
-        )),
+        topology: Arc::new(topology),
         cpuset: cpuset.clone(),
         ..Services::default()
     };
@@ -561,6 +576,7 @@ const CASES: &[&str] = &[
     "n2",
     "n2-block-cyclic",
     "n2-cores",
+    "n2-ldoms",
     "n2-map_cpu",
     "n2-mask_cpu",
     "n2-none",
@@ -599,6 +615,9 @@ cases! {
     two_tasks => "n2",
     block_cyclic => "n2-block-cyclic",
     cores => "n2-cores",
+    // Slurm binds each task to its NUMA node (0x3 on this one-node
+    // machine): the host's topology reports the nodes (issue 30, item 7).
+    ldoms_bind_to_the_numa_node => "n2-ldoms",
     map_cpu => "n2-map_cpu",
     mask_cpu => "n2-mask_cpu",
     none => "n2-none",

@@ -868,8 +868,9 @@ fn parse_count(text: &str) -> Option<u64> {
 /// `0-1,4` as sorted, unique indices below [`MAX_CORES`]; `None` when
 /// malformed or reversed. The ranges are sorted and merged before any
 /// index is written, so a range repeated many times costs its text, not
-/// its length again.
-fn parse_cores(text: &str) -> Option<Vec<u32>> {
+/// its length again. Also the form of the kernel's CPU lists
+/// (`/sys/devices/system/node/node0/cpulist`).
+pub(crate) fn parse_cores(text: &str) -> Option<Vec<u32>> {
     let number = |s: &str| -> Option<u32> {
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
             return None;

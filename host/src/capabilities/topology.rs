@@ -67,13 +67,16 @@ impl TopologyProvider for FixedTopology {
     }
 }
 
-/// Reads the layout from Linux sysfs (`/sys/devices/system/cpu/cpuN/topology`).
+/// Reads the layout from Linux sysfs (`/sys/devices/system/cpu/cpuN/topology`),
+/// and each CPU's NUMA node from `/sys/devices/system/node/nodeN/cpulist`
+/// (what `--cpu-bind=ldoms` binds to, as Slurm's task/affinity reads it
+/// through libnuma).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SysfsTopology;
 
 impl TopologyProvider for SysfsTopology {
     fn cpu_layout(&self) -> Result<CpuLayout, CapabilityError> {
-        read_sysfs(std::path::Path::new("/sys/devices/system/cpu")).map_err(|e| {
+        read_sysfs(std::path::Path::new("/sys/devices/system")).map_err(|e| {
             CapabilityError::Unavailable(format!("reading CPU topology from sysfs: {e}"))
         })
     }
@@ -96,10 +99,12 @@ fn read_number(path: &std::path::Path) -> std::io::Result<u32> {
     })
 }
 
-/// Builds Slurm's abstract order (socket, core, thread) from sysfs ids.
-fn read_sysfs(root: &std::path::Path) -> std::io::Result<CpuLayout> {
+/// Builds Slurm's abstract order (socket, core, thread) from the sysfs ids
+/// under `system/cpu`, and the NUMA nodes under `system/node` (none when the
+/// kernel lists no node directory: a machine without NUMA support).
+fn read_sysfs(system: &std::path::Path) -> std::io::Result<CpuLayout> {
     let mut cpus = Vec::new();
-    for entry in std::fs::read_dir(root)? {
+    for entry in std::fs::read_dir(system.join("cpu"))? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(id) = name.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) else {
@@ -129,13 +134,56 @@ fn read_sysfs(root: &std::path::Path) -> std::io::Result<CpuLayout> {
     let sockets = packages.len() as u16;
     let cores_per_socket = (cores.len() / packages.len()).max(1) as u16;
     let threads_per_core = (cpus.len() / cores.len()).max(1) as u16;
+    let highest = cpus.iter().map(|c| c.os_id).max().unwrap_or(0);
     Ok(CpuLayout {
         sockets,
         cores_per_socket,
         threads_per_core,
         block_map: cpus.iter().map(|c| c.os_id).collect(),
-        numa_node_of_cpu: Vec::new(),
+        numa_node_of_cpu: read_numa_nodes(&system.join("node"), highest)?,
     })
+}
+
+/// The NUMA node of each OS CPU id `0..=highest` from `nodeN/cpulist`;
+/// empty when `dir` does not exist or lists no node. A CPU no node lists is
+/// given node 0. Fails on a list that does not read.
+fn read_numa_nodes(dir: &std::path::Path, highest: u32) -> std::io::Result<Vec<u32>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut of_cpu = vec![0; highest as usize + 1];
+    let mut any = false;
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(node) = name
+            .strip_prefix("node")
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let path = entry.path().join("cpulist");
+        let text = std::fs::read_to_string(&path)?;
+        let text = text.trim();
+        if text.is_empty() {
+            continue; // a node without CPUs (memory only)
+        }
+        let listed = crate::gres_conf::parse_cores(text).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: not a CPU list: {text}", path.display()),
+            )
+        })?;
+        for cpu in listed {
+            if let Some(slot) = of_cpu.get_mut(cpu as usize) {
+                *slot = node;
+                any = true;
+            }
+        }
+    }
+    Ok(if any { of_cpu } else { Vec::new() })
 }
 
 #[cfg(test)]
@@ -161,6 +209,41 @@ mod tests {
         assert_eq!(cpus_of_cores(&identity, &[1, 3]), [1, 3]);
     }
 
+    /// A sysfs tree of 2 sockets x 2 cores x 1 thread, CPUs 0-1 on NUMA
+    /// node 0 and 2-3 on node 1, and a memory-only node 2.
+    fn fake_sysfs(numa: bool) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for cpu in 0..4u32 {
+            let topo = dir.path().join(format!("cpu/cpu{cpu}/topology"));
+            std::fs::create_dir_all(&topo).unwrap();
+            std::fs::write(topo.join("physical_package_id"), format!("{}\n", cpu / 2)).unwrap();
+            std::fs::write(topo.join("core_id"), format!("{}\n", cpu % 2)).unwrap();
+        }
+        if numa {
+            for (node, list) in [(0, "0-1\n"), (1, "2,3\n"), (2, "\n")] {
+                let d = dir.path().join(format!("node/node{node}"));
+                std::fs::create_dir_all(&d).unwrap();
+                std::fs::write(d.join("cpulist"), list).unwrap();
+            }
+            std::fs::write(dir.path().join("node/online"), "0-2\n").unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn numa_nodes_come_from_the_node_cpulists() {
+        let dir = fake_sysfs(true);
+        let layout = read_sysfs(dir.path()).unwrap();
+        assert_eq!((layout.sockets, layout.cores_per_socket), (2, 2));
+        assert_eq!(layout.numa_node_of_cpu, [0, 0, 1, 1]);
+        let dir = fake_sysfs(false);
+        assert!(read_sysfs(dir.path()).unwrap().numa_node_of_cpu.is_empty());
+        let dir = fake_sysfs(true);
+        std::fs::write(dir.path().join("node/node1/cpulist"), "2-x\n").unwrap();
+        let e = read_sysfs(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("not a CPU list: 2-x"), "{e}");
+    }
+
     #[test]
     fn sysfs_layout_of_this_machine_is_consistent() {
         let Ok(layout) = SysfsTopology.cpu_layout() else {
@@ -171,5 +254,9 @@ mod tests {
             * usize::from(layout.cores_per_socket)
             * usize::from(layout.threads_per_core);
         assert_eq!(layout.block_map.len(), n);
+        if !layout.numa_node_of_cpu.is_empty() {
+            let highest = layout.block_map.iter().max().copied().unwrap_or(0);
+            assert_eq!(layout.numa_node_of_cpu.len(), highest as usize + 1);
+        }
     }
 }

@@ -66,7 +66,8 @@ n2-sockets|-n2 --cpu-bind=verbose,sockets
 n2-rank|-n2 --cpu-bind=verbose,rank
 n1-map_cpu-outside|-n1 --cpu-bind=verbose,map_cpu:1
 n1-mask_cpu-wider|-n1 --cpu-bind=verbose,mask_cpu:0x3
-N1-n4-overcommit|-N1 -n4 --overcommit --cpu-bind=verbose"
+N1-n4-overcommit|-N1 -n4 --overcommit --cpu-bind=verbose
+n2-ldoms|-n2 --cpu-bind=verbose,ldoms"
 
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
