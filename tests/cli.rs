@@ -474,3 +474,26 @@ fn new_projects_build_test_and_pass_check() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("plugin name `Bad-Name`"), "{err}");
 }
+
+#[test]
+fn a_scenario_naming_a_plugin_that_is_not_bundled_says_how_to_name_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.toml");
+    let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/cluster.conf");
+    std::fs::write(
+        &scenario,
+        format!(
+            "slurm_conf = \"{}\"\nplugin = \"priority/partition_size\"\n",
+            conf.display()
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = slurm_wasm(&["priority", "sprio", scenario.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("the priority plugin priority/partition_size is not bundled")
+            && err.contains("priority/basic, priority/multifactor")
+            && err.contains("plugin = \"path/to/plugin.wasm\""),
+        "{err}"
+    );
+}
