@@ -24,9 +24,11 @@
 #      then AFTER_JOB submitted, its placement into next.txt. The same cluster started afresh
 #      with the same jobs and no restart gives control.txt (RESTART_JOBS then AFTER_JOB).
 #      OUT/restart/debug.txt: slurmctld's lines of the debug comparison that name a difference;
-#   3. with FAULT_CONFIG: the anchor cluster under select/wasm with that host configuration; for
-#      each of FAULT_CASES a batch job named after the hostile behaviour (`trap`, `loop`: the
-#      component acts it out in job-test), then a plain job; OUT/fault/<case>.txt: the first
+#   3. with FAULT_CONFIG, for each of FAULT_CASES: the anchor cluster started afresh under
+#      select/wasm with that host configuration, a batch job named after the hostile behaviour
+#      (`trap`, `loop`: the component acts it out in job-test; `gpu-beyond`, with --gres=gpu:1:
+#      its answer names a GPU past the node's two, which must never be applied), then a plain
+#      job; OUT/fault/<case>.txt: the first
 #      job's and the plain job's state, node list and CPU_IDs 20 s later, whether slurmctld still
 #      answers, and slurmctld's log lines naming select/wasm;
 #   4. stops the cluster with the teardown.sh setup.sh wrote (also on failure).
@@ -38,7 +40,7 @@ A=${SLURM_ANCHOR_DIR:-/tmp/slurm-anchor}
 : "${PLUGINDIR:?PLUGINDIR: the directory with select_wasm.so and lib/libslurm_wasm.so}"
 : "${WASM_CONFIG:?WASM_CONFIG: the host configuration naming the select component}"
 : "${OUT:?OUT: the output directory}"
-FAULT_CASES="trap loop"
+FAULT_CASES="trap loop gpu-beyond"
 T0=$(date +%s)
 
 say() { echo "[select-shim +$(($(date +%s) - T0))s] $*"; }
@@ -143,8 +145,6 @@ stop_cluster
 [ -n "${FAULT_CONFIG:-}" ] || { say "done"; exit 0; }
 
 mkdir -p "$OUT/fault"
-say "faults: the anchor cluster under select/wasm with $FAULT_CONFIG"
-start_cluster "$FAULT_CONFIG" "$OUT/fault/setup.log"
 
 show() {
   local rec
@@ -155,9 +155,14 @@ show() {
 }
 
 for c in $FAULT_CASES; do
-  say "fault case $c"
+  # a fresh cluster for each case: once the component faulted, the fallback answers
+  say "fault case $c: the anchor cluster under select/wasm with $FAULT_CONFIG"
+  start_cluster "$FAULT_CONFIG" "$OUT/fault/setup-$c.log"
   start=$(wc -l < "$A/log/slurmctld.log")
-  bad=$(sbatch --parsable -J "$c" -o /dev/null -n1 --wrap 'sleep 60')
+  opts=-n1
+  [ "$c" = gpu-beyond ] && opts="-n1 --gres=gpu:1"
+  # shellcheck disable=SC2086 # the options are words on purpose
+  bad=$(sbatch --parsable -J "$c" -o /dev/null $opts --wrap 'sleep 60')
   plain=$(sbatch --parsable -J "plain-$c" -o /dev/null -n2 --wrap 'sleep 60')
   sleep 20
   {
@@ -172,6 +177,6 @@ for c in $FAULT_CASES; do
     tail -n +"$((start + 1))" "$A/log/slurmctld.log" | grep -E 'select/wasm|slurm-wasm' | head -40 || true
   } > "$OUT/fault/$c.txt"
   scancel "$bad" "$plain" 2>/dev/null || true
-  sleep 2
+  stop_cluster
 done
 say "done"
