@@ -85,10 +85,12 @@ impl Bitmap {
             .collect()
     }
 
+    /// The number of bits (set or not).
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether the bitmap has no bits at all (not: no bit set).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -207,6 +209,7 @@ impl Bitmap {
 pub trait Word: Copy + Eq {
     /// Bits per word.
     const BITS: usize;
+    /// The word with no bit set.
     const ZERO: Self;
     /// Index of the lowest set bit (the word is not zero).
     fn lowest(self) -> usize;

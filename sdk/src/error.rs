@@ -7,11 +7,14 @@ use crate::types::{Capability, CapabilityError, PluginError};
 /// A failure a plugin reports to the host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
+    /// The Slurm code a C plugin would return ([`codes`]).
     pub code: i32,
+    /// What went wrong, for the daemon's log (and, for a refusal, the user).
     pub message: String,
 }
 
 impl Error {
+    /// An error with `code` and `message`.
     pub fn new(code: i32, message: impl Into<String>) -> Self {
         Error {
             code,

@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! # slurm-wasm-sdk
 //!
 //! Everything a plugin author needs to write a Slurm plugin as a
@@ -49,6 +50,7 @@ pub use version::{slurm_version_number, CONTRACT_VERSION};
 
 /// Bindings of the `plugin-imports` world: the shared `types`, and the
 /// `log` and `clock` imports every plugin world has.
+#[allow(missing_docs)] // generated from wit/ (whose docs it carries where given)
 pub mod base {
     wit_bindgen::generate!({
         path: "../wit",
@@ -62,6 +64,7 @@ pub use base::slurm::plugin::types;
 
 /// Bindings of the `select-plugin` world.
 #[cfg(feature = "select")]
+#[allow(missing_docs)] // generated from wit/ (whose docs it carries where given)
 pub mod select {
     wit_bindgen::generate!({
         path: "../wit",
@@ -82,6 +85,7 @@ pub mod select {
 
 /// Bindings of the `gres-plugin` world.
 #[cfg(feature = "gres")]
+#[allow(missing_docs)] // generated from wit/ (whose docs it carries where given)
 pub mod gres {
     wit_bindgen::generate!({
         path: "../wit",
@@ -106,6 +110,7 @@ pub mod gres {
 
 /// Bindings of the `priority-plugin` world.
 #[cfg(feature = "priority")]
+#[allow(missing_docs)] // generated from wit/ (whose docs it carries where given)
 pub mod priority {
     wit_bindgen::generate!({
         path: "../wit",
@@ -127,6 +132,7 @@ pub mod priority {
 
 /// Bindings of the `task-plugin` world.
 #[cfg(feature = "task")]
+#[allow(missing_docs)] // generated from wit/ (whose docs it carries where given)
 pub mod task {
     wit_bindgen::generate!({
         path: "../wit",
