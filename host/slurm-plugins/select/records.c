@@ -661,7 +661,7 @@ static int _apply_gres(job_record_t *job_ptr, const swasm_job_resources *res)
 }
 
 extern int records_apply(job_record_t *job_ptr, const swasm_job_resources *res,
-			 uint16_t node_req, uint16_t cr_type)
+			 uint16_t node_req, uint16_t cr_type, bool linear)
 {
 	struct job_details *d = job_ptr->details;
 	job_resources_t *jr;
@@ -682,7 +682,8 @@ extern int records_apply(job_record_t *job_ptr, const swasm_job_resources *res,
 	jr->nhosts = n;
 	jr->threads_per_core = d->mc_ptr ? d->mc_ptr->threads_per_core : NO_VAL16;
 	jr->cr_type = cr_type;
-	jr->node_req = node_req;
+	if (!linear)
+		jr->node_req = node_req;
 	jr->cpus = xcalloc(n, sizeof(uint16_t));
 	jr->cpus_used = xcalloc(n, sizeof(uint16_t));
 	jr->memory_allocated = xcalloc(n, sizeof(uint64_t));
@@ -726,7 +727,8 @@ extern int records_apply(job_record_t *job_ptr, const swasm_job_resources *res,
 		j++;
 	}
 
-	/* ncpus as _job_test computes it before distributing tasks */
+	/* ncpus as cons_common's _job_test computes it before distributing
+	 * tasks; select/linear's _build_select_struct: the CPUs allocated */
 	jr->ncpus = n;
 	if (d->ntasks_per_node && (d->ntasks_per_node != NO_VAL16))
 		jr->ncpus *= d->ntasks_per_node;
@@ -734,6 +736,8 @@ extern int records_apply(job_record_t *job_ptr, const swasm_job_resources *res,
 	jr->ncpus = MAX(jr->ncpus, n * d->pn_min_cpus);
 	if (d->overcommit && d->num_tasks && (d->num_tasks != NO_VAL))
 		jr->ncpus = MIN(total, d->num_tasks);
+	if (linear)
+		jr->ncpus = total;
 
 	job_ptr->job_resrcs = jr;
 	if ((rc = _apply_gres(job_ptr, res)) != SLURM_SUCCESS) {

@@ -48,10 +48,12 @@ extern bool records_job(arena_t *arena, job_record_t *job_ptr,
  * node (what gres_ctld_job_alloc copies at commit). `node_req` is the
  * NODE_CR_* requirement of the job. Returns SLURM_SUCCESS, or an error
  * (logged; job_resrcs left NULL) when the answer does not fit the nodes
- * (a core past a node's cores, a device past a node's GRES).
+ * (a core past a node's cores, a device past a node's GRES). With `linear`
+ * the record is the one select/linear's bookkeeping keeps (ncpus is the CPUs
+ * allocated, no node_req).
  */
 extern int records_apply(job_record_t *job_ptr, const swasm_job_resources *res,
-			 uint16_t node_req, uint16_t cr_type);
+			 uint16_t node_req, uint16_t cr_type, bool linear);
 
 /*
  * Checks an answer against what was asked: its nodes among the candidates

@@ -93,28 +93,87 @@ EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define SHIM "select/wasm"
 
-/* cons_tres's functions, renamed by cons_rename.h */
-extern int cons_init(void);
-extern int cons_fini(void);
-extern int cons_select_p_state_save(char *dir_name);
-extern int cons_select_p_state_restore(char *dir_name);
-extern int cons_select_p_job_init(List job_list);
-extern int cons_select_p_node_init(void);
-extern int cons_select_p_job_fini(job_record_t *job_ptr);
-extern int cons_select_p_job_suspend(job_record_t *job_ptr, bool indf_susp);
-extern int cons_select_p_job_resume(job_record_t *job_ptr, bool indf_susp);
-extern int cons_select_p_job_resized(job_record_t *job_ptr,
-				     node_record_t *node_ptr);
-extern int cons_select_p_job_expand(job_record_t *from_job_ptr,
-				    job_record_t *to_job_ptr);
-extern int cons_select_p_select_nodeinfo_set(job_record_t *job_ptr);
-extern int cons_select_p_get_info_from_plugin(enum select_plugindata_info info,
-					      job_record_t *job_ptr, void *data);
-extern int cons_select_p_reconfigure(void);
-extern int select_p_select_nodeinfo_set_all(void);
-extern int select_p_select_nodeinfo_get(select_nodeinfo_t *nodeinfo,
-					enum select_nodedata_type dinfo,
-					enum node_states state, void *data);
+/*
+ * The bookkeeping's functions: cons_tres's (renamed by cons_rename.h) and
+ * linear's (renamed by linear_rename.h), declared as slurm_select_ops_t
+ * (src/common/select.h) calls them.
+ */
+#define SWASM_BOOKKEEPING(P)                                                    \
+	extern int P##_init(void);                                              \
+	extern int P##_fini(void);                                              \
+	extern int P##_select_p_state_save(char *dir_name);                     \
+	extern int P##_select_p_state_restore(char *dir_name);                  \
+	extern int P##_select_p_job_init(List job_list);                        \
+	extern int P##_select_p_node_init(void);                                \
+	extern int P##_select_p_job_begin(job_record_t *job_ptr);               \
+	extern int P##_select_p_job_ready(job_record_t *job_ptr);               \
+	extern int P##_select_p_job_expand(job_record_t *from_job_ptr,          \
+					   job_record_t *to_job_ptr);           \
+	extern int P##_select_p_job_resized(job_record_t *job_ptr,              \
+					    node_record_t *node_ptr);           \
+	extern int P##_select_p_job_signal(job_record_t *job_ptr, int signal);  \
+	extern int P##_select_p_job_fini(job_record_t *job_ptr);                \
+	extern int P##_select_p_job_suspend(job_record_t *job_ptr,              \
+					    bool indf_susp);                    \
+	extern int P##_select_p_job_resume(job_record_t *job_ptr,               \
+					   bool indf_susp);                     \
+	extern bitstr_t *P##_select_p_step_pick_nodes(                          \
+		job_record_t *job_ptr, select_jobinfo_t *step_jobinfo,          \
+		uint32_t node_count, bitstr_t **avail_nodes);                   \
+	extern int P##_select_p_step_start(step_record_t *step_ptr);            \
+	extern int P##_select_p_step_finish(step_record_t *step_ptr,            \
+					    bool killing_step);                 \
+	extern int P##_select_p_select_nodeinfo_pack(                           \
+		select_nodeinfo_t *nodeinfo, buf_t *buffer,                     \
+		uint16_t protocol_version);                                     \
+	extern int P##_select_p_select_nodeinfo_unpack(                         \
+		select_nodeinfo_t **nodeinfo, buf_t *buffer,                    \
+		uint16_t protocol_version);                                     \
+	extern select_nodeinfo_t *P##_select_p_select_nodeinfo_alloc(void);     \
+	extern int P##_select_p_select_nodeinfo_free(                           \
+		select_nodeinfo_t *nodeinfo);                                   \
+	extern int P##_select_p_select_nodeinfo_set_all(void);                  \
+	extern int P##_select_p_select_nodeinfo_set(job_record_t *job_ptr);     \
+	extern int P##_select_p_select_nodeinfo_get(                            \
+		select_nodeinfo_t *nodeinfo, enum select_nodedata_type dinfo,   \
+		enum node_states state, void *data);                            \
+	extern select_jobinfo_t *P##_select_p_select_jobinfo_alloc(void);       \
+	extern int P##_select_p_select_jobinfo_free(select_jobinfo_t *jobinfo); \
+	extern int P##_select_p_select_jobinfo_set(                             \
+		select_jobinfo_t *jobinfo,                                      \
+		enum select_jobdata_type data_type, void *data);                \
+	extern int P##_select_p_select_jobinfo_get(                             \
+		select_jobinfo_t *jobinfo,                                      \
+		enum select_jobdata_type data_type, void *data);                \
+	extern select_jobinfo_t *P##_select_p_select_jobinfo_copy(              \
+		select_jobinfo_t *jobinfo);                                     \
+	extern int P##_select_p_select_jobinfo_pack(                            \
+		select_jobinfo_t *jobinfo, buf_t *buffer,                       \
+		uint16_t protocol_version);                                     \
+	extern int P##_select_p_select_jobinfo_unpack(                          \
+		select_jobinfo_t **jobinfo_pptr, buf_t *buffer,                 \
+		uint16_t protocol_version);                                     \
+	extern char *P##_select_p_select_jobinfo_sprint(                        \
+		select_jobinfo_t *jobinfo, char *buf, size_t size, int mode);   \
+	extern char *P##_select_p_select_jobinfo_xstrdup(                       \
+		select_jobinfo_t *jobinfo, int mode);                           \
+	extern int P##_select_p_get_info_from_plugin(                           \
+		enum select_plugindata_info dinfo, job_record_t *job_ptr,       \
+		void *data);                                                    \
+	extern int P##_select_p_update_node_config(int index);                  \
+	extern int P##_select_p_reconfigure(void);
+SWASM_BOOKKEEPING(cons)
+SWASM_BOOKKEEPING(linear)
+
+/*
+ * Which bookkeeping runs: select/linear's where SelectTypeParameters has
+ * none of CR_CPU, CR_Core and CR_Socket (cons_tres refuses such a
+ * configuration, and select/linear refuses the others), else cons_tres's.
+ * Decided in init() from slurm.conf alone, so that slurmctld and every
+ * client pack and unpack nodeinfo and jobinfo alike.
+ */
+static bool linear_mode;
+#define BK(f) (linear_mode ? linear_##f : cons_##f)
 
 static const swasm_api_t *api;
 static swasm_host *host;
@@ -157,7 +216,12 @@ EXPORT extern int init(void)
 {
 	swasm_error err = SWASM_ERROR_INIT;
 	swasm_plugin_identity id = { 0 };
-	int rc = cons_init();
+	int rc;
+
+	linear_mode = slurm_conf.select_type_param &&
+		      !(slurm_conf.select_type_param &
+			(CR_CPU | CR_CORE | CR_SOCKET));
+	rc = BK(init)();
 
 	if ((rc != SLURM_SUCCESS) || !running_in_slurmctld() || plugin)
 		return rc;
@@ -197,7 +261,7 @@ EXPORT extern int fini(void)
 		host = NULL;
 		idmap_clear(&known_jobs, NULL, NULL);
 	}
-	return cons_fini();
+	return BK(fini)();
 }
 
 /* ---- state ---- */
@@ -205,17 +269,17 @@ EXPORT extern int fini(void)
 /* cons_tres keeps no state file; nor does the shim (see the header). */
 EXPORT extern int select_p_state_save(char *dir_name)
 {
-	return cons_select_p_state_save(dir_name);
+	return BK(select_p_state_save)(dir_name);
 }
 
 EXPORT extern int select_p_state_restore(char *dir_name)
 {
-	return cons_select_p_state_restore(dir_name);
+	return BK(select_p_state_restore)(dir_name);
 }
 
 EXPORT extern int select_p_job_init(List job_list)
 {
-	return cons_select_p_job_init(job_list);
+	return BK(select_p_job_init)(job_list);
 }
 
 /* The running and suspended jobs, with their resources, in the arena. */
@@ -351,9 +415,11 @@ static int _component_nodes(void)
 			goto done;
 		}
 		if ((v.kind != SWASM_PLUGIN_INFO_NUMBER) ||
-		    (v.number != SELECT_TYPE_CONS_TRES))
-			info("%s: the plugin is not cons_tres-like (it answers cr-plugin %u): its allocations are kept by cons_tres's bookkeeping, and Slurm is told cons_tres",
-			     SHIM, v.number);
+		    (v.number != (linear_mode ? 0 : SELECT_TYPE_CONS_TRES)))
+			info("%s: the plugin answers cr-plugin %u, the bookkeeping SelectTypeParameters calls for is %s's: its allocations are kept as %s keeps them, and Slurm is told %s",
+			     SHIM, v.number, linear_mode ? "linear" : "cons_tres",
+			     linear_mode ? "linear" : "cons_tres",
+			     linear_mode ? "linear" : "cons_tres");
 		api->swasm_plugin_info_value_free(&v);
 	} else {
 		/* the new configuration; node-init below discards the usage
@@ -386,7 +452,7 @@ done:
 
 EXPORT extern int select_p_node_init(void)
 {
-	int rc = cons_select_p_node_init();
+	int rc = BK(select_p_node_init)();
 
 	if ((rc != SLURM_SUCCESS) || !plugin)
 		return rc;
@@ -451,7 +517,7 @@ static void _compare_nodes(job_record_t *job_ptr, const char *when)
 	if (!(slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE) || !jr ||
 	    !jr->node_bitmap)
 		return;
-	select_p_select_nodeinfo_set_all();
+	BK(select_p_select_nodeinfo_set_all)();
 	{
 		swasm_error err = SWASM_ERROR_INIT;
 		if (api->swasm_select_nodeinfo_set_all(plugin, &err)) {
@@ -470,10 +536,10 @@ static void _compare_nodes(job_record_t *job_ptr, const char *when)
 		if (!bit_test(jr->node_bitmap, i) ||
 		    !(node_ptr = node_record_table_ptr[i]))
 			continue;
-		select_p_select_nodeinfo_get(node_ptr->select_nodeinfo->data,
+		BK(select_p_select_nodeinfo_get)(node_ptr->select_nodeinfo->data,
 					     SELECT_NODEDATA_SUBCNT,
 					     NODE_STATE_ALLOCATED, &c_cpus);
-		select_p_select_nodeinfo_get(node_ptr->select_nodeinfo->data,
+		BK(select_p_select_nodeinfo_get)(node_ptr->select_nodeinfo->data,
 					     SELECT_NODEDATA_MEM_ALLOC,
 					     NODE_STATE_ALLOCATED, &c_mem);
 		if (api->swasm_select_node_nodeinfo(plugin, i, &ni, &err) ||
@@ -654,7 +720,7 @@ EXPORT extern int select_p_job_test(job_record_t *job_ptr,
 
 	if (base == SELECT_MODE_RUN_NOW) {
 		rc = records_apply(job_ptr, &res.resources, _node_req(job_ptr),
-				   _cr_type(job_ptr));
+				   _cr_type(job_ptr), linear_mode);
 		if (rc != SLURM_SUCCESS) {
 			api->swasm_job_test_result_free(&res);
 			return rc;
@@ -733,7 +799,7 @@ static void _job_call(job_record_t *job_ptr, const char *what, bool flag,
 
 EXPORT extern int select_p_select_nodeinfo_set(job_record_t *job_ptr)
 {
-	int rc = cons_select_p_select_nodeinfo_set(job_ptr);
+	int rc = BK(select_p_select_nodeinfo_set)(job_ptr);
 
 	if ((rc == SLURM_SUCCESS) && plugin && plugin_ready &&
 	    (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr))) {
@@ -745,7 +811,7 @@ EXPORT extern int select_p_select_nodeinfo_set(job_record_t *job_ptr)
 
 EXPORT extern int select_p_job_fini(job_record_t *job_ptr)
 {
-	int rc = cons_select_p_job_fini(job_ptr);
+	int rc = BK(select_p_job_fini)(job_ptr);
 
 	if (plugin && idmap_find(&known_jobs, job_ptr->job_id)) {
 		swasm_error err = SWASM_ERROR_INIT;
@@ -764,7 +830,7 @@ EXPORT extern int select_p_job_fini(job_record_t *job_ptr)
 
 EXPORT extern int select_p_job_suspend(job_record_t *job_ptr, bool indf_susp)
 {
-	int rc = cons_select_p_job_suspend(job_ptr, indf_susp);
+	int rc = BK(select_p_job_suspend)(job_ptr, indf_susp);
 
 	_job_call(job_ptr, "job-suspend", indf_susp,
 		  api ? api->swasm_select_job_suspend : NULL);
@@ -773,7 +839,7 @@ EXPORT extern int select_p_job_suspend(job_record_t *job_ptr, bool indf_susp)
 
 EXPORT extern int select_p_job_resume(job_record_t *job_ptr, bool indf_susp)
 {
-	int rc = cons_select_p_job_resume(job_ptr, indf_susp);
+	int rc = BK(select_p_job_resume)(job_ptr, indf_susp);
 
 	_job_call(job_ptr, "job-resume", indf_susp,
 		  api ? api->swasm_select_job_resume : NULL);
@@ -783,7 +849,7 @@ EXPORT extern int select_p_job_resume(job_record_t *job_ptr, bool indf_susp)
 EXPORT extern int select_p_job_resized(job_record_t *job_ptr,
 				       node_record_t *node_ptr)
 {
-	int rc = cons_select_p_job_resized(job_ptr, node_ptr);
+	int rc = BK(select_p_job_resized)(job_ptr, node_ptr);
 
 	if (plugin && idmap_find(&known_jobs, job_ptr->job_id)) {
 		swasm_error err = SWASM_ERROR_INIT;
@@ -815,7 +881,7 @@ EXPORT extern int select_p_job_expand(job_record_t *from_job_ptr,
 		arena_free(&arena);
 		return SLURM_ERROR;
 	}
-	rc = cons_select_p_job_expand(from_job_ptr, to_job_ptr);
+	rc = BK(select_p_job_expand)(from_job_ptr, to_job_ptr);
 	if ((rc == SLURM_SUCCESS) && plugin && plugin_ready) {
 		if (api->swasm_select_job_expand(plugin, &from, &to, &out, &err))
 			_failed("job-expand", to_job_ptr, &err);
@@ -829,7 +895,7 @@ EXPORT extern int select_p_job_expand(job_record_t *from_job_ptr,
 
 EXPORT extern int select_p_reconfigure(void)
 {
-	int rc = cons_select_p_reconfigure();
+	int rc = BK(select_p_reconfigure)();
 	swasm_error err = SWASM_ERROR_INIT;
 	swasm_select_config config;
 	arena_t arena = { 0 };
@@ -853,13 +919,161 @@ EXPORT extern int select_p_reconfigure(void)
 	return rc;
 }
 
-/* cons_tres's answers (the C bookkeeping is cons_tres's: SELECT_CR_PLUGIN
- * is SELECT_TYPE_CONS_TRES, which gres/mps and --gpus* need). */
+/* The bookkeeping's answers: SELECT_CR_PLUGIN is SELECT_TYPE_CONS_TRES
+ * under cons_tres's (gres/mps and --gpus* need it), 0 under linear's (as
+ * select/linear: slurmctld then gives jobs whole nodes). */
 EXPORT extern int select_p_get_info_from_plugin(enum select_plugindata_info info,
 						job_record_t *job_ptr,
 						void *data)
 {
-	return cons_select_p_get_info_from_plugin(info, job_ptr, data);
+	return BK(select_p_get_info_from_plugin)(info, job_ptr, data);
+}
+
+EXPORT extern int select_p_job_begin(job_record_t *job_ptr)
+{
+	int rc = BK(select_p_job_begin)(job_ptr);
+
+	/* select/linear commits here (cons_tres in nodeinfo_set) */
+	if ((rc == SLURM_SUCCESS) && linear_mode && plugin && plugin_ready) {
+		_begin(job_ptr);
+		_compare_nodes(job_ptr, "job-begin");
+	}
+	return rc;
+}
+
+/* ---- the bookkeeping's own functions ---- */
+
+EXPORT extern int select_p_job_ready(job_record_t *job_ptr)
+{
+	return BK(select_p_job_ready)(job_ptr);
+}
+
+EXPORT extern int select_p_job_signal(job_record_t *job_ptr, int signal)
+{
+	return BK(select_p_job_signal)(job_ptr, signal);
+}
+
+EXPORT extern bitstr_t *select_p_step_pick_nodes(job_record_t *job_ptr,
+						 select_jobinfo_t *jobinfo,
+						 uint32_t node_count,
+						 bitstr_t **avail_nodes)
+{
+	return BK(select_p_step_pick_nodes)(job_ptr, jobinfo, node_count,
+					    avail_nodes);
+}
+
+EXPORT extern int select_p_step_start(step_record_t *step_ptr)
+{
+	return BK(select_p_step_start)(step_ptr);
+}
+
+EXPORT extern int select_p_step_finish(step_record_t *step_ptr,
+				       bool killing_step)
+{
+	return BK(select_p_step_finish)(step_ptr, killing_step);
+}
+
+EXPORT extern int select_p_select_nodeinfo_pack(select_nodeinfo_t *nodeinfo,
+						buf_t *buffer,
+						uint16_t protocol_version)
+{
+	return BK(select_p_select_nodeinfo_pack)(nodeinfo, buffer,
+						 protocol_version);
+}
+
+EXPORT extern int select_p_select_nodeinfo_unpack(select_nodeinfo_t **nodeinfo,
+						  buf_t *buffer,
+						  uint16_t protocol_version)
+{
+	return BK(select_p_select_nodeinfo_unpack)(nodeinfo, buffer,
+						   protocol_version);
+}
+
+EXPORT extern select_nodeinfo_t *select_p_select_nodeinfo_alloc(void)
+{
+	return BK(select_p_select_nodeinfo_alloc)();
+}
+
+EXPORT extern int select_p_select_nodeinfo_free(select_nodeinfo_t *nodeinfo)
+{
+	return BK(select_p_select_nodeinfo_free)(nodeinfo);
+}
+
+EXPORT extern int select_p_select_nodeinfo_set_all(void)
+{
+	return BK(select_p_select_nodeinfo_set_all)();
+}
+
+EXPORT extern int select_p_select_nodeinfo_get(select_nodeinfo_t *nodeinfo,
+					       enum select_nodedata_type dinfo,
+					       enum node_states state,
+					       void *data)
+{
+	return BK(select_p_select_nodeinfo_get)(nodeinfo, dinfo, state, data);
+}
+
+EXPORT extern select_jobinfo_t *select_p_select_jobinfo_alloc(void)
+{
+	return BK(select_p_select_jobinfo_alloc)();
+}
+
+EXPORT extern int select_p_select_jobinfo_free(select_jobinfo_t *jobinfo)
+{
+	return BK(select_p_select_jobinfo_free)(jobinfo);
+}
+
+EXPORT extern int select_p_select_jobinfo_set(select_jobinfo_t *jobinfo,
+					      enum select_jobdata_type data_type,
+					      void *data)
+{
+	return BK(select_p_select_jobinfo_set)(jobinfo, data_type, data);
+}
+
+EXPORT extern int select_p_select_jobinfo_get(select_jobinfo_t *jobinfo,
+					      enum select_jobdata_type data_type,
+					      void *data)
+{
+	return BK(select_p_select_jobinfo_get)(jobinfo, data_type, data);
+}
+
+EXPORT extern select_jobinfo_t *select_p_select_jobinfo_copy(
+	select_jobinfo_t *jobinfo)
+{
+	return BK(select_p_select_jobinfo_copy)(jobinfo);
+}
+
+EXPORT extern int select_p_select_jobinfo_pack(select_jobinfo_t *jobinfo,
+					       buf_t *buffer,
+					       uint16_t protocol_version)
+{
+	return BK(select_p_select_jobinfo_pack)(jobinfo, buffer,
+						protocol_version);
+}
+
+EXPORT extern int select_p_select_jobinfo_unpack(select_jobinfo_t **jobinfo,
+						 buf_t *buffer,
+						 uint16_t protocol_version)
+{
+	return BK(select_p_select_jobinfo_unpack)(jobinfo, buffer,
+						  protocol_version);
+}
+
+EXPORT extern char *select_p_select_jobinfo_sprint(select_jobinfo_t *jobinfo,
+						   char *buf, size_t size,
+						   int mode)
+{
+	return BK(select_p_select_jobinfo_sprint)(jobinfo, buf, size, mode);
+}
+
+EXPORT extern char *select_p_select_jobinfo_xstrdup(select_jobinfo_t *jobinfo,
+						    int mode)
+{
+	return BK(select_p_select_jobinfo_xstrdup)(jobinfo, mode);
+}
+
+EXPORT extern int select_p_update_node_config(int index)
+{
+	return BK(select_p_update_node_config)(index);
 }
 
 /* ---- reservations ---- */

@@ -7,6 +7,7 @@
 # Usage (as root, on the machine of ../shared/slurm-anchor; about 2.5 minutes per configuration):
 #     PLUGINDIR=<dir with select_wasm.so and lib/libslurm_wasm.so> \
 #     WASM_CONFIG=<host TOML: [plugins.select] with select_cons_tres.wasm> \
+#     [LINEAR_WASM_CONFIG=<host TOML: select_linear.wasm, for linear-* configurations>] \
 #     [FAULT_CONFIG=<host TOML: select/hostile, failure = "fallback">] \
 #     OUT=<output dir> bash tests/anchor/select/shim.sh [<config> ...]
 # (configurations as record.sh names them; default cons_tres-CR_Core_Memory)
@@ -50,9 +51,16 @@ die() { echo "[select-shim] error: $*" >&2; exit 1; }
 [ -f "$PLUGINDIR/select_wasm.so" ] || die "no select_wasm.so in $PLUGINDIR"
 [ $# -gt 0 ] || set -- cons_tres-CR_Core_Memory
 
-say "the recorded streams under select/wasm: $*"
-SHIM_PLUGINDIR=$PLUGINDIR SLURM_WASM_CONFIG=$WASM_CONFIG OUT=$OUT/wasm \
-  bash "$REPO/tests/anchor/select/record.sh" "$@"
+for config in "$@"; do
+  # a linear configuration runs the component LINEAR_WASM_CONFIG names
+  host_config=$WASM_CONFIG
+  if [[ $config == linear-* ]]; then
+    host_config=${LINEAR_WASM_CONFIG:?LINEAR_WASM_CONFIG: the host configuration for $config}
+  fi
+  say "the recorded stream $config under select/wasm ($host_config)"
+  SHIM_PLUGINDIR=$PLUGINDIR SLURM_WASM_CONFIG=$host_config OUT=$OUT/wasm \
+    bash "$REPO/tests/anchor/select/record.sh" "$config"
+done
 
 if [ -f "$A/run/slurmctld.pid" ] && kill -0 "$(cat "$A/run/slurmctld.pid")" 2>/dev/null; then
   die "an anchor cluster is already running ($A/run/slurmctld.pid); stop it with $A/teardown.sh first"

@@ -1,0 +1,55 @@
+/*
+ * linear_rename.h: force-included (-include) into Slurm's
+ * src/plugins/select/linear/select_linear.c, which the select/wasm shim
+ * compiles out of the configured Slurm tree for configurations that
+ * select/linear's bookkeeping serves (SelectTypeParameters without CR_CPU,
+ * CR_Core or CR_Socket, which cons_tres refuses). Gives its identity and
+ * every function of the select API a linear_ name (see cons_rename.h).
+ */
+#ifndef SWASM_LINEAR_RENAME_H
+#define SWASM_LINEAR_RENAME_H
+
+#define init linear_init
+#define fini linear_fini
+#define plugin_name linear_plugin_name
+#define plugin_type linear_plugin_type
+#define plugin_version linear_plugin_version
+#define plugin_id linear_plugin_id
+#define select_p_state_save linear_select_p_state_save
+#define select_p_state_restore linear_select_p_state_restore
+#define select_p_job_init linear_select_p_job_init
+#define select_p_node_init linear_select_p_node_init
+#define select_p_job_test linear_select_p_job_test
+#define select_p_job_begin linear_select_p_job_begin
+#define select_p_job_ready linear_select_p_job_ready
+#define select_p_job_expand linear_select_p_job_expand
+#define select_p_job_resized linear_select_p_job_resized
+#define select_p_job_signal linear_select_p_job_signal
+#define select_p_job_fini linear_select_p_job_fini
+#define select_p_job_suspend linear_select_p_job_suspend
+#define select_p_job_resume linear_select_p_job_resume
+#define select_p_step_pick_nodes linear_select_p_step_pick_nodes
+#define select_p_step_start linear_select_p_step_start
+#define select_p_step_finish linear_select_p_step_finish
+#define select_p_select_nodeinfo_pack linear_select_p_select_nodeinfo_pack
+#define select_p_select_nodeinfo_unpack linear_select_p_select_nodeinfo_unpack
+#define select_p_select_nodeinfo_alloc linear_select_p_select_nodeinfo_alloc
+#define select_p_select_nodeinfo_free linear_select_p_select_nodeinfo_free
+#define select_p_select_nodeinfo_set_all linear_select_p_select_nodeinfo_set_all
+#define select_p_select_nodeinfo_set linear_select_p_select_nodeinfo_set
+#define select_p_select_nodeinfo_get linear_select_p_select_nodeinfo_get
+#define select_p_select_jobinfo_alloc linear_select_p_select_jobinfo_alloc
+#define select_p_select_jobinfo_free linear_select_p_select_jobinfo_free
+#define select_p_select_jobinfo_set linear_select_p_select_jobinfo_set
+#define select_p_select_jobinfo_get linear_select_p_select_jobinfo_get
+#define select_p_select_jobinfo_copy linear_select_p_select_jobinfo_copy
+#define select_p_select_jobinfo_pack linear_select_p_select_jobinfo_pack
+#define select_p_select_jobinfo_unpack linear_select_p_select_jobinfo_unpack
+#define select_p_select_jobinfo_sprint linear_select_p_select_jobinfo_sprint
+#define select_p_select_jobinfo_xstrdup linear_select_p_select_jobinfo_xstrdup
+#define select_p_get_info_from_plugin linear_select_p_get_info_from_plugin
+#define select_p_update_node_config linear_select_p_update_node_config
+#define select_p_reconfigure linear_select_p_reconfigure
+#define select_p_resv_test linear_select_p_resv_test
+
+#endif
