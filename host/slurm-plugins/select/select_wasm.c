@@ -6,44 +6,49 @@
  *
  * Structure (the hybrid of ../../../../shared/design/SLURM-SHIMS.md):
  *   - Slurm's own select/cons_tres sources (cons_common/ *.c, cons_tres/ *.c)
- *     are compiled out of the configured Slurm tree into this plugin (the
- *     Makefile; nothing of them is in this repository). They keep all of
- *     cons_tres's bookkeeping: the node usage and partition row tables
- *     (job_res_add_job, job_res_rm_job), the GRES state of every node
- *     (gres_ctld_job_alloc/dealloc), nodeinfo for sinfo, suspend, resume,
- *     resize, expand, and the functions this file does not define.
- *   - cons_rename.h renames, in those files, the functions this file wraps
- *     (select_p_job_test becomes cons_select_p_job_test, ...), so that Slurm's
- *     loader finds the wrappers below.
+ *     and select/linear's (linear/select_linear.c) are compiled out of the
+ *     configured Slurm tree into this plugin (the Makefile; nothing of them
+ *     is in this repository). They keep the bookkeeping: the node usage and
+ *     partition row tables (cons_tres: job_res_add_job, job_res_rm_job;
+ *     linear: its cr_record), the GRES state of every node
+ *     (gres_ctld_job_alloc/dealloc), nodeinfo for sinfo, jobinfo, suspend,
+ *     resume, resize, expand, step functions.
+ *   - cons_rename.h and linear_rename.h give every select_p_* function of
+ *     those files a cons_ or linear_ name; this file defines all 36 and
+ *     calls the bookkeeping in use (BK()). Which one is decided from
+ *     SelectTypeParameters alone (linear's without CR_CPU/CR_Core/CR_Socket,
+ *     which cons_tres refuses; else cons_tres's), so that slurmctld and the
+ *     clients pack and unpack nodeinfo and jobinfo alike.
  *   - The decisions are the component's: select_p_job_test asks its
  *     job-test for every RUN_NOW, TEST_ONLY and WILL_RUN, and
- *     select_p_resv_test its resv-test; cons_tres's own decision code
- *     (_run_now, _will_run_test, _test_only of cons_common/job_test.c,
- *     static) is never called. Replacing those static functions inside the
- *     compiled file would need an edit of Slurm's source; wrapping at
- *     select_p_job_test needs none: the wrapper does what common_job_test
- *     does around them (CoreSpec turns a job exclusive, a default mc_ptr,
- *     the NODE_CR_* requirement, the partition's cr_type) and writes the
- *     answer into job_resrcs, gres_bit_select and total_cpus as _job_test
- *     does for its own (records_apply).
- *   - The component's tables follow slurmctld's: job-begin where cons_tres
- *     commits (select_p_select_nodeinfo_set, after the C commit, also for
- *     every job recovered at start-up), job-fini, suspend, resume, resize,
- *     node-init at (re)configuration, reconfigure with the running jobs.
- *     The component's state is not restored from a file: after a restart
- *     its usage is rebuilt from the jobs slurmctld recovered, which are
+ *     select_p_resv_test its resv-test; the bookkeeping's own decision code
+ *     (_run_now, _will_run_test, _test_only of cons_common/job_test.c and
+ *     select_linear.c, static) is never called. Replacing those static
+ *     functions inside the compiled files would need an edit of Slurm's
+ *     source; wrapping at select_p_job_test needs none: the wrapper does
+ *     what common_job_test does around them (CoreSpec turns a job
+ *     exclusive, a default mc_ptr, the NODE_CR_* requirement, the
+ *     partition's cr_type) and writes the answer into job_resrcs,
+ *     gres_bit_select and total_cpus as _job_test does for its own
+ *     (records_apply).
+ *   - The component's tables follow slurmctld's: job-begin where the
+ *     bookkeeping commits (cons_tres: select_p_select_nodeinfo_set, after
+ *     the C commit, also for every job recovered at start-up; linear:
+ *     select_p_job_begin), job-fini, suspend, resume, resize, node-init at
+ *     (re)configuration, reconfigure; node state changes before each
+ *     decision (22.05 calls no select function for them), and a new node
+ *     table when a node's GRES devices arrive at its registration. The
+ *     component's state is not restored from a file: after a restart its
+ *     usage is rebuilt from the jobs slurmctld recovered, which are
  *     authoritative (a saved state would count them twice).
- *   - SELECT_CR_PLUGIN is answered as cons_tres (what the C bookkeeping
- *     is), so gres/mps and --gpus* keep working. A component that is not
- *     cons_tres-like (it answers another cr-plugin: select_linear.wasm) runs
- *     with the same bookkeeping, which is logged at start: its whole-node
- *     answers are kept as cons_tres allocations of every core (answering as
- *     linear, with linear's own C bookkeeping, is not done yet).
+ *   - SELECT_CR_PLUGIN is the bookkeeping's answer: cons_tres under
+ *     cons_tres's (gres/mps and --gpus* keep working), 0 under linear's. A
+ *     component whose own cr-plugin answer differs is logged at start.
  *
  * Every client command (sinfo, squeue, scontrol, sbatch, srun) loads every
  * select plugin of PluginDir and calls init(): there the library is never
  * opened, and the functions clients call (nodeinfo and jobinfo pack, unpack,
- * get) are cons_tres's, so a client unpacks what slurmctld packs.
+ * get) are the bookkeeping's, so a client unpacks what slurmctld packs.
  *
  * Faults: when the component fails a call, the host's failure policy
  * (restart, fail, fallback to the bundled plugin) has already acted; the
@@ -53,8 +58,9 @@
  * started by it (the test fails; slurmctld tries again later).
  *
  * Debug mode: with DebugFlags=SelectType, after every commit and release
- * the shim compares, for each node of the job, cons_tres's allocated CPUs
- * and memory with the component's nodeinfo and logs the first difference.
+ * the shim compares, for each node of the job, the bookkeeping's allocated
+ * CPUs and memory with the component's nodeinfo and logs the first
+ * difference.
  */
 #include "config.h"
 
@@ -266,7 +272,8 @@ EXPORT extern int fini(void)
 
 /* ---- state ---- */
 
-/* cons_tres keeps no state file; nor does the shim (see the header). */
+/* The bookkeeping's state files; the component keeps none (see the
+ * header). */
 EXPORT extern int select_p_state_save(char *dir_name)
 {
 	return BK(select_p_state_save)(dir_name);
@@ -557,7 +564,7 @@ static void _compare_nodes(job_record_t *job_ptr, const char *when)
 			return;
 		}
 		if ((cpus.count != c_cpus) || (mem.memory != c_mem))
-			info("%s: debug: after %s of %pJ node %s differs: cons_tres has %u CPUs and %"PRIu64" MB allocated, the plugin %u CPUs and %"PRIu64" MB",
+			info("%s: debug: after %s of %pJ node %s differs: Slurm's bookkeeping has %u CPUs and %"PRIu64" MB allocated, the plugin %u CPUs and %"PRIu64" MB",
 			     SHIM, when, job_ptr, node_ptr->name, c_cpus,
 			     c_mem, cpus.count, mem.memory);
 		api->swasm_nodeinfo_value_free(&cpus);
