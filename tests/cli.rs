@@ -497,3 +497,64 @@ fn a_scenario_naming_a_plugin_that_is_not_bundled_says_how_to_name_its_file() {
         "{err}"
     );
 }
+
+/// Runs the CLI in `cwd` with `SLURM_WASM_CACHE_DIR` set to `cache`.
+fn slurm_wasm_cached(cwd: &Path, cache: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+        .args(args)
+        .current_dir(cwd)
+        .env("SLURM_WASM_CACHE_DIR", cache)
+        .output()
+        .expect("run slurm-wasm");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn commands_keep_compiled_components_in_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let cache_s = cache.to_str().unwrap();
+    let entries = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&cache)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let (code, _, err) =
+        slurm_wasm_cached(dir.path(), cache_s, &["inspect", "--bundled", "task/none"]);
+    assert_eq!(code, 0, "{err}");
+    let first = entries();
+    assert!(
+        first.len() >= 2,
+        "no compiled component (and key) in the cache: {first:?}"
+    );
+    // The second command finds it: no new entry, and check uses it too.
+    let (code, _, err) =
+        slurm_wasm_cached(dir.path(), cache_s, &["check", "--bundled", "task/none"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(entries(), first);
+    // `off` keeps everything in memory (no directory named `off` appears).
+    let (code, _, err) =
+        slurm_wasm_cached(dir.path(), "off", &["inspect", "--bundled", "task/none"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!dir.path().join("off").exists());
+    // A cache the user may not use is left out with a warning; the command runs.
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let (code, _, err) = slurm_wasm_cached(
+        dir.path(),
+        shared.to_str().unwrap(),
+        &["inspect", "--bundled", "task/none"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("compiled-component cache not used"), "{err}");
+}

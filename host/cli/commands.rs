@@ -16,7 +16,8 @@ use slurm_wasm_host::setup::{self, PlannedPlugin};
 use slurm_wasm_host::slurm_conf::{self, SlurmConf};
 use slurm_wasm_host::types::PluginIdentity;
 use slurm_wasm_host::{
-    fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, Slot, TaskPlugin,
+    fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, Services, Slot,
+    TaskPlugin,
 };
 
 /// `x.y.z` of a Slurm version number.
@@ -37,7 +38,7 @@ fn identity_json(identity: &PluginIdentity) -> serde_json::Value {
 }
 
 pub fn inspect(source: PluginSource, as_json: bool) -> anyhow::Result<ExitCode> {
-    let host = Host::new(HostOptions::default())?;
+    let host = host(Services::default())?;
     let inspection = inspect_plugin(&host, &source)?;
     if as_json {
         println!(
@@ -127,7 +128,7 @@ fn print_inspection(i: &Inspection) {
 }
 
 pub fn check(source: PluginSource, as_json: bool) -> anyhow::Result<ExitCode> {
-    let report = conformance::check(&source)?;
+    let report = conformance::check_on(&host(conformance::suite_services())?, &source)?;
     if as_json {
         println!("{}", serde_json::to_string_pretty(&report_json(&report))?);
     } else {
@@ -169,13 +170,54 @@ fn print_report(r: &Report) {
     );
 }
 
+/// The user's cache directory for compiled components:
+/// `$XDG_CACHE_HOME/slurm-wasm`, else `~/.cache/slurm-wasm`.
 fn default_cache_dir() -> anyhow::Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir).join("slurm-wasm"));
     }
     let home =
         std::env::var_os("HOME").context("neither --cache-dir, XDG_CACHE_HOME nor HOME is set")?;
     Ok(PathBuf::from(home).join(".cache").join("slurm-wasm"))
+}
+
+/// The compiled-component cache the commands use, so that no command
+/// compiles the same component twice: `SLURM_WASM_CACHE_DIR` (empty or
+/// `off`: none), else the user's cache directory; none when neither is
+/// known.
+pub fn cache_dir() -> Option<PathBuf> {
+    match std::env::var_os("SLURM_WASM_CACHE_DIR") {
+        Some(dir) if dir.is_empty() || dir == "off" => None,
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => default_cache_dir().ok(),
+    }
+}
+
+/// [`cache_dir`] when a host can use it; otherwise none, with a warning
+/// naming why (owned by another user, writable by others, not creatable),
+/// and components compile in memory.
+pub fn usable_cache_dir() -> Option<PathBuf> {
+    let dir = cache_dir()?;
+    match Host::new(HostOptions {
+        cache_dir: Some(dir.clone()),
+        ..HostOptions::default()
+    }) {
+        Ok(_) => Some(dir),
+        Err(e) => {
+            tracing::warn!("compiled-component cache not used: {e:#}");
+            None
+        }
+    }
+}
+
+/// A host for a command, with `services` and the compiled-component cache
+/// of [`usable_cache_dir`].
+pub fn host(services: Services) -> anyhow::Result<Host> {
+    Host::new(HostOptions {
+        services,
+        cache_dir: usable_cache_dir(),
+        ..HostOptions::default()
+    })
 }
 
 pub fn compile(files: &[PathBuf], cache_dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
@@ -292,10 +334,13 @@ pub fn demo(
         .or_else(|| config.slurm_conf.clone());
     let slurm = slurm_path.as_deref().map(slurm_conf::load).transpose()?;
     let configured = config_path.is_some() || slurm.is_some();
-    let host = Host::new(HostOptions {
-        cache_dir: config.cache_dir.clone(),
-        ..HostOptions::default()
-    })?;
+    let host = match &config.cache_dir {
+        Some(dir) => Host::new(HostOptions {
+            cache_dir: Some(dir.clone()),
+            ..HostOptions::default()
+        })?,
+        None => host(Services::default())?,
+    };
     let plugins = demo_plugins(&host, &config, slurm.as_ref())?;
     let priority = &plugins.priority;
     priority.init(&plugins.priority_config)?;

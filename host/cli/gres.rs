@@ -32,8 +32,8 @@ use slurm_wasm_host::types::{
     CapabilityError, GresAllocation, GresCount, JobResources, JobState, NodeResources,
 };
 use slurm_wasm_host::{
-    gres_conf, host_config, slurm_conf, Capability, Grants, GresPlugin, Host, HostOptions,
-    PluginSettings, PluginSource, Services,
+    gres_conf, host_config, slurm_conf, Capability, Grants, GresPlugin, Host, PluginSettings,
+    PluginSource, Services,
 };
 
 /// The subcommands of `slurm-wasm gres`.
@@ -220,10 +220,7 @@ fn detect(
         }
         None => this_machine(&services, count)?,
     };
-    let host = Host::new(HostOptions {
-        services,
-        ..HostOptions::default()
-    })?;
+    let host = crate::commands::host(services)?;
     let settings = PluginSettings {
         grants: Grants::none().with(Capability::Gpu),
         ..PluginSettings::default()
@@ -411,7 +408,7 @@ fn env(request: &EnvRequest) -> anyhow::Result<ExitCode> {
             bail!("--task: node {} has no device {bad}", node.name);
         }
     }
-    let host = Host::new(HostOptions::default())?;
+    let host = crate::commands::host(Services::default())?;
 
     let gpus = node_plugin(&host, &request.plugins.gpu(), &config, &records, &hardware)?;
     let mps = request

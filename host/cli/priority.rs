@@ -8,7 +8,7 @@ use serde_json::json;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::priority::{AssociationUsage, FactorsRequest, PriorityFactors};
 use slurm_wasm_host::types::{Job, Shares};
-use slurm_wasm_host::{Host, HostOptions, PluginSettings, PriorityPlugin, Services};
+use slurm_wasm_host::{Host, PluginSettings, PriorityPlugin, Services};
 
 use crate::scenario::Scenario;
 
@@ -22,10 +22,7 @@ fn prepared(scenario: &Scenario) -> anyhow::Result<(Host, PriorityPlugin, Vec<Jo
         clock: Arc::new(VirtualClock::new(scenario.now)),
         ..Services::default()
     };
-    let host = Host::new(HostOptions {
-        services,
-        ..HostOptions::default()
-    })?;
+    let host = crate::commands::host(services)?;
     let plugin = PriorityPlugin::load(&host, &scenario.plugin, PluginSettings::default())?;
     plugin.init(&scenario.cluster.priority_config())?;
     plugin.update_qos(&scenario.qos_updates())?;

@@ -45,8 +45,7 @@ use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::setup::reservations::{self, Reservation};
 use slurm_wasm_host::types::Job;
 use slurm_wasm_host::{
-    gres_conf, slurm_conf, CallError, Host, HostOptions, PluginSettings, PluginSource,
-    SelectPlugin, Services,
+    gres_conf, slurm_conf, CallError, PluginSettings, PluginSource, SelectPlugin, Services,
 };
 
 /// What `select place` was asked.
@@ -241,10 +240,7 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         clock: Arc::new(VirtualClock::new(now)),
         ..Services::default()
     };
-    let host = Host::new(HostOptions {
-        services,
-        ..HostOptions::default()
-    })?;
+    let host = crate::commands::host(services)?;
     let plugin = SelectPlugin::load(
         &host,
         &PluginSource::Bundled(select.clone()),

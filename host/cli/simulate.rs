@@ -326,9 +326,17 @@ fn workload(
     Ok(workload)
 }
 
-/// The stacks to compare, as native builds with `--native`.
+/// The stacks to compare, as native builds with `--native`; components
+/// are kept compiled in the commands' cache (`commands::usable_cache_dir`).
 fn policies(args: &SimulateArgs) -> anyhow::Result<Vec<PolicySpec>> {
-    let specs = stacks(args)?;
+    let cache_dir = crate::commands::usable_cache_dir();
+    let specs: Vec<PolicySpec> = stacks(args)?
+        .into_iter()
+        .map(|spec| PolicySpec {
+            cache_dir: cache_dir.clone(),
+            ..spec
+        })
+        .collect();
     if !args.native {
         return Ok(specs);
     }

@@ -18,8 +18,7 @@ use serde_json::json;
 use slurm_wasm_host::kinds::task::CpuBinding;
 use slurm_wasm_host::types::Task;
 use slurm_wasm_host::{
-    fixtures, Capability, Grants, Host, HostOptions, PluginSettings, PluginSource, Services,
-    TaskPlugin,
+    fixtures, Capability, Grants, PluginSettings, PluginSource, Services, TaskPlugin,
 };
 use task_affinity::bind_type::{self, Parsed};
 use task_affinity::dist;
@@ -155,10 +154,7 @@ pub fn run(request: RunRequest) -> anyhow::Result<ExitCode> {
         .topology
         .cpu_layout()
         .map_err(|e| anyhow!("reading this machine's CPU layout: {e:?}"))?;
-    let host = Host::new(HostOptions {
-        services,
-        ..HostOptions::default()
-    })?;
+    let host = crate::commands::host(services)?;
     let settings = PluginSettings {
         grants: grants(&request.grants)?,
         ..PluginSettings::default()

@@ -76,24 +76,33 @@ fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), Strin
 }
 
 /// The host the suite runs plugins in: harmless capability providers.
-fn suite_host() -> anyhow::Result<Host> {
-    let services = Services {
+/// The services the suite's host needs: a fixed 1 x 4 x 1 node for
+/// `topology`, and a `cpuset` that records bindings instead of making them.
+pub fn suite_services() -> Services {
+    Services {
         topology: Arc::new(FixedTopology::new(1, 4, 1, false)),
         cpuset: Arc::new(RecordingCpuset::default()),
         ..Services::default()
-    };
-    Host::new(HostOptions {
-        services,
-        ..HostOptions::default()
-    })
+    }
 }
 
-/// Runs the suite on `source`. Never panics on a misbehaving plugin: every
-/// problem becomes a failed check.
+/// Runs the suite on `source` in a host of its own ([`suite_services`],
+/// components compiled in memory). See [`check_on`].
 pub fn check(source: &PluginSource) -> anyhow::Result<Report> {
-    let host = suite_host()?;
+    let host = Host::new(HostOptions {
+        services: suite_services(),
+        ..HostOptions::default()
+    })?;
+    check_on(&host, source)
+}
+
+/// Runs the suite on `source` in `host`, whose services must be
+/// [`suite_services`] (a caller's own host, with its compiled-component
+/// cache, say). Never panics on a misbehaving plugin: every problem becomes
+/// a failed check. Fails when the source cannot be read.
+pub fn check_on(host: &Host, source: &PluginSource) -> anyhow::Result<Report> {
     let mut suite = Suite { checks: Vec::new() };
-    let inspection = match inspect(&host, source) {
+    let inspection = match inspect(host, source) {
         Ok(i) => i,
         // Input that cannot be read is not a plugin that failed a check.
         Err(e @ (LoadError::Io { .. } | LoadError::UnknownBundled(..))) => return Err(e.into()),
@@ -129,10 +138,10 @@ pub fn check(source: &PluginSource) -> anyhow::Result<Report> {
             ..PluginSettings::default()
         };
         match slot {
-            Slot::Priority => priority_checks(&mut suite, &host, source, settings),
-            Slot::Task => task_checks(&mut suite, &host, source, settings),
-            Slot::Select => select_checks(&mut suite, &host, source, settings),
-            Slot::Gres => gres_checks(&mut suite, &host, source, settings),
+            Slot::Priority => priority_checks(&mut suite, host, source, settings),
+            Slot::Task => task_checks(&mut suite, host, source, settings),
+            Slot::Select => select_checks(&mut suite, host, source, settings),
+            Slot::Gres => gres_checks(&mut suite, host, source, settings),
         }
     }
     Ok(Report {

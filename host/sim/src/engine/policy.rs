@@ -237,6 +237,9 @@ pub struct PolicySpec {
     pub priority: PluginSource,
     /// Components (what [`PolicySpec::parse`] gives) or native builds.
     pub build: Build,
+    /// Where the components are kept compiled (none, what
+    /// [`PolicySpec::parse`] gives: compiled in memory at each load).
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// Why a policy could not be understood or loaded.
@@ -337,6 +340,7 @@ impl PolicySpec {
         Ok(PolicySpec {
             build: Build::Component,
             text: text.to_owned(),
+            cache_dir: None,
             label: short_label(text),
             select: select.ok_or_else(|| {
                 fail("no select plugin (select/linear, select/cons_tres or a .wasm)".into())
@@ -370,7 +374,9 @@ impl PolicySpec {
         ] {
             let missing = match (self.build, source) {
                 (Build::Native, source) => native_type(source).err(),
-                (Build::Component, source) => component_unusable(source, slot),
+                (Build::Component, source) => {
+                    component_unusable(source, slot, self.cache_dir.clone())
+                }
             };
             if let Some(reason) = missing {
                 return Err(PolicyError::Spec {
@@ -387,7 +393,11 @@ impl PolicySpec {
 /// cannot: a file is loaded once in a throwaway host, so an unreadable or
 /// malformed file, or a plugin of another kind, is refused before any
 /// replay starts.
-fn component_unusable(source: &PluginSource, slot: Slot) -> Option<String> {
+fn component_unusable(
+    source: &PluginSource,
+    slot: Slot,
+    cache_dir: Option<PathBuf>,
+) -> Option<String> {
     match source {
         PluginSource::Bundled(name) if bundled::find(name).is_none() => Some(format!(
             "no bundled plugin {name} in this build (bundled: {})",
@@ -397,7 +407,10 @@ fn component_unusable(source: &PluginSource, slot: Slot) -> Option<String> {
             Some(format!("{}: no such file", path.display()))
         }
         PluginSource::File(_) => {
-            let host = match Host::new(HostOptions::default()) {
+            let host = match Host::new(HostOptions {
+                cache_dir,
+                ..HostOptions::default()
+            }) {
                 Ok(host) => host,
                 Err(e) => return Some(format!("{e:#}")),
             };
@@ -529,6 +542,7 @@ impl LoadedStack {
                 ..Services::default()
             },
             random_seed: Some(seed),
+            cache_dir: spec.cache_dir.clone(),
             ..HostOptions::default()
         })
         .map_err(wrap)?;
