@@ -29,7 +29,7 @@
 #      select/wasm with that host configuration, a batch job named after the hostile behaviour
 #      (`trap`, `loop`: the component acts it out in job-test; `gpu-beyond`, with --gres=gpu:1:
 #      its answer names a GPU past the node's two, which must never be applied), then a plain
-#      job; OUT/fault/<case>.txt: the first
+#      job (or what sbatch answered, when the job was refused at submit); OUT/fault/<case>.txt: the first
 #      job's and the plain job's state, node list and CPU_IDs 20 s later, whether slurmctld still
 #      answers, and slurmctld's log lines naming select/wasm;
 #   4. stops the cluster with the teardown.sh setup.sh wrote (also on failure).
@@ -170,11 +170,16 @@ for c in $FAULT_CASES; do
   opts=-n1
   [ "$c" = gpu-beyond ] && opts="-n1 --gres=gpu:1"
   # shellcheck disable=SC2086 # the options are words on purpose
-  bad=$(sbatch --parsable -J "$c" -o /dev/null $opts --wrap 'sleep 60')
+  # a refusal at submit is an answer too (the job-test of TEST_ONLY refused)
+  bad=$(sbatch --parsable -J "$c" -o /dev/null $opts --wrap 'sleep 60' 2>&1) || true
   plain=$(sbatch --parsable -J "plain-$c" -o /dev/null -n2 --wrap 'sleep 60')
   sleep 20
   {
-    show "$bad" "$c"
+    if [[ $bad =~ ^[0-9]+$ ]]; then
+      show "$bad" "$c"
+    else
+      echo "$c refused: $bad"
+    fi
     show "$plain" plain
     if scontrol ping > /dev/null 2>&1 && sinfo > /dev/null 2>&1; then
       echo "slurmctld answers"
@@ -184,7 +189,7 @@ for c in $FAULT_CASES; do
     echo "--- slurmctld log"
     tail -n +"$((start + 1))" "$A/log/slurmctld.log" | grep -E 'select/wasm|slurm-wasm' | head -40 || true
   } > "$OUT/fault/$c.txt"
-  scancel "$bad" "$plain" 2>/dev/null || true
+  scancel --user=root 2>/dev/null || true
   stop_cluster
 done
 say "done"
