@@ -33,7 +33,8 @@ use slurm_wasm_host::bundled;
 mod live_slurm;
 
 use live_slurm::{
-    anchor_dir, build_and_install, differences, read, run, skip_reason, tail, ClusterLock, REPO,
+    anchor_dir, build_and_install, check_refusals, differences, read, run, skip_reason, tail,
+    ClusterLock, REPO,
 };
 
 /// The host configurations: the bundled multifactor as a `.wasm` file, and
@@ -214,25 +215,17 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
 
     // Bad input: one line naming the file and what is wrong, then Slurm's
     // fatal error; slurmctld does not start.
-    let mut cases: Vec<(String, &str)> = vec![
-        ("no-library".into(), "cannot load the slurm-wasm library"),
-        ("no-config".into(), "cannot open the host configuration"),
-    ];
-    cases.extend(bad.iter().map(|(path, names)| {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        (name, *names)
-    }));
-    for (case, names) in cases {
-        let text = read(&out.join("bad").join(format!("{case}.txt")));
-        assert!(
-            !text.starts_with("exit=0\n") && !text.starts_with("exit=124\n"),
-            "{case}: slurmctld did not refuse to start:\n{text}"
-        );
-        assert!(
-            text.lines()
-                .any(|l| l.contains("error: priority/wasm:") && l.contains(names)),
-            "{case}: no error line naming `{names}`:\n{text}"
-        );
+    let refusals = check_refusals(
+        &out.join("bad"),
+        "slurmctld",
+        "priority/wasm",
+        &[
+            ("no-library", "cannot load the slurm-wasm library"),
+            ("no-config", "cannot open the host configuration"),
+        ],
+        &bad,
+    );
+    for (case, text) in refusals {
         assert!(
             text.contains("fatal: failed to initialize priority plugin"),
             "{case}: not Slurm's fatal error:\n{text}"

@@ -43,7 +43,8 @@ use slurm_wasm_host::bundled;
 mod live_slurm;
 
 use live_slurm::{
-    anchor_dir, build_and_install, differences, read, run, skip_reason, tail, ClusterLock, REPO,
+    anchor_dir, build_and_install, check_refusals, differences, read, run, skip_reason, tail,
+    ClusterLock, REPO,
 };
 
 /// The host configurations: task_affinity.wasm, and the hostile component
@@ -332,22 +333,11 @@ fn task_wasm_binds_as_stock_task_affinity_live_and_survives_faults() {
     );
 
     // Bad input: one line naming the file and what is wrong; slurmd stops.
-    let mut cases: Vec<(String, &str)> =
-        vec![("no-library".into(), "cannot load the slurm-wasm library")];
-    cases.extend(bad.iter().map(|(path, names)| {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        (name, *names)
-    }));
-    for (case, names) in cases {
-        let text = read(&shim_out.join("bad").join(format!("{case}.txt")));
-        assert!(
-            !text.starts_with("exit=0\n") && !text.starts_with("exit=124\n"),
-            "{case}: slurmd did not refuse to start:\n{text}"
-        );
-        assert!(
-            text.lines()
-                .any(|l| l.contains("error: task/wasm:") && l.contains(names)),
-            "{case}: no task/wasm error line naming {names}:\n{text}"
-        );
-    }
+    check_refusals(
+        &shim_out.join("bad"),
+        "slurmd",
+        "task/wasm",
+        &[("no-library", "cannot load the slurm-wasm library")],
+        &bad,
+    );
 }

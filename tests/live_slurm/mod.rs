@@ -172,3 +172,39 @@ pub fn differences(a: &str, b: &str) -> String {
     }
     out
 }
+
+/// The bad-input cases of a shim's live test: `fixed` (name, what its
+/// line must name) and each host configuration of `configs` (named by its
+/// file stem). Each `<dir>/<case>.txt` (the daemon's exit status line, then
+/// its log lines) must show that `daemon` refused to start (neither exit 0
+/// nor killed by the script's timeout) and hold an `error: <shim>:` line
+/// naming what its case names. Returns each case's text, for checks of
+/// its own.
+pub fn check_refusals(
+    dir: &Path,
+    daemon: &str,
+    shim: &str,
+    fixed: &[(&str, &str)],
+    configs: &[(PathBuf, &str)],
+) -> Vec<(String, String)> {
+    let cases = fixed.iter().map(|(n, w)| (n.to_string(), *w)).chain(
+        configs
+            .iter()
+            .map(|(path, w)| (path.file_stem().unwrap().to_string_lossy().into_owned(), *w)),
+    );
+    let mut texts = Vec::new();
+    for (case, names) in cases {
+        let text = read(&dir.join(format!("{case}.txt")));
+        assert!(
+            !text.starts_with("exit=0\n") && !text.starts_with("exit=124\n"),
+            "{case}: {daemon} did not refuse to start:\n{text}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&format!("error: {shim}:")) && l.contains(names)),
+            "{case}: no {shim} error line naming `{names}`:\n{text}"
+        );
+        texts.push((case, text));
+    }
+    texts
+}
