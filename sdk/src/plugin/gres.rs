@@ -203,10 +203,7 @@ impl<P: Plugin + HasState> GresGuest for Export<P> {
 
     /// Calls the plugin's `fini` and drops it; succeeds without one.
     fn fini() -> Result<(), PluginError> {
-        match P::state().take() {
-            Some(mut plugin) => plugin.fini().map_err(Into::into),
-            None => Ok(()),
-        }
+        P::state().finish(P::fini).map_err(Into::into)
     }
 
     fn node_config_load(

@@ -64,6 +64,15 @@ impl<P> PluginState<P> {
         self.lock().take()
     }
 
+    /// What `fini` does: takes the plugin out and runs its own `fini` on it
+    /// (`fini`); succeeds without one.
+    pub fn finish(&self, fini: impl FnOnce(&mut P) -> Result<(), Error>) -> Result<(), Error> {
+        match self.take() {
+            Some(mut plugin) => fini(&mut plugin),
+            None => Ok(()),
+        }
+    }
+
     /// Runs `f` on the plugin; `<plugin_type>: called before init` when
     /// there is none.
     pub fn with<R>(

@@ -169,10 +169,7 @@ impl<P: Plugin + HasState> PriorityGuest for Export<P> {
 
     /// Calls the plugin's `fini` and drops it; succeeds without one.
     fn fini() -> Result<(), PluginError> {
-        match P::state().take() {
-            Some(mut plugin) => plugin.fini().map_err(Into::into),
-            None => Ok(()),
-        }
+        P::state().finish(P::fini).map_err(Into::into)
     }
 
     /// A directly set priority is kept, whatever the plugin answers (see

@@ -151,10 +151,7 @@ impl<P: Plugin + HasState> TaskGuest for Export<P> {
 
     /// Calls the plugin's `fini` and drops it; succeeds without one.
     fn fini() -> Result<(), PluginError> {
-        match P::state().take() {
-            Some(mut plugin) => plugin.fini().map_err(Into::into),
-            None => Ok(()),
-        }
+        P::state().finish(P::fini).map_err(Into::into)
     }
 
     fn slurmd_batch_request(request: BatchRequest) -> Result<CpuBinding, PluginError> {
