@@ -105,6 +105,10 @@ enum Command {
         /// binary was built from).
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
+        /// The project's language (Python: componentize-py; C: wit-bindgen,
+        /// clang for wasm32-wasi, wasm-tools; see docs/plugin-languages.md).
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: new::Lang,
     },
     /// Job priorities and fair-share of a described scenario (a TOML file:
     /// slurm.conf, associations, QOS, pending jobs), as sprio and sshare show them.
@@ -333,11 +337,13 @@ fn main() -> ExitCode {
             name,
             dir,
             sdk,
+            lang,
         } => new::run(new::NewRequest {
             kind,
             name,
             dir,
             sdk,
+            lang,
         }),
         Command::Simulate(args) => simulate::run(*args),
         Command::Priority { table } => match table {
