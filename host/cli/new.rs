@@ -478,20 +478,20 @@ fn other_language(
             write(dir, "app.py", app.as_bytes())?;
             (
                 "/build/\n__pycache__/\n",
-                "make test    # needs componentize-py (pip install componentize-py)",
+                "make test    # the native test (needs componentize-py: pip install componentize-py==0.25.1)\n  make         # the component",
             )
         }
         _ => {
             write(dir, ADAPTER.0, ADAPTER.1)?;
             (
                 "/build/\n",
-                "make test    # needs clang, wasi-libc, wit-bindgen-cli, wasm-tools",
+                "make test    # the policy's native test (cc)\n  make         # the component (clang for wasm32-wasi, wit-bindgen, wasm-tools: see README.md)",
             )
         }
     };
     write(dir, ".gitignore", ignore.as_bytes())?;
     println!(
-        "created {plugin_type} in {} ({}); next:\n  cd {}\n  {build}\n  make\n  slurm-wasm check {wasm}",
+        "created {plugin_type} in {} ({}); next:\n  cd {}\n  {build}\n  slurm-wasm check {wasm}",
         dir.display(),
         match lang {
             Lang::Python => "Python",
@@ -507,7 +507,7 @@ fn lang_readme(lang: Lang, kind: &str, plugin_type: &str, wasm: &str) -> String 
     let (what, tools, edit, test) = match lang {
         Lang::Python => (
             "Python, built with componentize-py",
-            "Python 3.10 or later and componentize-py (`pip install componentize-py`, \
+            "Python 3.11 or later and componentize-py (`pip install componentize-py==0.25.1`, \
              version 0.25)",
             "Edit `plugin.py` (the policy: a class deriving from `slurm_plugin.KIND.Plugin`, \
              which gives every function you do not write the default of a Slurm plugin \

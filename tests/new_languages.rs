@@ -1,0 +1,261 @@
+//! `slurm-wasm new <kind> <name> --lang python|c`: each kind's project,
+//! made outside this repository, passes its own native test, builds to a
+//! component with one command (`make`) and passes `check` unchanged
+//! (`make check`). The examples `examples/python-priority-small-first`
+//! and `examples/c-priority-small-first` are what `new` writes.
+//!
+//! The toolchains are found on `PATH` and where `.ci/run` installs them in
+//! this checkout (`target/py`: componentize-py in a virtual environment;
+//! `target/tools`: wit-bindgen-cli and wasm-tools; clang, lld and wasi-libc
+//! from Debian). Where one is missing the test names it and skips that
+//! language; under CI (`CI` set) a missing toolchain fails instead, since
+//! `.ci/run` installs them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// `PATH` with this checkout's tool directories first.
+fn search_path() -> String {
+    let mut dirs = vec![
+        Path::new(ROOT).join("target/py/bin"),
+        Path::new(ROOT).join("target/tools/bin"),
+    ];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(dirs).unwrap().into_string().unwrap()
+}
+
+/// Runs `program args` in `dir` with [`search_path`]; (success, stdout +
+/// stderr). A program that does not start counts as a failure.
+fn run(dir: &Path, program: &str, args: &[&str]) -> (bool, String) {
+    match Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", search_path())
+        .output()
+    {
+        Ok(out) => (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        ),
+        Err(e) => (false, format!("{program}: {e}")),
+    }
+}
+
+/// What a language's build needs that this machine lacks (empty: all
+/// there). Each tool is run, not just looked up: clang must build a
+/// wasm32-wasi reactor, Python must be 3.11 or later (the bindings
+/// componentize-py generates use `typing.Self`).
+fn missing(lang: &str, scratch: &Path) -> Vec<String> {
+    let probes: Vec<(&str, Vec<&str>, &str)> = match lang {
+        "python" => vec![
+            (
+                "componentize-py",
+                vec!["--version"],
+                "componentize-py (pip install componentize-py==0.25.1)",
+            ),
+            (
+                "python3",
+                vec!["-c", "import sys; sys.exit(sys.version_info < (3, 11))"],
+                "python3 3.11 or later",
+            ),
+        ],
+        _ => vec![
+            (
+                "wit-bindgen",
+                vec!["--version"],
+                "wit-bindgen (cargo install --locked wit-bindgen-cli@0.61.1)",
+            ),
+            (
+                "wasm-tools",
+                vec!["--version"],
+                "wasm-tools (cargo install --locked wasm-tools@1.258.0)",
+            ),
+            ("cc", vec!["--version"], "cc"),
+        ],
+    };
+    let mut lacking: Vec<String> = probes
+        .into_iter()
+        .filter(|(program, args, _)| !run(scratch, program, args).0)
+        .map(|(_, _, what)| what.to_string())
+        .collect();
+    if lang == "c" {
+        let source = scratch.join("probe.c");
+        std::fs::write(&source, "int probe(void) { return 1; }\n").unwrap();
+        let args = [
+            "--target=wasm32-wasi",
+            "-mexec-model=reactor",
+            "-O2",
+            "-o",
+            "probe.wasm",
+            "probe.c",
+        ];
+        let (ok, out) = run(scratch, "clang", &args);
+        if !ok {
+            lacking.push(format!(
+                "clang for wasm32-wasi (apt-get install clang lld wasi-libc \
+                 libclang-rt-14-dev-wasm32): {}",
+                out.lines().last().unwrap_or("")
+            ));
+        }
+    }
+    lacking
+}
+
+/// `new`, `make test`, `make` and `make check` for each kind in `lang`;
+/// prints each project's time from `new` to a passing check.
+fn new_projects_pass_check(lang: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let lacking = missing(lang, dir.path());
+    if !lacking.is_empty() {
+        let message = format!(
+            "new --lang {lang}: not tested, this machine lacks {}",
+            lacking.join("; ")
+        );
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{message} (.ci/run installs them)"
+        );
+        eprintln!("SKIPPED {message}");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_slurm-wasm");
+    for (kind, name) in [
+        ("priority", "fair_small"),
+        ("task", "spread_out"),
+        ("gres", "nic"),
+    ] {
+        let started = Instant::now();
+        let project = dir.path().join(format!("{lang}-{kind}"));
+        let (ok, out) = run(
+            dir.path(),
+            bin,
+            &[
+                "new",
+                kind,
+                name,
+                "--lang",
+                lang,
+                "--dir",
+                project.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "new {kind} {name} --lang {lang}: {out}");
+        let (ok, out) = run(&project, "make", &["test"]);
+        assert!(ok, "{lang} {kind}: make test:\n{out}");
+        // The templates' tests count what they check (unittest: "Ran 1
+        // test ... OK"; C: "N passed, 0 failed").
+        assert!(
+            out.contains("\nOK") || out.contains(" passed, 0 failed"),
+            "{out}"
+        );
+        let (ok, out) = run(&project, "make", &[]);
+        assert!(ok, "{lang} {kind}: make:\n{out}");
+        let wasm = project.join(format!("build/{kind}_{name}.wasm"));
+        assert!(
+            wasm.is_file(),
+            "{lang} {kind}: make wrote no {}",
+            wasm.display()
+        );
+        let (ok, out) = run(&project, "make", &["check", &format!("SLURM_WASM={bin}")]);
+        assert!(ok, "{lang} {kind}: make check:\n{out}");
+        assert!(
+            out.contains(&format!("conformance of {kind}/{name}")),
+            "{out}"
+        );
+        assert!(out.contains(" 0 failed"), "{out}");
+        eprintln!(
+            "new {kind} {name} --lang {lang}: new to a passing check in {:.1} s, component {} bytes",
+            started.elapsed().as_secs_f64(),
+            std::fs::metadata(&wasm).unwrap().len()
+        );
+    }
+}
+
+#[test]
+fn python_projects_build_test_and_pass_check() {
+    new_projects_pass_check("python");
+}
+
+#[test]
+fn c_projects_build_test_and_pass_check() {
+    new_projects_pass_check("c");
+}
+
+/// Every file under `dir`, as paths relative to it, sorted.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The examples are `new`'s output as it is now, file for file (the C
+/// example leaves out the adapter binary `new` writes, which the
+/// repository does not carry), so what the README points at is what a
+/// user gets. Needs no toolchain.
+#[test]
+fn the_examples_are_what_new_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    for lang in ["python", "c"] {
+        let example = Path::new(ROOT).join(format!("examples/{lang}-priority-small-first"));
+        let made = dir.path().join(lang);
+        let (ok, out) = run(
+            dir.path(),
+            env!("CARGO_BIN_EXE_slurm-wasm"),
+            &[
+                "new",
+                "priority",
+                "small_first",
+                "--lang",
+                lang,
+                "--dir",
+                made.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "{out}");
+        let mut wanted = files(&made);
+        wanted.retain(|f| f != Path::new("wasi_snapshot_preview1.reactor.wasm"));
+        let mut have = files(&example);
+        // Build outputs a reader may have left in the example.
+        have.retain(|f| {
+            !f.starts_with("build") && !f.components().any(|c| c.as_os_str() == "__pycache__")
+        });
+        assert_eq!(
+            have,
+            wanted,
+            "{}: files differ from new's",
+            example.display()
+        );
+        for file in &wanted {
+            assert_eq!(
+                std::fs::read(example.join(file)).unwrap(),
+                std::fs::read(made.join(file)).unwrap(),
+                "{}: differs from what new writes; run slurm-wasm new priority small_first \
+                 --lang {lang} --dir <dir> and copy it over",
+                example.join(file).display()
+            );
+        }
+    }
+    // The adapter new writes is a WebAssembly module (magic and version 1).
+    let adapter = std::fs::read(dir.path().join("c/wasi_snapshot_preview1.reactor.wasm")).unwrap();
+    assert_eq!(&adapter[..8], b"\0asm\x01\0\0\0");
+}
