@@ -282,12 +282,13 @@ fn preemption_and_will_run_through_the_host() {
 }
 
 #[test]
-fn a_repeated_will_run_request_follows_node_state_changes() {
-    // Spec 2.3 WILL_RUN, asked for identical jobs as a backfill pass does
-    // (the plugin answers a repeated request from its last answer): n0 is
-    // busy until 4,000,000,000, n1 idle. Draining n1 between two identical
-    // requests leaves the usage tables as they were, yet the second answer
-    // must wait for n0.
+fn node_states_leave_availability_to_the_candidates() {
+    // 22.05's cons_tres applies no node-state test (cons_common/job_test.c
+    // `_verify_node_state`): slurmctld offers only available nodes
+    // (`avail_node_bitmap`), and a node powering up is NO_RESPOND yet stays
+    // available (power_save.c), so backfill plans onto it. What the plugin
+    // does read is COMPLETING: RUN_NOW refuses such a node, WILL_RUN takes
+    // it (`_job_test` modes). n0 is busy until 4,000,000,000, n1 idle.
     let p = load("select/cons_tres");
     p.init(&config(&["CR_Core"], 2, "select/cons_tres"))
         .unwrap();
@@ -301,21 +302,28 @@ fn a_repeated_will_run_request_follows_node_state_changes() {
     a.time_limit = Some(60);
     a.resources = Some(p.job_test(&only_n0).unwrap().resources);
     p.job_begin(&a).unwrap();
-    let ask = |id: u32| {
-        p.job_test(&request(2, job(id, 1, 4, 1), JobTestMode::WillRun))
-            .unwrap()
-    };
-    let (first, again) = (ask(2), ask(3));
+    let ask = |id: u32, mode: JobTestMode| p.job_test(&request(2, job(id, 1, 4, 1), mode));
+    let first = ask(2, JobTestMode::WillRun).unwrap();
     assert_eq!(first.resources.nodes.words, vec![0b10]);
+    // powering up: NO_RESPOND and POWERING_UP; the answer stays n1, now
+    let mut powering = table[1].clone();
+    powering.state.flags = NodeStateFlags::NO_RESPOND | NodeStateFlags::POWERING_UP;
+    p.update_node_state(&powering).unwrap();
+    let again = ask(3, JobTestMode::WillRun).unwrap();
     assert_eq!(again.resources.nodes.words, vec![0b10]);
     assert_eq!(again.start_time, first.start_time);
     assert_ne!(first.start_time, Some(4_000_000_000));
-    let mut drained = table[1].clone();
-    drained.state.flags = NodeStateFlags::DRAIN;
-    p.update_node_state(&drained).unwrap();
-    let after = ask(4);
-    assert_eq!(after.resources.nodes.words, vec![0b01]);
-    assert_eq!(after.start_time, Some(4_000_000_000));
+    // completing: RUN_NOW refuses n1 (n0 is full), WILL_RUN still takes it
+    let mut completing = table[1].clone();
+    completing.state.flags = NodeStateFlags::COMPLETING;
+    p.update_node_state(&completing).unwrap();
+    assert_eq!(code(ask(4, JobTestMode::RunNow).unwrap_err()), 2016);
+    let will = ask(5, JobTestMode::WillRun).unwrap();
+    assert_eq!(will.resources.nodes.words, vec![0b10]);
+    // back to idle: RUN_NOW gets n1
+    p.update_node_state(&table[1]).unwrap();
+    let now = ask(6, JobTestMode::RunNow).unwrap();
+    assert_eq!(now.resources.nodes.words, vec![0b10]);
 }
 
 /// A plugin shared by the property tests, re-initialised per case.

@@ -713,7 +713,13 @@ impl JobRequest {
         } else {
             min_nodes
         };
-        let candidates = bitmap(node_count, members.into_iter().filter(|&i| !is_excluded(i)));
+        // slurmctld offers only available nodes (`avail_node_bitmap`)
+        let candidates = bitmap(
+            node_count,
+            members
+                .into_iter()
+                .filter(|&i| !is_excluded(i) && cluster.is_available(i)),
+        );
         Ok(PreparedJob {
             job,
             candidates,
@@ -877,6 +883,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::bindings::types::{NodeBaseState, NodeStateFlags};
     use crate::slurm_conf;
 
     /// The anchor cluster (`../shared/slurm-anchor/setup.sh`): n[1-4] in
@@ -1155,6 +1162,25 @@ mod tests {
         assert_eq!(bits(&p.candidates), [1, 2, 3]);
         // -w raises the minimum node count to the nodes it names.
         assert_eq!(prepare(&["-w", "n[1-3]"]).job.details.min_nodes, 3);
+    }
+
+    #[test]
+    fn candidates_are_the_available_nodes() {
+        // slurmctld offers a select plugin only the nodes of its
+        // avail_node_bitmap (node_mgr.c `_sync_bitmaps`): a drained n2 and
+        // a down n3 are out, n4 powering up (NO_RESPOND, power_save.c)
+        // stays in.
+        let mut cluster = anchor();
+        cluster.nodes[1].state.flags = NodeStateFlags::DRAIN;
+        cluster.nodes[2].state.base = NodeBaseState::Down;
+        cluster.nodes[3].state.flags = NodeStateFlags::NO_RESPOND | NodeStateFlags::POWERING_UP;
+        let p = JobRequest::parse(&["-N1"])
+            .and_then(|r| r.prepare(7, &cluster, Some("big")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(bits(&p.candidates), [0, 3]);
+        cluster.nodes[3].state.flags = NodeStateFlags::NO_RESPOND;
+        assert!(!cluster.is_available(3));
+        assert!(!cluster.is_available(99));
     }
 
     #[test]

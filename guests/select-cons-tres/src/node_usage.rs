@@ -1,6 +1,6 @@
 //! The node table and its usage counters (`node_use_record`, spec 2.1).
 
-use slurm_wasm_sdk::types::{Node, NodeBaseState, NodeStateFlags};
+use slurm_wasm_sdk::types::{Node, NodeStateFlags};
 use smallvec::SmallVec;
 
 use crate::bits::Bits;
@@ -104,7 +104,6 @@ pub struct NodeRec {
     /// Set bits of `spec_cores`.
     pub spec_count: u16,
     pub devices: Vec<Device>,
-    pub usable_state: bool,
     pub completing: bool,
     pub powered_down: bool,
     pub partitions: Vec<u32>,
@@ -152,14 +151,12 @@ impl NodeRec {
         }
         let devices = build_devices(node, cores)?;
         let flags = node.state.flags;
-        let usable_state = !matches!(
-            node.state.base,
-            NodeBaseState::Down
-                | NodeBaseState::Unknown
-                | NodeBaseState::Future
-                | NodeBaseState::Error
-        ) && !flags
-            .intersects(NodeStateFlags::DRAIN | NodeStateFlags::FAIL | NodeStateFlags::NO_RESPOND);
+        // No test of the node's base state or DRAIN, FAIL or NO_RESPOND
+        // here: 22.05's `_verify_node_state` (cons_common/job_test.c) has
+        // none, because slurmctld offers only available nodes as candidates
+        // (`avail_node_bitmap`, node_mgr.c). A node powering up is
+        // NO_RESPOND (power_save.c) and stays available: backfill plans
+        // jobs onto it.
         Ok(NodeRec {
             name: node.name.clone(),
             sockets: node.sockets,
@@ -175,7 +172,6 @@ impl NodeRec {
             spec_count: spec_cores.count() as u16,
             spec_cores,
             devices,
-            usable_state,
             completing: flags.contains(NodeStateFlags::COMPLETING),
             powered_down: flags
                 .intersects(NodeStateFlags::POWER_SAVE | NodeStateFlags::POWERING_UP),

@@ -280,7 +280,8 @@ impl SelectGuest for ConsTresPlugin {
     fn update_node_config(_node: Node) -> Result<(), PluginError> {
         Ok(())
     }
-    /// Takes the node's new state (drain, down, completing, power).
+    /// Takes the node's new state: COMPLETING and power saving (which
+    /// `job-ready` reads); availability is the candidates' business.
     fn update_node_state(node: Node) -> Result<(), PluginError> {
         with(|i| {
             let idx = node.index as usize;
@@ -293,7 +294,6 @@ impl SelectGuest for ConsTresPlugin {
             let updated =
                 crate::node_usage::NodeRec::from_node(&node, old.core_off).map_err(err)?;
             let r = &mut i.algo.recs[idx];
-            r.usable_state = updated.usable_state;
             r.completing = updated.completing;
             r.powered_down = updated.powered_down;
             i.algo.forget_answers();

@@ -79,15 +79,13 @@ impl ConsTres {
                 .is_none_or(|e| !e.any_in(r.core_off, r.cores as usize))
         };
         if check.idle.is_some_and(|idle| idle.get(i)) {
-            return r.usable_state
-                && (!self.params.memory || r.usable_memory() >= check.min_mem)
+            return (!self.params.memory || r.usable_memory() >= check.min_mem)
                 && (!job.whole_node || excluded_ok());
         }
         let u = &usage.nodes[i];
-        r.usable_state
-            && (!self.params.memory
-                || (r.usable_memory().saturating_sub(u.alloc_memory) >= check.min_mem
-                    && !(job.mem == Mem::PerNode(0) && u.alloc_memory > 0)))
+        (!self.params.memory
+            || (r.usable_memory().saturating_sub(u.alloc_memory) >= check.min_mem
+                && !(job.mem == Mem::PerNode(0) && u.alloc_memory > 0)))
             && (!job.whole_node || (!u.any_gres_used() && excluded_ok()))
             && node_could_satisfy(&check.gres, i)
             && self.sharing_ok(check, usage, job, i)

@@ -46,8 +46,8 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use crate::bindings::types::{
-    ClusterConfig, GpuDefaults, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState, NodeState,
-    NodeStateFlags, Oversubscribe, Partition, TresAmount,
+    Bitmap, ClusterConfig, GpuDefaults, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState,
+    NodeState, NodeStateFlags, Oversubscribe, Partition, TresAmount,
 };
 use crate::fixtures::{bitmap, bits};
 use crate::gres_conf::{GresConfFile, NodeGres};
@@ -168,6 +168,47 @@ impl Cluster {
             }
         }
         Ok(cluster)
+    }
+
+    /// Whether slurmctld offers node `index` to a select plugin: what its
+    /// `avail_node_bitmap` holds (node_mgr.c `_sync_bitmaps`,
+    /// read_config.c `_build_bitmaps`). DOWN, FUTURE, UNKNOWN (never
+    /// registered) and ERROR nodes are out, and so are DRAIN, FAIL and
+    /// NO_RESPOND ones, except a node powering up, which power_save.c marks
+    /// NO_RESPOND and leaves available. The select plugins apply no state
+    /// test of their own (cons_common/job_test.c `_verify_node_state`).
+    /// An index outside the table is not available.
+    pub fn is_available(&self, index: u32) -> bool {
+        let Some(node) = self.nodes.get(index as usize) else {
+            return false;
+        };
+        let flags = node.state.flags;
+        let no_respond = flags.contains(NodeStateFlags::NO_RESPOND)
+            && !flags.contains(NodeStateFlags::POWERING_UP);
+        !matches!(
+            node.state.base,
+            NodeBaseState::Down
+                | NodeBaseState::Unknown
+                | NodeBaseState::Future
+                | NodeBaseState::Error
+        ) && !no_respond
+            && !flags.intersects(NodeStateFlags::DRAIN | NodeStateFlags::FAIL)
+    }
+
+    /// `nodes` less the nodes that are not [available](Self::is_available).
+    pub fn available_of(&self, nodes: &Bitmap) -> Bitmap {
+        let mut out = nodes.clone();
+        for (w, word) in out.words.iter_mut().enumerate() {
+            let mut bits = *word;
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                if !self.is_available(w as u32 * 64 + b) {
+                    *word &= !(1u64 << b);
+                }
+            }
+        }
+        out
     }
 
     /// `init` of a select plugin: the settings and the partition table.

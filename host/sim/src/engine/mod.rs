@@ -279,11 +279,13 @@ pub fn simulate(
             ),
         });
     }
-    let part_words: Vec<Vec<u64>> = cluster
+    // slurmctld offers only available nodes (`avail_node_bitmap`)
+    let part_bitmaps: Vec<Bitmap> = cluster
         .partitions
         .iter()
-        .map(|p| p.nodes.words.clone())
+        .map(|p| cluster.available_of(&p.nodes))
         .collect();
+    let part_words: Vec<Vec<u64>> = part_bitmaps.iter().map(|b| b.words.clone()).collect();
     let part_free = cluster
         .partitions
         .iter()
@@ -311,7 +313,7 @@ pub fn simulate(
         pending: BTreeSet::new(),
         running: BTreeSet::new(),
         ends: BinaryHeap::new(),
-        part_bitmaps: cluster.partitions.iter().map(|p| p.nodes.clone()).collect(),
+        part_bitmaps,
         part_words,
         part_free,
         node_free: cluster.nodes.iter().map(|n| u32::from(n.cpus)).collect(),
