@@ -26,8 +26,11 @@
 //! 11-job stream of one QOS preempting by `--priority` under `WITHIN` and
 //! `PreemptExemptTime`, the QOS from the recorded `qos.txt`; in two jobs
 //! with and without `--oversubscribe` under `OverSubscribe=YES:2`; in two
-//! node and core reservations among running jobs; and in one jobs beside
-//! and inside a core and a node reservation held while they are submitted.
+//! node and core reservations among running jobs; in one jobs beside
+//! and inside a core and a node reservation held while they are submitted;
+//! and in three (CR_Core_Memory, CR_CPU_Memory, linear) a stream of jobs of
+//! several CPUs per task on partly busy nodes, GPU jobs against the cores
+//! gres.conf binds the GPUs to, and MPS shares asked beyond one GPU.
 //! `anchor_select` parses them.
 //!
 //! The replay builds the same cluster from the recorded `slurm.conf` and
@@ -36,7 +39,12 @@
 //! each step does what slurmctld did, with the plugin's clock set to the
 //! recorded time of the decision:
 //!
-//! * submit: the job record from the same options
+//! * submit: first the submit test: `job-test` TEST_ONLY on the
+//!   partition's nodes, as slurmctld's `job_allocate` asks before it queues
+//!   a job; it must pass for every job Slurm queued (started or pending, but
+//!   for jobs over their partition's limits, never asked) and fail for
+//!   every job sbatch refused with "Requested node configuration is not
+//!   available". Then the job record from the same options
 //!   (`job_request::JobRequest`, which applies DefMemPerCPU, the task and
 //!   node defaults and `select_nodes`' min/max/req node counts), `job-test`
 //!   RUN_NOW with the partition's nodes (minus `-x`) as candidates and, under
@@ -48,9 +56,10 @@
 //!   (cores shown as all their threads), `Mem`, GRES devices and
 //!   `NumCPUs`; it then begins (`job-begin`, `nodeinfo-set`) with its
 //!   recorded start and end time. A job Slurm left pending must not start.
-//!   Jobs sbatch refused at submit (linear: `--gres=gpu` with gres.conf
-//!   `Cores=`, mps without cons_tres) never reached the select plugin and
-//!   are skipped.
+//!   Jobs sbatch refused at submit are not placed: those the submit test
+//!   refused (linear: `--gres=gpu:1` with gres.conf `Cores=`) are checked
+//!   by it, and the others (mps without cons_tres, per-task GPUs under
+//!   linear) never reached the select plugin.
 //! * cancel: `job-fini`.
 //! * suspend, resume (`scontrol suspend`/`resume`, a stream of its own):
 //!   `job-suspend`/`job-resume` with `indefinite` set.
@@ -353,8 +362,68 @@ fn replay(config: &str) -> Vec<String> {
         .unwrap_or_else(|e| panic!("{config}: {e}"));
         request
     };
+    // slurmctld's submit (`job_allocate` with `allocate` 0, 22.05
+    // job_mgr.c) asks `select_nodes` whether the job could ever run before
+    // it queues it: `_pick_best_nodes` then calls `job-test` TEST_ONLY on
+    // the partition's nodes, and a refusal there is sbatch's "Requested
+    // node configuration is not available". Every submit of the stream is
+    // asked the same here: the jobs Slurm queued (started or pending) must
+    // pass, the ones it refused so must be refused. `Ok(())` when ours
+    // answers as Slurm did, else the difference's text.
+    let test_only =
+        |name: &str, id: u32, options: &[String], accepted: bool| -> Result<(), String> {
+            let prepared = prepare(name, id, options);
+            let request = request(&prepared, JobTestMode::TestOnly, &BTreeMap::new(), 0);
+            match (plugin.job_test(&request), accepted) {
+                (Ok(_), true) | (Err(_), false) => Ok(()),
+                (Err(e), true) => Err(format!(
+                    "{name} {}: Slurm's submit test (TEST_ONLY) accepted it; ours refused it: {e}",
+                    options.join(" ")
+                )),
+                (Ok(result), false) => Err(format!(
+                    "{name} {}: Slurm refused it at submit (Requested node configuration is not \
+                 available); our TEST_ONLY accepted it on {:?}",
+                    options.join(" "),
+                    node_names(&cluster.nodes, &result.resources)
+                )),
+            }
+        };
     let mut differences = Vec::new();
-    for step in &recording.steps {
+    for (step_index, step) in recording.steps.iter().enumerate() {
+        // The submit test comes first, as in slurmctld.
+        if let Step::Submit {
+            name,
+            options,
+            outcome,
+            ..
+        } = step
+        {
+            let asked = match outcome {
+                // A job over its partition's limits (`job_limits_check`:
+                // Reason=PartitionConfig and the like) is queued without
+                // asking the plugin (job_mgr.c, `_select_nodes_parts`: `select_nodes` runs only when `job_limits_check` passes).
+                Submitted::Pending(record) if record.reason.starts_with("Partition") => None,
+                Submitted::Running(record) | Submitted::Pending(record) => {
+                    clock.set(record.submit_time);
+                    Some((record.id, true))
+                }
+                // Only this refusal comes from the select plugin; sbatch's
+                // others (GRES specifications slurmctld cannot parse, per-task
+                // GRES under select/linear) are refused before it is asked.
+                // Such a job has no id: one past the recorded ones stands in.
+                Submitted::Refused(message)
+                    if message.contains("Requested node configuration is not available") =>
+                {
+                    Some((1_000_000 + step_index as u32, false))
+                }
+                Submitted::Refused(_) => None,
+            };
+            if let Some((id, accepted)) = asked {
+                if let Err(d) = test_only(name, id, options, accepted) {
+                    differences.push(d);
+                }
+            }
+        }
         match step {
             Step::Submit {
                 outcome: Submitted::Refused(_),
@@ -829,6 +898,36 @@ fn cons_tres_cr_cpu_memory() {
 fn linear_cr_memory() {
     require("select/linear");
     check("linear-CR_Memory");
+}
+
+/// The cores stream (record.sh's CORES_STEPS) under `CR_Core_Memory`:
+/// `-n1 -c4 --mem=600` on n1, whose core 0 a job held, got CPU_IDs 4-7
+/// (k2): 22.05 keeps every free core of a node while it gathers them and
+/// lets task distribution put the task on the socket with room for it,
+/// where later Slurm (and ours, before) cut to the lowest cores, CPUs 2-5.
+/// `--gres=mps:200` (p1) passed the submit test and pended; `mps:300` (p2)
+/// was refused: the submit test counts a node's shares over its GPUs.
+#[test]
+fn cons_tres_cr_core_memory_cores() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-cores");
+}
+
+/// The cores stream under `CR_CPU_Memory`.
+#[test]
+fn cons_tres_cr_cpu_memory_cores() {
+    require("select/cons_tres");
+    check("cons_tres-CR_CPU_Memory-cores");
+}
+
+/// The cores stream under select/linear: a GPU job may use only the CPUs
+/// of the cores its GPUs are bound to, and linear, allocating whole nodes,
+/// refuses a node unless that is all of it: one GPU (bound to 2 of the 4
+/// cores) is refused at submit, two are not.
+#[test]
+fn linear_cr_memory_cores() {
+    require("select/linear");
+    check("linear-CR_Memory-cores");
 }
 
 /// `CR_Core_Memory,CR_ONE_TASK_PER_CORE` on the 2-thread nodes. Every job

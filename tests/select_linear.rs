@@ -160,13 +160,14 @@ fn every_mode_through_the_host() {
         .job_test(&request(pending(3, 1), 4, JobTestMode::RunNow))
         .unwrap_err();
     assert_eq!(code(&err), 22);
-    // TEST_ONLY ignores usage; whole nodes, memory = the node's (CR_Memory, no request).
+    // TEST_ONLY ignores usage; whole nodes, and no memory (linear's
+    // `_test_only` builds no job resources).
     let r = plugin
         .job_test(&request(pending(3, 3), 4, JobTestMode::TestOnly))
         .unwrap();
     assert_eq!(r.resources.ncpus, 12);
     assert!(r.resources.whole_nodes);
-    assert_eq!(r.resources.per_node[2].memory, 1000);
+    assert_eq!(r.resources.per_node[2].memory, 0);
     // Preemption: J1 (requeue) frees n0,n1.
     let mut req = request(pending(3, 2), 4, JobTestMode::RunNow);
     req.preemptee_candidates = vec![PreempteeCandidate {

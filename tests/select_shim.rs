@@ -43,22 +43,7 @@ const CONFIGS: [&str; 2] = ["cons_tres-CR_Core_Memory", "cons_tres-CR_CPU_Memory
 /// Differences from the stock fixtures not resolved yet (`config`, the
 /// step as the differences name it, why). `must` entries must still differ
 /// (so a fix shows up here and the entry goes); the others may differ.
-const KNOWN: [(&str, &str, bool, &str); 4] = [
-    (
-        "cons_tres-CR_Core_Memory",
-        "submit a27",
-        true,
-        "open: `--gres=mps:200 -n1` on nodes of two 100-share GPUs: stock's TEST_ONLY at submit \
-         accepts it (the job then pends on Resources), the component's refuses it (sbatch: \
-         Requested node configuration is not available); the recorded replay \
-         (tests/select_anchor.rs) tests RUN_NOW only at submit",
-    ),
-    (
-        "cons_tres-CR_CPU_Memory",
-        "submit a27",
-        true,
-        "open: as in cons_tres-CR_Core_Memory",
-    ),
+const KNOWN: [(&str, &str, bool, &str); 2] = [
     (
         "cons_tres-CR_Core_Memory",
         "test-only -N3 -n3",

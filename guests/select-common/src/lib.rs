@@ -28,5 +28,5 @@ pub mod state;
 pub use job::{Allocation, JobView, MemRequest, NodeAlloc};
 pub use jobinfo::JobInfo;
 pub use nodeinfo::{NodeInfo, NodeInfoTable};
-pub use nodes::{NodeRec, NodeTable};
+pub use nodes::{DeviceGroup, NodeRec, NodeTable};
 pub use resources::{cpu_array, ResourcesBuilder};

@@ -2,7 +2,20 @@
 //! reads of each `node` record, indexed by node index.
 
 use slurm_wasm_sdk::types::{GresCount, Node, NodeBaseState, NodeState, NodeStateFlags};
-use slurm_wasm_sdk::Error;
+use slurm_wasm_sdk::{Bitmap, Error};
+
+/// One device group of a node's GRES, as a gres.conf line gives it (the
+/// contract's `gres-device-group`; Slurm's topology record of the node's
+/// `gres_node_state_t`, `topo_gres_cnt_avail` and `topo_core_bitmap`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceGroup {
+    pub name: String,
+    pub type_name: Option<String>,
+    /// Devices of the group (shares, for a shared GRES such as `mps`).
+    pub count: u64,
+    /// `Cores=` as core indices of the node; `None`: usable from every core.
+    pub cores: Option<Bitmap>,
+}
 
 /// One node, as select plugins read it.
 #[derive(Debug, Clone)]
@@ -29,6 +42,10 @@ pub struct NodeRec {
     pub partitions: Vec<u32>,
     /// Configured GRES counts (`Gres=`).
     pub gres: Vec<GresCount>,
+    /// The device groups gres.conf gives the node, in table order (empty
+    /// when it says nothing about the node: no device is then bound to
+    /// cores).
+    pub gres_topology: Vec<DeviceGroup>,
 }
 
 impl NodeRec {
@@ -114,6 +131,27 @@ impl NodeRec {
             state: node.state,
             partitions: node.partitions.clone(),
             gres: node.gres.clone(),
+            gres_topology: node
+                .gres_topology
+                .iter()
+                .map(|g| {
+                    let cores = match &g.cores {
+                        Some(b) => Some(Bitmap::try_from(b).map_err(|e| {
+                            Error::invalid(format!(
+                                "node {} ({}): Cores= of its {} devices: {}",
+                                node.index, node.name, g.name, e.message
+                            ))
+                        })?),
+                        None => None,
+                    };
+                    Ok(DeviceGroup {
+                        name: g.name.clone(),
+                        type_name: g.type_name.clone(),
+                        count: g.count,
+                        cores,
+                    })
+                })
+                .collect::<Result<_, Error>>()?,
         })
     }
 }

@@ -273,8 +273,15 @@ pub fn allocate_sc(
         num_tasks = avail / per_task;
         avail = num_tasks * cpt;
     } else {
-        num_tasks = num_tasks.min(avail / cpt);
-        avail = num_tasks * cpt;
+        // 22.05's `_allocate_sc` (cons_common.c:499-561) keeps every free
+        // core here, whatever `-c`: the cut to whole tasks is left to task
+        // distribution, which puts each task on a socket with room for it
+        // (see `dist_tasks::trim_cores`). Later Slurm cuts the CPUs to
+        // whole tasks at this step, which keeps the lowest free cores
+        // instead: on the anchor, `-n1 -c4 --mem=600` on a node whose
+        // core 0 was busy got CPU_IDs 4-7 (socket 1's two cores), not
+        // 2-5. The fewest CPUs the node must give (`-c`, `--ntasks-per-node`)
+        // are checked by the caller.
     }
     if (job.ntasks_per_node > 0 && num_tasks < job.ntasks_per_node && !job.overcommit)
         || avail < job.pn_min_cpus

@@ -244,11 +244,22 @@ pub fn node_filter(
                 return None;
             }
         }
-        // A shared request's shares come from one device holding them all.
+        // A shared request's shares come from one device holding them all
+        // (`max_node_gres`, the most shares one device has left,
+        // cons_tres/gres_sched.c:130-138), except in TEST_ONLY: there
+        // 22.05 leaves that limit unset so that a shared job is not
+        // refused as never runnable (its bug 15283), and a node's shares
+        // count over all its devices (the anchor's a27, `--gres=mps:200
+        // -n1` on nodes of two 100-share GPUs: sbatch accepted it, and the
+        // job pended on Resources for good).
+        let one_device = shared && !ignore_usage;
         let mut devices: DeviceList = usable
             .into_iter()
-            .filter(|&i| !shared || free_of(i) >= need_here)
+            .filter(|&i| !one_device || free_of(i) >= need_here)
             .collect();
+        if shared && !one_device && devices.iter().map(|&i| free_of(i)).sum::<u64>() < need_here {
+            return None;
+        }
         // A device counts where its socket has free cores, or it has none
         // (`gres_select_filter_sock_core` on the first pass,
         // gres_select_filter.c:600-606); its socket is its home
@@ -799,7 +810,10 @@ pub fn pick(
     if req.shared {
         // `_pick_specific_topo` (gres_select_filter.c:1015-1062): a device
         // bound to no socket, else one on the first socket holding the
-        // job's cores, else the first; `plan.devices` all hold `count`.
+        // job's cores, else the first; `plan.devices` all hold `count`,
+        // but in TEST_ONLY, where a node's shares count over its devices
+        // (see `node_filter`): there the others make up the rest, each
+        // with what it has.
         let on = |i: usize, s: usize| rec.devices[i].sockets.first() == Some(&(s as u16));
         let near = (0..sockets)
             .filter(|&s| cores.count_range(s * cps, (s + 1) * cps) > 0)
@@ -811,7 +825,21 @@ pub fn pick(
             .find(|&i| rec.devices[i].sockets.is_empty())
             .or(near)
             .or_else(|| plan.devices.first().copied())?;
-        return Some(vec![(dev, count)]);
+        let mut picked = vec![(dev, count.min(rec.devices[dev].capacity))];
+        let mut left = count - picked[0].1;
+        for &i in plan.devices.iter().filter(|&&i| i != dev) {
+            if left == 0 {
+                break;
+            }
+            let take = left.min(rec.devices[i].capacity);
+            picked.push((i, take));
+            left -= take;
+        }
+        if left > 0 {
+            return None;
+        }
+        picked.sort_unstable();
+        return Some(picked);
     }
     let per_sock: Vec<usize> = (0..sockets)
         .map(|s| cores.count_range(s * cps, (s + 1) * cps))

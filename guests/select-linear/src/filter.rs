@@ -127,6 +127,53 @@ fn gres_fits(wanted: &[Wanted<'_>], i: usize, usage: &NodeUsage, mode: FilterMod
     })
 }
 
+/// The rest of the GRES test of `_job_count_bitmap` (select_linear.c,
+/// 22.05): where gres.conf binds the node's devices to cores, the job may
+/// use only the CPUs of the cores its devices are bound to (see
+/// [`gres::bound_cores`], the fewest over its requests), and linear, which
+/// allocates whole nodes, refuses the node unless those CPUs are all of the
+/// node's, and at least `--ntasks-per-node` and (above 1) `-c`. On the
+/// anchor (2 sockets x 2 cores x 2 threads, GPU 0 on cores 0-1, GPU 1 on
+/// 2-3) `--gres=gpu:1` gives 2 cores, 4 of the 8 CPUs, and sbatch refused
+/// `-n1 --gres=gpu:1` ("Requested node configuration is not available");
+/// `--gres=gpu:2` gives every core and ran.
+fn bound_cpus_suffice(
+    node: &NodeRec,
+    use_: &NodeUsage,
+    wanted: &[Wanted<'_>],
+    d: &JobDetails,
+    mode: FilterMode,
+) -> bool {
+    if node.gres_topology.is_empty() {
+        return true;
+    }
+    let use_total = mode == FilterMode::TestOnly;
+    let mut cores: Option<u32> = None;
+    for (req, _) in wanted {
+        let allocated = if use_total {
+            0
+        } else {
+            use_.gres_allocated(&req.name, None)
+        };
+        let on_node = |k: usize| use_.group_allocated(node, k);
+        if let Some(c) = gres::bound_cores(node, req, allocated, on_node, use_total) {
+            cores = Some(cores.map_or(c, |o| o.min(c)));
+            if c == 0 {
+                break;
+            }
+        }
+    }
+    let Some(cores) = cores else {
+        return true;
+    };
+    // `cpus_per_core` of the node as Slurm divides it.
+    let cpus = u32::from(node.cpus);
+    let gres_cpus = cores * (cpus / node.cores().max(1));
+    gres_cpus >= cpus
+        && gres_cpus >= u32::from(d.ntasks_per_node)
+        && (d.cpus_per_task <= 1 || gres_cpus >= u32::from(d.cpus_per_task))
+}
+
 /// A per-node GRES request with the configured-count columns it reads.
 type Wanted<'a> = (&'a GresRequest, Vec<&'a [u64]>);
 
@@ -186,7 +233,10 @@ pub fn count_bitmap(
                     column.get(i).copied().unwrap_or(0) >= count
                 }
                 _ => gres_fits(&wanted, i, use_, mode),
-            }
+            } && ctx
+                .nodes
+                .get(i)
+                .is_none_or(|node| bound_cpus_suffice(node, use_, &wanted, job.details, mode))
     };
     let check_memory = ctx.config.memory;
     let memory = match job.memory {

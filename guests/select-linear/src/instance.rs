@@ -246,6 +246,18 @@ impl Linear {
                 },
             )
         };
+        let mut resources = resources;
+        if request.mode == JobTestMode::TestOnly {
+            // `_test_only` (select_linear.c) builds no job resources: the
+            // answer holds the nodes and CPUs, and no memory, which would
+            // otherwise be the job's request on nodes never checked for it
+            // (anchor a30, `-n2 --mem-per-cpu=1000` on 8-CPU nodes of
+            // 4000 MB: 8000 MB a node, yet sbatch accepted it, and it
+            // pended).
+            for node in &mut resources.per_node {
+                node.memory = 0;
+            }
+        }
         Ok(JobTestResult {
             resources,
             start_time: outcome.start_time,

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use select_common::{NodeRec, NodeTable};
-use slurm_wasm_sdk::Error;
+use slurm_wasm_sdk::{Bitmap, Error};
 use smallvec::SmallVec;
 
 use crate::config::Config;
@@ -56,6 +56,33 @@ impl NodeUsage {
             .sum()
     }
 
+    /// Devices of device group `group` of `node` (an index into its
+    /// `gres_topology`) that jobs hold here: Slurm's
+    /// `topo_gres_cnt_alloc`. A group's devices are numbered after the
+    /// earlier groups of its name (the contract's table order). Only jobs
+    /// that share the node are given devices (see
+    /// [`crate::resources::pick_devices`]); a job holding a node alone
+    /// leaves no other job on it, so its devices never need counting.
+    pub fn group_allocated(&self, node: &NodeRec, group: usize) -> u64 {
+        let Some(g) = node.gres_topology.get(group) else {
+            return 0;
+        };
+        let start: u64 = node.gres_topology[..group]
+            .iter()
+            .filter(|o| o.name.eq_ignore_ascii_case(&g.name))
+            .map(|o| o.count)
+            .sum();
+        let (start, end) = (start as usize, (start + g.count) as usize);
+        self.gres
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case(&g.name))
+            .filter_map(|h| h.devices.as_ref())
+            .map(|d| d.ones().filter(|&k| k >= start && k < end).count() as u64)
+            .sum()
+    }
+
+    /// Adds a job's GRES; the devices it names are kept, as the union of
+    /// the jobs' devices per name and type (see [`Self::group_allocated`]).
     fn gres_add(&mut self, held: &[GresHeld]) {
         for g in held {
             match self
@@ -63,11 +90,20 @@ impl NodeUsage {
                 .iter_mut()
                 .find(|h| h.name == g.name && h.type_name == g.type_name)
             {
-                Some(h) => h.count += g.count,
-                None => self.gres.push(GresHeld {
-                    devices: None,
-                    ..g.clone()
-                }),
+                Some(h) => {
+                    h.count += g.count;
+                    h.devices = match (h.devices.take(), &g.devices) {
+                        (Some(mut all), Some(d)) => {
+                            grow(&mut all, d.len());
+                            for k in d.ones() {
+                                all.set(k, true);
+                            }
+                            Some(all)
+                        }
+                        (all, d) => all.or_else(|| d.clone()),
+                    };
+                }
+                None => self.gres.push(g.clone()),
             }
         }
     }
@@ -80,9 +116,26 @@ impl NodeUsage {
                 .find(|h| h.name == g.name && h.type_name == g.type_name)
             {
                 h.count = h.count.saturating_sub(g.count);
+                if let (Some(all), Some(d)) = (h.devices.as_mut(), &g.devices) {
+                    let len = all.len();
+                    for k in d.ones().filter(|&k| k < len) {
+                        all.set(k, false);
+                    }
+                }
             }
         }
         self.gres.retain(|g| g.count > 0);
+    }
+}
+
+/// Lengthens `map` to `len` bits (kept set bits stay).
+fn grow(map: &mut Bitmap, len: usize) {
+    if map.len() < len {
+        let mut longer = Bitmap::new(len);
+        for k in map.ones() {
+            longer.set(k, true);
+        }
+        *map = longer;
     }
 }
 

@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~115 min for all forty-nine):
-#     bash tests/anchor/select/record.sh              # all forty-nine configurations
+# configuration, ~120 min for all fifty-two):
+#     bash tests/anchor/select/record.sh              # all fifty-two configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -122,6 +122,12 @@
 #                                             stream, YES_STEPS (jobs with and without
 #                                             --oversubscribe side by side)
 #     linear-CR_Memory-oversubscribe_yes      the same under select/linear
+#     cons_tres-CR_Core_Memory-cores          select/cons_tres  CR_Core_Memory, its own
+#                                             stream, CORES_STEPS (jobs of several CPUs per
+#                                             task on partly busy nodes, GPUs against the
+#                                             cores they are bound to, MPS beyond one GPU)
+#     cons_tres-CR_CPU_Memory-cores           the same under CR_CPU_Memory
+#     linear-CR_Memory-cores                  the same under select/linear
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -234,7 +240,10 @@ cons_tres-CR_Core_Memory-reservations|select/cons_tres|CR_Core_Memory||||RESV_ST
 linear-CR_Memory-reservations|select/linear|CR_Memory||||RESV_STEPS
 cons_tres-CR_Core_Memory-reserved_jobs|select/cons_tres|CR_Core_Memory||||HELD_STEPS
 cons_tres-CR_Core_Memory-oversubscribe_yes|select/cons_tres|CR_Core_Memory|||OverSubscribe=YES:2|YES_STEPS
-linear-CR_Memory-oversubscribe_yes|select/linear|CR_Memory|||OverSubscribe=YES:2|YES_STEPS"
+linear-CR_Memory-oversubscribe_yes|select/linear|CR_Memory|||OverSubscribe=YES:2|YES_STEPS
+cons_tres-CR_Core_Memory-cores|select/cons_tres|CR_Core_Memory||||CORES_STEPS
+cons_tres-CR_CPU_Memory-cores|select/cons_tres|CR_CPU_Memory||||CORES_STEPS
+linear-CR_Memory-cores|select/linear|CR_Memory||||CORES_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
 # `suspend <name>`, `resume <name>`, `resize <name> <nodes>`, `sleep <seconds>`,
@@ -555,6 +564,46 @@ reserve v9 NodeCnt=3 CoreCnt=4
 cancel r1
 reserve v10 NodeCnt=2
 reserve v11 NodeCnt=2 CoreCnt=12"
+
+# Which cores a job of several CPUs per task gets on a node some of whose cores are busy (k
+# jobs: the cores are gathered whole and task distribution puts each task on one socket),
+# GPU jobs against the cores gres.conf binds the GPUs to (g jobs: select/linear refuses a
+# node unless the job's GPUs are bound to all its cores) and MPS shares asked beyond one GPU
+# (p jobs: the submit test counts a node's shares over its GPUs, the start needs them on one).
+CORES_STEPS="submit k1 -w n1 -n1 --mem=500
+submit k2 -w n1 -n1 -c4 --mem=600
+submit k3 -w n2 -n1 --mem=500
+submit k4 -w n2 -n1 -c2 --mem=500
+submit k5 -w n2 -n1 -c3 --mem=500
+submit k6 -w n3 -n2 -c3 --mem=600
+submit k7 -w n4 -n1 -c2 --mem=200
+submit k8 -w n4 -n1 -c6 --mem=200
+cancel k1
+cancel k3
+test-only -n1 -c4 --mem=600
+submit k9 -n1 -c4 --mem=600
+submit k10 -N2 -n2 -c2 --mem=200
+cancel k2
+cancel k4
+cancel k5
+cancel k6
+cancel k7
+cancel k8
+cancel k9
+cancel k10
+submit g1 -n1 --gres=gpu:2 --mem=500
+submit g2 -n1 --gres=gpu:1 --mem=500
+submit g3 -N2 -n2 --gres=gpu:1 --mem=500
+submit g4 -n1 -c8 --gres=gpu:2 --mem=500
+test-only -n1 --gres=gpu:1 --mem=500
+test-only -n1 --gres=gpu:2 --mem=500
+submit p1 -n1 --gres=mps:200
+submit p2 -n1 --gres=mps:300
+submit p3 -n1 --gres=mps:150
+cancel g1
+cancel g2
+cancel g3
+cancel g4"
 
 # Jobs beside and inside a reservation held while they are submitted: a core reservation
 # (k1, two cores of n1) leaves other jobs n1's other cores and gives --reservation=k1 jobs its
