@@ -28,7 +28,8 @@
 //! with and without `--oversubscribe` under `OverSubscribe=YES:2`; in two
 //! node and core reservations among running jobs; in one jobs beside
 //! and inside a core and a node reservation held while they are submitted;
-//! and in three (CR_Core_Memory, CR_CPU_Memory, linear) a stream of jobs of
+//! and in five (CR_Core_Memory with and without CR_ONE_TASK_PER_CORE,
+//! CR_CPU_Memory, CR_Socket_Memory, linear) a stream of jobs of
 //! several CPUs per task on partly busy nodes, GPU jobs against the cores
 //! gres.conf binds the GPUs to, and MPS shares asked beyond one GPU.
 //! `anchor_select` parses them.
@@ -918,6 +919,20 @@ fn cons_tres_cr_core_memory_cores() {
 fn cons_tres_cr_cpu_memory_cores() {
     require("select/cons_tres");
     check("cons_tres-CR_CPU_Memory-cores");
+}
+
+/// The cores stream under `CR_Core_Memory,CR_ONE_TASK_PER_CORE`.
+#[test]
+fn cons_tres_cr_core_memory_one_task_cores() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-one_task-cores");
+}
+
+/// The cores stream under `CR_Socket_Memory`.
+#[test]
+fn cons_tres_cr_socket_memory_cores() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Socket_Memory-cores");
 }
 
 /// The cores stream under select/linear: a GPU job may use only the CPUs

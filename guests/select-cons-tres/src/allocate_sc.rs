@@ -269,9 +269,12 @@ pub fn allocate_sc(
     if cpt < 2 {
         avail = num_tasks;
     } else if ntpc == 1 && cpt > v {
-        let per_task = cpt.div_ceil(v) * v;
-        num_tasks = avail / per_task;
-        avail = num_tasks * cpt;
+        // One task per core with tasks wider than a core: 22.05 keeps
+        // every free core here too (see below), and counts each task's
+        // last core for the CPUs the task has left (`_count_used_cpus`,
+        // cons_common.c:175-199; see `split_task_cpus`). Anchor, under
+        // CR_ONE_TASK_PER_CORE: `-n1 -c4 --mem=600` beside a job on core 0
+        // got CPU_IDs 4-7, and `-n2 -c3` on an idle node CPU_IDs 0-7.
     } else {
         // 22.05's `_allocate_sc` (cons_common.c:499-561) keeps every free
         // core here, whatever `-c`: the cut to whole tasks is left to task
@@ -333,6 +336,13 @@ pub fn allocate_sc(
         };
         avail.min(shares)
     };
+    // A walk keeps `v` CPUs a core here (`avail` is every free core's);
+    // one task per core with tasks wider than a core counts fewer.
+    let kept_cpus = if ntpc == 1 && cpt > v && !(params.one_task_per_core && gres_min) {
+        split_task_cpus(kept_cpus / v, cpt, v)
+    } else {
+        kept_cpus
+    };
     let avail_cpus = kept_cpus.min(cap);
     if avail_cpus < job.pn_min_cpus {
         return None;
@@ -342,6 +352,16 @@ pub fn allocate_sc(
         cores: kept,
         cpus_per_core: v,
     })
+}
+
+/// The CPUs 22.05 counts for `cores` kept cores when each task of `cpt`
+/// CPUs takes whole cores of `v` CPUs, one task per core
+/// (`_count_used_cpus` with `ntasks_per_core == 1` and `cpus_per_task >
+/// threads_per_core`): a task's cores count `v` each but its last, which
+/// counts what the task has left. `-c3` on 2-CPU cores: 2, 1, 2, 1, ...
+fn split_task_cpus(cores: u32, cpt: u32, v: u32) -> u32 {
+    let per_task = cpt.div_ceil(v);
+    (cores / per_task) * cpt + (cores % per_task) * v
 }
 
 /// Step 5 of `_allocate_sc` for the cores themselves: sockets the GRES
@@ -390,5 +410,21 @@ impl Walk<'_> {
             }
         }
         (kept, taken)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_task_cpus;
+
+    #[test]
+    fn split_tasks_count_their_last_core_for_what_is_left() {
+        // `_count_used_cpus` core by core: -c3 on 2-CPU cores uses 2, 1,
+        // 2, 1; -c4 uses 2, 2; -c5 uses 2, 2, 1.
+        assert_eq!(split_task_cpus(4, 3, 2), 6);
+        assert_eq!(split_task_cpus(3, 3, 2), 5);
+        assert_eq!(split_task_cpus(3, 4, 2), 6);
+        assert_eq!(split_task_cpus(3, 5, 2), 5);
+        assert_eq!(split_task_cpus(0, 3, 2), 0);
     }
 }

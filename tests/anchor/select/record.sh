@@ -4,8 +4,8 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~120 min for all fifty-two):
-#     bash tests/anchor/select/record.sh              # all fifty-two configurations
+# configuration, ~125 min for all fifty-four):
+#     bash tests/anchor/select/record.sh              # all fifty-four configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -128,6 +128,8 @@
 #                                             cores they are bound to, MPS beyond one GPU)
 #     cons_tres-CR_CPU_Memory-cores           the same under CR_CPU_Memory
 #     linear-CR_Memory-cores                  the same under select/linear
+#     cons_tres-CR_Core_Memory-one_task-cores the same under CR_Core_Memory,CR_ONE_TASK_PER_CORE
+#     cons_tres-CR_Socket_Memory-cores        the same under CR_Socket_Memory
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -176,6 +178,9 @@
 #                                        it would preempt, or its error), and `--- running` with
 #                                        `<id> <name> <EndTime epoch>` for each running job, so a
 #                                        start time can be matched to the job whose end frees it
+#   sinfo.txt               under SHIM_PLUGINDIR only: after each submit that sbatch accepted,
+#                           `[after <name>]`, `running <ids>` (squeue) and `sinfo -N -p big -o
+#                           '%N %C'` (each node's allocated/idle/other/total CPUs)
 #
 # Environment: SLURM_ANCHOR (the slurm-anchor directory, default ../shared/slurm-anchor beside the
 # repository), SLURM_ANCHOR_DIR (its state directory, default /tmp/slurm-anchor), OUT (output
@@ -243,7 +248,9 @@ cons_tres-CR_Core_Memory-oversubscribe_yes|select/cons_tres|CR_Core_Memory|||Ove
 linear-CR_Memory-oversubscribe_yes|select/linear|CR_Memory|||OverSubscribe=YES:2|YES_STEPS
 cons_tres-CR_Core_Memory-cores|select/cons_tres|CR_Core_Memory||||CORES_STEPS
 cons_tres-CR_CPU_Memory-cores|select/cons_tres|CR_CPU_Memory||||CORES_STEPS
-linear-CR_Memory-cores|select/linear|CR_Memory||||CORES_STEPS"
+linear-CR_Memory-cores|select/linear|CR_Memory||||CORES_STEPS
+cons_tres-CR_Core_Memory-one_task-cores|select/cons_tres|CR_Core_Memory,CR_ONE_TASK_PER_CORE||||CORES_STEPS
+cons_tres-CR_Socket_Memory-cores|select/cons_tres|CR_Socket_Memory||||CORES_STEPS"
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
 # `suspend <name>`, `resume <name>`, `resize <name> <nodes>`, `sleep <seconds>`,
@@ -758,6 +765,7 @@ declare -A ID
 run_stream() {
   local out=$1 steps=$2 kind name opts id rc st before preempted suspended resumed
   : > "$out"
+  [ -z "${SHIM_PLUGINDIR:-}" ] || : > "${out%/*}/sinfo.txt"
   while read -r -u 3 kind rest; do
     case "$kind" in
       submit)
@@ -797,6 +805,15 @@ run_stream() {
         if [[ $st == PENDING* ]]; then
           scancel "$id"; gone "$id"
           echo "--- cancelled (pending)" >> "$out"
+        fi
+        if [ -n "${SHIM_PLUGINDIR:-}" ]; then
+          # what the clients see of the allocation (select/wasm's nodeinfo): the running
+          # jobs, then sinfo's allocated/idle/other/total CPUs of each node
+          {
+            echo "[after $name]"
+            echo "running $(squeue -h -t running -o %i | sort -n | tr '\n' ' ')"
+            sinfo -h -N -p big -o '%N %C'
+          } >> "${out%/*}/sinfo.txt"
         fi
         say "$name: job $id $st"
         ;;
