@@ -82,6 +82,9 @@ fn missing(lang: &str, scratch: &Path) -> Vec<String> {
             ("cc", vec!["--version"], "cc"),
         ],
     };
+    let probes = probes
+        .into_iter()
+        .chain([("make", vec!["--version"], "make")]);
     let mut lacking: Vec<String> = probes
         .into_iter()
         .filter(|(program, args, _)| !run(scratch, program, args).0)

@@ -49,7 +49,8 @@ static bool capability_failed(slurm_plugin_types_capability_error_t *why,
 /*
  * pre_launch_priv(): binds the task to one_cpu_for_task()'s CPU. Does
  * nothing for a step without cores here; fails with SLURM_ERROR when a
- * capability is denied or fails.
+ * capability is denied or fails, when the layout has no CPU for the core,
+ * or when memory runs out.
  */
 bool exports_slurm_plugin_task_pre_launch_priv(
 	exports_slurm_plugin_task_step_t *step,
@@ -59,22 +60,33 @@ bool exports_slurm_plugin_task_pre_launch_priv(
 	slurm_plugin_topology_cpu_layout_t layout;
 	slurm_plugin_types_capability_error_t why;
 	slurm_plugin_types_bitmap_t cpus;
-	uint32_t cores[1024];
+	uint32_t *cores = malloc((step->cores.len ? step->cores.len : 1) *
+				 sizeof(*cores));
 	size_t ncores = 0;
 	int64_t cpu;
 	bool ok = true;
 
-	for (uint32_t i = 0; i < step->cores.len && ncores < 1024; i++)
+	if (!cores) {
+		exports_slurm_plugin_task_step_free(step);
+		return slurm_plugin_fail(err, SLURM_ERROR,
+					 PLUGIN_TYPE ": out of memory");
+	}
+	for (uint32_t i = 0; i < step->cores.len; i++)
 		if (step->cores.words.ptr[i / 64] >> (i % 64) & 1)
 			cores[ncores++] = i;
 	exports_slurm_plugin_task_step_free(step);
-	if (!ncores)
+	if (!ncores) {
+		free(cores);
 		return true; /* a step without cores here: nothing to bind to */
-	if (!slurm_plugin_topology_read_layout(&layout, &why))
+	}
+	if (!slurm_plugin_topology_read_layout(&layout, &why)) {
+		free(cores);
 		return capability_failed(&why, err);
+	}
 	cpu = one_cpu_for_task(cores, ncores, task->local_id,
 			       layout.block_map.ptr, layout.block_map.len,
 			       layout.threads_per_core);
+	free(cores);
 	slurm_plugin_topology_cpu_layout_free(&layout);
 	if (cpu < 0)
 		return slurm_plugin_fail(err, SLURM_ERROR,
