@@ -507,8 +507,7 @@ fn lang_readme(lang: Lang, kind: &str, plugin_type: &str, wasm: &str) -> String 
     let (what, tools, edit, test) = match lang {
         Lang::Python => (
             "Python, built with componentize-py",
-            "Python 3.11 or later and componentize-py (`pip install componentize-py==0.25.1`, \
-             version 0.25)",
+            "Python 3.11 or later and componentize-py (`pip install componentize-py==0.25.1`)",
             "Edit `plugin.py` (the policy: a class deriving from `slurm_plugin.KIND.Plugin`, \
              which gives every function you do not write the default of a Slurm plugin \
              that does nothing there) and `test_plugin.py`. Every module the plugin uses \
