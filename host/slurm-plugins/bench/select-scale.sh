@@ -12,8 +12,10 @@
 # Environment (defaults): NODES=1024 (a multiple of 16; one in 16 nodes has 4 GPUs), JOBS=5000,
 #   WINDOW=240 (seconds of scheduling measured), BF_MAX_JOB_TEST=500 (Slurm's default: jobs a
 #   backfill pass tests), BF_MAX_TIME=160 (seconds a backfill pass may take), SEED=28 (the job
-#   mix), SUBMITTERS=4 (parallel sbatch), WORK=/tmp/slurm-select-scale (config, state, logs), OUT=$WORK/result-<plugin>-<time>,
-#   PORT=16817 (slurmctld; no slurmd port is ever used), PLUGINDIR and SLURM_WASM_CONFIG (only
+#   mix), SUBMITTERS=1 (parallel sbatch; more than one numbers the jobs in another order each run, and priority/basic then orders another queue), WORK=/tmp/slurm-select-scale (config, state, logs), OUT=$WORK/result-<plugin>-<time>,
+#   PORT=16817 (slurmctld; no slurmd port is ever used), DEBUG_FLAGS (slurm.conf DebugFlags, for
+#   example Backfill to log each planned start; none by default, since logging costs time),
+#   CTLD_DEBUG=info (SlurmctldDebug), PLUGINDIR and SLURM_WASM_CONFIG (only
 #   for select/wasm: PluginDir=$PLUGINDIR:<Debian's plugin dir>, the variable kept in
 #   slurmctld's environment).
 #
@@ -47,7 +49,7 @@ WINDOW=${WINDOW:-240}
 BF_MAX_JOB_TEST=${BF_MAX_JOB_TEST:-500}
 BF_MAX_TIME=${BF_MAX_TIME:-160}
 SEED=${SEED:-28}
-SUBMITTERS=${SUBMITTERS:-4}
+SUBMITTERS=${SUBMITTERS:-1}
 WORK=${WORK:-/tmp/slurm-select-scale}
 PORT=${PORT:-16817}
 ANCHOR_STATE=${SLURM_ANCHOR_DIR:-/tmp/slurm-anchor}
@@ -151,7 +153,8 @@ SlurmdSpoolDir=$WORK/state/slurmd-%n
 SlurmctldPidFile=$RUN/slurmctld.pid
 SlurmdPidFile=$RUN/slurmd-%n.pid
 SlurmctldLogFile=$WORK/log/slurmctld.log
-SlurmctldDebug=info
+SlurmctldDebug=${CTLD_DEBUG:-info}
+${DEBUG_FLAGS:+DebugFlags=$DEBUG_FLAGS}
 MailProg=/bin/true
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
