@@ -14,8 +14,8 @@
 //!   and the [`testkit`] mock host in native unit tests;
 //! * [`plugin`]: a kind's `Plugin` trait, where a plugin is a value that
 //!   lives between calls and writes only the functions its policy needs
-//!   (gres, priority and task; select plugins implement the bindings'
-//!   traits);
+//!   (a select plugin writes `job_test`; the SDK keeps its node table,
+//!   running jobs, nodeinfo and jobinfo);
 //! * export macros (`export_select!`, `export_gres!`, `export_priority!`,
 //!   `export_task!`, one per enabled feature);
 //! * [`testkit`]: an in-process mock host and fixtures, so a plugin's logic
@@ -79,6 +79,11 @@ pub mod select {
         default_bindings_module: "slurm_wasm_sdk::select",
     });
     pub use self::Guest as IdentityGuest;
+    #[doc(hidden)]
+    pub use crate::plugin::select::HasInstance;
+    pub use crate::plugin::select::{
+        no_fit, Cluster, Export, Instance, JobInfo, NodeInfo, Plugin, RunningJob, PROTOCOL_VERSIONS,
+    };
     pub use exports::slurm::plugin::select::Guest as SelectGuest;
     pub use exports::slurm::plugin::select::*;
 }
@@ -154,11 +159,20 @@ pub mod task {
 }
 
 /// Exports a type implementing `select::{IdentityGuest, SelectGuest}` as the
-/// component's select plugin. Expands to nothing outside `wasm32`, so the
-/// same crate also builds natively for tests and benchmarks.
+/// component's select plugin, or (`export_select!(plugin T)`) a type
+/// implementing [`select::Plugin`], through [`select::Export`] and a state
+/// static holding it with the SDK's [`select::Cluster`]. The export itself
+/// expands to nothing outside `wasm32`, so the same crate also builds
+/// natively for tests and benchmarks.
 #[cfg(feature = "select")]
 #[macro_export]
 macro_rules! export_select {
+    (plugin $ty:ty) => {
+        $crate::__select_instance!($ty);
+        #[cfg(target_arch = "wasm32")]
+        type __SlurmWasmSelectExport = $crate::select::Export<$ty>;
+        $crate::export_select!(__SlurmWasmSelectExport);
+    };
     ($ty:ident) => {
         #[cfg(target_arch = "wasm32")]
         $crate::select::__export_select_plugin!($ty with_types_in $crate::select);

@@ -35,6 +35,8 @@ use crate::Error;
 pub mod gres;
 #[cfg(feature = "priority")]
 pub mod priority;
+#[cfg(feature = "select")]
+pub mod select;
 #[cfg(feature = "task")]
 pub mod task;
 

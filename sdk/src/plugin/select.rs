@@ -1,0 +1,1111 @@
+//! The select kind as a [`Plugin`] value (see [`crate::plugin`]).
+//!
+//! A select plugin decides where and when jobs run: [`Plugin::job_test`]
+//! is the one function it must write. Everything else a select plugin has
+//! to keep, the SDK keeps in a [`Cluster`] it hands to `job_test`:
+//!
+//! * the node table (`node-init`, `update-node-config`,
+//!   `update-node-state`);
+//! * the running and suspended jobs with their resources (`job-init`,
+//!   `job-begin`, `job-fini`, `job-suspend`, `job-resume`, `job-resized`,
+//!   `reconfigure`);
+//! * `select-nodeinfo` (what `sinfo` shows as allocated, packed as Slurm
+//!   20.11 to 22.05 pack it) refreshed from those jobs, and an empty
+//!   `select-jobinfo`, as Slurm's select/linear and select/cons_tres keep;
+//! * the state blob of `state-save`/`state-restore`, around the plugin's
+//!   own bytes (the node table and the jobs are not in it: after a
+//!   controller restart, or a restart of the component, they come back
+//!   through `node-init` and `job-init` as in Slurm, whose
+//!   `select_p_node_init` and `select_p_job_init` rebuild the plugins'
+//!   tables after `slurmctld` recovers its job list:
+//!   `src/slurmctld/read_config.c`, `read_slurm_conf`).
+//!
+//! [`Cluster`] also has what a whole-node policy needs to answer
+//! `job-test` in a few lines: [`Cluster::candidates`],
+//! [`Cluster::take_whole_nodes`], [`Cluster::is_idle`],
+//! [`Cluster::free_at`], [`Cluster::end_times`] and
+//! [`Cluster::whole_nodes`] (the `job-test-result`). A first-fit plugin is
+//! `examples/select-first-fit`.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+
+use crate::plugin::PluginState;
+use crate::select::{
+    GuestSelectJobinfo, GuestSelectNodeinfo, IdentityGuest, JobTestMode, JobTestRequest,
+    JobTestResult, JobinfoField, JobinfoValue, NodeinfoField, NodeinfoValue, PluginInfoField,
+    PluginInfoValue, ReservationRequest, ReservationResult, SelectConfig, SelectGuest,
+    SelectJobinfo, SelectNodeinfo, SprintMode,
+};
+use crate::types::{
+    Bitmap as BitmapRecord, Job, JobResources, JobState, KeyValue, MemoryRequest, Node,
+    NodeResources, NodeStateFlags, PluginError, PluginIdentity, Step,
+};
+use crate::{codes, host, identity, Bitmap, Error};
+
+/// A select plugin. Only [`Plugin::init`] and [`Plugin::job_test`] are
+/// required; every other function has the default of a plugin that
+/// allocates whole nodes and keeps no state of its own, as Slurm's
+/// select/linear (`src/plugins/select/linear/select_linear.c`) where it
+/// does nothing policy-specific.
+pub trait Plugin: Sized + Send + 'static {
+    /// `plugin_type`, `select/<name>`.
+    const TYPE: &'static str;
+    /// `plugin_name`, a human description.
+    const NAME: &'static str;
+
+    /// What `describe` answers: [`TYPE`](Self::TYPE) and
+    /// [`NAME`](Self::NAME) with this SDK's versions and no required
+    /// capabilities ([`crate::identity()`]).
+    fn identity() -> PluginIdentity {
+        identity(Self::TYPE, Self::NAME)
+    }
+
+    /// `init`: the plugin for this configuration (cluster parameters and
+    /// the partition table). An error refuses to load (the controller
+    /// stops, as with a C plugin whose init fails).
+    fn init(config: &SelectConfig) -> Result<Self, Error>;
+
+    /// `fini`, before the value is dropped. Default: nothing.
+    fn fini(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// `job-test`: where (and, in will-run mode, when) `request.job`
+    /// runs. The modes (`request.mode`):
+    ///
+    /// * `run-now`: on candidate nodes free now; `ESLURM_NODES_BUSY` when
+    ///   none fit now but some would later;
+    /// * `test-only`: could it ever run on the candidates, ignoring what
+    ///   runs there; `ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE` if not;
+    /// * `will-run` and `reservation`: the earliest start, from the end
+    ///   times of running jobs, with the nodes (`start-time` set).
+    ///
+    /// The answer's nodes must be candidates; [`Cluster::whole_nodes`]
+    /// builds it. `cluster` is the SDK's view of the nodes and jobs.
+    fn job_test(
+        &mut self,
+        cluster: &Cluster,
+        request: &JobTestRequest,
+    ) -> Result<JobTestResult, Error>;
+
+    /// After the SDK recorded a starting job (`job-begin`; also each job
+    /// of `job-init`). Default: nothing.
+    fn job_begin(&mut self, _cluster: &Cluster, _job: &Job) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// After the SDK forgot an ended job (`job-fini`). Default: nothing.
+    fn job_fini(&mut self, _cluster: &Cluster, _job: &Job) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// `reconfigure`: the configuration changed (the SDK has rebuilt the
+    /// jobs from the running ones). Default: nothing.
+    fn reconfigure(&mut self, _config: &SelectConfig) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// `get-info-from-plugin(cr-plugin)`: 0 for a plugin that allocates
+    /// whole nodes (select/linear's answer), `SELECT_TYPE_CONS_RES` (1)
+    /// or `SELECT_TYPE_CONS_TRES` (2) for one that shares nodes by cores.
+    fn cr_plugin(&self) -> u32 {
+        0
+    }
+
+    /// `get-info-from-plugin(config-info)`: the plugin's parameters as
+    /// `scontrol show config` lists them. Default: none (select/linear's).
+    fn config_info(&self) -> Vec<KeyValue> {
+        Vec::new()
+    }
+
+    /// `resv-test`: nodes for an advanced reservation. Default: the first
+    /// `node-count` available nodes in index order and no cores, as
+    /// select/linear (`select_p_resv_test`, which picks with
+    /// `bit_pick_cnt`); `ESLURM_NODES_BUSY` when too few are available.
+    fn resv_test(
+        &mut self,
+        _cluster: &Cluster,
+        request: &ReservationRequest,
+    ) -> Result<ReservationResult, Error> {
+        let available = bitmap(&request.available, "resv-test available")?;
+        let want = request.node_count as usize;
+        if available.count() < want {
+            return Err(Error::new(
+                codes::ESLURM_NODES_BUSY,
+                format!(
+                    "resv-test: {want} nodes wanted, {} available",
+                    available.count()
+                ),
+            ));
+        }
+        let nodes = Bitmap::from_bits(available.len(), available.ones().take(want));
+        Ok(ReservationResult {
+            nodes: nodes.into(),
+            cores: None,
+        })
+    }
+
+    /// The plugin's own part of `state-save`. Default: nothing (no bytes).
+    fn state_save(&mut self) -> Result<Vec<u8>, Error> {
+        Ok(Vec::new())
+    }
+
+    /// The plugin's own part of `state-restore`, what its `state_save`
+    /// wrote; bytes it did not write are refused (`EINVAL`), never
+    /// half-applied. Default: accepts the empty state the default
+    /// `state_save` writes, refuses anything else.
+    fn state_restore(&mut self, data: &[u8]) -> Result<(), Error> {
+        if data.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::invalid(format!(
+                "{}: keeps no state, refusing {} bytes",
+                Self::TYPE,
+                data.len()
+            )))
+        }
+    }
+}
+
+/// A job the SDK holds resources for: running or suspended.
+#[derive(Debug, Clone)]
+pub struct RunningJob {
+    /// The job as `job-begin` (or `job-init`, `job-resume`) gave it.
+    pub job: Job,
+    /// Its resources (`job.resources`, less nodes `job-resized` removed).
+    pub resources: JobResources,
+    /// Suspended: it keeps its nodes (and memory), not its CPUs.
+    pub suspended: bool,
+}
+
+impl RunningJob {
+    /// The job's planned end (`end-time`; `job-resume` gives the new one).
+    pub fn end_time(&self) -> i64 {
+        self.job.end_time
+    }
+
+    /// Node indices of its allocation, ascending.
+    pub fn nodes(&self) -> impl Iterator<Item = u32> + '_ {
+        self.resources.per_node.iter().map(|r| r.node_index)
+    }
+}
+
+/// What the SDK keeps for a select plugin: the configuration, the node
+/// table and the running and suspended jobs. Read-only to the plugin,
+/// which gets it in [`Plugin::job_test`].
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    config: SelectConfig,
+    nodes: Vec<Node>,
+    jobs: BTreeMap<u32, RunningJob>,
+    now: i64,
+}
+
+impl Cluster {
+    fn new(config: SelectConfig) -> Self {
+        Cluster {
+            config,
+            nodes: Vec::new(),
+            jobs: BTreeMap::new(),
+            now: 0,
+        }
+    }
+
+    /// The configuration of `init` (or the last `reconfigure`).
+    pub fn config(&self) -> &SelectConfig {
+        &self.config
+    }
+
+    /// The node table (`node-init`, with later node updates), by index.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Node `index`, if the table has it.
+    pub fn node(&self, index: u32) -> Option<&Node> {
+        self.nodes.get(index as usize)
+    }
+
+    /// The running and suspended jobs, by job id.
+    pub fn jobs(&self) -> impl Iterator<Item = &RunningJob> {
+        self.jobs.values()
+    }
+
+    /// Job `job_id`, if it runs or is suspended.
+    pub fn job(&self, job_id: u32) -> Option<&RunningJob> {
+        self.jobs.get(&job_id)
+    }
+
+    /// The host's clock when the current call began (virtual time in a
+    /// simulation).
+    pub fn now(&self) -> i64 {
+        self.now
+    }
+
+    /// Jobs holding node `index` (suspended ones too: they keep it).
+    pub fn jobs_on(&self, index: u32) -> impl Iterator<Item = &RunningJob> {
+        self.jobs
+            .values()
+            .filter(move |j| j.nodes().any(|n| n == index))
+    }
+
+    /// No running or suspended job holds node `index`.
+    pub fn is_idle(&self, index: u32) -> bool {
+        self.jobs_on(index).next().is_none()
+    }
+
+    /// When node `index` is free: now when idle, else the latest planned
+    /// end of the jobs on it (never before now: a job past its end is
+    /// still there until `job-fini`); `i64::MAX` while a suspended job
+    /// holds it (its end is unknown until it resumes).
+    pub fn free_at(&self, index: u32) -> i64 {
+        self.jobs_on(index)
+            .map(|j| {
+                if j.suspended {
+                    i64::MAX
+                } else {
+                    j.end_time().max(self.now)
+                }
+            })
+            .fold(self.now, i64::max)
+    }
+
+    /// The times at which nodes become free, ascending and distinct: now,
+    /// then each running job's planned end after now. A will-run answer
+    /// tries them in order (as Slurm's select/linear `_will_run_test`
+    /// removes running jobs by end time until the job fits).
+    pub fn end_times(&self) -> Vec<i64> {
+        let mut times: Vec<i64> = std::iter::once(self.now)
+            .chain(
+                self.jobs
+                    .values()
+                    .filter(|j| !j.suspended)
+                    .map(|j| j.end_time().max(self.now)),
+            )
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        times
+    }
+
+    /// The request's candidate nodes in index order, the job's required
+    /// nodes (`-w`) first.
+    pub fn candidates(&self, request: &JobTestRequest) -> Vec<u32> {
+        let candidates = Bitmap::try_from(&request.candidates).unwrap_or_default();
+        let required = required_nodes(&request.job);
+        let mut order: Vec<u32> = required
+            .iter()
+            .copied()
+            .filter(|&n| candidates.get(n as usize))
+            .collect();
+        order.extend(
+            candidates
+                .ones()
+                .map(|n| n as u32)
+                .filter(|n| !required.contains(n)),
+        );
+        order
+    }
+
+    /// Whether node `index` could ever hold one node's share of `job`:
+    /// its configured CPUs cover `pn-min-cpus`, its memory the job's
+    /// memory per node, its `TmpDisk` `--tmp` (the per-node checks of
+    /// select/linear's `_job_test`).
+    pub fn node_fits(&self, job: &Job, index: u32) -> bool {
+        let Some(node) = self.node(index) else {
+            return false;
+        };
+        let d = &job.details;
+        u32::from(node.cpus) >= u32::from(d.pn_min_cpus)
+            && node.tmp_disk >= d.pn_min_tmp_disk
+            && memory_per_node(job, node) <= node.real_memory
+    }
+
+    /// Whole nodes for `request` from `order` (nodes the policy offers,
+    /// in its preference): every required node, then nodes of `order`
+    /// that [`fit`](Self::node_fits) until the job has its `min-nodes`
+    /// (at least one) and its `min-cpus`, never more than `max-nodes`.
+    /// `None` when `order` cannot give that (a required node missing from
+    /// it, too few nodes or CPUs).
+    pub fn take_whole_nodes(
+        &self,
+        request: &JobTestRequest,
+        order: impl IntoIterator<Item = u32>,
+    ) -> Option<Vec<u32>> {
+        let job = &request.job;
+        let order: Vec<u32> = order
+            .into_iter()
+            .filter(|&n| self.node_fits(job, n))
+            .collect();
+        let required = required_nodes(job);
+        if !required.iter().all(|n| order.contains(n)) {
+            return None;
+        }
+        let want_nodes = request.min_nodes.max(job.details.min_nodes).max(1) as usize;
+        let max_nodes = if request.max_nodes == 0 {
+            usize::MAX
+        } else {
+            request.max_nodes as usize
+        };
+        let want_cpus = u64::from(job.details.min_cpus);
+        let mut chosen = required.clone();
+        let mut cpus: u64 = chosen.iter().map(|&n| self.cpus(n)).sum();
+        for n in order {
+            if chosen.len() >= want_nodes && cpus >= want_cpus {
+                break;
+            }
+            if !chosen.contains(&n) {
+                chosen.push(n);
+                cpus += self.cpus(n);
+            }
+        }
+        let enough = chosen.len() >= want_nodes && cpus >= want_cpus;
+        (enough && chosen.len() <= max_nodes).then(|| {
+            chosen.sort_unstable();
+            chosen
+        })
+    }
+
+    fn cpus(&self, index: u32) -> u64 {
+        self.node(index).map_or(0, |n| u64::from(n.cpus))
+    }
+
+    /// The `job-test-result` of `request.job` on whole `nodes` (node
+    /// indices): every core and CPU of each node, the job's memory per
+    /// node (0 without a memory request), `start_time` for a will-run
+    /// answer, no preemptees.
+    pub fn whole_nodes(
+        &self,
+        request: &JobTestRequest,
+        nodes: &[u32],
+        start_time: Option<i64>,
+    ) -> JobTestResult {
+        let mut sorted = nodes.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let per_node: Vec<NodeResources> = sorted
+            .iter()
+            .filter_map(|&i| self.node(i).map(|node| whole_node(&request.job, node)))
+            .collect();
+        let len = request.candidates.len.max(self.nodes.len() as u32) as usize;
+        let map = Bitmap::from_bits(len, per_node.iter().map(|r| r.node_index as usize));
+        JobTestResult {
+            resources: JobResources {
+                nodes: map.into(),
+                ncpus: per_node.iter().map(|r| u32::from(r.cpus)).sum(),
+                per_node,
+                whole_nodes: true,
+            },
+            start_time,
+            preemptees: Vec::new(),
+        }
+    }
+
+    /// What `sinfo` shows of node `index`: the CPUs of running jobs there
+    /// (a whole node's CPUs at most) and the memory of running and
+    /// suspended ones.
+    pub fn nodeinfo(&self, index: u32) -> NodeInfo {
+        let mut cpus: u32 = 0;
+        let mut memory: u64 = 0;
+        for job in self.jobs_on(index) {
+            for r in job
+                .resources
+                .per_node
+                .iter()
+                .filter(|r| r.node_index == index)
+            {
+                if !job.suspended {
+                    cpus += u32::from(r.cpus);
+                }
+                memory += r.memory;
+            }
+        }
+        let limit = self.node(index).map_or(0, |n| u32::from(n.cpus));
+        let cpus = cpus.min(limit) as u16;
+        NodeInfo::allocated(cpus, memory)
+    }
+
+    fn begin(&mut self, job: &Job, suspended: bool) -> Result<(), Error> {
+        let Some(resources) = job.resources.clone() else {
+            return Err(Error::invalid(format!(
+                "job {} has no resources: job-begin and job-init take jobs with their allocation",
+                job.job_id
+            )));
+        };
+        self.jobs.insert(
+            job.job_id,
+            RunningJob {
+                job: job.clone(),
+                resources,
+                suspended,
+            },
+        );
+        Ok(())
+    }
+}
+
+/// The job's required nodes (`-w`), ascending.
+fn required_nodes(job: &Job) -> Vec<u32> {
+    job.details
+        .required_nodes
+        .as_ref()
+        .and_then(|m| Bitmap::try_from(m).ok())
+        .map(|m| m.ones().map(|n| n as u32).collect())
+        .unwrap_or_default()
+}
+
+/// MB of memory `job` asks for on `node`: `--mem`, or `--mem-per-cpu`
+/// times the node's CPUs (a whole node's); 0 for none (or `--mem=0`,
+/// "all of it", which a whole node has).
+fn memory_per_node(job: &Job, node: &Node) -> u64 {
+    match job.details.memory {
+        MemoryRequest::None => 0,
+        MemoryRequest::PerNode(mb) => mb,
+        MemoryRequest::PerCpu(mb) => mb.saturating_mul(u64::from(node.cpus)),
+    }
+}
+
+/// Every core and CPU of `node` for `job`.
+fn whole_node(job: &Job, node: &Node) -> NodeResources {
+    let cores = usize::from(node.sockets) * usize::from(node.cores_per_socket);
+    NodeResources {
+        node_index: node.index,
+        cores: Bitmap::full(cores).into(),
+        cpus: node.cpus,
+        memory: memory_per_node(job, node).min(node.real_memory),
+        gres: Vec::new(),
+    }
+}
+
+fn bitmap(record: &BitmapRecord, what: &str) -> Result<Bitmap, Error> {
+    Bitmap::try_from(record).map_err(|e| Error::invalid(format!("{what}: {}", e.message)))
+}
+
+/// The RPC protocol versions `pack`/`unpack` accept: Slurm 22.05's own
+/// (`SLURM_22_05_PROTOCOL_VERSION`, 38 << 8) and the two before it (21.08,
+/// 20.11: `SLURM_MIN_PROTOCOL_VERSION`), as in
+/// `src/common/slurm_protocol_common.h`.
+pub const PROTOCOL_VERSIONS: [u16; 3] = [36 << 8, 37 << 8, 38 << 8];
+
+fn check_protocol(version: u16, what: &str) -> Result<(), Error> {
+    if PROTOCOL_VERSIONS.contains(&version) {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "{what}: unsupported protocol version {version:#06x}; 0x2400 (20.11), 0x2500 \
+             (21.08) and 0x2600 (22.05) are"
+        )))
+    }
+}
+
+/// One node's `select_nodeinfo_t`: packed as Slurm 20.11 to 22.05 pack it
+/// for select/linear and select/cons_tres (`select_p_select_nodeinfo_pack`:
+/// `pack16` allocated CPUs, `pack64` allocated memory, `packstr` the
+/// allocated TRES, `packdouble` their weight), network byte order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeInfo {
+    /// CPUs allocated on the node.
+    pub alloc_cpus: u16,
+    /// MB allocated on the node.
+    pub alloc_memory: u64,
+    /// `cpu=4,mem=2000M`; `None` when nothing is allocated (Slurm's NULL).
+    pub tres_alloc_fmt_str: Option<String>,
+    /// The allocated TRES weighted: the CPU count (no TRES weights).
+    pub tres_alloc_weighted: f64,
+}
+
+impl NodeInfo {
+    /// `cpus` CPUs and `memory` MB allocated, with the TRES string Slurm
+    /// makes of them (`cpu=N,mem=M` with memory in the largest exact unit,
+    /// zero counts left out).
+    pub fn allocated(cpus: u16, memory: u64) -> Self {
+        let mut parts = Vec::new();
+        if cpus > 0 {
+            parts.push(format!("cpu={cpus}"));
+        }
+        if memory > 0 {
+            let (mut value, mut unit) = (memory, 0);
+            while unit < 3 && value % 1024 == 0 {
+                value /= 1024;
+                unit += 1;
+            }
+            parts.push(format!("mem={value}{}", ['M', 'G', 'T', 'P'][unit]));
+        }
+        NodeInfo {
+            alloc_cpus: cpus,
+            alloc_memory: memory,
+            tres_alloc_fmt_str: (!parts.is_empty()).then(|| parts.join(",")),
+            tres_alloc_weighted: f64::from(cpus),
+        }
+    }
+
+    /// `select_p_select_nodeinfo_pack`; `EINVAL` for a protocol version
+    /// not in [`PROTOCOL_VERSIONS`].
+    pub fn pack(&self, protocol_version: u16) -> Result<Vec<u8>, Error> {
+        check_protocol(protocol_version, "select nodeinfo pack")?;
+        let mut out = Vec::new();
+        out.extend_from_slice(&self.alloc_cpus.to_be_bytes());
+        out.extend_from_slice(&self.alloc_memory.to_be_bytes());
+        match &self.tres_alloc_fmt_str {
+            // packstr: the length with the NUL, the bytes, the NUL.
+            Some(s) => {
+                out.extend_from_slice(&(s.len() as u32 + 1).to_be_bytes());
+                out.extend_from_slice(s.as_bytes());
+                out.push(0);
+            }
+            None => out.extend_from_slice(&0u32.to_be_bytes()),
+        }
+        // packdouble: the bits of value * 1e6 (Slurm's FLOAT_MULT).
+        let scaled = self.tres_alloc_weighted * 1_000_000.0;
+        out.extend_from_slice(&scaled.to_bits().to_be_bytes());
+        Ok(out)
+    }
+
+    /// `select_p_select_nodeinfo_unpack`, the inverse of [`pack`](Self::pack);
+    /// `EINVAL` for an unsupported protocol version, truncated data or
+    /// bytes left over.
+    pub fn unpack(data: &[u8], protocol_version: u16) -> Result<Self, Error> {
+        check_protocol(protocol_version, "select nodeinfo unpack")?;
+        let mut rest = data;
+        let mut take = |n: usize, field: &str| -> Result<&[u8], Error> {
+            if rest.len() < n {
+                return Err(Error::invalid(format!(
+                    "select nodeinfo unpack: truncated at {field} ({} of {} bytes)",
+                    data.len() - rest.len(),
+                    data.len()
+                )));
+            }
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            Ok(head)
+        };
+        let cpus = u16::from_be_bytes(take(2, "alloc_cpus")?.try_into().unwrap());
+        let memory = u64::from_be_bytes(take(8, "alloc_memory")?.try_into().unwrap());
+        let len = u32::from_be_bytes(take(4, "tres_alloc_fmt_str")?.try_into().unwrap());
+        let text = if len == 0 {
+            None
+        } else {
+            let bytes = take(len as usize, "tres_alloc_fmt_str")?;
+            let (nul, text) = bytes.split_last().expect("len > 0");
+            if *nul != 0 {
+                return Err(Error::invalid(
+                    "select nodeinfo unpack: tres_alloc_fmt_str is not NUL-terminated",
+                ));
+            }
+            Some(String::from_utf8(text.to_vec()).map_err(|_| {
+                Error::invalid("select nodeinfo unpack: tres_alloc_fmt_str is not UTF-8")
+            })?)
+        };
+        let bits = u64::from_be_bytes(take(8, "tres_alloc_weighted")?.try_into().unwrap());
+        if !rest.is_empty() {
+            return Err(Error::invalid(format!(
+                "select nodeinfo unpack: {} bytes left over",
+                rest.len()
+            )));
+        }
+        Ok(NodeInfo {
+            alloc_cpus: cpus,
+            alloc_memory: memory,
+            tres_alloc_fmt_str: text,
+            tres_alloc_weighted: f64::from_bits(bits) / 1_000_000.0,
+        })
+    }
+
+    /// `select_p_select_nodeinfo_get`: `subcnt` is the allocated CPUs for
+    /// `NODE_STATE_ALLOCATED` (3) and 0 for any other state; `ptr` cannot
+    /// cross the boundary (`SLURM_ERROR`).
+    pub fn get(&self, field: NodeinfoField, state: u32) -> Result<NodeinfoValue, Error> {
+        Ok(match field {
+            NodeinfoField::Subcnt => {
+                NodeinfoValue::Count(if state == 3 { self.alloc_cpus } else { 0 })
+            }
+            NodeinfoField::Ptr => {
+                return Err(Error::new(
+                    codes::SLURM_ERROR,
+                    "select nodeinfo get: the ptr field is a C pointer",
+                ))
+            }
+            NodeinfoField::MemAlloc => NodeinfoValue::Memory(self.alloc_memory),
+            NodeinfoField::TresAllocFmtStr => {
+                NodeinfoValue::Text(self.tres_alloc_fmt_str.clone().unwrap_or_default())
+            }
+            NodeinfoField::TresAllocWeighted => NodeinfoValue::Weighted(self.tres_alloc_weighted),
+        })
+    }
+}
+
+impl GuestSelectNodeinfo for NodeInfo {
+    fn new() -> Self {
+        NodeInfo::default()
+    }
+
+    fn pack(&self, protocol_version: u16) -> Result<Vec<u8>, PluginError> {
+        NodeInfo::pack(self, protocol_version).map_err(Into::into)
+    }
+
+    fn unpack(data: Vec<u8>, protocol_version: u16) -> Result<SelectNodeinfo, PluginError> {
+        NodeInfo::unpack(&data, protocol_version)
+            .map(SelectNodeinfo::new)
+            .map_err(Into::into)
+    }
+
+    fn get(&self, field: NodeinfoField, state: u32) -> Result<NodeinfoValue, PluginError> {
+        NodeInfo::get(self, field, state).map_err(Into::into)
+    }
+}
+
+/// The per-job `select_jobinfo_t` of select/linear and select/cons_tres,
+/// which keep nothing per job: `pack` writes nothing, `unpack` takes
+/// nothing, `get` fails (`SLURM_ERROR`), `set` ignores, `to-string` is
+/// empty.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JobInfo;
+
+impl GuestSelectJobinfo for JobInfo {
+    fn new() -> Self {
+        JobInfo
+    }
+
+    fn copy(&self) -> SelectJobinfo {
+        SelectJobinfo::new(JobInfo)
+    }
+
+    fn pack(&self, protocol_version: u16) -> Result<Vec<u8>, PluginError> {
+        check_protocol(protocol_version, "select jobinfo pack")?;
+        Ok(Vec::new())
+    }
+
+    fn unpack(data: Vec<u8>, protocol_version: u16) -> Result<SelectJobinfo, PluginError> {
+        check_protocol(protocol_version, "select jobinfo unpack")?;
+        if !data.is_empty() {
+            return Err(Error::invalid(format!(
+                "select jobinfo unpack: {} bytes; this plugin's jobinfo packs to nothing",
+                data.len()
+            ))
+            .into());
+        }
+        Ok(SelectJobinfo::new(JobInfo))
+    }
+
+    fn get(&self, field: JobinfoField) -> Result<JobinfoValue, PluginError> {
+        Err(Error::new(
+            codes::SLURM_ERROR,
+            format!("select jobinfo get: this plugin keeps no per-job data ({field:?})"),
+        )
+        .into())
+    }
+
+    fn set(&self, _field: JobinfoField, _value: JobinfoValue) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn to_string(&self, _mode: SprintMode) -> String {
+        String::new()
+    }
+}
+
+/// The first bytes of the SDK's state blob, then a version byte.
+const STATE_MAGIC: &[u8; 8] = b"SWSDKSEL";
+const STATE_VERSION: u8 = 1;
+
+/// The SDK's state blob: magic, version, the plugin's bytes' length (u32,
+/// big-endian) and the plugin's bytes.
+fn wrap_state(plugin: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(plugin.len() + 13);
+    out.extend_from_slice(STATE_MAGIC);
+    out.push(STATE_VERSION);
+    out.extend_from_slice(&(plugin.len() as u32).to_be_bytes());
+    out.extend_from_slice(plugin);
+    out
+}
+
+/// The plugin's bytes of a blob [`wrap_state`] wrote; `EINVAL` for
+/// anything else.
+fn unwrap_state<'a>(plugin_type: &str, data: &'a [u8]) -> Result<&'a [u8], Error> {
+    let refuse = |why: &str| {
+        Error::invalid(format!(
+            "{plugin_type}: state-restore refused {} bytes: {why}",
+            data.len()
+        ))
+    };
+    let Some(rest) = data.strip_prefix(STATE_MAGIC.as_slice()) else {
+        return Err(refuse("not a state this SDK saved"));
+    };
+    let [version, l0, l1, l2, l3, body @ ..] = rest else {
+        return Err(refuse("truncated header"));
+    };
+    if *version != STATE_VERSION {
+        return Err(refuse(&format!(
+            "state version {version}, this SDK writes {STATE_VERSION}"
+        )));
+    }
+    if u32::from_be_bytes([*l0, *l1, *l2, *l3]) as usize != body.len() {
+        return Err(refuse("length does not match"));
+    }
+    Ok(body)
+}
+
+/// A plugin value with the SDK's [`Cluster`]: what the state static holds.
+pub struct Instance<P> {
+    plugin: P,
+    cluster: Cluster,
+}
+
+/// The static an instance lives in: implemented by
+/// `export_select!(plugin T)`, never by hand.
+#[doc(hidden)]
+pub trait HasInstance: Sized + 'static {
+    fn instance() -> &'static PluginState<Instance<Self>>;
+}
+
+/// Implements [`HasInstance`] for `$ty` with a static of its own.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_instance {
+    ($ty:ty) => {
+        impl $crate::select::HasInstance for $ty {
+            fn instance() -> &'static $crate::plugin::PluginState<$crate::select::Instance<Self>> {
+                static STATE: $crate::plugin::PluginState<$crate::select::Instance<$ty>> =
+                    $crate::plugin::PluginState::new();
+                &STATE
+            }
+        }
+    };
+}
+
+/// A [`Plugin`] as the `select-plugin` world's guest: what
+/// `export_select!(plugin P)` exports, and what native tests call.
+pub struct Export<P>(PhantomData<P>);
+
+impl<P: Plugin + HasInstance> Export<P> {
+    /// The SDK's view of the cluster, for native tests: `f` on it.
+    pub fn with_cluster<R>(f: impl FnOnce(&Cluster) -> R) -> Result<R, Error> {
+        P::instance().with(P::TYPE, |i| Ok(f(&i.cluster)))
+    }
+}
+
+fn with<P: Plugin + HasInstance, R>(
+    f: impl FnOnce(&mut Instance<P>) -> Result<R, Error>,
+) -> Result<R, PluginError> {
+    P::instance()
+        .with(P::TYPE, |i| {
+            i.cluster.now = host::now();
+            f(i)
+        })
+        .map_err(Into::into)
+}
+
+impl<P: Plugin + HasInstance> IdentityGuest for Export<P> {
+    fn describe() -> PluginIdentity {
+        P::identity()
+    }
+}
+
+impl<P: Plugin + HasInstance> SelectGuest for Export<P> {
+    type SelectNodeinfo = NodeInfo;
+    type SelectJobinfo = JobInfo;
+
+    fn init(config: SelectConfig) -> Result<(), PluginError> {
+        let plugin = P::init(&config)?;
+        P::instance().set(Instance {
+            plugin,
+            cluster: Cluster::new(config),
+        });
+        Ok(())
+    }
+
+    fn fini() -> Result<(), PluginError> {
+        P::instance()
+            .finish(|i| i.plugin.fini())
+            .map_err(Into::into)
+    }
+
+    fn state_save() -> Result<Vec<u8>, PluginError> {
+        with(|i: &mut Instance<P>| Ok(wrap_state(&i.plugin.state_save()?)))
+    }
+
+    fn state_restore(data: Vec<u8>) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| i.plugin.state_restore(unwrap_state(P::TYPE, &data)?))
+    }
+
+    /// Records each running or suspended job with its resources (others
+    /// are skipped), then tells the plugin.
+    fn job_init(jobs: Vec<Job>) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| {
+            for job in &jobs {
+                let suspended = match job.state {
+                    JobState::Running => false,
+                    JobState::Suspended => true,
+                    _ => continue,
+                };
+                i.cluster.begin(job, suspended)?;
+                i.plugin.job_begin(&i.cluster, job)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The node table; forgets every job (`job-init` follows, as in Slurm).
+    fn node_init(nodes: Vec<Node>) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| {
+            i.cluster.nodes = nodes;
+            i.cluster.jobs.clear();
+            Ok(())
+        })
+    }
+
+    fn job_test(request: JobTestRequest) -> Result<JobTestResult, PluginError> {
+        with(|i: &mut Instance<P>| i.plugin.job_test(&i.cluster, &request))
+    }
+
+    fn job_begin(job: Job) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| {
+            i.cluster.begin(&job, false)?;
+            i.plugin.job_begin(&i.cluster, &job)
+        })
+    }
+
+    /// True unless one of the job's nodes is powered down or powering up
+    /// (select/linear's `select_p_job_ready`); false for a job that is not
+    /// running or suspended.
+    fn job_ready(job: Job) -> Result<bool, PluginError> {
+        with(|i: &mut Instance<P>| {
+            if !matches!(job.state, JobState::Running | JobState::Suspended) {
+                return Ok(false);
+            }
+            let Some(resources) = &job.resources else {
+                return Ok(true);
+            };
+            let off = NodeStateFlags::POWER_SAVE | NodeStateFlags::POWERING_UP;
+            Ok(!resources.per_node.iter().any(|r| {
+                i.cluster
+                    .node(r.node_index)
+                    .is_some_and(|n| n.state.flags.intersects(off))
+            }))
+        })
+    }
+
+    /// No: jobs are not merged (the SDK's default; `job-expand` refuses).
+    fn job_expand_allow() -> bool {
+        false
+    }
+
+    fn job_expand(_from: Job, _to: Job) -> Result<JobResources, PluginError> {
+        Err(Error::not_supported(format!("{}: job-expand", P::TYPE)).into())
+    }
+
+    /// Takes node `node-index` out of the job's resources.
+    fn job_resized(job: Job, node_index: u32) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| {
+            let Some(running) = i.cluster.jobs.get_mut(&job.job_id) else {
+                return Ok(());
+            };
+            let r = &mut running.resources;
+            if let Some(pos) = r.per_node.iter().position(|e| e.node_index == node_index) {
+                let removed = r.per_node.remove(pos);
+                r.ncpus = r.ncpus.saturating_sub(u32::from(removed.cpus));
+                let mut nodes = bitmap(&r.nodes, "job-resized")?;
+                nodes.set(node_index as usize, false);
+                r.nodes = nodes.into();
+            }
+            Ok(())
+        })
+    }
+
+    fn job_signal(_job: Job, _signal: i32) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn job_mem_confirm(_job: Job) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    /// Forgets the job (an unknown one is no error, as a job that ended
+    /// twice), then tells the plugin.
+    fn job_fini(job: Job) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| {
+            i.cluster.jobs.remove(&job.job_id);
+            i.plugin.job_fini(&i.cluster, &job)
+        })
+    }
+
+    fn job_suspend(job: Job, _indefinite: bool) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| {
+            if let Some(running) = i.cluster.jobs.get_mut(&job.job_id) {
+                running.suspended = true;
+            }
+            Ok(())
+        })
+    }
+
+    /// Resumes the job with its new planned end.
+    fn job_resume(job: Job, _indefinite: bool) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| {
+            if let Some(running) = i.cluster.jobs.get_mut(&job.job_id) {
+                running.suspended = false;
+                running.job.end_time = job.end_time;
+            }
+            Ok(())
+        })
+    }
+
+    /// `none`: the controller picks a step's nodes, as with select/linear.
+    fn step_pick_nodes(
+        _job: Job,
+        _step: Step,
+        _node_count: u32,
+        _available: Option<BitmapRecord>,
+    ) -> Result<Option<BitmapRecord>, PluginError> {
+        Ok(None)
+    }
+
+    fn step_finish(_step: Step, _killing: bool) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    /// The new configuration, the jobs rebuilt from `running`, then the
+    /// plugin's `reconfigure`.
+    fn reconfigure(config: SelectConfig, running: Vec<Job>) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| {
+            i.cluster.config = config;
+            i.cluster.jobs.clear();
+            for job in &running {
+                let suspended = job.state == JobState::Suspended;
+                if job.resources.is_some() {
+                    i.cluster.begin(job, suspended)?;
+                }
+            }
+            i.plugin.reconfigure(&i.cluster.config)
+        })
+    }
+
+    fn update_node_config(node: Node) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| update_node(&mut i.cluster, node))
+    }
+
+    fn update_node_state(node: Node) -> Result<(), PluginError> {
+        with(|i: &mut Instance<P>| update_node(&mut i.cluster, node))
+    }
+
+    fn node_ranking(_nodes: Vec<Node>) -> Result<Option<Vec<u32>>, PluginError> {
+        Ok(None)
+    }
+
+    /// Nothing to do: [`Cluster::nodeinfo`] is computed from the jobs when
+    /// asked for.
+    fn nodeinfo_set_all() -> Result<(), PluginError> {
+        with(|_: &mut Instance<P>| Ok(()))
+    }
+
+    fn nodeinfo_set(_job: Job) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn node_nodeinfo(node_index: u32) -> Result<SelectNodeinfo, PluginError> {
+        with(|i: &mut Instance<P>| Ok(i.cluster.nodeinfo(node_index))).map(SelectNodeinfo::new)
+    }
+
+    /// `cr-plugin` and `config-info` from the plugin; `single-job-test`:
+    /// false (select/linear's and select/cons_tres's answer).
+    fn get_info_from_plugin(
+        field: PluginInfoField,
+        _job: Option<Job>,
+    ) -> Result<PluginInfoValue, PluginError> {
+        with(|i: &mut Instance<P>| {
+            Ok(match field {
+                PluginInfoField::CrPlugin => PluginInfoValue::Number(i.plugin.cr_plugin()),
+                PluginInfoField::ConfigInfo => PluginInfoValue::Config(i.plugin.config_info()),
+                PluginInfoField::SingleJobTest => PluginInfoValue::Flag(false),
+            })
+        })
+    }
+
+    fn resv_test(request: ReservationRequest) -> Result<ReservationResult, PluginError> {
+        with(|i: &mut Instance<P>| i.plugin.resv_test(&i.cluster, &request))
+    }
+
+    fn ba_init(_nodes: Vec<Node>, _sanity_check: bool) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    fn ba_get_dims() -> Option<Vec<u32>> {
+        None
+    }
+}
+
+/// Replaces node `node.index` in the table (`EINVAL` for an index past it).
+fn update_node(cluster: &mut Cluster, node: Node) -> Result<(), Error> {
+    let count = cluster.nodes.len();
+    match cluster.nodes.get_mut(node.index as usize) {
+        Some(slot) => {
+            *slot = node;
+            Ok(())
+        }
+        None => Err(Error::invalid(format!(
+            "node update for index {} of a {count}-node table",
+            node.index
+        ))),
+    }
+}
+
+/// The test-only and run-now errors a policy answers when a job does not
+/// fit: `ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE` (never on these
+/// candidates) or `ESLURM_NODES_BUSY` (not now).
+pub fn no_fit(mode: JobTestMode, job_id: u32) -> Error {
+    match mode {
+        JobTestMode::RunNow => Error::new(
+            codes::ESLURM_NODES_BUSY,
+            format!("job {job_id}: no candidate nodes free now"),
+        ),
+        _ => Error::new(
+            codes::ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE,
+            format!("job {job_id}: the candidate nodes cannot hold the job"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodeinfo_packs_as_slurm_and_round_trips() {
+        // select_p_select_nodeinfo_pack (20.11-22.05): u16, u64, packstr,
+        // packdouble (bits of value * 1e6), big-endian.
+        let info = NodeInfo::allocated(4, 2000);
+        assert_eq!(info.tres_alloc_fmt_str.as_deref(), Some("cpu=4,mem=2000M"));
+        let bytes = info.pack(0x2600).unwrap();
+        let mut expected = vec![0, 4, 0, 0, 0, 0, 0, 0, 0x07, 0xd0];
+        let s = b"cpu=4,mem=2000M\0";
+        expected.extend_from_slice(&(s.len() as u32).to_be_bytes());
+        expected.extend_from_slice(s);
+        expected.extend_from_slice(&4_000_000.0f64.to_bits().to_be_bytes());
+        assert_eq!(bytes, expected);
+        assert_eq!(NodeInfo::unpack(&bytes, 0x2400).unwrap(), info);
+        for cut in 0..bytes.len() {
+            assert!(NodeInfo::unpack(&bytes[..cut], 0x2600).is_err(), "{cut}");
+        }
+        assert!(NodeInfo::unpack(&bytes, 0x2700).is_err());
+        let empty = NodeInfo::default();
+        assert_eq!(
+            NodeInfo::unpack(&empty.pack(0x2600).unwrap(), 0x2600).unwrap(),
+            empty
+        );
+        assert_eq!(
+            NodeInfo::allocated(0, 4096).tres_alloc_fmt_str.as_deref(),
+            Some("mem=4G")
+        );
+    }
+
+    #[test]
+    fn state_blob_wraps_and_refuses_others() {
+        let blob = wrap_state(b"abc");
+        assert_eq!(unwrap_state("select/x", &blob).unwrap(), b"abc");
+        assert_eq!(unwrap_state("select/x", &wrap_state(&[])).unwrap(), b"");
+        for bad in [&b""[..], b"\xffgarbage", &blob[..blob.len() - 1]] {
+            let e = unwrap_state("select/x", bad).unwrap_err();
+            assert_eq!(e.code, codes::EINVAL);
+        }
+    }
+}
