@@ -25,7 +25,8 @@
 //! * `gpu`: `sbatch -N1 -n36 --gpus-per-node=1 --mem=64000 -t 60` (a
 //!   whole node's cores and one of its GPUs: without `-N1` cons_tres may
 //!   also spread the 36 tasks over two half-busy nodes, and WILL_RUN would
-//!   then find room at once).
+//!   then find room at once); for linear `--gpus-per-node=2`, as linear
+//!   refuses a node unless the job's GPUs are bound to all its cores.
 //!
 //! RUN_NOW offers every node. WILL_RUN offers only the busy half (a job
 //! whose partition or `--constraint` leaves it the busy nodes), so the
@@ -254,7 +255,11 @@ macro_rules! inputs {
             d.num_tasks = 36;
             d.min_cpus = 36;
             d.memory = k::MemoryRequest::PerNode(64_000);
-            d.gres = gpus(1);
+            // select/linear may use only the CPUs of the cores a job's
+            // GPUs are bound to, and takes whole nodes (22.05
+            // `_job_count_bitmap`): one GPU, bound to one socket, leaves it
+            // no node, so its job asks both.
+            d.gres = gpus(if $params == "CR_Memory" { 2 } else { 1 });
             (1, 1, 1)
         } else {
             // -N2 -n72 --mem-per-cpu=2000

@@ -1,9 +1,12 @@
 //! Which candidate nodes a job may use (`_job_count_bitmap`, spec 1.3) and
 //! how many CPUs each contributes (`_get_avail_cpus`, spec 1.2).
 
+use std::cell::Cell;
+
 use select_common::{MemRequest, NodeRec, NodeTable};
 use slurm_wasm_sdk::types::{GresRequest, GresScope, JobDetails};
 use slurm_wasm_sdk::{Bitmap, Error};
+use smallvec::SmallVec;
 
 use crate::bits::Picked;
 use crate::config::Config;
@@ -137,17 +140,23 @@ fn gres_fits(wanted: &[Wanted<'_>], i: usize, usage: &NodeUsage, mode: FilterMod
 /// 2-3) `--gres=gpu:1` gives 2 cores, 4 of the 8 CPUs, and sbatch refused
 /// `-n1 --gres=gpu:1` ("Requested node configuration is not available");
 /// `--gres=gpu:2` gives every core and ran.
+///
+/// A node none of whose devices are in use (or any node in TEST_ONLY)
+/// answers as every node of its GRES layout: `layouts` keeps those answers
+/// for the filter's walk, by layout.
+#[inline(never)]
 fn bound_cpus_suffice(
     node: &NodeRec,
     use_: &NodeUsage,
     wanted: &[Wanted<'_>],
     d: &JobDetails,
     mode: FilterMode,
+    layout: u32,
+    layouts: &LayoutAnswers,
 ) -> bool {
-    if node.gres_topology.is_empty() {
-        return true;
-    }
     let use_total = mode == FilterMode::TestOnly;
+    let alike = use_total || use_.gres.is_empty();
+    let slot = layouts.get(layout as usize).filter(|_| alike);
     let mut cores: Option<u32> = None;
     for (req, _) in wanted {
         let allocated = if use_total {
@@ -163,16 +172,27 @@ fn bound_cpus_suffice(
             }
         }
     }
-    let Some(cores) = cores else {
-        return true;
-    };
-    // `cpus_per_core` of the node as Slurm divides it.
-    let cpus = u32::from(node.cpus);
-    let gres_cpus = cores * (cpus / node.cores().max(1));
-    gres_cpus >= cpus
-        && gres_cpus >= u32::from(d.ntasks_per_node)
-        && (d.cpus_per_task <= 1 || gres_cpus >= u32::from(d.cpus_per_task))
+    let ok = cores.is_none_or(|cores| {
+        // `cpus_per_core` of the node as Slurm divides it.
+        let cpus = u32::from(node.cpus);
+        let gres_cpus = cores * (cpus / node.cores().max(1));
+        gres_cpus >= cpus
+            && gres_cpus >= u32::from(d.ntasks_per_node)
+            && (d.cpus_per_task <= 1 || gres_cpus >= u32::from(d.cpus_per_task))
+    });
+    if let Some(slot) = slot {
+        slot.set(if ok { YES } else { NO });
+    }
+    ok
 }
+
+/// [`bound_cpus_suffice`]'s answer per GRES layout: [`UNKNOWN`] until a
+/// node of the layout with no device in use was tested, then [`YES`] or
+/// [`NO`].
+type LayoutAnswers = SmallVec<[Cell<u8>; 4]>;
+const UNKNOWN: u8 = 0;
+const YES: u8 = 1;
+const NO: u8 = 2;
 
 /// A per-node GRES request with the configured-count columns it reads.
 type Wanted<'a> = (&'a GresRequest, Vec<&'a [u64]>);
@@ -224,6 +244,11 @@ pub fn count_bitmap(
         [(req, columns)] if columns.len() == 1 => Some((columns[0], req.count)),
         _ => None,
     };
+    // The answer of each GRES layout, for its nodes with no device in use
+    // (see `bound_cpus_suffice`).
+    let layouts: LayoutAnswers = (0..ctx.gres.layouts())
+        .map(|_| Cell::new(UNKNOWN))
+        .collect();
     // Only for GRES requests: in wasm the call alone cost a sixth of the
     // filter.
     let gres_ok = |i: usize, use_: &NodeUsage| {
@@ -233,10 +258,17 @@ pub fn count_bitmap(
                     column.get(i).copied().unwrap_or(0) >= count
                 }
                 _ => gres_fits(&wanted, i, use_, mode),
-            } && ctx
-                .nodes
-                .get(i)
-                .is_none_or(|node| bound_cpus_suffice(node, use_, &wanted, job.details, mode))
+            } && match ctx.gres.layout(i) {
+                gres::NO_LAYOUT => true,
+                // The layout's answer, when the node's devices are all free.
+                l => match layouts.get(l as usize).map(Cell::get) {
+                    Some(YES) if mode == FilterMode::TestOnly || use_.gres.is_empty() => true,
+                    Some(NO) if mode == FilterMode::TestOnly || use_.gres.is_empty() => false,
+                    _ => ctx.nodes.get(i).is_none_or(|node| {
+                        bound_cpus_suffice(node, use_, &wanted, job.details, mode, l, &layouts)
+                    }),
+                },
+            }
     };
     let check_memory = ctx.config.memory;
     let memory = match job.memory {

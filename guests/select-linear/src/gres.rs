@@ -15,6 +15,41 @@ pub struct GresTotals {
     /// `counts[key][node]`.
     counts: Vec<Vec<u64>>,
     nodes: usize,
+    /// The distinct GRES layouts of the nodes with device groups.
+    layouts: Vec<Layout>,
+    /// `layout[node]`: its index in `layouts`, [`NO_LAYOUT`] without
+    /// device groups.
+    layout: Vec<u32>,
+}
+
+/// [`GresTotals::layout`] of a node without device groups.
+pub const NO_LAYOUT: u32 = u32::MAX;
+
+/// What [`bound_cores`] and the filter's CPU test read of a node: nodes of
+/// one layout answer a request alike while none of their devices are in use, so the filter
+/// works it out once per layout (in wasm the topology walk for every node
+/// made a GPU job's RUN_NOW on 1,000 nodes fifty times slower).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Layout {
+    groups: Vec<DeviceGroup>,
+    gres: Vec<(String, Option<String>, u64)>,
+    cores: u32,
+    cpus: u16,
+}
+
+impl Layout {
+    fn of(node: &NodeRec) -> Self {
+        Layout {
+            groups: node.gres_topology.clone(),
+            gres: node
+                .gres
+                .iter()
+                .map(|g| (g.name.clone(), g.type_name.clone(), g.count))
+                .collect(),
+            cores: node.cores(),
+            cpus: node.cpus,
+        }
+    }
 }
 
 impl GresTotals {
@@ -22,6 +57,7 @@ impl GresTotals {
     pub fn new(nodes: &NodeTable) -> Self {
         let mut totals = GresTotals {
             nodes: nodes.len(),
+            layout: vec![NO_LAYOUT; nodes.len()],
             ..GresTotals::default()
         };
         for node in nodes.iter() {
@@ -48,6 +84,33 @@ impl GresTotals {
                 *count += g.count;
             }
         }
+        let layout = if node.gres_topology.is_empty() {
+            NO_LAYOUT
+        } else {
+            let layout = Layout::of(node);
+            match self.layouts.iter().position(|l| *l == layout) {
+                Some(k) => k as u32,
+                None => {
+                    self.layouts.push(layout);
+                    (self.layouts.len() - 1) as u32
+                }
+            }
+        };
+        if let Some(slot) = self.layout.get_mut(node.index) {
+            *slot = layout;
+        }
+    }
+
+    /// The layout of `node` (see [`Layout`]); [`NO_LAYOUT`] when gres.conf
+    /// gives it no device groups (or it is not in the table).
+    #[inline(always)]
+    pub fn layout(&self, node: usize) -> u32 {
+        self.layout.get(node).copied().unwrap_or(NO_LAYOUT)
+    }
+
+    /// How many distinct layouts the nodes have.
+    pub fn layouts(&self) -> usize {
+        self.layouts.len()
     }
 
     /// Replaces the counts of `node` (after `update-node-config`).
