@@ -77,6 +77,7 @@ fn check_passes_on_bundled_and_example_plugins() {
         vec!["check", env!("SLURM_WASM_TEST_SMALL_FIRST")],
         vec!["check", env!("SLURM_WASM_TEST_ONE_CPU")],
         vec!["check", env!("SLURM_WASM_TEST_FPGA")],
+        vec!["check", env!("SLURM_WASM_TEST_FIRST_FIT")],
     ] {
         let (code, out, err) = slurm_wasm(&args);
         assert_eq!(code, 0, "{args:?}\n{out}\n{err}");
@@ -437,6 +438,7 @@ fn new_projects_build_test_and_pass_check() {
         ("priority", "fair_small"),
         ("task", "spread_out"),
         ("gres", "nic"),
+        ("select", "best_node"),
     ] {
         let project = dir.path().join(format!("{kind}-{name}"));
         let (code, out, err) = slurm_wasm(&["new", kind, name, "--dir", project.to_str().unwrap()]);
@@ -466,10 +468,22 @@ fn new_projects_build_test_and_pass_check() {
         );
         assert!(out.contains(" 0 failed"), "{out}");
     }
-    // A kind without a template, and a name Slurm would not take.
-    let (code, _, err) = slurm_wasm(&["new", "select", "mine", "--dir", "/nonexistent/x"]);
+    // A kind without a Python template, an unknown kind, and a name Slurm
+    // would not take.
+    let (code, _, err) = slurm_wasm(&[
+        "new",
+        "select",
+        "mine",
+        "--lang",
+        "python",
+        "--dir",
+        "/nonexistent/x",
+    ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no select template yet"), "{err}");
+    assert!(err.contains("no select template in Python yet"), "{err}");
+    let (code, _, err) = slurm_wasm(&["new", "sched", "mine", "--dir", "/nonexistent/x"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown kind `sched`"), "{err}");
     let (code, _, err) = slurm_wasm(&["new", "priority", "Bad-Name"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("plugin name `Bad-Name`"), "{err}");

@@ -1,6 +1,7 @@
 //! Builds the components the integration tests load: the SDK example plugins
-//! (priority/partition_size; priority/small_first, task/one_cpu and
-//! gres/fpga, the small ones written with the SDK's `Plugin` traits) and the
+//! (priority/partition_size; priority/small_first, task/one_cpu,
+//! gres/fpga and select/first_fit, the small ones written with the SDK's
+//! `Plugin` traits) and the
 //! hostile plugins (task/hostile, and task/needs_topology: the same
 //! package with its `requires-topology` feature). Their paths reach the
 //! tests as `env!("SLURM_WASM_TEST_<NAME>")`.
@@ -47,6 +48,15 @@ fn main() {
                 dir: "examples/gres-count-only",
                 features: &[],
                 file_name: "gres_fpga.wasm",
+            },
+        ),
+        (
+            "FIRST_FIT",
+            Guest {
+                package: "select-first-fit",
+                dir: "examples/select-first-fit",
+                features: &[],
+                file_name: "select_first_fit.wasm",
             },
         ),
         (

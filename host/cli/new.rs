@@ -4,14 +4,15 @@
 //!
 //! In Rust (the default) the project is one of the small examples
 //! (`examples/priority-small-first`, `examples/task-one-cpu`,
-//! `examples/gres-count-only`, which CI builds and checks as they are) with
+//! `examples/gres-count-only`, `examples/select-first-fit`, which CI builds
+//! and checks as they are) with
 //! the plugin's name put in: the type string, the Rust type and the crate
 //! name. It depends on the SDK by path (the SDK of the checkout this binary
 //! was built from, or `--sdk`).
 //!
 //! In Python (`--lang python`) and C (`--lang c`) the project carries a
-//! copy of the contract (`wit/`) and the same three policies written in
-//! that language, from `host/cli/templates/` (`examples/python-*` and
+//! copy of the contract (`wit/`) and the priority, task and gres policies
+//! written in that language (select has no Python or C template yet), from `host/cli/templates/` (`examples/python-*` and
 //! `examples/c-*` are two of them as `new` writes them): Python through
 //! componentize-py, C through wit-bindgen's C generator, clang for
 //! wasm32-wasi and `wasm-tools component new` with the WASI preview 1
@@ -38,7 +39,7 @@ struct Template {
     what: &'static str,
 }
 
-const TEMPLATES: [Template; 3] = [
+const TEMPLATES: [Template; 4] = [
     Template {
         kind: "priority",
         plugin_type: "priority/small_first",
@@ -65,6 +66,15 @@ const TEMPLATES: [Template; 3] = [
         lib: include_str!("../../examples/gres-count-only/src/lib.rs"),
         test: include_str!("../../examples/gres-count-only/tests/fpga.rs"),
         what: "a count-only GRES whose jobs see SLURM_<NAME>_COUNT",
+    },
+    Template {
+        kind: "select",
+        plugin_type: "select/first_fit",
+        type_name: "FirstFit",
+        crate_ident: "select_first_fit",
+        lib: include_str!("../../examples/select-first-fit/src/lib.rs"),
+        test: include_str!("../../examples/select-first-fit/tests/first_fit.rs"),
+        what: "whole nodes, first fit; will-run from the running jobs' end times",
     },
 ];
 
@@ -95,7 +105,7 @@ pub struct NewRequest {
 /// Writes the project and prints what to do next.
 ///
 /// # Errors
-/// A kind without a template (select: see the message), a name that is not
+/// An unknown kind (or select in Python or C), a name that is not
 /// `[a-z][a-z0-9_]*`, a directory that exists and is not empty, an SDK
 /// directory without the SDK's Cargo.toml, or a file that cannot be
 /// written.
@@ -103,12 +113,11 @@ pub fn run(request: NewRequest) -> Result<std::process::ExitCode> {
     let template = TEMPLATES
         .iter()
         .find(|t| t.kind == request.kind)
-        .with_context(|| match request.kind.as_str() {
-            "select" => "no select template yet: a select plugin implements the bindings' \
-                         SelectGuest (see guests/select-linear); `new` makes priority, task \
-                         and gres plugins"
-                .to_string(),
-            other => format!("unknown kind `{other}`: priority, task or gres"),
+        .with_context(|| {
+            format!(
+                "unknown kind `{}`: select, gres, priority or task",
+                request.kind
+            )
         })?;
     let name = &request.name;
     let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
@@ -211,6 +220,16 @@ fn readme(package: &str, plugin_type: &str, template: &Template, crate_ident: &s
     } else {
         ""
     };
+    let simulate = match template.kind {
+        "priority" => format!(
+            "In the simulator: `slurm-wasm simulate --policy select/cons_tres,priority={wasm}`.\n\n"
+        ),
+        "select" => format!(
+            "In the simulator, against select/linear: `slurm-wasm simulate --policy \
+             select/linear,priority/basic --policy select={wasm},priority/basic`.\n\n"
+        ),
+        _ => String::new(),
+    };
     format!(
         "# {package}: the Slurm plugin `{plugin_type}` as a WebAssembly component\n\n\
          Made by `slurm-wasm new` from slurm-wasm's example: {}. Edit `src/lib.rs`; the SDK's\n\
@@ -222,8 +241,7 @@ fn readme(package: &str, plugin_type: &str, template: &Template, crate_ident: &s
          slurm-wasm check {wasm}    # the conformance suite\n\
          slurm-wasm inspect {wasm}\n\
          ```\n\n\
-         In the simulator (priority and select plugins): `slurm-wasm simulate --policy \
-         select/cons_tres,priority={wasm}`.\n\n\
+         {simulate}\
          In Slurm, through slurm-wasm's shim plugins (its README, \"Running the plugins in \
          Slurm\"), the host configuration's slot:\n\n\
          ```toml\n\
@@ -415,10 +433,19 @@ fn other_language(
         Lang::Python => (&PYTHON, &PYTHON_COMMON),
         _ => (&C, &C_COMMON),
     };
-    let template = templates
+    let Some(template) = templates
         .iter()
         .find(|t| t.plugin_type.starts_with(&format!("{kind}/")))
-        .expect("a template for each kind that has a Rust one");
+    else {
+        bail!(
+            "no {kind} template in {} yet: `--lang rust` (the default) makes one; \
+             docs/plugin-languages.md says how the contract's {kind} world works from there",
+            match lang {
+                Lang::Python => "Python",
+                _ => "C",
+            }
+        );
+    };
     let plugin_type = format!("{kind}/{name}");
     let project = format!("{kind}_{name}");
     let class: String = name

@@ -24,9 +24,10 @@ impl Plugin for FirstFit {
             let free = |&n: &u32| r.mode == JobTestMode::TestOnly || c.free_at(n) <= time;
             c.take_whole_nodes(r, c.candidates(r).into_iter().filter(free))
         };
+        let at = |t: i64| Some((fit(t)?, Some(t)));
         let placed = match r.mode {
             JobTestMode::RunNow | JobTestMode::TestOnly => fit(c.now()).map(|n| (n, None)),
-            _ => c.end_times().into_iter().find_map(|t| Some((fit(t)?, Some(t)))),
+            _ => c.end_times().into_iter().find_map(at),
         };
         let (nodes, start) = placed.ok_or_else(|| no_fit(r.mode, r.job.job_id))?;
         Ok(c.whole_nodes(r, &nodes, start))
