@@ -1098,6 +1098,122 @@ mod tests {
         );
     }
 
+    use crate::select::{JobTestFlags, JobTestMode};
+    use crate::testkit::fixtures;
+
+    /// Three nodes n0..n2: 4, 8 and 4 CPUs, 4000 MB each.
+    fn cluster() -> Cluster {
+        let mut c = Cluster::new(SelectConfig {
+            cluster: fixtures::cluster_config(),
+            partitions: Vec::new(),
+        });
+        c.nodes = vec![
+            fixtures::node(0, "n0", 1, 4, 1, 4000),
+            fixtures::node(1, "n1", 2, 4, 1, 4000),
+            fixtures::node(2, "n2", 1, 4, 1, 4000),
+        ];
+        c.now = 1000;
+        c
+    }
+
+    fn request(job: Job, min_nodes: u32, max_nodes: u32) -> JobTestRequest {
+        JobTestRequest {
+            job,
+            candidates: Bitmap::full(3).into(),
+            min_nodes,
+            max_nodes,
+            req_nodes: min_nodes,
+            mode: JobTestMode::RunNow,
+            flags: JobTestFlags::empty(),
+            preemptee_candidates: Vec::new(),
+            excluded_cores: None,
+        }
+    }
+
+    /// Starts job `id` on whole `nodes`, ending at `end`.
+    fn start(c: &mut Cluster, id: u32, nodes: &[u32], end: i64) {
+        let mut job = fixtures::job(id);
+        let placed = c.whole_nodes(&request(job.clone(), 1, 0), nodes, None);
+        job.state = JobState::Running;
+        job.end_time = end;
+        job.resources = Some(placed.resources);
+        c.begin(&job, false).unwrap();
+    }
+
+    #[test]
+    fn take_whole_nodes_meets_min_nodes_and_min_cpus_within_max_nodes() {
+        let c = cluster();
+        let mut job = fixtures::job(1);
+        // -n 10: 4 + 8 CPUs, two nodes, in the order given.
+        job.details.min_cpus = 10;
+        assert_eq!(
+            c.take_whole_nodes(&request(job.clone(), 1, 0), [0, 1, 2]),
+            Some(vec![0, 1])
+        );
+        assert_eq!(
+            c.take_whole_nodes(&request(job.clone(), 1, 0), [2, 1]),
+            Some(vec![1, 2])
+        );
+        // At most one node: no single node has 10 CPUs.
+        assert_eq!(c.take_whole_nodes(&request(job, 1, 1), [0, 1, 2]), None);
+        // --mem=5000 fits no node; --mem-per-cpu=600 only the 4-CPU ones.
+        let mut big = fixtures::job(2);
+        big.details.memory = MemoryRequest::PerNode(5000);
+        assert_eq!(c.take_whole_nodes(&request(big, 1, 0), [0, 1, 2]), None);
+        let mut per_cpu = fixtures::job(3);
+        per_cpu.details.memory = MemoryRequest::PerCpu(600);
+        assert_eq!(
+            c.take_whole_nodes(&request(per_cpu, 2, 0), [0, 1, 2]),
+            Some(vec![0, 2])
+        );
+        // -w n2 is taken first, and must be offered.
+        let mut pinned = fixtures::job(4);
+        pinned.details.required_nodes = Some(Bitmap::from_bits(3, [2]).into());
+        let r = request(pinned, 1, 0);
+        assert_eq!(c.candidates(&r), vec![2, 0, 1]);
+        assert_eq!(c.take_whole_nodes(&r, [0, 1, 2]), Some(vec![2]));
+        assert_eq!(c.take_whole_nodes(&r, [0, 1]), None);
+    }
+
+    #[test]
+    fn whole_nodes_give_every_core_and_cpu() {
+        let c = cluster();
+        let result = c.whole_nodes(&request(fixtures::job(1), 2, 0), &[1, 0], Some(5));
+        let r = &result.resources;
+        assert_eq!(r.ncpus, 12);
+        assert!(r.whole_nodes);
+        assert_eq!(
+            Bitmap::try_from(&r.nodes)
+                .unwrap()
+                .ones()
+                .collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+        assert_eq!(r.per_node[1].node_index, 1);
+        assert_eq!(r.per_node[1].cpus, 8);
+        assert_eq!(Bitmap::try_from(&r.per_node[1].cores).unwrap().count(), 8);
+        assert_eq!(result.start_time, Some(5));
+    }
+
+    #[test]
+    fn free_times_follow_running_and_suspended_jobs() {
+        let mut c = cluster();
+        start(&mut c, 1, &[0], 2000);
+        start(&mut c, 2, &[1], 500); // past its end: still there until job-fini
+        assert!(!c.is_idle(0) && c.is_idle(2));
+        assert_eq!(c.free_at(0), 2000);
+        assert_eq!(c.free_at(1), 1000);
+        assert_eq!(c.free_at(2), 1000);
+        assert_eq!(c.end_times(), vec![1000, 2000]);
+        c.jobs.get_mut(&1).unwrap().suspended = true;
+        assert_eq!(c.free_at(0), i64::MAX);
+        assert_eq!(c.end_times(), vec![1000]);
+        // A suspended job keeps its memory, not its CPUs, in nodeinfo.
+        assert_eq!(c.nodeinfo(0).alloc_cpus, 0);
+        assert_eq!(c.nodeinfo(1).alloc_cpus, 8);
+        assert_eq!(c.nodeinfo(1).tres_alloc_fmt_str.as_deref(), Some("cpu=8"));
+    }
+
     #[test]
     fn state_blob_wraps_and_refuses_others() {
         let blob = wrap_state(b"abc");
