@@ -20,9 +20,10 @@ impl Plugin for FirstFit {
 
     fn job_test(&mut self, c: &Cluster, r: &JobTestRequest) -> Result<JobTestResult, Error> {
         // The first candidates free by `time` (any node for test-only).
+        let candidates = c.candidates(r);
         let fit = |time: i64| {
             let free = |&n: &u32| r.mode == JobTestMode::TestOnly || c.free_at(n) <= time;
-            c.take_whole_nodes(r, c.candidates(r).into_iter().filter(free))
+            c.take_whole_nodes(r, candidates.iter().copied().filter(free))
         };
         let at = |t: i64| Some((fit(t)?, Some(t)));
         let placed = match r.mode {

@@ -199,6 +199,8 @@ pub struct Cluster {
     config: SelectConfig,
     nodes: Vec<Node>,
     jobs: BTreeMap<u32, RunningJob>,
+    /// The ids of the jobs holding each node, by node index.
+    on_node: Vec<Vec<u32>>,
     now: i64,
 }
 
@@ -208,6 +210,7 @@ impl Cluster {
             config,
             nodes: Vec::new(),
             jobs: BTreeMap::new(),
+            on_node: Vec::new(),
             now: 0,
         }
     }
@@ -245,9 +248,11 @@ impl Cluster {
 
     /// Jobs holding node `index` (suspended ones too: they keep it).
     pub fn jobs_on(&self, index: u32) -> impl Iterator<Item = &RunningJob> {
-        self.jobs
-            .values()
-            .filter(move |j| j.nodes().any(|n| n == index))
+        self.on_node
+            .get(index as usize)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| self.jobs.get(id))
     }
 
     /// No running or suspended job holds node `index`.
@@ -334,14 +339,7 @@ impl Cluster {
         order: impl IntoIterator<Item = u32>,
     ) -> Option<Vec<u32>> {
         let job = &request.job;
-        let order: Vec<u32> = order
-            .into_iter()
-            .filter(|&n| self.node_fits(job, n))
-            .collect();
         let required = required_nodes(job);
-        if !required.iter().all(|n| order.contains(n)) {
-            return None;
-        }
         let want_nodes = request.min_nodes.max(job.details.min_nodes).max(1) as usize;
         let max_nodes = if request.max_nodes == 0 {
             usize::MAX
@@ -351,17 +349,29 @@ impl Cluster {
         let want_cpus = u64::from(job.details.min_cpus);
         let mut chosen = required.clone();
         let mut cpus: u64 = chosen.iter().map(|&n| self.cpus(n)).sum();
+        // Required nodes offered (and fitting) so far; stop once the job
+        // has enough and every required node was seen.
+        let mut seen = vec![false; required.len()];
+        let mut offered = 0;
         for n in order {
-            if chosen.len() >= want_nodes && cpus >= want_cpus {
+            let enough = chosen.len() >= want_nodes && cpus >= want_cpus;
+            if enough && offered == required.len() {
                 break;
             }
-            if !chosen.contains(&n) {
+            if !self.node_fits(job, n) {
+                continue;
+            }
+            if let Ok(at) = required.binary_search(&n) {
+                if !std::mem::replace(&mut seen[at], true) {
+                    offered += 1;
+                }
+            } else if !enough {
                 chosen.push(n);
                 cpus += self.cpus(n);
             }
         }
         let enough = chosen.len() >= want_nodes && cpus >= want_cpus;
-        (enough && chosen.len() <= max_nodes).then(|| {
+        (offered == required.len() && enough && chosen.len() <= max_nodes).then(|| {
             chosen.sort_unstable();
             chosen
         })
@@ -433,6 +443,14 @@ impl Cluster {
                 job.job_id
             )));
         };
+        self.remove(job.job_id);
+        for r in &resources.per_node {
+            let index = r.node_index as usize;
+            if self.on_node.len() <= index {
+                self.on_node.resize_with(index + 1, Vec::new);
+            }
+            self.on_node[index].push(job.job_id);
+        }
         self.jobs.insert(
             job.job_id,
             RunningJob {
@@ -442,6 +460,28 @@ impl Cluster {
             },
         );
         Ok(())
+    }
+
+    /// Forgets job `job_id` (nothing when unknown).
+    fn remove(&mut self, job_id: u32) {
+        if let Some(old) = self.jobs.remove(&job_id) {
+            for n in old.nodes() {
+                self.unlink(job_id, n);
+            }
+        }
+    }
+
+    /// Takes job `job_id` off node `index`'s list.
+    fn unlink(&mut self, job_id: u32, index: u32) {
+        if let Some(ids) = self.on_node.get_mut(index as usize) {
+            ids.retain(|&id| id != job_id);
+        }
+    }
+
+    /// Forgets every job.
+    fn clear_jobs(&mut self) {
+        self.jobs.clear();
+        self.on_node.clear();
     }
 }
 
@@ -850,7 +890,7 @@ impl<P: Plugin + HasInstance> SelectGuest for Export<P> {
     fn node_init(nodes: Vec<Node>) -> Result<(), PluginError> {
         with(|i: &mut Instance<P>| {
             i.cluster.nodes = nodes;
-            i.cluster.jobs.clear();
+            i.cluster.clear_jobs();
             Ok(())
         })
     }
@@ -908,6 +948,7 @@ impl<P: Plugin + HasInstance> SelectGuest for Export<P> {
                 let mut nodes = bitmap(&r.nodes, "job-resized")?;
                 nodes.set(node_index as usize, false);
                 r.nodes = nodes.into();
+                i.cluster.unlink(job.job_id, node_index);
             }
             Ok(())
         })
@@ -925,7 +966,7 @@ impl<P: Plugin + HasInstance> SelectGuest for Export<P> {
     /// twice), then tells the plugin.
     fn job_fini(job: Job) -> Result<(), PluginError> {
         with(|i: &mut Instance<P>| {
-            i.cluster.jobs.remove(&job.job_id);
+            i.cluster.remove(job.job_id);
             i.plugin.job_fini(&i.cluster, &job)
         })
     }
@@ -969,7 +1010,7 @@ impl<P: Plugin + HasInstance> SelectGuest for Export<P> {
     fn reconfigure(config: SelectConfig, running: Vec<Job>) -> Result<(), PluginError> {
         with(|i: &mut Instance<P>| {
             i.cluster.config = config;
-            i.cluster.jobs.clear();
+            i.cluster.clear_jobs();
             for job in &running {
                 let suspended = job.state == JobState::Suspended;
                 if job.resources.is_some() {
@@ -1212,6 +1253,14 @@ mod tests {
         assert_eq!(c.nodeinfo(0).alloc_cpus, 0);
         assert_eq!(c.nodeinfo(1).alloc_cpus, 8);
         assert_eq!(c.nodeinfo(1).tres_alloc_fmt_str.as_deref(), Some("cpu=8"));
+        // A job begun again (a restart's replay) is held once; a job
+        // forgotten frees its nodes.
+        start(&mut c, 2, &[1, 2], 3000);
+        assert_eq!(c.jobs_on(1).count(), 1);
+        assert_eq!(c.free_at(2), 3000);
+        c.remove(2);
+        assert!(c.is_idle(1) && c.is_idle(2));
+        assert_eq!(c.jobs().count(), 1);
     }
 
     #[test]
