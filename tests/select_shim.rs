@@ -1,19 +1,25 @@
 //! The select/wasm shim plugin in a real Slurm 22.05.8 (issue 28): on the
 //! live anchor cluster (`../shared/slurm-anchor`), the project's recorded
-//! select stream (`tests/anchor/select/record.sh`, cons_tres with
-//! `CR_Core_Memory` and `CR_CPU_Memory`) run again with
-//! `SelectType=select/wasm` and the bundled `select_cons_tres.wasm` gives
-//! what the stock `select/cons_tres` gave when the fixtures were recorded
+//! select streams (`tests/anchor/select/record.sh`: cons_tres with
+//! `CR_Core_Memory` and `CR_CPU_Memory`, linear with `CR_Memory`, and
+//! cons_tres's streams of suspend and resume, of running jobs shrunk and of
+//! reservations) run again with `SelectType=select/wasm` and the bundled
+//! `select_cons_tres.wasm` or `select_linear.wasm` give what the stock
+//! plugin gave when the fixtures were recorded
 //! (`tests/fixtures/anchor/select/<config>/stream.txt`): for every submit
 //! the same outcome (refused with the same message, pending with the same
 //! reason, or running on the same `NodeList` with the same `NumCPUs` and,
-//! per node, the same `CPU_IDs`, `Mem` and `GRES` with device indices), and
-//! for every `sbatch --test-only` the same answer (nodes, processors, and a
-//! start at the same moment: now, or the end of the same running job).
+//! per node, the same `CPU_IDs`, `Mem` and `GRES` with device indices), for
+//! every `sbatch --test-only` the same answer (nodes, processors, and a
+//! start at the same moment: now, or the end of the same running job), for
+//! every suspend, resume and shrink the same state and placement, and for
+//! every reservation the same nodes and cores. After each submit, `sinfo`'s
+//! allocated CPUs of each node are those the running jobs hold there.
 //!
-//! slurmctld restarted with running jobs keeps them where they are (the
-//! component gets them back from the recovered jobs), the next decision is
-//! the one a cluster that did not restart makes, and the shim's debug mode
+//! slurmctld restarted with running jobs, then reconfigured, keeps them
+//! where they are (the component gets them back from the recovered jobs),
+//! the next decision is the one a cluster that did not restart makes, srun
+//! steps run on their job's CPUs, and the shim's debug mode
 //! (`DebugFlags=SelectType`: cons_tres's and the component's allocated CPUs
 //! and memory of each node compared after each change) finds no difference.
 //!
@@ -24,7 +30,7 @@
 //!
 //! It needs root, the anchor's scripts beside the repository and Slurm's
 //! packages installed (`.ci/run` installs them); elsewhere it says why it
-//! does not run and passes. About 6 minutes.
+//! does not run and passes. About 14 minutes.
 
 #[allow(dead_code)]
 mod anchor_select;
@@ -37,13 +43,26 @@ use anchor_select::{fixture_root, parse_stream, JobRecord, Step, Submitted, Will
 use live_slurm::{anchor_dir, build_and_install, read, run, skip_reason, tail, ClusterLock, REPO};
 use slurm_wasm_host::bundled;
 
-/// The configurations replayed live (record.sh's names).
-const CONFIGS: [&str; 2] = ["cons_tres-CR_Core_Memory", "cons_tres-CR_CPU_Memory"];
-
+/// The configurations replayed live (record.sh's names), each with the
+/// fewest submits and job changes it must compare, and whether `sinfo` is
+/// checked: the three main streams, then cons_tres's own streams of
+/// suspend and resume, of running jobs shrunk (select_p_job_resized), and
+/// of reservations (every `resv_test`). sinfo's count is checked where no
+/// two running jobs share a core: a resumed job takes its cores back
+/// whoever holds them, and cons_tres's count of such a node is its own
+/// (the same C code as stock's, compiled into the shim).
+const CONFIGS: [(&str, usize, bool); 6] = [
+    ("cons_tres-CR_Core_Memory", 40, true),
+    ("cons_tres-CR_CPU_Memory", 40, true),
+    ("linear-CR_Memory", 40, true),
+    ("cons_tres-CR_Core_Memory-suspend", 14, false),
+    ("cons_tres-CR_Core_Memory-resize", 11, true),
+    ("cons_tres-CR_Core_Memory-reservations", 3, true),
+];
 /// Differences from the stock fixtures not resolved yet (`config`, the
 /// step as the differences name it, why). `must` entries must still differ
 /// (so a fix shows up here and the entry goes); the others may differ.
-const KNOWN: [(&str, &str, bool, &str); 2] = [
+const KNOWN: [(&str, &str, bool, &str); 8] = [
     (
         "cons_tres-CR_Core_Memory",
         "test-only -N3 -n3",
@@ -59,13 +78,58 @@ const KNOWN: [(&str, &str, bool, &str); 2] = [
         false,
         "open: as in cons_tres-CR_Core_Memory",
     ),
+    (
+        "cons_tres-CR_Core_Memory-reservations",
+        "reserve v4",
+        true,
+        CORE_RESV,
+    ),
+    (
+        "cons_tres-CR_Core_Memory-reservations",
+        "reserve v5",
+        true,
+        CORE_RESV,
+    ),
+    (
+        "cons_tres-CR_Core_Memory-reservations",
+        "reserve v6",
+        true,
+        CORE_RESV,
+    ),
+    (
+        "cons_tres-CR_Core_Memory-reservations",
+        "reserve v8",
+        true,
+        CORE_RESV,
+    ),
+    (
+        "cons_tres-CR_Core_Memory-reservations",
+        "reserve v9",
+        true,
+        CORE_RESV,
+    ),
+    (
+        "cons_tres-CR_Core_Memory-reservations",
+        "reserve v11",
+        true,
+        CORE_RESV,
+    ),
 ];
 
-/// The host configurations: select_cons_tres.wasm, and the hostile
-/// component falling back to the bundled cons_tres (deadline 1 s).
-fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
-    let cons_tres = bundled::find("select/cons_tres").expect("select/cons_tres is bundled");
-    std::fs::write(work.join("select_cons_tres.wasm"), cons_tres.bytes).unwrap();
+/// Why the core reservations differ (the node reservations of the same
+/// stream match).
+const CORE_RESV: &str = "open: scontrol itself refuses CoreCnt= unless the select plugin's \
+     plugin_id is cons_res's or cons_tres's (state_control.c, \
+     state_control_corecnt_supported); select/wasm's is 120, since every select plugin of \
+     PluginDir is loaded beside it and Slurm refuses duplicate ids (select.c, select_g_init)";
+/// The host configurations: select_cons_tres.wasm, select_linear.wasm,
+/// and the hostile component falling back to the bundled cons_tres
+/// (deadline 1 s).
+fn write_configs(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    for name in ["cons_tres", "linear"] {
+        let bundled = bundled::find(&format!("select/{name}")).expect("bundled");
+        std::fs::write(work.join(format!("select_{name}.wasm")), bundled.bytes).unwrap();
+    }
     std::fs::copy(
         env!("SLURM_WASM_TEST_HOSTILE_SELECT"),
         work.join("select_hostile.wasm"),
@@ -94,7 +158,15 @@ fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
             work.join("select_hostile.wasm").display()
         ),
     );
-    (wasm, fault)
+    let linear = write(
+        "linear.toml",
+        format!(
+            "cache_dir = \"{}\"\n[plugins.select]\nwasm = \"{}\"\n",
+            cache.display(),
+            work.join("select_linear.wasm").display()
+        ),
+    );
+    (wasm, linear, fault)
 }
 
 /// A running job's placement as `scontrol show job -d` shows it.
@@ -213,7 +285,95 @@ fn compare(config: &str, stock: &[Step], wasm: &[Step]) -> (usize, usize, Vec<St
                     ));
                 }
             }
-            (Step::Submit { .. }, _) | (_, Step::Submit { .. }) => {
+            (
+                Step::Suspend {
+                    name,
+                    resume,
+                    refused,
+                    state,
+                    ..
+                },
+                Step::Suspend {
+                    name: wn,
+                    resume: wr,
+                    refused: wf,
+                    state: ws,
+                    ..
+                },
+            ) if name == wn && resume == wr => {
+                jobs += 1;
+                if (refused, state) != (wf, ws) {
+                    diffs.push(format!(
+                        "{config} {} {name}:\n  stock:  {state} {refused:?}\n  select/wasm: {ws} {wf:?}",
+                        if *resume { "resume" } else { "suspend" }
+                    ));
+                }
+            }
+            (
+                Step::Resize {
+                    name, outcome: so, ..
+                },
+                Step::Resize {
+                    name: wn,
+                    outcome: wo,
+                    ..
+                },
+            ) if name == wn => {
+                jobs += 1;
+                let show = |o: &Result<JobRecord, String>| match o {
+                    Ok(r) => placement(r),
+                    Err(e) => format!("refused: {e}"),
+                };
+                let (a, b) = (show(so), show(wo));
+                if a != b {
+                    diffs.push(format!(
+                        "{config} resize {name}:\n  stock:  {a}\n  select/wasm: {b}"
+                    ));
+                }
+            }
+            (
+                Step::Reserve {
+                    name, outcome: so, ..
+                },
+                Step::Reserve {
+                    name: wn,
+                    outcome: wo,
+                    ..
+                },
+            ) if name == wn => {
+                answers += 1;
+                if so != wo {
+                    diffs.push(format!(
+                        "{config} reserve {name}:\n  stock:  {so:?}\n  select/wasm: {wo:?}"
+                    ));
+                }
+            }
+            (
+                Step::Cancel {
+                    name, resumed: sr, ..
+                },
+                Step::Cancel {
+                    name: wn,
+                    resumed: wr,
+                    ..
+                },
+            ) if name == wn => {
+                let names =
+                    |r: &[(String, i64)]| r.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+                if names(sr) != names(wr) {
+                    diffs.push(format!(
+                        "{config} cancel {name}: the jobs resumed afterwards:\n  stock:  {:?}\n  select/wasm: {:?}",
+                        names(sr),
+                        names(wr)
+                    ));
+                }
+            }
+            (Step::Submit { .. }, _)
+            | (_, Step::Submit { .. })
+            | (Step::Suspend { .. }, _)
+            | (Step::Resize { .. }, _)
+            | (Step::Reserve { .. }, _)
+            | (Step::Cancel { .. }, _) => {
                 diffs.push(format!(
                     "{config}: the streams are out of step: {s:?} / {w:?}"
                 ));
@@ -225,12 +385,101 @@ fn compare(config: &str, stock: &[Step], wasm: &[Step]) -> (usize, usize, Vec<St
     (jobs, answers, diffs)
 }
 
+/// The number of CPUs in a `CPU_IDs=` list (`0-3,6`).
+fn count_ids(ids: &str) -> u32 {
+    ids.split(',')
+        .filter(|r| !r.is_empty())
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => b.parse::<u32>().unwrap() - a.parse::<u32>().unwrap() + 1,
+            None => 1,
+        })
+        .sum()
+}
+
+/// Checks what `sinfo` showed after each submit under select/wasm
+/// (record.sh's `sinfo.txt`: the running jobs, then each node's
+/// `allocated/idle/other/total` CPUs) against the CPUs those jobs hold
+/// there (their `CPU_IDs` in the stream): sinfo reads the allocation from
+/// the select plugin's nodeinfo (select_p_select_nodeinfo_get, which the
+/// shim answers from cons_tres's or linear's own bookkeeping), so the counts
+/// show the C view slurmctld serves its clients follows the component's
+/// placements. Returns the nodes compared and the differences.
+fn sinfo_differences(config: &str, wasm: &[Step], sinfo: &str) -> (usize, Vec<String>) {
+    let blocks: std::collections::HashMap<&str, &str> = sinfo
+        .split("[after ")
+        .skip(1)
+        .filter_map(|b| b.split_once("]\n"))
+        .collect();
+    // each job's placement as the stream stands: from its submit, then
+    // from each shrink
+    let mut held: std::collections::HashMap<u32, &JobRecord> = std::collections::HashMap::new();
+    let (mut compared, mut diffs) = (0, Vec::new());
+    for step in wasm {
+        let name = match step {
+            Step::Submit { name, outcome, .. } => {
+                if let Submitted::Running(r) = outcome {
+                    held.insert(r.id, r);
+                }
+                name
+            }
+            Step::Resize { outcome: Ok(r), .. } => {
+                held.insert(r.id, r);
+                continue;
+            }
+            _ => continue,
+        };
+        let Some(block) = blocks.get(name.as_str()) else {
+            continue;
+        };
+        let mut lines = block.lines();
+        let running: Vec<u32> = lines
+            .next()
+            .and_then(|l| l.strip_prefix("running"))
+            .unwrap_or("")
+            .split_whitespace()
+            .map(|id| id.parse().unwrap())
+            .collect();
+        for line in lines.filter(|l| !l.trim().is_empty()) {
+            let (node, counts) = line.split_once(' ').expect("node and A/I/O/T");
+            let shown: u32 = counts.split('/').next().unwrap().parse().unwrap();
+            let mut expected = 0;
+            for id in &running {
+                let Some(r) = held.get(id) else {
+                    diffs.push(format!(
+                        "{config} after {name}: job {id} runs but its placement was not recorded"
+                    ));
+                    continue;
+                };
+                expected += r
+                    .per_node
+                    .iter()
+                    .filter(|n| n.node == node)
+                    .map(|n| count_ids(&n.cpu_ids))
+                    .sum::<u32>();
+            }
+            compared += 1;
+            if shown != expected {
+                diffs.push(format!(
+                    "{config} after {name}: sinfo shows {shown} CPUs allocated on {node}, the running jobs hold {expected}"
+                ));
+            }
+        }
+    }
+    (compared, diffs)
+}
+
 #[test]
 fn select_wasm_places_jobs_as_stock_cons_tres_live_and_survives_faults() {
     let anchor = anchor_dir();
     let _cluster = ClusterLock::acquire();
     if let Some(reason) = skip_reason(&anchor) {
         eprintln!("select_shim: not run: {reason}");
+        return;
+    }
+    // SELECT_SHIM_CHECK=<dir> checks the outputs a kept run left in <dir>
+    // instead of running the cluster again (for work on the checks)
+    if let Some(kept) = std::env::var_os("SELECT_SHIM_CHECK") {
+        check_outputs(&PathBuf::from(kept).join("out"));
         return;
     }
     let work = tempfile::tempdir().expect("a temporary directory");
@@ -245,24 +494,29 @@ fn select_wasm_places_jobs_as_stock_cons_tres_live_and_survives_faults() {
     let work = work.as_path();
     let plugin_dir = work.join("plugins");
     build_and_install(work, &plugin_dir, &["select_wasm"]);
-    let (wasm_config, fault_config) = write_configs(work);
+    let (wasm_config, linear_config, fault_config) = write_configs(work);
 
     let out = work.join("out");
     let log = run(
         Command::new("bash")
             .arg(Path::new(REPO).join("tests/anchor/select/shim.sh"))
-            .args(CONFIGS)
+            .args(CONFIGS.map(|(config, _, _)| config))
             .env("SLURM_ANCHOR", &anchor)
             .env("PLUGINDIR", &plugin_dir)
             .env("WASM_CONFIG", &wasm_config)
+            .env("LINEAR_WASM_CONFIG", &linear_config)
             .env("FAULT_CONFIG", &fault_config)
             .env("OUT", &out),
         "shim.sh",
     );
     eprintln!("{}", tail(&log, 3));
+    check_outputs(&out);
+}
 
+/// The test's checks of shim.sh's outputs in `out`.
+fn check_outputs(out: &Path) {
     let mut all = Vec::new();
-    for config in CONFIGS {
+    for (config, fewest, check_sinfo) in CONFIGS {
         let stock = parse_stream(&read(&fixture_root().join(config).join("stream.txt")))
             .unwrap_or_else(|e| panic!("{config}: the fixture: {e}"));
         let wasm = parse_stream(&read(&out.join("wasm").join(config).join("stream.txt")))
@@ -272,8 +526,29 @@ fn select_wasm_places_jobs_as_stock_cons_tres_live_and_survives_faults() {
             "select_shim: {config}: {jobs} submits and {answers} test-only answers compared, {} differ",
             diffs.len()
         );
-        assert!(jobs >= 40, "{config}: only {jobs} submits compared");
+        assert!(
+            jobs >= fewest,
+            "{config}: only {jobs} submits and job changes compared"
+        );
         all.extend(diffs);
+        if !check_sinfo {
+            continue;
+        }
+        let sinfo = read(&out.join("wasm").join(config).join("sinfo.txt"));
+        let (nodes, diffs) = sinfo_differences(config, &wasm, &sinfo);
+        eprintln!(
+            "select_shim: {config}: sinfo's allocated CPUs compared on {nodes} nodes after submits, {} differ",
+            diffs.len()
+        );
+        assert!(
+            nodes >= 2 * fewest,
+            "{config}: sinfo compared on only {nodes} nodes"
+        );
+        assert!(
+            diffs.is_empty(),
+            "sinfo under select/wasm:\n{}",
+            diffs.join("\n")
+        );
     }
     let (known, unexpected): (Vec<String>, Vec<String>) = all.into_iter().partition(|d| {
         KNOWN
@@ -317,6 +592,11 @@ fn select_wasm_places_jobs_as_stock_cons_tres_live_and_survives_faults() {
         before, after,
         "the running jobs moved when slurmctld restarted"
     );
+    assert_eq!(
+        before,
+        read(&restart.join("reconfigured.txt")),
+        "the running jobs moved when slurmctld was reconfigured"
+    );
     assert!(
         control.starts_with(&before) && control.ends_with(&next),
         "after the restart the next job went elsewhere than without one:\ncontrol:\n{control}\nafter the restart:\n{before}{next}"
@@ -329,6 +609,34 @@ fn select_wasm_places_jobs_as_stock_cons_tres_live_and_survives_faults() {
     assert!(
         debug.trim().is_empty(),
         "the debug comparison found cons_tres's and the component's nodes differ:\n{debug}"
+    );
+
+    // Steps: an srun step inside each of two one-CPU jobs on h1 (real
+    // CPUs) runs on its job's CPUs: the credential slurmd binds from
+    // carries the cores the component chose (the two jobs hold different
+    // CPUs, so an unbound step, on both, would differ from each).
+    let steps = read(&restart.join("steps.txt"));
+    let lines: Vec<&str> = steps.lines().collect();
+    assert_eq!(lines.len(), 2, "two step lines expected:\n{steps}");
+    let mut held = Vec::new();
+    for line in &lines {
+        let ids = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("CPU_IDs="))
+            .unwrap_or("");
+        let step = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("step="))
+            .unwrap_or("");
+        assert!(
+            !ids.is_empty() && ids == step,
+            "a step ran elsewhere than on its job's CPUs: {line}"
+        );
+        held.push(ids.to_string());
+    }
+    assert_ne!(
+        held[0], held[1],
+        "the two jobs hold the same CPUs:\n{steps}"
     );
 
     // Faults: the hostile component's job-test traps or loops; the

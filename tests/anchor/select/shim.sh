@@ -22,9 +22,12 @@
 #      (`scontrol show job -d`: NodeList, CPU_IDs, Mem, GRES) written to OUT/restart/before.txt;
 #      slurmctld stopped and started again without -c (it recovers the jobs; the component gets
 #      them back through select_p_select_nodeinfo_set); the same placements into after.txt;
+#      then `scontrol reconfigure` and the placements again into reconfigured.txt;
 #      then AFTER_JOB submitted, its placement into next.txt. The same cluster started afresh
 #      with the same jobs and no restart gives control.txt (RESTART_JOBS then AFTER_JOB).
 #      OUT/restart/debug.txt: slurmctld's lines of the debug comparison that name a difference;
+#      OUT/restart/steps.txt: two one-CPU jobs on h1 (real CPUs), each with an srun step bound
+#      to cores: `<name> CPU_IDs=<the job's> step=<the step task's Cpus_allowed_list>`;
 #   3. with FAULT_CONFIG, for each of FAULT_CASES: the anchor cluster started afresh under
 #      select/wasm with that host configuration, a batch job named after the hostile behaviour
 #      (`trap`, `loop`: the component acts it out in job-test; `gpu-beyond`, with --gres=gpu:1:
@@ -144,9 +147,25 @@ for _ in $(seq 1 100); do scontrol ping 2>/dev/null | grep -q UP && break; sleep
 scontrol ping | grep -q UP || die "slurmctld did not come back"
 sleep 3
 while read -r name _; do placement "$name"; done <<< "$RESTART_JOBS" > "$OUT/restart/after.txt"
+# and reconfigured (select_p_reconfigure: the component's reconfigure, node-init, and every
+# running job again through select_p_select_nodeinfo_set)
+scontrol reconfigure
+sleep 3
+while read -r name _; do placement "$name"; done <<< "$RESTART_JOBS" > "$OUT/restart/reconfigured.txt"
 # shellcheck disable=SC2086
 place $AFTER_JOB > "$OUT/restart/next.txt"
 tail -n +"$((start + 1))" "$A/log/slurmctld.log" | grep -E 'select/wasm: debug:' > "$OUT/restart/debug.txt" || true
+# steps: two one-CPU jobs on h1 (partition hw, whose nodes have the machine's own CPUs, so
+# task/affinity's binding is real), and in each an srun step bound to cores: the CPUs the
+# step's task may run on (Cpus_allowed_list) are its job's CPU_IDs
+for name in s1 s2; do place "$name" -p hw -w h1 -n1 > /dev/null; done
+for name in s1 s2; do
+  id=$(squeue -h -n "$name" -o %i | head -n1)
+  ids=$(scontrol show job -d "$id" | sed -n 's/.* CPU_IDs=\([^ ]*\).*/\1/p' | head -n1)
+  step=$(timeout 60 srun --jobid="$id" --overlap -n1 --cpu-bind=cores \
+    grep Cpus_allowed_list /proc/self/status 2>&1 | awk '/Cpus_allowed_list/ {print $2}' || true)
+  echo "$name CPU_IDs=$ids step=$step"
+done > "$OUT/restart/steps.txt"
 scancel --user=root 2>/dev/null || true
 stop_cluster
 
