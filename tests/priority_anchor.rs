@@ -40,12 +40,15 @@
 //! allows (see `Given`).
 //!
 //! Slurm 22.05's job-size factor counts `job_ptr->total_cpus`, which for a
-//! pending job is the scheduler's last estimate in whole cores (2 CPUs for
-//! `-n 1` on the 2-thread `big` nodes), not the CPUs asked for. The
-//! controller hands that to the plugin as the job's `total-cpus`; the test
-//! plays the controller and rounds each pending job's CPUs up to whole
-//! cores of its first partition's nodes (`alice-small` is the job where it
-//! matters).
+//! pending job the scheduler has evaluated is its last estimate in whole
+//! cores (2 CPUs for `-n 1` on the 2-thread `big` nodes), and for one it
+//! has not yet evaluated 0, so that the CPUs asked for count
+//! (`_get_priority_internal`). The controller hands the estimate to the
+//! plugin as the job's `total-cpus`; the test plays the controller: a
+//! pending job whose record shows an expected start time (the scheduler
+//! tested it) gets its CPUs rounded up to whole cores of its first
+//! partition's nodes (`alice-small` is the job where it matters), and a
+//! job at its submission none (`late-small` of sample 3).
 
 mod anchor_priority;
 
@@ -101,10 +104,17 @@ fn inputs(rec: &Recording, sample: &Sample) -> Inputs {
             &config,
             &tree,
         );
-        job.total_cpus = Some(match job.state {
-            JobState::Pending => whole_cores(&cluster, job.partitions[0], r.min_cpus),
-            _ => r.min_cpus,
-        });
+        job.total_cpus = match job.state {
+            // The scheduler evaluated the pending job (its expected start
+            // time is set): job_test.c's `job_test` left its estimate.
+            JobState::Pending if r.start_time.is_some() => {
+                Some(whole_cores(&cluster, job.partitions[0], r.min_cpus))
+            }
+            // Never evaluated: `total_cpus` is still 0 and multifactor
+            // counts the CPUs asked for.
+            JobState::Pending => None,
+            _ => Some(r.min_cpus),
+        };
         job
     };
     let mut pending: Vec<Job> = sample
@@ -591,7 +601,27 @@ fn compare_shares(
 ) {
     let given = Given(&inputs.associations);
     let root = given.root();
-    // Root's row shows fixed values (no shares, effective usage 1), not computed ones.
+    // Root's row shows the association manager's values, not computed ones:
+    // normalised shares 0.000000 under Fair Tree (shares / NO_VAL), no
+    // normalised usage (NO_VAL, left blank) and effective usage 1.
+    for row in sample.shares.iter().filter(|r| r.depth == 0) {
+        let ours = usages.iter().find(|u| u.id == root.id);
+        report.check(
+            ours.is_some_and(|u| {
+                within(u.shares_norm, row.norm_shares, 0.5e-6)
+                    && within(u.usage_effective, row.effective_usage, 0.5e-6)
+            }) && row.norm_usage.is_none(),
+            || {
+                format!(
+                    "root: norm shares, effective usage {:?} (Slurm {} {}, norm usage {:?})",
+                    ours.map(|u| (u.shares_norm, u.usage_effective)),
+                    row.norm_shares,
+                    row.effective_usage,
+                    row.norm_usage
+                )
+            },
+        );
+    }
     for row in sample.shares.iter().filter(|r| r.depth > 0) {
         let at = format!("{}/{}", row.account, row.user.as_deref().unwrap_or(""));
         let Some(a) = inputs
@@ -836,3 +866,89 @@ fn one_decay_pass_from_sample_1_reaches_sample_2() {
     compare_factors(rec, second, &after, &rows, &mut report);
     report.assert_empty("sample 1 + one decay pass");
 }
+
+/// `sample3/`: recorded after a decay pass and two submissions that came
+/// after it (`late-small`, `late-hw`), before the next pass. Slurm's sprio
+/// shows what the last computation stored for each job: the pass's factors
+/// for the older jobs, and the late jobs' factors from their submission
+/// (`priority_p_set` from `_job_create`): Age 0 (no accrue time yet) and a
+/// job size from the CPUs they asked for (no scheduler estimate yet,
+/// `job_ptr->total_cpus` is 0). The controller, played here, registers the
+/// older jobs with `set` and runs the pass at its time, then `set`s each
+/// late job at its submission time as `_job_create` left it; `sprio` is
+/// asked at the time the sample was taken.
+#[test]
+fn sample_3_between_passes_shows_stored_factors() {
+    let rec = recording();
+    let sample = &rec.between;
+    let pass = sample.instant.last_decay_ran;
+    let inputs = inputs(rec, sample);
+    let (late, early): (Vec<Job>, Vec<Job>) = inputs
+        .pending
+        .iter()
+        .cloned()
+        .partition(|j| j.details.submit_time > pass);
+    assert!(
+        late.len() == 2 && late.iter().all(|j| j.name.starts_with("late-")),
+        "the recording has the two late jobs: {:?}",
+        late.iter().map(|j| &j.name).collect::<Vec<_>>()
+    );
+    let (plugin, clock) = plugin_at(pass, &inputs);
+    let before = Inputs {
+        pending: early,
+        running: Vec::new(),
+        qos: Vec::new(),
+        associations: Vec::new(),
+        config: inputs.config.clone(),
+    };
+    let ids = register(&plugin, &before);
+    let mut priorities = plugin.calculate(&[], &ids).expect("calculate at the pass");
+    let mut lowest = TOP_PRIORITY;
+    for job in &late {
+        clock.set(job.details.submit_time);
+        let submitted = at_submission(job);
+        let priority = plugin
+            .assign(&mut lowest, &submitted)
+            .unwrap_or_else(|e| panic!("set job {}: {e}", job.job_id));
+        priorities.push((job.job_id, priority));
+    }
+    clock.set(sample.instant.sampled_from);
+    let mut report = Report::default();
+    compare_priorities(sample, &inputs, &priorities, &mut report);
+    let rows = plugin
+        .get_priority_factors_list(&inputs.pending, &all_rows(), 0)
+        .expect("get-priority-factors-list");
+    compare_factors(rec, sample, &inputs, &rows, &mut report);
+    for job in &late {
+        let age = sample
+            .sprio_normalised
+            .iter()
+            .find(|r| r.job_id == job.job_id)
+            .map(|r| r.age);
+        report.check(age == Some(0.0), || {
+            format!("job {}: Slurm's age {age:?}, expected 0", job.job_id)
+        });
+    }
+    let usages = plugin.association_usages().expect("association-usages");
+    compare_shares(sample, &inputs, &usages, &mut report);
+    report.assert_empty(&format!(
+        "sample 3 (decay pass at {pass}, sampled at {})",
+        sample.instant.sampled_from
+    ));
+}
+
+/// A pending job as `_job_create` hands it to `priority_p_set`: not yet
+/// accruing age (`accrue_time` is set later, by acct_policy.c's
+/// `acct_policy_handle_accrue_time`) and not yet estimated by the scheduler
+/// (`total_cpus` 0: job_test.c's `job_test` sets it when it evaluates the
+/// job), so the job size counts the CPUs it asked for.
+fn at_submission(job: &Job) -> Job {
+    let mut job = job.clone();
+    job.details.accrue_time = 0;
+    job.total_cpus = None;
+    job.priority = NO_VAL;
+    job
+}
+
+/// Slurm's NO_VAL: the priority of a job not yet prioritised.
+const NO_VAL: u32 = 0xffff_fffe;

@@ -57,8 +57,12 @@ fn left(text: &str, width: usize) -> String {
     format!("{cut:<width$}")
 }
 
+/// sprio's weighted TRES column: `name=value` for each TRES whose factor
+/// is not exactly 0 (src/sprio/print.c's `_print_tres_weighted` skips those;
+/// a factor that only rounds to 0 prints as `name=0`).
 fn tres_text(tres: &[(String, f64)]) -> String {
     tres.iter()
+        .filter(|(_, v)| *v != 0.0)
         .map(|(name, v)| format!("{name}={v:.0}"))
         .collect::<Vec<_>>()
         .join(",")
@@ -183,7 +187,7 @@ pub fn sshare(scenario: &Scenario, as_json: bool) -> anyhow::Result<ExitCode> {
                 json!({
                     "depth": depth, "account": account, "user": user, "raw_shares": raw_shares,
                     "norm_shares": u.as_ref().map(|u| u.shares_norm), "raw_usage": u.as_ref().map(|u| u.usage_raw),
-                    "norm_usage": u.as_ref().map(|u| u.usage_norm), "effective_usage": u.as_ref().map(|u| u.usage_effective),
+                    "norm_usage": u.as_ref().filter(|_| *depth > 0).map(|u| u.usage_norm), "effective_usage": u.as_ref().map(|u| u.usage_effective),
                     "fairshare": u.as_ref().map(|u| u.fair_share), "level_fs": u.as_ref().and_then(|u| u.level_fs),
                 })
             })
@@ -215,38 +219,56 @@ pub fn sshare(scenario: &Scenario, as_json: bool) -> anyhow::Result<ExitCode> {
         "-".repeat(10),
         "-".repeat(10)
     );
+    // The root's NormUsage is left blank: slurmctld never computes it (it
+    // keeps the NO_VAL of slurmdb_create_assoc_usage) and sshare prints
+    // NO_VAL as nothing (print_fields_double). The plugin reports the
+    // root's other figures as the association manager holds them.
     for (depth, account, user, raw_shares, u) in &rows {
-        let indent = " ".repeat(*depth);
-        let fmt = |v: Option<f64>| {
-            v.map_or(String::new(), |v| {
-                if v.is_infinite() {
-                    "inf".into()
-                } else {
-                    format!("{v:.6}")
-                }
-            })
-        };
         println!(
-            "{} {} {} {} {} {} {} {} {}",
-            left(&format!("{indent}{account}"), 20),
-            right(user.as_deref().unwrap_or(""), 10),
-            right(if *depth == 0 { "" } else { raw_shares }, 10),
-            right(&fmt(u.as_ref().map(|u| u.shares_norm)), 11),
-            right(
-                &u.as_ref()
-                    .map_or(String::new(), |u| raw_usage_text(u.usage_raw)),
-                11
-            ),
-            right(&fmt(u.as_ref().map(|u| u.usage_norm)), 11),
-            right(&fmt(u.as_ref().map(|u| u.usage_effective)), 13),
-            right(
-                &fmt(u.as_ref().filter(|_| user.is_some()).map(|u| u.fair_share)),
-                10
-            ),
-            right(&fmt(u.as_ref().and_then(|u| u.level_fs)), 10)
+            "{}",
+            sshare_line(*depth, account, user.as_deref(), raw_shares, u.as_ref())
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One row of `sshare -a -l` (without the TRES columns): the account
+/// indented by its depth, the user, raw and normalised shares, raw,
+/// normalised and effective usage, fair-share (users only, as Fair Tree
+/// prints it) and level fair-share. The root (depth 0) shows no raw shares
+/// and no normalised usage.
+fn sshare_line(
+    depth: usize,
+    account: &str,
+    user: Option<&str>,
+    raw_shares: &str,
+    u: Option<&AssociationUsage>,
+) -> String {
+    let indent = " ".repeat(depth);
+    let fmt = |v: Option<f64>| {
+        v.map_or(String::new(), |v| {
+            if v.is_infinite() {
+                "inf".into()
+            } else {
+                format!("{v:.6}")
+            }
+        })
+    };
+    format!(
+        "{} {} {} {} {} {} {} {} {}",
+        left(&format!("{indent}{account}"), 20),
+        right(user.unwrap_or(""), 10),
+        right(if depth == 0 { "" } else { raw_shares }, 10),
+        right(&fmt(u.map(|u| u.shares_norm)), 11),
+        right(
+            &u.map_or(String::new(), |u| raw_usage_text(u.usage_raw)),
+            11
+        ),
+        right(&fmt(u.filter(|_| depth > 0).map(|u| u.usage_norm)), 11),
+        right(&fmt(u.map(|u| u.usage_effective)), 13),
+        right(&fmt(u.filter(|_| user.is_some()).map(|u| u.fair_share)), 10),
+        right(&fmt(u.and_then(|u| u.level_fs)), 10)
+    )
 }
 
 /// sshare's RawUsage: the controller sends the association's usage as a
@@ -265,6 +287,61 @@ fn raw_usage_text(usage_raw: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The root row and a user row of the recorded `sshare -a -l`
+    /// (tests/fixtures/anchor/priority/sample1/sshare-al.txt, Fair Tree),
+    /// up to the TRES columns this table does not have, from the figures
+    /// priority/multifactor reports for them.
+    #[test]
+    fn sshare_rows_print_as_slurm_prints_them() {
+        let usage = |usage_raw, usage_norm, usage_effective, shares_norm, fair_share, level_fs| {
+            AssociationUsage {
+                id: 1,
+                usage_raw,
+                usage_norm,
+                usage_effective,
+                shares_norm,
+                fair_share,
+                level_fs,
+            }
+        };
+        // The root as the plugin reports it: shares / NO_VAL, effective 1;
+        // its normalised usage (a ratio of 1) is not shown.
+        let root = usage(2936.4, 1.0, 1.0, 1.0 / 4_294_967_294.0, 0.0, None);
+        assert_eq!(
+            sshare_line(0, "root", None, "1", Some(&root)),
+            "root                                          0.000000        2936                  1.000000                      "
+        );
+        let alice = usage(
+            169.9,
+            0.057770,
+            0.680020,
+            0.243902,
+            0.555556,
+            Some(0.358669),
+        );
+        assert_eq!(
+            sshare_line(2, "teama", Some("alice"), "10", Some(&alice)),
+            "  teama                   alice         10    0.243902         169    0.057770      0.680020   0.555556   0.358669"
+        );
+    }
+
+    #[test]
+    fn tres_factors_of_exactly_zero_are_left_out() {
+        // Recorded sprio -l (tests/fixtures/anchor/priority/sample1): a
+        // factor rounding to 0 prints (`mem=0`), one that is 0 does not
+        // (job 86's `gres/gpu` is cut by the column, not absent).
+        let tres = |list: &[(&str, f64)]| {
+            list.iter()
+                .map(|(n, v)| ((*n).to_string(), *v))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            tres_text(&tres(&[("cpu", 3.2), ("mem", 0.3), ("gres/gpu", 0.0)])),
+            "cpu=3,mem=0"
+        );
+        assert_eq!(tres_text(&tres(&[("cpu", 0.0)])), "");
+    }
 
     #[test]
     fn raw_usage_is_cut_not_rounded() {

@@ -46,8 +46,12 @@ pub struct Recording {
     pub qos: Vec<QosRow>,
     /// The jobs the script queued to compete, with how.
     pub submitted: Vec<Submitted>,
-    /// The two samples, in time order.
+    /// The two samples taken right after a decay pass, in time order.
     pub samples: [Sample; 2],
+    /// `sample3/`: taken after the next pass and two later submissions,
+    /// before the pass after that (the late jobs' factors are those of
+    /// their submission).
+    pub between: Sample,
 }
 
 /// Everything recorded at one instant (between two decay passes).
@@ -91,6 +95,7 @@ impl Recording {
                 Sample::load(&dir.join("sample1"))?,
                 Sample::load(&dir.join("sample2"))?,
             ],
+            between: Sample::load(&dir.join("sample3"))?,
         })
     }
 
@@ -104,7 +109,7 @@ impl Recording {
 }
 
 impl Sample {
-    /// Reads and parses the sample in `dir` (`sample1/`, `sample2/`).
+    /// Reads and parses the sample in `dir` (`sample1/` to `sample3/`).
     pub fn load(dir: &Path) -> Parsed<Sample> {
         let file = |name: &str| dir.join(name);
         Ok(Sample {
@@ -179,7 +184,7 @@ mod tests {
     #[test]
     fn long_normalised_and_full_sprio_rows_agree() {
         let rec = recording();
-        for s in &rec.samples {
+        for s in rec.samples.iter().chain([&rec.between]) {
             let w = |name: &str| f64::from(s.weights.factors[name]);
             assert!(!s.sprio_long.is_empty());
             assert_eq!(s.sprio_long.len(), s.sprio_weighted_full.len());
@@ -272,11 +277,19 @@ mod tests {
     #[test]
     fn every_submitted_job_is_recorded_as_submitted() {
         let rec = recording();
-        for s in &rec.samples {
+        for s in rec.samples.iter().chain([&rec.between]) {
             for sub in &rec.submitted {
-                let job = s
-                    .job(sub.job_id)
-                    .unwrap_or_else(|| panic!("job {} not recorded", sub.job_id));
+                let Some(job) = s.job(sub.job_id) else {
+                    // Only the late jobs of sample 3 may be missing from an
+                    // earlier sample: they were submitted after it.
+                    let late = rec.between.job(sub.job_id);
+                    assert!(
+                        late.is_some_and(|j| j.submit_time > s.instant.sampled_to),
+                        "job {} not recorded",
+                        sub.job_id
+                    );
+                    continue;
+                };
                 assert_eq!((&job.user, &job.name), (&sub.user, &sub.label));
                 assert_eq!(
                     job.account,

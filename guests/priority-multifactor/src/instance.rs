@@ -3,7 +3,7 @@
 //! Plain Rust: the caller passes the time (`now`), the export layer takes
 //! it from the host's clock.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use slurm_wasm_sdk::Error;
 
@@ -17,7 +17,7 @@ use crate::qos::{QosTable, QosUpdate};
 use crate::reset::ResetSchedule;
 use crate::sprio::{self, Filter, Row};
 use crate::state::Saved;
-use crate::tree::{NewAssoc, Tree, Update};
+use crate::tree::{NewAssoc, Shares, Tree, Update};
 use crate::usage::reserve;
 
 /// Slurm's NO_VAL: a priority not yet set.
@@ -59,6 +59,12 @@ pub struct Multifactor {
     /// Jobs whose end was charged by `job_end` (dropped once the host no
     /// longer lists them as running).
     ended: BTreeSet<u32>,
+    /// The weighted factors of each job's last computation (`set`, a
+    /// `calculate` pass, `recover`), in its first partition: what `sprio`
+    /// shows, as Slurm's `job_ptr->prio_factors` (filled by
+    /// `_get_priority_internal`, copied by `_filter_job` of
+    /// priority_multifactor.c). Forgotten by `job_end`.
+    stored: BTreeMap<u32, Factors>,
 }
 
 impl Multifactor {
@@ -72,6 +78,7 @@ impl Multifactor {
             qos: QosTable::default(),
             last_ran: None,
             ended: BTreeSet::new(),
+            stored: BTreeMap::new(),
         }
     }
 
@@ -239,15 +246,17 @@ impl Multifactor {
     }
 
     /// The priority of a job: its explicit priority when it has one, else
-    /// the formula in its first partition; with INCR_ONLY never below its
-    /// current priority. A total above 0xffffffff is logged.
+    /// the formula in its first partition, whose factors are stored for
+    /// `sprio`; with INCR_ONLY never below its current priority. A total
+    /// above 0xffffffff is logged.
     fn priority_of(&mut self, job: &JobView<'_>, now: i64) -> u32 {
         if job.direct_priority {
+            self.stored.remove(&job.job_id);
             return job.priority;
         }
-        let total = self
-            .weighted(job, job.partitions.first().copied(), now)
-            .total(job.site_factor, job.nice);
+        let weighted = self.weighted(job, job.partitions.first().copied(), now);
+        let total = weighted.total(job.site_factor, job.nice);
+        self.stored.insert(job.job_id, weighted);
         if total > f64::from(u32::MAX) {
             slurm_wasm_sdk::error!(
                 "priority/multifactor: job {} priority {total} exceeds 4294967295",
@@ -365,6 +374,7 @@ impl Multifactor {
     /// its reserved run-seconds, and remembers it so that it is charged
     /// once.
     pub fn job_end(&mut self, job: &JobView<'_>, now: i64) {
+        self.stored.remove(&job.job_id);
         if !self.ended.insert(job.job_id) {
             return;
         }
@@ -382,10 +392,22 @@ impl Multifactor {
         decay::charge_job(&mut self.tree, &mut self.qos, job, period, df);
     }
 
+    /// The figures `sshare` shows for association `id`. The root's are the
+    /// association manager's, not computed ones: its effective usage is the
+    /// 1.0 `priority_p_init` sets (priority_multifactor.c), and its
+    /// normalised shares are what assoc_mgr.c's
+    /// `assoc_mgr_normalize_assoc_shares` makes of an association that
+    /// belongs to no level: 1 with classic (`_normalize_assoc_shares_traditional`
+    /// multiplies nothing), `shares / NO_VAL` with Fair Tree
+    /// (`_normalize_assoc_shares_fair_tree`: the root's level shares keep
+    /// the NO_VAL of `slurmdb_create_assoc_usage`), which sshare prints as
+    /// 0.000000. (The root's normalised usage is never computed either:
+    /// NO_VAL, which sshare leaves blank; the contract's field carries
+    /// the ratio, 1 or 0, and the display leaves it out.)
     fn report(&self, id: u32) -> Report {
         let a = self.tree.get(id).expect("caller checked");
         let f = &a.figures;
-        Report {
+        let mut report = Report {
             id,
             usage_raw: a.usage.raw,
             usage_norm: f.usage_norm,
@@ -393,7 +415,18 @@ impl Multifactor {
             shares_norm: f.shares_norm,
             fair_share: f.fs_factor,
             level_fs: f.level_fs,
+        };
+        if self.tree.root() == Some(id) {
+            report.usage_effective = 1.0;
+            if self.config.fair_tree() {
+                let raw = match a.spec.shares {
+                    Shares::Raw(n) => f64::from(n),
+                    Shares::Parent => 0.0,
+                };
+                report.shares_norm = raw / f64::from(NO_VAL);
+            }
         }
+        report
     }
 
     /// `priority_p_set_assoc_usage`: recomputes the association's
@@ -426,8 +459,17 @@ impl Multifactor {
     }
 
     /// `get_priority_factors_list`: one row per listed job and partition
-    /// passing `filter` (see [`sprio`]), factors computed at `now`. Fails
-    /// when a job names a partition outside the table.
+    /// passing `filter` (see [`sprio`]; listed means eligible at `now`,
+    /// the request's time, as `priority_p_get_priority_factors_list`
+    /// tests). The factors are those of the job's last computation, not
+    /// factors at `now`: a job submitted after the last `calculate` pass
+    /// shows the age it had at submission. In a partition other than the
+    /// job's first, the partition and TRES factors are that partition's,
+    /// computed at the request (`_filter_job` of priority_multifactor.c
+    /// does the same for a job in several partitions). A job never
+    /// computed (never given to `set`) gets factors computed at `now`.
+    /// The row's priority is the total of its factors, as `sprio` adds
+    /// them up. Fails when a job names a partition outside the table.
     pub fn factors_list(
         &mut self,
         jobs: &[JobView<'_>],
@@ -440,7 +482,7 @@ impl Multifactor {
             if !filter.job(job) || !sprio::listed(job, self.config.flags, now) {
                 continue;
             }
-            for &p in job.partitions {
+            for (i, &p) in job.partitions.iter().enumerate() {
                 let name = self.cluster.partitions[p as usize].name.clone();
                 if !filter.partition(&name) {
                     continue;
@@ -448,7 +490,18 @@ impl Multifactor {
                 let (direct, weighted, priority) = if job.direct_priority {
                     (Some(job.priority), Factors::default(), job.priority)
                 } else {
-                    let weighted = self.weighted(job, Some(p), now);
+                    let weighted = match self.stored.get(&job.job_id).cloned() {
+                        Some(stored) if i == 0 => stored,
+                        Some(stored) => {
+                            let here = self.weighted(job, Some(p), now);
+                            Factors {
+                                partition: here.partition,
+                                tres: here.tres,
+                                ..stored
+                            }
+                        }
+                        None => self.weighted(job, Some(p), now),
+                    };
                     let priority = clamp_priority(weighted.total(job.site_factor, job.nice));
                     (None, weighted, priority)
                 };
@@ -599,6 +652,48 @@ mod tests {
             ..user4_job()
         };
         assert_eq!(m.set(&adjusted, NOW).unwrap(), 7400);
+    }
+
+    /// Slurm's sprio shows the factors of the last computation
+    /// (`job_ptr->prio_factors`), not factors at the request: a job set at
+    /// its submission keeps Age 0 until the next pass, and after the pass
+    /// shows the pass's age, whatever the time of the request.
+    #[test]
+    fn sprio_shows_the_factors_of_the_last_computation() {
+        let mut m = classic_spec();
+        let fresh = JobView {
+            submit_time: NOW,
+            begin_time: NOW,
+            accrue_time: NOW,
+            ..user4_job()
+        };
+        let all = Filter::default();
+        let set = m.set(&fresh, NOW).unwrap();
+        let later = m
+            .factors_list(std::slice::from_ref(&fresh), &all, NOW + 3600)
+            .unwrap();
+        assert_eq!((later[0].weighted.age, later[0].priority), (0.0, set));
+        let passed = m
+            .calculate(&[], std::slice::from_ref(&fresh), NOW + 3600)
+            .unwrap();
+        let rows = m
+            .factors_list(std::slice::from_ref(&fresh), &all, NOW + 7200)
+            .unwrap();
+        let age = rows[0].weighted.age;
+        // PriorityWeightAge 1000 over PriorityMaxAge 7 days: one hour's worth.
+        assert!((age - 1000.0 / (7.0 * 24.0)).abs() < 1e-9, "{age}");
+        assert_eq!(rows[0].priority, passed[0].1);
+        // A job the instance never computed gets factors at the request.
+        let unknown = JobView {
+            job_id: 2,
+            ..fresh.clone()
+        };
+        let rows = m.factors_list(&[unknown], &all, NOW + 3600).unwrap();
+        assert!((rows[0].weighted.age - 1000.0 / 168.0).abs() < 1e-9);
+        // job-end forgets the stored factors.
+        m.job_end(&fresh, NOW + 7200);
+        let rows = m.factors_list(&[fresh], &all, NOW + 7200).unwrap();
+        assert!((rows[0].weighted.age - 2000.0 / 168.0).abs() < 1e-9);
     }
 
     #[test]

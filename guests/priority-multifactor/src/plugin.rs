@@ -351,8 +351,11 @@ impl Plugin for PriorityMultifactor {
         self.m.set_assoc_usage(assoc_id).map(usage)
     }
 
-    /// The `sprio` rows (spec 4.6) of `jobs` at the host's `now`. Every job
-    /// is visible to every `uid` (the contract has no PrivateData).
+    /// The `sprio` rows (spec 4.6) of `jobs`: those eligible at the host's
+    /// `now`, with the factors their last computation (`set`, `calculate`)
+    /// stored, as Slurm's sprio shows `job_ptr->prio_factors` (see
+    /// [`Multifactor::factors_list`]). Every job is visible to every `uid`
+    /// (the contract has no PrivateData).
     fn get_priority_factors_list(
         &mut self,
         jobs: &[Job],

@@ -1,6 +1,8 @@
 //! The rows of `get-priority-factors-list` (spec 4.6): which jobs `sprio`
 //! shows, and the request's filters.
 //!
+//! The factors are the ones the job's last computation stored (see
+//! `Multifactor::factors_list`); who is listed is decided at the request.
 //! One row per job and partition, for jobs that are pending (or running or
 //! suspended with CALCULATE_RUNNING), eligible (begin time reached, or
 //! submit time with ACCRUE_ALWAYS), not held and in at least one

@@ -24,7 +24,14 @@
 #      the factors of the last pass, at the time saved in StateSaveLocation/priority_last_decay_ran),
 #      the second one pass (PriorityCalcPeriod, 60 s) after the first: age, usage and fair-share
 #      move between them, every other factor stays;
-#   6. stops the cluster with the teardown.sh setup.sh wrote (also on failure).
+#   6. records a third sample between two passes: right after the pass that follows sample2 it
+#      submits two jobs (late-small: -p big -n 1, late-hw: -p hw -n 1) and samples at once,
+#      before the next pass. sprio shows every job's factors as the last computation stored them:
+#      the older jobs' from that pass, the late ones' from their submission (Age 0, and a job
+#      size from the CPUs they asked for, not the whole cores the scheduler estimates later);
+#      the submission times and the pass are in sample3/instant.txt and jobs.txt. If a pass
+#      runs between the submissions and the sample, the recording fails (rerun it);
+#   7. stops the cluster with the teardown.sh setup.sh wrote (also on failure).
 #
 # Output in tests/fixtures/anchor/priority/:
 #   slurm.conf            the slurm.conf in use
@@ -32,7 +39,8 @@
 #   sacctmgr-assoc.txt    `sacctmgr -P show assoc`, and sacctmgr-assoc-ids.txt with ids and parents
 #   sacctmgr-qos.txt      `sacctmgr -P show qos`, and sacctmgr-qos-ids.txt with ids
 #   submitted.txt         job id|user|account|label|sbatch options|scontrol update after submission
-#   sample1/, sample2/    instant.txt (date +%s before and after, last decay pass), sprio-l.txt,
+#   sample1/, sample2/,
+#   sample3/              instant.txt (date +%s before and after, last decay pass), sprio-l.txt,
 #                         sprio-w.txt, sprio-nl.txt (normalised), sprio-p.txt and sprio-np.txt
 #                         (full-width `|`-separated weighted and normalised rows: sprio -l cuts
 #                         TRES at 20 characters; 22.05's sprio has no account or QOS-name column),
@@ -103,6 +111,20 @@ stream_queue
 # ------------------------------------------------------------------ 5. samples
 sample sample1
 sample sample2
+
+# ------------------------------------------------------------------ 6. a sample between passes
+late_sample() {
+  local dir=$1 before
+  before=$(last_decay_ran)
+  say "$dir: waiting for the next decay pass (the last ran at $before)"
+  wait_until 75 "a decay pass" decay_ran_since "$before"
+  before=$(last_decay_ran)
+  queue alice teamA late-small "" -p big -n 1
+  queue bob teamB late-hw "" -p hw -n 1
+  record_sample "$dir"
+  [ "$(last_decay_ran)" = "$before" ] || die "$dir: a decay pass ran after the late submissions; rerun"
+}
+late_sample sample3
 
 say "recording configuration and accounting tables"
 cp /etc/slurm/slurm.conf "$OUT/slurm.conf"

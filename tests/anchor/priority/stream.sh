@@ -89,7 +89,7 @@ accruing() {
 
 stream_queue() {
   mkdir -p "$OUT"
-  rm -rf "${OUT:?}"/sample1 "${OUT:?}"/sample2
+  rm -rf "${OUT:?}"/sample1 "${OUT:?}"/sample2 "${OUT:?}"/sample3
   echo "# job id|user|account|label|sbatch options|scontrol update after submission" > "$OUT/submitted.txt"
   # queue USER ACCOUNT LABEL UPDATE OPTIONS...: submit a competing job and note it
   queue() {
