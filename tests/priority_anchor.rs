@@ -7,7 +7,9 @@
 //! association priorities), ran jobs to accumulate usage, queued competing
 //! jobs behind jobs holding every node, and recorded `sprio`, `sshare`,
 //! `scontrol` and `sacctmgr` output twice, each time right after a pass of
-//! the decay thread, one pass (60 s) apart. `anchor_priority` parses it.
+//! the decay thread, one pass (60 s) apart, and a third time after the next
+//! pass and two later submissions, before the pass after that (issue 30,
+//! items 3 and 5). `anchor_priority` parses it.
 //!
 //! What the plugin is given, for each sample:
 //!
@@ -31,7 +33,9 @@
 //! * a virtual clock at the sample's decay pass: `sprio` in 22.05 shows the
 //!   factors that pass computed (its time is saved in
 //!   `StateSaveLocation/priority_last_decay_ran`), not factors at the time
-//!   `sprio` ran.
+//!   `sprio` ran. Sample 3 asks `sprio` at the time it was taken, after the
+//!   late jobs were `set` at their submission: the plugin must show what
+//!   its last computation stored for each job.
 //!
 //! Precision: `sprio -n` prints factors to 7 decimals and `sprio` weighted
 //! factors rounded to integers; priorities are integers (truncated). `sshare`
@@ -720,13 +724,15 @@ fn check_sample(index: usize) {
     let rec = recording();
     let sample = &rec.samples[index];
     let inputs = inputs(rec, sample);
-    let (plugin, _clock) = plugin_at(sample.instant.last_decay_ran, &inputs);
+    let (plugin, clock) = plugin_at(sample.instant.last_decay_ran, &inputs);
     let mut report = Report::default();
     let ids = register(&plugin, &inputs);
     // The recorded usage already holds the running jobs' usage up to this
     // pass: they are not given again.
     let priorities = plugin.calculate(&[], &ids).expect("calculate");
     compare_priorities(sample, &inputs, &priorities, &mut report);
+    // sprio ran after the pass: it shows what the pass stored.
+    clock.set(sample.instant.sampled_from);
     let rows = plugin
         .get_priority_factors_list(&inputs.pending, &all_rows(), 0)
         .expect("get-priority-factors-list");
@@ -860,6 +866,7 @@ fn one_decay_pass_from_sample_1_reaches_sample_2() {
         );
     }
     compare_priorities(second, &after, &priorities, &mut report);
+    clock.set(second.instant.sampled_from);
     let rows = plugin
         .get_priority_factors_list(&after.pending, &all_rows(), 0)
         .expect("get-priority-factors-list");
