@@ -11,8 +11,8 @@
 //! was built from, or `--sdk`).
 //!
 //! In Python (`--lang python`) and C (`--lang c`) the project carries a
-//! copy of the contract (`wit/`) and the priority, task and gres policies
-//! written in that language (select has no Python or C template yet), from `host/cli/templates/` (`examples/python-*` and
+//! copy of the contract (`wit/`) and the same policies written in that
+//! language (select in Python only: C has no select template yet), from `host/cli/templates/` (`examples/python-*` and
 //! `examples/c-*` are two of them as `new` writes them): Python through
 //! componentize-py, C through wit-bindgen's C generator, clang for
 //! wasm32-wasi and `wasm-tools component new` with the WASI preview 1
@@ -302,7 +302,7 @@ const PYTHON_COMMON: [(&str, &str); 3] = [
     ),
 ];
 
-const PYTHON: [LangTemplate; 3] = [
+const PYTHON: [LangTemplate; 4] = [
     LangTemplate {
         plugin_type: "priority/small_first",
         name: "small_first",
@@ -351,6 +351,25 @@ const PYTHON: [LangTemplate; 3] = [
             (
                 "slurm_plugin/gres.py",
                 include_str!("templates/python/slurm_plugin/gres.py"),
+            ),
+        ],
+    },
+    LangTemplate {
+        plugin_type: "select/first_fit",
+        name: "first_fit",
+        class: "FirstFit",
+        files: &[
+            (
+                "plugin.py",
+                include_str!("templates/python/select/plugin.py"),
+            ),
+            (
+                "test_plugin.py",
+                include_str!("templates/python/select/test_plugin.py"),
+            ),
+            (
+                "slurm_plugin/select.py",
+                include_str!("templates/python/slurm_plugin/select.py"),
             ),
         ],
     },
