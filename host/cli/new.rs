@@ -585,12 +585,15 @@ fn lang_readme(lang: Lang, kind: &str, plugin_type: &str, wasm: &str) -> String 
     } else {
         ""
     };
-    let simulate = if kind == "priority" {
-        format!(
+    let simulate = match kind {
+        "priority" => format!(
             "In the simulator: `slurm-wasm simulate --policy select/cons_tres,priority={wasm}`.\n\n"
-        )
-    } else {
-        String::new()
+        ),
+        "select" => format!(
+            "In the simulator, against select/linear: `slurm-wasm simulate --policy \
+             select/linear,priority/basic --policy select={wasm},priority/basic`.\n\n"
+        ),
+        _ => String::new(),
     };
     format!(
         "# {plugin_type}: a Slurm plugin as a WebAssembly component, in {what}\n\n\
