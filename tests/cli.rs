@@ -468,19 +468,7 @@ fn new_projects_build_test_and_pass_check() {
         );
         assert!(out.contains(" 0 failed"), "{out}");
     }
-    // A kind without a C template, an unknown kind, and a name Slurm
-    // would not take.
-    let (code, _, err) = slurm_wasm(&[
-        "new",
-        "select",
-        "mine",
-        "--lang",
-        "c",
-        "--dir",
-        "/nonexistent/x",
-    ]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no select template in C yet"), "{err}");
+    // An unknown kind, and a name Slurm would not take.
     let (code, _, err) = slurm_wasm(&["new", "sched", "mine", "--dir", "/nonexistent/x"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unknown kind `sched`"), "{err}");

@@ -94,7 +94,7 @@ enum Command {
     /// Create a plugin project of your own (outside this repository) that
     /// builds to a component with one command and passes `check`.
     New {
-        /// The plugin's kind: select, priority, task or gres (select: Rust or Python).
+        /// The plugin's kind: select, priority, task or gres.
         kind: String,
         /// The plugin's name (`fair_small`: the type becomes `<kind>/fair_small`).
         name: String,

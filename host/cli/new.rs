@@ -11,8 +11,8 @@
 //! was built from, or `--sdk`).
 //!
 //! In Python (`--lang python`) and C (`--lang c`) the project carries a
-//! copy of the contract (`wit/`) and the same policies written in that
-//! language (select in Python only: C has no select template yet), from `host/cli/templates/` (`examples/python-*` and
+//! copy of the contract (`wit/`) and the same four policies written in
+//! that language, from `host/cli/templates/` (`examples/python-*` and
 //! `examples/c-*` are two of them as `new` writes them): Python through
 //! componentize-py, C through wit-bindgen's C generator, clang for
 //! wasm32-wasi and `wasm-tools component new` with the WASI preview 1
@@ -411,7 +411,7 @@ macro_rules! c_files {
     };
 }
 
-const C: [LangTemplate; 3] = [
+const C: [LangTemplate; 4] = [
     LangTemplate {
         plugin_type: "priority/small_first",
         name: "small_first",
@@ -429,6 +429,12 @@ const C: [LangTemplate; 3] = [
         name: "fpga",
         class: "Fpga",
         files: c_files!("gres"),
+    },
+    LangTemplate {
+        plugin_type: "select/first_fit",
+        name: "first_fit",
+        class: "FirstFit",
+        files: c_files!("select"),
     },
 ];
 
