@@ -776,8 +776,9 @@ DEFAULT bool exports_slurm_plugin_select_static_select_nodeinfo_unpack(
 	exports_slurm_plugin_select_plugin_error_t *err)
 {
 	exports_slurm_plugin_select_select_nodeinfo_t *info;
-	size_t n = data->len >= 14 ? get(data->ptr + 10, 4) : 0;
-	bool ok = data->len >= 14 && data->len == 14 + n + 8 &&
+	/* 14 bytes, the string of its packed length, 8 bytes: nothing more. */
+	size_t n = data->len >= 22 ? data->len - 22 : 0;
+	bool ok = data->len >= 22 && get(data->ptr + 10, 4) == n &&
 		  (!n || data->ptr[13 + n] == 0);
 
 	if (!protocol(protocol_version, "select nodeinfo unpack", err)) {
