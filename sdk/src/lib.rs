@@ -10,6 +10,11 @@
 //!   `bitmap` record;
 //! * [`Error`] and the Slurm error [`codes`];
 //! * [`identity()`], the usual answer of `describe()`;
+//! * [`pack`]: Slurm's buffer packing (`pack16`, `packstr`, `packdouble`,
+//!   ...) with bounds-checked unpacking, and [`protocol`]: the Slurm RPC
+//!   protocol versions (20.11 to 22.05) a packed record may carry; the
+//!   select nodeinfo and jobinfo records built on them are
+//!   `select::info`;
 //! * [`host`]: logging and the clock, which call the host inside a component
 //!   and the [`testkit`] mock host in native unit tests;
 //! * [`plugin`]: a kind's `Plugin` trait, where a plugin is a value that
@@ -38,7 +43,9 @@ pub mod codes;
 pub mod error;
 pub mod host;
 pub mod identity;
+pub mod pack;
 pub mod plugin;
+pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testkit;
 pub mod version;
@@ -82,8 +89,11 @@ pub mod select {
     #[doc(hidden)]
     pub use crate::plugin::select::HasInstance;
     pub use crate::plugin::select::{
-        no_fit, Cluster, Export, Instance, JobInfo, NodeInfo, Plugin, RunningJob, PROTOCOL_VERSIONS,
+        info, no_fit, resv_first_nodes, Cluster, Export, Instance, JobInfo, NodeInfo, Plugin,
+        RunningJob,
     };
+    /// The protocol versions the nodeinfo and jobinfo `pack`/`unpack` accept.
+    pub use crate::protocol::VERSIONS as PROTOCOL_VERSIONS;
     pub use exports::slurm::plugin::select::Guest as SelectGuest;
     pub use exports::slurm::plugin::select::*;
 }

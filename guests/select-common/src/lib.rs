@@ -1,14 +1,16 @@
 //! `select-common`: the code Slurm's select plugins share, in plain Rust
 //! that builds natively as well as for `wasm32-wasip2`.
 //!
-//! * [`pack`]: Slurm's network byte order packing (`pack16`, `packstr`,
-//!   `packdouble`, ...) with bounds-checked unpacking;
-//! * [`protocol`]: the RPC protocol versions a plugin accepts in
-//!   `pack`/`unpack` (20.11 to 22.05);
+//! * [`pack`] and [`protocol`]: the SDK's Slurm packing and protocol
+//!   versions ([`slurm_wasm_sdk::pack`], [`slurm_wasm_sdk::protocol`]),
+//!   named here for the plugins' state blobs;
 //! * [`nodes`]: the compact node table built from `node-init`;
 //! * [`job`]: what a select plugin reads of a `job` record;
 //! * [`nodeinfo`] and [`jobinfo`]: the `select-nodeinfo` and
-//!   `select-jobinfo` resources (`select_nodeinfo_t`, `select_jobinfo_t`);
+//!   `select-jobinfo` resources (`select_nodeinfo_t`, `select_jobinfo_t`),
+//!   which with their pack formats are the SDK's
+//!   ([`slurm_wasm_sdk::select::info`]), and the table of every node's
+//!   nodeinfo that `nodeinfo-set-all` refreshes;
 //! * [`state`]: a self-describing, versioned state blob for
 //!   `state-save`/`state-restore`;
 //! * [`resources`]: `job_resources` builders (per-node entries in node-index
@@ -20,10 +22,10 @@ pub mod job;
 pub mod jobinfo;
 pub mod nodeinfo;
 pub mod nodes;
-pub mod pack;
-pub mod protocol;
 pub mod resources;
 pub mod state;
+
+pub use slurm_wasm_sdk::{pack, protocol};
 
 pub use job::{Allocation, JobView, MemRequest, NodeAlloc};
 pub use jobinfo::JobInfo;

@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use select_common::nodeinfo::no_change;
 use select_common::{JobView, NodeInfo, NodeInfoTable, NodeTable};
 use slurm_wasm_sdk::select::{
-    JobTestMode, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue,
+    resv_first_nodes, JobTestMode, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue,
     ReservationRequest, ReservationResult, SelectConfig,
 };
 use slurm_wasm_sdk::types::{Job, JobResources, JobState, Node, Partition};
-use slurm_wasm_sdk::{codes, Bitmap, Error};
+use slurm_wasm_sdk::{Bitmap, Error};
 
 use crate::config::{max_share, Config, SHARED_FORCE};
 use crate::filter::{check_gres, per_node_gres};
@@ -518,23 +518,7 @@ impl Linear {
     /// for cores only gets no nodes, successfully, as from Slurm.
     /// `ESLURM_NODES_BUSY` when too few nodes are available.
     pub fn resv_test(&self, request: &ReservationRequest) -> Result<ReservationResult, Error> {
-        let available = Bitmap::try_from(&request.available)
-            .map_err(|e| Error::invalid(format!("resv-test available: {}", e.message)))?;
-        let want = request.node_count as usize;
-        if available.count() < want {
-            return Err(Error::new(
-                codes::ESLURM_NODES_BUSY,
-                format!(
-                    "resv-test: {want} nodes wanted, {} available",
-                    available.count()
-                ),
-            ));
-        }
-        let nodes = Bitmap::from_bits(available.len(), available.ones().take(want));
-        Ok(ReservationResult {
-            nodes: (&nodes).into(),
-            cores: None,
-        })
+        resv_first_nodes(request)
     }
 
     /// `state-save`: the usage tables and tracked jobs.

@@ -26,16 +26,22 @@
 //! [`Cluster::free_at`], [`Cluster::end_times`] and
 //! [`Cluster::whole_nodes`] (the `job-test-result`). A first-fit plugin is
 //! `examples/select-first-fit`.
+//!
+//! The nodeinfo and jobinfo records and their Slurm pack formats are in
+//! [`info`], which plugins that implement the world's `Guest` traits
+//! themselves (select/linear, select/cons_tres) use too.
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
+pub mod info;
+
+pub use info::{JobInfo, NodeInfo};
+
 use crate::plugin::PluginState;
 use crate::select::{
-    GuestSelectJobinfo, GuestSelectNodeinfo, IdentityGuest, JobTestMode, JobTestRequest,
-    JobTestResult, JobinfoField, JobinfoValue, NodeinfoField, NodeinfoValue, PluginInfoField,
-    PluginInfoValue, ReservationRequest, ReservationResult, SelectConfig, SelectGuest,
-    SelectJobinfo, SelectNodeinfo, SprintMode,
+    IdentityGuest, JobTestMode, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue,
+    ReservationRequest, ReservationResult, SelectConfig, SelectGuest, SelectNodeinfo,
 };
 use crate::types::{
     Bitmap as BitmapRecord, Job, JobResources, JobState, KeyValue, MemoryRequest, Node,
@@ -119,31 +125,14 @@ pub trait Plugin: Sized + Send + 'static {
         Vec::new()
     }
 
-    /// `resv-test`: nodes for an advanced reservation. Default: the first
-    /// `node-count` available nodes in index order and no cores, as
-    /// select/linear (`select_p_resv_test`, which picks with
-    /// `bit_pick_cnt`); `ESLURM_NODES_BUSY` when too few are available.
+    /// `resv-test`: nodes for an advanced reservation. Default:
+    /// [`resv_first_nodes`], select/linear's answer.
     fn resv_test(
         &mut self,
         _cluster: &Cluster,
         request: &ReservationRequest,
     ) -> Result<ReservationResult, Error> {
-        let available = bitmap(&request.available, "resv-test available")?;
-        let want = request.node_count as usize;
-        if available.count() < want {
-            return Err(Error::new(
-                codes::ESLURM_NODES_BUSY,
-                format!(
-                    "resv-test: {want} nodes wanted, {} available",
-                    available.count()
-                ),
-            ));
-        }
-        let nodes = Bitmap::from_bits(available.len(), available.ones().take(want));
-        Ok(ReservationResult {
-            nodes: nodes.into(),
-            cores: None,
-        })
+        resv_first_nodes(request)
     }
 
     /// The plugin's own part of `state-save`. Default: nothing (no bytes).
@@ -522,229 +511,6 @@ fn bitmap(record: &BitmapRecord, what: &str) -> Result<Bitmap, Error> {
     Bitmap::try_from(record).map_err(|e| Error::invalid(format!("{what}: {}", e.message)))
 }
 
-/// The RPC protocol versions `pack`/`unpack` accept: Slurm 22.05's own
-/// (`SLURM_22_05_PROTOCOL_VERSION`, 38 << 8) and the two before it (21.08,
-/// 20.11: `SLURM_MIN_PROTOCOL_VERSION`), as in
-/// `src/common/slurm_protocol_common.h`.
-pub const PROTOCOL_VERSIONS: [u16; 3] = [36 << 8, 37 << 8, 38 << 8];
-
-fn check_protocol(version: u16, what: &str) -> Result<(), Error> {
-    if PROTOCOL_VERSIONS.contains(&version) {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "{what}: unsupported protocol version {version:#06x}; 0x2400 (20.11), 0x2500 \
-             (21.08) and 0x2600 (22.05) are"
-        )))
-    }
-}
-
-/// One node's `select_nodeinfo_t`: packed as Slurm 20.11 to 22.05 pack it
-/// for select/linear and select/cons_tres (`select_p_select_nodeinfo_pack`:
-/// `pack16` allocated CPUs, `pack64` allocated memory, `packstr` the
-/// allocated TRES, `packdouble` their weight), network byte order.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct NodeInfo {
-    /// CPUs allocated on the node.
-    pub alloc_cpus: u16,
-    /// MB allocated on the node.
-    pub alloc_memory: u64,
-    /// `cpu=4,mem=2000M`; `None` when nothing is allocated (Slurm's NULL).
-    pub tres_alloc_fmt_str: Option<String>,
-    /// The allocated TRES weighted: the CPU count (no TRES weights).
-    pub tres_alloc_weighted: f64,
-}
-
-impl NodeInfo {
-    /// `cpus` CPUs and `memory` MB allocated, with the TRES string Slurm
-    /// makes of them (`cpu=N,mem=M` with memory in the largest exact unit,
-    /// zero counts left out).
-    pub fn allocated(cpus: u16, memory: u64) -> Self {
-        let mut parts = Vec::new();
-        if cpus > 0 {
-            parts.push(format!("cpu={cpus}"));
-        }
-        if memory > 0 {
-            let (mut value, mut unit) = (memory, 0);
-            while unit < 3 && value % 1024 == 0 {
-                value /= 1024;
-                unit += 1;
-            }
-            parts.push(format!("mem={value}{}", ['M', 'G', 'T', 'P'][unit]));
-        }
-        NodeInfo {
-            alloc_cpus: cpus,
-            alloc_memory: memory,
-            tres_alloc_fmt_str: (!parts.is_empty()).then(|| parts.join(",")),
-            tres_alloc_weighted: f64::from(cpus),
-        }
-    }
-
-    /// `select_p_select_nodeinfo_pack`; `EINVAL` for a protocol version
-    /// not in [`PROTOCOL_VERSIONS`].
-    pub fn pack(&self, protocol_version: u16) -> Result<Vec<u8>, Error> {
-        check_protocol(protocol_version, "select nodeinfo pack")?;
-        let mut out = Vec::new();
-        out.extend_from_slice(&self.alloc_cpus.to_be_bytes());
-        out.extend_from_slice(&self.alloc_memory.to_be_bytes());
-        match &self.tres_alloc_fmt_str {
-            // packstr: the length with the NUL, the bytes, the NUL.
-            Some(s) => {
-                out.extend_from_slice(&(s.len() as u32 + 1).to_be_bytes());
-                out.extend_from_slice(s.as_bytes());
-                out.push(0);
-            }
-            None => out.extend_from_slice(&0u32.to_be_bytes()),
-        }
-        // packdouble: the bits of value * 1e6 (Slurm's FLOAT_MULT).
-        let scaled = self.tres_alloc_weighted * 1_000_000.0;
-        out.extend_from_slice(&scaled.to_bits().to_be_bytes());
-        Ok(out)
-    }
-
-    /// `select_p_select_nodeinfo_unpack`, the inverse of [`pack`](Self::pack);
-    /// `EINVAL` for an unsupported protocol version, truncated data or
-    /// bytes left over.
-    pub fn unpack(data: &[u8], protocol_version: u16) -> Result<Self, Error> {
-        check_protocol(protocol_version, "select nodeinfo unpack")?;
-        let mut rest = data;
-        let mut take = |n: usize, field: &str| -> Result<&[u8], Error> {
-            if rest.len() < n {
-                return Err(Error::invalid(format!(
-                    "select nodeinfo unpack: truncated at {field} ({} of {} bytes)",
-                    data.len() - rest.len(),
-                    data.len()
-                )));
-            }
-            let (head, tail) = rest.split_at(n);
-            rest = tail;
-            Ok(head)
-        };
-        let cpus = u16::from_be_bytes(take(2, "alloc_cpus")?.try_into().unwrap());
-        let memory = u64::from_be_bytes(take(8, "alloc_memory")?.try_into().unwrap());
-        let len = u32::from_be_bytes(take(4, "tres_alloc_fmt_str")?.try_into().unwrap());
-        let text = if len == 0 {
-            None
-        } else {
-            let bytes = take(len as usize, "tres_alloc_fmt_str")?;
-            let (nul, text) = bytes.split_last().expect("len > 0");
-            if *nul != 0 {
-                return Err(Error::invalid(
-                    "select nodeinfo unpack: tres_alloc_fmt_str is not NUL-terminated",
-                ));
-            }
-            Some(String::from_utf8(text.to_vec()).map_err(|_| {
-                Error::invalid("select nodeinfo unpack: tres_alloc_fmt_str is not UTF-8")
-            })?)
-        };
-        let bits = u64::from_be_bytes(take(8, "tres_alloc_weighted")?.try_into().unwrap());
-        if !rest.is_empty() {
-            return Err(Error::invalid(format!(
-                "select nodeinfo unpack: {} bytes left over",
-                rest.len()
-            )));
-        }
-        Ok(NodeInfo {
-            alloc_cpus: cpus,
-            alloc_memory: memory,
-            tres_alloc_fmt_str: text,
-            tres_alloc_weighted: f64::from_bits(bits) / 1_000_000.0,
-        })
-    }
-
-    /// `select_p_select_nodeinfo_get`: `subcnt` is the allocated CPUs for
-    /// `NODE_STATE_ALLOCATED` (3) and 0 for any other state; `ptr` cannot
-    /// cross the boundary (`SLURM_ERROR`).
-    pub fn get(&self, field: NodeinfoField, state: u32) -> Result<NodeinfoValue, Error> {
-        Ok(match field {
-            NodeinfoField::Subcnt => {
-                NodeinfoValue::Count(if state == 3 { self.alloc_cpus } else { 0 })
-            }
-            NodeinfoField::Ptr => {
-                return Err(Error::new(
-                    codes::SLURM_ERROR,
-                    "select nodeinfo get: the ptr field is a C pointer",
-                ))
-            }
-            NodeinfoField::MemAlloc => NodeinfoValue::Memory(self.alloc_memory),
-            NodeinfoField::TresAllocFmtStr => {
-                NodeinfoValue::Text(self.tres_alloc_fmt_str.clone().unwrap_or_default())
-            }
-            NodeinfoField::TresAllocWeighted => NodeinfoValue::Weighted(self.tres_alloc_weighted),
-        })
-    }
-}
-
-impl GuestSelectNodeinfo for NodeInfo {
-    fn new() -> Self {
-        NodeInfo::default()
-    }
-
-    fn pack(&self, protocol_version: u16) -> Result<Vec<u8>, PluginError> {
-        NodeInfo::pack(self, protocol_version).map_err(Into::into)
-    }
-
-    fn unpack(data: Vec<u8>, protocol_version: u16) -> Result<SelectNodeinfo, PluginError> {
-        NodeInfo::unpack(&data, protocol_version)
-            .map(SelectNodeinfo::new)
-            .map_err(Into::into)
-    }
-
-    fn get(&self, field: NodeinfoField, state: u32) -> Result<NodeinfoValue, PluginError> {
-        NodeInfo::get(self, field, state).map_err(Into::into)
-    }
-}
-
-/// The per-job `select_jobinfo_t` of select/linear and select/cons_tres,
-/// which keep nothing per job: `pack` writes nothing, `unpack` takes
-/// nothing, `get` fails (`SLURM_ERROR`), `set` ignores, `to-string` is
-/// empty.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct JobInfo;
-
-impl GuestSelectJobinfo for JobInfo {
-    fn new() -> Self {
-        JobInfo
-    }
-
-    fn copy(&self) -> SelectJobinfo {
-        SelectJobinfo::new(JobInfo)
-    }
-
-    fn pack(&self, protocol_version: u16) -> Result<Vec<u8>, PluginError> {
-        check_protocol(protocol_version, "select jobinfo pack")?;
-        Ok(Vec::new())
-    }
-
-    fn unpack(data: Vec<u8>, protocol_version: u16) -> Result<SelectJobinfo, PluginError> {
-        check_protocol(protocol_version, "select jobinfo unpack")?;
-        if !data.is_empty() {
-            return Err(Error::invalid(format!(
-                "select jobinfo unpack: {} bytes; this plugin's jobinfo packs to nothing",
-                data.len()
-            ))
-            .into());
-        }
-        Ok(SelectJobinfo::new(JobInfo))
-    }
-
-    fn get(&self, field: JobinfoField) -> Result<JobinfoValue, PluginError> {
-        Err(Error::new(
-            codes::SLURM_ERROR,
-            format!("select jobinfo get: this plugin keeps no per-job data ({field:?})"),
-        )
-        .into())
-    }
-
-    fn set(&self, _field: JobinfoField, _value: JobinfoValue) -> Result<(), PluginError> {
-        Ok(())
-    }
-
-    fn to_string(&self, _mode: SprintMode) -> String {
-        String::new()
-    }
-}
-
 /// The first bytes of the SDK's state blob, then a version byte.
 const STATE_MAGIC: &[u8; 8] = b"SWSDKSEL";
 const STATE_VERSION: u8 = 1;
@@ -1090,6 +856,30 @@ fn update_node(cluster: &mut Cluster, node: Node) -> Result<(), Error> {
     }
 }
 
+/// select/linear's `resv-test` (`select_p_resv_test`, which picks with
+/// `bit_pick_cnt`): the first `node-count` available nodes in index order
+/// and no cores, so a request for cores only gets no nodes, successfully.
+/// `ESLURM_NODES_BUSY` when too few nodes are available, `EINVAL` for an
+/// `available` bitmap that is not one.
+pub fn resv_first_nodes(request: &ReservationRequest) -> Result<ReservationResult, Error> {
+    let available = bitmap(&request.available, "resv-test available")?;
+    let want = request.node_count as usize;
+    if available.count() < want {
+        return Err(Error::new(
+            codes::ESLURM_NODES_BUSY,
+            format!(
+                "resv-test: {want} nodes wanted, {} available",
+                available.count()
+            ),
+        ));
+    }
+    let nodes = Bitmap::from_bits(available.len(), available.ones().take(want));
+    Ok(ReservationResult {
+        nodes: nodes.into(),
+        cores: None,
+    })
+}
+
 /// The test-only and run-now errors a policy answers when a job does not
 /// fit: `ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE` (never on these
 /// candidates) or `ESLURM_NODES_BUSY` (not now).
@@ -1109,35 +899,6 @@ pub fn no_fit(mode: JobTestMode, job_id: u32) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nodeinfo_packs_as_slurm_and_round_trips() {
-        // select_p_select_nodeinfo_pack (20.11-22.05): u16, u64, packstr,
-        // packdouble (bits of value * 1e6), big-endian.
-        let info = NodeInfo::allocated(4, 2000);
-        assert_eq!(info.tres_alloc_fmt_str.as_deref(), Some("cpu=4,mem=2000M"));
-        let bytes = info.pack(0x2600).unwrap();
-        let mut expected = vec![0, 4, 0, 0, 0, 0, 0, 0, 0x07, 0xd0];
-        let s = b"cpu=4,mem=2000M\0";
-        expected.extend_from_slice(&(s.len() as u32).to_be_bytes());
-        expected.extend_from_slice(s);
-        expected.extend_from_slice(&4_000_000.0f64.to_bits().to_be_bytes());
-        assert_eq!(bytes, expected);
-        assert_eq!(NodeInfo::unpack(&bytes, 0x2400).unwrap(), info);
-        for cut in 0..bytes.len() {
-            assert!(NodeInfo::unpack(&bytes[..cut], 0x2600).is_err(), "{cut}");
-        }
-        assert!(NodeInfo::unpack(&bytes, 0x2700).is_err());
-        let empty = NodeInfo::default();
-        assert_eq!(
-            NodeInfo::unpack(&empty.pack(0x2600).unwrap(), 0x2600).unwrap(),
-            empty
-        );
-        assert_eq!(
-            NodeInfo::allocated(0, 4096).tres_alloc_fmt_str.as_deref(),
-            Some("mem=4G")
-        );
-    }
 
     use crate::select::{JobTestFlags, JobTestMode};
     use crate::testkit::fixtures;

@@ -5,8 +5,14 @@
 //!
 //! [`Unpacker`] never reads past the end: every read of a truncated buffer
 //! is an `EINVAL` error naming what was being read and at which byte.
+//!
+//! The select nodeinfo and jobinfo records (`select::info`, with the
+//! `select` feature) pack with these, as do the state blobs of
+//! select/linear and select/cons_tres (`guests/select-common`). Layouts
+//! follow Slurm 22.05's `src/common/pack.c` (`pack16`, `packstr`,
+//! `packdouble`).
 
-use slurm_wasm_sdk::{Bitmap, Error};
+use crate::{Bitmap, Error};
 
 /// `FLOAT_MULT`: Slurm scales doubles by this before packing their bits.
 const FLOAT_MULT: f64 = 1_000_000.0;
@@ -18,30 +24,36 @@ pub struct Packer {
 }
 
 impl Packer {
+    /// An empty buffer.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// One byte.
     pub fn u8(&mut self, v: u8) -> &mut Self {
         self.buf.push(v);
         self
     }
 
+    /// `pack16`: two bytes, big-endian.
     pub fn u16(&mut self, v: u16) -> &mut Self {
         self.buf.extend_from_slice(&v.to_be_bytes());
         self
     }
 
+    /// `pack32`: four bytes, big-endian.
     pub fn u32(&mut self, v: u32) -> &mut Self {
         self.buf.extend_from_slice(&v.to_be_bytes());
         self
     }
 
+    /// `pack64`: eight bytes, big-endian.
     pub fn u64(&mut self, v: u64) -> &mut Self {
         self.buf.extend_from_slice(&v.to_be_bytes());
         self
     }
 
+    /// `pack_time`: a signed 64-bit value, big-endian.
     pub fn i64(&mut self, v: i64) -> &mut Self {
         self.buf.extend_from_slice(&v.to_be_bytes());
         self
@@ -73,14 +85,17 @@ impl Packer {
         self
     }
 
+    /// Bytes written so far.
     pub fn len(&self) -> usize {
         self.buf.len()
     }
 
+    /// Nothing written yet.
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
 
+    /// The packed bytes.
     pub fn finish(self) -> Vec<u8> {
         self.buf
     }
@@ -96,6 +111,7 @@ pub struct Unpacker<'a> {
 }
 
 impl<'a> Unpacker<'a> {
+    /// Reads `data` from its first byte; `what` names the data in errors.
     pub fn new(data: &'a [u8], what: &'a str) -> Self {
         Unpacker { data, pos: 0, what }
     }
@@ -105,6 +121,7 @@ impl<'a> Unpacker<'a> {
         self.pos
     }
 
+    /// Bytes not read yet.
     pub fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }
@@ -129,22 +146,27 @@ impl<'a> Unpacker<'a> {
         Ok(out)
     }
 
+    /// One byte; `field` names it in errors (as for every read below).
     pub fn u8(&mut self, field: &str) -> Result<u8, Error> {
         Ok(self.take(1, field)?[0])
     }
 
+    /// `unpack16`.
     pub fn u16(&mut self, field: &str) -> Result<u16, Error> {
         Ok(u16::from_be_bytes(self.array(field)?))
     }
 
+    /// `unpack32`.
     pub fn u32(&mut self, field: &str) -> Result<u32, Error> {
         Ok(u32::from_be_bytes(self.array(field)?))
     }
 
+    /// `unpack64`.
     pub fn u64(&mut self, field: &str) -> Result<u64, Error> {
         Ok(u64::from_be_bytes(self.array(field)?))
     }
 
+    /// `unpack_time`: a signed 64-bit value.
     pub fn i64(&mut self, field: &str) -> Result<i64, Error> {
         Ok(i64::from_be_bytes(self.array(field)?))
     }
@@ -247,7 +269,7 @@ mod tests {
     fn truncated_reads_are_einval_naming_the_field() {
         let bytes = [0u8, 0, 0, 9, b'x'];
         let err = Unpacker::new(&bytes, "nodeinfo").str("tres").unwrap_err();
-        assert_eq!(err.code, slurm_wasm_sdk::codes::EINVAL);
+        assert_eq!(err.code, crate::codes::EINVAL);
         assert!(err.message.contains("nodeinfo"), "{}", err.message);
         assert!(err.message.contains("tres"), "{}", err.message);
         let err = Unpacker::new(&[1], "x").u16("cpus").unwrap_err();

@@ -1,6 +1,7 @@
 //! Slurm RPC protocol versions (`SLURM_<release>_PROTOCOL_VERSION` =
-//! `(n << 8) | 0`): what `pack`/`unpack` of the nodeinfo and jobinfo
-//! resources accept.
+//! `(n << 8) | 0`, `src/common/slurm_protocol_common.h`): what `pack` and
+//! `unpack` of the select nodeinfo and jobinfo resources accept
+//! (`select::info`, with the `select` feature).
 //!
 //! Slurm 22.05 speaks its own protocol and the two releases before it
 //! (`SLURM_MIN_PROTOCOL_VERSION` = 20.11); anything else is refused with
@@ -8,7 +9,7 @@
 //! version below the minimum and still return success, leaving the
 //! receiver to misread the buffer; a clear error is kinder to a caller.
 
-use slurm_wasm_sdk::Error;
+use crate::Error;
 
 /// `SLURM_20_11_PROTOCOL_VERSION` = (36 << 8) | 0.
 pub const SLURM_20_11: u16 = 36 << 8;
@@ -20,6 +21,8 @@ pub const SLURM_22_05: u16 = 38 << 8;
 pub const CURRENT: u16 = SLURM_22_05;
 /// `SLURM_MIN_PROTOCOL_VERSION` of Slurm 22.05.
 pub const MIN: u16 = SLURM_20_11;
+/// Every version [`check`] accepts, oldest first.
+pub const VERSIONS: [u16; 3] = [SLURM_20_11, SLURM_21_08, SLURM_22_05];
 
 /// The release a supported protocol version belongs to.
 pub fn release(version: u16) -> Option<&'static str> {
@@ -56,9 +59,10 @@ mod tests {
         assert!(check(0x2600, "x").is_ok());
         assert!(check(0x2400, "x").is_ok());
         let err = check(0x2300, "nodeinfo unpack").unwrap_err();
-        assert_eq!(err.code, slurm_wasm_sdk::codes::EINVAL);
+        assert_eq!(err.code, crate::codes::EINVAL);
         assert!(err.message.contains("0x2300"), "{}", err.message);
         assert!(check(0x2700, "x").is_err());
         assert!(check(0x2601, "x").is_err());
+        assert!(VERSIONS.iter().all(|&v| check(v, "x").is_ok()));
     }
 }
