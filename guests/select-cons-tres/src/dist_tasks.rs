@@ -372,16 +372,42 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
         } else {
             usize::MAX
         };
-        let per_task = job.cpt.div_ceil(v) as usize;
         if job.cpt > 1 && share.req_sockets.is_empty() && job.ntasks_per_socket == 0 {
-            // Whole tasks' worth of cores on each socket first.
+            // 22.05 `_cyclic_sync_core_bitmap` (cons_common/dist_tasks.c),
+            // "pack all CPUs of each task on one socket": each socket in
+            // turn gives cores while it has CPUs for whole tasks left
+            // (its free CPUs less their remainder by -c), before the next
+            // socket gives any; the cyclic walk below places the rest.
+            // (Fuzzed anchor stream f13, `-n4 -c2` on an idle node: CPUs
+            // 0-3, both tasks on socket 0, not one task per socket.)
+            let cpt = job.cpt as usize;
+            let (v, one_task_per_core) = (v as usize, ntpc == 1 && job.cpt > share.cpus_per_core);
+            // With one task per core and tasks wider than a core, the
+            // last core of a task counts only the task's CPUs left.
+            let mut task_left = cpt;
             for &s in &order {
-                if left >= per_task && avail(s).len() >= per_task {
-                    for &c in &avail(s)[..per_task] {
-                        kept.set(c);
-                    }
-                    next[s] = per_task;
-                    left -= per_task;
+                let free = avail(s).len() * v;
+                let mut cpus = free - free % cpt;
+                while next[s] < avail(s).len() && cpus > 0 && left > 0 {
+                    kept.set(avail(s)[next[s]]);
+                    next[s] += 1;
+                    left -= 1;
+                    let used = if one_task_per_core {
+                        let used = task_left.min(v);
+                        task_left = if task_left <= used {
+                            cpt
+                        } else {
+                            task_left - used
+                        };
+                        used
+                    } else {
+                        v
+                    };
+                    cpus = if cpus < v {
+                        0
+                    } else {
+                        cpus.saturating_sub(used)
+                    };
                 }
             }
         }

@@ -1897,6 +1897,24 @@ fn anchor_first_jobs_pack_the_first_node() {
 }
 
 #[test]
+fn tasks_wider_than_a_cpu_fill_a_socket_before_the_next() {
+    // Fuzzed anchor stream (cons_tres-CR_Core_Memory-fuzz, seed 1) f13,
+    // `-n4 -c2 -w n4`: two tasks went to the idle n3 with CPU_IDs=0-3,
+    // both on socket 0 (22.05 `_cyclic_sync_core_bitmap` packs each
+    // socket with whole tasks before the next), not one task per socket.
+    let ct = anchor_cluster();
+    let mut j = job(1, 1, 2, 2);
+    j.details.max_nodes = Some(1);
+    assert_eq!(cores(&ct, j), vec![(0, vec![0, 1], 4)]);
+    // `-n2 -c3`: socket 0 holds one task of 3 CPUs (4 less the remainder
+    // by 3), taken as cores 0 and 1; the second task's core comes from
+    // socket 1.
+    let mut j = job(2, 1, 2, 3);
+    j.details.max_nodes = Some(1);
+    assert_eq!(cores(&ct, j), vec![(0, vec![0, 1, 2], 6)]);
+}
+
+#[test]
 fn anchor_stream_a1_to_a19() {
     // The anchor stream (tests/fixtures/anchor/select/cons_tres-CR_Core_Memory,
     // real Slurm 22.05.8): submissions and cancels in order, with the node,
