@@ -461,6 +461,32 @@ pub fn node_filter(
     } else if let Some(needed) = second_pass {
         let spare: SmallVec<[bool; 8]> = needed.iter().map(|n| !n).collect();
         plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX, Some(&spare));
+    } else if !job.enforce_binding && job.gres.iter().any(|g| g.scope == GresScope::PerJob) {
+        // A per-job request (`--gpus`) keeps the cores its tasks need too:
+        // `gres_select_filter_sock_core` drops the sockets the devices do
+        // not need on the first pass (gres_select_filter.c:855-878 gives
+        // them up first on the second), then trims every request's node
+        // once `max_tasks_this_node` is bounded (:880-912). Fuzzed anchor
+        // stream f5, `-N2 --ntasks-per-node=1 --gpus=2` on idle nodes:
+        // core 2 (CPUs 4-5) and GPU 1 on each.
+        let needed: SmallVec<[bool; 8]> = (0..sockets)
+            .map(|s| plan.req_sockets.is_empty() || plan.req_sockets.contains(&s))
+            .collect();
+        let mut spare = None;
+        if first {
+            let mut kept = free.clone();
+            for s in (0..sockets).filter(|&s| !needed[s]) {
+                for c in s * cps..(s + 1) * cps {
+                    kept.clear(c);
+                }
+            }
+            if kept.any() {
+                *free = kept;
+            }
+        } else {
+            spare = Some(needed.iter().map(|n| !n).collect::<SmallVec<[bool; 8]>>());
+        }
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX, spare.as_deref());
     }
     Some(plan)
 }

@@ -1792,6 +1792,31 @@ fn a_gpu_request_needs_only_the_sockets_its_total_reaches() {
     }
 }
 
+#[test]
+fn a_per_job_gpu_request_keeps_the_cores_its_tasks_need() {
+    // Fuzzed anchor stream (cons_tres-CR_Core_Memory-fuzz, seed 1) f5,
+    // `-N2 --ntasks-per-node=1 --gpus=2` on two idle nodes: each got
+    // CPU_IDs=4-5 and GPU 1. With the node's task count bounded (one),
+    // 22.05's `gres_select_filter_sock_core` keeps one core, dropping
+    // the highest core of the socket with the most free cores (socket 0 on
+    // ties) until one is left: core 2, beside GPU 1.
+    let ct = anchor_like(
+        "CR_Core_Memory",
+        2,
+        (2, 2),
+        0,
+        &[("gpu", 1, &[0, 1]), ("gpu", 1, &[2, 3])],
+    );
+    let mut j = with_gres_per(job(1, 2, 2, 1), "gpu", 2, GresScope::PerJob);
+    j.details.max_nodes = Some(2);
+    j.details.ntasks_per_node = 1;
+    assert_eq!(
+        cores(&ct, j.clone()),
+        vec![(0, vec![2], 2), (1, vec![2], 2)]
+    );
+    assert_eq!(cpu_gpu(&ct, j), (vec![4, 5], vec![1]));
+}
+
 fn with_gres(j: Job, name: &str, count: u64) -> Job {
     with_gres_per(j, name, count, GresScope::PerNode)
 }
