@@ -26,7 +26,7 @@
 //! * `cpus_per_task`, `--overcommit`, and `cpu_bind_type`, `cpu_bind` and
 //!   `task_dist` from the srun options. The plugin's own `--cpu-bind` and
 //!   `--distribution` parsers are not part of the host's API, so the bits
-//!   are built here from spec 5.2 and 5.7 ([`cpu_bind`], [`task_dist`]);
+//!   are built here from Slurm 22.05.8 slurm/slurm.h `cpu_bind_type_t` and src/slurmd/common/task_plugin.c `task_slurm_chkaffinity` ([`cpu_bind`], [`task_dist`]);
 //!   slurmd's log line `... dist <n>` confirms the `task_dist` it received.
 //!
 //! It runs the request through the bundled task/affinity (wasm):
@@ -49,7 +49,7 @@
 //!   becomes `1,2` in `SLURM_CPU_BIND`);
 //! * a `map_cpu` or `mask_cpu` CPU outside the step's allocation fails the
 //!   launch with `ESLURMD_CPU_BIND_ERROR` ("CPU binding outside of job step
-//!   allocation, allocated CPUs are: 0x1."), where spec 5.4 says releases up
+//!   allocation, allocated CPUs are: 0x1."), where Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` says releases up
 //!   to 22.05 only logged it and went on;
 //! * `none` prints `mask 0x0` in its verbose line, not the inherited set,
 //!   and the task keeps slurmstepd's CPUs;
@@ -72,7 +72,7 @@ use slurm_wasm_host::{
     Services, TaskPlugin,
 };
 
-/// `CPU_BIND_*` bits (spec 5.2).
+/// `CPU_BIND_*` bits (Slurm 22.05.8 slurm/slurm.h `cpu_bind_type_t`).
 const VERBOSE: u32 = 0x1;
 const TO_THREADS: u32 = 0x2;
 const TO_CORES: u32 = 0x4;
@@ -85,7 +85,7 @@ const MAP: u32 = 0x80;
 const MASK: u32 = 0x100;
 const ONE_THREAD_PER_CORE: u32 = 0x2000;
 
-/// `task_dist` (spec 5.2): node level, socket level << 4; `UNKNOWN` when
+/// `task_dist` (Slurm 22.05.8 slurm/slurm.h `task_dist_states_t`): node level, socket level << 4; `UNKNOWN` when
 /// srun got no `-m`.
 const DIST_CYCLIC: u32 = 0x1;
 const DIST_BLOCK: u32 = 0x2;
@@ -111,7 +111,7 @@ fn conf() -> &'static SlurmConf {
     })
 }
 
-/// `--cpu-bind` as srun 22.05 sends it (spec 5.7): tokens split at commas,
+/// `--cpu-bind` as srun 22.05 sends it (Slurm 22.05.8 src/common/slurm_resource_info.c `slurm_verify_cpu_bind`): tokens split at commas,
 /// except that a comma followed by a digit continues a map or mask list.
 /// Only the words the recording uses.
 fn cpu_bind(text: &str) -> (u32, String) {
@@ -152,7 +152,7 @@ fn cpu_bind(text: &str) -> (u32, String) {
     (bits, list)
 }
 
-/// `-m` as `task_dist` (spec 5.2): `node[:socket]`.
+/// `-m` as `task_dist` (Slurm 22.05.8 slurm/slurm.h `task_dist_states_t`): `node[:socket]`.
 fn task_dist(text: Option<&str>) -> u32 {
     let level = |word: &str| match word {
         "cyclic" => DIST_CYCLIC,
@@ -559,7 +559,11 @@ fn srun_options_as_bits() {
         (VERBOSE | TO_CORES, String::new())
     );
     assert_eq!(task_dist(None), DIST_UNKNOWN);
-    assert_eq!(task_dist(Some("block:cyclic")), 0x12, "spec 5.2's example");
+    assert_eq!(
+        task_dist(Some("block:cyclic")),
+        0x12,
+        "Slurm 22.05.8 slurm/slurm.h `task_dist_states_t`: block:cyclic"
+    );
     assert_eq!(bind_words(&["verbose", "mask_cpu", "one_thread"]), 0x2101);
 }
 

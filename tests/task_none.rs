@@ -27,7 +27,7 @@ fn identity_is_slurms() {
 fn launch_and_batch_requests_keep_the_requested_binding() {
     let plugin = task_none();
     let mut launch = fixtures::launch_request(3, 4, 4);
-    launch.cpu_bind_type = 0x4 | 0x1; // TO_CORES | VERBOSE (spec 5.2)
+    launch.cpu_bind_type = 0x4 | 0x1; // TO_CORES | VERBOSE (Slurm 22.05.8 slurm/slurm.h `cpu_bind_type_t`)
     launch.cpu_bind = "0x1,0x2".into();
     let binding = plugin.slurmd_launch_request(&launch).unwrap();
     assert_eq!(

@@ -48,7 +48,7 @@ fn run(args: &[&str]) -> (i32, BTreeMap<u32, String>, BTreeMap<u32, String>, Str
 }
 
 /// This machine's online CPUs, when it is the 1 socket x 2 cores x 1
-/// thread shape of the anchor's `hw` partition (spec 5.8 rows then apply).
+/// thread shape of the anchor's `hw` partition (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` rows then apply).
 fn two_cpu_machine() -> bool {
     std::thread::available_parallelism()
         .map(|n| n.get() == 2)
@@ -79,14 +79,14 @@ fn two_tasks_bound_to_cores_get_one_cpu_each() {
         eprintln!("skipped: expectations are for a 2-CPU machine (1 socket x 2 cores)");
         return;
     }
-    // spec 5.4: -n2 with --cpu-bind=cores on a whole 1x2x1 node: one core each.
+    // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: -n2 with --cpu-bind=cores on a whole 1x2x1 node: one core each.
     let (code, seen, _, stderr) = run(&["-n", "2", "--cpu-bind=cores"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         seen,
         BTreeMap::from([(0, "0".to_owned()), (1, "1".to_owned())])
     );
-    // map_cpu:1,0 puts task 0 on CPU 1 and task 1 on CPU 0 (spec 5.6).
+    // map_cpu:1,0 puts task 0 on CPU 1 and task 1 on CPU 0 (Slurm 22.05.8 src/plugins/task/affinity/affinity.c `get_cpuset`).
     let (code, seen, _, stderr) = run(&["-n", "2", "--cpu-bind=map_cpu:1,0"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(

@@ -2,7 +2,7 @@
 //!
 //! `cpu-bind<unit>=<TYPE> - <node>, task <global> <local> [<pid>]: mask 0x<hex>[ set][ FAILED]`
 //!
-//! (spec 5.7; the ids right-aligned in two columns, the mask in lower-case
+//! (Slurm 22.05.8 src/slurmd/common/task_plugin.c `task_slurm_chkaffinity`; the ids right-aligned in two columns, the mask in lower-case
 //! hex without leading zeros).
 
 use super::{integer, Parsed};

@@ -1,4 +1,4 @@
-//! The step's CPUs on this node (spec 5.3): Slurm's `_get_avail_map` (the
+//! The step's CPUs on this node (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `_get_avail_map`): (the
 //! allocated abstract CPUs) and `_alloc_mask` (how many sockets, cores and
 //! threads are whole, and the allocation mask).
 
@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn partial_node_counts_and_masks() {
-        // spec 5.8: step owns cores {0,1,4}.
+        // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: step owns cores {0,1,4}.
         let hw = hyperthreaded(2, 4, 2);
         let a = step(&[0, 1, 4], &hw);
         assert!(!a.whole_node);

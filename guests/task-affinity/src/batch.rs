@@ -1,4 +1,4 @@
-//! `batch_bind` (spec 5.1): the batch script is bound to every CPU the job
+//! `batch_bind` (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `batch_bind`): the batch script is bound to every CPU the job
 //! owns on the node, as one `MASK` (verbose with `TaskPluginParam=Verbose`).
 
 use slurm_wasm_sdk::Bitmap;

@@ -1,5 +1,5 @@
-//! `cpu_bind_type` bits (Slurm 22.05's `cpu_bind_type_t`, spec 5.2) and the
-//! `--cpu-bind` option text srun turns into them (spec 5.7).
+//! `cpu_bind_type` bits (Slurm 22.05.8 slurm/slurm.h `cpu_bind_type_t`) and the
+//! `--cpu-bind` option text srun turns into them (Slurm 22.05.8 src/common/slurm_resource_info.c `slurm_verify_cpu_bind`).
 //!
 //! The parser is srun's side of the contract: a launch request already
 //! carries the bits and the expanded list. It is here so that a launcher (and
@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn lists_keep_their_commas_and_expand_repetitions() {
-        // spec 5.7: a comma followed by a number continues a list.
+        // Slurm 22.05.8 src/common/slurm_resource_info.c `slurm_verify_cpu_bind`: a comma followed by a number continues a list.
         let b = bind("map_cpu:0,1,cores");
         assert_eq!((b.flags, b.list.as_str()), (MAP | TO_CORES, "0,1"));
         let b = bind("verbose,mask_cpu:0x3,0x300");

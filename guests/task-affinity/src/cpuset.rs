@@ -1,4 +1,4 @@
-//! One task's CPU set in slurmstepd (spec 5.6, Slurm's `get_cpuset`), from
+//! One task's CPU set in slurmstepd (Slurm 22.05.8 src/plugins/task/affinity/affinity.c `get_cpuset`), from
 //! the step's `cpu_bind_type` and `cpu_bind` list as `lllp_distribution`
 //! left them.
 //!

@@ -1,4 +1,4 @@
-//! The `task_dist` encoding (spec 5.2) and srun's `--distribution` text.
+//! The `task_dist` encoding (Slurm 22.05.8 slurm/slurm.h `task_dist_states_t`) and srun's `--distribution` text.
 //!
 //! A distribution has up to three levels, `node:socket:core`, encoded as
 //! `node | socket << 4 | core << 8` with cyclic = 1, block = 2 and fcyclic
@@ -125,7 +125,7 @@ fn pack_flag(word: &str) -> Option<u32> {
     }
 }
 
-/// Which task layout `lllp_distribution` runs on a node (spec 5.4 step 3).
+/// Which task layout `lllp_distribution` runs on a node (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LllpLayout {
     /// Fill each core and socket in abstract order.

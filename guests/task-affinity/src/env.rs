@@ -1,4 +1,4 @@
-//! The task environment slurmstepd derives from a step's binding (spec 5.7,
+//! The task environment slurmstepd derives from a step's binding (Slurm 22.05.8 src/slurmd/common/task_plugin.c `task_slurm_chkaffinity`,
 //! `setup_env` in Slurm 22.05), for steps other than batch scripts and
 //! interactive steps:
 //!

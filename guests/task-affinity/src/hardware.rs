@@ -1,4 +1,4 @@
-//! The node's CPUs as slurmd sees them (spec 5.2): sockets, cores per
+//! The node's CPUs as slurmd sees them (Slurm 22.05.8 src/slurmd/common/xcpuinfo.c `xcpuinfo_hwloc_topo_get`): sockets, cores per
 //! socket, threads per core, and `block_map`, the OS CPU id of each abstract
 //! CPU (abstract index = (socket × cores + core) × threads + thread).
 
@@ -89,7 +89,7 @@ pub(crate) mod testing {
         Hardware::new(sockets, cores, threads, (0..n).collect(), Vec::new()).unwrap()
     }
 
-    /// The usual Intel numbering (spec 5.2): SMT siblings are `n` and
+    /// The usual Intel numbering (Slurm 22.05.8 src/slurmd/common/xcpuinfo.c `_compute_block_map`): SMT siblings are `n` and
     /// `n + sockets × cores`, so `os = core_index + thread × (S×C)`.
     pub fn hyperthreaded(sockets: u16, cores: u16, threads: u16) -> Hardware {
         let total_cores = u32::from(sockets) * u32::from(cores);

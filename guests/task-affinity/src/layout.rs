@@ -1,4 +1,4 @@
-//! The two task layouts of `lllp_distribution` (spec 5.5): which abstract
+//! The two task layouts of `lllp_distribution` (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `_task_layout_lllp_block`/`_task_layout_lllp_cyclic`): which abstract
 //! CPUs each task of the node gets, then the expansion of those CPUs to the
 //! bind unit.
 //!

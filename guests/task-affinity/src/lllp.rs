@@ -1,4 +1,4 @@
-//! `lllp_distribution` (spec 5.4): at launch, slurmd rewrites the step's
+//! `lllp_distribution` (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`): at launch, slurmd rewrites the step's
 //! `cpu_bind_type` and `cpu_bind` into the binding slurmstepd applies.
 //!
 //! 0. A node configured with `CPUs=` equal to its core count binds one

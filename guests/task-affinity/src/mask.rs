@@ -1,4 +1,4 @@
-//! CPU masks (spec 5.7): abstract → OS numbering through `block_map`,
+//! CPU masks (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `_lllp_map_abstract_masks`): abstract → OS numbering through `block_map`,
 //! widening to NUMA nodes, and Slurm's two hex forms.
 //!
 //! * the `cpu_bind` form (`bit_fmt_hexmask`): `0x`, upper-case, zero-padded
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn abstract_masks_map_through_block_map() {
-        // spec 5.8: abstract 0,1 (core 0, both threads) is OS 0 and 8 with
+        // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: abstract 0,1 (core 0, both threads) is OS 0 and 8 with
         // HT numbering.
         let hw = hyperthreaded(2, 4, 2);
         let os = to_os(&Bitmap::from_bits(16, [0, 1]), &hw);

@@ -1,5 +1,5 @@
 //! The line `--cpu-bind=verbose` prints for each task as it is bound
-//! (spec 5.7, Slurm's `task_slurm_chkaffinity`):
+//! (Slurm 22.05.8 src/slurmd/common/task_plugin.c `task_slurm_chkaffinity`):
 //!
 //! `cpu-bind<unit>=<TYPE> - <node>, task <global> <local> [<pid>]: mask 0x<set> set`
 //!

@@ -36,7 +36,7 @@ impl FixedTopology {
     /// `sockets x cores x threads` CPUs. `hyperthread_numbering` chooses the
     /// OS numbering: false = identity (abstract index = OS id), true = the
     /// usual Intel order where SMT siblings are `n` and `n + sockets*cores`
-    /// (spec 5.2).
+    /// (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`).
     pub fn new(sockets: u16, cores: u16, threads: u16, hyperthread_numbering: bool) -> Self {
         let cores_total = u32::from(sockets) * u32::from(cores);
         let n = cores_total * u32::from(threads);
@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn hyperthread_numbering_matches_spec_5_2() {
-        // spec 5.2: os_id = core_index + thread * (S*C) on a 2x4x2 node.
+        // Slurm 22.05.8 src/slurmd/common/xcpuinfo.c `_compute_block_map`: os_id = core_index + thread * (S*C) on a 2x4x2 node.
         let FixedTopology(layout) = FixedTopology::new(2, 4, 2, true);
         assert_eq!(&layout.block_map[..4], &[0, 8, 1, 9]);
         assert_eq!(layout.block_map[15], 15);

@@ -89,7 +89,7 @@ fn check(source: &str, launch: &Launch, hw: &Hardware, settings: &Settings, expe
     );
 }
 
-/// One row of the spec 5.8 table, checked in both numberings.
+/// One row of the Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` table, checked in both numberings.
 macro_rules! row {
     ($name:ident, $source:literal, $launch:expr, identity: $identity:expr, ht: $ht:expr) => {
         #[test]
@@ -116,7 +116,7 @@ macro_rules! row {
 
 row!(
     n4_no_bind_is_the_allocation,
-    "spec 5.8 row `-n4` (no bind, no TaskPluginParam): all 0xFFFF (auto binding off)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4` (no bind, no TaskPluginParam): all 0xFFFF (auto binding off)",
     launch(4, 1, "", "", WHOLE),
     identity: ["0xFFFF"; 4],
     ht: ["0xFFFF"; 4]
@@ -124,7 +124,7 @@ row!(
 
 row!(
     n2_auto_sockets,
-    "spec 5.8 row `-n2` (auto -> sockets)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2` (auto -> sockets)",
     launch(2, 1, "", "", WHOLE),
     identity: ["0x00FF", "0xFF00"],
     ht: ["0x0F0F", "0xF0F0"]
@@ -132,7 +132,7 @@ row!(
 
 row!(
     n8_auto_cores,
-    "spec 5.8 row `-n8` (auto -> cores)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n8` (auto -> cores)",
     launch(8, 1, "", "", WHOLE),
     identity: ["0x0003", "0x0300", "0x000C", "0x0C00", "0x0030", "0x3000", "0x00C0", "0xC000"],
     ht: ["0x0101", "0x1010", "0x0202", "0x2020", "0x0404", "0x4040", "0x0808", "0x8080"]
@@ -140,7 +140,7 @@ row!(
 
 row!(
     n16_auto_threads,
-    "spec 5.8 row `-n16` (auto -> threads): alternating sockets",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n16` (auto -> threads): alternating sockets",
     launch(16, 1, "", "", WHOLE),
     identity: [
         "0x0001", "0x0100", "0x0002", "0x0200", "0x0004", "0x0400", "0x0008", "0x0800",
@@ -154,7 +154,7 @@ row!(
 
 row!(
     n4_c2_auto_cores,
-    "spec 5.8 row `-n4 -c2` (auto -> cores)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 -c2` (auto -> cores)",
     launch(4, 2, "", "", WHOLE),
     identity: ["0x0003", "0x0300", "0x000C", "0x0C00"],
     ht: ["0x0101", "0x1010", "0x0202", "0x2020"]
@@ -162,7 +162,7 @@ row!(
 
 row!(
     n4_cores,
-    "spec 5.8 row `-n4 --cpu-bind=cores`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 --cpu-bind=cores`",
     launch(4, 1, "cores", "", WHOLE),
     identity: ["0x0003", "0x0300", "0x000C", "0x0C00"],
     ht: ["0x0101", "0x1010", "0x0202", "0x2020"]
@@ -170,7 +170,7 @@ row!(
 
 row!(
     n4_threads,
-    "spec 5.8 row `-n4 --cpu-bind=threads`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 --cpu-bind=threads`",
     launch(4, 1, "threads", "", WHOLE),
     identity: ["0x0001", "0x0100", "0x0002", "0x0200"],
     ht: ["0x0001", "0x0010", "0x0100", "0x1000"]
@@ -178,7 +178,7 @@ row!(
 
 row!(
     n4_sockets,
-    "spec 5.8 row `-n4 --cpu-bind=sockets`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 --cpu-bind=sockets`",
     launch(4, 1, "sockets", "", WHOLE),
     identity: ["0x00FF", "0xFF00", "0x00FF", "0xFF00"],
     ht: ["0x0F0F", "0xF0F0", "0x0F0F", "0xF0F0"]
@@ -186,7 +186,7 @@ row!(
 
 row!(
     n4_block_block_cores,
-    "spec 5.8 row `-n4 -m block:block --cpu-bind=cores`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 -m block:block --cpu-bind=cores`",
     launch(4, 1, "cores", "block:block", WHOLE),
     identity: ["0x0003", "0x000C", "0x0030", "0x00C0"],
     ht: ["0x0101", "0x0202", "0x0404", "0x0808"]
@@ -194,7 +194,7 @@ row!(
 
 row!(
     n4_block_block_threads,
-    "spec 5.8 row `-n4 -m block:block --cpu-bind=threads`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 -m block:block --cpu-bind=threads`",
     launch(4, 1, "threads", "block:block", WHOLE),
     identity: ["0x0001", "0x0002", "0x0004", "0x0008"],
     ht: ["0x0001", "0x0100", "0x0002", "0x0200"]
@@ -202,7 +202,7 @@ row!(
 
 row!(
     n2_block_block_sockets,
-    "spec 5.8 row `-n2 -m block:block --cpu-bind=sockets` (both on socket 0)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2 -m block:block --cpu-bind=sockets` (both on socket 0)",
     launch(2, 1, "sockets", "block:block", WHOLE),
     identity: ["0x00FF", "0x00FF"],
     ht: ["0x0F0F", "0x0F0F"]
@@ -210,7 +210,7 @@ row!(
 
 row!(
     n2_c4_threads_cyclic,
-    "spec 5.8 row `-n2 -c4 --cpu-bind=threads` (cyclic)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2 -c4 --cpu-bind=threads` (cyclic)",
     launch(2, 4, "threads", "", WHOLE),
     identity: ["0x000F", "0x0F00"],
     ht: ["0x0303", "0x3030"]
@@ -218,7 +218,7 @@ row!(
 
 row!(
     n2_c4_block_fcyclic_threads,
-    "spec 5.8 row `-n2 -c4 -m block:fcyclic --cpu-bind=threads`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2 -c4 -m block:fcyclic --cpu-bind=threads`",
     launch(2, 4, "threads", "block:fcyclic", WHOLE),
     identity: ["0x0303", "0x0C0C"],
     ht: ["0x1111", "0x2222"]
@@ -226,7 +226,7 @@ row!(
 
 row!(
     n2_c4_block_block_threads,
-    "spec 5.8 row `-n2 -c4 -m block:block --cpu-bind=threads`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2 -c4 -m block:block --cpu-bind=threads`",
     launch(2, 4, "threads", "block:block", WHOLE),
     identity: ["0x000F", "0x00F0"],
     ht: ["0x0303", "0x0C0C"]
@@ -234,7 +234,7 @@ row!(
 
 row!(
     n3_c3_cores,
-    "spec 5.8 row `-n3 -c3 --cpu-bind=cores`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n3 -c3 --cpu-bind=cores`",
     launch(3, 3, "cores", "", WHOLE),
     identity: ["0x000F", "0x0F00", "0x00F0"],
     ht: ["0x0303", "0x3030", "0x0C0C"]
@@ -242,7 +242,7 @@ row!(
 
 row!(
     partial_n3_cores_cyclic,
-    "spec 5.8 row: step owns cores {0,1,4}, `-n3 --cpu-bind=cores` cyclic",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row: step owns cores {0,1,4}, `-n3 --cpu-bind=cores` cyclic",
     launch(3, 1, "cores", "", CORES_0_1_4),
     identity: ["0x0003", "0x0300", "0x000C"],
     ht: ["0x0101", "0x1010", "0x0202"]
@@ -250,7 +250,7 @@ row!(
 
 row!(
     partial_n3_cores_block_block,
-    "spec 5.8 row: same (cores {0,1,4}), `-m block:block`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row: same (cores {0,1,4}), `-m block:block`",
     launch(3, 1, "cores", "block:block", CORES_0_1_4),
     identity: ["0x0003", "0x000C", "0x0300"],
     ht: ["0x0101", "0x0202", "0x1010"]
@@ -258,13 +258,13 @@ row!(
 
 row!(
     partial_n2_sockets,
-    "spec 5.8 row: same (cores {0,1,4}), `-n2 --cpu-bind=sockets`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row: same (cores {0,1,4}), `-n2 --cpu-bind=sockets`",
     launch(2, 1, "sockets", "", CORES_0_1_4),
     identity: ["0x000F", "0x0300"],
     ht: ["0x0303", "0x1010"]
 );
 
-/// spec 5.8 row "partial node + `--cpu-bind=rank_ldom`": an error in 22.05.8
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row "partial node + `--cpu-bind=rank_ldom`": an error in 22.05.8
 /// (the spec's "≤22.05: MASK of allocation" holds up to 21.08 only), with
 /// the allocation mask as the binding Slurm would have written.
 #[test]
@@ -289,7 +289,7 @@ fn partial_node_rank_ldom_needs_the_whole_node() {
     assert_eq!(binding.cpu_bind_type, LDRANK);
 }
 
-/// spec 5.4 step 1 and 9: `none` on part of a node is not an error but
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 1 and 9: `none` on part of a node is not an error but
 /// still binds to the allocation.
 #[test]
 fn none_on_a_partial_node_binds_to_the_allocation() {
@@ -325,7 +325,7 @@ fn none_on_a_partial_node_binds_to_the_allocation() {
     assert_eq!(binding.cpu_bind_type, RANK);
 }
 
-/// spec 5.4 step 1: map_cpu ids must lie in the allocation (OS ids).
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 1: map_cpu ids must lie in the allocation (OS ids).
 #[test]
 fn map_cpu_is_validated_against_the_allocation() {
     let hw = hyperthreaded(2, 4, 2);
@@ -361,7 +361,7 @@ fn map_cpu_is_validated_against_the_allocation() {
     assert_eq!(task_masks(&binding, 4, 16, &hw), ["0x0001"; 4]);
 }
 
-/// spec 5.4 step 1: mask_cpu masks are trimmed to the allocation; any CPU
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 1: mask_cpu masks are trimmed to the allocation; any CPU
 /// outside is an error; a valid list comes back in the CPU set form.
 #[test]
 fn mask_cpu_is_validated_against_the_allocation() {
@@ -403,7 +403,7 @@ fn mask_cpu_is_validated_against_the_allocation() {
     );
 }
 
-/// spec 5.4 step 2: `TaskPluginParam=autobind=...` picks the unit when the
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 2: `TaskPluginParam=autobind=...` picks the unit when the
 /// task count fits none.
 #[test]
 fn autobind_chooses_the_unit() {
@@ -412,7 +412,7 @@ fn autobind_chooses_the_unit() {
         ..Settings::default()
     };
     check(
-        "spec 5.4 step 2: `-n4`, TaskPluginParam=autobind=cores",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 2: `-n4`, TaskPluginParam=autobind=cores",
         &launch(4, 1, "", "", WHOLE),
         &identity(2, 4, 2),
         &settings,
@@ -423,7 +423,7 @@ fn autobind_chooses_the_unit() {
         ..Settings::default()
     };
     check(
-        "spec 5.4 step 2: `-n4`, TaskPluginParam=autobind=sockets",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 2: `-n4`, TaskPluginParam=autobind=sockets",
         &launch(4, 1, "", "", WHOLE),
         &hyperthreaded(2, 4, 2),
         &settings,
@@ -431,7 +431,7 @@ fn autobind_chooses_the_unit() {
     );
 }
 
-/// spec 5.4 step 2: with a thread core-spec, partial units count as whole;
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 2: with a thread core-spec, partial units count as whole;
 /// the reserved threads (7 and 15) are left out of the masks.
 #[test]
 fn thread_spec_counts_partial_units() {
@@ -441,7 +441,7 @@ fn thread_spec_counts_partial_units() {
     assert_eq!(binding.cpu_bind, "0x007F,0x7F00");
 }
 
-/// spec 5.4 step 0: `CPUs=` equal to the core count binds one thread per
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 0: `CPUs=` equal to the core count binds one thread per
 /// core, and says so in the type.
 #[test]
 fn cpus_equal_to_cores_uses_one_thread_per_core() {
@@ -455,7 +455,7 @@ fn cpus_equal_to_cores_uses_one_thread_per_core() {
     );
 }
 
-/// spec 5.4 step 5: a layout failure binds to the allocation; without
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 5: a layout failure binds to the allocation; without
 /// `--overcommit` it fails the launch with ESLURMD_CPU_LAYOUT_ERROR.
 #[test]
 fn layout_failures() {
@@ -499,7 +499,7 @@ fn no_allocation_is_a_bind_error() {
     assert_eq!(err.code, ESLURMD_CPU_BIND_ERROR);
 }
 
-/// spec 5.4 step 4: `ldoms` widens masks to NUMA nodes on a NUMA machine,
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 4: `ldoms` widens masks to NUMA nodes on a NUMA machine,
 /// and leaves them as laid out without one.
 #[test]
 fn ldoms_widen_on_numa_machines() {
@@ -511,7 +511,7 @@ fn ldoms_widen_on_numa_machines() {
     assert_eq!(binding.cpu_bind, "0x000F,0x0F00");
 }
 
-/// Documentation vectors (spec 5.8, mc_support.shtml): 2 sockets × 2 cores
+/// Documentation vectors (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, mc_support.shtml): 2 sockets × 2 cores
 /// × 1 thread.
 #[test]
 fn mc_support_hints() {
@@ -552,7 +552,7 @@ fn cpu_management(tasks: u32, cpt: u16, cpu_bind: &str, dist: &str, cores: &[usi
     }
 }
 
-/// Documentation vectors (spec 5.8, cpu_management.shtml examples 10–14 on
+/// Documentation vectors (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, cpu_management.shtml examples 10–14 on
 /// 2 sockets × 4 cores × 1 thread), as sets of CPU ids per task.
 #[test]
 fn cpu_management_examples() {
