@@ -5,12 +5,12 @@
 //! `gpu-control` change.
 //!
 //! * environment of whole, shared (task usable subset) and MPS allocations
-//!   (spec 3.3 worked examples);
+//!   (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` worked examples);
 //! * `--gpu-freq` without the `gpu-control` grant: a warning naming the
 //!   grant, the call succeeds and nothing reaches the provider; with the
 //!   grant the resolved clocks reach it and `step-hardware-fini` resets them
-//!   (spec 3.4);
-//! * `AutoDetect=nvml` through the `gpu` grant (spec 3.2).
+//!   (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`);
+//! * `AutoDetect=nvml` through the `gpu` grant (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -176,7 +176,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for PluginLog {
     }
 }
 
-/// gres/gpu on `Name=gpu File=/dev/nvidia[0-3]`, the spec 3.3 worked-example node.
+/// gres/gpu on `Name=gpu File=/dev/nvidia[0-3]`, the Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` worked-example node.
 fn four_gpus(node: &Node, grants: &[Capability]) -> GresPlugin {
     let gpu = load(node, "gres/gpu", grants, None);
     let files = [
@@ -195,7 +195,7 @@ fn four_gpus(node: &Node, grants: &[Capability]) -> GresPlugin {
     gpu
 }
 
-// Spec 3.3 row 1: a job on {1,2}, no ConstrainDevices, no env flags ⇒ the
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` row 1: a job on {1,2}, no ConstrainDevices, no env flags ⇒ the
 // global list everywhere; a whole-node job lists all four.
 #[test]
 fn whole_and_partial_allocation_env() {
@@ -229,7 +229,7 @@ fn whole_and_partial_allocation_env() {
     assert_eq!(gpu.get_devices().unwrap().len(), 4);
 }
 
-// Spec 3.3 row 3: a step on {1,2} whose task may use device 2 only.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` row 3: a step on {1,2} whose task may use device 2 only.
 #[test]
 fn shared_step_task_env() {
     let node = node();
@@ -249,7 +249,7 @@ fn shared_step_task_env() {
     );
 }
 
-// Spec 3.3 MPS row (test_121_1): `Gres=gpu:2,mps:200`, `--gres=mps:100` on
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` MPS row (test_121_1): `Gres=gpu:2,mps:200`, `--gres=mps:100` on
 // GPU 0 ⇒ CUDA_VISIBLE_DEVICES=0, SLURM_JOB_GPUS=0, percentage 100; on GPU 1
 // the real index (22.05).
 #[test]
@@ -303,7 +303,7 @@ fn mps_allocation_env() {
     assert!(stepd.recv_stepd(b"SWGR").is_err());
 }
 
-// Spec 3.4: without the `gpu-control` grant `--gpu-freq=high` is logged as
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`: without the `gpu-control` grant `--gpu-freq=high` is logged as
 // denied and the step goes on; nothing reaches the provider.
 #[test]
 fn gpu_freq_without_gpu_control_grant_is_logged_and_not_fatal() {
@@ -322,7 +322,7 @@ fn gpu_freq_without_gpu_control_grant_is_logged_and_not_fatal() {
     assert!(node.gpus.calls().is_empty());
 }
 
-// Spec 3.4: with the grant the resolved clocks reach the provider for each
+// Slurm 22.05.8 src/plugins/gpu/common/gpu_common.c `gpu_common_get_nearest_freq`: with the grant the resolved clocks reach the provider for each
 // usable GPU and fini resets them. `high,memory=high` → 1215 MHz memory,
 // 1410 graphics; `1300,memory=low` → 405 MHz memory, and 1300 is above the
 // highest graphics clock valid there (405), so 405.
@@ -368,7 +368,7 @@ fn gpu_freq_with_grant_reaches_the_provider() {
     );
 }
 
-// Spec 3.2 / 3.3 row 5: AutoDetect=nvml with the `gpu` grant finds both
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` and src/plugins/gres/common/gres_common.c `common_gres_set_env` row 5: AutoDetect=nvml with the `gpu` grant finds both
 // GPUs; no env flags ⇒ CUDA_VISIBLE_DEVICES only.
 #[test]
 fn autodetect_nvml_through_the_gpu_grant() {

@@ -118,7 +118,7 @@ mod sdk_kinds {
 }
 
 /// The environment Slurm 22.05 gives a batch script holding GPUs 0-3 and
-/// 8-11 of a node without device constraint (spec 3.3, first row of the
+/// 8-11 of a node without device constraint (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`, first row of the
 /// table: global indices in every variable).
 const EXPECTED_ENV: [&str; 6] = [
     "SLURM_GPUS_ON_NODE=8",

@@ -1,4 +1,4 @@
-//! The device list of one GRES name (`gres_device_t`), spec 3.2 step 3.
+//! The device list of one GRES name (`gres_device_t`), Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 3.
 
 use slurm_wasm_sdk::codes::SLURM_ERROR;
 use slurm_wasm_sdk::gres::Device;
@@ -85,7 +85,7 @@ mod tests {
         }
     }
 
-    // Spec 3.2 step 3: index in list order, dev_num = trailing digits, paths
+    // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 3: index in list order, dev_num = trailing digits, paths
     // without digits get max+1, +2; unique id kept for single-file records.
     #[test]
     fn indices_numbers_and_unique_ids() {
@@ -115,7 +115,7 @@ mod tests {
         assert_eq!((devices[1].major, devices[1].minor), (0, 0));
     }
 
-    // Spec 3.2 step 3: a duplicate file name fails the load.
+    // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 3: a duplicate file name fails the load.
     #[test]
     fn duplicate_file_fails() {
         let e = build_devices(

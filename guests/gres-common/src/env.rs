@@ -1,5 +1,5 @@
 //! The environment builders (`common_gres_set_env`,
-//! `gres_common_gpu_set_env` and the prolog/epilog variant), spec 3.3.
+//! `gres_common_gpu_set_env` and the prolog/epilog variant), Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`.
 
 use slurm_wasm_sdk::gres::{Device, EnvChange, EnvFlags};
 use slurm_wasm_sdk::types::{self, GresAllocation, KeyValue};
@@ -30,7 +30,7 @@ pub struct DeviceLists {
     pub next_local: usize,
 }
 
-/// Walks `devices` in index order and lists the allocated ones (spec 3.3):
+/// Walks `devices` in index order and lists the allocated ones (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`):
 /// global id = index; local id = a running counter over the allocated
 /// devices under device constraint (`use_local`), else the index; in task
 /// mode (`usable` given) devices outside the usable set are skipped, the set
@@ -263,7 +263,7 @@ mod tests {
         }
     }
 
-    // Spec 3.3: local list = unique id (MIG) when present in 22.05; prolog
+    // Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`: local list = unique id (MIG) when present in 22.05; prolog
     // vendor list likewise, SLURM_JOB_GPUS always indices.
     #[test]
     fn unique_ids_in_local_and_prolog_lists() {
@@ -279,7 +279,7 @@ mod tests {
         );
     }
 
-    // Spec 3.3: under constraint the usable set is tested with local ids.
+    // Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`: under constraint the usable set is tested with local ids.
     #[test]
     fn usable_set_uses_local_ids_under_constraint() {
         let devices = [

@@ -59,7 +59,7 @@ pub trait GresPlugin: Sized + Send + 'static {
     /// [`Self::NAME`], nothing loaded yet.
     fn new(settings: Settings) -> Self;
 
-    /// `node_config_load` (spec 3.2): validates and loads the node's records,
+    /// `node_config_load` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`): validates and loads the node's records,
     /// replacing what an earlier load left.
     fn node_config_load(
         &mut self,
@@ -67,13 +67,13 @@ pub trait GresPlugin: Sized + Send + 'static {
         node: &NodeHardware,
     ) -> Result<NodeConfigResult, Error>;
 
-    /// `job_set_env`, `step_set_env` and `task_set_env` (spec 3.3).
+    /// `job_set_env`, `step_set_env` and `task_set_env` (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`).
     fn set_env(&self, call: EnvCall<'_>) -> Result<Vec<EnvChange>, Error>;
 
-    /// `send_stepd` (spec 3.5): the bytes slurmd hands to slurmstepd.
+    /// `send_stepd` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_send_stepd`/`gres_p_recv_stepd`): the bytes slurmd hands to slurmstepd.
     fn send_stepd(&self) -> Vec<u8>;
 
-    /// `recv_stepd` (spec 3.5): replaces the loaded state with the bytes
+    /// `recv_stepd` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_send_stepd`/`gres_p_recv_stepd`): replaces the loaded state with the bytes
     /// `send_stepd` wrote; malformed bytes leave the state unchanged.
     fn recv_stepd(&mut self, data: &[u8]) -> Result<(), Error>;
 
@@ -87,14 +87,14 @@ pub trait GresPlugin: Sized + Send + 'static {
     /// `step_context`: records the step this node runs.
     fn step_context(&mut self, step: Step);
 
-    /// `step_hardware_init` (spec 3.4). The default does nothing and
+    /// `step_hardware_init` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`). The default does nothing and
     /// succeeds, even before `init`, as Slurm's plugins without hardware to
     /// set up (gres/mps) do.
     fn step_hardware_init(_usable: Option<&Bitmap>, _tres_freq: Option<&str>) -> Result<(), Error> {
         Ok(())
     }
 
-    /// `step_hardware_fini` (spec 3.4). The default does nothing and
+    /// `step_hardware_fini` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`). The default does nothing and
     /// succeeds, even before `init`, like [`Self::step_hardware_init`].
     fn step_hardware_fini() -> Result<(), Error> {
         Ok(())

@@ -1,5 +1,5 @@
 //! `--gpu-freq` parsing and resolution against a GPU's supported clocks
-//! (`gpu_common` frequency helpers), spec 3.4.
+//! (`gpu_common` frequency helpers), Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`.
 
 /// A requested clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +119,7 @@ impl GpuFreq {
 mod tests {
     use super::*;
 
-    // Spec 3.4 resolution rules, supported list high→low with n = 5.
+    // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init` resolution rules, supported list high→low with n = 5.
     const CLOCKS: [u32; 5] = [1500, 1300, 1100, 900, 700];
 
     #[test]
@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn numbers_clamp_or_round_up() {
-        // Spec 3.4: above max → max, below min → min, exact kept, between → next higher.
+        // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`: above max → max, below min → min, exact kept, between → next higher.
         assert_eq!(FreqValue::Mhz(2000).resolve(&CLOCKS), Some(1500));
         assert_eq!(FreqValue::Mhz(100).resolve(&CLOCKS), Some(700));
         assert_eq!(FreqValue::Mhz(1100).resolve(&CLOCKS), Some(1100));
@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn parses_values_types_and_verbose() {
-        // Spec 3.4: `--gpu-freq=[<type>=]<value>[,<type>=<value>][,verbose]`.
+        // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`: `--gpu-freq=[<type>=]<value>[,<type>=<value>][,verbose]`.
         let (f, ignored) = GpuFreq::parse("medium,memory=HIGH,verbose");
         assert_eq!(
             f,
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn defaults_fill_only_unset_clocks() {
-        // 22.05 GpuFreqDef default `high,memory=high` (spec 3.4).
+        // 22.05 GpuFreqDef default `high,memory=high` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`).
         let (def, _) = GpuFreq::parse("high,memory=high");
         let (user, _) = GpuFreq::parse("low");
         let f = user.with_defaults(&def);

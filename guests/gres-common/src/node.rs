@@ -1,4 +1,4 @@
-//! The GPU half of `node_config_load` both plugins run (spec 3.2 steps 2
+//! The GPU half of `node_config_load` both plugins run (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` steps 2
 //! and 4): detection through the `gpu` capability, merge, default env flags.
 
 use slurm_wasm_sdk::gres::NodeHardware;

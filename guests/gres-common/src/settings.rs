@@ -122,7 +122,7 @@ impl Settings {
 mod tests {
     use super::*;
 
-    // Slurm 22.05 knows nvml, rsmi, oneapi and off (spec 3.1, 8).
+    // Slurm 22.05 knows nvml, rsmi, oneapi and off (Slurm 22.05.8 src/common/gres.c `_parse_gres_config`).
     #[test]
     fn autodetect_values() {
         assert_eq!(AutoDetect::parse(Some("NVML")).unwrap(), AutoDetect::Nvml);

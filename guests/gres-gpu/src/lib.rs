@@ -90,7 +90,7 @@ impl GresPlugin for Gpu {
         }
     }
 
-    /// `gres_p_node_config_load` (spec 3.2): validates every record, merges
+    /// `gres_p_node_config_load` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`): validates every record, merges
     /// the GPU records with detected GPUs (`AutoDetect`), checks the total
     /// against slurm.conf `Gres=`, builds the device list and the node's env
     /// flags. Without any GPU record or detected GPU, slurm.conf's count is
@@ -123,7 +123,7 @@ impl GresPlugin for Gpu {
         Ok(NodeConfigResult { records, warnings })
     }
 
-    /// `job_set_env`, `step_set_env` and `task_set_env` (spec 3.3): the GPU
+    /// `job_set_env`, `step_set_env` and `task_set_env` (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`): the GPU
     /// lists with the node's vendor variables; the `gpu-bind:` line goes to
     /// the log at info level.
     fn set_env(&self, call: EnvCall<'_>) -> Result<Vec<EnvChange>, Error> {
@@ -239,7 +239,7 @@ impl Gpu {
             .map_or(index as u32, |g| g.index)
     }
 
-    /// `gres_p_step_hardware_init` (spec 3.4): applies the `gpu:` part of
+    /// `gres_p_step_hardware_init` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`): applies the `gpu:` part of
     /// `tres_freq` (with `GpuFreqDef` filling unset clocks) to each usable
     /// GPU: memory clock resolved first, then the graphics clock among those
     /// valid at that memory clock (the highest where the request names

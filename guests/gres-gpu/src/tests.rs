@@ -22,7 +22,7 @@ fn node(gpus: u64) -> NodeHardware {
     gres_common::testkit::node(&[("gpu", gpus)])
 }
 
-/// The spec 3.3 worked-example node: `Name=gpu File=/dev/nvidia[0-3]`.
+/// The Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` worked-example node: `Name=gpu File=/dev/nvidia[0-3]`.
 fn four_gpus(settings: Settings) -> Gpu {
     testkit::reset();
     let mut gpu = Gpu::new(settings);
@@ -71,7 +71,7 @@ fn detect(gpus: Vec<GpuDevice>) {
     testkit::with(|h| h.gpus = Ok(gpus));
 }
 
-// Spec 3.3 table row 1: job on {1,2}, no ConstrainDevices, no env flags.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 1: job on {1,2}, no ConstrainDevices, no env flags.
 #[test]
 fn job_env_without_constraint_lists_global_ids_everywhere() {
     let gpu = four_gpus(Settings::plain("gpu"));
@@ -91,7 +91,7 @@ fn job_env_without_constraint_lists_global_ids_everywhere() {
     );
 }
 
-// Spec 3.3 table row 2: task/cgroup + ConstrainDevices=yes ⇒ vendor vars local.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 2: task/cgroup + ConstrainDevices=yes ⇒ vendor vars local.
 #[test]
 fn job_env_under_device_constraint_uses_local_ids() {
     let mut config = slurm_wasm_sdk::gres::GresConfig {
@@ -126,7 +126,7 @@ fn job_env_under_device_constraint_uses_local_ids() {
     );
 }
 
-// Spec 3.3 table row 3: step on {1,2}, task usable set {2}, no constraint.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 3: step on {1,2}, task usable set {2}, no constraint.
 #[test]
 fn task_env_keeps_only_usable_devices() {
     let gpu = four_gpus(Settings::plain("gpu"));
@@ -143,7 +143,7 @@ fn task_env_keeps_only_usable_devices() {
     assert_eq!(out[0], "SLURM_GPUS_ON_NODE=2");
     assert_eq!(out[1], "SLURM_STEP_GPUS=2");
     assert_eq!(out[2], "CUDA_VISIBLE_DEVICES=2");
-    // --gpu-bind=verbose line, masks as hex (spec 3.3).
+    // --gpu-bind=verbose line, masks as hex (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`).
     let logs = testkit::with(|h| h.logs.clone());
     assert!(
         logs.contains(&(
@@ -155,7 +155,7 @@ fn task_env_keeps_only_usable_devices() {
     );
 }
 
-// Spec 3.3: no allocation ⇒ unset, PROTECT_ENV suppresses the unsets.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`: no allocation ⇒ unset, PROTECT_ENV suppresses the unsets.
 #[test]
 fn no_allocation_unsets_unless_protected() {
     let gpu = four_gpus(Settings::plain("gpu"));
@@ -180,7 +180,7 @@ fn no_allocation_unsets_unless_protected() {
         .is_empty());
 }
 
-// Spec 3.3 table row 4: prolog/epilog for the job, global ids.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 4: prolog/epilog for the job, global ids.
 #[test]
 fn epilog_env_per_node() {
     let gpu = four_gpus(Settings::plain("gpu"));
@@ -212,7 +212,7 @@ fn autodetect_settings() -> Settings {
     s
 }
 
-// Spec 3.3 table row 5 and 3.2: AutoDetect=nvml, no flags ⇒ CUDA only.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 5 and src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`: AutoDetect=nvml, no flags ⇒ CUDA only.
 #[test]
 fn autodetect_nvml_sets_only_cuda() {
     detect(vec![
@@ -242,7 +242,7 @@ fn autodetect_nvml_sets_only_cuda() {
     );
 }
 
-// Spec 3.2: Type matched as a case-insensitive substring of the detected
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`: Type matched as a case-insensitive substring of the detected
 // name; configured singles matched by Type and File; final order by File.
 #[test]
 fn merge_assigns_types_by_substring_and_orders_by_file() {
@@ -287,7 +287,7 @@ fn merge_assigns_types_by_substring_and_orders_by_file() {
     assert_eq!(gpu.devices[1].major, 195);
 }
 
-// Spec 3.2: Cores mismatch between configured and detected ⇒ error, device
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`: Cores mismatch between configured and detected ⇒ error, device
 // dropped; the leftover detected GPU is ignored with Slurm's warning.
 #[test]
 fn merge_drops_a_device_with_mismatching_cores() {
@@ -332,11 +332,11 @@ fn autodetect_without_grant_warns_and_uses_gres_conf() {
         "{:?}",
         result.warnings
     );
-    // AutoDetect on: the detector's env flag even without detection (spec 3.1).
+    // AutoDetect on: the detector's env flag even without detection (Slurm 22.05.8 src/common/gres.c `_parse_gres_config`).
     assert_eq!(result.records[0].flags, ["nvidia_gpu_env"]);
 }
 
-// Spec 3.5: stepd bytes round trip; malformed bytes are refused.
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_send_stepd`/`gres_p_recv_stepd`: stepd bytes round trip; malformed bytes are refused.
 #[test]
 fn stepd_round_trip_and_refusal() {
     let gpu = four_gpus(Settings::plain("gpu"));
@@ -379,7 +379,7 @@ fn clock_table() {
     });
 }
 
-// Spec 3.4: memory resolved first, then graphics at that memory clock;
+// Slurm 22.05.8 src/plugins/gpu/common/gpu_common.c `gpu_common_get_nearest_freq`: memory resolved first, then graphics at that memory clock;
 // each usable GPU set; fini resets the touched GPUs.
 #[test]
 fn gpu_freq_sets_and_resets_each_usable_gpu() {
@@ -405,7 +405,7 @@ fn gpu_freq_sets_and_resets_each_usable_gpu() {
     assert_eq!(testkit::with(|h| h.clocks_reset.clone()), [1, 3]);
 }
 
-// Spec 3.4: GpuFreqDef (22.05 default high,memory=high) fills unset clocks.
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`: GpuFreqDef (22.05 default high,memory=high) fills unset clocks.
 #[test]
 fn gpu_freq_default_fills_memory() {
     let mut gpu = four_gpus(Settings::plain("gpu"));
@@ -466,7 +466,7 @@ fn slurm_conf_count_without_gres_conf() {
 
 // The export layer (gres-common's `Export`, as the host calls it): gres/gpu's
 // hardware hooks need the state (`called before init`), and `task_set_env`
-// hands the task's usable set through (spec 3.3 table row 3, as
+// hands the task's usable set through (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 3, as
 // `task_env_keeps_only_usable_devices` above).
 #[test]
 fn export_task_env_and_hardware_need_init() {

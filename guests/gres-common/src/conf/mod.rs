@@ -1,5 +1,5 @@
 //! gres.conf records checked against the node (`gres_slurmd_conf_t` as
-//! Slurm's parser and `node_config_load` validate it), spec 3.1.
+//! Slurm's parser and `node_config_load` validate it), Slurm 22.05.8 src/common/gres.c `_parse_gres_config`.
 
 use slurm_wasm_sdk::codes::{EINVAL, ESLURM_INVALID_GRES};
 use slurm_wasm_sdk::gres::{GresConfRecord, NodeHardware};

@@ -20,7 +20,7 @@ fn err(records: &[GresConfRecord]) -> String {
     validate(records, &node(), &settings()).unwrap_err().message
 }
 
-// Spec 3.1 Name: must be in slurm.conf GresTypes.
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Name: must be in slurm.conf GresTypes.
 #[test]
 fn unknown_name_names_the_line() {
     let e = err(&[record("gres.conf:3", "nic", &["/dev/nic0"], 1)]);
@@ -31,7 +31,7 @@ fn unknown_name_names_the_line() {
     assert!(e.contains("GresTypes=gpu,mps"), "{e}");
 }
 
-// Spec 3.1 Count: with File, must equal the number of files for gpu.
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Count: with File, must equal the number of files for gpu.
 #[test]
 fn count_must_match_the_files() {
     let e = err(&[record(
@@ -44,7 +44,7 @@ fn count_must_match_the_files() {
         e.starts_with("gres.conf:2: Count=3 does not match File= (2 device files)"),
         "{e}"
     );
-    // ...except for mps, where Count is the number of shares (spec 3.1).
+    // ...except for mps, where Count is the number of shares (Slurm 22.05.8 src/common/gres.c `_parse_gres_config`).
     let ok = validate(
         &[record("gres.conf:4", "mps", &["/dev/nvidia0"], 100)],
         &node(),
@@ -53,7 +53,7 @@ fn count_must_match_the_files() {
     assert_eq!(ok.unwrap()[0].count, 100);
 }
 
-// Spec 3.2 step 3: duplicate file names are fatal.
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 3: duplicate file names are fatal.
 #[test]
 fn duplicate_files_name_both_lines() {
     let e = err(&[
@@ -66,7 +66,7 @@ fn duplicate_files_name_both_lines() {
     );
 }
 
-// Spec 3.1 Cores: core ids of the node, covering whole sockets.
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Cores: core ids of the node, covering whole sockets.
 #[test]
 fn cores_outside_the_node_or_partial_sockets_are_refused() {
     let mut r = record("gres.conf:5", "gpu", &["/dev/nvidia0"], 1);
@@ -84,7 +84,7 @@ fn cores_outside_the_node_or_partial_sockets_are_refused() {
     assert_eq!(ok[0].cores.as_ref().unwrap().to_ranges(), "4-7");
 }
 
-// Spec 3.1 Links: integers >= -2, one device per line.
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Links: integers >= -2, one device per line.
 #[test]
 fn links_syntax_and_single_device() {
     let mut r = record("gres.conf:7", "gpu", &["/dev/nvidia0"], 1);
@@ -104,7 +104,7 @@ fn links_syntax_and_single_device() {
     );
 }
 
-// Spec 3.1 Flags: known tokens only (env_uuid is 26.x, unknown in 22.05).
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Flags: known tokens only (env_uuid is 26.x, unknown in 22.05).
 #[test]
 fn flags_tokens() {
     let mut r = record("gres.conf:9", "gpu", &["/dev/nvidia0"], 1);
@@ -116,7 +116,7 @@ fn flags_tokens() {
     assert!(f.explicit);
 }
 
-// Spec 3.1 Type: typed GPUs need File unless detected.
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Type: typed GPUs need File unless detected.
 #[test]
 fn typed_gpu_without_file() {
     let mut r = record("gres.conf:4", "gpu", &[], 2);
@@ -127,7 +127,7 @@ fn typed_gpu_without_file() {
     assert!(validate(&[r], &node(), &s).is_ok());
 }
 
-// Spec 3.1 Flags: a line without env flags inherits those of the previous
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Flags: a line without env flags inherits those of the previous
 // line of the same name and type.
 #[test]
 fn env_flags_are_inherited() {
@@ -144,7 +144,7 @@ fn env_flags_are_inherited() {
     assert_eq!(node_env(&out, "gpu"), EnvVendors::ALL);
 }
 
-// Spec 3.1: slurm.conf `Gres=` gives the expected counts.
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config`: slurm.conf `Gres=` gives the expected counts.
 #[test]
 fn slurm_conf_count_check() {
     let out = validate(
