@@ -31,7 +31,7 @@ fn identity_is_slurms() {
 
 #[test]
 fn spec_4_1_fifo_sequence() {
-    // spec 4.1 "Examples": first job nice 0 -> 4294901759; second -> 4294901758;
+    // Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` "Examples": first job nice 0 -> 4294901759; second -> 4294901758;
     // third --nice=100 -> 4294901657; next 4294901756; nice -100 -> 4294901855.
     let plugin = basic();
     let mut lowest = 0xffff_0000;
@@ -60,7 +60,7 @@ fn direct_priority_is_kept_and_does_not_move_the_fifo() {
     assert_eq!(plugin.assign(&mut lowest, &direct).unwrap(), 999);
     assert_eq!(
         lowest, 0xffff_0000,
-        "spec 4.1: the controller ignores direct priorities for lowest_prio"
+        "Slurm 22.05.8 src/slurmctld/job_mgr.c `set_job_prio`: the controller ignores direct priorities for lowest_prio"
     );
     assert_eq!(
         plugin.assign(&mut lowest, &fixtures::job(2)).unwrap(),
@@ -83,7 +83,7 @@ fn priority_never_drops_below_one() {
 
 #[test]
 fn recover_boosts_only_from_one_million() {
-    // spec 4.1: basic adds boost to non-zero, non-direct priorities only if boost >= 1,000,000.
+    // Slurm 22.05.8 src/slurmctld/job_mgr.c `sync_job_priorities`: basic adds boost to non-zero, non-direct priorities only if boost >= 1,000,000.
     let plugin = basic();
     let mut held = fixtures::job(1);
     held.priority = 0;
@@ -158,7 +158,7 @@ fn qos(cpu_secs: u64) -> QosUpdate {
 
 #[test]
 fn job_end_releases_reserved_run_seconds_up_the_tree() {
-    // spec 4.1: job_end subtracts tres_alloc x time_limit x 60 from the QOS and
+    // Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_job_end`: job_end subtracts tres_alloc x time_limit x 60 from the QOS and
     // every association up the tree, clamping underflow to 0. A job with 2 CPUs
     // and a 20-minute limit reserved 2400 CPU-seconds.
     let plugin = basic();

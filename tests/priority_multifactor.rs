@@ -14,7 +14,7 @@ use slurm_wasm_host::{
 
 const NOW: i64 = 1_700_000_000;
 
-/// spec 4.2's weights, classic fair-share (the 4.4 tree gives User4 a
+/// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s weights, classic fair-share (the src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage` tree gives User4 a
 /// fair-share factor of exactly 0.5).
 const SPEC_4_2: &[(&str, &str)] = &[
     ("AccountingStorageType", "accounting_storage/slurmdbd"),
@@ -52,7 +52,7 @@ fn config(options: &[(&str, &str)]) -> PriorityConfig {
     config
 }
 
-/// The spec 4.4 tree (classic_fair_share.shtml, test24.1): root usage 100.
+/// The Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage` tree (classic_fair_share.shtml, test24.1): root usage 100.
 fn classic_tree() -> Vec<AssociationUpdate> {
     let mut out = vec![fixtures::association(1, None, "root", None, 1)];
     for (id, parent, name, shares) in [
@@ -112,7 +112,7 @@ fn multifactor(options: &[(&str, &str)]) -> (Arc<VirtualClock>, PriorityPlugin) 
     (clock, plugin)
 }
 
-/// spec 4.2's job: eligible for a day, 10 nodes and 100 CPUs of 100/1000,
+/// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s job: eligible for a day, 10 nodes and 100 CPUs of 100/1000,
 /// QOS priority 50 of 100, in User4's association.
 fn spec_job() -> Job {
     let mut job = fixtures::job(1);
@@ -142,7 +142,7 @@ fn identity_is_slurms() {
 
 #[test]
 fn spec_4_2_synthetic_vector() {
-    // spec 4.2: 142.857 + 5000 + 100 + 1000 + 1000 + 200 = 7442.857 -> 7442.
+    // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`: 142.857 + 5000 + 100 + 1000 + 1000 + 200 = 7442.857 -> 7442.
     let (_, plugin) = multifactor(SPEC_4_2);
     assert_eq!(plugin.set(0xffff_0000, &spec_job()).unwrap(), 7442);
     assert_eq!(
@@ -234,7 +234,7 @@ fn running_usage_is_charged_and_survives_a_restart() {
     plugin.calculate(&[job.clone()], &[]).unwrap();
     clock.set(NOW + 300);
     plugin.calculate(&[job], &[]).unwrap();
-    // spec 4.3: 10 CPUs for a 300 s period add 2998.97 CPU-s.
+    // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_apply_new_usage`: 10 CPUs for a 300 s period add 2998.97 CPU-s.
     let df: f64 = 1.0 - 0.693 / (7.0 * 86_400.0);
     let user4 = plugin.set_assoc_usage(14).unwrap();
     assert_eq!(

@@ -1,10 +1,10 @@
 //! The FIFO rule of `priority_p_set` and the restart boost of
-//! `priority_p_recover` (spec 4.1).
+//! `priority_p_recover` (Slurm 22.05.8 src/slurmctld/job_mgr.c `sync_job_priorities`).
 
 /// `TOP_PRIORITY`: where the controller's `lowest_prio` starts.
 pub const TOP_PRIORITY: u32 = 0xffff_0000;
 
-/// The smallest boost `recover` applies (spec 4.1).
+/// The smallest boost `recover` applies (Slurm 22.05.8 src/slurmctld/job_mgr.c `sync_job_priorities`).
 pub const MIN_RECOVER_BOOST: u32 = 1_000_000;
 
 /// Priority of a new job given the controller's `lowest_prio`.
@@ -44,7 +44,7 @@ pub fn recover_boost(boost: u32) -> u32 {
 mod tests {
     use super::*;
 
-    /// The controller side of spec 4.1: `lowest_prio = min(lowest_prio, p + nice)`.
+    /// The controller side of Slurm 22.05.8 src/slurmctld/job_mgr.c `set_job_prio`: `lowest_prio = min(lowest_prio, p + nice)`.
     fn sequence(nices: &[i32]) -> Vec<u32> {
         let mut lowest = TOP_PRIORITY;
         nices
@@ -59,7 +59,7 @@ mod tests {
 
     #[test]
     fn spec_4_1_fifo_sequence_with_nice() {
-        // spec 4.1 "Examples": nice 0, 0, 100, 0, -100.
+        // Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` "Examples": nice 0, 0, 100, 0, -100.
         assert_eq!(
             sequence(&[0, 0, 100, 0, -100]),
             vec![4294901759, 4294901758, 4294901657, 4294901756, 4294901855]

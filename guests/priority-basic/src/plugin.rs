@@ -19,7 +19,7 @@ pub fn fresh_ledger() -> Ledger {
     Ledger::default()
 }
 
-/// `set`: the FIFO rule of spec 4.1 (see [`fifo::priority`]) for `job`,
+/// `set`: the FIFO rule of Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` (see [`fifo::priority`]) for `job`,
 /// counting down from `last_prio`; a directly set priority is kept.
 pub fn set_priority(last_prio: u32, job: &Job) -> u32 {
     let direct = job.direct_set_priority.then_some(job.priority);
@@ -51,7 +51,7 @@ pub fn apply_association_update(ledger: &mut Ledger, update: AssociationUpdate) 
 }
 
 /// `job-end`: releases the job's reserved TRES run-seconds from `ledger`
-/// (spec 4.1).
+/// (Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set`).
 pub fn release(ledger: &mut Ledger, job: &Job) {
     let alloc: Vec<(String, u64)> = job
         .tres_allocated
@@ -78,7 +78,7 @@ impl Plugin for PriorityBasic {
         })
     }
 
-    /// The FIFO rule of spec 4.1 (see [`fifo::priority`]).
+    /// The FIFO rule of Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` (see [`fifo::priority`]).
     fn set(&mut self, last_prio: u32, job: &Job) -> Result<u32, Error> {
         Ok(set_priority(last_prio, job))
     }
@@ -101,7 +101,7 @@ impl Plugin for PriorityBasic {
         })
     }
 
-    /// Releases the job's reserved TRES run-seconds (spec 4.1).
+    /// Releases the job's reserved TRES run-seconds (Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_job_end`).
     fn job_end(&mut self, job: &Job) -> Result<(), Error> {
         release(&mut self.ledger, job);
         Ok(())

@@ -1,5 +1,5 @@
 //! Reserved TRES run-seconds (`grp_used_tres_run_secs`) that
-//! `priority_p_job_end` releases (spec 4.1), and their saved form.
+//! `priority_p_job_end` releases (Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_job_end`), and their saved form.
 //!
 //! When a job starts, the controller charges `tres_alloc x time_limit x 60`
 //! to its QOS and to every association from the job's up to the root. At
@@ -213,7 +213,7 @@ mod tests {
 
     #[test]
     fn job_end_releases_up_the_tree_and_clamps() {
-        // spec 4.1: job_end subtracts tres_alloc x time_limit x 60 from the QOS
+        // Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_job_end`: job_end subtracts tres_alloc x time_limit x 60 from the QOS
         // and every association up the tree, clamping underflow to 0.
         let mut l = tree();
         let amount = reserved(&[("cpu".into(), 2)], Some(20));

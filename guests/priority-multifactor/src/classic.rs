@@ -1,4 +1,4 @@
-//! Classic fair-share (spec 4.4, `PriorityFlags=NO_FAIR_TREE`): effective
+//! Classic fair-share (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage`, `PriorityFlags=NO_FAIR_TREE`): effective
 //! usage, its depth-oblivious variant (4.4.1) and `F = 2^(-(UE/S)/damp)`.
 //!
 //! As in Slurm, each decay cycle first recomputes the accounts top-down
@@ -49,7 +49,7 @@ impl Classic {
     /// * the root, and associations whose fair-share parent is the root:
     ///   `UE = usage_norm`;
     /// * `FairShare=parent`: the fair-share parent's `UE`;
-    /// * DEPTH_OBLIVIOUS: spec 4.4.1, `UE = Rp * Rl^k * S`;
+    /// * DEPTH_OBLIVIOUS: Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_depth_oblivious_set_usage_efctv`, `UE = Rp * Rl^k * S`;
     /// * otherwise `UE = UA + (UE_parent - UA) * shares / level_shares`
     ///   (`UE_parent` when the level has no shares).
     ///
@@ -194,7 +194,7 @@ pub(crate) mod tests {
     use crate::tree::tests::assoc;
     use crate::tree::{Shares, Update};
 
-    /// spec 4.4 (classic_fair_share.shtml, test24.1): root children A(40),
+    /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage` (classic_fair_share.shtml, test24.1): root children A(40),
     /// D(60), G(0); A -> B(30), C(10); D -> E(25), F(35); users U1 in B
     /// (usage 20), U2, U3 in C (25, 0), U4 in E (25), U5 in F (0), U6 (0
     /// shares) in G (usage 30). Root usage 100.
@@ -282,7 +282,7 @@ pub(crate) mod tests {
             );
             assert_eq!(got, line);
         }
-        // spec 4.4 intermediate effective usage: A .45, D .25, B .3875,
+        // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage` intermediate effective usage: A .45, D .25, B .3875,
         // C .3, E .25, F .1458.
         for (id, ue) in [
             (2, 0.45),

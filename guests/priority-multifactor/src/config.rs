@@ -1,4 +1,4 @@
-//! The plugin's settings, read once from `slurm.conf` options (spec 4.2,
+//! The plugin's settings, read once from `slurm.conf` options (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`,
 //! 4.3): weights, TRES weights, PriorityMaxAge, PriorityDecayHalfLife,
 //! PriorityUsageResetPeriod, PriorityFavorSmall, PriorityFlags,
 //! FairShareDampeningFactor and AccountingStorageType.
@@ -30,7 +30,7 @@ pub struct Weights {
     pub qos: u32,
 }
 
-/// `PriorityFlags`, with Slurm's bit numbers (spec 4.2).
+/// `PriorityFlags`, with Slurm's bit numbers (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Flags(u16);
 
@@ -77,7 +77,7 @@ impl Flags {
 
     /// Parses a `PriorityFlags` value: comma-separated names, any case.
     /// FAIR_TREE is set unless NO_FAIR_TREE or DEPTH_OBLIVIOUS is given
-    /// (spec 4.2); the legacy name FAIR_TREE is accepted and changes nothing.
+    /// (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`); the legacy name FAIR_TREE is accepted and changes nothing.
     pub fn parse(value: &str) -> Result<Flags, String> {
         let mut flags = Flags::FAIR_TREE;
         let mut fair_tree_off = false;

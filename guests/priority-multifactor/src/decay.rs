@@ -1,4 +1,4 @@
-//! Usage accumulation and decay (spec 4.3).
+//! Usage accumulation and decay (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`).
 //!
 //! * `decay_factor = 1 - 0.693 / half_life` (Slurm's first-order
 //!   approximation of `2^(-1/half_life)`), 1 for a half-life of 0;
@@ -232,7 +232,7 @@ mod tests {
 
     #[test]
     fn spec_4_3_ten_cpus_for_one_period() {
-        // spec 4.3: a 10-CPU job running a whole 300 s period with hl = 7 d
+        // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`: a 10-CPU job running a whole 300 s period with hl = 7 d
         // adds 10 x 300 x 0.99965631 = 2998.97 CPU-s, to its association and
         // every ancestor.
         let (mut tree, mut qos) = setup(false, 1.0);

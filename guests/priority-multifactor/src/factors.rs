@@ -1,4 +1,4 @@
-//! The multifactor formula (spec 4.2):
+//! The multifactor formula (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`):
 //!
 //! ```text
 //! Priority = site + W_age F_age + W_assoc F_assoc + W_fs F_fs + W_js F_js
@@ -63,7 +63,7 @@ pub struct Factors {
 }
 
 impl Factors {
-    /// Computes the factors of `job` (spec 4.2).
+    /// Computes the factors of `job` (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`).
     pub fn of(config: &Config, scale: &Scale, job: &JobView<'_>, inputs: &Inputs<'_>) -> Factors {
         let w = &config.weights;
         let flags = config.flags;
@@ -286,7 +286,7 @@ pub(crate) mod tests {
 
     pub(crate) const NOW: i64 = 1_700_000_000;
 
-    /// spec 4.2 synthetic vector: a pending job eligible for a day, 10
+    /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal` synthetic vector: a pending job eligible for a day, 10
     /// nodes and 100 CPUs, in a partition of 1000 CPUs.
     pub(crate) fn spec_job() -> JobView<'static> {
         JobView {

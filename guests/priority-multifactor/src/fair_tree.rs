@@ -1,4 +1,4 @@
-//! Fair Tree (spec 4.5): Level FS per level, associations ranked by a
+//! Fair Tree (Slurm 22.05.8 src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay`): Level FS per level, associations ranked by a
 //! depth-first walk of the levels in descending Level FS, a user's
 //! fair-share factor = its rank / number of user associations.
 //!
@@ -139,7 +139,7 @@ pub(crate) mod tests {
     use crate::tree::tests::assoc;
     use crate::tree::{Shares, Update};
 
-    /// The tree of testsuite/expect/test24.4 (test24.4.prog.c), spec 4.5:
+    /// The tree of testsuite/expect/test24.4 (test24.4.prog.c), Slurm 22.05.8 src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay`:
     /// 21 user associations, root usage 240. (The program gives uGA1 and
     /// uGA2 the same id, 921; here uGA2 is 922.) Accounts get their usage
     /// from their users.
@@ -205,7 +205,7 @@ pub(crate) mod tests {
         let tree = fair_tree();
         assert_eq!(tree.user_count(), 21);
         assert_eq!(tree.get(1).unwrap().usage.raw, 240.0);
-        // User|FairShare|LevelFS, every user association of spec 4.5.
+        // User|FairShare|LevelFS, every user association of Slurm 22.05.8 src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay`.
         let expected = [
             ("u1", "1.000000", "inf"),
             ("u2", "0.666667", "1.153846"),
@@ -242,7 +242,7 @@ pub(crate) mod tests {
                 "{user}"
             );
         }
-        // spec 4.5 precision note: uD2's Level FS is numerically below uD3's.
+        // Slurm 22.05.8 src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay` precision note: uD2's Level FS is numerically below uD3's.
         let lf = |id| tree.get(id).unwrap().figures.level_fs.unwrap();
         assert!(lf(53) < lf(54));
         assert_eq!(lf(54), lf(513));

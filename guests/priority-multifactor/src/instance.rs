@@ -277,7 +277,7 @@ impl Multifactor {
         Ok(self.priority_of(job, now))
     }
 
-    /// One cycle of the decay thread at `now` (spec 4.3):
+    /// One cycle of the decay thread at `now` (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`):
     ///
     /// 1. usage reset when PriorityUsageResetPeriod says so;
     /// 2. classic: accounts' effective usage recomputed, users unknown;
@@ -616,7 +616,7 @@ mod tests {
             .collect()
     }
 
-    /// spec 4.2 settings on the 4.4 classic tree: User4 (association 14)
+    /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal` settings on the classic tree of src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage`: User4 (association 14)
     /// has fair-share 0.5 exactly.
     fn classic_spec() -> Multifactor {
         let config = Config {
@@ -903,7 +903,7 @@ mod tests {
 
     #[test]
     fn multiple_partitions_use_the_first_for_the_job() {
-        // spec 4.2 partition doc example: A factor 20, B factor 10, W 5000.
+        // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal` partition doc example: A factor 20, B factor 10, W 5000.
         let config = Config {
             weights: Weights {
                 partition: 5000,

@@ -321,7 +321,7 @@ impl Plugin for PriorityMultifactor {
         })
     }
 
-    /// The formula of spec 4.2 in the job's first partition, at the host's
+    /// The formula of Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal` in the job's first partition, at the host's
     /// `now` (a directly set priority is kept: by the instance, and by the
     /// SDK's adapter). `last-prio` is not used (multifactor does not need
     /// it). `EINVAL` when the job names a partition outside the table. The
@@ -351,7 +351,7 @@ impl Plugin for PriorityMultifactor {
         self.m.set_assoc_usage(assoc_id).map(usage)
     }
 
-    /// The `sprio` rows (spec 4.6) of `jobs`: those eligible at the host's
+    /// The `sprio` rows (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_get_priority_factors_list`) of `jobs`: those eligible at the host's
     /// `now`, with the factors their last computation (`set`, `calculate`)
     /// stored, as Slurm's sprio shows `job_ptr->prio_factors` (see
     /// [`Multifactor::factors_list`]). Every job is visible to every `uid`
@@ -373,7 +373,7 @@ impl Plugin for PriorityMultifactor {
         Ok(rows.into_iter().map(|r| factors(r, names)).collect())
     }
 
-    /// Charges the job's last stretch of usage, once (spec 4.3).
+    /// Charges the job's last stretch of usage, once (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_apply_new_usage`).
     fn job_end(&mut self, job: &Job) -> Result<(), Error> {
         job_end_kept(&mut self.m, &mut self.kept, job, host::now());
         Ok(())
@@ -487,7 +487,7 @@ mod tests {
         }
     }
 
-    /// spec 4.2's weights, classic fair-share.
+    /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s weights, classic fair-share.
     const SPEC_4_2: &[(&str, &str)] = &[
         ("AccountingStorageType", "accounting_storage/slurmdbd"),
         ("PriorityFlags", "NO_FAIR_TREE"),
@@ -500,7 +500,7 @@ mod tests {
         ("PriorityWeightTRES", "CPU=2000"),
     ];
 
-    /// The spec 4.4 tree (test24.1) as contract records.
+    /// The Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage` tree (test24.1) as contract records.
     fn classic_tree() -> Vec<AssociationUpdate> {
         let mut out = vec![fixtures::association(1, None, "root", None, 1)];
         for (id, parent, name, shares) in [
@@ -541,7 +541,7 @@ mod tests {
         P::update_associations(classic_tree()).unwrap();
     }
 
-    /// spec 4.2's job: eligible a day ago, 10 nodes, 100 CPUs, QOS priority
+    /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s job: eligible a day ago, 10 nodes, 100 CPUs, QOS priority
     /// 50 of 100, in User4's association (fair-share 0.5).
     fn spec_job() -> Job {
         let mut job = fixtures::job(1);

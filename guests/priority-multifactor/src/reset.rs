@@ -1,4 +1,4 @@
-//! PriorityUsageResetPeriod: when accumulated usage is cleared (spec 4.3,
+//! PriorityUsageResetPeriod: when accumulated usage is cleared (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`,
 //! step 2 of the decay cycle).
 //!
 //! Slurm computes the boundaries in the controller's local time. A

@@ -1,4 +1,4 @@
-//! The rows of `get-priority-factors-list` (spec 4.6): which jobs `sprio`
+//! The rows of `get-priority-factors-list` (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_get_priority_factors_list`): which jobs `sprio`
 //! shows, and the request's filters.
 //!
 //! The factors are the ones the job's last computation stored (see

@@ -1,4 +1,4 @@
-//! The association tree (spec 4.4, 4.5): accounts and users with their
+//! The association tree (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage` and src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay`): accounts and users with their
 //! shares, usage and the fair-share figures derived from them.
 //!
 //! * **Fair-share parent** (`fs_parent`): the nearest ancestor not marked

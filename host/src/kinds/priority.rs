@@ -254,7 +254,7 @@ impl PriorityPlugin {
     }
 
     /// Calls `set` as the controller does for each new job, keeping
-    /// `lowest_prio` the way slurmctld does (spec 4.1): after a non-direct,
+    /// `lowest_prio` the way slurmctld does (Slurm 22.05.8 src/slurmctld/job_mgr.c `set_job_prio`): after a non-direct,
     /// non-zero priority `p`, `lowest_prio = min(lowest_prio, p + nice)`.
     pub fn assign(&self, lowest_prio: &mut u32, job: &Job) -> Result<u32, CallError> {
         let p = self.set(*lowest_prio, job)?;

@@ -12,7 +12,7 @@ use slurm_wasm_sdk::Error;
 
 use crate::behaviour::{Behaviour, STRANGER_ID};
 
-/// priority/basic's threshold for `recover` boosts (spec 4.1).
+/// priority/basic's threshold for `recover` boosts (Slurm 22.05.8 src/slurmctld/job_mgr.c `sync_job_priorities`).
 pub const MIN_BOOST: u32 = 1_000_000;
 
 /// What the plugin remembers between calls.
