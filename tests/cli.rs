@@ -275,7 +275,7 @@ fn demo_takes_a_priority_plugin_from_the_host_configuration() {
 
 #[test]
 fn priority_sshare_reproduces_the_classic_fair_share_example() {
-    // spec 4.4 (classic_fair_share.shtml, test24.1): FairShare per user.
+    // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage` (classic_fair_share.shtml, test24.1): FairShare per user.
     let (code, out, err) = slurm_wasm(&[
         "priority",
         "sshare",

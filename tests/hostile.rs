@@ -83,7 +83,7 @@ fn provoke(
     plugin.slurmd_launch_request(&request)
 }
 
-/// The healthy plugin still answers exactly as spec 4.1 says.
+/// The healthy plugin still answers exactly as Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` says.
 fn healthy_still_serves(f: &Fixture) {
     let job = fixtures::job(1);
     assert_eq!(

@@ -156,7 +156,7 @@ fn init_needs_an_allocation_unit() {
 
 #[test]
 fn cpu_management_n6_cyclic_through_the_host() {
-    // Spec 2.8: -N1 -n6 on 2 sockets x 4 cores, CR_Core -> cores {0,1,2},{4,5,6}.
+    // Slurm 22.05.8 src/plugins/select/cons_common/dist_tasks.c `dist_tasks`: -N1 -n6 on 2 sockets x 4 cores, CR_Core -> cores {0,1,2},{4,5,6}.
     let p = load("select/cons_tres");
     p.init(&config(&["CR_Core"], 1, "select/cons_tres"))
         .unwrap();
@@ -169,7 +169,7 @@ fn cpu_management_n6_cyclic_through_the_host() {
 
 #[test]
 fn test_144_8_gres_gpu4_c4_through_the_host() {
-    // Spec 2.10 test_144_8: --gres=gpu:4 -n1 -c4, enforce-binding ->
+    // Slurm 22.05.8 src/plugins/select/cons_tres/gres_sched.c test_144_8: --gres=gpu:4 -n1 -c4, enforce-binding ->
     // CPU_IDs 0-1,16-17 (cores 0 and 8), GPUs 0-1,3-4.
     let p = load("select/cons_tres");
     p.init(&config(&["CR_Core"], 1, "select/cons_tres"))
@@ -248,7 +248,7 @@ fn nodeinfo_reports_allocation_and_round_trips() {
 
 #[test]
 fn preemption_and_will_run_through_the_host() {
-    // Spec 2.3: REQUEUE candidates are removed fully; WILL_RUN start = end time
+    // Slurm 22.05.8 src/plugins/select/cons_common/job_test.c `common_job_test`: REQUEUE candidates are removed fully; WILL_RUN start = end time
     // of the running job whose cores are needed.
     let p = load("select/cons_tres");
     p.init(&config(&["CR_Core"], 1, "select/cons_tres"))

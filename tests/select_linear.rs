@@ -141,7 +141,7 @@ fn init_refuses_cr_core() {
 
 #[test]
 fn every_mode_through_the_host() {
-    // Spec 1.5 worked example through the component: J1 on n0,n1 until
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` worked example through the component: J1 on n0,n1 until
     // t+100, J2 on n2,n3 until t+50; -N3 WILL_RUN => t+100 on n0-n2.
     let (clock, plugin) = linear(&["CR_Memory"], 4, Oversubscribe::No);
     let j1 = start_on(&plugin, pending(1, 2), 4, &[0, 1], NOW + 100);
@@ -188,7 +188,7 @@ fn every_mode_through_the_host() {
 
 #[test]
 fn nodeinfo_and_jobinfo_resources() {
-    // Spec 1.6 nodeinfo_set_all; select_nodeinfo pack/unpack/get.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes` nodeinfo_set_all; select_nodeinfo pack/unpack/get.
     let (_, plugin) = linear(&["CR_Memory"], 2, Oversubscribe::No);
     let job = start_on(&plugin, pending(1, 1), 2, &[0], NOW + 100);
     plugin.nodeinfo_set_all().unwrap();
@@ -344,7 +344,7 @@ proptest! {
 
     /// No node holds more running jobs than the partition's OverSubscribe
     /// allows, and a node holds several only when all of them share
-    /// (spec 1.3 / 1.5); ending every job restores the nodeinfo (1.6).
+    /// (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` and `select_p_job_test`); ending every job restores the nodeinfo (`_rm_job_from_nodes`).
     #[test]
     fn sharing_limits_hold_and_fini_restores(
         o in oversubscribe(),

@@ -133,7 +133,7 @@ fn native_multifactor_follows_the_virtual_clock() {
 #[test]
 fn simulated_accounting_changes_the_multifactor_schedule() {
     // The default cluster's fair-share and age weights count only with
-    // accounting (spec 4.2: without slurmdbd both weights are 0): the same
+    // accounting (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`: without slurmdbd both weights are 0): the same
     // workload without AccountingStorageType is ordered on job size alone,
     // and some jobs start at other times. Both are the same natively.
     if !stacks().contains(&"select/cons_tres,priority/multifactor") {
@@ -168,7 +168,7 @@ fn simulated_accounting_changes_the_multifactor_schedule() {
 fn native_priorities_match_the_components_call_by_call() {
     // The priorities themselves (a schedule does not show them: FCFS
     // order is the same whatever the values): `set` with slurmctld's
-    // `lowest_prio` bookkeeping (spec 4.1: priority/basic counts down from
+    // `lowest_prio` bookkeeping (Slurm 22.05.8 src/slurmctld/job_mgr.c `set_job_prio`: priority/basic counts down from
     // it, a nice value shifts it, a direct priority is kept and leaves it
     // alone), then a recalculation an hour later and the jobs' ends.
     let c = cluster(DEFAULT_CLUSTER);

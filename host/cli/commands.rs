@@ -244,7 +244,7 @@ pub fn compile(files: &[PathBuf], cache_dir: Option<PathBuf>) -> anyhow::Result<
     Ok(ExitCode::SUCCESS)
 }
 
-/// Nice values of the demo's jobs: spec 4.1's FIFO example.
+/// Nice values of the demo's jobs: Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set`'s FIFO example.
 const DEMO_NICE: [i32; 5] = [0, 0, 100, 0, -100];
 
 /// The plugins the demo runs and the `init` configurations they get.

@@ -411,7 +411,7 @@ mod tests {
     fn formats_like_slurm() {
         let map = Bitmap::from_bits(16, [0, 1, 2, 3, 7, 9]);
         assert_eq!(map.to_ranges(), "0-3,7,9");
-        // spec 5.7: 16 CPUs, CPUs 0 and 1 -> 0x0003
+        // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `_lllp_generate_cpu_bind`: 16 CPUs, CPUs 0 and 1 -> 0x0003
         assert_eq!(Bitmap::from_bits(16, [0, 1]).to_hex_mask(), "0x0003");
         assert_eq!(Bitmap::from_bits(16, [8, 9]).to_hex_mask(), "0x0300");
     }

@@ -67,7 +67,7 @@ impl ResourcesBuilder {
 }
 
 /// `cpu_array_value` / `cpu_array_reps`: runs of equal values, e.g.
-/// `[4,4,2,2,2,2,2,2]` → values `[4,2]`, reps `[2,6]` (spec 2.1).
+/// `[4,4,2,2,2,2,2,2]` → values `[4,2]`, reps `[2,6]` (Slurm 22.05.8 src/common/job_resources.c `build_job_resources_cpu_array`).
 pub fn cpu_array(cpus: &[u16]) -> (Vec<u16>, Vec<u32>) {
     let mut values: Vec<u16> = Vec::new();
     let mut reps: Vec<u32> = Vec::new();

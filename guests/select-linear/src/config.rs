@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn max_share_encoding() {
-        // Slurm's part_record max_share encoding (spec 1.5 / 2.1).
+        // Slurm's part_record max_share encoding (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` and src/common/job_resources.c `build_job_resources_cpu_array`).
         let mut p = fixtures::partition(0, "p", 1);
         assert_eq!(max_share(&p), 1);
         p.oversubscribe = Oversubscribe::Force(2);

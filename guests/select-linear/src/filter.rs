@@ -1,5 +1,5 @@
-//! Which candidate nodes a job may use (`_job_count_bitmap`, spec 1.3) and
-//! how many CPUs each contributes (`_get_avail_cpus`, spec 1.2).
+//! Which candidate nodes a job may use (`_job_count_bitmap`, Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`) and
+//! how many CPUs each contributes (`_get_avail_cpus`, Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_get_avail_cpus`).
 
 use std::cell::Cell;
 
@@ -25,7 +25,7 @@ pub enum FilterMode {
     Live,
 }
 
-/// CPUs a node contributes to the job (spec 1.2): the node's CPUs, raised
+/// CPUs a node contributes to the job (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_get_avail_cpus`): the node's CPUs, raised
 /// to cores × ntasks-per-core × cpus-per-task when `--ntasks-per-core` is
 /// set, then capped at ntasks-per-node × cpus-per-task when
 /// `--ntasks-per-node` is set. The job's part is read once, so the
@@ -64,14 +64,15 @@ impl AvailCpus {
     }
 }
 
-/// Memory the job needs on `node` under `CR_Memory` (spec 1.3 step 3,
+/// Memory the job needs on `node` under `CR_Memory` (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 3,
 /// 1.6, 1.7): the per-node request, per-CPU × the node's configured CPUs,
 /// or the node's whole memory when the job asked for none.
 ///
 /// Slurm 22.05.8 multiplies `--mem-per-cpu` by every configured CPU even
 /// when `--threads-per-core` leaves some unused (anchor job a47, `-n2
 /// --threads-per-core=1 --mem-per-cpu=500` on an 8-CPU node: `Mem=4000`);
-/// spec 1.7 describes later Slurm, which counts only the usable CPUs.
+/// Later Slurm releases (not 22.05.8's src/plugins/select/linear/select_linear.c) count only the
+/// usable CPUs.
 pub fn job_node_memory(memory: MemRequest, node: &NodeRec) -> u64 {
     match memory {
         MemRequest::PerCpu(m) => m * u64::from(node.cpus),
@@ -114,7 +115,7 @@ pub fn per_node_gres(d: &JobDetails) -> impl Iterator<Item = &GresRequest> {
     d.gres.iter().filter(|g| g.scope == GresScope::PerNode)
 }
 
-/// Step 1 of spec 1.3: can the node's GRES (total in TEST_ONLY, free
+/// Step 1 of Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`: can the node's GRES (total in TEST_ONLY, free
 /// otherwise) satisfy every per-node GRES request of the job? A node that cannot
 /// gives the job no usable cores and is rejected.
 fn gres_fits(wanted: &[Wanted<'_>], i: usize, usage: &NodeUsage, mode: FilterMode) -> bool {
@@ -213,7 +214,7 @@ pub struct Pending<'a> {
     pub memory: MemRequest,
 }
 
-/// `_job_count_bitmap` (spec 1.3): the candidates the job may use given
+/// `_job_count_bitmap` (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`): the candidates the job may use given
 /// at most `run_cnt` running and `tot_cnt` running-plus-suspended jobs per
 /// node, counted over **all** partitions of the node. Returns the accepted
 /// nodes (a subset of `candidates`).
@@ -326,7 +327,7 @@ mod tests {
 
     #[test]
     fn avail_cpus_rules_of_1_2() {
-        // Spec 1.2: avail = cpus, ntasks-per-node caps at ntpn * cpt.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_get_avail_cpus`: avail = cpus, ntasks-per-node caps at ntpn * cpt.
         let n = node(2, 4, 2); // 16 CPUs, 8 cores
         let mut d = fixtures::job_details();
         let avail_cpus = |n: &NodeRec, d: &JobDetails| AvailCpus::of(d).on(n);
@@ -359,7 +360,7 @@ mod tests {
 
     #[test]
     fn counts_are_summed_over_partitions() {
-        // Spec 1.3 step 5: run/tot counts summed over all partitions.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 5: run/tot counts summed over all partitions.
         let (nodes, mut usage) = setup();
         usage.nodes[0].parts[0].run = 1;
         usage.nodes[0].parts[0].tot = 1;
@@ -404,7 +405,7 @@ mod tests {
             FilterMode::Live,
         );
         assert_eq!(got.count(), 2);
-        // TEST_ONLY ignores counts (spec 1.3 step 2).
+        // TEST_ONLY ignores counts (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 2).
         let got = count_bitmap(
             Ctx {
                 gres: &GresTotals::new(&nodes),
@@ -423,7 +424,7 @@ mod tests {
 
     #[test]
     fn memory_exclusive_and_gres_reject() {
-        // Spec 1.3 steps 1, 3, 4.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` steps 1, 3, 4.
         let (nodes, mut usage) = setup();
         let mut d = fixtures::job_details();
         let all = Bitmap::full(2);
@@ -545,7 +546,7 @@ mod tests {
 
     #[test]
     fn gres_types_add_up_or_count_alone() {
-        // Spec 1.3 step 1 with typed GRES: `--gres=gpu:2` counts every
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 1 with typed GRES: `--gres=gpu:2` counts every
         // type (two columns), `--gres=gpu:a100:2` one; a node holding GRES
         // is read through the held counts, one holding none through the
         // column alone. Both ways must agree.

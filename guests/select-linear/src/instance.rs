@@ -121,7 +121,7 @@ impl Linear {
         })
     }
 
-    /// `select_p_job_test` (spec 1.5). Errors: `EINVAL` without a
+    /// `select_p_job_test` (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test`). Errors: `EINVAL` without a
     /// usable answer in RUN_NOW (and for malformed input, with a message);
     /// in TEST_ONLY and WILL_RUN `EINVAL` when the placement ran and found
     /// nothing, `SLURM_ERROR` when too few nodes ever passed the filter
@@ -299,7 +299,7 @@ impl Linear {
     }
 
     /// `job_suspend`: the tables change only when `indefinite` (an
-    /// administrator's suspend: the partial removal of spec 1.6); a gang
+    /// administrator's suspend: the partial removal of Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`); a gang
     /// suspend leaves them alone but makes the job no longer a job mate
     /// (it is not RUNNING any more).
     pub fn job_suspend(&mut self, job: &Job, indefinite: bool) -> Result<(), Error> {
@@ -319,7 +319,7 @@ impl Linear {
     }
 
     /// `job_resume`: the tables change only when `indefinite` (the partial
-    /// addition of spec 1.6); either way the job runs again, until the
+    /// addition of Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`); either way the job runs again, until the
     /// record's `end-time`: slurmctld moves the end by the time the job was
     /// suspended (job_mgr.c `_job_suspend_op`), and will-run answers release
     /// jobs by it.

@@ -1,4 +1,4 @@
-//! `select_p_job_test`'s modes (spec 1.5): RUN_NOW with job mates and
+//! `select_p_job_test`'s modes (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test`): RUN_NOW with job mates and
 //! preemption, TEST_ONLY and WILL_RUN.
 
 use std::cmp::Reverse;
@@ -175,7 +175,7 @@ impl<'a> Tables<'a> {
         })
     }
 
-    /// `_run_now` (spec 1.5): raise the allowed job count per node step by
+    /// `_run_now` (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_run_now`): raise the allowed job count per node step by
     /// step up to `max_share`, trying a job mate before placing when
     /// sharing; then, if candidates are given, simulate preemption.
     pub fn run_now(&self, req: &Request<'_>) -> Option<Outcome> {
@@ -228,7 +228,7 @@ impl<'a> Tables<'a> {
         let _ = usage.remove(job, self.nodes, self.config, full);
     }
 
-    /// The preemption simulation of `_run_now` (spec 1.5 step 2).
+    /// The preemption simulation of `_run_now` (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_run_now`).
     fn preempt(&self, req: &Request<'_>, max_share: u32) -> Option<Outcome> {
         // (job id, mode, usable node count), in the controller's order.
         let mut list: Vec<(u32, PreemptMode, u32)> =
@@ -283,7 +283,7 @@ impl<'a> Tables<'a> {
         })
     }
 
-    /// `_will_run_test` (spec 1.5): now if the job fits now or once the
+    /// `_will_run_test` (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_will_run_test`): now if the job fits now or once the
     /// preemptable jobs are gone; otherwise at the end of the first running
     /// job (by end time) whose departure lets it fit. The error is Slurm's
     /// return code (see `miss`).

@@ -1,4 +1,4 @@
-//! Linear's node placement (`_job_test`, spec 1.4): best fit over sets of
+//! Linear's node placement (`_job_test`, Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`): best fit over sets of
 //! consecutive usable nodes, with required nodes, contiguity, node counts
 //! and the heterogeneous-CPU shortcut.
 
@@ -7,7 +7,7 @@ use slurm_wasm_sdk::Bitmap;
 /// What the placement needs.
 #[derive(Clone, Copy)]
 pub struct Placement<'a> {
-    /// CPUs node `i` contributes when usable (spec 1.2); only asked for
+    /// CPUs node `i` contributes when usable (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_get_avail_cpus`); only asked for
     /// usable nodes (the others count as 0).
     pub avail: &'a dyn Fn(usize) -> u32,
     /// Configured CPUs of node `i` (`total_cpus` sums these).
@@ -128,7 +128,7 @@ impl Walk<'_> {
     }
 }
 
-/// Places the job on `usable` nodes (spec 1.4). `None` (Slurm: EINVAL)
+/// Places the job on `usable` nodes (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`). `None` (Slurm: EINVAL)
 /// when fewer usable nodes than `min_nodes`, required nodes outside
 /// `usable`, or no placement satisfies the CPU and node counts.
 pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
@@ -264,7 +264,7 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
     })
 }
 
-/// Step 5 of spec 1.4: repeatedly take the best consecutive set. `first`
+/// Step 5 of Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`: repeatedly take the best consecutive set. `first`
 /// is the first pass's answer when the caller made that pass already.
 fn best_fit(
     p: &Placement<'_>,
@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn best_fit_picks_the_tightest_sufficient_set() {
-        // Spec 1.4 step 5: sets {0,1,2} (12 CPUs) and {4,5} (8 CPUs); a
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test` step 5: sets {0,1,2} (12 CPUs) and {4,5} (8 CPUs); a
         // 2-node job fits both and takes the tighter {4,5}.
         let avail = [4; 6];
         assert_eq!(
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn insufficient_sets_are_combined_largest_first() {
-        // Spec 1.4: while nothing is sufficient the largest set is taken,
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`: while nothing is sufficient the largest set is taken,
         // then the search repeats over the remaining sets.
         let avail = [4; 7];
         assert_eq!(
@@ -402,7 +402,7 @@ mod tests {
 
     #[test]
     fn contiguous_fails_when_no_run_is_large_enough() {
-        // Spec 1.4: with --contiguous the best set must be sufficient.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`: with --contiguous the best set must be sufficient.
         let avail = [4; 6];
         assert_eq!(run(&avail, &[0, 1, 3, 4], 12, (3, 3, 3), None, true), None);
         assert_eq!(
@@ -413,7 +413,7 @@ mod tests {
 
     #[test]
     fn contiguous_required_nodes_must_share_one_run() {
-        // Spec 1.4: required nodes in two runs => give up.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`: required nodes in two runs => give up.
         let avail = [4; 6];
         assert_eq!(
             run(&avail, &[0, 1, 3, 4], 12, (3, 3, 3), Some(&[1, 3]), true),
@@ -423,7 +423,7 @@ mod tests {
 
     #[test]
     fn required_nodes_walk_up_then_down() {
-        // Spec 1.4: from the required node upward to the set end, then
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`: from the required node upward to the set end, then
         // downward. Set 0..=5, required 3, 3 nodes => 3,4,5.
         let avail = [4; 6];
         assert_eq!(
@@ -458,7 +458,7 @@ mod tests {
 
     #[test]
     fn heterogeneous_shortcut_takes_the_last_highest_node() {
-        // Spec 1.4 step 4: CPU counts differ and 10 CPUs > low(2) × 2 nodes:
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test` step 4: CPU counts differ and 10 CPUs > low(2) × 2 nodes:
         // pick highest avail, ties to the last one in index order.
         let avail = [8, 2, 8, 2];
         assert_eq!(
@@ -474,7 +474,7 @@ mod tests {
 
     #[test]
     fn heterogeneous_quirk_picks_nodes_outside_the_bitmap() {
-        // Spec 1.4 quirk: with 2 usable nodes, 3 desired (2 minimum) and
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test` quirk: with 2 usable nodes, 3 desired (2 minimum) and
         // 7 CPUs > low(2) × 3, the shortcut takes nodes 0 and 1 and then
         // node 2, outside the usable bitmap (avail 0); the final check
         // accepts since only desired nodes were missing.
@@ -487,7 +487,7 @@ mod tests {
 
     #[test]
     fn desired_count_above_minimum_accepts_fewer_nodes() {
-        // Spec 1.4 step 6: only the extra desired nodes missing => success.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test` step 6: only the extra desired nodes missing => success.
         let avail = [4; 4];
         assert_eq!(
             run(&avail, &[0, 1], 8, (2, 4, 4), None, false),

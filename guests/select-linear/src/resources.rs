@@ -1,4 +1,4 @@
-//! The `job_resources` linear builds for a placement (spec 1.7): whole
+//! The `job_resources` linear builds for a placement (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_build_select_struct`): whole
 //! nodes, every core, every configured CPU, and the memory the job is
 //! charged under `CR_Memory`.
 
@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::filter::job_node_memory;
 
 /// `memory_allocated` on `node` ([`job_node_memory`]), which the job's
-/// transitions also charge (spec 1.6, 1.7), only with `CR_Memory`; 0
+/// transitions also charge (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`, `_build_select_struct`), only with `CR_Memory`; 0
 /// without it. A job tracked with resources always has a request here
 /// ([`crate::jobs::charged_memory`]); `None` (a job without nodes) charges
 /// the node's whole memory, as Slurm's transitions do.
@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn whole_nodes_with_memory() {
-        // Spec 1.7: cpus[i] = configured CPUs, all cores, memory per request.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_build_select_struct`: cpus[i] = configured CPUs, all cores, memory per request.
         let nodes = NodeTable::new(&[
             fixtures::node(0, "n0", 2, 4, 2, 8000),
             fixtures::node(1, "n1", 1, 4, 1, 4000),

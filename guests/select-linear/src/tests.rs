@@ -118,7 +118,7 @@ fn init_refuses_consumable_resource_parameters() {
 
 #[test]
 fn run_now_gives_whole_nodes() {
-    // Spec 1.7: every core, configured CPUs, ncpus = Σ CPUs, memory with CR_Memory.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_build_select_struct`: every core, configured CPUs, ncpus = Σ CPUs, memory with CR_Memory.
     let l = linear(4, &["CR_Memory"]);
     let mut job = pending(1, 2);
     job.details.memory = slurm_wasm_sdk::types::MemoryRequest::PerNode(300);
@@ -141,7 +141,7 @@ fn run_now_gives_whole_nodes() {
 
 #[test]
 fn run_now_best_fit_takes_the_tightest_hole() {
-    // Spec 1.4: node 3 busy leaves sets {0,1,2} and {4,5}; -N2 takes {4,5}.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`: node 3 busy leaves sets {0,1,2} and {4,5}; -N2 takes {4,5}.
     let mut l = linear(6, &[]);
     start_on(&mut l, pending(1, 1), 6, &[3], T + 100);
     let r = l
@@ -152,7 +152,7 @@ fn run_now_best_fit_takes_the_tightest_hole() {
 
 #[test]
 fn exclusive_nodes_are_not_shared_with_oversubscribe_no() {
-    // Spec 1.3 step 4 / 1.5: OverSubscribe=NO => max_share 1, exclusive_cnt.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 4 / `select_p_job_test`: OverSubscribe=NO => max_share 1, exclusive_cnt.
     let mut l = linear(1, &[]);
     start(&mut l, pending(1, 1), 1, T + 100);
     let err = l
@@ -163,7 +163,7 @@ fn exclusive_nodes_are_not_shared_with_oversubscribe_no() {
 
 #[test]
 fn force_2_counts_jobs_of_every_partition() {
-    // Spec 1.3 step 5 and slurm.conf man page: FORCE:2 on two partitions
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 5 and slurm.conf man page: FORCE:2 on two partitions
     // sharing node n0; one job from each partition fills the node.
     let mut p0 = fixtures::partition(0, "p0", 1);
     p0.oversubscribe = Oversubscribe::Force(2);
@@ -209,7 +209,7 @@ fn oversubscribe_yes_needs_the_job_to_ask() {
 
 #[test]
 fn will_run_worked_example_of_1_5() {
-    // Spec 1.5 worked example: J1 on n0,n1 until t+100, J2 on n2,n3 until
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` worked example: J1 on n0,n1 until t+100, J2 on n2,n3 until
     // t+50; a -N3 job starts at t+100 on n0-n2.
     let mut l = linear(4, &[]);
     start_on(&mut l, pending(1, 2), 4, &[0, 1], T + 100);
@@ -251,7 +251,7 @@ fn resume_moves_the_planned_end() {
 
 #[test]
 fn will_run_now_and_past_end_times() {
-    // Spec 1.5: success now => start = now; an end time already passed => now + 1.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test`: success now => start = now; an end time already passed => now + 1.
     let mut l = linear(2, &[]);
     let r = l
         .job_test(&request(pending(1, 1), 2, JobTestMode::WillRun), T)
@@ -266,7 +266,7 @@ fn will_run_now_and_past_end_times() {
 
 #[test]
 fn will_run_with_preemptable_jobs_starts_now() {
-    // Spec 1.5 WILL_RUN step 2: candidates removed at once => start = now,
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` WILL_RUN step 2: candidates removed at once => start = now,
     // preemptees = candidates overlapping the chosen nodes.
     let mut l = linear(2, &[]);
     start_on(&mut l, pending(1, 1), 2, &[0], T + 100);
@@ -284,7 +284,7 @@ fn will_run_with_preemptable_jobs_starts_now() {
 
 #[test]
 fn run_now_preemption_reorders_and_reports_needed_jobs() {
-    // Spec 1.5 RUN_NOW step 2: J1..J3 on n0..n2; -N2 with candidates
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` RUN_NOW step 2: J1..J3 on n0..n2; -N2 with candidates
     // [J1, J2, J3]. Pass 1 succeeds after removing J1 and J2 (J2 = 9999,
     // J3 = 0, sorted: J2, J1, J3); pass 2 succeeds after J2 and J1.
     let mut l = linear(3, &[]);
@@ -319,7 +319,7 @@ fn run_now_single_candidate_is_used_directly() {
 
 #[test]
 fn test_only_ignores_usage() {
-    // Spec 1.5 TEST_ONLY: limits NO_SHARE_LIMIT, usage not checked.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` TEST_ONLY: limits NO_SHARE_LIMIT, usage not checked.
     let mut l = linear(2, &["CR_Memory"]);
     start(&mut l, pending(1, 2), 2, T + 100);
     let r = l
@@ -333,7 +333,7 @@ fn test_only_ignores_usage() {
 
 #[test]
 fn fini_after_begin_restores_the_tables() {
-    // Spec 1.6: job_fini reverses job_begin.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`: job_fini reverses job_begin.
     let mut l = linear(3, &["CR_Memory"]);
     let fresh = l.usage().clone();
     let job = start(&mut l, pending(1, 2), 3, T + 100);
@@ -346,7 +346,7 @@ fn fini_after_begin_restores_the_tables() {
 
 #[test]
 fn suspend_and_resume_keep_slurms_asymmetry() {
-    // Spec 1.6: gang suspends are ignored; an indefinite suspend keeps the
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`: gang suspends are ignored; an indefinite suspend keeps the
     // tot counter, the resume then adds it again (tot = 2, run = 0).
     let mut l = linear(1, &["CR_Memory"]);
     let job = start(&mut l, pending(1, 1), 1, T + 100);
@@ -420,7 +420,7 @@ fn corrupt_state_is_refused_and_nothing_changes() {
 
 #[test]
 fn job_init_rebuilds_from_running_jobs() {
-    // Spec 1.1: tables rebuilt from RUNNING/SUSPENDED jobs.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_init_node_cr`: tables rebuilt from RUNNING/SUSPENDED jobs.
     let mut l = linear(2, &["CR_Memory"]);
     let job = start(&mut l, pending(1, 1), 2, T + 100);
     let expected = l.usage().clone();
@@ -433,7 +433,7 @@ fn job_init_rebuilds_from_running_jobs() {
 
 #[test]
 fn nodeinfo_set_all_reports_changes_once() {
-    // Spec 1.6: allocated nodes report all CPUs; unchanged => 1900.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`: allocated nodes report all CPUs; unchanged => 1900.
     let mut l = linear(2, &["CR_Memory"]);
     start(&mut l, pending(1, 1), 2, T + 100);
     l.nodeinfo_set_all().unwrap();
@@ -455,7 +455,7 @@ fn nodeinfo_set_all_reports_changes_once() {
 
 #[test]
 fn job_ready_needs_powered_nodes() {
-    // Spec 1.6 job_ready.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes` job_ready.
     let mut l = linear(2, &[]);
     let job = start(&mut l, pending(1, 1), 2, T + 100);
     assert!(l.job_ready(&job).unwrap());

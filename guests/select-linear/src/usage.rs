@@ -1,4 +1,4 @@
-//! The usage tables ("cr record", spec 1.1) and their transitions (1.6).
+//! The usage tables ("cr record", Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_init_node_cr`) and their transitions (`_add_job_to_nodes`/`_rm_job_from_nodes`).
 //!
 //! Per node: memory reserved, how many jobs hold it exclusively, one
 //! `{run, tot}` job counter per partition containing the node, and the
@@ -37,7 +37,7 @@ pub struct NodeUsage {
 
 impl NodeUsage {
     /// Running jobs, and running plus suspended jobs, over all partitions
-    /// of the node (spec 1.3 step 5), in one pass.
+    /// of the node (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 5), in one pass.
     pub fn job_counts(&self) -> (u32, u32) {
         self.parts.iter().fold((0, 0), |(run, tot), p| {
             (run + u32::from(p.run), tot + u32::from(p.tot))
@@ -160,7 +160,7 @@ fn partial_memory(config: &Config, node: &NodeRec) -> u64 {
 }
 
 /// Memory a full or partial removal of `job` releases on `held`'s node
-/// (spec 1.6); `EINVAL` when the node is outside the table.
+/// (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`); `EINVAL` when the node is outside the table.
 fn removed_memory(
     config: &Config,
     job: &ActiveJob,
@@ -346,7 +346,7 @@ impl Usage {
         usage.parts.iter_mut().find(|p| p.part == part)
     }
 
-    /// `job_begin` (`full`) or `job_resume` (partial) (spec 1.6).
+    /// `job_begin` (`full`) or `job_resume` (partial) (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`).
     ///
     /// Full: the job joins the run and tot sets, each node gets its memory
     /// and GRES, `exclusive_cnt` (when the job does not share) and the
@@ -397,7 +397,7 @@ impl Usage {
         }
     }
 
-    /// `job_fini` (`full`) or `job_suspend` (partial) (spec 1.6).
+    /// `job_fini` (`full`) or `job_suspend` (partial) (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`).
     ///
     /// `SLURM_ERROR` when the job is not in the tot set (nothing changes).
     /// Full: memory (clamped at 0), GRES, `exclusive_cnt`, run (if the job
@@ -548,7 +548,7 @@ mod tests {
 
     #[test]
     fn begin_then_fini_restores_the_tables() {
-        // Spec 1.6: job_fini is the reverse of job_begin.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`: job_fini is the reverse of job_begin.
         let nodes = table();
         let empty = Usage::new(&nodes);
         let mut usage = empty.clone();
@@ -570,7 +570,7 @@ mod tests {
 
     #[test]
     fn fini_of_unknown_job_is_slurm_error() {
-        // Spec 1.6: a job not in the tot set => SLURM_ERROR.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`: a job not in the tot set => SLURM_ERROR.
         let nodes = table();
         let mut usage = Usage::new(&nodes);
         let err = usage
@@ -586,7 +586,7 @@ mod tests {
 
     #[test]
     fn suspend_resume_asymmetry() {
-        // Spec 1.6: suspend drops run (tot kept) and, under CR_Memory, the
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`: suspend drops run (tot kept) and, under CR_Memory, the
         // node's whole memory; resume adds tot (run not) and whole memory.
         let nodes = table();
         let mut usage = Usage::new(&nodes);
@@ -620,7 +620,7 @@ mod tests {
 
     #[test]
     fn without_cr_memory_nothing_is_reserved() {
-        // Spec 1.6: memory is only charged as a consumable with CR_Memory.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`: memory is only charged as a consumable with CR_Memory.
         let nodes = table();
         let mut usage = Usage::new(&nodes);
         usage
@@ -641,7 +641,7 @@ mod tests {
     #[test]
     fn scratch_removal_matches_removal_from_a_copy() {
         // A Scratch copy must read exactly as Usage::remove on a clone
-        // (spec 1.6 transitions), for full and partial removals, and
+        // (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes` transitions), for full and partial removals, and
         // refuse a second removal of the same job as the tables do.
         let nodes = table();
         let mut usage = Usage::new(&nodes);

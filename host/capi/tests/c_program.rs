@@ -285,7 +285,7 @@ fn task_lines() -> Vec<String> {
     lines
 }
 
-/// priority/basic through the Rust API: spec 4.1's first number.
+/// priority/basic through the Rust API: Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set`'s first number.
 fn basic_set() -> u32 {
     let plugin = PriorityPlugin::load(
         &host(),

@@ -1,6 +1,6 @@
 //! Simulated accounting: the association tree a site's slurmdbd would hold
 //! for a workload, derived from the jobs' users, groups and accounts, so
-//! that priority/multifactor's fair-share and age factors (spec 4.2-4.5)
+//! that priority/multifactor's fair-share and age factors (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`, src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`, src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage`, src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay`)
 //! work in a replay.
 //!
 //! # When
@@ -355,19 +355,19 @@ mod tests {
         // Level FS is infinite and tied, rank 2 of 2): 10000 each. Once J1
         // (user 1001) is charged, user 1001 has all the usage.
         //
-        // Fair Tree, Slurm's default (spec 4.5): at the root level account
+        // Fair Tree, Slurm's default (Slurm 22.05.8 src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay`): at the root level account
         // group20 has LF = S/U = 0.5/0 = inf and group10 0.5/1 = 0.5; group20
         // comes first, so user 2002 gets rank 2 of 2 users (F = 1) and user
         // 1001 rank 1 (F = 0.5): J2 10000 x 0.5 = 5000, J3 10000.
         let (set, fair_tree) = priorities(&cluster(ACCOUNTING));
         assert_eq!(set, vec![10000, 10000]);
         assert_eq!(fair_tree, vec![(2, 5000), (3, 10000)]);
-        // Classic (NO_FAIR_TREE, spec 4.4): S_norm = 1/2 x 1/1 = 0.5 for both
+        // Classic (NO_FAIR_TREE, Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage`): S_norm = 1/2 x 1/1 = 0.5 for both
         // users; user 1001's UE is its account's (level shares 1), which is
         // its usage_norm, 1 (its parent is root): F = 2^(-1/0.5) = 0.25,
         // J2 2500; user 2002: UE = 0, F = 1, J3 10000. Classic charges no
         // usage on its first cycle and recomputes the accounts' UE at the
-        // start of a cycle, before charging (spec 4.3, steps 3 and 5): the
+        // start of a cycle, before charging (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_apply_new_usage`, steps 3 and 5): the
         // usage charged at 120 s shows in the factors of the 180 s cycle.
         let (_, classic) = priorities(&cluster(&format!(
             "{ACCOUNTING}\nPriorityFlags=NO_FAIR_TREE"

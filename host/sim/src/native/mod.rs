@@ -306,7 +306,7 @@ impl NativePrioritizer {
 
 impl Prioritizer for NativePrioritizer {
     /// `set`, then `lowest_prio` as the host's `PriorityPlugin::assign`
-    /// keeps it (spec 4.1): after a non-direct priority `p`,
+    /// keeps it (Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set`): after a non-direct priority `p`,
     /// `lowest_prio = min(lowest_prio, p + nice)`. A priority of 0 (held)
     /// is refused, as the host refuses it from a component.
     fn submit(&mut self, job: &Job) -> Result<u32, CallError> {
