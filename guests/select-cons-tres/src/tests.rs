@@ -3372,3 +3372,18 @@ fn a_job_that_does_not_share_runs_beside_its_own_partitions_sharing_jobs() {
     assert_eq!(start(&mut ct, on(3, 1, false)), vec![(1, vec![0, 1], 2)]);
     assert!(refused(&ct, on(4, 1, true), JobTestMode::RunNow));
 }
+
+#[test]
+fn test_only_ends_once_the_nodes_are_chosen() {
+    // Fuzzed anchor stream (cons_tres-CR_Core_Memory-fuzz, seed 1) f196,
+    // `-n4 -c5 --mem=1000`: Slurm's submit test (TEST_ONLY) accepted it,
+    // as 22.05's `_job_test` returns once `_select_nodes` found nodes
+    // with the CPUs (three nodes, 20 CPUs), before task distribution
+    // finds that they hold only three 5-CPU tasks. RUN_NOW distributes the
+    // tasks and cannot start it there.
+    let ct = anchor_cluster();
+    let mut j = job(1, 1, 4, 5);
+    j.details.memory = MemoryRequest::PerNode(1000);
+    assert!(!refused(&ct, j.clone(), JobTestMode::TestOnly));
+    assert!(refused(&ct, j, JobTestMode::RunNow));
+}
