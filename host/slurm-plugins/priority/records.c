@@ -25,60 +25,12 @@
 /* ---- the partition table ---- */
 
 /* Partitions in part_list order: a job's partition index is its position. */
-static part_record_t **parts;
-static int n_parts;
+static swasm_part_table_t parts;
 static time_t parts_update;
 
 extern bool records_partitions_changed(void)
 {
 	return parts_update != last_part_update;
-}
-
-static int _part_index(part_record_t *part_ptr)
-{
-	for (int i = 0; i < n_parts; i++) {
-		if (parts[i] == part_ptr)
-			return i;
-	}
-	return -1;
-}
-
-
-
-
-static void _partition(arena_t *arena, int index, part_record_t *p,
-		       swasm_partition *out)
-{
-	out->index = index;
-	out->name = p->name;
-	out->nodes = swasm_records_bitmap(p->node_bitmap);
-	if (p->max_share & SHARED_FORCE) {
-		out->oversubscribe = SWASM_OVERSUBSCRIBE_FORCE;
-		out->oversubscribe_count = p->max_share & ~SHARED_FORCE;
-	} else if (p->max_share == 0) {
-		out->oversubscribe = SWASM_OVERSUBSCRIBE_EXCLUSIVE;
-	} else if (p->max_share > 1) {
-		out->oversubscribe = SWASM_OVERSUBSCRIBE_YES;
-		out->oversubscribe_count = p->max_share;
-	} else {
-		out->oversubscribe = SWASM_OVERSUBSCRIBE_NO;
-	}
-	out->priority_job_factor = p->priority_job_factor;
-	out->priority_tier = p->priority_tier;
-	out->has_max_time = (p->max_time != INFINITE) && (p->max_time != NO_VAL);
-	out->max_time = p->max_time;
-	out->has_default_time = (p->default_time != INFINITE) &&
-				(p->default_time != NO_VAL);
-	out->default_time = p->default_time;
-	out->has_max_nodes = (p->max_nodes != INFINITE) && (p->max_nodes != NO_VAL);
-	out->max_nodes = p->max_nodes;
-	out->min_nodes = p->min_nodes;
-	out->default_memory = swasm_records_memory(p->def_mem_per_cpu);
-	out->max_memory = swasm_records_memory(p->max_mem_per_cpu);
-	out->has_max_cpus_per_node = (p->max_cpus_per_node != INFINITE) &&
-				     (p->max_cpus_per_node != NO_VAL);
-	out->max_cpus_per_node = p->max_cpus_per_node;
-	out->lln = p->flags & PART_FLAG_LLN;
 }
 
 /* Non-zero counts of `cnt` (slurmctld_tres_cnt long) by TRES name; the
@@ -162,8 +114,6 @@ extern void records_config(arena_t *arena, swasm_priority_config *out)
 	swasm_partition *partitions;
 	swasm_tres_list *part_tres;
 	swasm_tres_amount *cluster_tres;
-	part_record_t *p;
-	ListIterator itr;
 	int i;
 
 	memset(out, 0, sizeof(*out));
@@ -174,30 +124,17 @@ extern void records_config(arena_t *arena, swasm_priority_config *out)
 	_priority_keys(arena, raw, &k);
 	c->n_raw = k;
 
-	/* partitions, in part_list order */
-	xfree(parts);
-	n_parts = part_list ? list_count(part_list) : 0;
-	parts = xcalloc(n_parts ? n_parts : 1, sizeof(*parts));
-	partitions = arena_alloc(arena, (n_parts ? n_parts : 1) * sizeof(*partitions));
-	part_tres = arena_alloc(arena, (n_parts ? n_parts : 1) * sizeof(*part_tres));
-	i = 0;
-	if (part_list) {
-		itr = list_iterator_create(part_list);
-		while ((p = list_next(itr)) && (i < n_parts)) {
-			parts[i] = p;
-			_partition(arena, i, p, &partitions[i]);
-			part_tres[i].items = _tres(arena, p->tres_cnt, false,
-						   &part_tres[i].n_items);
-			i++;
-		}
-		list_iterator_destroy(itr);
-	}
-	n_parts = i;
+	/* partitions, in part_list order, each with its TRES */
+	partitions = swasm_records_partitions(arena, &parts);
+	part_tres = arena_alloc(arena, (parts.n ? parts.n : 1) * sizeof(*part_tres));
+	for (i = 0; i < parts.n; i++)
+		part_tres[i].items = _tres(arena, parts.parts[i]->tres_cnt,
+					   false, &part_tres[i].n_items);
 	parts_update = last_part_update;
 	out->partitions = partitions;
-	out->n_partitions = n_parts;
+	out->n_partitions = parts.n;
 	out->partition_tres = part_tres;
-	out->n_partition_tres = n_parts;
+	out->n_partition_tres = parts.n;
 
 	out->cluster_cpus = (cluster_cpus == NO_VAL) ? 0 : cluster_cpus;
 	out->cluster_nodes = node_record_count;
@@ -237,16 +174,7 @@ extern bool records_job(arena_t *arena, job_record_t *job_ptr,
 	uint32_t *partitions;
 	size_t n = 0;
 
-	memset(out, 0, sizeof(*out));
-	out->job_id = job_ptr->job_id;
-	out->array_job_id = job_ptr->array_job_id;
-	out->has_array_task_id = (job_ptr->array_task_id != NO_VAL);
-	out->array_task_id = job_ptr->array_task_id;
-	out->name = job_ptr->name;
-	out->user_id = job_ptr->user_id;
-	out->group_id = job_ptr->group_id;
-	out->account = job_ptr->account;
-	out->assoc_id = job_ptr->assoc_id;
+	swasm_records_job_identity(job_ptr, out);
 
 	if (job_ptr->part_ptr_list) {
 		part_record_t *p;
@@ -255,7 +183,7 @@ extern bool records_job(arena_t *arena, job_record_t *job_ptr,
 						sizeof(uint32_t));
 		itr = list_iterator_create(job_ptr->part_ptr_list);
 		while ((p = list_next(itr))) {
-			int index = _part_index(p);
+			int index = swasm_records_part_index(&parts, p);
 			if (index < 0) {
 				list_iterator_destroy(itr);
 				return false;
@@ -264,7 +192,7 @@ extern bool records_job(arena_t *arena, job_record_t *job_ptr,
 		}
 		list_iterator_destroy(itr);
 	} else if (job_ptr->part_ptr) {
-		int index = _part_index(job_ptr->part_ptr);
+		int index = swasm_records_part_index(&parts, job_ptr->part_ptr);
 		if (index < 0)
 			return false;
 		partitions = arena_alloc(arena, sizeof(uint32_t));

@@ -17,7 +17,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "slurm_wasm.h"
-#include "swasm_records.h"
+#include "swasm_partitions.h"
 
 /*
  * The priority configuration from slurm_conf, the partition table and

@@ -26,98 +26,37 @@ extern uint64_t common_get_def_mem_per_gpu(List job_defaults_list);
 /* ---- the partition table ---- */
 
 /* Partitions in part_list order: a partition's index is its position. */
-static part_record_t **parts;
-static int n_parts;
+static swasm_part_table_t parts;
 
-static int _part_index(part_record_t *part_ptr)
+/* DefCpuPerGPU and DefMemPerGPU of a job_defaults_list (slurm.conf's or a
+ * partition's line, as cons_common's common_get_def_* read them). */
+static void _gpu_defaults(List defaults, swasm_gpu_defaults *out)
 {
-	for (int i = 0; i < n_parts; i++) {
-		if (parts[i] == part_ptr)
-			return i;
-	}
-	return -1;
-}
+	uint64_t v;
 
-static void _partition(int index, part_record_t *p, swasm_partition *out)
-{
-	out->index = index;
-	out->name = p->name;
-	out->nodes = swasm_records_bitmap(p->node_bitmap);
-	/* max_share as slurmctld's partition reader stores OverSubscribe */
-	if (p->max_share & SHARED_FORCE) {
-		out->oversubscribe = SWASM_OVERSUBSCRIBE_FORCE;
-		out->oversubscribe_count = p->max_share & ~SHARED_FORCE;
-	} else if (p->max_share == 0) {
-		out->oversubscribe = SWASM_OVERSUBSCRIBE_EXCLUSIVE;
-	} else if (p->max_share > 1) {
-		out->oversubscribe = SWASM_OVERSUBSCRIBE_YES;
-		out->oversubscribe_count = p->max_share;
-	} else {
-		out->oversubscribe = SWASM_OVERSUBSCRIBE_NO;
-	}
-	out->priority_job_factor = p->priority_job_factor;
-	out->priority_tier = p->priority_tier;
-	out->has_max_time = (p->max_time != INFINITE) && (p->max_time != NO_VAL);
-	out->max_time = p->max_time;
-	out->has_default_time = (p->default_time != INFINITE) &&
-				(p->default_time != NO_VAL);
-	out->default_time = p->default_time;
-	out->has_max_nodes = (p->max_nodes != INFINITE) && (p->max_nodes != NO_VAL);
-	out->max_nodes = p->max_nodes;
-	out->min_nodes = p->min_nodes;
-	out->default_memory = swasm_records_memory(p->def_mem_per_cpu);
-	out->max_memory = swasm_records_memory(p->max_mem_per_cpu);
-	out->has_max_cpus_per_node = (p->max_cpus_per_node != INFINITE) &&
-				     (p->max_cpus_per_node != NO_VAL);
-	out->max_cpus_per_node = p->max_cpus_per_node;
-	out->lln = p->flags & PART_FLAG_LLN;
-	/* DefCpuPerGPU and DefMemPerGPU of the partition's line
-	 * (job_defaults_list, read by cons_common's common_get_def_*) */
-	if (p->job_defaults_list) {
-		uint64_t v = common_get_def_cpu_per_gpu(p->job_defaults_list);
-		out->gpu_defaults.has_cpus_per_gpu = (v != NO_VAL64);
-		out->gpu_defaults.cpus_per_gpu = v;
-		v = common_get_def_mem_per_gpu(p->job_defaults_list);
-		out->gpu_defaults.has_mem_per_gpu = (v != NO_VAL64);
-		out->gpu_defaults.mem_per_gpu = v;
-	}
+	if (!defaults)
+		return;
+	v = common_get_def_cpu_per_gpu(defaults);
+	out->has_cpus_per_gpu = (v != NO_VAL64);
+	out->cpus_per_gpu = v;
+	v = common_get_def_mem_per_gpu(defaults);
+	out->has_mem_per_gpu = (v != NO_VAL64);
+	out->mem_per_gpu = v;
 }
 
 extern void records_config(arena_t *arena, swasm_select_config *out)
 {
 	swasm_partition *partitions;
-	part_record_t *p;
-	ListIterator itr;
-	int i = 0;
 
 	memset(out, 0, sizeof(*out));
 	swasm_records_cluster(arena, &out->cluster, 0);
-	if (slurm_conf.job_defaults_list) {
-		uint64_t v = common_get_def_cpu_per_gpu(slurm_conf.job_defaults_list);
-		out->cluster.gpu_defaults.has_cpus_per_gpu = (v != NO_VAL64);
-		out->cluster.gpu_defaults.cpus_per_gpu = v;
-		v = common_get_def_mem_per_gpu(slurm_conf.job_defaults_list);
-		out->cluster.gpu_defaults.has_mem_per_gpu = (v != NO_VAL64);
-		out->cluster.gpu_defaults.mem_per_gpu = v;
-	}
-
-	xfree(parts);
-	n_parts = part_list ? list_count(part_list) : 0;
-	parts = xcalloc(n_parts ? n_parts : 1, sizeof(*parts));
-	partitions = arena_alloc(arena, (n_parts ? n_parts : 1) *
-					sizeof(*partitions));
-	if (part_list) {
-		itr = list_iterator_create(part_list);
-		while ((p = list_next(itr)) && (i < n_parts)) {
-			parts[i] = p;
-			_partition(i, p, &partitions[i]);
-			i++;
-		}
-		list_iterator_destroy(itr);
-	}
-	n_parts = i;
+	_gpu_defaults(slurm_conf.job_defaults_list, &out->cluster.gpu_defaults);
+	partitions = swasm_records_partitions(arena, &parts);
+	for (int i = 0; i < parts.n; i++)
+		_gpu_defaults(parts.parts[i]->job_defaults_list,
+			      &partitions[i].gpu_defaults);
 	out->partitions = partitions;
-	out->n_partitions = n_parts;
+	out->n_partitions = parts.n;
 }
 
 /* ---- nodes ---- */
@@ -240,7 +179,8 @@ extern swasm_node *records_nodes(arena_t *arena, size_t *n)
 						 node_ptr->part_cnt : 1) *
 							sizeof(uint32_t));
 		for (int p = 0; p < node_ptr->part_cnt; p++) {
-			int index = _part_index(node_ptr->part_pptr[p]);
+			int index = swasm_records_part_index(
+				&parts, node_ptr->part_pptr[p]);
 			if (index >= 0)
 				partitions[o->n_partitions++] = index;
 		}
@@ -375,18 +315,9 @@ extern bool records_job(arena_t *arena, job_record_t *job_ptr,
 	struct job_details *d = job_ptr->details;
 	swasm_job_details *od = &out->details;
 
-	memset(out, 0, sizeof(*out));
-	out->job_id = job_ptr->job_id;
-	out->array_job_id = job_ptr->array_job_id;
-	out->has_array_task_id = (job_ptr->array_task_id != NO_VAL);
-	out->array_task_id = job_ptr->array_task_id;
-	out->name = job_ptr->name;
-	out->user_id = job_ptr->user_id;
-	out->group_id = job_ptr->group_id;
-	out->account = job_ptr->account;
-	out->assoc_id = job_ptr->assoc_id;
+	swasm_records_job_identity(job_ptr, out);
 	if (job_ptr->part_ptr) {
-		int index = _part_index(job_ptr->part_ptr);
+		int index = swasm_records_part_index(&parts, job_ptr->part_ptr);
 		uint32_t *p;
 		if (index < 0) {
 			error("select/wasm: %pJ: partition %s is not in the table the plugin was given",

@@ -17,7 +17,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "slurm_wasm.h"
-#include "swasm_records.h"
+#include "swasm_partitions.h"
 
 /*
  * The select configuration: slurm_conf's settings and the partition table

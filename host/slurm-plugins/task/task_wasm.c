@@ -85,6 +85,10 @@ static swasm_task_plugin *plugin;
  * node's own count is known to cover them. */
 #define MAX_NODE_CORES 65536
 
+/* The step's cores as last read (see _step), and the text they came from. */
+static bitstr_t *step_cores;
+static char *step_cores_text;
+
 /* The component's start (load, identity, init), once per process: in the
  * process that makes the first call, after slurmd daemonized. */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -217,6 +221,8 @@ EXPORT extern int fini(void)
 {
 	swasm_error err = SWASM_ERROR_INIT;
 
+	FREE_NULL_BITMAP(step_cores);
+	xfree(step_cores_text);
 	if (!plugin)
 		return SLURM_SUCCESS;
 	if (start_tried && (start_rc == SLURM_SUCCESS) &&
@@ -235,8 +241,9 @@ EXPORT extern int fini(void)
 /* ---- errors ---- */
 
 /* Logs a failed call; returns the component's Slurm code (SLURM_ERROR for
- * faults), and with `err_msg` gives the caller the component's own message
- * (as a C plugin would), or for a fault the library's. Clears err. */
+ * faults) and sets errno, and with `err_msg` gives the caller the
+ * component's own message (as a C plugin would), or for a fault the
+ * library's. Clears err. */
 static int _failed(const char *function, swasm_error *err, char **err_msg)
 {
 	int rc = err->code ? err->code : SLURM_ERROR;
@@ -247,6 +254,10 @@ static int _failed(const char *function, swasm_error *err, char **err_msg)
 		xstrfmtcat(*err_msg, "%s",
 			   err->plugin_message ? err->plugin_message : msg);
 	api->swasm_error_clear(err);
+	/* for the caller's own "%m" (mgr.c: "task_g_set_affinity: %m"): the
+	 * plugin's code, or for a fault (the sandbox ended the call)
+	 * "Operation canceled" */
+	errno = (rc > 0) ? rc : ECANCELED;
 	return rc;
 }
 
@@ -482,7 +493,6 @@ static void _step(arena_t *arena, stepd_step_rec_t *job, swasm_step *s)
 {
 	int ncores = conf ? conf->sockets * conf->cores : 0;
 	uint32_t *pids;
-	bitstr_t *cores;
 
 	memset(s, 0, sizeof(*s));
 	s->job_id = job->step_id.job_id;
@@ -498,15 +508,20 @@ static void _step(arena_t *arena, stepd_step_rec_t *job, swasm_step *s)
 	s->cpu_bind = job->cpu_bind;
 	s->tres_freq = job->tres_freq;
 
-	cores = bit_alloc(MAX(ncores, MAX_NODE_CORES));
-	if (job->step_alloc_cores && job->step_alloc_cores[0] &&
-	    bit_unfmt(cores, job->step_alloc_cores))
-		error("%s: %ps: cannot read the step's cores \"%s\"", SHIM,
-		      &job->step_id, job->step_alloc_cores);
-	if (bit_fls(cores) >= ncores)
-		ncores = bit_fls(cores) + 1;
-	s->cores = swasm_records_bitmap_slice(arena, cores, 0, ncores);
-	FREE_NULL_BITMAP(cores);
+	/* a slurmstepd serves one step: its cores are read once */
+	if (!step_cores || xstrcmp(step_cores_text, job->step_alloc_cores)) {
+		FREE_NULL_BITMAP(step_cores);
+		xfree(step_cores_text);
+		step_cores = bit_alloc(MAX(ncores, MAX_NODE_CORES));
+		step_cores_text = xstrdup(job->step_alloc_cores);
+		if (job->step_alloc_cores && job->step_alloc_cores[0] &&
+		    bit_unfmt(step_cores, job->step_alloc_cores))
+			error("%s: %ps: cannot read the step's cores \"%s\"",
+			      SHIM, &job->step_id, job->step_alloc_cores);
+	}
+	if (bit_fls(step_cores) >= ncores)
+		ncores = bit_fls(step_cores) + 1;
+	s->cores = swasm_records_bitmap_slice(arena, step_cores, 0, ncores);
 
 	pids = arena_alloc(arena, (job->node_tasks + 1) * sizeof(*pids));
 	for (uint32_t i = 0; job->task && (i < job->node_tasks); i++)
