@@ -435,8 +435,18 @@ fn test_only(options: &str, body: &[&str]) -> Parsed<Step> {
 
 /// `sbatch: Job 145 to start at 2026-11-21T16:29:39 using 32 processors on
 /// nodes n[1-4] in partition big`, maybe followed by a line `sbatch:
-/// Preempts: 1671,1673`, or an error line.
+/// Preempts: 1671,1673`, or an error line. sbatch's warnings before the
+/// answer (`sbatch: Warning: can't run 1 processes on 2 nodes, setting
+/// nnodes to 1`: sbatch/opt.c `_opt_verify` cut the job's `-w` list) are
+/// not part of it.
 pub fn will_run(text: &str) -> Parsed<WillRun> {
+    let mut text = text;
+    while let Some((_, after)) = text
+        .strip_prefix("sbatch: Warning: ")
+        .and_then(|t| t.split_once('\n'))
+    {
+        text = after;
+    }
     let Some(rest) = text.strip_prefix("sbatch: Job ") else {
         return Ok(WillRun::Error(text.to_owned()));
     };

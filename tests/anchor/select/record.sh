@@ -4,8 +4,9 @@
 # as the fixtures of tests/select_anchor.rs (the differential test of our select plugins).
 #
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~2.5 min per
-# configuration, ~125 min for all fifty-four):
-#     bash tests/anchor/select/record.sh              # all fifty-four configurations
+# configuration, ~125 min for all fifty-four hand-written ones; ~25 min each for the four
+# *-fuzz ones of 500 submits):
+#     bash tests/anchor/select/record.sh              # all fifty-eight configurations
 #     bash tests/anchor/select/record.sh cons_tres-CR_Core_Memory   # one of them
 # It rewrites tests/fixtures/anchor/select/<config>/ (plain text) and leaves nothing running.
 #
@@ -130,6 +131,13 @@
 #     linear-CR_Memory-cores                  the same under select/linear
 #     cons_tres-CR_Core_Memory-one_task-cores the same under CR_Core_Memory,CR_ONE_TASK_PER_CORE
 #     cons_tres-CR_Socket_Memory-cores        the same under CR_Socket_Memory
+#     cons_tres-CR_Core_Memory-fuzz           select/cons_tres  CR_Core_Memory, a stream drawn by
+#                                             fuzz.py with seed 1 (FUZZ1_STEPS, below)
+#     cons_tres-CR_CPU_Memory-fuzz            select/cons_tres  CR_CPU_Memory, seed 2
+#     cons_tres-CR_Socket_Memory-fuzz         select/cons_tres  CR_Socket_Memory, seed 3
+#     linear-CR_Memory-fuzz                   select/linear     CR_Memory, seed 4
+#     (the differential fuzzing of issue 30: FUZZ_SUBMITS submits each, 500 unless set; the
+#     fixture's fuzz.txt holds the command that draws its stream)
 # Under select/linear setup.sh leaves mps out of GresTypes (slurmctld refuses shared GRES
 # without cons_tres) and slurmctld refuses `--gres=gpu` because gres.conf binds the GPUs to
 # cores; those submits are kept in the stream and recorded as what sbatch answered.
@@ -178,6 +186,7 @@
 #                                        it would preempt, or its error), and `--- running` with
 #                                        `<id> <name> <EndTime epoch>` for each running job, so a
 #                                        start time can be matched to the job whose end frees it
+#   fuzz.txt                *-fuzz configurations only: the fuzz.py command that drew the stream
 #   sinfo.txt               under SHIM_PLUGINDIR only: after each submit that sbatch accepted,
 #                           `[after <name>]`, `running <ids>` (squeue) and `sinfo -N -p big -o
 #                           '%N %C'` (each node's allocated/idle/other/total CPUs)
@@ -250,7 +259,26 @@ cons_tres-CR_Core_Memory-cores|select/cons_tres|CR_Core_Memory||||CORES_STEPS
 cons_tres-CR_CPU_Memory-cores|select/cons_tres|CR_CPU_Memory||||CORES_STEPS
 linear-CR_Memory-cores|select/linear|CR_Memory||||CORES_STEPS
 cons_tres-CR_Core_Memory-one_task-cores|select/cons_tres|CR_Core_Memory,CR_ONE_TASK_PER_CORE||||CORES_STEPS
-cons_tres-CR_Socket_Memory-cores|select/cons_tres|CR_Socket_Memory||||CORES_STEPS"
+cons_tres-CR_Socket_Memory-cores|select/cons_tres|CR_Socket_Memory||||CORES_STEPS
+cons_tres-CR_Core_Memory-fuzz|select/cons_tres|CR_Core_Memory||||FUZZ1_STEPS
+cons_tres-CR_CPU_Memory-fuzz|select/cons_tres|CR_CPU_Memory||||FUZZ2_STEPS
+cons_tres-CR_Socket_Memory-fuzz|select/cons_tres|CR_Socket_Memory||||FUZZ3_STEPS
+linear-CR_Memory-fuzz|select/linear|CR_Memory||||FUZZ4_STEPS"
+
+# Streams drawn by fuzz.py from a fixed seed (the *-fuzz configurations): random but valid
+# submits over the whole option set, cancels, sleeps and test-only probes; the same seed and
+# count give the same stream. FUZZ_CMD keeps each one's command for the fixture's fuzz.txt.
+FUZZ_SUBMITS=${FUZZ_SUBMITS:-500}
+declare -A FUZZ_CMD=(
+  [FUZZ1_STEPS]="python3 tests/anchor/select/fuzz.py --seed 1 --submits $FUZZ_SUBMITS --select cons_tres"
+  [FUZZ2_STEPS]="python3 tests/anchor/select/fuzz.py --seed 2 --submits $FUZZ_SUBMITS --select cons_tres"
+  [FUZZ3_STEPS]="python3 tests/anchor/select/fuzz.py --seed 3 --submits $FUZZ_SUBMITS --select cons_tres"
+  [FUZZ4_STEPS]="python3 tests/anchor/select/fuzz.py --seed 4 --submits $FUZZ_SUBMITS --select linear"
+)
+for v in "${!FUZZ_CMD[@]}"; do
+  # shellcheck disable=SC2086 # the command, as words
+  printf -v "$v" '%s' "$(cd "$REPO" && ${FUZZ_CMD[$v]})"
+done
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
 # `suspend <name>`, `resume <name>`, `resize <name> <nodes>`, `sleep <seconds>`,
@@ -1016,6 +1044,7 @@ record_config() {
     > "$OUT/$dir/qos.txt"
   scontrol show config | grep -E '^(SelectType|SelectTypeParameters|DefMemPerCPU|DefMemPerNode|GresTypes|JobDefaults) ' \
     > "$OUT/$dir/config.txt"
+  [ -z "${FUZZ_CMD[$steps]:-}" ] || echo "${FUZZ_CMD[$steps]}" > "$OUT/$dir/fuzz.txt"
   run_stream "$OUT/$dir/stream.txt" "${!steps}"
   stop_cluster
   say "== $dir: $(grep -c '^\[submit' "$OUT/$dir/stream.txt") submits recorded"
