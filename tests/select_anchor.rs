@@ -1526,12 +1526,14 @@ const SBATCH_CUTS_NODELIST: &str = "open: sbatch cuts a -w list longer than the 
 
 /// Differential fuzzing (issue 30) under `CR_Core_Memory`: 500 submits
 /// `fuzz.py --seed 1` drew over the option set on `big`, with cancels,
-/// sleeps and `--test-only` probes (474 submit tests, 269 placements, 184
-/// pending jobs, 86 probes compared). What still differs is listed; the
-/// fuzzed stream's first recording also found f5 (a per-job GPU request's
-/// cores), f13 (tasks wider than a CPU packed on one socket), f196 (the
-/// submit test ends before task distribution) and the replay's handling of
-/// jobs over the partition's `MaxTime`, all fixed.
+/// sleeps and `--test-only` probes (474 submit tests, all identical; 269
+/// placements, 259 identical; 184 pending jobs, all identical; 86 probes,
+/// 79 identical). What still differs is listed. The recording also found
+/// f5 (a per-job GPU request's cores), f13 (tasks wider than a CPU packed
+/// on one socket), f466 (a per-task GPU request's co-located GPUs weigh no
+/// more than it needs), f196 (the submit test ends before task
+/// distribution) and, in the replay, jobs over the partition's `MaxTime`
+/// and refusals by slurmctld's node filter: all fixed.
 #[test]
 fn cons_tres_cr_core_memory_fuzz() {
     require("select/cons_tres");
@@ -1580,11 +1582,6 @@ fn cons_tres_cr_core_memory_fuzz() {
                  test_144_8 (tests.rs `test_144_8_gres_gpu4_c4`) expects one core per \
                  socket for `--gres=gpu:4 -c4`, so the rule for GRES-required sockets is \
                  not settled",
-            ),
-            (
-                "f466",
-                "open: `-n1 --gpus-per-task=1` went to n1 (Slurm) or n3 (ours): node choice \
-                 among nodes with one usable GPU each, not traced yet",
             ),
             (
                 "f499",

@@ -335,8 +335,15 @@ pub fn node_filter(
             let total: u64 = devices.iter().map(|&i| free_of(i)).sum();
             gpus += total.min(by_memory.unwrap_or(u64::MAX));
             let near = devices.iter().filter(|&&i| near_cores(i)).count() as u64;
+            // Capped by `max_node_gres` (gres_select_filter.c:319-328,
+            // 366-369): the per-node count, else the job's total, which for
+            // a per-task request is tasks x count once the task count is
+            // known (fuzzed anchor stream f466, `-n1 --gpus-per-task=1`:
+            // a node with one free core beside one GPU weighs the same as
+            // one with two, and the tighter took it).
             let cap = match g.scope {
                 GresScope::PerNode | GresScope::PerJob => g.count,
+                GresScope::PerTask if job.num_tasks > 0 => g.count * u64::from(job.num_tasks),
                 _ => u64::MAX,
             };
             near_gpus += near.min(cap).min(by_memory.unwrap_or(u64::MAX));

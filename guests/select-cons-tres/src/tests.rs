@@ -1817,6 +1817,33 @@ fn a_per_job_gpu_request_keeps_the_cores_its_tasks_need() {
     assert_eq!(cpu_gpu(&ct, j), (vec![4, 5], vec![1]));
 }
 
+#[test]
+fn near_gpus_weigh_no_more_than_a_per_task_request_needs() {
+    // Fuzzed anchor stream (cons_tres-CR_Core_Memory-fuzz, seed 1) f466,
+    // `-n1 --gpus-per-task=1`: of a node with one free core beside one GPU
+    // and one with a free core beside each of its two, Slurm took the
+    // first. 22.05 caps a node's co-located GPUs by `max_node_gres` (the
+    // job's total, 1 here) before they lower its scheduling weight, so
+    // both weigh the same and the tighter node wins.
+    let mut ct = anchor_like(
+        "CR_Core_Memory",
+        2,
+        (2, 2),
+        0,
+        &[("gpu", 1, &[0, 1]), ("gpu", 1, &[2, 3])],
+    );
+    let mut six = job(1, 1, 6, 1);
+    six.details.required_nodes = Some(bm(2, &[0]));
+    six.details.max_nodes = Some(1);
+    assert_eq!(start(&mut ct, six), vec![(0, vec![0, 1, 2], 6)]);
+    let mut two = job(2, 1, 4, 1);
+    two.details.required_nodes = Some(bm(2, &[1]));
+    two.details.max_nodes = Some(1);
+    assert_eq!(start(&mut ct, two), vec![(1, vec![0, 2], 4)]);
+    let j = with_gres_per(job(3, 1, 1, 1), "gpu", 1, GresScope::PerTask);
+    assert_eq!(cores(&ct, j)[0].0, 0);
+}
+
 fn with_gres(j: Job, name: &str, count: u64) -> Job {
     with_gres_per(j, name, count, GresScope::PerNode)
 }
