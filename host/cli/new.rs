@@ -220,16 +220,7 @@ fn readme(package: &str, plugin_type: &str, template: &Template, crate_ident: &s
     } else {
         ""
     };
-    let simulate = match template.kind {
-        "priority" => format!(
-            "In the simulator: `slurm-wasm simulate --policy select/cons_tres,priority={wasm}`.\n\n"
-        ),
-        "select" => format!(
-            "In the simulator, against select/linear: `slurm-wasm simulate --policy \
-             select/linear,priority/basic --policy select={wasm},priority/basic`.\n\n"
-        ),
-        _ => String::new(),
-    };
+    let simulate = simulate_line(template.kind, &wasm);
     format!(
         "# {package}: the Slurm plugin `{plugin_type}` as a WebAssembly component\n\n\
          Made by `slurm-wasm new` from slurm-wasm's example: {}. Edit `src/lib.rs`; the SDK's\n\
@@ -591,16 +582,7 @@ fn lang_readme(lang: Lang, kind: &str, plugin_type: &str, wasm: &str) -> String 
     } else {
         ""
     };
-    let simulate = match kind {
-        "priority" => format!(
-            "In the simulator: `slurm-wasm simulate --policy select/cons_tres,priority={wasm}`.\n\n"
-        ),
-        "select" => format!(
-            "In the simulator, against select/linear: `slurm-wasm simulate --policy \
-             select/linear,priority/basic --policy select={wasm},priority/basic`.\n\n"
-        ),
-        _ => String::new(),
-    };
+    let simulate = simulate_line(kind, wasm);
     format!(
         "# {plugin_type}: a Slurm plugin as a WebAssembly component, in {what}\n\n\
          Made by `slurm-wasm new {kind} {name} --lang {lang}`. Needs {tools}.\n\n\
@@ -629,4 +611,19 @@ fn lang_readme(lang: Lang, kind: &str, plugin_type: &str, wasm: &str) -> String 
         },
         file = &wasm["build/".len()..],
     )
+}
+
+/// The README's line on running a plugin of `kind`, built to `wasm`, in
+/// the simulator (empty for the kinds `simulate` does not take).
+fn simulate_line(kind: &str, wasm: &str) -> String {
+    match kind {
+        "priority" => format!(
+            "In the simulator: `slurm-wasm simulate --policy select/cons_tres,priority={wasm}`.\n\n"
+        ),
+        "select" => format!(
+            "In the simulator, against select/linear: `slurm-wasm simulate --policy \
+             select/linear,priority/basic --policy select={wasm},priority/basic`.\n\n"
+        ),
+        _ => String::new(),
+    }
 }
