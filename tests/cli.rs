@@ -145,7 +145,7 @@ fn compile_fills_the_cache() {
 }
 
 #[test]
-fn demo_prints_the_spec_sequence() {
+fn demo_prints_the_fifo_sequence() {
     let (code, out, err) = slurm_wasm(&["demo", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -37,7 +37,7 @@ links = [12, 0]
 cpu_affinity = [4, 5, 6, 7]
 "#;
 
-/// The worked examples' node (SLURM-BEHAVIOUR.md 3.3): four GPUs
+/// The node of the environment examples below: four GPUs
 /// `/dev/nvidia[0-3]`, no AutoDetect, no env flags, 400 MPS shares.
 const SLURM_CONF: &str = "ClusterName=c\nGresTypes=gpu,mps\n\
     NodeName=g1 Sockets=2 CoresPerSocket=4 ThreadsPerCore=1 Gres=gpu:4,mps:400\n\
@@ -124,7 +124,8 @@ fn bad_input_names_the_file_and_line() {
 
 #[test]
 fn detect_prints_gres_conf_lines_from_an_inventory() {
-    // gres/gpu with AutoDetect=nvml (SLURM-BEHAVIOUR.md 3.1, 3.2): Type is
+    // gres/gpu with AutoDetect=nvml (`_parse_gres_config`, common/gres.c;
+    // `gres_p_node_config_load`, gres/gpu/gres_gpu.c): Type is
     // the model lower-cased with `_` for spaces, File /dev/nvidia<minor>,
     // Links with -1 at the device itself, the nvml env flag. The node shape
     // comes from slurm.conf: 2 sockets x 4 cores, CPU c on core c, and
@@ -156,8 +157,9 @@ fn detect_prints_gres_conf_lines_from_an_inventory() {
 
 #[test]
 fn env_matches_the_worked_examples() {
-    // SLURM-BEHAVIOUR.md 3.3, worked examples with File=/dev/nvidia[0-3],
-    // no AutoDetect, no env flags: all four vendor variables.
+    // gres_common_gpu_set_env (gres/common/gres_common.c) with
+    // File=/dev/nvidia[0-3], no AutoDetect, no env flags: all four vendor
+    // variables (the default flags of `_parse_gres_config`, common/gres.c).
     let dir = site(GRES_CONF);
     let vendors = |list: &str| {
         [

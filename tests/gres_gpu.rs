@@ -1,4 +1,4 @@
-//! gres/gpu and gres/mps through the host (spec section 3): the bundled
+//! gres/gpu and gres/mps through the host (src/plugins/gres): the bundled
 //! components loaded into the `gres` slot and driven through the typed
 //! `GresPlugin` handle, with GPUs served by the host's inventory provider
 //! (`InventoryGpu`) wrapped in a `RecordingGpu` that records every

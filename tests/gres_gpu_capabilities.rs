@@ -105,7 +105,9 @@ fn plugin(grants: Grants) -> (GresPlugin, Arc<RecordingGpu>) {
 
 #[test]
 fn granted_gpu_freq_reaches_the_provider_and_is_reset() {
-    // SLURM-BEHAVIOUR.md 3.4: memory=high takes the highest memory clock
+    // gpu_common_parse_gpu_freq (gpu/common/gpu_common.c) and
+    // _nvml_get_nearest_freqs (gpu/nvml/gpu_nvml.c): memory=high takes the
+    // highest memory clock
     // (1215), high the highest graphics clock at it (1410); every usable
     // GPU is set, and step_hardware_fini resets the ones it set.
     let (plugin, recorder) = plugin(

@@ -1,4 +1,5 @@
-//! priority/basic through the wasm component (spec section 4.1).
+//! priority/basic through the wasm component
+//! (src/plugins/priority/basic/priority_basic.c).
 
 use slurm_wasm_host::kinds::priority::{AssociationUpdate, FactorsRequest, QosUpdate};
 use slurm_wasm_host::types::{Association, Qos, Shares, TresAmount};
@@ -25,14 +26,16 @@ fn identity_is_slurms() {
     assert_eq!(id.plugin_name, "Priority BASIC plugin");
     assert_eq!(
         id.plugin_version, 0x160508,
-        "Slurm 22.05.8 by the version rule of spec 6"
+        "Slurm 22.05.8 by the version rule of common/plugin.c"
     );
 }
 
 #[test]
-fn spec_4_1_fifo_sequence() {
-    // Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` "Examples": first job nice 0 -> 4294901759; second -> 4294901758;
-    // third --nice=100 -> 4294901657; next 4294901756; nice -100 -> 4294901855.
+fn fifo_sequence_with_nice() {
+    // priority_p_set (priority_basic.c) with the controller's lowest_prio
+    // (set_job_prio, src/slurmctld/job_mgr.c): first job nice 0 ->
+    // 4294901759; second -> 4294901758; third --nice=100 -> 4294901657;
+    // next 4294901756; nice -100 -> 4294901855.
     let plugin = basic();
     let mut lowest = 0xffff_0000;
     let got: Vec<u32> = [0, 0, 100, 0, -100]

@@ -1,5 +1,5 @@
-//! priority/multifactor through the wasm component (spec sections 4.2-4.6),
-//! in virtual time.
+//! priority/multifactor through the wasm component
+//! (src/plugins/priority/multifactor), in virtual time.
 
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ const NOW: i64 = 1_700_000_000;
 
 /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s weights, classic fair-share (the src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage` tree gives User4 a
 /// fair-share factor of exactly 0.5).
-const SPEC_4_2: &[(&str, &str)] = &[
+const VECTOR_WEIGHTS: &[(&str, &str)] = &[
     ("AccountingStorageType", "accounting_storage/slurmdbd"),
     ("PriorityFlags", "NO_FAIR_TREE"),
     ("PriorityWeightAge", "1000"),
@@ -82,7 +82,7 @@ fn classic_tree() -> Vec<AssociationUpdate> {
 }
 
 /// The bundled plugin on a virtual clock at `NOW`, initialised with
-/// `options`, QOS normal (50) and high (100), and the 4.4 tree.
+/// `options`, QOS normal (50) and high (100), and the test24.1 tree.
 fn multifactor(options: &[(&str, &str)]) -> (Arc<VirtualClock>, PriorityPlugin) {
     let clock = Arc::new(VirtualClock::new(NOW));
     let host = Host::new(HostOptions {
@@ -114,7 +114,7 @@ fn multifactor(options: &[(&str, &str)]) -> (Arc<VirtualClock>, PriorityPlugin) 
 
 /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s job: eligible for a day, 10 nodes and 100 CPUs of 100/1000,
 /// QOS priority 50 of 100, in User4's association.
-fn spec_job() -> Job {
+fn vector_job() -> Job {
     let mut job = fixtures::job(1);
     job.assoc_id = 14;
     job.qos = Some("normal".into());
@@ -133,20 +133,23 @@ fn spec_job() -> Job {
 
 #[test]
 fn identity_is_slurms() {
-    let (_, plugin) = multifactor(SPEC_4_2);
+    let (_, plugin) = multifactor(VECTOR_WEIGHTS);
     let id = plugin.identity();
     assert_eq!(id.plugin_type, "priority/multifactor");
     assert_eq!(id.plugin_name, "Priority MULTIFACTOR plugin");
-    assert_eq!(id.plugin_version, 0x160508, "Slurm 22.05.8 (spec 6)");
+    assert_eq!(
+        id.plugin_version, 0x160508,
+        "Slurm 22.05.8 (common/plugin.c)"
+    );
 }
 
 #[test]
-fn spec_4_2_synthetic_vector() {
+fn synthetic_vector() {
     // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`: 142.857 + 5000 + 100 + 1000 + 1000 + 200 = 7442.857 -> 7442.
-    let (_, plugin) = multifactor(SPEC_4_2);
-    assert_eq!(plugin.set(0xffff_0000, &spec_job()).unwrap(), 7442);
+    let (_, plugin) = multifactor(VECTOR_WEIGHTS);
+    assert_eq!(plugin.set(0xffff_0000, &vector_job()).unwrap(), 7442);
     assert_eq!(
-        plugin.calculate(&[], &[spec_job().job_id]).unwrap(),
+        plugin.calculate(&[], &[vector_job().job_id]).unwrap(),
         vec![(1, 7442)]
     );
     let request = FactorsRequest {
@@ -155,7 +158,7 @@ fn spec_4_2_synthetic_vector() {
         partitions: vec![],
     };
     let rows = plugin
-        .get_priority_factors_list(&[spec_job()], &request, 0)
+        .get_priority_factors_list(&[vector_job()], &request, 0)
         .unwrap();
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
@@ -169,9 +172,9 @@ fn spec_4_2_synthetic_vector() {
 }
 
 #[test]
-fn spec_4_4_classic_vector() {
+fn classic_test24_1_vector() {
     // Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare
-    let (_, plugin) = multifactor(SPEC_4_2);
+    let (_, plugin) = multifactor(VECTOR_WEIGHTS);
     let usages = plugin.association_usages().unwrap();
     let line = |id: u32| {
         let u = usages.iter().find(|u| u.id == id).expect("listed");
@@ -208,10 +211,10 @@ fn spec_4_4_classic_vector() {
 }
 
 #[test]
-fn spec_4_3_decay_in_virtual_time() {
+fn decay_in_virtual_time() {
     // One half-life of 7 days leaves 0.50007340 of the usage (Slurm's
     // approximation of the decay factor).
-    let (clock, plugin) = multifactor(SPEC_4_2);
+    let (clock, plugin) = multifactor(VECTOR_WEIGHTS);
     plugin.calculate(&[], &[]).unwrap();
     clock.set(NOW + 7 * 86_400);
     plugin.calculate(&[], &[]).unwrap();
@@ -221,8 +224,8 @@ fn spec_4_3_decay_in_virtual_time() {
 
 #[test]
 fn running_usage_is_charged_and_survives_a_restart() {
-    let (clock, plugin) = multifactor(SPEC_4_2);
-    let mut job = spec_job();
+    let (clock, plugin) = multifactor(VECTOR_WEIGHTS);
+    let mut job = vector_job();
     job.job_id = 2;
     job.state = JobState::Running;
     job.start_time = NOW;
@@ -242,7 +245,7 @@ fn running_usage_is_charged_and_survives_a_restart() {
         "2998.97"
     );
     let saved = plugin.state_save().unwrap();
-    let (_, fresh) = multifactor(SPEC_4_2);
+    let (_, fresh) = multifactor(VECTOR_WEIGHTS);
     fresh.state_restore(&saved).unwrap();
     assert_eq!(
         fresh.set_assoc_usage(14).unwrap().usage_raw,
@@ -256,7 +259,7 @@ fn running_usage_is_charged_and_survives_a_restart() {
 
 #[test]
 fn malformed_settings_are_einval_naming_the_key() {
-    let (_, plugin) = multifactor(SPEC_4_2);
+    let (_, plugin) = multifactor(VECTOR_WEIGHTS);
     let err = plugin
         .init(&config(&[("PriorityWeightTRES", "CPU=lots")]))
         .unwrap_err();

@@ -1,5 +1,5 @@
-//! select/cons_tres through the host's typed `SelectPlugin` handle (spec
-//! section 2): identity, the cons_res alias, worked examples, GRES, nodeinfo,
+//! select/cons_tres through the host's typed `SelectPlugin` handle
+//! (src/plugins/select/cons_tres): identity, the cons_res alias, worked examples, GRES, nodeinfo,
 //! and properties of the usage tables.
 
 use std::sync::OnceLock;
@@ -91,7 +91,8 @@ fn code(e: CallError) -> i32 {
 
 #[test]
 fn identity_is_slurms() {
-    // Spec 2 / 6: plugin_type, plugin_name, plugin_id 109, version 22.05.8.
+    // cons_tres/select_cons_tres.c: plugin_type, plugin_name, plugin_id 109,
+    // version 22.05.8 (SLURM_VERSION_NUMBER, checked by common/plugin.c).
     let id = load("select/cons_tres").identity();
     assert_eq!(id.plugin_type, "select/cons_tres");
     assert_eq!(
@@ -104,7 +105,8 @@ fn identity_is_slurms() {
 
 #[test]
 fn cons_res_alias_reports_cr_plugin_1_and_refuses_gpus() {
-    // Spec 2: cons_res shares the code, refuses --gpus; SELECT_CR_PLUGIN is
+    // cons_res shares the cons_common code and refuses --gpus
+    // (gres_job_state_validate, common/gres.c); SELECT_CR_PLUGIN is
     // SELECT_TYPE_CONS_RES (1) vs SELECT_TYPE_CONS_TRES (2).
     let tres = load("select/cons_tres");
     tres.init(&config(&["CR_Core"], 1, "select/cons_tres"))
@@ -137,13 +139,14 @@ fn cons_res_alias_reports_cr_plugin_1_and_refuses_gpus() {
     let e = res
         .job_test(&request(1, j, JobTestMode::RunNow))
         .unwrap_err();
-    // ESLURM_UNSUPPORTED_GRES (spec 6; gres_job_state_validate).
+    // ESLURM_UNSUPPORTED_GRES (gres_job_state_validate, common/gres.c).
     assert_eq!(code(e), 2122);
 }
 
 #[test]
 fn init_needs_an_allocation_unit() {
-    // Spec 2: at least one of CR_CPU/CR_Core/CR_Socket.
+    // select_p_node_init (cons_common/cons_common.c): at least one of
+    // CR_CPU/CR_Core/CR_Socket.
     let p = load("select/cons_tres");
     assert_eq!(
         code(

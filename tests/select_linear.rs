@@ -1,4 +1,5 @@
-//! select/linear through the host (spec section 1): the bundled component
+//! select/linear through the host (src/plugins/select/linear/select_linear.c):
+//! the bundled component
 //! loaded into the select slot, driven with the host's fixtures and a
 //! virtual clock. Unit tests of every rule live in guests/select-linear;
 //! these check the same behaviour across the component boundary, the
@@ -120,7 +121,7 @@ fn start_on(plugin: &SelectPlugin, mut job: Job, n_nodes: u32, on: &[u32], end: 
 
 #[test]
 fn identity_is_slurms() {
-    // Spec 1 / 6: select/linear, plugin id 102, Slurm 22.05.8.
+    // select_linear.c: select/linear, plugin id 102, Slurm 22.05.8.
     let (_, plugin) = linear(&[], 1, Oversubscribe::No);
     let id = plugin.identity();
     assert_eq!(id.plugin_type, "select/linear");
@@ -131,7 +132,8 @@ fn identity_is_slurms() {
 
 #[test]
 fn init_refuses_cr_core() {
-    // Spec 1: CR_CPU/CR_Core/CR_Socket are fatal for linear.
+    // select_g_init (common/select.c): CR_CPU/CR_Core/CR_Socket are fatal
+    // for linear.
     let (_, plugin) = linear(&[], 1, Oversubscribe::No);
     let err = plugin
         .init(&config(&["CR_Core_Memory"], 1, Oversubscribe::No))
@@ -301,7 +303,8 @@ fn oversubscribe() -> impl Strategy<Value = Oversubscribe> {
     ]
 }
 
-/// Whether a job shares its nodes under `o` (the controller's rule, 1.5).
+/// Whether a job shares its nodes under `o` (the controller's rule; linear's
+/// `max_share` in `select_p_job_test`, select_linear.c).
 fn shares(o: &Oversubscribe, asked: bool) -> bool {
     match *o {
         Oversubscribe::No | Oversubscribe::Exclusive => false,

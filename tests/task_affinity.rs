@@ -99,7 +99,7 @@ fn row(source: &str, request: &LaunchRequest, identity: &str, ht: &str) {
 }
 
 #[test]
-fn spec_5_8_rows_through_wasm() {
+fn lllp_rows_through_wasm() {
     row(
         "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2` (auto -> sockets)",
         &launch(2, 1, 0, BLOCK, WHOLE),

@@ -1,5 +1,5 @@
-//! task/none through every task function (spec section 5: every hook is a
-//! logging no-op returning SLURM_SUCCESS).
+//! task/none through every task function (src/plugins/task/none/task_none.c:
+//! every hook is a logging no-op returning SLURM_SUCCESS).
 
 use slurm_wasm_host::{fixtures, Host, HostOptions, PluginSettings, PluginSource, TaskPlugin};
 

@@ -548,7 +548,8 @@ mod tests {
 
     #[test]
     fn mps_spread_matches_slurm() {
-        // SLURM-BEHAVIOUR.md 3.2: 301 over 2 is 150 then 151.
+        // _distribute_count (gres/common/gres_c_s.c): 301 over 2 is 150 then
+        // 151.
         assert_eq!(spread(301, 2), [150, 151]);
         assert_eq!(spread(100, 1), [100]);
     }

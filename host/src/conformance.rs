@@ -213,7 +213,7 @@ fn priority_checks(
         let b = plugin.set(0xffff_0000, &job).map_err(fault)?;
         ensure(a == b, || format!("{a} then {b} for the same job"))
     });
-    suite.run("set keeps a directly set priority (spec 4)", || {
+    suite.run("set keeps a directly set priority", || {
         let mut direct = job.clone();
         direct.priority = 999;
         direct.direct_set_priority = true;

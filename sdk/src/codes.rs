@@ -59,7 +59,7 @@ pub const EPLUGIN_INIT_FAILED: i32 = 8008;
 /// "Incompatible plugin version".
 pub const ESLURM_PLUGIN_BAD_VERSION: i32 = 8010;
 
-/// `NO_VAL` and friends (spec section "Conventions").
+/// `NO_VAL` and friends (slurm/slurm.h).
 pub const NO_VAL: u32 = 0xffff_fffe;
 /// `NO_VAL` of a 16-bit field.
 pub const NO_VAL16: u16 = 0xfffe;

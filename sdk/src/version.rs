@@ -5,7 +5,7 @@
 pub const CONTRACT_VERSION: &str = "0.1.0";
 
 /// Slurm's `SLURM_VERSION_NUMBER`: `(major << 16) | (minor << 8) | micro`
-/// (spec section 6: 22.05.8 -> 0x160508).
+/// (slurm/slurm_version.h.in, `SLURM_VERSION_NUM`: 22.05.8 -> 0x160508).
 pub const fn slurm_version_number(major: u32, minor: u32, micro: u32) -> u32 {
     (major << 16) | (minor << 8) | micro
 }

@@ -4,7 +4,8 @@
 //!
 //! - Class 4: environment edits are limited to the variables Slurm's
 //!   plugins of the kind set (`SLURM_*`; for gres also the GPU selection
-//!   variables of SLURM-BEHAVIOUR.md 3.3), values without NUL bytes.
+//!   variables `gres_common_gpu_set_env` sets, gres/common/gres_common.c),
+//!   values without NUL bytes.
 //! - Class 5: `cpuset` binds a step's tasks only to its CPUs (Slurm's
 //!   task/affinity binds within the step's cores) and `gpu-control`
 //!   changes only the GPUs of the step whose hardware is set up (Slurm's
@@ -303,7 +304,8 @@ fn gres_still_serves(g: &GresFixture) {
 fn gres_env_is_limited_to_slurm_and_gpu_variables() {
     // Issue 26 class 4, gres side: job, step and task environments take
     // only SLURM_* and the variables gres/gpu and gres/mps set
-    // (SLURM-BEHAVIOUR.md 3.3); an unset of PATH is refused like a set.
+    // (`gres_common_gpu_set_env`, gres/common/gres_common.c; `_set_env`,
+    // gres/mps/gres_mps.c); an unset of PATH is refused like a set.
     let g = gres_fixture();
     let flags = EnvFlags::empty();
     let err = g

@@ -7,8 +7,9 @@
 //! Before: the host passed these answers on unchecked, and the simulator
 //! printed 899,125,101% utilization from an `ncpus` of `u32::MAX`. The
 //! rules come from the contract's doc comments (wit/select.wit,
-//! wit/priority.wit) and SLURM-BEHAVIOUR.md section 4 (priority 0 means
-//! held; `recover` adds at most the boost the controller offered).
+//! wit/priority.wit) and Slurm's controller (src/slurmctld/job_mgr.c:
+//! priority 0 means held; `recover` adds at most the boost the controller
+//! offered, as `sync_job_priorities` does).
 //!
 //! The plugins are `tests/hostile-select` (select/hostile) and
 //! `tests/hostile-priority` (priority/hostile): each misbehaviour is named by

@@ -1,5 +1,5 @@
 //! What gres/gpu and gres/mps share (Slurm's `gres_common.c` and the GPU
-//! helpers of `gpu_common`), spec section 3:
+//! helpers of `gpu_common`):
 //!
 //! * [`conf`]: gres.conf records checked against the node, env flags and
 //!   their inheritance;

@@ -1,4 +1,4 @@
-//! `gres/gpu`: Slurm's GPU generic resource plugin (spec section 3) as a
+//! `gres/gpu`: Slurm's GPU generic resource plugin (src/plugins/gres/gpu) as a
 //! wasm component.
 //!
 //! [`Gpu`] holds the node's device list and implements every entry point

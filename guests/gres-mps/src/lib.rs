@@ -1,4 +1,4 @@
-//! `gres/mps`: Slurm's CUDA Multi-Process Service plugin (spec section 3)
+//! `gres/mps`: Slurm's CUDA Multi-Process Service plugin (src/plugins/gres/mps)
 //! as a wasm component.
 //!
 //! Each GPU of the node carries a number of MPS shares; a job's shares on a

@@ -58,7 +58,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_1_fifo_sequence_with_nice() {
+    fn fifo_sequence_with_nice() {
         // Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` "Examples": nice 0, 0, 100, 0, -100.
         assert_eq!(
             sequence(&[0, 0, 100, 0, -100]),

@@ -1,4 +1,5 @@
-//! `priority/basic`: Slurm's FIFO priority plugin (spec section 4.1).
+//! `priority/basic`: Slurm's FIFO priority plugin
+//! (src/plugins/priority/basic/priority_basic.c).
 //!
 //! The algorithm lives in [`fifo`] and [`reservation`], plain Rust that
 //! builds natively as well; [`plugin`] exports it through the

@@ -1,5 +1,6 @@
 //! Classic fair-share (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage`, `PriorityFlags=NO_FAIR_TREE`): effective
-//! usage, its depth-oblivious variant (4.4.1) and `F = 2^(-(UE/S)/damp)`.
+//! usage, its depth-oblivious variant (`_depth_oblivious_set_usage_efctv`)
+//! and `F = 2^(-(UE/S)/damp)` (`priority_p_calc_fs_factor`).
 //!
 //! As in Slurm, each decay cycle first recomputes the accounts top-down
 //! ([`Classic::refresh_accounts`]) and marks users unknown; a user's
@@ -116,7 +117,8 @@ impl Classic {
         }
     }
 
-    /// 4.4.1: with `Rp = UE_p / S_p`, `Rs = sum of the level's normalised
+    /// `_depth_oblivious_set_usage_efctv` (priority_multifactor.c): with
+    /// `Rp = UE_p / S_p`, `Rs = sum of the level's normalised
     /// usage / S_p` (entries marked `FairShare=parent` excluded) and
     /// `Rl = (UA / S) / Rs`: `k = 1` when `Rp` or `Rl` is 0 or `ln Rp` and
     /// `ln Rl` have the same sign, else `k = 1 / (1 + (5 ln Rp)^2)`;
@@ -198,7 +200,7 @@ pub(crate) mod tests {
     /// D(60), G(0); A -> B(30), C(10); D -> E(25), F(35); users U1 in B
     /// (usage 20), U2, U3 in C (25, 0), U4 in E (25), U5 in F (0), U6 (0
     /// shares) in G (usage 30). Root usage 100.
-    pub(crate) fn spec_4_4_tree() -> Vec<Update> {
+    pub(crate) fn test24_1_tree() -> Vec<Update> {
         let acct = |id, parent, name: &str, shares| {
             assoc(id, Some(parent), name, None, Shares::Raw(shares), 0.0)
         };
@@ -240,9 +242,9 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn spec_4_4_classic_test_vector() {
+    fn classic_test24_1_vector() {
         let mut tree = Tree::default();
-        tree.apply(spec_4_4_tree(), false).unwrap();
+        tree.apply(test24_1_tree(), false).unwrap();
         CLASSIC.refresh_accounts(&mut tree);
         CLASSIC.complete(&mut tree);
         // Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare
@@ -302,7 +304,7 @@ pub(crate) mod tests {
     #[test]
     fn users_are_computed_lazily_from_the_cycle_start_values() {
         let mut tree = Tree::default();
-        tree.apply(spec_4_4_tree(), false).unwrap();
+        tree.apply(test24_1_tree(), false).unwrap();
         CLASSIC.refresh_accounts(&mut tree);
         assert_eq!(tree.get(11).unwrap().figures.usage_efctv, None);
         assert_eq!(six(CLASSIC.job_fair_share(&mut tree, 11)), "0.408479");
@@ -312,7 +314,7 @@ pub(crate) mod tests {
 
     #[test]
     fn fairshare_parent_user_takes_its_accounts_figures() {
-        let mut updates = spec_4_4_tree();
+        let mut updates = test24_1_tree();
         updates.push(assoc(
             17,
             Some(3),
@@ -336,13 +338,13 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn spec_4_4_1_depth_oblivious() {
+    fn depth_oblivious_usage() {
         let depth = Classic {
             depth_oblivious: true,
             damp: 1.0,
         };
         let mut tree = Tree::default();
-        tree.apply(spec_4_4_tree(), false).unwrap();
+        tree.apply(test24_1_tree(), false).unwrap();
         depth.refresh_accounts(&mut tree);
         depth.complete(&mut tree);
         // B under A: Rp = .45/.4, Rs = (.2 + .25)/.4 = 1.125,

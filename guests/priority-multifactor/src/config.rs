@@ -1,5 +1,5 @@
 //! The plugin's settings, read once from `slurm.conf` options (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`,
-//! 4.3): weights, TRES weights, PriorityMaxAge, PriorityDecayHalfLife,
+//! `_decay_thread`): weights, TRES weights, PriorityMaxAge, PriorityDecayHalfLife,
 //! PriorityUsageResetPeriod, PriorityFavorSmall, PriorityFlags,
 //! FairShareDampeningFactor and AccountingStorageType.
 //!
@@ -387,7 +387,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_2_without_slurmdbd_age_and_fairshare_weights_are_zero() {
+    fn without_slurmdbd_age_and_fairshare_weights_are_zero() {
         let c = parse(&[
             ("PriorityWeightAge", "1000"),
             ("PriorityWeightFairshare", "10000"),
@@ -407,7 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_2_flags() {
+    fn priority_flags_words() {
         let f = Flags::parse("small_relative_to_time, CALCULATE_RUNNING,NO_NORMAL_ALL").unwrap();
         assert!(f.contains(Flags::SMALL_RELATIVE_TO_TIME));
         assert!(f.contains(Flags::CALCULATE_RUNNING));

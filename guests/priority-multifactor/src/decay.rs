@@ -153,7 +153,7 @@ mod tests {
     use crate::usage::TresSeconds;
 
     #[test]
-    fn spec_4_3_decay_factor_figures() {
+    fn decay_factor_figures() {
         let df = decay_factor(SEVEN_DAYS);
         assert_eq!(format!("{df:.16}"), "0.9999988541666667");
         assert_eq!(format!("{:.8}", real_decay(df, 300)), "0.99965631");
@@ -231,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_3_ten_cpus_for_one_period() {
+    fn ten_cpus_for_one_period() {
         // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`: a 10-CPU job running a whole 300 s period with hl = 7 d
         // adds 10 x 300 x 0.99965631 = 2998.97 CPU-s, to its association and
         // every ancestor.

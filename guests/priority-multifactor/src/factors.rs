@@ -288,7 +288,7 @@ pub(crate) mod tests {
 
     /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal` synthetic vector: a pending job eligible for a day, 10
     /// nodes and 100 CPUs, in a partition of 1000 CPUs.
-    pub(crate) fn spec_job() -> JobView<'static> {
+    pub(crate) fn vector_job() -> JobView<'static> {
         JobView {
             job_id: 1,
             user_id: 1000,
@@ -315,7 +315,7 @@ pub(crate) mod tests {
         }
     }
 
-    pub(crate) fn spec_config() -> Config {
+    pub(crate) fn vector_config() -> Config {
         Config {
             weights: Weights {
                 age: 1000,
@@ -359,10 +359,10 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn spec_4_2_synthetic_vector() {
-        let config = spec_config();
+    fn synthetic_vector() {
+        let config = vector_config();
         let p = partition(1);
-        let f = Factors::of(&config, &SCALE, &spec_job(), &inputs(&p));
+        let f = Factors::of(&config, &SCALE, &vector_job(), &inputs(&p));
         assert_eq!(f.job_size, 0.1);
         let w = f.weighted(&config);
         assert_eq!(format!("{:.3}", w.age), "142.857");
@@ -376,11 +376,11 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn spec_4_2_small_relative_to_time_and_favor_small() {
+    fn small_relative_to_time_and_favor_small() {
         let p = partition(1);
-        let mut config = spec_config();
+        let mut config = vector_config();
         config.flags = Flags::parse("SMALL_RELATIVE_TO_TIME").unwrap();
-        let mut job = spec_job();
+        let mut job = vector_job();
         job.min_nodes = 1;
         job.cpus = 20;
         job.time_limit = Some(60);
@@ -399,14 +399,14 @@ pub(crate) mod tests {
         let x = Factors::of(&config, &SCALE, &job, &inputs(&p60)).job_size;
         assert_eq!(format!("{x:.6}"), "0.999667");
 
-        let mut favor_small = spec_config();
+        let mut favor_small = vector_config();
         favor_small.favor_small = true;
-        let x = Factors::of(&favor_small, &SCALE, &spec_job(), &inputs(&p)).job_size;
+        let x = Factors::of(&favor_small, &SCALE, &vector_job(), &inputs(&p)).job_size;
         assert_eq!(x, 0.9);
     }
 
     #[test]
-    fn spec_4_2_partition_doc_example() {
+    fn partition_doc_example() {
         // PartitionA factor 20, PartitionB 10, W_part 5000.
         let config = Config {
             weights: Weights {
@@ -421,7 +421,7 @@ pub(crate) mod tests {
         };
         let weighted = |config: &Config, factor| {
             let p = partition(factor);
-            Factors::of(config, &scale, &spec_job(), &inputs(&p))
+            Factors::of(config, &scale, &vector_job(), &inputs(&p))
                 .weighted(config)
                 .partition
         };
@@ -437,16 +437,16 @@ pub(crate) mod tests {
 
     #[test]
     fn age_caps_at_max_age_and_needs_accrual() {
-        let config = spec_config();
+        let config = vector_config();
         let p = partition(1);
-        let mut job = spec_job();
+        let mut job = vector_job();
         job.accrue_time = NOW - i64::from(SEVEN_DAYS) - 5;
         assert_eq!(Factors::of(&config, &SCALE, &job, &inputs(&p)).age, 1.0);
         job.accrue_time = 0;
         assert_eq!(Factors::of(&config, &SCALE, &job, &inputs(&p)).age, 0.0);
         let always = Config {
             flags: Flags::parse("ACCRUE_ALWAYS").unwrap(),
-            ..spec_config()
+            ..vector_config()
         };
         let age = Factors::of(&always, &SCALE, &job, &inputs(&p)).age;
         assert_eq!(age, 86_400.0 / f64::from(SEVEN_DAYS), "from submission");
@@ -481,7 +481,7 @@ pub(crate) mod tests {
             assoc_priority: 7,
             ..inputs(&p)
         };
-        let f = Factors::of(&config, &SCALE, &spec_job(), &inputs);
+        let f = Factors::of(&config, &SCALE, &vector_job(), &inputs);
         assert_eq!((f.qos, f.assoc, f.tres[0]), (50.0, 7.0, 100.0));
     }
 }

@@ -143,7 +143,7 @@ pub(crate) mod tests {
     /// 21 user associations, root usage 240. (The program gives uGA1 and
     /// uGA2 the same id, 921; here uGA2 is 922.) Accounts get their usage
     /// from their users.
-    pub(crate) fn spec_4_5_tree() -> Vec<Update> {
+    pub(crate) fn test24_4_tree() -> Vec<Update> {
         let acct =
             |id, parent, name: &str, shares| assoc(id, Some(parent), name, None, shares, 0.0);
         let user = |id, parent, account: &str, name: &str, shares, usage| {
@@ -195,13 +195,13 @@ pub(crate) mod tests {
 
     fn fair_tree() -> Tree {
         let mut tree = Tree::default();
-        tree.apply(spec_4_5_tree(), true).unwrap();
+        tree.apply(test24_4_tree(), true).unwrap();
         compute(&mut tree);
         tree
     }
 
     #[test]
-    fn spec_4_5_every_user_row_of_the_fair_tree_example() {
+    fn every_user_row_of_test24_4() {
         let tree = fair_tree();
         assert_eq!(tree.user_count(), 21);
         assert_eq!(tree.get(1).unwrap().usage.raw, 240.0);
@@ -249,7 +249,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn spec_4_5_accounts_and_shares() {
+    fn test24_4_accounts_and_shares() {
         let tree = fair_tree();
         let lf = |id| six(tree.get(id).unwrap().figures.level_fs.unwrap());
         for (id, expected) in [

@@ -571,10 +571,10 @@ impl Multifactor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classic::tests::spec_4_4_tree;
+    use crate::classic::tests::test24_1_tree;
     use crate::config::{Weights, SEVEN_DAYS};
-    use crate::factors::tests::{spec_config, spec_job, NOW};
-    use crate::fair_tree::tests::spec_4_5_tree;
+    use crate::factors::tests::{vector_config, vector_job, NOW};
+    use crate::fair_tree::tests::test24_4_tree;
     use crate::qos::QosSpec;
     use crate::reset::ResetPeriod;
     use crate::tree::tests::assoc;
@@ -621,11 +621,11 @@ mod tests {
     fn classic_spec() -> Multifactor {
         let config = Config {
             flags: Flags::parse("NO_FAIR_TREE").unwrap(),
-            ..spec_config()
+            ..vector_config()
         };
         let mut m = Multifactor::new(config, cluster(vec![partition("debug", 1)]));
         m.update_qos(qos_updates()).unwrap();
-        m.update_associations(spec_4_4_tree()).unwrap();
+        m.update_associations(test24_1_tree()).unwrap();
         m
     }
 
@@ -633,12 +633,12 @@ mod tests {
         JobView {
             assoc_id: 14,
             qos: Some("normal"),
-            ..spec_job()
+            ..vector_job()
         }
     }
 
     #[test]
-    fn spec_4_2_synthetic_vector_with_a_real_tree() {
+    fn synthetic_vector_with_a_real_tree() {
         let mut m = classic_spec();
         assert_eq!(m.set(&user4_job(), NOW).unwrap(), 7442);
         assert_eq!(
@@ -697,7 +697,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_4_classic_vector_through_the_instance() {
+    fn classic_vector_through_the_instance() {
         let mut m = classic_spec();
         let reports = m.association_usages();
         let user5 = reports.iter().find(|r| r.id == 15).unwrap();
@@ -718,9 +718,9 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_5_fair_tree_through_the_instance() {
-        let mut m = Multifactor::new(spec_config(), cluster(vec![partition("debug", 1)]));
-        m.update_associations(spec_4_5_tree()).unwrap();
+    fn fair_tree_through_the_instance() {
+        let mut m = Multifactor::new(vector_config(), cluster(vec![partition("debug", 1)]));
+        m.update_associations(test24_4_tree()).unwrap();
         let reports = m.association_usages();
         let ud2 = reports.iter().find(|r| r.id == 53).unwrap();
         assert_eq!(format!("{:.6}", ud2.fair_share), "0.238095");
@@ -728,7 +728,7 @@ mod tests {
         // A job of uD2 gets W_fs x 0.238095.
         let job = JobView {
             assoc_id: 53,
-            ..spec_job()
+            ..vector_job()
         };
         let rows = m.factors_list(&[job], &Filter::default(), NOW).unwrap();
         assert_eq!(format!("{:.2}", rows[0].weighted.fair_share), "2380.95");
@@ -741,7 +741,7 @@ mod tests {
             } else {
                 Flags::default()
             },
-            ..spec_config()
+            ..vector_config()
         };
         let mut m = Multifactor::new(config, cluster(vec![partition("debug", 1)]));
         m.update_qos(qos_updates()).unwrap();
@@ -761,7 +761,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_3_usage_after_one_and_ten_half_lives() {
+    fn usage_after_one_and_ten_half_lives() {
         for fair_tree in [true, false] {
             let mut m = usage_tree(fair_tree);
             m.calculate(&[], &[], NOW).unwrap();
@@ -794,12 +794,12 @@ mod tests {
             time_limit: Some(60),
             tres_allocated: vec![("cpu", 10)],
             billable: 10.0,
-            ..spec_job()
+            ..vector_job()
         }
     }
 
     #[test]
-    fn spec_4_3_running_job_charges_every_cycle_and_job_end_once() {
+    fn running_job_charges_every_cycle_and_job_end_once() {
         let df = decay::decay_factor(SEVEN_DAYS);
         let mut m = usage_tree(true);
         m.calculate(&[running(NOW)], &[], NOW).unwrap();
@@ -864,7 +864,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_3_daily_reset_clears_usage_at_midnight_utc() {
+    fn daily_reset_clears_usage_at_midnight_utc() {
         let mut m = usage_tree(true);
         let config = Config {
             reset_period: ResetPeriod::Daily,
@@ -917,7 +917,7 @@ mod tests {
         );
         let job = JobView {
             partitions: &[1, 0],
-            ..spec_job()
+            ..vector_job()
         };
         assert_eq!(m.set(&job, NOW).unwrap(), 2500);
         let rows = m
@@ -936,7 +936,7 @@ mod tests {
         assert_eq!(m.factors_list(&[job], &filter, NOW).unwrap().len(), 1);
         let bad = JobView {
             partitions: &[2],
-            ..spec_job()
+            ..vector_job()
         };
         let e = m.set(&bad, NOW).unwrap_err();
         assert!(e.message.contains("partition index 2"), "{e}");
@@ -1035,12 +1035,12 @@ mod tests {
 
     #[test]
     fn switching_fair_tree_off_renormalises_shares() {
-        let mut m = Multifactor::new(spec_config(), cluster(vec![partition("debug", 1)]));
-        m.update_associations(spec_4_4_tree()).unwrap();
+        let mut m = Multifactor::new(vector_config(), cluster(vec![partition("debug", 1)]));
+        m.update_associations(test24_1_tree()).unwrap();
         assert_eq!(m.tree().get(11).unwrap().figures.shares_norm, 1.0);
         let config = Config {
             flags: Flags::parse("NO_FAIR_TREE").unwrap(),
-            ..spec_config()
+            ..vector_config()
         };
         let c = m.cluster.clone();
         m.reconfigure(config, c, false, &[], NOW);

@@ -1,5 +1,5 @@
-//! `priority/multifactor`: Slurm's multifactor priority plugin (spec
-//! sections 4.2-4.6) as a WebAssembly component.
+//! `priority/multifactor`: Slurm's multifactor priority plugin
+//! (src/plugins/priority/multifactor) as a WebAssembly component.
 //!
 //! The algorithm is plain Rust that builds natively as well:
 //!

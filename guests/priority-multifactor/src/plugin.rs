@@ -488,7 +488,7 @@ mod tests {
     }
 
     /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s weights, classic fair-share.
-    const SPEC_4_2: &[(&str, &str)] = &[
+    const VECTOR_WEIGHTS: &[(&str, &str)] = &[
         ("AccountingStorageType", "accounting_storage/slurmdbd"),
         ("PriorityFlags", "NO_FAIR_TREE"),
         ("PriorityWeightAge", "1000"),
@@ -543,7 +543,7 @@ mod tests {
 
     /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s job: eligible a day ago, 10 nodes, 100 CPUs, QOS priority
     /// 50 of 100, in User4's association (fair-share 0.5).
-    fn spec_job() -> Job {
+    fn vector_job() -> Job {
         let mut job = fixtures::job(1);
         job.assoc_id = 14;
         job.qos = Some("normal".into());
@@ -568,16 +568,16 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_2_vector_through_the_export_layer() {
+    fn synthetic_vector_through_the_export_layer() {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        setup(SPEC_4_2);
-        assert_eq!(P::set(0, spec_job()).unwrap(), 7442);
+        setup(VECTOR_WEIGHTS);
+        assert_eq!(P::set(0, vector_job()).unwrap(), 7442);
         let request = FactorsRequest {
             job_ids: vec![],
             user_ids: vec![],
             partitions: vec![],
         };
-        let rows = P::get_priority_factors_list(vec![spec_job()], request, 0).unwrap();
+        let rows = P::get_priority_factors_list(vec![vector_job()], request, 0).unwrap();
         let r = &rows[0];
         assert_eq!(format!("{:.3}", r.age), "142.857");
         assert_eq!(
@@ -587,17 +587,17 @@ mod tests {
         assert_eq!(r.tres, vec![("cpu".to_string(), 200.0)]);
         assert_eq!((r.partition.as_str(), r.priority), ("debug", 7442));
         // Without slurmdbd, age and fair-share weigh nothing (and it is logged).
-        setup(&SPEC_4_2[1..]);
-        assert_eq!(P::set(0, spec_job()).unwrap(), 2300);
+        setup(&VECTOR_WEIGHTS[1..]);
+        assert_eq!(P::set(0, vector_job()).unwrap(), 2300);
         assert!(testkit::with(|h| h.logs.iter().any(
             |(_, m)| m.contains("PriorityWeightFairshare are set to 0")
         )));
     }
 
     #[test]
-    fn spec_4_4_classic_vector_through_the_export_layer() {
+    fn classic_vector_through_the_export_layer() {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        setup(SPEC_4_2);
+        setup(VECTOR_WEIGHTS);
         let usages = P::association_usages().unwrap();
         let line = |id: u32| {
             let u = usages.iter().find(|u| u.id == id).unwrap();
@@ -615,9 +615,9 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_3_decay_follows_the_host_clock() {
+    fn decay_follows_the_host_clock() {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        setup(SPEC_4_2);
+        setup(VECTOR_WEIGHTS);
         P::calculate(vec![], vec![]).unwrap();
         testkit::with(|h| h.now = NOW + 7 * 86_400);
         P::calculate(vec![], vec![]).unwrap();
@@ -628,8 +628,8 @@ mod tests {
     #[test]
     fn running_job_usage_is_charged_once_at_its_end() {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        setup(SPEC_4_2);
-        let mut job = spec_job();
+        setup(VECTOR_WEIGHTS);
+        let mut job = vector_job();
         job.job_id = 5;
         job.state = JobState::Running;
         job.start_time = NOW;
@@ -656,7 +656,7 @@ mod tests {
     #[test]
     fn malformed_settings_and_states_are_refused() {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        setup(SPEC_4_2);
+        setup(VECTOR_WEIGHTS);
         let e = P::init(options(&[("PriorityDecayHalfLife", "soon")])).unwrap_err();
         assert_eq!(e.code, slurm_wasm_sdk::codes::EINVAL);
         assert!(

@@ -202,7 +202,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_3_daily_boundary_skips_past_days() {
+    fn daily_boundary_skips_past_days() {
         // Last reset Wednesday 2024-01-10 15:00; a cycle the same evening
         // waits for Thursday 00:00.
         let last = utc(2024, 1, 10, 15, 0);
@@ -214,7 +214,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_3_weekly_boundary_is_next_sunday() {
+    fn weekly_boundary_is_next_sunday() {
         // 2024-01-10 is a Wednesday; the next Sunday is the 14th.
         let last = utc(2024, 1, 10, 15, 0);
         let next = next_boundary(ResetPeriod::Weekly, last, last);
@@ -233,7 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_4_3_monthly_quarterly_yearly_boundaries() {
+    fn monthly_quarterly_yearly_boundaries() {
         let mid_may = utc(2024, 5, 17, 9, 30);
         let dec = utc(2023, 12, 31, 23, 59);
         assert_eq!(

@@ -69,21 +69,21 @@ pub struct Row {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::factors::tests::{spec_job, NOW};
+    use crate::factors::tests::{vector_job, NOW};
 
     #[test]
-    fn spec_4_6_who_is_listed() {
+    fn who_is_listed() {
         let none = Flags::default();
-        let job = spec_job();
+        let job = vector_job();
         assert!(listed(&job, none, NOW));
         let held = JobView {
             priority: 0,
-            ..spec_job()
+            ..vector_job()
         };
         assert!(!listed(&held, none, NOW), "held jobs are not listed");
         let later = JobView {
             begin_time: NOW + 60,
-            ..spec_job()
+            ..vector_job()
         };
         assert!(!listed(&later, none, NOW), "not eligible yet");
         assert!(
@@ -92,13 +92,13 @@ mod tests {
         );
         let running = JobView {
             state: RunState::Running,
-            ..spec_job()
+            ..vector_job()
         };
         assert!(!listed(&running, none, NOW));
         assert!(listed(&running, Flags::CALCULATE_RUNNING, NOW));
         let nowhere = JobView {
             partitions: &[],
-            ..spec_job()
+            ..vector_job()
         };
         assert!(!listed(&nowhere, none, NOW));
     }
@@ -111,14 +111,14 @@ mod tests {
             user_ids: &[1000],
             partitions: &parts,
         };
-        assert!(f.job(&spec_job()));
+        assert!(f.job(&vector_job()));
         assert!(!f.job(&JobView {
             job_id: 3,
-            ..spec_job()
+            ..vector_job()
         }));
         assert!(!f.job(&JobView {
             user_id: 7,
-            ..spec_job()
+            ..vector_job()
         }));
         assert!(f.partition("debug") && !f.partition("gpu"));
         assert!(Filter::default().partition("any"));

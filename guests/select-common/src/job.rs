@@ -241,7 +241,7 @@ mod tests {
 
     #[test]
     fn per_node_zero_is_no_request() {
-        // Spec conventions: value 0 means "all memory of the node".
+        // `--mem=0` asks for all the memory of the node (sbatch(1)).
         assert_eq!(
             MemRequest::from(&t::MemoryRequest::PerNode(0)),
             MemRequest::None

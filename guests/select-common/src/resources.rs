@@ -88,7 +88,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn run_length_example_of_spec_2_1() {
+    fn run_length_example() {
         assert_eq!(
             cpu_array(&[4, 4, 2, 2, 2, 2, 2, 2]),
             (vec![4, 2], vec![2, 6])

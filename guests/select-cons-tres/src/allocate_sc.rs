@@ -1,5 +1,5 @@
 //! `_allocate_sc`: which cores of one node a job may use and how many CPUs
-//! that gives (spec 2.4, "Core choice within a node").
+//! that gives (cons_common/cons_common.c).
 
 use smallvec::SmallVec;
 
@@ -98,11 +98,11 @@ pub struct SocketAlloc {
     pub avail_cpus: u32,
     /// Kept cores (node-local core bitmap).
     pub cores: Bits,
-    /// CPUs per core the job uses (`v` of the spec).
+    /// CPUs per core the job uses (`cpus_per_core` of `_allocate_sc`).
     pub cpus_per_core: u32,
 }
 
-/// CPUs per core for the job on `rec` (spec 2.4 step 4).
+/// CPUs per core for the job on `rec` (`cpus_per_core` in `_allocate_sc`).
 pub fn cpus_per_core(rec: &NodeRec, job: &JobView, params: &Params, gres_min_cpus: bool) -> u32 {
     let tpc = rec.tpc as u32;
     let ntpc = effective_ntasks_per_core(job, params);

@@ -1,5 +1,5 @@
-//! `_can_job_run_on_node`: one node's offer to a job, after GRES, cores and
-//! memory (spec 2.4).
+//! `can_job_run_on_node`: one node's offer to a job, after GRES, cores and
+//! memory (cons_tres/job_test.c).
 
 use slurm_wasm_sdk::types::GresScope;
 use smallvec::SmallVec;

@@ -1,5 +1,5 @@
 //! `dist_tasks`: tasks per node and which cores of each node are kept
-//! (spec 2.8).
+//! (cons_common/dist_tasks.c).
 
 use smallvec::SmallVec;
 
@@ -70,7 +70,8 @@ pub fn dist_tasks(
     let maxtasks = task_count(job, shares.len() as u32, ncpus);
     let cpt = job.cpt;
     if job.whole_node {
-        // Keep every core; count tasks only (spec 2.8 first bullet).
+        // Keep every core; count tasks only (`dist_tasks` with an exclusive
+        // or whole-node job runs `_set_task_dist` alone).
         let plane = if job.node_dist_plane {
             job.plane_size
         } else {

@@ -1,4 +1,5 @@
-//! `eval_nodes`: choosing the nodes (spec 2.6): one-node fast path, least
+//! `eval_nodes`: choosing the nodes (`_eval_nodes`, `_eval_nodes_lln`,
+//! cons_tres/job_test.c): one-node fast path, least
 //! loaded node (CR_LLN) and consecutive best fit with weights.
 //!
 //! Inside the chosen set nodes are taken from its start (from its first
@@ -108,8 +109,8 @@ impl State<'_> {
     }
 
     /// Whether the job fits once no more nodes can be had: the CPUs and
-    /// per-job GRES are there and only optional nodes are missing (spec
-    /// 2.6, last bullet; cons_tres/job_test.c:1004-1007).
+    /// per-job GRES are there and only optional nodes are missing
+    /// (`_eval_nodes`, cons_tres/job_test.c:1004-1007).
     fn enough(&self) -> bool {
         self.done()
             || (self.rem_cpus <= 0 && self.gres_have >= self.gres_job && self.needed_nodes() <= 0)
@@ -660,9 +661,10 @@ fn cpus_may_suffice(
 ///
 /// With a node range (`counts.req` above the minimum) nodes are taken up
 /// to `req`, but the job also fits when the nodes run out with only the
-/// optional ones missing (spec 2.6, last bullet). A job giving a task
-/// count takes no more nodes than it has tasks (or than its minimum, when
-/// that is larger; under CR_LLN never more than its tasks).
+/// optional ones missing (`_eval_nodes`, cons_tres/job_test.c:1004-1007).
+/// A job giving a task count takes no more nodes than it has tasks (or than
+/// its minimum, when that is larger; under CR_LLN never more than its
+/// tasks).
 ///
 /// A one-node job takes the same path, as in 22.05 (which has no
 /// shortcut for it): the tightest sufficient set, then the set's node with
@@ -759,7 +761,7 @@ fn evaluate(
     }
 
     if job.lln {
-        // Least loaded node (spec 2.6 item 3): lowest weight, then the
+        // Least loaded node (`_eval_nodes_lln`): lowest weight, then the
         // greatest ratio of free CPUs to node CPUs, free CPUs counted
         // before the job's memory and task limits cut them (`max_cpus`;
         // 22.05 cons_tres/job_test.c:2888-2894); the first on ties. The
@@ -804,7 +806,7 @@ fn evaluate(
     // Consecutive best fit.
     let mut runs = runs_in(recs, offers, &taken, job);
     // A contiguous job with required nodes only looks at the set holding
-    // them, and fails when they lie in several (spec 2.6; 22.05
+    // them, and fails when they lie in several (22.05 `_eval_nodes`,
     // cons_tres/job_test.c:747-750, 806-822).
     let contiguous_req = job.contiguous && job.required.is_some();
     while !st.done() && st.chosen.len() < max_nodes {

@@ -1,4 +1,5 @@
-//! GRES in scheduling (spec 2.10): which devices a node can offer a job,
+//! GRES in scheduling (cons_tres/gres_sched.c and
+//! cons_common/gres_select_filter.c): which devices a node can offer a job,
 //! which sockets that forces, and the final device pick per node.
 
 use slurm_wasm_sdk::types::GresScope;
@@ -361,7 +362,9 @@ pub fn node_filter(
             DeviceList::new()
         };
         if shared {
-            // Shares come from one device per node (spec 2.10).
+            // Shares come from one device per node (`_build_sock_gres_by_topo`,
+            // cons_tres/gres_sched.c; `_pick_specific_topo`,
+            // cons_common/gres_select_filter.c).
             devices.truncate(1);
             if devices.is_empty() {
                 return None;
@@ -375,7 +378,8 @@ pub fn node_filter(
                 return None;
             }
         }
-        // Sockets the devices need (spec 2.10): devices bound to every
+        // Sockets the devices need (`_build_sock_gres_by_topo`,
+        // cons_tres/gres_sched.c): devices bound to every
         // socket count for any; the others count for the sockets of their
         // `Cores=` that still have free cores. The cores are walked on these
         // sockets first; enforce-binding also removes the other sockets.
@@ -899,7 +903,10 @@ pub fn pick(
                         })
                         .sum()
                 };
-                // Spec 2.10: the sums are sorted ascending (a quirk kept on purpose).
+                // The sums are sorted ascending, as later releases' per-node
+                // pick does (a quirk kept on purpose). 22.05's
+                // `_set_node_bits` (cons_common/gres_select_filter.c) instead
+                // takes devices from the highest link count down.
                 cands.sort_by_key(|i| (link_sum(i), *i));
             }
             chosen.push(cands.remove(0));

@@ -1,13 +1,14 @@
-//! `select_p_job_test`: the passes over sharing and partitions (spec 2.7)
-//! and the modes (spec 2.3).
+//! `select_p_job_test`: the passes over sharing and partitions (`_job_test`,
+//! cons_common/job_test.c) and the modes (`common_job_test`, same file).
 //!
 //! Simplifications against Slurm 22.05 (each named so a differential test
 //! that trips on one points here):
-//! * steps 2–4 of 2.7 take each partition's PreemptMode to be the
-//!   cluster's (the partition records carry none); step 2 is not run as a
-//!   test of its own (steps 3 and 4 test subsets of its cores, so they
-//!   fail where it would), and step 3 only where partitions of another
-//!   PriorityTier hold cores (otherwise it repeats step 1);
+//! * steps 2–4 of `_job_test` (as its comments number them) take each
+//!   partition's PreemptMode to be the cluster's (the partition records
+//!   carry none); step 2 is not run as a test of its own (steps 3 and 4
+//!   test subsets of its cores, so they fail where it would), and step 3
+//!   only where partitions of another PriorityTier hold cores (otherwise it
+//!   repeats step 1);
 //! * "test 0" (can the job fit on every available core, without the
 //!   partition's core map) is answered by the later passes failing, with the
 //!   same error, except under CR_Socket with specialised cores, where it
@@ -21,8 +22,9 @@
 //!   out of the first pass; when that pass finds no node set, the second
 //!   pass and `choose_nodes`' retries without small nodes run without that
 //!   test, trimming a node's cores to its tasks' from the sockets the
-//!   devices do not need first. The GPU-locality tweak of a node's scheduling weight
-//!   (2.4, last bullet) is applied (`eval_nodes`).
+//!   devices do not need first. The GPU-locality tweak of a node's
+//!   scheduling weight (`can_job_run_on_node`, cons_tres/job_test.c:3420)
+//!   is applied (`eval_nodes`).
 
 use slurm_wasm_sdk::codes::{
     EINVAL, ESLURM_BAD_TASK_COUNT, ESLURM_INTERNAL, ESLURM_INVALID_GRES, ESLURM_NODES_BUSY,
@@ -238,12 +240,12 @@ fn fail(code: i32, msg: impl Into<String>) -> Error {
 impl ConsTres {
     /// The CPUs of node `node` that memory per CPU counts when the job holds
     /// `cpus` there (`job_resources_get_node_cpu_cnt`,
-    /// common/job_resources.c:1926; spec 2.7 step 10): under CR_Core or
+    /// common/job_resources.c:1926; used by `_job_test`'s memory check): under CR_Core or
     /// CR_Socket a job asking fewer threads per core than the node has
     /// uses only that many CPUs of each core, ceil(cpus / tpc) x
-    /// `--threads-per-core`; otherwise all of `cpus`. The spec's ceiling is
-    /// followed where Slurm 22.05 divides down: they differ only when
-    /// `cpus` is not a whole number of cores.
+    /// `--threads-per-core`; otherwise all of `cpus`. The ceiling of later
+    /// releases is followed where Slurm 22.05 divides down: they differ only
+    /// when `cpus` is not a whole number of cores.
     fn memory_cpus(&self, job: &JobView, node: usize, cpus: u32) -> u32 {
         let tpc = self.recs[node].tpc as u32;
         if self.params.unit != Unit::Cpu && job.threads_per_core > 0 && job.threads_per_core < tpc {
@@ -529,7 +531,8 @@ impl ConsTres {
                 ))
             }
         }
-        // Final GRES pick (spec 2.10).
+        // Final GRES pick (`gres_select_filter_select_and_set`,
+        // cons_common/gres_select_filter.c).
         let mut picks: Vec<Vec<(usize, u64)>> = vec![Vec::new(); shares.len()];
         for (k, g) in job.gres.iter().enumerate() {
             let mut remaining = if g.scope == GresScope::PerJob {
@@ -626,7 +629,7 @@ impl ConsTres {
     }
 
     /// One `_job_test` against `usage`, as `how` says: verify node state,
-    /// then the passes of spec 2.7 (step 1 without other jobs' cores;
+    /// then the passes of `_job_test` (step 1 without other jobs' cores;
     /// sharing jobs then try the rows of their partition). `free`, when the
     /// caller keeps them, are the [`FreeCores`] of `usage` (used only
     /// without `excluded_cores`; computed here otherwise).
@@ -892,7 +895,8 @@ impl ConsTres {
                 .is_some_and(|c| c.mode == PreemptMode::Suspend)
     }
 
-    /// `select_p_job_test` (spec 2.3) at time `now`.
+    /// `select_p_job_test` (`common_job_test`, cons_common/job_test.c) at
+    /// time `now`.
     pub fn job_test(&self, req: &JobTestRequest, now: i64) -> Result<JobTestResult, Error> {
         let n = self.recs.len();
         let job = JobView::new(

@@ -1,21 +1,32 @@
 //! `select/cons_tres` (and `select/cons_res`): Slurm's consumable-resource
-//! node selection (spec section 2), as Slurm 22.05.8 behaves.
+//! node selection (src/plugins/select/cons_tres and the cons_common code it
+//! shares with cons_res), as Slurm 22.05.8 behaves.
 //!
 //! The algorithm is plain Rust on the contract's records and builds
 //! natively as well ([`ConsTres`] is the instance a benchmark drives):
 //!
-//! * [`params`]: `SelectTypeParameters` (2.2);
-//! * [`node_usage`]: node table, devices and usage counters (2.1);
-//! * [`rows`]: partition rows (2.1);
+//! * [`params`]: `SelectTypeParameters` (`parse_select_type_param`,
+//!   common/slurm_selecttype_info.c; `select_p_node_init`,
+//!   cons_common/cons_common.c);
+//! * [`node_usage`]: node table, devices and usage counters
+//!   (`node_use_record_t`, cons_common/node_data.h);
+//! * [`rows`]: partition rows (`part_res_record_t`, cons_common/part_data.c);
 //! * [`request`]: the job normalised as slurmctld hands it over;
-//! * [`verify`]: `_verify_node_state` (2.4);
-//! * [`allocate_sc`] and [`can_run`]: one node's offer (2.4);
-//! * [`eval_nodes`]: choosing nodes (2.6);
-//! * [`dist_tasks`]: task counts and core trimming (2.8);
-//! * [`gres_sched`]: GRES in scheduling (2.10);
-//! * [`job_test`]: the passes and modes (2.3, 2.7);
-//! * [`preempt`] and [`will_run`]: the simulations (2.3);
-//! * [`transitions`]: usage-table transitions (2.11);
+//! * [`verify`]: `_verify_node_state` (cons_common/job_test.c);
+//! * [`allocate_sc`] and [`can_run`]: one node's offer (`_allocate_sc`,
+//!   cons_common/cons_common.c; `can_job_run_on_node`, cons_tres/job_test.c);
+//! * [`eval_nodes`]: choosing nodes (`_eval_nodes` and its variants,
+//!   cons_tres/job_test.c);
+//! * [`dist_tasks`]: task counts and core trimming (`dist_tasks`,
+//!   cons_common/dist_tasks.c);
+//! * [`gres_sched`]: GRES in scheduling (cons_tres/gres_sched.c,
+//!   cons_common/gres_select_filter.c);
+//! * [`job_test`]: the passes and modes (`common_job_test` and `_job_test`,
+//!   cons_common/job_test.c);
+//! * [`preempt`] and [`will_run`]: the simulations (`_run_now`,
+//!   `_will_run_test`, cons_common/job_test.c);
+//! * [`transitions`]: usage-table transitions (`job_res_add_job`,
+//!   `job_res_rm_job`, cons_common/job_resources.c);
 //! * [`state`]: the state blob.
 //!
 //! [`plugin`] exports it through the `select-plugin` world, with the

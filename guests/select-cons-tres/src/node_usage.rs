@@ -1,4 +1,5 @@
-//! The node table and its usage counters (`node_use_record`, spec 2.1).
+//! The node table and its usage counters (`node_use_record_t`,
+//! cons_common/node_data.h).
 
 use slurm_wasm_sdk::types::{Node, NodeStateFlags};
 use smallvec::SmallVec;
@@ -26,7 +27,7 @@ pub struct Device {
     /// The node's devices that are the same physical GPU under another
     /// name (a GPU and its MPS shares): using one blocks the other.
     pub twins: SmallVec<[u16; 2]>,
-    /// Index among the node's devices of this name (table order, spec 2.10).
+    /// Index among the node's devices of this name (table order).
     pub index: u32,
     /// Capacity: 1 for a GPU, the share count for `mps`.
     pub capacity: u64,

@@ -1,7 +1,8 @@
 //! `SelectTypeParameters` and the other slurm.conf settings cons_tres reads
-//! (spec 2.2, 2.11).
+//! (`parse_select_type_param`, common/slurm_selecttype_info.c;
+//! `select_p_node_init`, cons_common/cons_common.c).
 
-/// The allocation unit (spec 2.2).
+/// The allocation unit (`CR_CPU`, `CR_Core` or `CR_Socket`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
     /// `CR_CPU`: one CPU (thread).
@@ -73,7 +74,7 @@ impl Params {
     /// * no token at all (the key absent) means `CR_Core_Memory`;
     /// * `CR_ALLOCATE_FULL_SOCKET` is accepted and changes nothing (it is
     ///   deprecated; whole sockets are what CR_Socket allocates);
-    /// * the newer tokens of spec 2.2 are accepted as well.
+    /// * the tokens later releases added are accepted as well.
     ///
     /// Fails, as Slurm does at startup, on an unknown token, on more than
     /// one of CR_CPU/CR_Core/CR_Socket/CR_Memory (in any `_Memory` form),
@@ -233,7 +234,7 @@ mod tests {
 
     #[test]
     fn parses_units_and_flags() {
-        // Spec 2.2 table.
+        // parse_select_type_param (common/slurm_selecttype_info.c).
         let p = Params::parse(&s(&["CR_Core_Memory", "CR_LLN,CR_ONE_TASK_PER_CORE"])).unwrap();
         assert_eq!(p.unit, Unit::Core);
         assert!(p.memory && p.lln && p.one_task_per_core && !p.pack_nodes);
@@ -287,7 +288,8 @@ mod tests {
 
     #[test]
     fn needs_a_unit() {
-        // Spec 2: "Requires at least one of CR_CPU/CR_Core/CR_Socket (fatal otherwise)".
+        // select_p_node_init (cons_common/cons_common.c): at least one of
+        // CR_CPU/CR_Core/CR_Socket, fatal otherwise.
         assert!(Params::parse(&s(&["CR_Memory"]))
             .unwrap_err()
             .contains("CR_CPU"));
@@ -299,8 +301,7 @@ mod tests {
     #[test]
     fn no_parameters_mean_cr_core_memory() {
         // cons_common.c:1087-1091 (select_p_node_init, 22.05): without
-        // SelectTypeParameters, CR_Core_Memory; spec 2 (the default
-        // parameters are CR_Core_Memory).
+        // SelectTypeParameters, CR_Core_Memory.
         for none in [s(&[]), s(&[""]), s(&[" , "])] {
             let p = Params::parse(&none).unwrap();
             assert_eq!((p.unit, p.memory), (Unit::Core, true));

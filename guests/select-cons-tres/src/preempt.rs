@@ -1,4 +1,4 @@
-//! Preemption in RUN_NOW (spec 2.3, 22.05 `_run_now`,
+//! Preemption in RUN_NOW (22.05 `_run_now`,
 //! cons_common/job_test.c:2141-2270): REQUEUE and CANCEL candidates are
 //! removed from a copy of the tables in list order until the job fits; the
 //! list is then reordered and the removal run again, up to

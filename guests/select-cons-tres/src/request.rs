@@ -30,7 +30,8 @@ pub enum Mem {
     PerGres(u64),
 }
 
-/// Socket-level task distribution used to trim cores (spec 2.8).
+/// Socket-level task distribution used to trim cores (`dist_tasks`,
+/// cons_common/dist_tasks.c).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SockDist {
     Block,
@@ -250,7 +251,7 @@ impl JobView {
         };
         let oversub = part.map(|p| p.oversubscribe).unwrap_or(Oversubscribe::No);
         let share_res = d.share == ShareRequest::Oversubscribe;
-        // Spec 2.1: node_req of a job.
+        // node_req of a job (`_get_job_node_req`, cons_common/job_test.c).
         let node_req = match oversub {
             Oversubscribe::Exclusive => NODE_CR_RESERVED,
             Oversubscribe::Force(_) => NODE_CR_AVAILABLE,
@@ -379,7 +380,8 @@ impl JobView {
         self.gres_cpn
     }
 
-    /// Tasks expected on one node (spec 2.4: `--ntasks-per-node`, 1 with
+    /// Tasks expected on one node (`can_job_run_on_node`,
+    /// cons_tres/job_test.c: `--ntasks-per-node`, 1 with
     /// `--overcommit`, or `-n` when the job is limited to one node).
     pub fn tasks_per_node_needed(&self) -> u32 {
         if self.ntasks_per_node > 0 {

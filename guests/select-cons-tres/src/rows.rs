@@ -1,4 +1,5 @@
-//! Partition rows (spec 2.1): per partition, rows of jobs whose cores do not
+//! Partition rows (`part_row_data_t`, cons_common/part_data.c): per
+//! partition, rows of jobs whose cores do not
 //! overlap; a job goes into the first row its cores fit.
 
 use std::cell::Cell;
@@ -216,7 +217,9 @@ mod tests {
 
     #[test]
     fn first_fitting_row_and_repack() {
-        // Spec 2.1: first row whose bitmap does not intersect; removal re-packs.
+        // A job goes into the first row whose bitmap it does not intersect
+        // (`job_res_add_job`, `job_res_fit_in_row`: cons_common/job_resources.c);
+        // removal re-packs (`part_data_build_row_bitmaps`, cons_common/part_data.c).
         let mut p = PartRows::new(2, 8);
         let a = Bits::full(8);
         let mut b = Bits::new(8);
@@ -291,8 +294,9 @@ mod tests {
 
     #[test]
     fn one_row_removal_clears_only_the_job() {
-        // Spec 2.1 with one row: jobs on two 4-core nodes (cores 0-3, 4-7
-        // of the cluster map); removing one leaves the other's cores.
+        // One row (`part_data_build_row_bitmaps`): jobs on two 4-core nodes
+        // (cores 0-3, 4-7 of the cluster map); removing one leaves the
+        // other's cores.
         let mut p = PartRows::new(1, 8);
         let mut low = Bits::new(4);
         low.set(1);

@@ -1,4 +1,8 @@
-//! Unit tests: the worked examples of spec 2.8 and 2.10 and the rules of 2.11.
+//! Unit tests: the task distribution examples of doc/html/cpu_management.shtml
+//! (`dist_tasks`, cons_common/dist_tasks.c), GRES scheduling
+//! (cons_tres/gres_sched.c, cons_common/gres_select_filter.c) and the
+//! usage-table transitions (`job_res_add_job`, `job_res_rm_job`,
+//! cons_common/job_resources.c).
 
 use slurm_wasm_sdk::select::{
     JobTestFlags, JobTestMode, JobTestRequest, PreemptMode, PreempteeCandidate,
@@ -77,8 +81,8 @@ fn job(id: u32, nodes: u32, tasks: u32, cpt: u16) -> Job {
     j
 }
 
-// Spec 2.8 worked examples (2 sockets x 4 cores x 1 thread, CR_Core,
-// doc/html/cpu_management.shtml).
+// `dist_tasks` (cons_common/dist_tasks.c) on the worked examples of
+// doc/html/cpu_management.shtml (2 sockets x 4 cores x 1 thread, CR_Core).
 #[test]
 fn cpu_management_n6_cyclic() {
     let ct = cluster(&["CR_Core"], 1, 2, 4, 1, 1000);
@@ -125,7 +129,9 @@ fn cpu_management_ntasks_per_node() {
 
 #[test]
 fn srun_n20_counts_8_8_4() {
-    // Spec 2.8: srun -n20 on three nodes of 2-thread cores (8 CPUs) -> 8,8,4.
+    // The example in the comments of `dist_tasks_compute_c_b`
+    // (cons_tres/dist_tasks.c): srun -n20 on three nodes of 2-thread
+    // cores (8 CPUs) -> 8,8,4.
     let ct = cluster(&["CR_Core"], 3, 1, 4, 2, 1000);
     let got: Vec<u16> = cores(&ct, job(1, 3, 20, 1)).iter().map(|n| n.2).collect();
     assert_eq!(got, vec![8, 8, 4]);
@@ -133,7 +139,8 @@ fn srun_n20_counts_8_8_4() {
 
 #[test]
 fn cr_core_rounds_to_whole_cores_and_memory_per_cpu() {
-    // Spec 2.2 (CR_Core: whole cores) and 2.7 step 10 (memory per CPU).
+    // CR_Core allocates whole cores (`_allocate_sc`, cons_common.c); memory
+    // per CPU is set after the placement (`_job_test`, cons_common/job_test.c).
     let ct = cluster(&["CR_Core_Memory"], 1, 1, 4, 2, 1000);
     let mut j = job(1, 1, 1, 1);
     j.details.memory = MemoryRequest::PerCpu(100);
@@ -146,7 +153,8 @@ fn cr_core_rounds_to_whole_cores_and_memory_per_cpu() {
 
 #[test]
 fn exclusive_takes_whole_node_and_usage_blocks_others() {
-    // Spec 2.1: --exclusive gives every core; 2.4: busy nodes rejected.
+    // --exclusive gives every core (`dist_tasks`, cons_common/dist_tasks.c);
+    // busy nodes are rejected (`_verify_node_state`, cons_common/job_test.c).
     let mut ct = cluster(&["CR_Core_Memory"], 2, 2, 4, 1, 1000);
     let mut a = job(1, 1, 1, 1);
     a.details.memory = MemoryRequest::PerNode(100);
@@ -166,7 +174,8 @@ fn exclusive_takes_whole_node_and_usage_blocks_others() {
     assert_eq!(r.resources.per_node[0].node_index, 1);
     assert_eq!(r.resources.per_node[0].cpus, 8);
     assert!(r.resources.whole_nodes);
-    // Spec 2.11: job_fini returns the tables to their prior state.
+    // select_p_job_fini (cons_common.c, `job_res_rm_job`) returns the tables
+    // to their prior state.
     ct.job_fini(1);
     assert_eq!(ct.usage, before);
 }
@@ -194,7 +203,8 @@ fn begin_then_nodeinfo_set_does_not_double_count() {
 
 #[test]
 fn suspend_indefinite_frees_cores_keeps_memory() {
-    // Spec 2.11: indf_susp true -> remove RESUME; gang (false) -> no-op.
+    // select_p_job_suspend (cons_common.c): indf_susp true -> `job_res_rm_job`
+    // with JOB_RES_ACTION_RESUME; gang (false) -> no-op.
     let mut ct = cluster(&["CR_Core_Memory"], 1, 1, 4, 1, 1000);
     let mut a = job(1, 1, 4, 1);
     a.details.memory = MemoryRequest::PerNode(300);
@@ -275,7 +285,8 @@ fn two_running_jobs(ct: &mut ConsTres) -> Vec<Job> {
 
 #[test]
 fn will_run_start_is_end_of_needed_job() {
-    // Spec 2.3 WILL_RUN: start = end time of the last removed job actually needed.
+    // WILL_RUN (`_will_run_test`, cons_common/job_test.c): start = end time of
+    // the last removed job actually needed.
     let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 1000);
     two_running_jobs(&mut ct);
     let r = ct
@@ -303,7 +314,7 @@ fn will_run_start_is_end_of_needed_job() {
 
 #[test]
 fn run_now_preemption_reorders_to_the_fewest_jobs() {
-    // Spec 2.3 RUN_NOW (22.05 `_run_now`, cons_common/job_test.c:2183-2237):
+    // RUN_NOW (22.05 `_run_now`, cons_common/job_test.c:2183-2237):
     // a fit found by removing candidates in list order is tried again with
     // the last one needed moved first, so a job that alone frees enough is
     // the only one preempted. One 4-core node: job 1 holds a core, job 2
@@ -566,7 +577,7 @@ fn will_run_suspend_candidates_free_cores_but_keep_memory() {
 
 #[test]
 fn will_run_answers_follow_the_live_tables_between_calls() {
-    // Spec 2.3 WILL_RUN, asked repeatedly as a backfill pass does: the
+    // WILL_RUN (`_will_run_test`), asked repeatedly as a backfill pass does: the
     // answers keep a scratch copy of the tables between calls, which must
     // neither leak the jobs one answer released into the next answer nor
     // outlive a change of the live tables (job_fini, job_begin).
@@ -725,7 +736,7 @@ fn test_144_8_gpus_per_task3_cpus_per_gpu2() {
 
 #[test]
 fn cons_res_refuses_gpu_options() {
-    // Spec 2: cons_res does not support --gpus / --cpus-per-gpu.
+    // cons_res does not support --gpus / --cpus-per-gpu (see below).
     let mut ct = gpu_cluster();
     ct.params.cons_res = true;
     let e = ct
@@ -739,7 +750,7 @@ fn cons_res_refuses_gpu_options() {
         )
         .unwrap_err();
     // gres_job_state_validate (common/gres.c:5681): ESLURM_UNSUPPORTED_GRES
-    // (2122, spec 6).
+    // (2122, slurm/slurm_errno.h).
     assert_eq!(e.code, slurm_wasm_sdk::codes::ESLURM_UNSUPPORTED_GRES);
 }
 
@@ -757,7 +768,8 @@ fn start(ct: &mut ConsTres, mut j: Job) -> Vec<(u32, Vec<usize>, u16)> {
 
 #[test]
 fn one_node_walk_checks_the_nodes_it_visits() {
-    // Spec 2.4: `--mem=0` cannot use a node where memory is allocated. A
+    // `_verify_node_state` (cons_common/job_test.c): `--mem=0` cannot use a
+    // node where memory is allocated. A
     // one-node job's walk checks node state as it goes (instead of a pass
     // over every node first): node 0, busy with a small job, is passed
     // over for node 1, as the whole pass would drop it.
@@ -773,7 +785,7 @@ fn one_node_walk_checks_the_nodes_it_visits() {
 
 #[test]
 fn lowest_weight_first() {
-    // Spec 2.5/2.6: lower weights are used first.
+    // `_eval_nodes` (cons_tres/job_test.c): lower weights are used first.
     let p = Params::parse(&["CR_Core".to_string()]).unwrap();
     let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 3)], MemoryRequest::None);
     let table: Vec<_> = [10, 1, 10]
@@ -797,7 +809,8 @@ fn lowest_weight_first() {
 
 #[test]
 fn lln_picks_least_loaded() {
-    // Spec 2.6: CR_LLN picks the node with the greatest free/total ratio.
+    // `_eval_nodes_lln` (cons_tres/job_test.c): CR_LLN picks the node with
+    // the greatest free/total ratio.
     let mut ct = cluster(&["CR_Core", "CR_LLN"], 3, 1, 4, 1, 100);
     let mut a = job(1, 1, 2, 1);
     a.details.required_nodes = Some(bm(3, &[0]));
@@ -893,7 +906,7 @@ fn failed_choice_is_retried_without_small_nodes() {
 
 #[test]
 fn required_nodes_are_used() {
-    // Spec 2.6: required nodes are taken first.
+    // `_eval_nodes` (cons_tres/job_test.c): required nodes are taken first.
     let ct = cluster(&["CR_Core"], 3, 1, 4, 1, 100);
     let mut j = job(1, 2, 2, 1);
     j.details.required_nodes = Some(bm(3, &[2]));
@@ -920,8 +933,8 @@ fn on_node(id: u32, len: usize, node: usize, tasks: u32) -> Job {
 
 #[test]
 fn node_range_runs_without_its_optional_nodes() {
-    // Spec 2.6 last bullet ("or after the loop if only optional extra nodes
-    // are missing"); 22.05 cons_tres/job_test.c:253 (`_enough_nodes`) and
+    // `_eval_nodes` succeeds after the loop when only optional extra nodes
+    // are missing; 22.05 cons_tres/job_test.c:253 (`_enough_nodes`) and
     // :1004-1007. `-N1-2 -n1` (req_nodes 2) with n0 full: runs on n1 alone.
     let mut ct = cluster(&["CR_Core"], 2, 1, 4, 1, 100);
     start(&mut ct, on_node(1, 2, 0, 4));
@@ -1231,8 +1244,8 @@ fn a_failed_choice_leaves_its_clipped_cpus_to_the_next() {
 
 #[test]
 fn required_node_is_walked_up_from() {
-    // Spec 2.6 "Taking nodes: with required nodes, walk up then down from
-    // the first required node"; 22.05 cons_tres/job_test.c:837-897. Four
+    // `_eval_nodes` takes a set's nodes up, then down, from its first
+    // required node (22.05 cons_tres/job_test.c:837-897). Four
     // idle nodes, `-N2 -n2 -w n1`: n1's set is walked up from n1 -> n1, n2.
     let ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
     let mut j = job(1, 2, 2, 1);
@@ -1242,8 +1255,8 @@ fn required_node_is_walked_up_from() {
 
 #[test]
 fn set_with_required_node_is_preferred() {
-    // Spec 2.6 "Best set: first; or one with required nodes"; 22.05
-    // cons_tres/job_test.c:763-770. n1 full: sets {n0} and {n2, n3} (the
+    // `_eval_nodes` prefers the first set, or one with required nodes (22.05
+    // cons_tres/job_test.c:763-770). n1 full: sets {n0} and {n2, n3} (the
     // latter holding the required n2); `-N2 -n2 -w n2` takes n3, not n0.
     let mut ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
     start(&mut ct, on_node(1, 4, 1, 4));
@@ -1299,8 +1312,9 @@ fn required_nodes_mark_their_set_as_22_05_builds_it() {
 
 #[test]
 fn contiguous_job_grows_around_its_required_node() {
-    // Spec 2.6 "Contiguous + required: all required nodes must be in one
-    // set"; 22.05 cons_tres/job_test.c:747-750 and 806-822. n3 full,
+    // `_eval_nodes` with --contiguous and required nodes: all required
+    // nodes must be in one set (22.05 cons_tres/job_test.c:747-750 and
+    // 806-822). n3 full,
     // `--contiguous -N2 -w n2`: the set n0-n2 is walked down from n2.
     let mut ct = cluster(&["CR_Core"], 4, 1, 4, 1, 100);
     start(&mut ct, on_node(1, 4, 3, 4));
@@ -1319,9 +1333,9 @@ fn contiguous_job_grows_around_its_required_node() {
 
 #[test]
 fn single_node_best_fit_in_a_set_without_required_nodes() {
-    // Spec 2.6 "Without [required nodes in the set]: if rem_nodes <= 1 pick
-    // the single node ... with the fewest available CPUs that is still >=
-    // rem_cpus"; 22.05 cons_tres/job_test.c:898-936 tests the set's
+    // `_eval_nodes`, in a set without required nodes: when rem_nodes <= 1 it
+    // picks the single node with the fewest available CPUs that is still >=
+    // rem_cpus; 22.05 cons_tres/job_test.c:898-936 tests the set's
     // required node, not the job's. n1 full, n3 with 2 free cores;
     // `-N2 -n6 -w n0`: n0 gives 4, the set n2-n4 then gives n3 (exact fit).
     let mut ct = cluster(&["CR_Core"], 5, 1, 4, 1, 100);
@@ -1334,7 +1348,7 @@ fn single_node_best_fit_in_a_set_without_required_nodes() {
 
 #[test]
 fn lln_ranks_by_free_cpus_before_job_limits() {
-    // Spec 2.6 item 3 (free_cpus/total_cpus); 22.05 cons_tres/job_test.c
+    // `_eval_nodes_lln` (free_cpus/total_cpus); 22.05 cons_tres/job_test.c
     // :2854-2862 ranks by `max_cpus` (free cores x threads,
     // cons_common.c:392), not by the CPUs left after the job's memory.
     // n0: 7 CPUs but 1000 MB free (2 CPUs at 500 MB); n1: 4 CPUs free.
@@ -1352,7 +1366,8 @@ fn lln_ranks_by_free_cpus_before_job_limits() {
 
 #[test]
 fn cr_socket_allocates_whole_sockets() {
-    // Spec 2.2: CR_Socket allocates whole sockets; a used socket is unusable.
+    // `_allocate_sc` (cons_common.c): CR_Socket allocates whole sockets; a
+    // used socket is unusable.
     let mut ct = cluster(&["CR_Socket"], 1, 2, 4, 1, 100);
     assert_eq!(
         start(&mut ct, job(1, 1, 1, 1)),
@@ -1367,7 +1382,7 @@ fn cr_socket_allocates_whole_sockets() {
 
 #[test]
 fn cr_cpu_counts_threads() {
-    // Spec 2.2: CR_CPU allocates single CPUs (threads).
+    // `_allocate_sc` (cons_common.c): CR_CPU allocates single CPUs (threads).
     let ct = cluster(&["CR_CPU"], 1, 1, 4, 2, 100);
     assert_eq!(cores(&ct, job(1, 1, 1, 1)), vec![(0, vec![0], 1)]);
     assert_eq!(cores(&ct, job(2, 1, 3, 1)), vec![(0, vec![0, 1], 3)]);
@@ -1375,7 +1390,8 @@ fn cr_cpu_counts_threads() {
 
 #[test]
 fn force_oversubscribe_shares_rows() {
-    // Spec 2.1: FORCE:2 gives two rows; jobs share cores up to two deep.
+    // part_data_create_array (cons_common/part_data.c): FORCE:2 gives two
+    // rows; jobs share cores up to two deep.
     let p = Params::parse(&["CR_Core".to_string()]).unwrap();
     let mut part = fixtures::partition(0, "p", 1);
     part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
@@ -1396,7 +1412,8 @@ fn force_oversubscribe_shares_rows() {
 
 #[test]
 fn whole_memory_default_blocks_second_job() {
-    // Spec 2.4/2.7: no memory request with *_Memory = all of the node's memory.
+    // `_verify_node_state` and `_job_test` (cons_common/job_test.c): no
+    // memory request with *_Memory = all of the node's memory.
     let mut ct = cluster(&["CR_Core_Memory"], 2, 1, 4, 1, 1000);
     start(&mut ct, job(1, 1, 1, 1));
     assert_eq!(ct.usage.nodes[0].alloc_memory, 1000);
@@ -1405,7 +1422,8 @@ fn whole_memory_default_blocks_second_job() {
 
 #[test]
 fn mps_shares_come_from_one_gpu_the_one_in_use() {
-    // Spec 2.10: shared GRES come from a single GPU per node. And mps is
+    // `_build_sock_gres_by_topo` (cons_tres/gres_sched.c): shared GRES come
+    // from a single GPU per node. And mps is
     // one-sharing by default (22.05 common/gres.c:1392-1394, 1429-1430):
     // once shares of one GPU are allocated, later jobs may only use the
     // GPUs with shares in use (`gres_use_busy_dev`, common/gres.c:
@@ -1459,7 +1477,8 @@ fn mps_shares_come_from_one_gpu_the_one_in_use() {
 
 #[test]
 fn gpus_per_job_spread_over_nodes() {
-    // Spec 2.10: per job, each node gets at most remaining - (nodes left - 1).
+    // `_set_job_bits1` (cons_common/gres_select_filter.c): per job, each
+    // node gets at most remaining - (nodes left - 1).
     let p = Params::parse(&["CR_Core".to_string()]).unwrap();
     let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 2)], MemoryRequest::None);
     let table: Vec<_> = (0..2)
@@ -1497,7 +1516,8 @@ fn gpus_per_job_spread_over_nodes() {
 
 #[test]
 fn time_min_as_soft_limit_plans_with_time_min() {
-    // Spec 2.3: with time_min_as_soft_limit the soft end is start + --time-min.
+    // SchedulerParameters=time_min_as_soft_limit (an option of releases
+    // after 22.05): the soft end is start + --time-min.
     let mut ct = cluster(&["CR_Core"], 1, 1, 4, 1, 100);
     ct.params.time_min_as_soft_limit = true;
     let mut a = job(1, 1, 4, 1);
@@ -2459,7 +2479,7 @@ fn reconfigure_keeps_every_decision() {
 #[test]
 fn mem_per_gpu_replaces_the_default_memory() {
     // cons_common/job_test.c:636 (_verify_node_state) and :1654
-    // (gres_select_util_job_mem_set), spec 2.4 and 2.7 step 10: without an
+    // (gres_select_util_job_mem_set, cons_common/gres_select_util.c): without an
     // explicit memory request, `--mem-per-gpu` alone sets the node's
     // memory (mem-per-GPU x GPUs); DefMemPerCPU (250 here) is not used,
     // and a node with less free memory than mem-per-GPU is dropped.
@@ -2512,8 +2532,8 @@ fn mem_per_gpu_caps_the_gpus_a_node_can_give() {
 
 #[test]
 fn memory_per_cpu_counts_only_the_threads_asked() {
-    // common/job_resources.c:1926 (job_resources_get_node_cpu_cnt), spec
-    // 2.7 step 10: under CR_Core a job asking fewer threads per core than
+    // common/job_resources.c:1926 (job_resources_get_node_cpu_cnt), as
+    // `_job_test` uses it: under CR_Core a job asking fewer threads per core than
     // the node has is given memory for ceil(cpus/tpc) x threads_per_core
     // CPUs: -n2 --threads-per-core=1 --mem-per-cpu=500 on 2-thread cores
     // holds 2 cores (4 CPUs) and 1000 MB.
@@ -2529,9 +2549,9 @@ fn memory_per_cpu_counts_only_the_threads_asked() {
 #[test]
 fn max_cpus_per_node_counts_only_the_partitions_own_cpus() {
     // cons_common.c:357-392 (_allocate_sc): the CPUs already used count
-    // only the cores of the job's own partition (part_core_map), spec 2.4
-    // steps 1-2. One 8-CPU node (CR_CPU) in partitions A
-    // (MaxCPUsPerNode=4) and B; a B job holds 6 CPUs; an A `-n2` runs.
+    // only the cores of the job's own partition (part_core_map). One 8-CPU
+    // node (CR_CPU) in partitions A (MaxCPUsPerNode=4) and B; a B job holds
+    // 6 CPUs; an A `-n2` runs.
     let p = Params::parse(&["CR_CPU".to_string()]).unwrap();
     let mut part_a = fixtures::partition(0, "A", 1);
     part_a.max_cpus_per_node = Some(4);
@@ -2606,7 +2626,7 @@ fn cons_res_answers_no_single_job_test() {
 
 #[test]
 fn job_ready_needs_a_running_or_suspended_job() {
-    // cons_common.c:1194 (select_p_job_ready), spec 1.6: 0 unless the job is
+    // cons_common.c:1194 (select_p_job_ready): 0 unless the job is
     // RUNNING or SUSPENDED, 0 when one of its nodes is powered down or
     // powering up, else ready (also for a job without nodes).
     let mut ct = anchor_cluster();

@@ -1,4 +1,5 @@
-//! Usage-table transitions (spec 2.11).
+//! Usage-table transitions (`job_res_add_job` and `job_res_rm_job`,
+//! cons_common/job_resources.c).
 //!
 //! Mapping to this contract: Slurm's `select_p_job_begin` does nothing and
 //! the controller's `select_p_select_nodeinfo_set(job)` right after the
@@ -206,7 +207,7 @@ impl ConsTres {
     }
 }
 
-/// Adds `part` of `rec` to `usage` (spec 2.11 "add").
+/// Adds `part` of `rec` to `usage` (`job_res_add_job`).
 pub fn add_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
     usage.version = crate::next_version();
     hold_on_nodes(&mut usage.nodes, rec, part);
@@ -250,7 +251,7 @@ pub fn release_on_nodes(nodes: &mut [NodeUse], rec: &JobRec, part: Part) {
     }
 }
 
-/// Removes `part` of `rec` from `usage` (spec 2.11 "remove"), clamping
+/// Removes `part` of `rec` from `usage` (`job_res_rm_job`), clamping
 /// counters at zero.
 pub fn remove_job(usage: &mut Usage, recs: &[NodeRec], rec: &JobRec, part: Part) {
     usage.version = crate::next_version();

@@ -1,4 +1,4 @@
-//! `_verify_node_state` (spec 2.4): drops nodes the job cannot use given
+//! `_verify_node_state` (cons_common/job_test.c): drops nodes the job cannot use given
 //! memory, whole-node, GRES and sharing state. Not run in TEST_ONLY.
 
 use crate::bits::Bits;
@@ -125,7 +125,7 @@ impl ConsTres {
         Ok(())
     }
 
-    /// The sharing rules of spec 2.4 for node `i` (`_verify_node_state`,
+    /// The sharing rules for node `i` (`_verify_node_state`,
     /// cons_common/job_test.c:740-786), reading the rows as
     /// [`Self::node_busy`] does with `check`'s hidden rows. A node held exclusively
     /// is refused; one running a job that does not share (`node_state` at

@@ -1,8 +1,9 @@
-//! WILL_RUN and reservation mode (spec 2.3): when and where would the job
+//! WILL_RUN and reservation mode (`_will_run_test`, cons_common/job_test.c):
+//! when and where would the job
 //! start, given the end times of running jobs.
 //!
-//! Follows Slurm 22.05.8's `_will_run_test`, which differs from the spec's
-//! (HEAD's) description: running jobs on a candidate node are removed in
+//! Follows Slurm 22.05.8's `_will_run_test`, which differs from later
+//! releases': running jobs on a candidate node are removed in
 //! batches ordered by end time; every batch window starts at the first end
 //! rounded up to the next multiple of 30 s (a full 30 s later when already
 //! on one) and the window (30 s, doubled — or grown by `bf_window_linear` —
@@ -39,7 +40,9 @@ const WINDOW: i64 = 30;
 const BATCH_CAP: usize = 200;
 
 impl ConsTres {
-    /// The expected end of a running job for planning (spec 2.3).
+    /// The expected end of a running job for planning (`_guess_job_end`,
+    /// cons_common/job_test.c; `time_min_as_soft_limit` is a
+    /// SchedulerParameters option of later releases).
     pub fn end_guess(&self, rec: &JobRec, now: i64) -> i64 {
         if self.params.time_min_as_soft_limit {
             if let Some(soft) = rec.soft_end {
@@ -92,7 +95,7 @@ impl ConsTres {
     /// `_will_run_test`: where and when the job would start, and the
     /// preemptees, answered as Slurm's will-run reply carries it: the
     /// nodes, the CPU count and the start (Slurm frees the job's resources
-    /// after the test, spec 2.7 step 9). Without preemptees or excluded
+    /// after the test, `_job_test`). Without preemptees or excluded
     /// cores the answer depends only on the request, the candidates, the
     /// time and the tables: a job asking what the one before it asked (a
     /// backfill pass tests runs of identical jobs) gets the kept answer.

@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn memory_and_one_task_per_core_are_read() {
-        // Spec 1: linear accepts CR_Memory and CR_ONE_TASK_PER_CORE.
+        // linear reads CR_Memory and CR_ONE_TASK_PER_CORE (select_linear.c).
         let c = Config::from_tokens(&tokens(&["cr_memory", "CR_ONE_TASK_PER_CORE"])).unwrap();
         assert!(c.memory);
         assert!(c.one_task_per_core);
@@ -107,7 +107,8 @@ mod tests {
 
     #[test]
     fn consumable_types_are_refused() {
-        // Spec 1: any of CR_CPU/CR_Core/CR_Socket is fatal for linear.
+        // select_g_init (common/select.c): any of CR_CPU/CR_Core/CR_Socket is
+        // fatal for linear.
         for t in ["CR_CPU", "CR_Core_Memory", "cr_socket"] {
             let err = Config::from_tokens(&tokens(&[t])).unwrap_err();
             assert_eq!(err.code, slurm_wasm_sdk::codes::EINVAL);

@@ -64,8 +64,8 @@ impl AvailCpus {
     }
 }
 
-/// Memory the job needs on `node` under `CR_Memory` (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 3,
-/// 1.6, 1.7): the per-node request, per-CPU × the node's configured CPUs,
+/// Memory the job needs on `node` under `CR_Memory` (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`,
+/// `_add_job_to_nodes`, `_build_select_struct`): the per-node request, per-CPU × the node's configured CPUs,
 /// or the node's whole memory when the job asked for none.
 ///
 /// Slurm 22.05.8 multiplies `--mem-per-cpu` by every configured CPU even

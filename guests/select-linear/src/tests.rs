@@ -1,5 +1,5 @@
-//! Scenario tests of [`Linear`] through the contract's records (spec
-//! section 1; each test names the rule or worked example it checks).
+//! Scenario tests of [`Linear`] through the contract's records
+//! (select_linear.c; each test names the rule or worked example it checks).
 
 use slurm_wasm_sdk::select::{
     JobTestFlags, JobTestMode, JobTestRequest, PluginInfoField, PluginInfoValue, PreemptMode,
@@ -94,7 +94,7 @@ fn start_on(l: &mut Linear, mut job: Job, n_nodes: u32, on: &[usize], end: i64) 
 
 #[test]
 fn identity_is_slurms() {
-    // Spec 1 / 6: select/linear, id 102, version 22.05.8.
+    // select_linear.c: select/linear, id 102, version 22.05.8.
     use slurm_wasm_sdk::select::IdentityGuest;
     let id = crate::plugin::Plugin::describe();
     assert_eq!(id.plugin_type, "select/linear");
@@ -105,7 +105,8 @@ fn identity_is_slurms() {
 
 #[test]
 fn init_refuses_consumable_resource_parameters() {
-    // Spec 1: CR_CPU/CR_Core/CR_Socket are fatal for linear.
+    // select_g_init (common/select.c): CR_CPU/CR_Core/CR_Socket are fatal
+    // for linear.
     let err = Linear::init(&config(&["CR_Core_Memory"], Vec::new())).unwrap_err();
     assert_eq!(err.code, codes::EINVAL);
     assert!(

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-/// `verbose`: print the binding of every task (5.7).
+/// `verbose`: print the binding of every task.
 pub const VERBOSE: u32 = 0x1;
 /// `threads`: generated masks bind to threads.
 pub const TO_THREADS: u32 = 0x2;
@@ -326,7 +326,7 @@ mod tests {
     }
 
     #[test]
-    fn words_set_the_bits_of_spec_5_2() {
+    fn words_set_the_cpu_bind_bits() {
         assert_eq!(bind("none").flags, NONE);
         assert_eq!(bind("no").flags, NONE);
         assert_eq!(bind("sockets").flags, TO_SOCKETS);

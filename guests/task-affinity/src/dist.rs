@@ -158,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn encodes_like_spec_5_2() {
+    fn encodes_like_task_dist_states() {
         assert_eq!(code("block:cyclic"), 0x12);
         assert_eq!(code("cyclic:block"), 0x21);
         assert_eq!(code("block:fcyclic"), 0x32);
@@ -204,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn layout_choice_follows_spec_5_4_step_3() {
+    fn layout_choice_follows_the_task_dist() {
         use LllpLayout::*;
         assert_eq!(lllp_layout(code("block:block"), false), Block);
         assert_eq!(lllp_layout(code("cyclic:block"), false), Block);

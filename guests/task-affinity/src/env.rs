@@ -99,7 +99,7 @@ mod tests {
     }
 
     #[test]
-    fn the_example_of_spec_5_7() {
+    fn the_example_of_slurm_cpu_bind() {
         assert_eq!(
             env(MASK, "0x0003,0x0300"),
             [

@@ -107,7 +107,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numberings_of_spec_5_2() {
+    fn block_map_numberings() {
         let ht = hyperthreaded(2, 4, 2);
         assert_eq!(&ht.block_map[..4], &[0, 8, 1, 9]);
         assert_eq!(ht.os_cpu(15), 15);

@@ -1,4 +1,4 @@
-//! `task/affinity`: Slurm's CPU binding task plugin (spec section 5), as
+//! `task/affinity`: Slurm's CPU binding task plugin (src/plugins/task/affinity), as
 //! Slurm 22.05.8 behaves.
 //!
 //! The algorithm is plain Rust that builds natively as well:
@@ -7,14 +7,18 @@
 //! * [`dist`]: the `task_dist` encoding and srun's `--distribution` text;
 //! * [`task_plugin_param`]: `TaskPluginParam` as slurm.conf spells it;
 //! * [`hardware`]: the node's CPU layout as slurmd sees it (`block_map`);
-//! * [`allocation`]: the step's CPUs on this node and how whole they are (5.3);
-//! * [`lllp`]: `lllp_distribution`, the launch-time decision (5.4);
-//! * [`layout`]: the block and cyclic task layouts (5.5);
-//! * [`mask`]: CPU masks, their hex forms and abstract → OS numbering (5.7);
-//! * [`batch`]: `batch_bind`, the batch script's binding (5.1);
-//! * [`cpuset`]: one task's CPU set in slurmstepd (5.6);
-//! * [`verbose`]: the `cpu-bind=...` line of `--cpu-bind=verbose` (5.7);
-//! * [`env`](mod@env): the `SLURM_CPU_BIND*` task environment (5.7);
+//! * [`allocation`]: the step's CPUs on this node and how whole they are
+//!   (`_get_avail_map` and `_alloc_mask`, dist_tasks.c);
+//! * [`lllp`]: `lllp_distribution` (dist_tasks.c), the launch-time decision;
+//! * [`layout`]: the block and cyclic task layouts (`_task_layout_lllp_block`,
+//!   `_task_layout_lllp_cyclic`, dist_tasks.c);
+//! * [`mask`]: CPU masks, their hex forms and abstract → OS numbering
+//!   (`_lllp_map_abstract_masks`, dist_tasks.c);
+//! * [`batch`]: `batch_bind` (dist_tasks.c), the batch script's binding;
+//! * [`cpuset`]: one task's CPU set in slurmstepd (`get_cpuset`, affinity.c);
+//! * [`verbose`]: the `cpu-bind=...` line of `--cpu-bind=verbose`
+//!   (`task_slurm_chkaffinity`, src/slurmd/common/task_plugin.c);
+//! * [`env`](mod@env): the `SLURM_CPU_BIND*` task environment;
 //! * [`cstr`]: the C number parsing (`atoi`, `strtoul`) Slurm's text handling relies on.
 //!
 //! [`plugin`] exports it through the `task-plugin` world, reading the node's

@@ -12,8 +12,8 @@
 //! 3. A block or cyclic layout gives each task abstract CPUs, expanded to the
 //!    unit, mapped to OS ids and written as one hex mask per task (`MASK`).
 //!
-//! This is Slurm 22.05.8's behaviour. Where the spec records an older
-//! difference ("≤22.05: only logged"), 22.05.8 already reports the errors:
+//! This is Slurm 22.05.8's behaviour. Where older releases only logged
+//! these cases, 22.05.8 already reports the errors:
 //! a manual mode other than `none`/`map_cpu`/`mask_cpu` on part of a node
 //! fails with "Entire node must be allocated for ...", and a `map_cpu` or
 //! `mask_cpu` outside the allocation fails with "CPU binding outside of job

@@ -191,8 +191,9 @@ fn task_binding<'a>(step: &'a Step, local_id: u32, hw: &Hardware) -> TaskBinding
 }
 
 /// Slurm 22.05's `task_p_set_affinity`: binds the task to its CPU set
-/// (5.6) through `cpuset` unless the step binds `none` or names no set,
-/// and logs the verbose line (5.7) with the set applied, the task's current
+/// (`get_cpuset`, affinity.c) through `cpuset` unless the step binds `none`
+/// or names no set, and logs the verbose line (`task_slurm_chkaffinity`,
+/// src/slurmd/common/task_plugin.c) with the set applied, the task's current
 /// set after a failure, or an empty set when nothing was applied.
 ///
 /// Fails, as the task launch does in Slurm when `sched_setaffinity` fails,

@@ -1,8 +1,8 @@
 //! `TaskPluginParam` from slurm.conf, as Slurm 22.05 reads it.
 //!
 //! task/affinity uses two parts of it: `Verbose` (the batch script's binding
-//! is verbose, 5.1) and `Autobind=` (the unit `lllp_distribution` falls back
-//! to, 5.4). The default binding unit (`None|Sockets|Cores|Threads`) is
+//! is verbose, `batch_bind`) and `Autobind=` (the unit `lllp_distribution`
+//! falls back to). The default binding unit (`None|Sockets|Cores|Threads`) is
 //! applied by the controller to the step before it reaches the plugin.
 
 use crate::bind_type::{

@@ -91,7 +91,7 @@ mod tests {
     }
 
     #[test]
-    fn the_example_of_spec_5_7() {
+    fn the_mc_support_example() {
         assert_eq!(
             line(VERBOSE | MASK, id(1, 1), &set(&[2]), false).as_deref(),
             Some("cpu-bind=MASK - hydra12, task  1  1 [15426]: mask 0x4 set")

@@ -1,4 +1,4 @@
-//! `task/none`: Slurm's no-op task plugin (spec section 5, removed from
+//! `task/none`: Slurm's no-op task plugin (src/plugins/task/none, removed from
 //! Slurm in 23.11, where an empty `TaskPlugin` took its place).
 //!
 //! Every hook logs at debug level and succeeds without binding anything;

@@ -314,7 +314,8 @@ fn c_program_agrees_with_the_rust_api() {
         )
     );
 
-    // priority/basic: the spec's number, the same as through the Rust API.
+    // priority/basic: the first job's priority (TOP_PRIORITY - 1,
+    // priority_p_set), the same as through the Rust API.
     assert_eq!(out.one("basic.set"), "4294901759");
     assert_eq!(basic_set(), 4294901759);
     assert_eq!(out.one("basic.identity"), "priority/basic 0x160508 0.1.0");

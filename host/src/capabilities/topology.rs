@@ -191,7 +191,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hyperthread_numbering_matches_spec_5_2() {
+    fn hyperthread_numbering_matches_block_map() {
         // Slurm 22.05.8 src/slurmd/common/xcpuinfo.c `_compute_block_map`: os_id = core_index + thread * (S*C) on a 2x4x2 node.
         let FixedTopology(layout) = FixedTopology::new(2, 4, 2, true);
         assert_eq!(&layout.block_map[..4], &[0, 8, 1, 9]);

@@ -43,7 +43,8 @@ fn group(g: &GresDeviceGroup) -> (&str, Option<&str>, u64, Option<Vec<u32>>, &[i
 #[test]
 fn node_lines_give_records_and_device_groups() {
     // gres.conf man page layout: typed GPUs per socket, keys in any case,
-    // comments, a continued line; expectations from SLURM-BEHAVIOUR.md 3.1
+    // comments, a continued line; expectations from `_parse_gres_config`
+    // (common/gres.c) and gres.conf(5)
     // (File hostlists, Count defaults to the number of files, Cores are
     // core indices of the node: 8 cores here).
     let text = "# GPUs of the g nodes\n\
@@ -91,7 +92,7 @@ fn node_lines_give_records_and_device_groups() {
     assert_eq!(g1.records_for("mps").len(), 1);
     assert_eq!(g1.records[0].type_name.as_deref(), Some("tesla"));
     // MPS without File spreads over the four GPUs, 100 each, taking each
-    // GPU's cores (SLURM-BEHAVIOUR.md 3.2, gres/mps node_config_load).
+    // GPU's cores (`_distribute_count`, gres/common/gres_c_s.c).
     let groups: Vec<_> = g1.topology.iter().map(group).collect();
     let socket0 = Some(vec![0, 1, 2, 3]);
     let socket1 = Some(vec![4, 5, 6, 7]);
@@ -114,7 +115,8 @@ fn node_lines_give_records_and_device_groups() {
 
 #[test]
 fn shares_are_spread_as_slurm_spreads_them() {
-    // SLURM-BEHAVIOUR.md 3.2: share_i = remaining / gpus_left, so 301
+    // _distribute_count (gres/common/gres_c_s.c): share_i = remaining /
+    // gpus_left, so 301
     // over 2 GPUs is 150 then 151.
     let text = "Name=gpu File=/dev/nvidia[0-1]\nName=mps Count=301\n";
     let counts: Vec<u64> = node(text, "g1")
@@ -126,7 +128,7 @@ fn shares_are_spread_as_slurm_spreads_them() {
         .collect();
     assert_eq!(counts, [150, 151]);
     // With File, the MPS line's count is spread over its own files, and a
-    // K suffix multiplies by 1024 (3.1 Count).
+    // K suffix multiplies by 1024 (Count in gres.conf(5)).
     let text = "Name=mps Count=2K File=/dev/nvidia[0-1]\n";
     let counts: Vec<u64> = node(text, "g1")
         .unwrap()
@@ -139,7 +141,8 @@ fn shares_are_spread_as_slurm_spreads_them() {
 
 #[test]
 fn links_and_multiple_files() {
-    // 3.1 Links: one device per line, -1 marks the device itself.
+    // Links (gres.conf(5), `gres_links_validate` in common/gres.c): one
+    // device per line, -1 marks the device itself.
     // MultipleFiles: several files forming one device, count 1.
     let text = "Name=gpu File=/dev/nvidia0 Links=-1,2\n\
         Name=gpu File=/dev/nvidia1 Links=2,-1\n\
@@ -161,7 +164,8 @@ fn links_and_multiple_files() {
 
 #[test]
 fn auto_detect_node_value_wins_over_global() {
-    // 3.1 AutoDetect: global line or per node, node value wins.
+    // AutoDetect (`_handle_global_autodetect`, `_handle_local_autodetect`,
+    // common/gres.c): global line or per node, node value wins.
     let text = "AutoDetect=NVML\nNodeName=g2 AutoDetect=off\nName=gpu\n";
     assert_eq!(
         node(text, "g1").unwrap().auto_detect.as_deref(),
@@ -180,7 +184,8 @@ fn auto_detect_node_value_wins_over_global() {
 
 #[test]
 fn count_defaults() {
-    // 3.1 Count: defaults to the number of files; 1 without files.
+    // Count (`_parse_gres_config`, common/gres.c): defaults to the number of
+    // files; 1 without files.
     let file = parse("Name=gpu File=/dev/nvidia[0-3]\nName=gpu Type=x\n");
     assert_eq!(file.lines[0].count, 4);
     assert_eq!(file.lines[1].count, 1);
@@ -329,7 +334,8 @@ fn syntax_errors_name_file_line_and_expectation() {
 
 #[test]
 fn flags_are_case_insensitive_and_canonical() {
-    // 3.1 Flags: keywords are case-insensitive; the records carry the
+    // Flags (`gres_flags_parse`, common/gres.c): keywords are
+    // case-insensitive; the records carry the
     // spelling the contract documents (`CountOnly`, `nvidia_gpu_env`).
     let file = parse("Name=gpu Flags=countonly,NVIDIA_GPU_ENV\n");
     assert_eq!(file.lines[0].flags, ["CountOnly", "nvidia_gpu_env"]);
@@ -513,7 +519,7 @@ fn anchor_cluster_gres_conf() {
     // select anchors were recorded on (tests/fixtures/anchor/select): two
     // GPUs per n node, one per socket (2 sockets x 2 cores), 100 MPS
     // shares each; MPS takes the cores of the GPU with its file
-    // (SLURM-BEHAVIOUR.md 3.2).
+    // (`_merge_lists`, gres/common/gres_c_s.c).
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/anchor/select/cons_tres-CR_Core_Memory");
     let conf = slurm_conf::load(&dir.join("slurm.conf")).unwrap();

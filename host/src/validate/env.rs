@@ -12,7 +12,8 @@
 //!   slurmstepd's `setup_env` writes from the decided binding in C);
 //! - gres plugins: `SLURM_*` (`SLURM_GPUS_ON_NODE`, `SLURM_JOB_GPUS`,
 //!   `SLURM_STEP_GPUS`) and the GPU selection variables of
-//!   [`GRES_VARIABLES`] (SLURM-BEHAVIOUR.md 3.3).
+//!   [`GRES_VARIABLES`] (`gres_common_gpu_set_env`,
+//!   gres/common/gres_common.c; `_set_env`, gres/mps/gres_mps.c).
 //!
 //! Every other name is refused, as are values holding a NUL byte (the
 //! operating system would end the value there, or refuse to start the

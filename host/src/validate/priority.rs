@@ -1,6 +1,7 @@
 //! Checks of priority plugins' answers (issue 26, class 11): priorities
 //! only for the jobs asked about, each once and never 0 (0 means held,
-//! and the controller leaves held jobs out, spec 4); a `recover` boost no
+//! and the controller leaves held jobs out, src/slurmctld/job_mgr.c); a
+//! `recover` boost no
 //! larger than the room the controller offered, so adding it to
 //! `lowest_prio` cannot overflow; usage figures that are numbers; `sprio`
 //! rows only for the jobs given.

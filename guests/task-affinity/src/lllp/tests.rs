@@ -1,7 +1,8 @@
-//! `lllp_distribution` against the spec: every row of the 5.8 table on a
-//! 2 sockets × 4 cores × 2 threads node, in both numberings (identity and
-//! HT, `os = core + 8 × thread`), the documentation vectors listed under
-//! it, and the manual-mode checks of 5.4.
+//! `lllp_distribution` (task/affinity/dist_tasks.c) on a 2 sockets × 4
+//! cores × 2 threads node: the binding of common `srun` requests, in both
+//! numberings (identity and HT, `os = core + 8 × thread`), the vectors of
+//! doc/html/mc_support.shtml and cpu_management.shtml, and the manual-mode
+//! checks.
 //!
 //! Each task's mask is read back the way slurmstepd reads it
 //! ([`crate::cpuset::task_cpus`]), so a single `cpu_bind` mask shared by
@@ -265,7 +266,7 @@ row!(
 );
 
 /// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row "partial node + `--cpu-bind=rank_ldom`": an error in 22.05.8
-/// (the spec's "≤22.05: MASK of allocation" holds up to 21.08 only), with
+/// (binding to the allocation mask instead holds up to 21.08 only), with
 /// the allocation mask as the binding Slurm would have written.
 #[test]
 fn partial_node_rank_ldom_needs_the_whole_node() {

@@ -206,7 +206,8 @@ fn interactive_steps_bind_none_and_get_no_environment() {
     request.interactive = true;
     request.cpu_bind_type = TO_CORES;
     let binding = plugin().slurmd_launch_request(request).unwrap();
-    // `none` on part of the node still binds to the allocation (spec 9).
+    // `none` on part of the node still binds to the allocation
+    // (`lllp_distribution`, task/affinity/dist_tasks.c).
     assert_eq!(
         (binding.cpu_bind_type, binding.cpu_bind.as_str()),
         (MASK, "0x0303")

@@ -377,8 +377,8 @@ mod tests {
 
     #[test]
     fn fair_share_reorders_the_queue() {
-        // Without accounting multifactor drops the fair-share weight (spec
-        // 4.2: age and fair-share need slurmdbd): J2 and J3 tie, the
+        // Without accounting multifactor drops the fair-share weight (age and
+        // fair-share need slurmdbd: `init`, priority_multifactor.c): J2 and J3 tie, the
         // earlier submission (J2) runs first when J1 ends at 1000.
         let w = workload();
         assert_eq!(
