@@ -414,17 +414,4 @@ impl Walk<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::split_task_cpus;
-
-    #[test]
-    fn split_tasks_count_their_last_core_for_what_is_left() {
-        // `_count_used_cpus` core by core: -c3 on 2-CPU cores uses 2, 1,
-        // 2, 1; -c4 uses 2, 2; -c5 uses 2, 2, 1.
-        assert_eq!(split_task_cpus(4, 3, 2), 6);
-        assert_eq!(split_task_cpus(3, 3, 2), 5);
-        assert_eq!(split_task_cpus(3, 4, 2), 6);
-        assert_eq!(split_task_cpus(3, 5, 2), 5);
-        assert_eq!(split_task_cpus(0, 3, 2), 0);
-    }
-}
+mod tests;

@@ -280,3 +280,6 @@ fn uncapped_cpus(before: u32, free: u32, kept: u32, tpc: u32) -> u32 {
     }
     cpus
 }
+
+#[cfg(test)]
+mod tests;

@@ -443,3 +443,6 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
         share.cpus = share.cores.count() as u32 * rec.tpc as u32;
     }
 }
+
+#[cfg(test)]
+mod tests;

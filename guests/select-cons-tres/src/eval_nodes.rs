@@ -945,3 +945,6 @@ fn evaluate(
     st.chosen.sort_unstable();
     st.enough().then_some(st.chosen)
 }
+
+#[cfg(test)]
+mod tests;

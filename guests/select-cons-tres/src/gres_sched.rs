@@ -950,3 +950,6 @@ pub fn pick(
     chosen.sort_unstable();
     Some(chosen.into_iter().map(|i| (i, 1)).collect())
 }
+
+#[cfg(test)]
+mod tests;

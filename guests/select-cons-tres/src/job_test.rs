@@ -1003,3 +1003,6 @@ impl ConsTres {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

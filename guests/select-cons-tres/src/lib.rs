@@ -333,4 +333,6 @@ impl ConsTres {
 }
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

@@ -552,3 +552,6 @@ impl ConsTres {
 }
 
 slurm_wasm_sdk::export_select!(ConsTresPlugin);
+
+#[cfg(test)]
+mod tests;

@@ -149,3 +149,6 @@ impl ConsTres {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests;

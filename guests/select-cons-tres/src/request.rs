@@ -413,3 +413,6 @@ impl JobView {
         None
     }
 }
+
+#[cfg(test)]
+mod tests;

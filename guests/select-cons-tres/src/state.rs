@@ -219,3 +219,6 @@ impl ConsTres {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -475,3 +475,6 @@ impl ConsTres {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

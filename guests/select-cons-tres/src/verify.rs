@@ -179,3 +179,6 @@ impl ConsTres {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -724,3 +724,6 @@ fn live_row(ct: &ConsTres, rec: &JobRec) -> Option<usize> {
         .iter()
         .position(|r| r.jobs.binary_search(&rec.id).is_ok())
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,29 @@
+//! Tests of [`crate::state`]: the state blob.
+
+use slurm_wasm_sdk::select::JobTestMode;
+use slurm_wasm_sdk::types::{JobState, MemoryRequest};
+
+use crate::test_support::{cluster, job, request};
+
+#[test]
+fn state_round_trip_and_refusal() {
+    let mut ct = cluster(&["CR_Core_Memory"], 2, 1, 4, 1, 1000);
+    let mut a = job(1, 1, 2, 1);
+    a.details.memory = MemoryRequest::PerNode(300);
+    let r = ct
+        .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
+        .unwrap();
+    a.state = JobState::Running;
+    a.resources = Some(r.resources);
+    ct.add_running(&a).unwrap();
+    let blob = ct.state_save();
+    let mut other = cluster(&["CR_Core_Memory"], 2, 1, 4, 1, 1000);
+    other.state_restore(&blob).unwrap();
+    assert_eq!(other.usage, ct.usage);
+    let kept = other.usage.clone();
+    assert!(other
+        .state_restore(&blob[..blob.len() - 3])
+        .unwrap_err()
+        .contains("truncated"));
+    assert_eq!(other.usage, kept);
+}
