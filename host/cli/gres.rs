@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
+use slurm_wasm_host::allocation::ranges;
 use slurm_wasm_host::capabilities::gpu::{GpuProvider, GpuSource, InventoryGpu, NvmlGpu};
 use slurm_wasm_host::fixtures::{self, bitmap, bits};
 use slurm_wasm_host::kinds::gres::{
@@ -292,7 +293,7 @@ fn conf_line(record: &GresConfRecord) -> String {
         files => line.push_str(&format!(" File={}", files.join(","))),
     }
     if let Some(cores) = &record.cores {
-        line.push_str(&format!(" Cores={}", ranges(&bits(cores))));
+        line.push_str(&format!(" Cores={}", ranges(bits(cores))));
     }
     if let Some(links) = &record.links {
         line.push_str(&format!(" Links={links}"));
@@ -301,27 +302,6 @@ fn conf_line(record: &GresConfRecord) -> String {
         line.push_str(&format!(" Flags={}", record.flags.join(",")));
     }
     line
-}
-
-/// `0-3,8` for ascending ids.
-fn ranges(ids: &[u32]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < ids.len() {
-        let start = ids[i];
-        let mut end = start;
-        while i + 1 < ids.len() && ids[i + 1] == end + 1 {
-            i += 1;
-            end = ids[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
 }
 
 /// Which environment `env` shows.
@@ -539,12 +519,6 @@ fn prolog_job(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranges_collapse_runs() {
-        assert_eq!(ranges(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
-        assert_eq!(ranges(&[]), "");
-    }
 
     #[test]
     fn mps_spread_matches_slurm() {

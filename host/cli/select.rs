@@ -35,8 +35,9 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use serde_json::json;
-use slurm_wasm_host::allocation::{compress_hostlist, node_allocations, node_names};
+use slurm_wasm_host::allocation::{node_allocations, node_names};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
+use slurm_wasm_host::hostlist;
 use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, JobTestResult, PreemptMode};
 use slurm_wasm_host::setup::preemption::{self, Preemption};
@@ -377,7 +378,7 @@ fn shown_reservation(cluster: &Cluster, r: &Reservation) -> (String, usize, u64)
         .map(|i| cluster.nodes[i as usize].name.clone())
         .collect();
     (
-        compress_hostlist(&names),
+        hostlist::compress(&names),
         names.len(),
         r.core_count(cluster),
     )
@@ -468,7 +469,7 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
         Outcome::Later(..) => "SchedNodeList",
         _ => "NodeList",
     };
-    out.push_str(&format!("   {list}={}\n", compress_hostlist(&names)));
+    out.push_str(&format!("   {list}={}\n", hostlist::compress(&names)));
     out.push_str(&format!(
         "   NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}\n",
         names.len(),
@@ -516,7 +517,7 @@ fn as_json(
         "end_time": planned.map(|j| j.end_time),
         "error": error,
         "preempts": preempts,
-        "node_list": compress_hostlist(&names),
+        "node_list": hostlist::compress(&names),
         "num_nodes": names.len(),
         "num_cpus": resources.map(|r| r.ncpus),
         "num_tasks": shown_tasks(job.details.num_tasks, if resources.is_some() { names.len() as u32 } else { job.details.min_nodes }),

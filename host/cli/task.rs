@@ -15,6 +15,7 @@ use std::process::{Child, Command, ExitCode};
 
 use anyhow::{anyhow, bail, Context};
 use serde_json::json;
+use slurm_wasm_host::allocation::ranges;
 use slurm_wasm_host::kinds::task::CpuBinding;
 use slurm_wasm_host::types::Task;
 use slurm_wasm_host::{
@@ -100,27 +101,6 @@ fn signal(children: &[Child], sig: libc::c_int) {
         // SAFETY: signalling our own children by pid.
         unsafe { libc::kill(child.id() as libc::pid_t, sig) };
     }
-}
-
-/// OS CPU ids as Slurm's range text (`0-3,8`).
-fn ranges(cpus: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    out.join(",")
 }
 
 pub fn run(request: RunRequest) -> anyhow::Result<ExitCode> {
@@ -227,7 +207,7 @@ pub fn run(request: RunRequest) -> anyhow::Result<ExitCode> {
         report.push((local_id, child.id(), cpus));
     }
     if request.json {
-        let tasks: Vec<_> = report.iter().map(|(t, pid, cpus)| json!({"task": t, "pid": pid, "cpus": cpus, "cpus_list": ranges(cpus)})).collect();
+        let tasks: Vec<_> = report.iter().map(|(t, pid, cpus)| json!({"task": t, "pid": pid, "cpus": cpus, "cpus_list": ranges(cpus.iter().copied())})).collect();
         let env: Vec<_> = binding
             .env
             .iter()
@@ -245,7 +225,10 @@ pub fn run(request: RunRequest) -> anyhow::Result<ExitCode> {
             binding.cpu_bind
         );
         for (local_id, pid, cpus) in &report {
-            eprintln!("task {local_id} [{pid}]: cpus {}", ranges(cpus));
+            eprintln!(
+                "task {local_id} [{pid}]: cpus {}",
+                ranges(cpus.iter().copied())
+            );
         }
     }
     signal(&children, libc::SIGCONT);

@@ -114,71 +114,6 @@ fn range((lo, hi): (u32, u32)) -> String {
     }
 }
 
-/// Host names compressed into a hostlist expression, in the given order:
-/// neighbours sharing a prefix and number width merge (`n1,n2,n4` gives
-/// `n[1-2,4]`); a lone name stays as it is.
-pub fn compress_hostlist<S: AsRef<str>>(names: &[S]) -> String {
-    let split = |name: &str| -> (String, Option<(u32, usize)>) {
-        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-        let (prefix, number) = name.split_at(name.len() - digits);
-        match number.parse() {
-            Ok(n) if digits > 0 => (prefix.to_owned(), Some((n, digits))),
-            _ => (name.to_owned(), None),
-        }
-    };
-    let mut groups: Vec<(String, usize, Vec<u32>)> = Vec::new();
-    let mut out: Vec<String> = Vec::new();
-    let flush = |groups: &mut Vec<(String, usize, Vec<u32>)>, out: &mut Vec<String>| {
-        for (prefix, width, numbers) in groups.drain(..) {
-            if numbers.len() == 1 {
-                out.push(format!("{prefix}{:0width$}", numbers[0]));
-            } else {
-                let mut parts = Vec::new();
-                let mut run: Option<(u32, u32)> = None;
-                for n in numbers {
-                    run = match run {
-                        Some((lo, hi)) if n == hi + 1 => Some((lo, n)),
-                        Some((lo, hi)) => {
-                            parts.push(padded(lo, hi, width));
-                            Some((n, n))
-                        }
-                        None => Some((n, n)),
-                    };
-                }
-                if let Some((lo, hi)) = run {
-                    parts.push(padded(lo, hi, width));
-                }
-                out.push(format!("{prefix}[{}]", parts.join(",")));
-            }
-        }
-    };
-    for name in names {
-        match split(name.as_ref()) {
-            (prefix, Some((n, width))) => match groups.last_mut() {
-                Some((p, w, numbers)) if *p == prefix && *w == width => numbers.push(n),
-                _ => {
-                    flush(&mut groups, &mut out);
-                    groups.push((prefix, width, vec![n]));
-                }
-            },
-            (plain, None) => {
-                flush(&mut groups, &mut out);
-                out.push(plain);
-            }
-        }
-    }
-    flush(&mut groups, &mut out);
-    out.join(",")
-}
-
-fn padded(lo: u32, hi: u32, width: usize) -> String {
-    if lo == hi {
-        format!("{lo:0width$}")
-    } else {
-        format!("{lo:0width$}-{hi:0width$}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,19 +121,9 @@ mod tests {
     use crate::fixtures::{bitmap, node};
 
     #[test]
-    fn ranges_and_hostlists() {
+    fn cpu_and_device_ranges() {
         assert_eq!(ranges([0, 1, 4, 6, 7]), "0-1,4,6-7");
         assert_eq!(ranges([]), "");
-        // Hostlists as scontrol printed them on the anchor cluster
-        // (tests/fixtures/anchor/select/*/stream.txt): n[1-4], n[1,4], n1.
-        assert_eq!(compress_hostlist(&["n1", "n2", "n3", "n4"]), "n[1-4]");
-        assert_eq!(compress_hostlist(&["n1", "n4"]), "n[1,4]");
-        assert_eq!(compress_hostlist(&["n1"]), "n1");
-        assert_eq!(compress_hostlist(&["n1", "n2", "h1"]), "n[1-2],h1");
-        assert_eq!(
-            compress_hostlist(&["node01", "node02", "login"]),
-            "node[01-02],login"
-        );
     }
 
     #[test]

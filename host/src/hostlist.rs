@@ -500,6 +500,93 @@ fn parse_number(text: &str) -> Option<u64> {
     text.parse().ok()
 }
 
+/// Host names as slurmctld prints a set of nodes (`NodeList=`, sinfo's
+/// lists): `bitmap2node_name` (common/node_conf.c) sorts the names with
+/// `hostlist_sort` and prints `hostlist_ranged_string` (common/hostlist.c).
+/// Names are ordered by the text before their numeric suffix, names without
+/// one after those with one, then by the suffix's width and value;
+/// consecutive numbers of one prefix and width form a range (`n[1-3,7]`,
+/// `gpu[01-02]`), and a group of one name stays as it is (`login`, `n5`).
+/// A suffix written with a leading zero has its digits as its width; one
+/// without has none (`n9` and `n10` make `n[9-10]`), unless a zero-padded
+/// name of the same prefix has as many digits (`n08`, `n09`, `n10` make
+/// `n[08-10]`), as `hostrange_width_combine` joins them. Duplicates appear
+/// once. The inverse of [`expand`] for such lists.
+pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
+    // (prefix, digits of the suffix, zero-padded) of each name
+    fn split(name: &str) -> (&str, &str, bool) {
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let suffix = &name[name.len() - digits..];
+        (
+            &name[..name.len() - digits],
+            suffix,
+            digits > 1 && suffix.starts_with('0'),
+        )
+    }
+    let padded: std::collections::HashSet<(&str, usize)> = names
+        .iter()
+        .map(|n| split(n.as_ref()))
+        .filter(|&(_, _, pad)| pad)
+        .map(|(prefix, suffix, _)| (prefix, suffix.len()))
+        .collect();
+    // (prefix, no numeric suffix, width, number)
+    let mut keyed: Vec<(&str, bool, usize, u64)> = names
+        .iter()
+        .map(|name| {
+            let name = name.as_ref();
+            let (prefix, suffix, pad) = split(name);
+            match suffix.parse::<u64>() {
+                Ok(n) if pad || padded.contains(&(prefix, suffix.len())) => {
+                    (prefix, false, suffix.len(), n)
+                }
+                Ok(n) => (prefix, false, 0, n),
+                Err(_) => (name, true, 0, 0),
+            }
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.dedup();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < keyed.len() {
+        let (prefix, plain, width, _) = keyed[i];
+        if plain {
+            out.push(prefix.to_owned());
+            i += 1;
+            continue;
+        }
+        let group: Vec<u64> = keyed[i..]
+            .iter()
+            .take_while(|k| (k.0, k.1, k.2) == (prefix, false, width))
+            .map(|k| k.3)
+            .collect();
+        i += group.len();
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for n in &group {
+            match runs.last_mut() {
+                Some(run) if run.1 + 1 == *n => run.1 = *n,
+                _ => runs.push((*n, *n)),
+            }
+        }
+        let text: Vec<String> = runs
+            .iter()
+            .map(|&(lo, hi)| {
+                if lo == hi {
+                    format!("{lo:0width$}")
+                } else {
+                    format!("{lo:0width$}-{hi:0width$}")
+                }
+            })
+            .collect();
+        if group.len() == 1 {
+            out.push(format!("{prefix}{}", text[0]));
+        } else {
+            out.push(format!("{prefix}[{}]", text.join(",")));
+        }
+    }
+    out.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -796,6 +883,35 @@ mod tests {
                 }
                 Err(e) => proptest::prop_assert_eq!(expand(&expr).unwrap_err(), e),
             }
+        }
+    }
+
+    #[test]
+    fn compresses_as_slurmctld_prints_node_sets() {
+        // As scontrol printed them on the anchor cluster
+        // (tests/fixtures/anchor/select/*/stream.txt): n[1-4], n[1,4], n1.
+        assert_eq!(compress(&["n1", "n2", "n3", "n4"]), "n[1-4]");
+        assert_eq!(compress(&["n1", "n4"]), "n[1,4]");
+        assert_eq!(compress(&["n1"]), "n1");
+        // hostlist_sort's order: by prefix, numbers ascending, names
+        // without a number after those with one; widths kept apart.
+        assert_eq!(compress(&["n3", "n1", "n2", "n7"]), "n[1-3,7]");
+        assert_eq!(compress(&["n1", "n2", "h1"]), "h1,n[1-2]");
+        assert_eq!(compress(&["login", "gpu02", "gpu01"]), "gpu[01-02],login");
+        assert_eq!(compress(&["n9", "n10", "n11"]), "n[9-11]");
+        assert_eq!(compress(&["n08", "n09", "n10"]), "n[08-10]");
+        assert_eq!(compress(&["n08", "n9"]), "n9,n08");
+        assert_eq!(compress(&["n1", "n1"]), "n1");
+        assert_eq!(compress::<&str>(&[]), "");
+        for list in [
+            "n[1-3,7]",
+            "gpu[01-02],login",
+            "a5",
+            "r[1-2]",
+            "n[1-1000]",
+            "n[008-012]",
+        ] {
+            assert_eq!(compress(&expand(list).unwrap()), list);
         }
     }
 }

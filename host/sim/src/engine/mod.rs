@@ -92,6 +92,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use slurm_wasm_host::capabilities::clock::VirtualClock;
+use slurm_wasm_host::hostlist;
 use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{
     Bitmap, Job, JobResources, JobState, MemoryRequest, Oversubscribe, TresAmount,
@@ -837,7 +838,7 @@ impl Engine<'_, '_> {
                     .as_str()
             })
             .collect();
-        let node_list = compress(&node_names);
+        let node_list = hostlist::compress(&node_names);
         let cluster = self.input.cluster;
         let live = self.live[idx].as_mut().expect("pending job has a record");
         let killed = live.kill_after.is_some_and(|k| run_time > k);
@@ -971,59 +972,6 @@ fn minus(a: &[u64], b: &[u64]) -> Vec<u64> {
 
 fn intersects(a: &[u64], b: &[u64]) -> bool {
     a.iter().zip(b).any(|(x, y)| x & y != 0)
-}
-
-/// Node names in hostlist form: `n[1-3,7],gpu01` (names with a common
-/// prefix and numeric suffixes of the same width are grouped, in order).
-pub fn compress(names: &[&str]) -> String {
-    // (prefix, digits, ranges of numbers)
-    type Group = (String, usize, Vec<(u64, u64)>);
-    let mut groups: Vec<Group> = Vec::new();
-    let mut plain: Vec<String> = Vec::new();
-    for name in names {
-        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-        if digits == 0 {
-            plain.push((*name).to_owned());
-            continue;
-        }
-        let (prefix, number) = name.split_at(name.len() - digits);
-        let Ok(n) = number.parse::<u64>() else {
-            plain.push((*name).to_owned());
-            continue;
-        };
-        match groups
-            .iter_mut()
-            .find(|(p, w, _)| p == prefix && *w == digits)
-        {
-            Some((_, _, ranges)) => match ranges.last_mut() {
-                Some(last) if last.1 + 1 == n => last.1 = n,
-                _ => ranges.push((n, n)),
-            },
-            None => groups.push((prefix.to_owned(), digits, vec![(n, n)])),
-        }
-    }
-    let mut parts: Vec<String> = groups
-        .into_iter()
-        .map(|(prefix, width, ranges)| {
-            let text: Vec<String> = ranges
-                .iter()
-                .map(|&(a, b)| {
-                    if a == b {
-                        format!("{a:0width$}")
-                    } else {
-                        format!("{a:0width$}-{b:0width$}")
-                    }
-                })
-                .collect();
-            if ranges.len() == 1 && ranges[0].0 == ranges[0].1 {
-                format!("{prefix}{}", text[0])
-            } else {
-                format!("{prefix}[{}]", text.join(","))
-            }
-        })
-        .collect();
-    parts.extend(plain);
-    parts.join(",")
 }
 
 #[cfg(test)]

@@ -429,13 +429,6 @@ fn scheduler_parameters_are_read() {
     );
 }
 
-#[test]
-fn compresses_node_names() {
-    assert_eq!(compress(&["n1", "n2", "n3", "n7"]), "n[1-3,7]");
-    assert_eq!(compress(&["gpu01", "gpu02", "login"]), "gpu[01-02],login");
-    assert_eq!(compress(&["a5"]), "a5");
-}
-
 /// The HPC2N subset (120 nodes x 2 CPUs) with the test placer: two runs
 /// give identical schedules, every job starts after its submission, and
 /// the backfill pass does start jobs on this real queue.
