@@ -172,7 +172,7 @@ mod job_set_env {
     use slurm_wasm_host::kinds::gres::{EnvChange, EnvFlags};
 
     #[divan::bench]
-    fn wasm(b: Bencher) {
+    fn wasm(b: Bencher<'_, '_>) {
         let (plugin, _, _, allocation) = wasm_plugin();
         let env: Vec<String> = plugin
             .job_set_env(Some(&allocation), EnvFlags::empty())
@@ -192,7 +192,7 @@ mod job_set_env {
     }
 
     #[divan::bench]
-    fn native(b: Bencher) {
+    fn native(b: Bencher<'_, '_>) {
         use gres_common::env::Scope;
         use slurm_wasm_sdk::gres::{EnvChange, EnvFlags};
         let (gpu, _, _, allocation) = native_plugin();
@@ -222,7 +222,7 @@ mod node_config_load {
     use super::*;
 
     #[divan::bench]
-    fn wasm(b: Bencher) {
+    fn wasm(b: Bencher<'_, '_>) {
         let (plugin, records, node, _) = wasm_plugin();
         b.bench_local(|| {
             plugin
@@ -232,7 +232,7 @@ mod node_config_load {
     }
 
     #[divan::bench]
-    fn native(b: Bencher) {
+    fn native(b: Bencher<'_, '_>) {
         let (mut gpu, records, node, _) = native_plugin();
         b.bench_local(|| {
             gpu.node_config_load(black_box(&records), black_box(&node))

@@ -124,7 +124,7 @@ mod call {
     use super::*;
 
     #[divan::bench]
-    fn typed_handle(b: Bencher) {
+    fn typed_handle(b: Bencher<'_, '_>) {
         let host = Host::new(HostOptions::default()).unwrap();
         let plugin = PriorityPlugin::load(
             &host,
@@ -138,7 +138,7 @@ mod call {
     }
 
     #[divan::bench]
-    fn raw_wasmtime(b: Bencher) {
+    fn raw_wasmtime(b: Bencher<'_, '_>) {
         let engine = engine(true, true, false);
         let pre = priority_pre(&engine);
         let mut store = fresh_store(&engine, true, true);
@@ -157,7 +157,7 @@ mod call {
     /// adapter (the job is cloned because the contract takes it by value,
     /// as the component boundary copies it).
     #[divan::bench]
-    fn native(b: Bencher) {
+    fn native(b: Bencher<'_, '_>) {
         use slurm_wasm_sdk::priority::{Export, PriorityConfig, PriorityGuest};
         use slurm_wasm_sdk::testkit::fixtures;
         type Basic = Export<priority_basic::plugin::PriorityBasic>;
@@ -179,7 +179,7 @@ mod call {
 mod instantiate {
     use super::*;
 
-    fn run(b: Bencher, pooling: bool) {
+    fn run(b: Bencher<'_, '_>, pooling: bool) {
         let engine = engine(true, true, pooling);
         let pre = priority_pre(&engine);
         b.bench_local(|| {
@@ -190,12 +190,12 @@ mod instantiate {
     }
 
     #[divan::bench]
-    fn pooling(b: Bencher) {
+    fn pooling(b: Bencher<'_, '_>) {
         run(b, true);
     }
 
     #[divan::bench]
-    fn on_demand(b: Bencher) {
+    fn on_demand(b: Bencher<'_, '_>) {
         run(b, false);
     }
 }
@@ -206,7 +206,7 @@ mod load {
 
     /// Deserialize a precompiled component from the on-disk cache format.
     #[divan::bench]
-    fn deserialize_precompiled_file(b: Bencher) {
+    fn deserialize_precompiled_file(b: Bencher<'_, '_>) {
         let engine = engine(true, true, false);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("priority_basic.cwasm");
@@ -218,7 +218,7 @@ mod load {
     /// `PriorityPlugin::load` with the component in the host's cache:
     /// import checks, `InstancePre`, and a throwaway instance for `describe`.
     #[divan::bench]
-    fn typed_load_cached(b: Bencher) {
+    fn typed_load_cached(b: Bencher<'_, '_>) {
         let host = Host::new(HostOptions::default()).unwrap();
         let source = PluginSource::Bundled("priority/basic".into());
         PriorityPlugin::load(&host, &source, PluginSettings::default()).unwrap();
@@ -227,7 +227,7 @@ mod load {
 
     /// A new host (engine, linkers, epoch thread) loading from a warm disk cache.
     #[divan::bench(sample_count = 20)]
-    fn new_host_from_disk_cache(b: Bencher) {
+    fn new_host_from_disk_cache(b: Bencher<'_, '_>) {
         let dir = tempfile::tempdir().unwrap();
         let options = HostOptions {
             cache_dir: Some(dir.path().to_path_buf()),
@@ -265,7 +265,7 @@ mod interruption {
         .to_string()
     }
 
-    fn run(b: Bencher, kernel: &str, fuel: bool, epoch: bool) {
+    fn run(b: Bencher<'_, '_>, kernel: &str, fuel: bool, epoch: bool) {
         let engine = engine(fuel, epoch, false);
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
@@ -290,34 +290,34 @@ mod interruption {
     }
 
     #[divan::bench(args = KERNELS)]
-    fn neither(b: Bencher, kernel: &str) {
+    fn neither(b: Bencher<'_, '_>, kernel: &str) {
         run(b, kernel, false, false);
     }
 
     #[divan::bench(args = KERNELS)]
-    fn fuel(b: Bencher, kernel: &str) {
+    fn fuel(b: Bencher<'_, '_>, kernel: &str) {
         run(b, kernel, true, false);
     }
 
     #[divan::bench(args = KERNELS)]
-    fn epoch(b: Bencher, kernel: &str) {
+    fn epoch(b: Bencher<'_, '_>, kernel: &str) {
         run(b, kernel, false, true);
     }
 
     #[divan::bench(args = KERNELS)]
-    fn fuel_and_epoch(b: Bencher, kernel: &str) {
+    fn fuel_and_epoch(b: Bencher<'_, '_>, kernel: &str) {
         run(b, kernel, true, true);
     }
 
     #[divan::bench(args = KERNELS)]
-    fn native(b: Bencher, kernel: &str) {
+    fn native(b: Bencher<'_, '_>, kernel: &str) {
         b.bench_local(|| expected(black_box(kernel)));
     }
 
     /// The same kernel through the host's typed handle (fuel and epoch on,
     /// limits bookkeeping), for the end-to-end figure.
     #[divan::bench(args = KERNELS)]
-    fn typed_handle(b: Bencher, kernel: &str) {
+    fn typed_handle(b: Bencher<'_, '_>, kernel: &str) {
         let host = Host::new(HostOptions::default()).unwrap();
         let plugin = TaskPlugin::load(
             &host,
@@ -339,7 +339,7 @@ mod job_batch {
     use super::*;
 
     #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
-    fn records_lowering(b: Bencher, jobs: u32) {
+    fn records_lowering(b: Bencher<'_, '_>, jobs: u32) {
         let host = Host::new(HostOptions::default()).unwrap();
         let plugin = PriorityPlugin::load(
             &host,
@@ -470,7 +470,7 @@ mod multifactor {
     }
 
     #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
-    fn wasm(b: Bencher, jobs: u32) {
+    fn wasm(b: Bencher<'_, '_>, jobs: u32) {
         let (config, tree, jobs) = inputs!(slurm_wasm_host::fixtures, host_kinds, jobs);
         let clock =
             std::sync::Arc::new(slurm_wasm_host::capabilities::clock::VirtualClock::new(NOW));
@@ -506,7 +506,7 @@ mod multifactor {
     }
 
     #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
-    fn native(b: Bencher, jobs: u32) {
+    fn native(b: Bencher<'_, '_>, jobs: u32) {
         use slurm_wasm_sdk::priority::{Export, PriorityGuest};
         type Native = Export<priority_multifactor::plugin::PriorityMultifactor>;
         let (config, tree, jobs) = inputs!(slurm_wasm_sdk::testkit::fixtures, sdk_kinds, jobs);
@@ -537,7 +537,7 @@ mod affinity {
     const TASKS: u32 = 256;
 
     #[divan::bench]
-    fn wasm(b: Bencher) {
+    fn wasm(b: Bencher<'_, '_>) {
         use slurm_wasm_host::capabilities::topology::FixedTopology;
         use slurm_wasm_host::{Capability, Grants, Services};
         let services = Services {
@@ -572,7 +572,7 @@ mod affinity {
     }
 
     #[divan::bench]
-    fn native(b: Bencher) {
+    fn native(b: Bencher<'_, '_>) {
         use slurm_wasm_sdk::task::{Export, TaskGuest};
         type Native = Export<task_affinity::plugin::TaskAffinity>;
         let block_map = (0..256u32).map(|a| a / 2 + (a % 2) * 128).collect();

@@ -416,7 +416,7 @@ fn load_wasm_from(
     (plugin, requests)
 }
 
-fn wasm(b: Bencher, plugin_type: &str, params: &str, nodes: u32, case: Case) {
+fn wasm(b: Bencher<'_, '_>, plugin_type: &str, params: &str, nodes: u32, case: Case) {
     let (plugin, requests) = load_wasm(plugin_type, params, nodes, case);
     // The work per call in fuel, which unlike time does not depend on the
     // machine or its caches (BENCHMARKS.md's growth figures).
@@ -522,7 +522,7 @@ fn native_answer(plugin_type: &str, params: &str, nodes: u32, case: Case) -> Ans
     }
 }
 
-fn native<P: Native>(b: Bencher, params: &str, nodes: u32, case: Case) {
+fn native<P: Native>(b: Bencher<'_, '_>, params: &str, nodes: u32, case: Case) {
     let (plugin, requests) = native_build::<P>(params, nodes, case);
     let mut k = 0;
     b.bench_local(|| {
@@ -539,42 +539,42 @@ macro_rules! plugin_benches {
             use super::*;
 
             #[divan::bench(args = SIZES)]
-            fn run_now_cpu_wasm(b: Bencher, nodes: u32) {
+            fn run_now_cpu_wasm(b: Bencher<'_, '_>, nodes: u32) {
                 wasm(b, $plugin_type, $params, nodes, Case::RunNowCpu);
             }
 
             #[divan::bench(args = SIZES)]
-            fn run_now_cpu_native(b: Bencher, nodes: u32) {
+            fn run_now_cpu_native(b: Bencher<'_, '_>, nodes: u32) {
                 native::<$native>(b, $params, nodes, Case::RunNowCpu);
             }
 
             #[divan::bench(args = SIZES)]
-            fn run_now_gpu_wasm(b: Bencher, nodes: u32) {
+            fn run_now_gpu_wasm(b: Bencher<'_, '_>, nodes: u32) {
                 wasm(b, $plugin_type, $params, nodes, Case::RunNowGpu);
             }
 
             #[divan::bench(args = SIZES)]
-            fn run_now_gpu_native(b: Bencher, nodes: u32) {
+            fn run_now_gpu_native(b: Bencher<'_, '_>, nodes: u32) {
                 native::<$native>(b, $params, nodes, Case::RunNowGpu);
             }
 
             #[divan::bench(args = SIZES, sample_count = 20)]
-            fn will_run_cpu_wasm(b: Bencher, nodes: u32) {
+            fn will_run_cpu_wasm(b: Bencher<'_, '_>, nodes: u32) {
                 wasm(b, $plugin_type, $params, nodes, Case::WillRunCpu);
             }
 
             #[divan::bench(args = SIZES, sample_count = 20)]
-            fn will_run_cpu_native(b: Bencher, nodes: u32) {
+            fn will_run_cpu_native(b: Bencher<'_, '_>, nodes: u32) {
                 native::<$native>(b, $params, nodes, Case::WillRunCpu);
             }
 
             #[divan::bench(args = SIZES, sample_count = 20)]
-            fn will_run_gpu_wasm(b: Bencher, nodes: u32) {
+            fn will_run_gpu_wasm(b: Bencher<'_, '_>, nodes: u32) {
                 wasm(b, $plugin_type, $params, nodes, Case::WillRunGpu);
             }
 
             #[divan::bench(args = SIZES, sample_count = 20)]
-            fn will_run_gpu_native(b: Bencher, nodes: u32) {
+            fn will_run_gpu_native(b: Bencher<'_, '_>, nodes: u32) {
                 native::<$native>(b, $params, nodes, Case::WillRunGpu);
             }
         }

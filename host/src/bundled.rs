@@ -5,9 +5,16 @@ use crate::plugin::Slot;
 /// A bundled plugin: its Slurm type, file name and component bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Bundled {
+    /// The type its `describe` gives and [`PluginSource::Bundled`] names it
+    /// by (`select/cons_tres`).
+    ///
+    /// [`PluginSource::Bundled`]: crate::PluginSource::Bundled
     pub plugin_type: &'static str,
+    /// The file build.rs built it to (`select_cons_tres.wasm`).
     pub file_name: &'static str,
+    /// Its kind.
     pub slot: Slot,
+    /// The component, built for wasm32-wasip2 from guests/.
     pub bytes: &'static [u8],
 }
 

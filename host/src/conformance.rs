@@ -30,24 +30,36 @@ use crate::{GresPlugin, PriorityPlugin, SelectPlugin, TaskPlugin};
 /// One check and its outcome.
 #[derive(Debug, Clone)]
 pub struct Check {
+    /// What is checked, as a sentence (`describe() answers`).
     pub name: &'static str,
+    /// `Ok` when it passed; otherwise why not (the call's error or the
+    /// rule broken).
     pub outcome: Result<(), String>,
 }
 
 /// The outcome of the suite for one plugin.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// The component's name: its file path or `bundled <type>` (the
+    /// source's debug form when it is not a component at all).
     pub source: String,
+    /// The kind its exports make it; `None` when it exports no plugin
+    /// interface or is not a component.
     pub slot: Option<Slot>,
+    /// What its `describe` answered, when it could be called.
     pub identity: Option<PluginIdentity>,
+    /// Every check run, in order; the suite stops early when the source
+    /// is not a component or does not load into its slot.
     pub checks: Vec<Check>,
 }
 
 impl Report {
+    /// True when every check passed.
     pub fn passed(&self) -> bool {
         self.checks.iter().all(|c| c.outcome.is_ok())
     }
 
+    /// The number of checks that failed.
     pub fn failures(&self) -> usize {
         self.checks.iter().filter(|c| c.outcome.is_err()).count()
     }

@@ -26,6 +26,8 @@ pub fn bits(map: &Bitmap) -> Vec<u32> {
 
 slurm_wasm_fixtures::record_builders!(crate::bindings::types);
 
+/// A priority configuration for a one-node, 8-CPU cluster: the default
+/// [`cluster_config`], one partition `debug` holding that node, no TRES.
 pub fn priority_config() -> PriorityConfig {
     PriorityConfig {
         cluster: cluster_config(),
@@ -37,6 +39,7 @@ pub fn priority_config() -> PriorityConfig {
     }
 }
 
+/// A task configuration for node `n1` of the default [`cluster_config`].
 pub fn task_config() -> TaskConfig {
     TaskConfig {
         cluster: cluster_config(),
@@ -44,6 +47,8 @@ pub fn task_config() -> TaskConfig {
     }
 }
 
+/// A select configuration: the default [`cluster_config`] (no
+/// `SelectTypeParameters`) and no partitions.
 pub fn select_config() -> SelectConfig {
     SelectConfig {
         cluster: cluster_config(),
@@ -51,6 +56,8 @@ pub fn select_config() -> SelectConfig {
     }
 }
 
+/// A gres configuration: the default [`cluster_config`] and no
+/// `AutoDetect`.
 pub fn gres_config() -> GresConfig {
     GresConfig {
         cluster: cluster_config(),
@@ -95,6 +102,9 @@ pub fn launch_request(job_id: u32, tasks: u32, cores: u16) -> LaunchRequest {
     }
 }
 
+/// A batch request for job `job_id` by user 1000 on node `n1`, a
+/// one-socket, `cores`-core node with one thread per core, all cores in the
+/// job and no `--cpu-bind`.
 pub fn batch_request(job_id: u32, cores: u16) -> BatchRequest {
     BatchRequest {
         job_id,

@@ -166,6 +166,7 @@ pub struct GresConfFile {
 /// An `AutoDetect=` setting.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AutoDetectLine {
+    /// The file and line it is on.
     pub origin: Origin,
     /// The nodes it applies to; `None` for every node.
     pub nodes: Option<Vec<String>>,
@@ -176,10 +177,13 @@ pub struct AutoDetectLine {
 /// One `Name=` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GresLine {
+    /// The file and line it is on.
     pub origin: Origin,
     /// `NodeName=` expanded; `None` for every node.
     pub nodes: Option<Vec<String>>,
+    /// `Name=`, as written (`gpu`); never empty.
     pub name: String,
+    /// `Type=` (`a100`), if given and not empty.
     pub type_name: Option<String>,
     /// `File=` or `MultipleFiles=` expanded.
     pub files: Vec<String>,

@@ -11,6 +11,7 @@ use crate::plugin::{describe_unchecked, slot_of, PluginSource, Slot};
 pub struct Inspection {
     /// File name or bundled name.
     pub source: String,
+    /// The component's size in bytes.
     pub size_bytes: usize,
     /// The kind its exports make it; `None` for a component that exports no
     /// plugin interface.
@@ -19,8 +20,10 @@ pub struct Inspection {
     pub identity: Option<PluginIdentity>,
     /// Why `describe` could not be called, otherwise.
     pub describe_error: Option<String>,
-    /// Every import and export, by name.
+    /// Every import, by name (`slurm:plugin/log@0.1.0`,
+    /// `wasi:io/poll@0.2.6`).
     pub imports: Vec<String>,
+    /// Every export, by name (`slurm:plugin/priority@0.1.0`, `describe`).
     pub exports: Vec<String>,
     /// The `slurm:plugin` capability interfaces it imports (`topology`, ...).
     pub capabilities: Vec<String>,

@@ -124,9 +124,14 @@ pub enum Memory {
 /// One `--gres` / `--gpus*` request before it is tied to a cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gres {
+    /// The GRES name (`gpu`; `gpu` for every `--gpus*` option).
     pub name: String,
+    /// The type asked for (`a100` of `gpu:a100:2`), if any.
     pub type_name: Option<String>,
+    /// What `count` is counted over: `--gres` and `--gpus-per-node` per
+    /// node, `--gpus` per job, `--gpus-per-task` per task.
     pub scope: GresScope,
+    /// How many, at least 1 (1 when `--gres` gives no count).
     pub count: u64,
 }
 
@@ -185,11 +190,22 @@ pub struct JobRequest {
 /// `slurmctld` would pass for it.
 #[derive(Debug, Clone)]
 pub struct PreparedJob {
+    /// The pending job's record, as `job-test` takes it (see
+    /// [`PreparedJob::started`] for the running one).
     pub job: Job,
     /// The partition's nodes without the excluded ones.
     pub candidates: Bitmap,
+    /// The fewest nodes the job may get: the request's minimum (`-N`, or
+    /// `-n` over `--ntasks-per-node`), raised to the count of `-w` nodes
+    /// and the partition's `MinNodes`.
     pub min_nodes: u32,
+    /// The most nodes it may get: the request's maximum (`-N`'s, or the
+    /// task count with `--spread-job`), capped by the partition's
+    /// `MaxNodes` and at [`MAX_NODES_UNLIMITED`], which it is when nothing
+    /// limits it.
     pub max_nodes: u32,
+    /// The node count it asks for (`req_nodes`): `max_nodes` when the
+    /// request set a maximum, else `min_nodes`.
     pub req_nodes: u32,
     /// The reservation it asked for (`--reservation`).
     pub reservation: Option<String>,

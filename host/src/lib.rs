@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! # slurm-wasm-host
 //!
 //! Runs Slurm scheduler plugins (select, gres, priority, task) compiled to
@@ -61,8 +62,13 @@ pub mod state;
 /// the file (corrupt, truncated, foreign).
 #[derive(Debug, thiserror::Error)]
 pub enum StateFileError {
+    /// The plugin's `state-save` or `state-restore` failed, or the blob is
+    /// over its [`Limits::state_bytes`].
     #[error(transparent)]
     Call(#[from] CallError),
+    /// The state file could not be written or read, or was refused:
+    /// truncated, corrupt, oversized, or written by another plugin type or
+    /// by a component this plugin does not accept state from.
     #[error(transparent)]
     File(#[from] state::StateError),
 }

@@ -66,10 +66,22 @@ pub enum FailurePolicy {
     /// A fresh instance is started, initialised with the last configuration
     /// and the last state saved or restored through the host; after
     /// `max_restarts` faults the plugin is disabled.
-    Restart { max_restarts: u32 },
+    Restart {
+        /// Faults after which the plugin is disabled: fault number
+        /// `max_restarts + 1` disables it (0: the first fault does).
+        max_restarts: u32,
+    },
     /// The named bundled plugin (same kind) takes over, initialised like the
     /// failed one; if it also faults `max_restarts` times it is disabled.
-    Fallback { plugin: String, max_restarts: u32 },
+    Fallback {
+        /// The fallback's plugin type (`priority/basic`); it must be
+        /// bundled and of the same kind, else the first fault disables the
+        /// plugin.
+        plugin: String,
+        /// Faults of the fallback after which it is disabled, counted as
+        /// for [`FailurePolicy::Restart`].
+        max_restarts: u32,
+    },
 }
 
 impl Default for FailurePolicy {

@@ -85,7 +85,7 @@ impl Slot {
     }
 
     /// Is `plugin_type` a type of this kind: `<kind>/<name>`, the name made
-    /// of 1 to [`MAX_TYPE_NAME`] letters, digits, `_` and `-`
+    /// of 1 to 64 (`MAX_TYPE_NAME`) letters, digits, `_` and `-`
     /// (`select/cons_tres`)? Nothing else can name a path, break a log line
     /// or pass for another plugin's type.
     pub fn accepts_type(self, plugin_type: &str) -> bool {
@@ -133,8 +133,11 @@ impl FromStr for Slot {
 /// How one plugin is run: its limits, grants and failure policy.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PluginSettings {
+    /// Fuel, deadline, memory and state limits of each call.
     pub limits: Limits,
+    /// The capabilities it may call beyond `log` and `clock`.
     pub grants: Grants,
+    /// What serves the calls after a fault.
     pub failure: FailurePolicy,
     /// Components besides its own whose state files the plugin restores:
     /// earlier builds of a site's own `.wasm`, by the SHA-256 of their
@@ -148,7 +151,12 @@ pub enum PluginSource {
     /// A `.wasm` component file.
     File(std::path::PathBuf),
     /// Component bytes, with a name for messages.
-    Bytes { name: String, bytes: Vec<u8> },
+    Bytes {
+        /// What messages and errors call it (a file name, say).
+        name: String,
+        /// The component's bytes.
+        bytes: Vec<u8>,
+    },
     /// A plugin bundled with the host, by type (`priority/basic`).
     Bundled(String),
 }
@@ -335,6 +343,8 @@ pub(crate) struct PluginCore<K: Kind> {
 /// Statistics of the last call, for benchmarks and `tracing`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CallStats {
+    /// Fuel the call used: the same for the same call on the same state,
+    /// on any machine.
     pub fuel_used: u64,
 }
 

@@ -12,7 +12,7 @@
 //!   may write [`PER_CALL_BYTES`]; one plugin, across calls and restarts,
 //!   draws from a bucket of [`BURST_BYTES`] refilled at [`BYTES_PER_SECOND`].
 //!   What is over is dropped and counted, and the host logs one line per
-//!   call that says how much was dropped ([`LogBudget::end_call`]).
+//!   call that says how much was dropped (`LogBudget::end_call`).
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -81,13 +81,21 @@ pub enum ChosenBy {
     HostConfig,
     /// A `slurm.conf` option, with its value as written.
     SlurmConf {
+        /// The option (`SelectType`, `GresTypes`, `TaskPlugin`).
         key: &'static str,
+        /// Its value as written (`select/cons_tres`).
         value: String,
+        /// The file and line that set it.
         origin: Origin,
     },
     /// `slurm.conf` (the file named) does not set `key`; the plugin is
     /// Slurm's default.
-    SlurmDefault { key: &'static str, file: PathBuf },
+    SlurmDefault {
+        /// The option left unset (`PriorityType`).
+        key: &'static str,
+        /// The `slurm.conf` read.
+        file: PathBuf,
+    },
 }
 
 impl fmt::Display for ChosenBy {
@@ -107,7 +115,9 @@ impl fmt::Display for ChosenBy {
 /// The loaded plugins of a plan, by slot; none is initialised yet.
 #[derive(Default)]
 pub struct LoadedPlugins {
+    /// The select plugin, when the plan has a select slot.
     pub select: Option<SelectPlugin>,
+    /// The priority plugin, when the plan has a priority slot.
     pub priority: Option<PriorityPlugin>,
     /// Gres plugins with their slot names, in plan order.
     pub gres: Vec<(String, GresPlugin)>,
@@ -128,24 +138,35 @@ pub enum SetupError {
          {slot_name} slot in the host configuration ([plugins.{slot_name}] wasm = \"...\")"
     )]
     NotBundled {
+        /// The slot it was planned for (`select`, `gres.gpu`).
         slot_name: String,
+        /// The type asked for.
         plugin_type: String,
+        /// What asked for it.
         chosen_by: Box<ChosenBy>,
+        /// The types this build carries, comma-separated.
         bundled: String,
     },
     /// A second plugin for a slot Slurm has one of.
     #[error("{chosen_by}: the {slot_name} slot: Slurm loads one {slot} plugin, and the {first} slot already has one")]
     Duplicate {
+        /// The second slot's name.
         slot_name: String,
+        /// The kind both slots are of (select or priority).
         slot: Slot,
+        /// The first slot's name, which keeps its plugin.
         first: String,
+        /// What planned the second one.
         chosen_by: Box<ChosenBy>,
     },
     /// The plugin of a slot failed to load.
     #[error("{chosen_by}: the {slot_name} slot: {source}")]
     Load {
+        /// The slot's name.
         slot_name: String,
+        /// What planned the plugin.
         chosen_by: Box<ChosenBy>,
+        /// Why it did not load.
         #[source]
         source: Box<LoadError>,
     },

@@ -99,11 +99,11 @@ fn job_env_under_device_constraint_uses_local_ids() {
         auto_detect: None,
     };
     config.cluster.raw = vec![
-        slurm_wasm_sdk::types::KeyValue {
+        types::KeyValue {
             key: "TaskPlugin".into(),
             value: "task/cgroup,task/affinity".into(),
         },
-        slurm_wasm_sdk::types::KeyValue {
+        types::KeyValue {
             key: "ConstrainDevices".into(),
             value: "yes".into(),
         },
@@ -130,7 +130,7 @@ fn job_env_under_device_constraint_uses_local_ids() {
 #[test]
 fn task_env_keeps_only_usable_devices() {
     let gpu = four_gpus(Settings::plain("gpu"));
-    let usable: slurm_wasm_sdk::types::Bitmap = Bitmap::from_bits(4, [2]).into();
+    let usable: types::Bitmap = Bitmap::from_bits(4, [2]).into();
     let out = gpu
         .set_env(
             Scope::Task,
@@ -386,7 +386,7 @@ fn gpu_freq_sets_and_resets_each_usable_gpu() {
     let mut gpu = four_gpus(Settings::plain("gpu"));
     clock_table();
     testkit::with(|h| h.gpu_control_denied = None);
-    let usable: slurm_wasm_sdk::types::Bitmap = Bitmap::from_bits(4, [1, 3]).into();
+    let usable: types::Bitmap = Bitmap::from_bits(4, [1, 3]).into();
     gpu.step_hardware_init(Some(&usable), Some("gpu:1100,memory=low,verbose"))
         .unwrap();
     let set = testkit::with(|h| h.clocks_set.clone());
@@ -411,7 +411,7 @@ fn gpu_freq_default_fills_memory() {
     let mut gpu = four_gpus(Settings::plain("gpu"));
     clock_table();
     testkit::with(|h| h.gpu_control_denied = None);
-    let usable: slurm_wasm_sdk::types::Bitmap = Bitmap::from_bits(4, [0]).into();
+    let usable: types::Bitmap = Bitmap::from_bits(4, [0]).into();
     gpu.step_hardware_init(Some(&usable), Some("gpu:medium"))
         .unwrap();
     let set = testkit::with(|h| h.clocks_set.clone());
@@ -426,7 +426,7 @@ fn gpu_freq_default_fills_memory() {
 fn gpu_freq_without_gpu_control_grant_warns_and_succeeds() {
     let mut gpu = four_gpus(Settings::plain("gpu"));
     clock_table();
-    let usable: slurm_wasm_sdk::types::Bitmap = Bitmap::from_bits(4, [0, 1]).into();
+    let usable: types::Bitmap = Bitmap::from_bits(4, [0, 1]).into();
     gpu.step_hardware_init(Some(&usable), Some("gpu:high"))
         .unwrap();
     let logs = testkit::with(|h| h.logs.clone());

@@ -188,11 +188,11 @@ impl JobView {
 mod tests {
     use super::*;
     use slurm_wasm_sdk::testkit::fixtures;
-    use slurm_wasm_sdk::types::{self as t, NodeResources};
+    use slurm_wasm_sdk::types::NodeResources;
 
-    fn resources(len: u32, nodes: &[u32]) -> t::JobResources {
+    fn resources(len: u32, nodes: &[u32]) -> JobResources {
         let map = Bitmap::from_bits(len as usize, nodes.iter().map(|&n| n as usize));
-        t::JobResources {
+        JobResources {
             nodes: (&map).into(),
             ncpus: 4 * nodes.len() as u32,
             per_node: nodes
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn reads_resources_and_memory() {
         let mut job = fixtures::job(7);
-        job.details.memory = t::MemoryRequest::PerCpu(500);
+        job.details.memory = MemoryRequest::PerCpu(500);
         job.resources = Some(resources(4, &[1, 3]));
         let view = JobView::new(&job, 4).unwrap();
         assert_eq!(view.memory, MemRequest::PerCpu(500));
@@ -243,7 +243,7 @@ mod tests {
     fn per_node_zero_is_no_request() {
         // `--mem=0` asks for all the memory of the node (sbatch(1)).
         assert_eq!(
-            MemRequest::from(&t::MemoryRequest::PerNode(0)),
+            MemRequest::from(&MemoryRequest::PerNode(0)),
             MemRequest::None
         );
     }

@@ -29,7 +29,7 @@ impl OwnPartition<'_> {
     /// cores the partition's rows hold that are not free; without one,
     /// every core not free, specialised cores and other partitions' cores
     /// included.
-    pub fn used_cores(&self, rec: &NodeRec, free: &FreeCores) -> SmallVec<[u32; 64]> {
+    pub fn used_cores(&self, rec: &NodeRec, free: &FreeCores<'_>) -> SmallVec<[u32; 64]> {
         let cps = rec.cores_per_socket as usize;
         let sockets = rec.sockets as usize;
         if rec.cores <= 64 {
@@ -64,7 +64,7 @@ impl OwnPartition<'_> {
     /// cores `seen`: only with a `part_core_map`, the partition's cores,
     /// and under CR_Socket the free cores of each socket where it holds
     /// some.
-    fn used_cpus(&self, rec: &NodeRec, seen: &FreeCores, used: &[u32], unit: Unit) -> u32 {
+    fn used_cpus(&self, rec: &NodeRec, seen: &FreeCores<'_>, used: &[u32], unit: Unit) -> u32 {
         if self.rows.is_none() {
             return 0;
         }
@@ -176,14 +176,14 @@ impl FreeCores<'_> {
 #[allow(clippy::too_many_arguments)]
 pub fn allocate_sc(
     rec: &NodeRec,
-    free: FreeCores,
-    seen: FreeCores,
+    free: FreeCores<'_>,
+    seen: FreeCores<'_>,
     used: &[u32],
     want_cores: bool,
     job: &JobView,
     params: &Params,
     req_sockets: &[usize],
-    own: OwnPartition,
+    own: OwnPartition<'_>,
 ) -> Option<SocketAlloc> {
     let sockets = rec.sockets as usize;
     let cps = rec.cores_per_socket as usize;

@@ -72,7 +72,7 @@ pub fn can_job_run_on_node(
     want_cores: bool,
     job: &JobView,
     params: &Params,
-    own: OwnPartition,
+    own: OwnPartition<'_>,
     tables: Tables,
     completing_ok: bool,
     first_pass: bool,

@@ -163,7 +163,7 @@ impl<'a> Walk<'a> {
     /// Takes the offers not yet `taken` into `st`.
     fn take(
         &self,
-        st: &mut State,
+        st: &mut State<'_>,
         recs: &[NodeRec],
         offers: &[Offer],
         taken: &mut [bool],

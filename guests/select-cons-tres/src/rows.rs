@@ -151,7 +151,7 @@ impl PartRows {
             return;
         }
         let total = self.rows[0].cores.len();
-        let mut jobs: Vec<(u32, Packed)> = self
+        let mut jobs: Vec<(u32, Packed<'_>)> = self
             .rows
             .iter()
             .flat_map(|r| r.jobs.iter().copied())

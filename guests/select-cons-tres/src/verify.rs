@@ -71,7 +71,7 @@ impl ConsTres {
     /// Whether the job may use node `i` now (`check` prepared for it by
     /// [`Self::node_check`]).
     #[inline(always)]
-    pub fn node_ok(&self, check: &NodeCheck, usage: &Usage, job: &JobView, i: usize) -> bool {
+    pub fn node_ok(&self, check: &NodeCheck<'_>, usage: &Usage, job: &JobView, i: usize) -> bool {
         let r = &self.recs[i];
         let excluded_ok = || {
             check
@@ -137,7 +137,7 @@ impl ConsTres {
     /// partition's sharing jobs do not keep it off the node (on the anchor,
     /// with `OverSubscribe=YES:2`, `-w n1 -n2` ran on n1 beside an
     /// `--oversubscribe` job of the same partition).
-    fn sharing_ok(&self, check: &NodeCheck, usage: &Usage, job: &JobView, i: usize) -> bool {
+    fn sharing_ok(&self, check: &NodeCheck<'_>, usage: &Usage, job: &JobView, i: usize) -> bool {
         let state = usage.nodes[i].node_state;
         let hidden_rows = check.hidden_rows;
         let sharing_elsewhere = || {

@@ -411,7 +411,7 @@ impl Linear {
                 &Bitmap::full(cores),
                 h.cpus,
                 h.memory,
-                crate::resources::held_devices(&h.gres),
+                resources::held_devices(&h.gres),
             );
         }
         self.jobs.remove(&a_from.id);

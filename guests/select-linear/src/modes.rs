@@ -259,7 +259,7 @@ impl<'a> Tables<'a> {
                 for later in &mut list[idx + 1..] {
                     later.2 = 0;
                 }
-                list.sort_by_key(|c| std::cmp::Reverse(c.2));
+                list.sort_by_key(|c| Reverse(c.2));
                 continue 'top;
             }
             break;

@@ -289,7 +289,7 @@ pub(crate) unsafe fn with_slot<H: Handle>(
 /// As the kind's `swasm_*_open`.
 pub(crate) unsafe fn open<H: Handle>(
     host: *const crate::host::swasm_host,
-    slot: *const std::ffi::c_char,
+    slot: *const c_char,
     error: *mut swasm_error,
     function: &str,
     wrap: impl FnOnce(KindHandle<H::Plugin>) -> H,

@@ -1,7 +1,7 @@
 //! The `clock` capability: wall time, or virtual time in simulations.
 //!
 //! The same [`Clock`] also answers WASI's `wall-clock` and `monotonic-clock`
-//! ([`WasiClocks`]), so a plugin reading `std::time::SystemTime` in a
+//! (`WasiClocks`), so a plugin reading `std::time::SystemTime` in a
 //! simulation sees the simulated time, as it does through the capability.
 
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -90,6 +90,9 @@ pub struct VirtualClock {
 }
 
 impl VirtualClock {
+    /// A clock reading `start` seconds since the Unix epoch until
+    /// [`VirtualClock::set`] moves it; its monotonic counter is the same
+    /// time in nanoseconds (0 before the epoch).
     pub fn new(start: i64) -> Self {
         VirtualClock {
             seconds: AtomicI64::new(start),

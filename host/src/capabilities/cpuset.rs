@@ -16,12 +16,14 @@ use crate::bindings::types::CapabilityError;
 /// The host assembles it from the call after checking the pid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BindTarget {
+    /// The job the step belongs to.
     pub job_id: u32,
     /// Step id, Slurm's reserved values for `batch`, `extern` and
     /// `interactive` steps included.
     pub step_id: u32,
     /// The task's position among the step's tasks on this node.
     pub local_id: u32,
+    /// The task's process id, one of the step's task pids.
     pub pid: u32,
 }
 
@@ -60,7 +62,7 @@ impl CpusetProvider for SchedAffinity {
 fn set_affinity(pid: u32, cpus: &[u32]) -> Result<(), CapabilityError> {
     // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    let max = 8 * size_of::<libc::cpu_set_t>();
     for &cpu in cpus {
         if cpu as usize >= max {
             return Err(CapabilityError::Failed(format!(
@@ -70,13 +72,8 @@ fn set_affinity(pid: u32, cpus: &[u32]) -> Result<(), CapabilityError> {
         unsafe { libc::CPU_SET(cpu as usize, &mut set) };
     }
     // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    let rc = unsafe {
-        libc::sched_setaffinity(
-            pid as libc::pid_t,
-            std::mem::size_of::<libc::cpu_set_t>(),
-            &set,
-        )
-    };
+    let rc =
+        unsafe { libc::sched_setaffinity(pid as libc::pid_t, size_of::<libc::cpu_set_t>(), &set) };
     if rc == 0 {
         Ok(())
     } else {
@@ -92,11 +89,7 @@ fn get_affinity(pid: u32) -> Result<Vec<u32>, CapabilityError> {
     // SAFETY: as above; the kernel fills `set`.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let rc = unsafe {
-        libc::sched_getaffinity(
-            pid as libc::pid_t,
-            std::mem::size_of::<libc::cpu_set_t>(),
-            &mut set,
-        )
+        libc::sched_getaffinity(pid as libc::pid_t, size_of::<libc::cpu_set_t>(), &mut set)
     };
     if rc != 0 {
         return Err(CapabilityError::Failed(format!(
@@ -104,7 +97,7 @@ fn get_affinity(pid: u32) -> Result<Vec<u32>, CapabilityError> {
             std::io::Error::last_os_error()
         )));
     }
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    let max = 8 * size_of::<libc::cpu_set_t>();
     Ok((0..max)
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
         .map(|c| c as u32)

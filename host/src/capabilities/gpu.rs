@@ -34,6 +34,8 @@ use crate::bindings::types::CapabilityError;
 /// position in [`devices`](Self::devices)); an index with no device is a
 /// `failed` error naming it.
 pub trait GpuProvider: Send + Sync {
+    /// The machine's GPUs in NVML index order (`gpu.devices`);
+    /// `unavailable` where the provider has no GPU source (no NVML).
     fn devices(&self) -> Result<Vec<GpuDevice>, CapabilityError>;
     /// Supported memory clocks in MHz, highest first.
     fn supported_memory_clocks(&self, index: u32) -> Result<Vec<u32>, CapabilityError>;
@@ -43,8 +45,14 @@ pub trait GpuProvider: Send + Sync {
         index: u32,
         memory_mhz: u32,
     ) -> Result<Vec<u32>, CapabilityError>;
+    /// The application clocks (memory and graphics, MHz) set on GPU
+    /// `index` (`gpu-control.application-clocks`).
     fn application_clocks(&self, index: u32) -> Result<Clocks, CapabilityError>;
+    /// Sets GPU `index`'s application clocks, in MHz
+    /// (`nvmlDeviceSetApplicationsClocks`); a pair the GPU does not
+    /// support is `failed`.
     fn set_application_clocks(&self, index: u32, clocks: Clocks) -> Result<(), CapabilityError>;
+    /// Restores GPU `index`'s default application clocks.
     fn reset_application_clocks(&self, index: u32) -> Result<(), CapabilityError>;
 }
 
@@ -88,12 +96,18 @@ impl GpuProvider for NoGpu {
 pub enum GpuControlCall {
     /// `set-application-clocks(index, memory, graphics)`.
     Set {
+        /// The GPU's NVML index.
         index: u32,
+        /// The memory clock asked for, in MHz.
         memory_mhz: u32,
+        /// The graphics clock asked for, in MHz.
         graphics_mhz: u32,
     },
     /// `reset-application-clocks(index)`.
-    Reset { index: u32 },
+    Reset {
+        /// The GPU's NVML index.
+        index: u32,
+    },
 }
 
 /// Forwards every call to `inner` and records the `gpu-control` changes

@@ -104,9 +104,14 @@ impl FromIterator<Capability> for Grants {
 /// The providers behind the capabilities, shared by every plugin of a host.
 #[derive(Clone)]
 pub struct Services {
+    /// Answers `clock` and WASI's clocks.
     pub clock: Arc<dyn clock::Clock>,
+    /// Answers `topology.read-layout`; `cpuset.bind` also maps a step's
+    /// cores to OS CPU ids through it.
     pub topology: Arc<dyn topology::TopologyProvider>,
+    /// Answers `cpuset`, and releases step bindings when a step or job ends.
     pub cpuset: Arc<dyn cpuset::CpusetProvider>,
+    /// Answers `gpu` and `gpu-control`.
     pub gpu: Arc<dyn gpu::GpuProvider>,
 }
 
@@ -125,8 +130,8 @@ impl Default for Services {
     }
 }
 
-impl std::fmt::Debug for Services {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for Services {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Services { .. }")
     }
 }

@@ -5,6 +5,8 @@ use crate::bindings::types::CapabilityError;
 
 /// Answers `topology.read-layout`.
 pub trait TopologyProvider: Send + Sync {
+    /// The node's sockets, cores and threads and each abstract CPU's OS
+    /// id; `unavailable` when the provider cannot read the machine.
     fn cpu_layout(&self) -> Result<CpuLayout, CapabilityError>;
 }
 

@@ -53,6 +53,27 @@ super::plugin_kind! {
 pub struct EpilogInfo(ResourceAny);
 
 /// A loaded gres plugin.
+///
+/// # Errors
+///
+/// Every method that calls the plugin fails with a [`CallError`]:
+/// [`Disabled`](CallError::Disabled) once the failure policy has taken the
+/// plugin out of service; [`NotInitialised`](CallError::NotInitialised) for
+/// any call but `init` and `fini` before an `init` succeeded;
+/// [`Start`](CallError::Start) when an instance could not be started
+/// (instantiated, and after a fault initialised again, given its
+/// `recv-stepd` bytes and its last `node-config-load` and `step-context`
+/// back); a fault ([`Fuel`](CallError::Fuel),
+/// [`Deadline`](CallError::Deadline), [`Memory`](CallError::Memory),
+/// [`Stack`](CallError::Stack), [`Trap`](CallError::Trap)), after which the
+/// failure policy decides what serves the next call;
+/// [`Plugin`](CallError::Plugin) when the plugin returns a Slurm error, for
+/// the functions whose WIT result has one; [`Denied`](CallError::Denied) in
+/// place of a plugin error or trap that followed a call to a capability it
+/// was not granted; [`StateTooLarge`](CallError::StateTooLarge) for a state
+/// blob over the plugin's
+/// [`Limits::state_bytes`](crate::Limits::state_bytes). Each method says
+/// which answers the host refuses with [`Invalid`](CallError::Invalid).
 pub struct GresPlugin {
     core: PluginCore<GresKind>,
     node: Mutex<NodeDevices>,
@@ -79,6 +100,20 @@ macro_rules! plain {
 }
 
 impl GresPlugin {
+    /// Compiles `source` (or takes it from the host's cache), checks that it
+    /// is a gres plugin for this host's contract, with imports, exports and
+    /// identity it may have under `settings`, and asks it to `describe` itself
+    /// in a throwaway instance. Runs nothing else of the plugin: call
+    /// [`GresPlugin::init`] next.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`]: the source cannot be read or is not a component, or the
+    /// compiled-component cache cannot keep it; it is a plugin of another kind
+    /// or contract version, imports a capability gres plugins may not have,
+    /// lacks an export, describes itself wrongly, requires a capability
+    /// `settings` does not grant (`gpu`, `gpu-control`), or faults in its start
+    /// function or `describe`.
     pub fn load(
         host: &Host,
         source: &PluginSource,
@@ -178,6 +213,19 @@ impl GresPlugin {
         Ok(result)
     }
 
+    /// `gres_p_job_set_env`: the environment edits for the batch script of a
+    /// job holding `allocation` of this plugin's GRES on this node (`None`:
+    /// none of it), under `flags`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`GresPlugin`](GresPlugin#errors));
+    /// [`CallError::Invalid`] when the answer has more than 2^20 edits, or one
+    /// names a variable other than a valid `SLURM_*` name or the GPU variables
+    /// Slurm's gres plugins set (`CUDA_VISIBLE_DEVICES`,
+    /// `ROCR_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, `GPU_DEVICE_ORDINAL`,
+    /// `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`), or sets a value over 1 MiB or with
+    /// a NUL byte.
     pub fn job_set_env(
         &self,
         allocation: Option<&GresAllocation>,
@@ -190,6 +238,19 @@ impl GresPlugin {
         Ok(env)
     }
 
+    /// `gres_p_step_set_env`: the environment edits for a step holding
+    /// `allocation` of this plugin's GRES on this node (`None`: none of it),
+    /// under `flags`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`GresPlugin`](GresPlugin#errors));
+    /// [`CallError::Invalid`] when the answer has more than 2^20 edits, or one
+    /// names a variable other than a valid `SLURM_*` name or the GPU variables
+    /// Slurm's gres plugins set (`CUDA_VISIBLE_DEVICES`,
+    /// `ROCR_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, `GPU_DEVICE_ORDINAL`,
+    /// `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`), or sets a value over 1 MiB or with
+    /// a NUL byte.
     pub fn step_set_env(
         &self,
         allocation: Option<&GresAllocation>,
@@ -202,6 +263,19 @@ impl GresPlugin {
         Ok(env)
     }
 
+    /// `gres_p_task_set_env`: the environment edits for one task, restricted
+    /// to the devices `allocation` marks usable by it (`None`: the step holds
+    /// none of this GRES), under `flags`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`GresPlugin`](GresPlugin#errors));
+    /// [`CallError::Invalid`] when the answer has more than 2^20 edits, or one
+    /// names a variable other than a valid `SLURM_*` name or the GPU variables
+    /// Slurm's gres plugins set (`CUDA_VISIBLE_DEVICES`,
+    /// `ROCR_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, `GPU_DEVICE_ORDINAL`,
+    /// `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`), or sets a value over 1 MiB or with
+    /// a NUL byte.
     pub fn task_set_env(
         &self,
         allocation: Option<&NodeAllocation>,
@@ -214,6 +288,12 @@ impl GresPlugin {
         Ok(env)
     }
 
+    /// `gres_p_send_stepd`: the state slurmd hands to slurmstepd, as bytes
+    /// for [`GresPlugin::recv_stepd`] there.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`GresPlugin`](GresPlugin#errors)).
     pub fn send_stepd(&self) -> Result<Vec<u8>, CallError> {
         plain!(self, "send-stepd", |b, s| b
             .slurm_plugin_gres()
@@ -312,6 +392,13 @@ impl GresPlugin {
             .map(|_| ())
     }
 
+    /// `gres_p_epilog_build_env`: the plugin captures `job`'s per-node
+    /// allocations of its GRES for the epilog; `None` when the job holds none.
+    /// Give the info back with [`GresPlugin::drop_epilog_info`].
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`GresPlugin`](GresPlugin#errors)).
     pub fn epilog_build_env(&self, job: &Job) -> Result<Option<EpilogInfo>, CallError> {
         plain!(self, "epilog-build-env", |b, s| b
             .slurm_plugin_gres()
@@ -319,6 +406,19 @@ impl GresPlugin {
         .map(|r| r.map(EpilogInfo))
     }
 
+    /// `gres_p_epilog_set_env`: the environment edits for node `node_index`
+    /// (the node's position among the job's nodes) of the job `info` was
+    /// built for.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`GresPlugin`](GresPlugin#errors));
+    /// [`CallError::Invalid`] when the answer has more than 2^20 edits, or one
+    /// names a variable other than a valid `SLURM_*` name or the GPU variables
+    /// Slurm's gres plugins set (`CUDA_VISIBLE_DEVICES`,
+    /// `ROCR_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, `GPU_DEVICE_ORDINAL`,
+    /// `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`), or sets a value over 1 MiB or with
+    /// a NUL byte.
     pub fn epilog_set_env(
         &self,
         info: EpilogInfo,
@@ -341,6 +441,13 @@ impl GresPlugin {
             .map(|_| ())
     }
 
+    /// The step this node is running (a slurm-wasm addition: C plugins read
+    /// it from globals), for plugins that keep per-step state. Journaled: a
+    /// restarted instance is given it again.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`GresPlugin`](GresPlugin#errors)).
     pub fn step_context(&self, step: &Step) -> Result<(), CallError> {
         self.core
             .call_journaled(

@@ -71,12 +71,46 @@ super::plugin_state! {
 
 /// A loaded priority plugin. Every method is one contract call under the
 /// plugin's limits; faults follow its failure policy.
+///
+/// # Errors
+///
+/// Every method that calls the plugin fails with a [`CallError`]:
+/// [`Disabled`](CallError::Disabled) once the failure policy has taken the
+/// plugin out of service; [`NotInitialised`](CallError::NotInitialised) for
+/// any call but `init` and `fini` before an `init` succeeded;
+/// [`Start`](CallError::Start) when an instance could not be started
+/// (instantiated, and after a fault initialised again, restored and given
+/// its associations, QOS, jobs and usage since the last state back); a
+/// fault ([`Fuel`](CallError::Fuel), [`Deadline`](CallError::Deadline),
+/// [`Memory`](CallError::Memory), [`Stack`](CallError::Stack),
+/// [`Trap`](CallError::Trap)), after which the failure policy decides what
+/// serves the next call; [`Plugin`](CallError::Plugin) when the plugin
+/// returns a Slurm error, for the functions whose WIT result has one;
+/// [`Denied`](CallError::Denied) in place of a plugin error or trap that
+/// followed a call to a capability it was not granted;
+/// [`StateTooLarge`](CallError::StateTooLarge) for a state blob over the
+/// plugin's [`Limits::state_bytes`](crate::Limits::state_bytes). Each
+/// method says which answers the host refuses with
+/// [`Invalid`](CallError::Invalid).
 pub struct PriorityPlugin {
     core: PluginCore<PriorityKind>,
 }
 
 impl PriorityPlugin {
-    /// Loads and checks a priority plugin (see [`Host`] for what is checked).
+    /// Compiles `source` (or takes it from the host's cache), checks that it
+    /// is a priority plugin for this host's contract, with imports, exports
+    /// and identity it may have under `settings`, and asks it to `describe`
+    /// itself in a throwaway instance. Runs nothing else of the plugin: call
+    /// [`PriorityPlugin::init`] next.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`]: the source cannot be read or is not a component, or the
+    /// compiled-component cache cannot keep it; it is a plugin of another kind
+    /// or contract version, imports a capability priority plugins may not have,
+    /// lacks an export, describes itself wrongly, requires a capability
+    /// `settings` does not grant, or faults in its start function or
+    /// `describe`.
     pub fn load(
         host: &Host,
         source: &PluginSource,
@@ -118,6 +152,14 @@ impl PriorityPlugin {
         Ok(p)
     }
 
+    /// `priority_p_reconfig`: the configuration changed to `config`;
+    /// `assoc_clear` asks the plugin to rebuild its usage-derived data from
+    /// the `running` jobs. On success `config` is what a restarted instance's
+    /// `init` gets.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`PriorityPlugin`](PriorityPlugin#errors)).
     pub fn reconfig(
         &self,
         config: &PriorityConfig,
@@ -132,6 +174,16 @@ impl PriorityPlugin {
         Ok(())
     }
 
+    /// `priority_p_set_assoc_usage`: association `assoc_id`'s normalised and
+    /// effective usage and the fair-share values derived from them, as the
+    /// plugin recomputed them.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`PriorityPlugin`](PriorityPlugin#errors));
+    /// [`CallError::Invalid`] when the answer is about another association, or
+    /// a usage or factor figure is negative or not finite, or `level-fs` is
+    /// negative or NaN.
     pub fn set_assoc_usage(&self, assoc_id: u32) -> Result<AssociationUsage, CallError> {
         let (u, _) = self.core.call("set-assoc-usage", None, |b, s| {
             b.slurm_plugin_priority().call_set_assoc_usage(s, assoc_id)
@@ -156,6 +208,15 @@ impl PriorityPlugin {
         Ok(rows)
     }
 
+    /// `priority_p_job_end`: `job` ended; the plugin charges or releases its
+    /// usage. Journaled for restarts (the job is no longer replayed to `set`);
+    /// after 64 usage-changing calls since the last state save or restore the
+    /// host saves the plugin's state, and a failed save is logged, not
+    /// returned.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`PriorityPlugin`](PriorityPlugin#errors)).
     pub fn job_end(&self, job: &Job) -> Result<(), CallError> {
         self.core.call_journaled(
             "job-end",
@@ -190,6 +251,13 @@ impl PriorityPlugin {
         Ok(answer)
     }
 
+    /// Applies `updates` to the plugin's association tree (a slurm-wasm
+    /// addition: C plugins read the tree from the controller's globals). The
+    /// last update of each association is journaled for restarts.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`PriorityPlugin`](PriorityPlugin#errors)).
     pub fn update_associations(&self, updates: &[AssociationUpdate]) -> Result<(), CallError> {
         self.core
             .call_journaled(
@@ -204,6 +272,13 @@ impl PriorityPlugin {
             .map(|_| ())
     }
 
+    /// Applies `updates` to the plugin's QOS table (a slurm-wasm addition, as
+    /// [`PriorityPlugin::update_associations`]). The last update of each QOS
+    /// is journaled for restarts.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`PriorityPlugin`](PriorityPlugin#errors)).
     pub fn update_qos(&self, updates: &[QosUpdate]) -> Result<(), CallError> {
         self.core
             .call_journaled(

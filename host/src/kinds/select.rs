@@ -81,7 +81,29 @@ super::plugin_state! {
 pub struct Opaque(ResourceAny);
 
 /// A loaded select plugin. Its answers are checked against the node table
-/// the host journals for restarts ([`super::journal::SelectJournal`]).
+/// the host keeps from `node-init` and node updates, which a restarted
+/// instance is also given back.
+///
+/// # Errors
+///
+/// Every method that calls the plugin fails with a [`CallError`]:
+/// [`Disabled`](CallError::Disabled) once the failure policy has taken the
+/// plugin out of service; [`NotInitialised`](CallError::NotInitialised) for
+/// any call but `init` and `fini` before an `init` succeeded;
+/// [`Start`](CallError::Start) when an instance could not be started
+/// (instantiated, and after a fault initialised again, restored and given
+/// its node table and running jobs back); a fault
+/// ([`Fuel`](CallError::Fuel), [`Deadline`](CallError::Deadline),
+/// [`Memory`](CallError::Memory), [`Stack`](CallError::Stack),
+/// [`Trap`](CallError::Trap)), after which the failure policy decides what
+/// serves the next call; [`Plugin`](CallError::Plugin) when the plugin
+/// returns a Slurm error, for the functions whose WIT result has one;
+/// [`Denied`](CallError::Denied) in place of a plugin error or trap that
+/// followed a call to a capability it was not granted;
+/// [`StateTooLarge`](CallError::StateTooLarge) for a state blob over the
+/// plugin's [`Limits::state_bytes`](crate::Limits::state_bytes). Each
+/// method says which answers the host refuses with
+/// [`Invalid`](CallError::Invalid).
 pub struct SelectPlugin {
     core: PluginCore<SelectKind>,
 }
@@ -104,6 +126,20 @@ macro_rules! journaled {
 }
 
 impl SelectPlugin {
+    /// Compiles `source` (or takes it from the host's cache), checks that it
+    /// is a select plugin for this host's contract, with imports, exports and
+    /// identity it may have under `settings`, and asks it to `describe` itself
+    /// in a throwaway instance. Runs nothing else of the plugin: call
+    /// [`SelectPlugin::init`] next.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`]: the source cannot be read or is not a component, or the
+    /// compiled-component cache cannot keep it; it is a plugin of another kind
+    /// or contract version, imports a capability select plugins may not have,
+    /// lacks an export, describes itself wrongly, requires a capability
+    /// `settings` does not grant, or faults in its start function or
+    /// `describe`.
     pub fn load(
         host: &Host,
         source: &PluginSource,
@@ -129,6 +165,13 @@ impl SelectPlugin {
             .journal(|j| check(&checker, j.nodes.as_deref().unwrap_or_default()))
     }
 
+    /// `select_p_job_init`: the running and suspended jobs, with their
+    /// `resources`, after a controller restart. The journal a restarted
+    /// instance replays starts over from these jobs.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_init(&self, jobs: &[Job]) -> Result<(), CallError> {
         journaled!(
             self,
@@ -167,6 +210,13 @@ impl SelectPlugin {
         Ok(result)
     }
 
+    /// `select_p_job_begin`: `job`, with the `resources` `job-test` gave it,
+    /// starts; the plugin adds its usage. Journaled (a restarted instance is
+    /// given the job again) until [`SelectPlugin::job_fini`].
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_begin(&self, job: &Job) -> Result<(), CallError> {
         journaled!(
             self,
@@ -176,12 +226,26 @@ impl SelectPlugin {
         )
     }
 
+    /// `select_p_job_ready`: whether `job`'s nodes are ready (booted,
+    /// powered up).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_ready(&self, job: &Job) -> Result<bool, CallError> {
         plain!(self, "job-ready", |b, s| b
             .slurm_plugin_select()
             .call_job_ready(s, job))
     }
 
+    /// `select_p_job_expand_allow`: whether the plugin lets jobs be merged
+    /// with [`SelectPlugin::job_expand`] (seed API; gone from Slurm since
+    /// 19.05).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)) (the
+    /// function returns no plugin error).
     pub fn job_expand_allow(&self) -> Result<bool, CallError> {
         self.core
             .call("job-expand-allow", None, |b, s| {
@@ -190,6 +254,16 @@ impl SelectPlugin {
             .map(|(r, _)| r)
     }
 
+    /// `select_p_job_expand`: moves every resource of `from` into `to` and
+    /// returns `to`'s new resources. Journaled for restarts.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors));
+    /// [`CallError::Invalid`] when the resources name a node neither job held,
+    /// break the node table (cores, memory or GRES beyond a node's, entries out
+    /// of node order), or count more CPUs than the two jobs held together and
+    /// than their nodes have.
     pub fn job_expand(&self, from: &Job, to: &Job) -> Result<JobResources, CallError> {
         let resources = journaled!(
             self,
@@ -203,6 +277,13 @@ impl SelectPlugin {
         Ok(resources)
     }
 
+    /// `select_p_job_resized`: node `node_index` (an index into the node
+    /// table) was removed from `job`; the plugin releases the job's resources
+    /// there. Journaled for restarts.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_resized(&self, job: &Job, node_index: u32) -> Result<(), CallError> {
         journaled!(
             self,
@@ -212,18 +293,37 @@ impl SelectPlugin {
         )
     }
 
+    /// `select_p_job_signal`: signal `signal` (a POSIX signal number) is
+    /// being sent to `job`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_signal(&self, job: &Job, signal: i32) -> Result<(), CallError> {
         plain!(self, "job-signal", |b, s| b
             .slurm_plugin_select()
             .call_job_signal(s, job, signal))
     }
 
+    /// `select_p_job_mem_confirm`: confirm `job`'s memory allocation (seed
+    /// API; removed in Slurm 21.08).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_mem_confirm(&self, job: &Job) -> Result<(), CallError> {
         plain!(self, "job-mem-confirm", |b, s| b
             .slurm_plugin_select()
             .call_job_mem_confirm(s, job))
     }
 
+    /// `select_p_job_fini`: `job` ended; the plugin releases its usage. The
+    /// job's journaled calls are dropped: a restarted instance is not given it
+    /// again.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_fini(&self, job: &Job) -> Result<(), CallError> {
         journaled!(
             self,
@@ -233,6 +333,13 @@ impl SelectPlugin {
         )
     }
 
+    /// `select_p_job_suspend`: `job` is suspended; `indefinite` when an
+    /// administrator suspended it (not gang scheduling). Journaled for
+    /// restarts.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_suspend(&self, job: &Job, indefinite: bool) -> Result<(), CallError> {
         journaled!(
             self,
@@ -242,6 +349,13 @@ impl SelectPlugin {
         )
     }
 
+    /// `select_p_job_resume`: `job` resumes (`indefinite` as for
+    /// [`SelectPlugin::job_suspend`]); its `end-time` is its new planned end.
+    /// Journaled for restarts.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_resume(&self, job: &Job, indefinite: bool) -> Result<(), CallError> {
         journaled!(
             self,
@@ -271,12 +385,26 @@ impl SelectPlugin {
         Ok(picked)
     }
 
+    /// `select_p_step_finish`: `step` ended; `killing` when its job is being
+    /// killed.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn step_finish(&self, step: &Step, killing: bool) -> Result<(), CallError> {
         plain!(self, "step-finish", |b, s| b
             .slurm_plugin_select()
             .call_step_finish(s, step, killing))
     }
 
+    /// `select_p_reconfigure`: the configuration changed; the plugin takes
+    /// `config` and rebuilds its usage from the `running` jobs. On success
+    /// `config` is what a restarted instance's `init` gets, and the journal
+    /// starts over from `running`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn reconfigure(&self, config: &SelectConfig, running: &[Job]) -> Result<(), CallError> {
         journaled!(
             self,
@@ -288,6 +416,13 @@ impl SelectPlugin {
         Ok(())
     }
 
+    /// `select_p_update_node_config`: `node`'s configuration changed. The
+    /// host's copy of the node table, which answers are checked against and
+    /// restarts replay, takes the record at `node.index`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn update_node_config(&self, node: &Node) -> Result<(), CallError> {
         journaled!(
             self,
@@ -297,6 +432,13 @@ impl SelectPlugin {
         )
     }
 
+    /// `select_p_update_node_state`: `node`'s state changed (seed API; gone
+    /// from Slurm since 20.02). The host's copy of the node table takes the
+    /// record as [`SelectPlugin::update_node_config`] does.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn update_node_state(&self, node: &Node) -> Result<(), CallError> {
         journaled!(
             self,
@@ -306,6 +448,14 @@ impl SelectPlugin {
         )
     }
 
+    /// `select_p_node_ranking`: a new weight per node of `nodes`, in their
+    /// order, or `None` when the plugin does not rank (seed API; gone from
+    /// Slurm since 20.11).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors));
+    /// [`CallError::Invalid`] when the weights are not one per node.
     pub fn node_ranking(&self, nodes: &[Node]) -> Result<Option<Vec<u32>>, CallError> {
         let ranks = plain!(self, "node-ranking", |b, s| b
             .slurm_plugin_select()
@@ -323,18 +473,37 @@ impl SelectPlugin {
         Ok(ranks)
     }
 
+    /// `select_p_select_nodeinfo_set_all`: the plugin refreshes every node's
+    /// nodeinfo from its usage tables.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn nodeinfo_set_all(&self) -> Result<(), CallError> {
         plain!(self, "nodeinfo-set-all", |b, s| b
             .slurm_plugin_select()
             .call_nodeinfo_set_all(s))
     }
 
+    /// `select_p_select_nodeinfo_set`: the plugin refreshes the nodeinfo of
+    /// `job`'s nodes.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn nodeinfo_set(&self, job: &Job) -> Result<(), CallError> {
         plain!(self, "nodeinfo-set", |b, s| b
             .slurm_plugin_select()
             .call_nodeinfo_set(s, job))
     }
 
+    /// The nodeinfo of node `node_index` as last refreshed (what C reads from
+    /// `node_ptr->select_nodeinfo`). Free it with
+    /// [`SelectPlugin::drop_resource`].
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn node_nodeinfo(&self, node_index: u32) -> Result<Opaque, CallError> {
         plain!(self, "node-nodeinfo", |b, s| b
             .slurm_plugin_select()
@@ -342,6 +511,13 @@ impl SelectPlugin {
         .map(Opaque)
     }
 
+    /// `select_p_select_nodeinfo_alloc`: a new, empty nodeinfo. Free it with
+    /// [`SelectPlugin::drop_resource`].
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)) (the
+    /// constructor returns no plugin error).
     pub fn nodeinfo_alloc(&self) -> Result<Opaque, CallError> {
         self.core
             .call("select-nodeinfo.constructor", None, |b, s| {
@@ -353,6 +529,12 @@ impl SelectPlugin {
             .map(|(r, _)| Opaque(r))
     }
 
+    /// `select_p_select_nodeinfo_pack`: `info` serialised for Slurm RPC
+    /// protocol `protocol_version` (`SLURM_22_05_PROTOCOL_VERSION`, ...).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn nodeinfo_pack(&self, info: Opaque, protocol_version: u16) -> Result<Vec<u8>, CallError> {
         plain!(self, "select-nodeinfo.pack", |b, s| b
             .slurm_plugin_select()
@@ -360,6 +542,15 @@ impl SelectPlugin {
             .call_pack(s, info.0, protocol_version))
     }
 
+    /// `select_p_select_nodeinfo_unpack`: a nodeinfo read back from `data`,
+    /// bytes [`SelectPlugin::nodeinfo_pack`] wrote for `protocol_version`.
+    /// Free it with [`SelectPlugin::drop_resource`].
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)); the
+    /// contract has the plugin refuse truncated data and unknown protocol
+    /// versions with [`CallError::Plugin`].
     pub fn nodeinfo_unpack(&self, data: &[u8], protocol_version: u16) -> Result<Opaque, CallError> {
         plain!(self, "select-nodeinfo.unpack", |b, s| b
             .slurm_plugin_select()
@@ -368,6 +559,17 @@ impl SelectPlugin {
         .map(Opaque)
     }
 
+    /// `select_p_select_nodeinfo_get`: `field` of `info`, for the node's
+    /// resources in state `state` (a `NODE_STATE_*` value).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)); the
+    /// contract has the plugin refuse `ptr`. [`CallError::Invalid`] when the
+    /// value is not of the field's kind (`subcnt` a count, `mem-alloc` memory,
+    /// `tres-alloc-fmt-str` a text, `tres-alloc-weighted` a weight), counts
+    /// more CPUs or memory (MB) than any node of the table has, is a negative
+    /// or non-finite weight, or a text over 1 MiB.
     pub fn nodeinfo_get(
         &self,
         info: Opaque,
@@ -384,6 +586,13 @@ impl SelectPlugin {
         Ok(value)
     }
 
+    /// `select_p_select_jobinfo_alloc`: a new, empty jobinfo. Free it with
+    /// [`SelectPlugin::drop_resource`].
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)) (the
+    /// constructor returns no plugin error).
     pub fn jobinfo_alloc(&self) -> Result<Opaque, CallError> {
         self.core
             .call("select-jobinfo.constructor", None, |b, s| {
@@ -395,6 +604,13 @@ impl SelectPlugin {
             .map(|(r, _)| Opaque(r))
     }
 
+    /// `select_p_select_jobinfo_copy`: a new jobinfo equal to `info`. Free
+    /// it with [`SelectPlugin::drop_resource`].
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)) (the
+    /// function returns no plugin error).
     pub fn jobinfo_copy(&self, info: Opaque) -> Result<Opaque, CallError> {
         self.core
             .call("select-jobinfo.copy", None, |b, s| {
@@ -406,6 +622,12 @@ impl SelectPlugin {
             .map(|(r, _)| Opaque(r))
     }
 
+    /// `select_p_select_jobinfo_pack`: `info` serialised for Slurm RPC
+    /// protocol `protocol_version`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn jobinfo_pack(&self, info: Opaque, protocol_version: u16) -> Result<Vec<u8>, CallError> {
         plain!(self, "select-jobinfo.pack", |b, s| b
             .slurm_plugin_select()
@@ -413,6 +635,13 @@ impl SelectPlugin {
             .call_pack(s, info.0, protocol_version))
     }
 
+    /// `select_p_select_jobinfo_unpack`: a jobinfo read back from `data`,
+    /// bytes [`SelectPlugin::jobinfo_pack`] wrote for `protocol_version`. Free
+    /// it with [`SelectPlugin::drop_resource`].
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn jobinfo_unpack(&self, data: &[u8], protocol_version: u16) -> Result<Opaque, CallError> {
         plain!(self, "select-jobinfo.unpack", |b, s| b
             .slurm_plugin_select()
@@ -421,6 +650,14 @@ impl SelectPlugin {
         .map(Opaque)
     }
 
+    /// `select_p_select_jobinfo_get`: `field` of `info`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)); the
+    /// contract has the plugin refuse `ptr`. [`CallError::Invalid`] when the
+    /// value is not of the field's kind (`network` a text of at most 1 MiB,
+    /// `cleaning` a flag).
     pub fn jobinfo_get(
         &self,
         info: Opaque,
@@ -434,6 +671,11 @@ impl SelectPlugin {
         Ok(value)
     }
 
+    /// `select_p_select_jobinfo_set`: sets `field` of `info` to `value`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn jobinfo_set(
         &self,
         info: Opaque,
@@ -446,6 +688,14 @@ impl SelectPlugin {
             .call_set(s, info.0, field, value))
     }
 
+    /// `select_p_select_jobinfo_sprint` (and `_xstrdup`): `info` formatted
+    /// in `mode` (`SELECT_PRINT_HEAD`, `_DATA`, `_MIXED`, `_MIXED_SHORT`).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)) (the
+    /// function returns no plugin error); [`CallError::Invalid`] for a text
+    /// over 1 MiB.
     pub fn jobinfo_to_string(&self, info: Opaque, mode: SprintMode) -> Result<String, CallError> {
         let (text, _) = self.core.call("select-jobinfo.to-string", None, |b, s| {
             b.slurm_plugin_select()
@@ -466,6 +716,16 @@ impl SelectPlugin {
             .map(|_| ())
     }
 
+    /// `select_p_get_info_from_plugin`: what the plugin says about `field`,
+    /// for `job` when the caller names one.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors));
+    /// [`CallError::Invalid`] when the value is not of the field's kind:
+    /// `cr-plugin` a number 0 (whole nodes), 1 (cons_res) or 2 (cons_tres),
+    /// `config-info` key/value pairs (at most 2^20, texts of at most 1 MiB),
+    /// `single-job-test` a flag.
     pub fn get_info_from_plugin(
         &self,
         field: PluginInfoField,
@@ -490,12 +750,27 @@ impl SelectPlugin {
         Ok(result)
     }
 
+    /// `select_p_ba_init`: block-allocator setup over `nodes`, checking them
+    /// when `sanity_check` (seed API, gone from Slurm since 19.05; meaningful
+    /// only on multi-dimensional systems).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn ba_init(&self, nodes: &[Node], sanity_check: bool) -> Result<(), CallError> {
         plain!(self, "ba-init", |b, s| b
             .slurm_plugin_select()
             .call_ba_init(s, nodes, sanity_check))
     }
 
+    /// `select_p_ba_get_dims`: the system's dimensions, `None` on flat
+    /// systems (seed API, gone from Slurm since 19.05).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)) (the
+    /// function returns no plugin error); [`CallError::Invalid`] for more than
+    /// 5 dimensions (Slurm's `HIGHEST_DIMENSIONS`).
     pub fn ba_get_dims(&self) -> Result<Option<Vec<u32>>, CallError> {
         let (dims, _) = self.core.call("ba-get-dims", None, |b, s| {
             b.slurm_plugin_select().call_ba_get_dims(s).map(Ok)

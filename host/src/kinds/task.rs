@@ -36,6 +36,23 @@ super::plugin_kind! {
 /// cores on this node (see the `cpuset` capability); the end of a
 /// step or job releases what binding set up for it (step cgroups), when the
 /// plugin holds the `cpuset` grant.
+///
+/// # Errors
+///
+/// Every method that calls the plugin fails with a [`CallError`]:
+/// [`Disabled`](CallError::Disabled) once the failure policy has taken the
+/// plugin out of service; [`NotInitialised`](CallError::NotInitialised) for
+/// any call but `init` and `fini` before an `init` succeeded;
+/// [`Start`](CallError::Start) when an instance could not be started
+/// (instantiated, and after a fault initialised again); a fault
+/// ([`Fuel`](CallError::Fuel), [`Deadline`](CallError::Deadline),
+/// [`Memory`](CallError::Memory), [`Stack`](CallError::Stack),
+/// [`Trap`](CallError::Trap)), after which the failure policy decides what
+/// serves the next call; [`Plugin`](CallError::Plugin) when the plugin
+/// returns a Slurm error, for the functions whose WIT result has one;
+/// [`Denied`](CallError::Denied) in place of a plugin error or trap that
+/// followed a call to a capability it was not granted. Each method says
+/// which answers the host refuses with [`Invalid`](CallError::Invalid).
 pub struct TaskPlugin {
     core: PluginCore<TaskKind>,
 }
@@ -54,6 +71,20 @@ fn scope(step: &Step, task: Option<&Task>) -> StepScope {
 }
 
 impl TaskPlugin {
+    /// Compiles `source` (or takes it from the host's cache), checks that it
+    /// is a task plugin for this host's contract, with imports, exports and
+    /// identity it may have under `settings`, and asks it to `describe` itself
+    /// in a throwaway instance. Runs nothing else of the plugin: call
+    /// [`TaskPlugin::init`] next.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`]: the source cannot be read or is not a component, or the
+    /// compiled-component cache cannot keep it; it is a plugin of another kind
+    /// or contract version, imports a capability task plugins may not have,
+    /// lacks an export, describes itself wrongly, requires a capability
+    /// `settings` does not grant (`topology`, `cpuset`), or faults in its start
+    /// function or `describe`.
     pub fn load(
         host: &Host,
         source: &PluginSource,
@@ -86,6 +117,16 @@ impl TaskPlugin {
             .try_for_each(|kv| c.env_edit(EnvSource::Task, &kv.key, Some(&kv.value)))
     }
 
+    /// `task_p_slurmd_batch_request`: the CPU binding of the batch script of
+    /// `request`'s job on this node.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors));
+    /// [`CallError::Invalid`] when the binding's `cpu-bind` or a message is
+    /// over 1 MiB, it has more than 2^20 messages or variables, or sets a
+    /// variable other than a valid `SLURM_*` name or a value over 1 MiB or with
+    /// a NUL byte.
     pub fn slurmd_batch_request(&self, request: &BatchRequest) -> Result<CpuBinding, CallError> {
         let (binding, _) = self.core.call("slurmd-batch-request", None, |b, s| {
             b.slurm_plugin_task().call_slurmd_batch_request(s, request)
@@ -94,6 +135,19 @@ impl TaskPlugin {
         Ok(binding)
     }
 
+    /// `task_p_slurmd_launch_request`: the binding a step's tasks on this
+    /// node get (task/affinity's `lllp_distribution`): `cpu_bind_type` bits,
+    /// the map or mask list, verbose messages and the `SLURM_*` variables
+    /// that describe it.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors));
+    /// [`CallError::Invalid`] when the binding's `cpu-bind` or a message is
+    /// over 1 MiB, it has more than 2^20 messages or variables, or sets a
+    /// variable other than a valid `SLURM_*` name or a value over 1 MiB or with
+    /// a NUL byte. The contract has binding errors carry
+    /// `ESLURMD_CPU_BIND_ERROR` (4032) or `ESLURMD_CPU_LAYOUT_ERROR` (4033).
     pub fn slurmd_launch_request(&self, request: &LaunchRequest) -> Result<CpuBinding, CallError> {
         let (binding, _) = self.core.call("slurmd-launch-request", None, |b, s| {
             b.slurm_plugin_task().call_slurmd_launch_request(s, request)
@@ -102,6 +156,12 @@ impl TaskPlugin {
         Ok(binding)
     }
 
+    /// `task_p_slurmd_reserve_resources`: reserve resources for the step of
+    /// `request` (seed API; gone from Slurm after 20.02).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn slurmd_reserve_resources(&self, request: &LaunchRequest) -> Result<(), CallError> {
         self.core
             .call("slurmd-reserve-resources", None, |b, s| {
@@ -111,6 +171,12 @@ impl TaskPlugin {
             .map(|_| ())
     }
 
+    /// `task_p_slurmd_suspend_job`: job `job_id` is being suspended on this
+    /// node (removed from Slurm in 24.11).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn slurmd_suspend_job(&self, job_id: u32) -> Result<(), CallError> {
         self.core
             .call("slurmd-suspend-job", None, |b, s| {
@@ -119,6 +185,12 @@ impl TaskPlugin {
             .map(|_| ())
     }
 
+    /// `task_p_slurmd_resume_job`: job `job_id` resumes on this node
+    /// (removed from Slurm in 24.11).
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn slurmd_resume_job(&self, job_id: u32) -> Result<(), CallError> {
         self.core
             .call("slurmd-resume-job", None, |b, s| {
@@ -141,6 +213,13 @@ impl TaskPlugin {
         outcome
     }
 
+    /// `task_p_pre_setuid`: in slurmstepd, before privileges are dropped.
+    /// During the call `cpuset` may bind only `step`'s task pids, to the CPUs
+    /// of its cores on this node.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn pre_setuid(&self, step: &Step) -> Result<(), CallError> {
         self.core
             .call("pre-setuid", Some(scope(step, None)), |b, s| {
@@ -149,6 +228,14 @@ impl TaskPlugin {
             .map(|_| ())
     }
 
+    /// `task_p_pre_launch_priv`: privileged, for `task` after fork; where
+    /// task/affinity binds the task. During the call `cpuset` may bind only
+    /// `task`'s pid and `step`'s task pids, to the CPUs of the step's cores on
+    /// this node.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn pre_launch_priv(&self, step: &Step, task: &Task) -> Result<(), CallError> {
         self.core
             .call("pre-launch-priv", Some(scope(step, Some(task))), |b, s| {
@@ -157,6 +244,13 @@ impl TaskPlugin {
             .map(|_| ())
     }
 
+    /// `task_p_pre_launch`: unprivileged, for `task` just before exec
+    /// (task/affinity applies `--mem-bind` here). `cpuset` is limited as in
+    /// [`TaskPlugin::pre_launch_priv`].
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn pre_launch(&self, step: &Step, task: &Task) -> Result<(), CallError> {
         self.core
             .call("pre-launch", Some(scope(step, Some(task))), |b, s| {
@@ -165,6 +259,12 @@ impl TaskPlugin {
             .map(|_| ())
     }
 
+    /// `task_p_post_term`: `task` of `step` ended. `cpuset` may bind nothing
+    /// during the call.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn post_term(&self, step: &Step, task: &Task) -> Result<(), CallError> {
         self.core
             .call("post-term", None, |b, s| {
@@ -200,6 +300,12 @@ impl TaskPlugin {
         }
     }
 
+    /// `task_p_add_pid`: process `pid` joined a step (extern step
+    /// adoption). `cpuset` may bind nothing during the call.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn add_pid(&self, pid: u32) -> Result<(), CallError> {
         self.core
             .call("add-pid", None, |b, s| {
@@ -208,6 +314,12 @@ impl TaskPlugin {
             .map(|_| ())
     }
 
+    /// `task_p_update_mem_limit`: `step`'s memory limits changed to
+    /// `job_mem` for its job and `step_mem` for the step, in MB.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn update_mem_limit(
         &self,
         step: &Step,

@@ -20,7 +20,10 @@ use crate::slurm_conf::{parse_seconds, ConfError};
 /// One QOS, as far as preemption reads it (`slurmdb_qos_rec_t`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QosRule {
+    /// The QOS's name (`Name`), unique in its table.
     pub name: String,
+    /// Its `Priority` (0 when empty): preempt/qos offers the candidates of
+    /// lower QOS priority first (values over 0xffff rank as 0xffff).
     pub priority: u32,
     /// The QOS whose jobs this QOS's jobs may preempt (`Preempt=`).
     pub preempt: Vec<String>,
@@ -34,6 +37,7 @@ pub struct QosRule {
 /// The QOS a site defines, by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QosTable {
+    /// One rule per QOS, in file order.
     pub rules: Vec<QosRule>,
 }
 

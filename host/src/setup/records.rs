@@ -368,12 +368,12 @@ fn node_state(state: slurm_conf::NodeState) -> NodeState {
 #[derive(Default)]
 struct CpuSpecLists {
     /// The last list read, its node's CPU count and its bitmap.
-    last: Option<(String, u16, crate::bindings::types::Bitmap)>,
+    last: Option<(String, u16, Bitmap)>,
 }
 
 impl CpuSpecLists {
     /// `CPUSpecList` (`0-1,4`) as a bitmap over the node's CPUs, when set.
-    fn of(&mut self, node: &NodeConf) -> Result<Option<crate::bindings::types::Bitmap>, ConfError> {
+    fn of(&mut self, node: &NodeConf) -> Result<Option<Bitmap>, ConfError> {
         let Some(list) = node.extra.get("CPUSpecList") else {
             return Ok(None);
         };
@@ -391,7 +391,7 @@ impl CpuSpecLists {
 /// `list`, a node's `CPUSpecList`, as a bitmap over its CPUs. Each range
 /// sets its bits in the bitmap, so a list costs its text and the node's
 /// CPUs, however its ranges repeat.
-fn cpu_spec_list(node: &NodeConf, list: &str) -> Result<crate::bindings::types::Bitmap, ConfError> {
+fn cpu_spec_list(node: &NodeConf, list: &str) -> Result<Bitmap, ConfError> {
     let bad = || {
         let origin = node
             .extra

@@ -23,8 +23,12 @@ use super::records::Cluster;
 /// (the cluster-wide core map, as `resv-test` answered).
 #[derive(Debug, Clone)]
 pub struct Reservation {
+    /// Its name, as a job's `--reservation` names it.
     pub name: String,
+    /// Its nodes, a bitmap over the node table.
     pub nodes: Bitmap,
+    /// For a core reservation, its cores as a cluster-wide core map (bit =
+    /// the node's first core + core index); `None` when it holds whole nodes.
     pub cores: Option<Bitmap>,
 }
 

@@ -193,7 +193,7 @@ fn launch_request_gives_binding_and_environment() {
 fn launch_errors_carry_slurms_code_and_message() {
     mock_node(false);
     let mut request = launch_request(2, &[0, 1]);
-    request.cpu_bind_type = crate::bind_type::LDRANK;
+    request.cpu_bind_type = LDRANK;
     let err = plugin().slurmd_launch_request(request).unwrap_err();
     assert_eq!(err.code, ESLURMD_CPU_BIND_ERROR);
     assert_eq!(err.message, "Entire node must be allocated for rank_ldom");
