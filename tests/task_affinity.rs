@@ -1,4 +1,5 @@
-//! task/affinity through the host, as wasm: Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` rows end to end on a
+//! task/affinity through the host, as wasm: the bindings Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`
+//! gives common `srun` requests, end to end on a
 //! 2 sockets × 4 cores × 2 threads node in both CPU numberings, the
 //! capability rules (topology required, cpuset optional) and binding through
 //! `cpuset` in `pre-launch-priv` (Slurm 22.05's `task_p_set_affinity`), real
@@ -82,7 +83,8 @@ fn launch(tasks: u32, cpt: u16, bind: u32, dist: u32, cores: &[u32]) -> LaunchRe
 
 const WHOLE: &[u32] = &[0, 1, 2, 3, 4, 5, 6, 7];
 
-/// Runs a Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row in both numberings and compares `cpu_bind`.
+/// Runs one `srun` case of Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` in both numberings and
+/// compares `cpu_bind`.
 fn row(source: &str, request: &LaunchRequest, identity: &str, ht: &str) {
     for (hyperthread, expected) in [(false, identity), (true, ht)] {
         let node = node(hyperthread);
@@ -101,43 +103,43 @@ fn row(source: &str, request: &LaunchRequest, identity: &str, ht: &str) {
 #[test]
 fn lllp_rows_through_wasm() {
     row(
-        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2` (auto -> sockets)",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n2` without `--cpu-bind`: 2 tasks fill the 2 whole sockets, so it binds to sockets",
         &launch(2, 1, 0, BLOCK, WHOLE),
         "0x00FF,0xFF00",
         "0x0F0F,0xF0F0",
     );
     row(
-        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n8` (auto -> cores)",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n8` without `--cpu-bind`: 8 tasks fill the 8 whole cores, so it binds to cores",
         &launch(8, 1, 0, BLOCK, WHOLE),
         "0x0003,0x0300,0x000C,0x0C00,0x0030,0x3000,0x00C0,0xC000",
         "0x0101,0x1010,0x0202,0x2020,0x0404,0x4040,0x0808,0x8080",
     );
     row(
-        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4` (no bind): auto binding off",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4` without `--cpu-bind`: 4 tasks fill no whole unit, so auto binding is off and every task gets the allocation",
         &launch(4, 1, 0, BLOCK, WHOLE),
         "0xFFFF",
         "0xFFFF",
     );
     row(
-        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 --cpu-bind=threads`",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4 --cpu-bind=threads`: the cyclic layout gives each task one thread, alternating sockets",
         &launch(4, 1, TO_THREADS, BLOCK, WHOLE),
         "0x0001,0x0100,0x0002,0x0200",
         "0x0001,0x0010,0x0100,0x1000",
     );
     row(
-        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 -m block:block --cpu-bind=cores`",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4 -m block:block --cpu-bind=cores`: the block layout gives the tasks socket 0's cores in order",
         &launch(4, 1, TO_CORES, BLOCK_BLOCK, WHOLE),
         "0x0003,0x000C,0x0030,0x00C0",
         "0x0101,0x0202,0x0404,0x0808",
     );
     row(
-        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2 -c4 -m block:fcyclic --cpu-bind=threads`",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n2 -c4 -m block:fcyclic --cpu-bind=threads`: fcyclic switches socket after every CPU, so each task's CPUs alternate sockets",
         &launch(2, 4, TO_THREADS, BLOCK_CFULL, WHOLE),
         "0x0303,0x0C0C",
         "0x1111,0x2222",
     );
     row(
-        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row: step owns cores {0,1,4}, `-n2 --cpu-bind=sockets`",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, step owning cores {0,1,4}, `-n2 --cpu-bind=sockets`: each mask widens to the owned CPUs of its socket only",
         &launch(2, 1, TO_SOCKETS, BLOCK, &[0, 1, 4]),
         "0x000F,0x0300",
         "0x0303,0x1010",
@@ -146,7 +148,8 @@ fn lllp_rows_through_wasm() {
 
 #[test]
 fn partial_node_rank_ldom_is_a_bind_error() {
-    // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` last row; an error in Slurm 22.05.8.
+    // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: `--cpu-bind=rank_ldom` on part of a node is an
+    // error in Slurm 22.05.8 ("Entire node must be allocated").
     let node = node(false);
     let plugin = load(&node, &[Capability::Topology]).expect("load");
     let err = plugin

@@ -215,7 +215,8 @@ mod tests {
 
     #[test]
     fn partial_node_counts_and_masks() {
-        // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: step owns cores {0,1,4}.
+        // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `_get_avail_map` and `_alloc_mask` for a step
+        // owning cores {0,1,4} of the 2x4x2 node.
         let hw = hyperthreaded(2, 4, 2);
         let a = step(&[0, 1, 4], &hw);
         assert!(!a.whole_node);

@@ -125,7 +125,8 @@ fn pack_flag(word: &str) -> Option<u32> {
     }
 }
 
-/// Which task layout `lllp_distribution` runs on a node (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 3).
+/// Which task layout `lllp_distribution` runs on a node (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c
+/// `lllp_distribution`, its switch on `task_dist & SLURM_DIST_NODESOCKMASK`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LllpLayout {
     /// Fill each core and socket in abstract order.

@@ -1,5 +1,5 @@
-//! The task environment slurmstepd derives from a step's binding (Slurm 22.05.8 src/slurmd/common/task_plugin.c `task_slurm_chkaffinity`,
-//! `setup_env` in Slurm 22.05), for steps other than batch scripts and
+//! The task environment slurmstepd derives from a step's binding (Slurm 22.05.8 src/common/env.c
+//! `setup_env`), for steps other than batch scripts and
 //! interactive steps:
 //!
 //! * `SLURM_CPU_BIND_VERBOSE`: `verbose` or `quiet`;

@@ -106,8 +106,8 @@ mod tests {
 
     #[test]
     fn abstract_masks_map_through_block_map() {
-        // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: abstract 0,1 (core 0, both threads) is OS 0 and 8 with
-        // HT numbering.
+        // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `_lllp_map_abstract_mask`: abstract 0,1 (core 0, both
+        // threads) is OS 0 and 8 with HT numbering.
         let hw = hyperthreaded(2, 4, 2);
         let os = to_os(&Bitmap::from_bits(16, [0, 1]), &hw);
         assert_eq!(os.to_hex_mask(), "0x0101");

@@ -90,7 +90,8 @@ fn check(source: &str, launch: &Launch, hw: &Hardware, settings: &Settings, expe
     );
 }
 
-/// One row of the Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` table, checked in both numberings.
+/// One `srun` case of Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c
+/// `lllp_distribution` on the 2x4x2 node, checked in both numberings.
 macro_rules! row {
     ($name:ident, $source:literal, $launch:expr, identity: $identity:expr, ht: $ht:expr) => {
         #[test]
@@ -117,7 +118,7 @@ macro_rules! row {
 
 row!(
     n4_no_bind_is_the_allocation,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4` (no bind, no TaskPluginParam): all 0xFFFF (auto binding off)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4` without `--cpu-bind` or TaskPluginParam: 4 tasks fill no whole sockets, cores or threads, so auto binding is off and every task gets the allocation (0xFFFF)",
     launch(4, 1, "", "", WHOLE),
     identity: ["0xFFFF"; 4],
     ht: ["0xFFFF"; 4]
@@ -125,7 +126,7 @@ row!(
 
 row!(
     n2_auto_sockets,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2` (auto -> sockets)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n2` without `--cpu-bind`: 2 tasks fill the 2 whole sockets, so it binds to sockets",
     launch(2, 1, "", "", WHOLE),
     identity: ["0x00FF", "0xFF00"],
     ht: ["0x0F0F", "0xF0F0"]
@@ -133,7 +134,7 @@ row!(
 
 row!(
     n8_auto_cores,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n8` (auto -> cores)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n8` without `--cpu-bind`: 8 tasks fill the 8 whole cores, so it binds to cores",
     launch(8, 1, "", "", WHOLE),
     identity: ["0x0003", "0x0300", "0x000C", "0x0C00", "0x0030", "0x3000", "0x00C0", "0xC000"],
     ht: ["0x0101", "0x1010", "0x0202", "0x2020", "0x0404", "0x4040", "0x0808", "0x8080"]
@@ -141,7 +142,7 @@ row!(
 
 row!(
     n16_auto_threads,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n16` (auto -> threads): alternating sockets",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n16` without `--cpu-bind`: 16 tasks fill the 16 threads, so it binds to threads; the cyclic layout alternates sockets",
     launch(16, 1, "", "", WHOLE),
     identity: [
         "0x0001", "0x0100", "0x0002", "0x0200", "0x0004", "0x0400", "0x0008", "0x0800",
@@ -155,7 +156,7 @@ row!(
 
 row!(
     n4_c2_auto_cores,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 -c2` (auto -> cores)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4 -c2` without `--cpu-bind`: 4 tasks of 2 CPUs fill the 8 whole cores, so it binds to cores",
     launch(4, 2, "", "", WHOLE),
     identity: ["0x0003", "0x0300", "0x000C", "0x0C00"],
     ht: ["0x0101", "0x1010", "0x0202", "0x2020"]
@@ -163,7 +164,7 @@ row!(
 
 row!(
     n4_cores,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 --cpu-bind=cores`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4 --cpu-bind=cores`: no socket-level `-m`, so the cyclic layout alternates sockets and each mask widens to its core",
     launch(4, 1, "cores", "", WHOLE),
     identity: ["0x0003", "0x0300", "0x000C", "0x0C00"],
     ht: ["0x0101", "0x1010", "0x0202", "0x2020"]
@@ -171,7 +172,7 @@ row!(
 
 row!(
     n4_threads,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 --cpu-bind=threads`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4 --cpu-bind=threads`: the cyclic layout gives each task one thread, alternating sockets",
     launch(4, 1, "threads", "", WHOLE),
     identity: ["0x0001", "0x0100", "0x0002", "0x0200"],
     ht: ["0x0001", "0x0010", "0x0100", "0x1000"]
@@ -179,7 +180,7 @@ row!(
 
 row!(
     n4_sockets,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 --cpu-bind=sockets`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4 --cpu-bind=sockets`: the cyclic layout alternates sockets and each mask widens to its socket",
     launch(4, 1, "sockets", "", WHOLE),
     identity: ["0x00FF", "0xFF00", "0x00FF", "0xFF00"],
     ht: ["0x0F0F", "0xF0F0", "0x0F0F", "0xF0F0"]
@@ -187,7 +188,7 @@ row!(
 
 row!(
     n4_block_block_cores,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 -m block:block --cpu-bind=cores`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4 -m block:block --cpu-bind=cores`: the block layout gives the tasks socket 0's cores in order",
     launch(4, 1, "cores", "block:block", WHOLE),
     identity: ["0x0003", "0x000C", "0x0030", "0x00C0"],
     ht: ["0x0101", "0x0202", "0x0404", "0x0808"]
@@ -195,7 +196,7 @@ row!(
 
 row!(
     n4_block_block_threads,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n4 -m block:block --cpu-bind=threads`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4 -m block:block --cpu-bind=threads`: the block layout takes threads in abstract order, both threads of a core before the next core",
     launch(4, 1, "threads", "block:block", WHOLE),
     identity: ["0x0001", "0x0002", "0x0004", "0x0008"],
     ht: ["0x0001", "0x0100", "0x0002", "0x0200"]
@@ -203,7 +204,7 @@ row!(
 
 row!(
     n2_block_block_sockets,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2 -m block:block --cpu-bind=sockets` (both on socket 0)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n2 -m block:block --cpu-bind=sockets`: the block layout puts both tasks on socket 0",
     launch(2, 1, "sockets", "block:block", WHOLE),
     identity: ["0x00FF", "0x00FF"],
     ht: ["0x0F0F", "0x0F0F"]
@@ -211,7 +212,7 @@ row!(
 
 row!(
     n2_c4_threads_cyclic,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2 -c4 --cpu-bind=threads` (cyclic)",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n2 -c4 --cpu-bind=threads`: the cyclic layout keeps each task's 4 CPUs on one socket",
     launch(2, 4, "threads", "", WHOLE),
     identity: ["0x000F", "0x0F00"],
     ht: ["0x0303", "0x3030"]
@@ -219,7 +220,7 @@ row!(
 
 row!(
     n2_c4_block_fcyclic_threads,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2 -c4 -m block:fcyclic --cpu-bind=threads`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n2 -c4 -m block:fcyclic --cpu-bind=threads`: fcyclic switches socket after every CPU, so each task's CPUs alternate sockets",
     launch(2, 4, "threads", "block:fcyclic", WHOLE),
     identity: ["0x0303", "0x0C0C"],
     ht: ["0x1111", "0x2222"]
@@ -227,7 +228,7 @@ row!(
 
 row!(
     n2_c4_block_block_threads,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2 -c4 -m block:block --cpu-bind=threads`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n2 -c4 -m block:block --cpu-bind=threads`: the block layout gives each task 4 consecutive threads",
     launch(2, 4, "threads", "block:block", WHOLE),
     identity: ["0x000F", "0x00F0"],
     ht: ["0x0303", "0x0C0C"]
@@ -235,7 +236,7 @@ row!(
 
 row!(
     n3_c3_cores,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n3 -c3 --cpu-bind=cores`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n3 -c3 --cpu-bind=cores`: 3 CPUs per task span two cores, the rest of the second core is skipped, and each mask widens to whole cores",
     launch(3, 3, "cores", "", WHOLE),
     identity: ["0x000F", "0x0F00", "0x00F0"],
     ht: ["0x0303", "0x3030", "0x0C0C"]
@@ -243,7 +244,7 @@ row!(
 
 row!(
     partial_n3_cores_cyclic,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row: step owns cores {0,1,4}, `-n3 --cpu-bind=cores` cyclic",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, step owning cores {0,1,4}, `-n3 --cpu-bind=cores`: the cyclic layout alternates sockets over the owned cores",
     launch(3, 1, "cores", "", CORES_0_1_4),
     identity: ["0x0003", "0x0300", "0x000C"],
     ht: ["0x0101", "0x1010", "0x0202"]
@@ -251,7 +252,7 @@ row!(
 
 row!(
     partial_n3_cores_block_block,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row: same (cores {0,1,4}), `-m block:block`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, step owning cores {0,1,4}, `-n3 -m block:block --cpu-bind=cores`: the block layout takes the owned cores in order",
     launch(3, 1, "cores", "block:block", CORES_0_1_4),
     identity: ["0x0003", "0x000C", "0x0300"],
     ht: ["0x0101", "0x0202", "0x1010"]
@@ -259,13 +260,14 @@ row!(
 
 row!(
     partial_n2_sockets,
-    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row: same (cores {0,1,4}), `-n2 --cpu-bind=sockets`",
+    "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, step owning cores {0,1,4}, `-n2 --cpu-bind=sockets`: each mask widens to the owned CPUs of its socket only",
     launch(2, 1, "sockets", "", CORES_0_1_4),
     identity: ["0x000F", "0x0300"],
     ht: ["0x0303", "0x1010"]
 );
 
-/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row "partial node + `--cpu-bind=rank_ldom`": an error in 22.05.8
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: a manual mode other than none, map or mask
+/// (here `--cpu-bind=rank_ldom`) on part of a node is an error in 22.05.8
 /// (binding to the allocation mask instead holds up to 21.08 only), with
 /// the allocation mask as the binding Slurm would have written.
 #[test]
@@ -290,8 +292,9 @@ fn partial_node_rank_ldom_needs_the_whole_node() {
     assert_eq!(binding.cpu_bind_type, LDRANK);
 }
 
-/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 1 and 9: `none` on part of a node is not an error but
-/// still binds to the allocation.
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: manual `--cpu-bind=none` on part of a node is not an
+/// error but is still rewritten to a MASK of the allocation; on the whole
+/// node `none` (and `rank`) stay as given.
 #[test]
 fn none_on_a_partial_node_binds_to_the_allocation() {
     let binding = distribute(
@@ -326,7 +329,8 @@ fn none_on_a_partial_node_binds_to_the_allocation() {
     assert_eq!(binding.cpu_bind_type, RANK);
 }
 
-/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 1: map_cpu ids must lie in the allocation (OS ids).
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` and `_validate_map`: map_cpu ids must lie in the
+/// allocation (OS ids).
 #[test]
 fn map_cpu_is_validated_against_the_allocation() {
     let hw = hyperthreaded(2, 4, 2);
@@ -362,8 +366,9 @@ fn map_cpu_is_validated_against_the_allocation() {
     assert_eq!(task_masks(&binding, 4, 16, &hw), ["0x0001"; 4]);
 }
 
-/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 1: mask_cpu masks are trimmed to the allocation; any CPU
-/// outside is an error; a valid list comes back in the CPU set form.
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` and `_validate_mask`: mask_cpu masks are trimmed to
+/// the allocation; any CPU outside is an error; a valid list comes back in
+/// the CPU set form.
 #[test]
 fn mask_cpu_is_validated_against_the_allocation() {
     let hw = identity(2, 4, 2);
@@ -404,8 +409,9 @@ fn mask_cpu_is_validated_against_the_allocation() {
     );
 }
 
-/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 2: `TaskPluginParam=autobind=...` picks the unit when the
-/// task count fits none.
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` without a bind unit: `TaskPluginParam=autobind=...`
+/// picks the unit when the task count fills no whole sockets, cores or
+/// threads.
 #[test]
 fn autobind_chooses_the_unit() {
     let settings = Settings {
@@ -413,7 +419,7 @@ fn autobind_chooses_the_unit() {
         ..Settings::default()
     };
     check(
-        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 2: `-n4`, TaskPluginParam=autobind=cores",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4` without `--cpu-bind`, TaskPluginParam=autobind=cores",
         &launch(4, 1, "", "", WHOLE),
         &identity(2, 4, 2),
         &settings,
@@ -424,7 +430,7 @@ fn autobind_chooses_the_unit() {
         ..Settings::default()
     };
     check(
-        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 2: `-n4`, TaskPluginParam=autobind=sockets",
+        "Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n4` without `--cpu-bind`, TaskPluginParam=autobind=sockets",
         &launch(4, 1, "", "", WHOLE),
         &hyperthreaded(2, 4, 2),
         &settings,
@@ -432,8 +438,9 @@ fn autobind_chooses_the_unit() {
     );
 }
 
-/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 2: with a thread core-spec, partial units count as whole;
-/// the reserved threads (7 and 15) are left out of the masks.
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` without a bind unit: with a thread core spec, partial
+/// sockets and cores count as whole when choosing the unit; the reserved
+/// threads (7 and 15) are left out of the masks.
 #[test]
 fn thread_spec_counts_partial_units() {
     let mut l = launch(2, 1, "", "", WHOLE);
@@ -442,8 +449,8 @@ fn thread_spec_counts_partial_units() {
     assert_eq!(binding.cpu_bind, "0x007F,0x7F00");
 }
 
-/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 0: `CPUs=` equal to the core count binds one thread per
-/// core, and says so in the type.
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: a node whose `CPUs=` equals sockets × cores binds
+/// one thread per core, and says so in the type (CPU_BIND_ONE_THREAD_PER_CORE).
 #[test]
 fn cpus_equal_to_cores_uses_one_thread_per_core() {
     let mut l = launch(8, 1, "threads", "", WHOLE);
@@ -456,8 +463,9 @@ fn cpus_equal_to_cores_uses_one_thread_per_core() {
     );
 }
 
-/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 5: a layout failure binds to the allocation; without
-/// `--overcommit` it fails the launch with ESLURMD_CPU_LAYOUT_ERROR.
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, when the block or cyclic layout fails: the binding
+/// becomes the allocation; without `--overcommit` the launch fails with
+/// ESLURMD_CPU_LAYOUT_ERROR.
 #[test]
 fn layout_failures() {
     let hw = identity(2, 4, 2);
@@ -500,8 +508,8 @@ fn no_allocation_is_a_bind_error() {
     assert_eq!(err.code, ESLURMD_CPU_BIND_ERROR);
 }
 
-/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` step 4: `ldoms` widens masks to NUMA nodes on a NUMA machine,
-/// and leaves them as laid out without one.
+/// Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` and `_match_masks_to_ldom`: `ldoms` widens masks to
+/// NUMA nodes on a NUMA machine, and leaves them as laid out without one.
 #[test]
 fn ldoms_widen_on_numa_machines() {
     let mut hw = identity(2, 4, 2);
@@ -512,8 +520,8 @@ fn ldoms_widen_on_numa_machines() {
     assert_eq!(binding.cpu_bind, "0x000F,0x0F00");
 }
 
-/// Documentation vectors (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, mc_support.shtml): 2 sockets × 2 cores
-/// × 1 thread.
+/// The `--hint` examples of Slurm 22.05.8 doc/html/mc_support.shtml, laid out
+/// by src/plugins/task/affinity/dist_tasks.c `lllp_distribution`: 2 sockets × 2 cores × 1 thread.
 #[test]
 fn mc_support_hints() {
     let hw = identity(2, 2, 1);
@@ -553,8 +561,9 @@ fn cpu_management(tasks: u32, cpt: u16, cpu_bind: &str, dist: &str, cores: &[usi
     }
 }
 
-/// Documentation vectors (Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, cpu_management.shtml examples 10–14 on
-/// 2 sockets × 4 cores × 1 thread), as sets of CPU ids per task.
+/// Examples 10–14 of Slurm 22.05.8 doc/html/cpu_management.shtml (2 sockets ×
+/// 4 cores × 1 thread), laid out by src/plugins/task/affinity/dist_tasks.c `lllp_distribution`,
+/// as sets of CPU ids per task.
 #[test]
 fn cpu_management_examples() {
     let hw = identity(2, 4, 1);
@@ -572,7 +581,7 @@ fn cpu_management_examples() {
             &Settings::default()
         ),
         ["0x01", "0x10", "0x02", "0x20", "0x04", "0x40"],
-        "example 10: -n6 --cpu-bind=cores on CPUs {{0,1,2,4,5,6}}: CPUs 0,4,1,5,2,6"
+        "cpu_management.shtml Example 10: -n6 --cpu-bind=cores on CPUs {{0,1,2,4,5,6}}: CPUs 0,4,1,5,2,6"
     );
     assert_eq!(
         sets(
@@ -580,7 +589,7 @@ fn cpu_management_examples() {
             &Settings::default()
         ),
         ["0x07", "0x70", "0x07", "0x70", "0x07", "0x70"],
-        "example 11: --cpu-bind=sockets: tasks 0,2,4 on {{0,1,2}}, 1,3,5 on {{4,5,6}}"
+        "cpu_management.shtml Example 11: --cpu-bind=sockets: tasks 0,2,4 on {{0,1,2}}, 1,3,5 on {{4,5,6}}"
     );
     let six = &[0, 1, 2, 3, 4, 5];
     assert_eq!(
@@ -589,7 +598,7 @@ fn cpu_management_examples() {
             &block_default
         ),
         ["0x0F", "0x3F"],
-        "example 12: -n2 -c3 --cpu-bind=sockets -m block:block: task 0 on 0-3, task 1 on 0-5"
+        "cpu_management.shtml Example 12: -n2 -c3 --cpu-bind=sockets -m block:block: task 0 on 0-3, task 1 on 0-5"
     );
     // Example 13 documents both tasks on CPUs 0-5 for `-m block:cyclic`,
     // from CPUs 0,1,4 and 2,3,5: a per-CPU socket rotation, which Slurm
@@ -601,7 +610,7 @@ fn cpu_management_examples() {
             &block_default
         ),
         ["0x0F", "0x3F"],
-        "example 13 as Slurm 22.05 lays out block:cyclic"
+        "cpu_management.shtml Example 13 as Slurm 22.05 lays out block:cyclic"
     );
     let fcyclic = distribute(
         &cpu_management(2, 3, "threads", "block:fcyclic", six),
@@ -611,7 +620,7 @@ fn cpu_management_examples() {
     .unwrap();
     assert_eq!(
         fcyclic.cpu_bind, "0x13,0x2C",
-        "example 13's distribution: CPUs 0,1,4 and 2,3,5"
+        "cpu_management.shtml Example 13's distribution: CPUs 0,1,4 and 2,3,5"
     );
     assert_eq!(
         sets(
@@ -619,7 +628,7 @@ fn cpu_management_examples() {
             &block_default
         ),
         ["0x3F", "0x3F"],
-        "example 13's binding: both tasks on 0-5"
+        "cpu_management.shtml Example 13's binding: both tasks on 0-5"
     );
     assert_eq!(
         sets(
@@ -627,7 +636,7 @@ fn cpu_management_examples() {
             &block_default
         ),
         ["0x01", "0x02", "0x04", "0x08", "0x10", "0x20"],
-        "example 14: -N3 -n18 --ntasks-per-node=6 -m cyclic:block --cpu-bind=cores: \
+        "cpu_management.shtml Example 14: -N3 -n18 --ntasks-per-node=6 -m cyclic:block --cpu-bind=cores: \
          global task 10, the 4th task of n1, on CPU 3"
     );
 }

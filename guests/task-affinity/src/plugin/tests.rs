@@ -166,7 +166,8 @@ fn launch_request_gives_binding_and_environment() {
     let binding = plugin()
         .slurmd_launch_request(launch_request(2, &[0, 1, 2, 3, 4, 5, 6, 7]))
         .unwrap();
-    // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution` row `-n2` (auto -> sockets), HT numbering.
+    // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `lllp_distribution`, `-n2` without `--cpu-bind` on the
+    // whole node: 2 tasks fill the 2 sockets, so it binds to sockets (HT numbering).
     assert_eq!(binding.cpu_bind_type, MASK);
     assert_eq!(binding.cpu_bind, "0x0F0F,0xF0F0");
     let env: Vec<(String, String)> = binding
