@@ -156,7 +156,7 @@ fn detect_prints_gres_conf_lines_from_an_inventory() {
 }
 
 #[test]
-fn env_matches_the_worked_examples() {
+fn env_matches_gres_common_gpu_set_env() {
     // gres_common_gpu_set_env (gres/common/gres_common.c) with
     // File=/dev/nvidia[0-3], no AutoDetect, no env flags: all four vendor
     // variables (the default flags of `_parse_gres_config`, common/gres.c).

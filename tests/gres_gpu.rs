@@ -5,12 +5,15 @@
 //! `gpu-control` change.
 //!
 //! * environment of whole, shared (task usable subset) and MPS allocations
-//!   (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` worked examples);
+//!   (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` and
+//!   `gres_common_gpu_set_env`, src/plugins/gres/mps/gres_mps.c `_set_env`);
 //! * `--gpu-freq` without the `gpu-control` grant: a warning naming the
 //!   grant, the call succeeds and nothing reaches the provider; with the
 //!   grant the resolved clocks reach it and `step-hardware-fini` resets them
-//!   (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`);
-//! * `AutoDetect=nvml` through the `gpu` grant (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`).
+//!   (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`, src/plugins/gpu/nvml/gpu_nvml.c
+//!   `_set_freq`);
+//! * `AutoDetect=nvml` through the `gpu` grant (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`,
+//!   `_merge_system_gres_conf`).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -176,7 +179,8 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for PluginLog {
     }
 }
 
-/// gres/gpu on `Name=gpu File=/dev/nvidia[0-3]`, the Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` worked-example node.
+/// gres/gpu on `Name=gpu File=/dev/nvidia[0-3]`, no AutoDetect and no env flags (so all four
+/// vendor variables, the default Slurm 22.05.8 src/common/gres.c `_parse_gres_config` gives).
 fn four_gpus(node: &Node, grants: &[Capability]) -> GresPlugin {
     let gpu = load(node, "gres/gpu", grants, None);
     let files = [
@@ -195,8 +199,9 @@ fn four_gpus(node: &Node, grants: &[Capability]) -> GresPlugin {
     gpu
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` row 1: a job on {1,2}, no ConstrainDevices, no env flags ⇒ the
-// global list everywhere; a whole-node job lists all four.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `gres_common_gpu_set_env` and `common_gres_set_env`: a job
+// on devices {1,2}, no ConstrainDevices, no env flags ⇒ the global list everywhere; a
+// whole-node job lists all four.
 #[test]
 fn whole_and_partial_allocation_env() {
     let node = node();
@@ -229,7 +234,8 @@ fn whole_and_partial_allocation_env() {
     assert_eq!(gpu.get_devices().unwrap().len(), 4);
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` row 3: a step on {1,2} whose task may use device 2 only.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` in task mode: a step on devices {1,2}
+// whose task may use device 2 only.
 #[test]
 fn shared_step_task_env() {
     let node = node();
@@ -249,9 +255,10 @@ fn shared_step_task_env() {
     );
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` MPS row (test_121_1): `Gres=gpu:2,mps:200`, `--gres=mps:100` on
-// GPU 0 ⇒ CUDA_VISIBLE_DEVICES=0, SLURM_JOB_GPUS=0, percentage 100; on GPU 1
-// the real index (22.05).
+// Slurm 22.05.8 src/plugins/gres/mps/gres_mps.c `_set_env` (the setup of Slurm's python
+// test_121_1, a later testsuite's): `Gres=gpu:2,mps:200`,
+// `--gres=mps:100` on GPU 0 ⇒ CUDA_VISIBLE_DEVICES=0, SLURM_JOB_GPUS=0, percentage 100;
+// on GPU 1 the real index (22.05).
 #[test]
 fn mps_allocation_env() {
     let node = node();
@@ -303,8 +310,9 @@ fn mps_allocation_env() {
     assert!(stepd.recv_stepd(b"SWGR").is_err());
 }
 
-// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`: without the `gpu-control` grant `--gpu-freq=high` is logged as
-// denied and the step goes on; nothing reaches the provider.
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init` (src/plugins/gpu/nvml/gpu_nvml.c
+// `_set_freq` goes on when it cannot set clocks): without the `gpu-control` grant
+// `--gpu-freq=high` is logged as denied and the step goes on; nothing reaches the provider.
 #[test]
 fn gpu_freq_without_gpu_control_grant_is_logged_and_not_fatal() {
     let node = node();
@@ -322,8 +330,9 @@ fn gpu_freq_without_gpu_control_grant_is_logged_and_not_fatal() {
     assert!(node.gpus.calls().is_empty());
 }
 
-// Slurm 22.05.8 src/plugins/gpu/common/gpu_common.c `gpu_common_get_nearest_freq`: with the grant the resolved clocks reach the provider for each
-// usable GPU and fini resets them. `high,memory=high` → 1215 MHz memory,
+// Slurm 22.05.8 src/plugins/gpu/nvml/gpu_nvml.c `_set_freq` and `_nvml_get_nearest_freqs` (through
+// src/plugins/gpu/common/gpu_common.c `gpu_common_get_nearest_freq`): with the grant the
+// resolved clocks reach the provider for each usable GPU and fini resets them. `high,memory=high` → 1215 MHz memory,
 // 1410 graphics; `1300,memory=low` → 405 MHz memory, and 1300 is above the
 // highest graphics clock valid there (405), so 405.
 #[test]
@@ -368,8 +377,9 @@ fn gpu_freq_with_grant_reaches_the_provider() {
     );
 }
 
-// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` and src/plugins/gres/common/gres_common.c `common_gres_set_env` row 5: AutoDetect=nvml with the `gpu` grant finds both
-// GPUs; no env flags ⇒ CUDA_VISIBLE_DEVICES only.
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` and `_merge_system_gres_conf`, and
+// src/plugins/gres/common/gres_common.c `gres_common_gpu_set_env`: AutoDetect=nvml with the
+// `gpu` grant finds both GPUs; no env flags ⇒ CUDA_VISIBLE_DEVICES only.
 #[test]
 fn autodetect_nvml_through_the_gpu_grant() {
     let node = node();

@@ -14,7 +14,8 @@ use slurm_wasm_host::{
 
 const NOW: i64 = 1_700_000_000;
 
-/// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s weights, classic fair-share (the src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage` tree gives User4 a
+/// The weights of a hand-computed case of Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s
+/// formula, classic fair-share (the `priority_p_set_assoc_usage` tree of test24.1 gives User4 a
 /// fair-share factor of exactly 0.5).
 const VECTOR_WEIGHTS: &[(&str, &str)] = &[
     ("AccountingStorageType", "accounting_storage/slurmdbd"),
@@ -112,7 +113,8 @@ fn multifactor(options: &[(&str, &str)]) -> (Arc<VirtualClock>, PriorityPlugin) 
     (clock, plugin)
 }
 
-/// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s job: eligible for a day, 10 nodes and 100 CPUs of 100/1000,
+/// The job of the hand-computed case of Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`:
+/// eligible for a day, 10 nodes and 100 CPUs of 100/1000,
 /// QOS priority 50 of 100, in User4's association.
 fn vector_job() -> Job {
     let mut job = fixtures::job(1);

@@ -1,5 +1,6 @@
 //! select/cons_tres through the host's typed `SelectPlugin` handle
-//! (src/plugins/select/cons_tres): identity, the cons_res alias, worked examples, GRES, nodeinfo,
+//! (src/plugins/select/cons_tres): identity, the cons_res alias, placements Slurm's docs and tests
+//! show (cpu_management.shtml, python test_144_8), GRES, nodeinfo,
 //! and properties of the usage tables.
 
 use std::sync::OnceLock;
@@ -172,7 +173,9 @@ fn cpu_management_n6_cyclic_through_the_host() {
 
 #[test]
 fn test_144_8_gres_gpu4_c4_through_the_host() {
-    // Slurm 22.05.8 src/plugins/select/cons_tres/gres_sched.c test_144_8: --gres=gpu:4 -n1 -c4, enforce-binding ->
+    // Slurm's python test_144_8 (a later testsuite's; 22.05.8 picks the GPUs in
+    // src/plugins/select/cons_common/gres_select_filter.c `gres_select_filter_select_and_set`):
+    // --gres=gpu:4 -n1 -c4, enforce-binding ->
     // CPU_IDs 0-1,16-17 (cores 0 and 8), GPUs 0-1,3-4.
     let p = load("select/cons_tres");
     p.init(&config(&["CR_Core"], 1, "select/cons_tres"))

@@ -143,8 +143,9 @@ fn init_refuses_cr_core() {
 
 #[test]
 fn every_mode_through_the_host() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` worked example through the component: J1 on n0,n1 until
-    // t+100, J2 on n2,n3 until t+50; -N3 WILL_RUN => t+100 on n0-n2.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_will_run_test` through the component, running jobs removed in
+    // end-time order: J1 on n0,n1 until t+100, J2 on n2,n3 until t+50; -N3 WILL_RUN does
+    // not fit when J2 ends, fits when J1 ends too => t+100 on n0-n2.
     let (clock, plugin) = linear(&["CR_Memory"], 4, Oversubscribe::No);
     let j1 = start_on(&plugin, pending(1, 2), 4, &[0, 1], NOW + 100);
     start_on(&plugin, pending(2, 2), 4, &[2, 3], NOW + 50);
@@ -190,7 +191,7 @@ fn every_mode_through_the_host() {
 
 #[test]
 fn nodeinfo_and_jobinfo_resources() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes` nodeinfo_set_all; select_nodeinfo pack/unpack/get.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_select_nodeinfo_set_all`; select_nodeinfo pack/unpack/get.
     let (_, plugin) = linear(&["CR_Memory"], 2, Oversubscribe::No);
     let job = start_on(&plugin, pending(1, 1), 2, &[0], NOW + 100);
     plugin.nodeinfo_set_all().unwrap();

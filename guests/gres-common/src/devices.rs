@@ -1,4 +1,5 @@
-//! The device list of one GRES name (`gres_device_t`), Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 3.
+//! The device list of one GRES name (`gres_device_t`), Slurm 22.05.8 src/plugins/gres/common/gres_common.c
+//! `common_node_config_load` (and `_init_gres_device`), which `gres_p_node_config_load` runs.
 
 use slurm_wasm_sdk::codes::SLURM_ERROR;
 use slurm_wasm_sdk::gres::Device;
@@ -85,8 +86,9 @@ mod tests {
         }
     }
 
-    // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 3: index in list order, dev_num = trailing digits, paths
-    // without digits get max+1, +2; unique id kept for single-file records.
+    // Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_node_config_load` and `_init_gres_device`: index in
+    // list order, dev_num = trailing digits, paths without digits get max+1, +2; unique id
+    // kept for single-file records.
     #[test]
     fn indices_numbers_and_unique_ids() {
         let devices = build_devices(
@@ -115,7 +117,7 @@ mod tests {
         assert_eq!((devices[1].major, devices[1].minor), (0, 0));
     }
 
-    // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 3: a duplicate file name fails the load.
+    // Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_node_config_load`: a duplicate file name fails the load.
     #[test]
     fn duplicate_file_fails() {
         let e = build_devices(

@@ -1,5 +1,5 @@
-//! The environment builders (`common_gres_set_env`,
-//! `gres_common_gpu_set_env` and the prolog/epilog variant), Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`.
+//! The environment builders, Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`,
+//! `gres_common_gpu_set_env` and the prolog/epilog variant `gres_common_epilog_set_env`.
 
 use slurm_wasm_sdk::gres::{Device, EnvChange, EnvFlags};
 use slurm_wasm_sdk::types::{self, GresAllocation, KeyValue};
@@ -264,7 +264,7 @@ mod tests {
     }
 
     // Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`: local list = unique id (MIG) when present in 22.05; prolog
-    // vendor list likewise, SLURM_JOB_GPUS always indices.
+    // vendor list likewise (`gres_common_epilog_set_env`), SLURM_JOB_GPUS always indices.
     #[test]
     fn unique_ids_in_local_and_prolog_lists() {
         let devices = [device(0, None), device(1, Some("MIG-abc"))];

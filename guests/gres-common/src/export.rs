@@ -94,7 +94,7 @@ pub trait GresPlugin: Sized + Send + 'static {
         Ok(())
     }
 
-    /// `step_hardware_fini` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`). The default does nothing and
+    /// `step_hardware_fini` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_fini`). The default does nothing and
     /// succeeds, even before `init`, like [`Self::step_hardware_init`].
     fn step_hardware_fini() -> Result<(), Error> {
         Ok(())

@@ -1,5 +1,7 @@
 //! `--gpu-freq` parsing and resolution against a GPU's supported clocks
-//! (`gpu_common` frequency helpers), Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`.
+//! (Slurm 22.05.8 src/plugins/gpu/common/gpu_common.c `gpu_common_parse_gpu_freq` and
+//! `gpu_common_get_nearest_freq`, which the NVML plugin's `gpu_p_step_hardware_init` uses
+//! when src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init` hands it the step).
 
 /// A requested clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +121,8 @@ impl GpuFreq {
 mod tests {
     use super::*;
 
-    // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init` resolution rules, supported list high→low with n = 5.
+    // Slurm 22.05.8 src/plugins/gpu/common/gpu_common.c `gpu_common_get_nearest_freq` resolution rules,
+    // supported list high→low with n = 5.
     const CLOCKS: [u32; 5] = [1500, 1300, 1100, 900, 700];
 
     #[test]
@@ -137,7 +140,8 @@ mod tests {
 
     #[test]
     fn numbers_clamp_or_round_up() {
-        // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`: above max → max, below min → min, exact kept, between → next higher.
+        // Slurm 22.05.8 src/plugins/gpu/common/gpu_common.c `gpu_common_get_nearest_freq`: above max →
+        // max, below min → min, exact kept, between → next higher.
         assert_eq!(FreqValue::Mhz(2000).resolve(&CLOCKS), Some(1500));
         assert_eq!(FreqValue::Mhz(100).resolve(&CLOCKS), Some(700));
         assert_eq!(FreqValue::Mhz(1100).resolve(&CLOCKS), Some(1100));
@@ -147,7 +151,8 @@ mod tests {
 
     #[test]
     fn parses_values_types_and_verbose() {
-        // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`: `--gpu-freq=[<type>=]<value>[,<type>=<value>][,verbose]`.
+        // Slurm 22.05.8 src/plugins/gpu/common/gpu_common.c `_parse_gpu_freq2`:
+        // `--gpu-freq=[<type>=]<value>[,<type>=<value>][,verbose]`.
         let (f, ignored) = GpuFreq::parse("medium,memory=HIGH,verbose");
         assert_eq!(
             f,
@@ -177,7 +182,8 @@ mod tests {
 
     #[test]
     fn defaults_fill_only_unset_clocks() {
-        // 22.05 GpuFreqDef default `high,memory=high` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`).
+        // 22.05 GpuFreqDef default `high,memory=high` (Slurm 22.05.8 src/common/read_config.c), applied
+        // by src/plugins/gpu/common/gpu_common.c `gpu_common_parse_gpu_freq`.
         let (def, _) = GpuFreq::parse("high,memory=high");
         let (user, _) = GpuFreq::parse("low");
         let f = user.with_defaults(&def);

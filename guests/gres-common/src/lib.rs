@@ -92,7 +92,7 @@ mod tests {
     use super::*;
     use std::cmp::Ordering;
 
-    // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`: lists are ordered by File with a natural sort.
+    // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `_merge_system_gres_conf` (`_sort_gpu_by_file`, `strnatcmp`): lists are ordered by File with a natural sort.
     #[test]
     fn natural_order_compares_digit_runs_by_value() {
         assert_eq!(natural_cmp("/dev/nvidia2", "/dev/nvidia10"), Ordering::Less);
@@ -104,7 +104,7 @@ mod tests {
         assert_eq!(natural_cmp("/dev/a", "/dev/b"), Ordering::Less);
     }
 
-    // Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 3: dev_num is the path's trailing digits.
+    // Slurm 22.05.8 src/plugins/gres/common/gres_common.c `_init_gres_device`: dev_num is the path's trailing digits.
     #[test]
     fn trailing_digits_give_the_device_number() {
         assert_eq!(trailing_number("/dev/nvidia2"), Some(2));

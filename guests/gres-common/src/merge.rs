@@ -1,5 +1,6 @@
-//! Merging configured GPUs with detected ones (`_merge_system_gres_conf`
-//! of Slurm's GPU code), Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 2.
+//! Merging configured GPUs with detected ones, Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c
+//! `_merge_system_gres_conf` (which `gres_p_node_config_load` runs when the GPU plugin
+//! returns a system GPU list).
 
 use std::cmp::Ordering;
 
@@ -146,7 +147,7 @@ fn describe(r: &ConfRecord) -> String {
     )
 }
 
-/// Merges the configured GPU records with the detected ones (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`):
+/// Merges the configured GPU records with the detected ones (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `_merge_system_gres_conf`):
 /// types assigned by case-insensitive substring, matching by Type and File,
 /// Cores/Links mismatches dropping the device, configured-only GPUs kept
 /// only with File, leftovers ignored; with no configured GPU at all every

@@ -1,5 +1,7 @@
-//! The GPU half of `node_config_load` both plugins run (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` steps 2
-//! and 4): detection through the `gpu` capability, merge, default env flags.
+//! The GPU half of `node_config_load` both plugins run (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`:
+//! the GPU plugin's system list merged by `_merge_system_gres_conf`, then the node's env flags
+//! gathered by src/plugins/gres/common/gres_common.c `gres_common_set_env_types_on_node_flags`):
+//! detection through the `gpu` capability, merge, default env flags.
 
 use slurm_wasm_sdk::gres::NodeHardware;
 use slurm_wasm_sdk::host::{self, CapabilityError};

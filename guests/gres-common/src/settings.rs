@@ -122,7 +122,7 @@ impl Settings {
 mod tests {
     use super::*;
 
-    // Slurm 22.05 knows nvml, rsmi, oneapi and off (Slurm 22.05.8 src/common/gres.c `_parse_gres_config`).
+    // Slurm 22.05 knows nvml, rsmi, oneapi and off (Slurm 22.05.8 src/common/gres.c `_handle_autodetect_flags`).
     #[test]
     fn autodetect_values() {
         assert_eq!(AutoDetect::parse(Some("NVML")).unwrap(), AutoDetect::Nvml);

@@ -1,5 +1,7 @@
 //! The bytes slurmd hands to slurmstepd (`gres_p_send_stepd` /
-//! `gres_p_recv_stepd`), Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_send_stepd`/`gres_p_recv_stepd`.
+//! `gres_p_recv_stepd`), Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_send_stepd`/`gres_p_recv_stepd`
+//! (src/plugins/gres/common/gres_common.c `common_send_stepd`/`common_recv_stepd`), and for the
+//! shared table src/plugins/gres/common/gres_c_s.c `gres_c_s_send_stepd`/`gres_c_s_recv_stepd`.
 //!
 //! Layout, little-endian: magic `SWGR`, format version (u16, currently 1),
 //! device count (u32), per device index (u32), dev_num (i32), major (u32),

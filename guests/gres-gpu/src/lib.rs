@@ -239,7 +239,8 @@ impl Gpu {
             .map_or(index as u32, |g| g.index)
     }
 
-    /// `gres_p_step_hardware_init` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`): applies the `gpu:` part of
+    /// `gres_p_step_hardware_init` (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`, which hands the
+    /// step to src/plugins/gpu/nvml/gpu_nvml.c `gpu_p_step_hardware_init` and `_set_freq`): applies the `gpu:` part of
     /// `tres_freq` (with `GpuFreqDef` filling unset clocks) to each usable
     /// GPU: memory clock resolved first, then the graphics clock among those
     /// valid at that memory clock (the highest where the request names

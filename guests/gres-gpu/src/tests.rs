@@ -22,7 +22,9 @@ fn node(gpus: u64) -> NodeHardware {
     gres_common::testkit::node(&[("gpu", gpus)])
 }
 
-/// The Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` worked-example node: `Name=gpu File=/dev/nvidia[0-3]`.
+/// A node with gres.conf `Name=gpu File=/dev/nvidia[0-3]`, no AutoDetect and no
+/// env flags, so all four vendor variables are set (the default Slurm 22.05.8
+/// src/common/gres.c `_parse_gres_config` gives a `gpu` line without Flags).
 fn four_gpus(settings: Settings) -> Gpu {
     testkit::reset();
     let mut gpu = Gpu::new(settings);
@@ -71,7 +73,8 @@ fn detect(gpus: Vec<GpuDevice>) {
     testkit::with(|h| h.gpus = Ok(gpus));
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 1: job on {1,2}, no ConstrainDevices, no env flags.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `gres_common_gpu_set_env` and `common_gres_set_env`: a job
+// on devices {1,2}, no ConstrainDevices, no env flags ⇒ global ids in every list.
 #[test]
 fn job_env_without_constraint_lists_global_ids_everywhere() {
     let gpu = four_gpus(Settings::plain("gpu"));
@@ -91,7 +94,9 @@ fn job_env_without_constraint_lists_global_ids_everywhere() {
     );
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 2: task/cgroup + ConstrainDevices=yes ⇒ vendor vars local.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`: with task/cgroup and
+// ConstrainDevices=yes (src/common/gres.c `gres_use_local_device_index`) the vendor
+// variables get local ids, SLURM_JOB_GPUS keeps the global ones.
 #[test]
 fn job_env_under_device_constraint_uses_local_ids() {
     let mut config = slurm_wasm_sdk::gres::GresConfig {
@@ -126,7 +131,8 @@ fn job_env_under_device_constraint_uses_local_ids() {
     );
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 3: step on {1,2}, task usable set {2}, no constraint.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` in task mode: a step on devices
+// {1,2}, the task's usable set {2}, no constraint ⇒ only device 2 listed.
 #[test]
 fn task_env_keeps_only_usable_devices() {
     let gpu = four_gpus(Settings::plain("gpu"));
@@ -180,7 +186,8 @@ fn no_allocation_unsets_unless_protected() {
         .is_empty());
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 4: prolog/epilog for the job, global ids.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `gres_common_epilog_set_env`: the job's prolog/epilog
+// variables per node, always global ids.
 #[test]
 fn epilog_env_per_node() {
     let gpu = four_gpus(Settings::plain("gpu"));
@@ -212,7 +219,9 @@ fn autodetect_settings() -> Settings {
     s
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 5 and src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`: AutoDetect=nvml, no flags ⇒ CUDA only.
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `_merge_system_gres_conf` and src/plugins/gres/common/gres_common.c
+// `gres_common_gpu_set_env`: with AutoDetect=nvml and no Flags the detected GPUs keep the
+// NVML env flag, so CUDA_VISIBLE_DEVICES is the only vendor variable.
 #[test]
 fn autodetect_nvml_sets_only_cuda() {
     detect(vec![
@@ -242,7 +251,8 @@ fn autodetect_nvml_sets_only_cuda() {
     );
 }
 
-// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`: Type matched as a case-insensitive substring of the detected
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `_merge_system_gres_conf` (`_normalize_sys_gres_types`,
+// `_match_gres`): Type matched as a case-insensitive substring of the detected
 // name; configured singles matched by Type and File; final order by File.
 #[test]
 fn merge_assigns_types_by_substring_and_orders_by_file() {
@@ -287,8 +297,9 @@ fn merge_assigns_types_by_substring_and_orders_by_file() {
     assert_eq!(gpu.devices[1].major, 195);
 }
 
-// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`: Cores mismatch between configured and detected ⇒ error, device
-// dropped; the leftover detected GPU is ignored with Slurm's warning.
+// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `_merge_system_gres_conf` (`_validate_cpus_links`): Cores
+// mismatch between configured and detected ⇒ error, device dropped; the leftover
+// detected GPU is ignored with Slurm's warning.
 #[test]
 fn merge_drops_a_device_with_mismatching_cores() {
     detect(vec![
@@ -332,7 +343,10 @@ fn autodetect_without_grant_warns_and_uses_gres_conf() {
         "{:?}",
         result.warnings
     );
-    // AutoDetect on: the detector's env flag even without detection (Slurm 22.05.8 src/common/gres.c `_parse_gres_config`).
+    // AutoDetect on: the detector's env flag even without detection. Slurm
+    // 22.05.8 differs here: a config-only GPU keeps the default of all four
+    // vendors that src/common/gres.c `_parse_gres_config` gives it
+    // (src/plugins/gres/gpu/gres_gpu.c `_merge_system_gres_conf`).
     assert_eq!(result.records[0].flags, ["nvidia_gpu_env"]);
 }
 
@@ -379,8 +393,10 @@ fn clock_table() {
     });
 }
 
-// Slurm 22.05.8 src/plugins/gpu/common/gpu_common.c `gpu_common_get_nearest_freq`: memory resolved first, then graphics at that memory clock;
-// each usable GPU set; fini resets the touched GPUs.
+// Slurm 22.05.8 src/plugins/gpu/nvml/gpu_nvml.c `_set_freq` and `_nvml_get_nearest_freqs`:
+// memory resolved first, then graphics at that memory clock (each through
+// src/plugins/gpu/common/gpu_common.c `gpu_common_get_nearest_freq`); each usable GPU
+// set; fini resets the touched GPUs (`gpu_p_step_hardware_fini`, `_reset_freq`).
 #[test]
 fn gpu_freq_sets_and_resets_each_usable_gpu() {
     let mut gpu = four_gpus(Settings::plain("gpu"));
@@ -405,7 +421,8 @@ fn gpu_freq_sets_and_resets_each_usable_gpu() {
     assert_eq!(testkit::with(|h| h.clocks_reset.clone()), [1, 3]);
 }
 
-// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_step_hardware_init`: GpuFreqDef (22.05 default high,memory=high) fills unset clocks.
+// Slurm 22.05.8 src/plugins/gpu/common/gpu_common.c `gpu_common_parse_gpu_freq`: GpuFreqDef
+// (22.05 default high,memory=high, src/common/read_config.c) fills unset clocks.
 #[test]
 fn gpu_freq_default_fills_memory() {
     let mut gpu = four_gpus(Settings::plain("gpu"));
@@ -466,8 +483,8 @@ fn slurm_conf_count_without_gres_conf() {
 
 // The export layer (gres-common's `Export`, as the host calls it): gres/gpu's
 // hardware hooks need the state (`called before init`), and `task_set_env`
-// hands the task's usable set through (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table row 3, as
-// `task_env_keeps_only_usable_devices` above).
+// hands the task's usable set through (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`
+// in task mode, as `task_env_keeps_only_usable_devices` above).
 #[test]
 fn export_task_env_and_hardware_need_init() {
     use crate::plugin::GresGpu;

@@ -209,7 +209,8 @@ impl GresPlugin for Mps {
         }
     }
 
-    /// `gres_p_node_config_load` for MPS (Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`): the node's GPUs (merged
+    /// `gres_p_node_config_load` for MPS (Slurm 22.05.8 src/plugins/gres/mps/gres_mps.c `gres_p_node_config_load`, which runs
+    /// src/plugins/gres/common/gres_c_s.c `gres_c_s_init_share_devices`): the node's GPUs (merged
     /// with detected ones like gres/gpu does) split per file; one MPS
     /// record per GPU whose count comes from a `File=` MPS line of that GPU,
     /// from MPS lines without `File` spread over the GPUs (of their Type),
@@ -350,7 +351,7 @@ impl GresPlugin for Mps {
         Ok(NodeConfigResult { records, warnings })
     }
 
-    /// `job_set_env`, `step_set_env`, `task_set_env` (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`): the GPU
+    /// `job_set_env`, `step_set_env`, `task_set_env` (Slurm 22.05.8 src/plugins/gres/mps/gres_mps.c `_set_env`): the GPU
     /// lists with the NVML flag only (`CUDA_VISIBLE_DEVICES`, plus
     /// `SLURM_JOB_GPUS`/`SLURM_STEP_GPUS` and `SLURM_GPUS_ON_NODE`), then
     /// `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` for the allocated shares.

@@ -50,7 +50,7 @@ fn alloc(len: usize, gpu: usize, count: u64) -> GresAllocation {
     }
 }
 
-// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` (gres/mps): a count without File is spread as remaining / GPUs left.
+// Slurm 22.05.8 src/plugins/gres/common/gres_c_s.c `_distribute_count`: a count without File is spread as remaining / GPUs left.
 #[test]
 fn shares_split_across_gpus() {
     assert_eq!(distribute(300, 2), [150, 150]);
@@ -58,8 +58,9 @@ fn shares_split_across_gpus() {
     assert_eq!(distribute(200, 3), [66, 67, 67]);
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` worked example (gres.html example 2): counts 1300/1200/1100/1000,
-// `--gres=mps:200` ⇒ 15 / 16 / 18 / 20 (integer floor).
+// Slurm 22.05.8 src/plugins/gres/mps/gres_mps.c `_set_env` on "Example 2 of gres.conf" in Slurm 22.05.8
+// doc/html/gres.shtml: counts 1300/1200/1100/1000, `--gres=mps:200` ⇒ 15 / 16 / 18 / 20
+// (integer floor).
 #[test]
 fn percentages_of_gres_html_example_2() {
     let got: Vec<u64> = [1300, 1200, 1100, 1000]
@@ -67,7 +68,7 @@ fn percentages_of_gres_html_example_2() {
         .map(|c| percentage(200, *c))
         .collect();
     assert_eq!(got, [15, 16, 18, 20]);
-    // max(1, …) and 0 for a GPU without shares (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`).
+    // max(1, …) and 0 for a GPU without shares (Slurm 22.05.8 src/plugins/gres/mps/gres_mps.c `_set_env`).
     assert_eq!(percentage(1, 1000), 1);
     assert_eq!(percentage(5, 0), 0);
 }
@@ -118,9 +119,10 @@ fn percentage_from_the_per_gpu_table() {
     }
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` table (test_121_1): `Gres=gpu:2,mps:200`, `--gres=mps:100` on
-// GPU 0 ⇒ CUDA_VISIBLE_DEVICES=0, SLURM_JOB_GPUS=0, percentage 100; no MPS
-// line in gres.conf, so slurm.conf's 200 is spread 100/100.
+// Slurm 22.05.8 src/plugins/gres/mps/gres_mps.c `_set_env` and src/plugins/gres/common/gres_c_s.c `_distribute_count`
+// (the setup of Slurm's python test_121_1, a later testsuite's): `Gres=gpu:2,mps:200`, `--gres=mps:100` on GPU 0 ⇒
+// CUDA_VISIBLE_DEVICES=0, SLURM_JOB_GPUS=0, percentage 100; no MPS line in gres.conf, so
+// slurm.conf's 200 is spread 100/100.
 #[test]
 fn test_121_1_slurm_conf_count_spread() {
     let mps = two_gpus(200);
@@ -135,7 +137,8 @@ fn test_121_1_slurm_conf_count_spread() {
             "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100"
         ]
     );
-    // Since 22.05 the real index is used, not 0 (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` historical note).
+    // The real index, not the 0 doc/html/gres.shtml describes: Slurm 22.05.8 src/plugins/gres/mps/gres_mps.c
+    // `_set_env` lists the GPU through src/plugins/gres/common/gres_common.c `gres_common_gpu_set_env`.
     let out = env(&mps, Scope::Step, Some(&alloc(2, 1, 50)));
     assert!(
         out.contains(&"CUDA_VISIBLE_DEVICES=1".to_string()),
@@ -150,8 +153,9 @@ fn test_121_1_slurm_conf_count_spread() {
     assert_eq!(out.last().unwrap(), "-CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
 }
 
-// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load`: one MPS line without File spread (301 over 2 → 150,151);
-// MPS lines with and without File cannot be mixed.
+// Slurm 22.05.8 src/plugins/gres/common/gres_c_s.c `_merge_lists` and `_distribute_count`: one MPS line without
+// File spread (301 over 2 → 150,151); `_build_shared_list`: MPS lines with and without File
+// cannot be mixed; `_delete_leftovers`: an MPS line matching no GPU is discarded.
 #[test]
 fn mps_lines_without_file_and_mixing() {
     testkit::reset();
@@ -191,7 +195,7 @@ fn mps_lines_without_file_and_mixing() {
     );
 }
 
-// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env` MPS prolog/epilog: CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS, percentage.
+// Slurm 22.05.8 src/plugins/gres/mps/gres_mps.c `gres_p_epilog_set_env`: CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS, percentage.
 #[test]
 fn epilog_env_with_percentage() {
     let mps = two_gpus(200);
@@ -208,7 +212,8 @@ fn epilog_env_with_percentage() {
     assert!(epilog.set_env(1).is_err());
 }
 
-// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_send_stepd`/`gres_p_recv_stepd`: the shared table travels to slurmstepd.
+// Slurm 22.05.8 src/plugins/gres/mps/gres_mps.c `gres_p_send_stepd`/`gres_p_recv_stepd` (src/plugins/gres/common/gres_c_s.c
+// `gres_c_s_send_stepd`/`gres_c_s_recv_stepd`): the shared table travels to slurmstepd.
 #[test]
 fn stepd_round_trip_keeps_the_shared_table() {
     let mps = two_gpus(301);

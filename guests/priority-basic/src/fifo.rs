@@ -59,7 +59,8 @@ mod tests {
 
     #[test]
     fn fifo_sequence_with_nice() {
-        // Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` "Examples": nice 0, 0, 100, 0, -100.
+        // Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` with src/slurmctld/job_mgr.c `set_job_prio`
+        // lowering `lowest_prio` after each job: jobs of nice 0, 0, 100, 0, -100 from TOP_PRIORITY.
         assert_eq!(
             sequence(&[0, 0, 100, 0, -100]),
             vec![4294901759, 4294901758, 4294901657, 4294901756, 4294901855]

@@ -51,7 +51,7 @@ pub fn apply_association_update(ledger: &mut Ledger, update: AssociationUpdate) 
 }
 
 /// `job-end`: releases the job's reserved TRES run-seconds from `ledger`
-/// (Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set`).
+/// (Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_job_end`).
 pub fn release(ledger: &mut Ledger, job: &Job) {
     let alloc: Vec<(String, u64)> = job
         .tres_allocated

@@ -1,5 +1,5 @@
-//! The plugin's settings, read once from `slurm.conf` options (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`,
-//! `_decay_thread`): weights, TRES weights, PriorityMaxAge, PriorityDecayHalfLife,
+//! The plugin's settings, read once from `slurm.conf` options (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_internal_setup` and
+//! `init`, `_decay_thread` for the half-life and reset period): weights, TRES weights, PriorityMaxAge, PriorityDecayHalfLife,
 //! PriorityUsageResetPeriod, PriorityFavorSmall, PriorityFlags,
 //! FairShareDampeningFactor and AccountingStorageType.
 //!
@@ -30,7 +30,8 @@ pub struct Weights {
     pub qos: u32,
 }
 
-/// `PriorityFlags`, with Slurm's bit numbers (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`).
+/// `PriorityFlags`, with Slurm's bit numbers (Slurm 22.05.8 slurm/slurm.h `PRIORITY_FLAGS_*`; MAX_TRES_GRES is not
+/// in 22.05.8).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Flags(u16);
 
@@ -77,7 +78,7 @@ impl Flags {
 
     /// Parses a `PriorityFlags` value: comma-separated names, any case.
     /// FAIR_TREE is set unless NO_FAIR_TREE or DEPTH_OBLIVIOUS is given
-    /// (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`); the legacy name FAIR_TREE is accepted and changes nothing.
+    /// (Slurm 22.05.8 src/common/read_config.c `_validate_and_set_defaults`); the legacy name FAIR_TREE is accepted and changes nothing.
     pub fn parse(value: &str) -> Result<Flags, String> {
         let mut flags = Flags::FAIR_TREE;
         let mut fair_tree_off = false;

@@ -232,7 +232,7 @@ mod tests {
 
     #[test]
     fn ten_cpus_for_one_period() {
-        // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`: a 10-CPU job running a whole 300 s period with hl = 7 d
+        // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_apply_new_usage` (run from `_decay_thread`): a 10-CPU job running a whole 300 s period with hl = 7 d
         // adds 10 x 300 x 0.99965631 = 2998.97 CPU-s, to its association and
         // every ancestor.
         let (mut tree, mut qos) = setup(false, 1.0);

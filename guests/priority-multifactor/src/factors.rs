@@ -286,7 +286,8 @@ pub(crate) mod tests {
 
     pub(crate) const NOW: i64 = 1_700_000_000;
 
-    /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal` synthetic vector: a pending job eligible for a day, 10
+    /// A hand-computed case of Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s
+    /// formula (`synthetic_vector` below): a pending job eligible for a day, 10
     /// nodes and 100 CPUs, in a partition of 1000 CPUs.
     pub(crate) fn vector_job() -> JobView<'static> {
         JobView {

@@ -242,7 +242,9 @@ pub(crate) mod tests {
                 "{user}"
             );
         }
-        // Slurm 22.05.8 src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay` precision note: uD2's Level FS is numerically below uD3's.
+        // Slurm 22.05.8 src/plugins/priority/multifactor/fair_tree.c `_calc_assoc_fs` (Level FS = S / U):
+        // uD2's Level FS is numerically below uD3's though both print 1.294118, so test24.4
+        // ranks uD2 lower; uD3 and uDA3 are equal (tied).
         let lf = |id| tree.get(id).unwrap().figures.level_fs.unwrap();
         assert!(lf(53) < lf(54));
         assert_eq!(lf(54), lf(513));

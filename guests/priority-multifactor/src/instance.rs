@@ -616,7 +616,8 @@ mod tests {
             .collect()
     }
 
-    /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal` settings on the classic tree of src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage`: User4 (association 14)
+    /// The settings of the hand-computed case of Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`
+    /// (factors.rs `vector_config`) on the classic tree of `priority_p_set_assoc_usage` (test24.1): User4 (association 14)
     /// has fair-share 0.5 exactly.
     fn classic_spec() -> Multifactor {
         let config = Config {
@@ -903,7 +904,9 @@ mod tests {
 
     #[test]
     fn multiple_partitions_use_the_first_for_the_job() {
-        // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal` partition doc example: A factor 20, B factor 10, W 5000.
+        // Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`, one priority per partition: A
+        // (PriorityJobFactor 20) and B (10), normalised by the highest (src/slurmctld/read_config.c
+        // `_reset_part_prio`), W 5000 ⇒ 5000 and 2500.
         let config = Config {
             weights: Weights {
                 partition: 5000,

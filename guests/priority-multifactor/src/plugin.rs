@@ -373,7 +373,8 @@ impl Plugin for PriorityMultifactor {
         Ok(rows.into_iter().map(|r| factors(r, names)).collect())
     }
 
-    /// Charges the job's last stretch of usage, once (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_apply_new_usage`).
+    /// Charges the job's last stretch of usage, once (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_job_end`,
+    /// through `_apply_new_usage`).
     fn job_end(&mut self, job: &Job) -> Result<(), Error> {
         job_end_kept(&mut self.m, &mut self.kept, job, host::now());
         Ok(())
@@ -487,7 +488,8 @@ mod tests {
         }
     }
 
-    /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s weights, classic fair-share.
+    /// The weights of the hand-computed case of Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`
+    /// (factors.rs `vector_job`), classic fair-share.
     const VECTOR_WEIGHTS: &[(&str, &str)] = &[
         ("AccountingStorageType", "accounting_storage/slurmdbd"),
         ("PriorityFlags", "NO_FAIR_TREE"),
@@ -541,7 +543,8 @@ mod tests {
         P::update_associations(classic_tree()).unwrap();
     }
 
-    /// Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`'s job: eligible a day ago, 10 nodes, 100 CPUs, QOS priority
+    /// The job of the hand-computed case of Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_get_priority_internal`
+    /// (factors.rs `vector_job`): eligible a day ago, 10 nodes, 100 CPUs, QOS priority
     /// 50 of 100, in User4's association (fair-share 0.5).
     fn vector_job() -> Job {
         let mut job = fixtures::job(1);

@@ -1,5 +1,5 @@
 //! PriorityUsageResetPeriod: when accumulated usage is cleared (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`,
-//! step 2 of the decay cycle).
+//! at the start of each cycle, and `_next_reset`).
 //!
 //! Slurm computes the boundaries in the controller's local time. A
 //! component has no time zone, so the boundaries here are midnights **in

@@ -119,7 +119,8 @@ mod tests {
 
     #[test]
     fn max_share_encoding() {
-        // Slurm's part_record max_share encoding (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` and src/common/job_resources.c `build_job_resources_cpu_array`).
+        // Slurm's part_record max_share encoding (Slurm 22.05.8 src/common/read_config.c
+        // `_parse_partitionname` writes it, src/plugins/select/linear/select_linear.c `select_p_job_test` reads it).
         let mut p = fixtures::partition(0, "p", 1);
         assert_eq!(max_share(&p), 1);
         p.oversubscribe = Oversubscribe::Force(2);

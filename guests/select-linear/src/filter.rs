@@ -115,7 +115,7 @@ pub fn per_node_gres(d: &JobDetails) -> impl Iterator<Item = &GresRequest> {
     d.gres.iter().filter(|g| g.scope == GresScope::PerNode)
 }
 
-/// Step 1 of Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`: can the node's GRES (total in TEST_ONLY, free
+/// The GRES test that opens Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`'s node loop: can the node's GRES (total in TEST_ONLY, free
 /// otherwise) satisfy every per-node GRES request of the job? A node that cannot
 /// gives the job no usable cores and is rejected.
 fn gres_fits(wanted: &[Wanted<'_>], i: usize, usage: &NodeUsage, mode: FilterMode) -> bool {
@@ -326,7 +326,7 @@ mod tests {
     }
 
     #[test]
-    fn avail_cpus_rules_of_1_2() {
+    fn avail_cpus_rules() {
         // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_get_avail_cpus`: avail = cpus, ntasks-per-node caps at ntpn * cpt.
         let n = node(2, 4, 2); // 16 CPUs, 8 cores
         let mut d = fixtures::job_details();
@@ -360,7 +360,7 @@ mod tests {
 
     #[test]
     fn counts_are_summed_over_partitions() {
-        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 5: run/tot counts summed over all partitions.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`: run/tot counts summed over all partitions.
         let (nodes, mut usage) = setup();
         usage.nodes[0].parts[0].run = 1;
         usage.nodes[0].parts[0].tot = 1;
@@ -405,7 +405,7 @@ mod tests {
             FilterMode::Live,
         );
         assert_eq!(got.count(), 2);
-        // TEST_ONLY ignores counts (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 2).
+        // TEST_ONLY ignores counts (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` accepts the node right after the GRES test).
         let got = count_bitmap(
             Ctx {
                 gres: &GresTotals::new(&nodes),
@@ -424,7 +424,7 @@ mod tests {
 
     #[test]
     fn memory_exclusive_and_gres_reject() {
-        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` steps 1, 3, 4.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`: the GRES, memory and exclusive checks.
         let (nodes, mut usage) = setup();
         let mut d = fixtures::job_details();
         let all = Bitmap::full(2);
@@ -546,7 +546,7 @@ mod tests {
 
     #[test]
     fn gres_types_add_up_or_count_alone() {
-        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 1 with typed GRES: `--gres=gpu:2` counts every
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`'s GRES test with typed GRES: `--gres=gpu:2` counts every
         // type (two columns), `--gres=gpu:a100:2` one; a node holding GRES
         // is read through the held counts, one holding none through the
         // column alone. Both ways must agree.

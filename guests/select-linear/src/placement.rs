@@ -49,7 +49,7 @@ struct Set {
     req: Option<usize>,
 }
 
-/// One pass of step 5's search: the best set so far. A set replaces it,
+/// One pass of the search over consecutive sets: the best set so far. A set replaces it,
 /// as in Slurm's `_job_test`, when it is the first, holds a required node
 /// and the best holds none, is sufficient and the best is not, is
 /// sufficient with fewer CPUs, or is insufficient with more CPUs (even
@@ -264,7 +264,8 @@ pub fn place(p: &Placement<'_>, usable: &Bitmap) -> Option<Placed> {
     })
 }
 
-/// Step 5 of Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`: repeatedly take the best consecutive set. `first`
+/// The consecutive-set loop of Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test` (when the heterogeneous
+/// shortcut was not taken): repeatedly take the best consecutive set. `first`
 /// is the first pass's answer when the caller made that pass already.
 fn best_fit(
     p: &Placement<'_>,
@@ -375,7 +376,7 @@ mod tests {
 
     #[test]
     fn best_fit_picks_the_tightest_sufficient_set() {
-        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test` step 5: sets {0,1,2} (12 CPUs) and {4,5} (8 CPUs); a
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`'s consecutive-set loop: sets {0,1,2} (12 CPUs) and {4,5} (8 CPUs); a
         // 2-node job fits both and takes the tighter {4,5}.
         let avail = [4; 6];
         assert_eq!(
@@ -458,7 +459,7 @@ mod tests {
 
     #[test]
     fn heterogeneous_shortcut_takes_the_last_highest_node() {
-        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test` step 4: CPU counts differ and 10 CPUs > low(2) × 2 nodes:
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`'s heterogeneous shortcut: CPU counts differ and 10 CPUs > low(2) × 2 nodes:
         // pick highest avail, ties to the last one in index order.
         let avail = [8, 2, 8, 2];
         assert_eq!(
@@ -474,7 +475,8 @@ mod tests {
 
     #[test]
     fn heterogeneous_quirk_picks_nodes_outside_the_bitmap() {
-        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test` quirk: with 2 usable nodes, 3 desired (2 minimum) and
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`'s heterogeneous shortcut does not skip nodes outside
+        // the usable bitmap: with 2 usable nodes, 3 desired (2 minimum) and
         // 7 CPUs > low(2) × 3, the shortcut takes nodes 0 and 1 and then
         // node 2, outside the usable bitmap (avail 0); the final check
         // accepts since only desired nodes were missing.
@@ -487,7 +489,7 @@ mod tests {
 
     #[test]
     fn desired_count_above_minimum_accepts_fewer_nodes() {
-        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test` step 6: only the extra desired nodes missing => success.
+        // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_test`'s final check (`_enough_nodes(0, ...)`): only the extra desired nodes missing => success.
         let avail = [4; 4];
         assert_eq!(
             run(&avail, &[0, 1], 8, (2, 4, 4), None, false),

@@ -1,5 +1,6 @@
 //! Scenario tests of [`Linear`] through the contract's records
-//! (select_linear.c; each test names the rule or worked example it checks).
+//! (select_linear.c; each test names the Slurm function and the case it
+//! checks).
 
 use slurm_wasm_sdk::select::{
     JobTestFlags, JobTestMode, JobTestRequest, PluginInfoField, PluginInfoValue, PreemptMode,
@@ -153,7 +154,8 @@ fn run_now_best_fit_takes_the_tightest_hole() {
 
 #[test]
 fn exclusive_nodes_are_not_shared_with_oversubscribe_no() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 4 / `select_p_job_test`: OverSubscribe=NO => max_share 1, exclusive_cnt.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` (OverSubscribe=NO => max_share 1) and
+    // `_job_count_bitmap`, which refuses a node another job holds exclusively (exclusive_cnt).
     let mut l = linear(1, &[]);
     start(&mut l, pending(1, 1), 1, T + 100);
     let err = l
@@ -164,7 +166,8 @@ fn exclusive_nodes_are_not_shared_with_oversubscribe_no() {
 
 #[test]
 fn force_2_counts_jobs_of_every_partition() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 5 and slurm.conf man page: FORCE:2 on two partitions
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`, which sums the run/tot job counts of
+    // every partition on the node, and the slurm.conf man page: FORCE:2 on two partitions
     // sharing node n0; one job from each partition fills the node.
     let mut p0 = fixtures::partition(0, "p0", 1);
     p0.oversubscribe = Oversubscribe::Force(2);
@@ -209,9 +212,10 @@ fn oversubscribe_yes_needs_the_job_to_ask() {
 }
 
 #[test]
-fn will_run_worked_example_of_1_5() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` worked example: J1 on n0,n1 until t+100, J2 on n2,n3 until
-    // t+50; a -N3 job starts at t+100 on n0-n2.
+fn will_run_waits_for_the_job_that_frees_enough_nodes() {
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_will_run_test`, running jobs removed in end-time order:
+    // J1 on n0,n1 until t+100, J2 on n2,n3 until t+50; a -N3 job does not fit once J2 ends
+    // (2 nodes free), fits once J1 ends too, so it starts at t+100 on n0-n2.
     let mut l = linear(4, &[]);
     start_on(&mut l, pending(1, 2), 4, &[0, 1], T + 100);
     start_on(&mut l, pending(2, 2), 4, &[2, 3], T + 50);
@@ -252,7 +256,7 @@ fn resume_moves_the_planned_end() {
 
 #[test]
 fn will_run_now_and_past_end_times() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test`: success now => start = now; an end time already passed => now + 1.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_will_run_test`: success now => start = now; an end time already passed => now + 1.
     let mut l = linear(2, &[]);
     let r = l
         .job_test(&request(pending(1, 1), 2, JobTestMode::WillRun), T)
@@ -267,8 +271,9 @@ fn will_run_now_and_past_end_times() {
 
 #[test]
 fn will_run_with_preemptable_jobs_starts_now() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` WILL_RUN step 2: candidates removed at once => start = now,
-    // preemptees = candidates overlapping the chosen nodes.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_will_run_test`: preemptable candidates are removed from the
+    // copy at once, so a fit then => start = now; preemptees = candidates overlapping the
+    // chosen nodes.
     let mut l = linear(2, &[]);
     start_on(&mut l, pending(1, 1), 2, &[0], T + 100);
     start_on(&mut l, pending(2, 1), 2, &[1], T + 200);
@@ -285,7 +290,7 @@ fn will_run_with_preemptable_jobs_starts_now() {
 
 #[test]
 fn run_now_preemption_reorders_and_reports_needed_jobs() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` RUN_NOW step 2: J1..J3 on n0..n2; -N2 with candidates
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_run_now`'s preemption simulation: J1..J3 on n0..n2; -N2 with candidates
     // [J1, J2, J3]. Pass 1 succeeds after removing J1 and J2 (J2 = 9999,
     // J3 = 0, sorted: J2, J1, J3); pass 2 succeeds after J2 and J1.
     let mut l = linear(3, &[]);
@@ -320,7 +325,7 @@ fn run_now_single_candidate_is_used_directly() {
 
 #[test]
 fn test_only_ignores_usage() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_test` TEST_ONLY: limits NO_SHARE_LIMIT, usage not checked.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_test_only`: limits NO_SHARE_LIMIT, usage not checked.
     let mut l = linear(2, &["CR_Memory"]);
     start(&mut l, pending(1, 2), 2, T + 100);
     let r = l
@@ -434,7 +439,7 @@ fn job_init_rebuilds_from_running_jobs() {
 
 #[test]
 fn nodeinfo_set_all_reports_changes_once() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes`: allocated nodes report all CPUs; unchanged => 1900.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_select_nodeinfo_set_all`: allocated nodes report all CPUs; unchanged => 1900.
     let mut l = linear(2, &["CR_Memory"]);
     start(&mut l, pending(1, 1), 2, T + 100);
     l.nodeinfo_set_all().unwrap();
@@ -456,7 +461,8 @@ fn nodeinfo_set_all_reports_changes_once() {
 
 #[test]
 fn job_ready_needs_powered_nodes() {
-    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_add_job_to_nodes`/`_rm_job_from_nodes` job_ready.
+    // Slurm 22.05.8 src/plugins/select/linear/select_linear.c `select_p_job_ready`: 0 unless the job runs (or is suspended) on
+    // nodes neither powered down nor powering up.
     let mut l = linear(2, &[]);
     let job = start(&mut l, pending(1, 1), 2, T + 100);
     assert!(l.job_ready(&job).unwrap());

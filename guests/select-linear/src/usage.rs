@@ -37,7 +37,7 @@ pub struct NodeUsage {
 
 impl NodeUsage {
     /// Running jobs, and running plus suspended jobs, over all partitions
-    /// of the node (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap` step 5), in one pass.
+    /// of the node (Slurm 22.05.8 src/plugins/select/linear/select_linear.c `_job_count_bitmap`), in one pass.
     pub fn job_counts(&self) -> (u32, u32) {
         self.parts.iter().fold((0, 0), |(run, tot), p| {
             (run + u32::from(p.run), tot + u32::from(p.tot))

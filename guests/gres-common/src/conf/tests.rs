@@ -20,7 +20,8 @@ fn err(records: &[GresConfRecord]) -> String {
     validate(records, &node(), &settings()).unwrap_err().message
 }
 
-// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Name: must be in slurm.conf GresTypes.
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Name: must be in slurm.conf GresTypes
+// (22.05.8 drops such a record with an error; refused here, naming the line).
 #[test]
 fn unknown_name_names_the_line() {
     let e = err(&[record("gres.conf:3", "nic", &["/dev/nic0"], 1)]);
@@ -53,7 +54,8 @@ fn count_must_match_the_files() {
     assert_eq!(ok.unwrap()[0].count, 100);
 }
 
-// Slurm 22.05.8 src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` step 3: duplicate file names are fatal.
+// Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_node_config_load`: duplicate file names fail the
+// load, which src/plugins/gres/gpu/gres_gpu.c `gres_p_node_config_load` makes fatal.
 #[test]
 fn duplicate_files_name_both_lines() {
     let e = err(&[
@@ -66,7 +68,9 @@ fn duplicate_files_name_both_lines() {
     );
 }
 
-// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Cores: core ids of the node, covering whole sockets.
+// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Cores: core ids the node lacks are fatal.
+// Whole sockets are what doc/man/man5/gres.conf.5 advises; 22.05.8 accepts part of a socket,
+// this project refuses it.
 #[test]
 fn cores_outside_the_node_or_partial_sockets_are_refused() {
     let mut r = record("gres.conf:5", "gpu", &["/dev/nvidia0"], 1);
@@ -84,7 +88,9 @@ fn cores_outside_the_node_or_partial_sockets_are_refused() {
     assert_eq!(ok[0].cores.as_ref().unwrap().to_ranges(), "4-7");
 }
 
-// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Links: integers >= -2, one device per line.
+// Slurm 22.05.8 src/common/gres.c `gres_links_validate` (from `_parse_gres_config`) Links:
+// integers >= -2 (22.05.8 ignores bad Links with an error; refused here); one device per
+// line, as doc/man/man5/gres.conf.5 says.
 #[test]
 fn links_syntax_and_single_device() {
     let mut r = record("gres.conf:7", "gpu", &["/dev/nvidia0"], 1);
@@ -104,7 +110,9 @@ fn links_syntax_and_single_device() {
     );
 }
 
-// Slurm 22.05.8 src/common/gres.c `_parse_gres_config` Flags: known tokens only (env_uuid is 26.x, unknown in 22.05).
+// Slurm 22.05.8 src/common/gres.c `gres_flags_parse` (from `_parse_gres_config`) Flags: known
+// words only here (env_uuid is 26.x, unknown in 22.05); 22.05.8 looks for known words as
+// substrings and ignores the rest.
 #[test]
 fn flags_tokens() {
     let mut r = record("gres.conf:9", "gpu", &["/dev/nvidia0"], 1);
@@ -144,7 +152,8 @@ fn env_flags_are_inherited() {
     assert_eq!(node_env(&out, "gpu"), EnvVendors::ALL);
 }
 
-// Slurm 22.05.8 src/common/gres.c `_parse_gres_config`: slurm.conf `Gres=` gives the expected counts.
+// Slurm 22.05.8 src/common/gres.c `_node_config_validate`: slurm.conf `Gres=` gives the expected
+// counts ("count reported lower than configured").
 #[test]
 fn slurm_conf_count_check() {
     let out = validate(

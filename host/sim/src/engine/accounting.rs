@@ -367,7 +367,8 @@ mod tests {
         // its usage_norm, 1 (its parent is root): F = 2^(-1/0.5) = 0.25,
         // J2 2500; user 2002: UE = 0, F = 1, J3 10000. Classic charges no
         // usage on its first cycle and recomputes the accounts' UE at the
-        // start of a cycle, before charging (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_apply_new_usage`, steps 3 and 5): the
+        // start of a cycle, before charging (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`:
+        // `_set_children_usage_efctv` runs before `_apply_new_usage`): the
         // usage charged at 120 s shows in the factors of the 180 s cycle.
         let (_, classic) = priorities(&cluster(&format!(
             "{ACCOUNTING}\nPriorityFlags=NO_FAIR_TREE"
