@@ -848,25 +848,35 @@ fn files(
     limits.expand(key, expr, origin)
 }
 
-/// A count with an optional binary suffix (`4`, `2K`).
-fn parse_count(text: &str) -> Option<u64> {
-    let shift = match text.as_bytes().last()?.to_ascii_uppercase() {
-        b'K' => 10,
-        b'M' => 20,
-        b'G' => 30,
-        b'T' => 40,
-        b'P' => 50,
-        _ => 0,
-    };
-    let digits = if shift == 0 {
-        text
-    } else {
-        &text[..text.len() - 1]
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+/// A GRES count with an optional unit suffix, as gres.conf's `Count=` and
+/// slurm.conf's `Gres=name[:type]:count` take it (gres.c,
+/// `_parse_gres_config` and `_get_gres_cnt`, both through `suffix_mult` of
+/// slurm_protocol_defs.c): `k`, `m`, `g`, `t`, `p` and `kib` ... `pib`
+/// multiply by powers of 1024, `kb` ... `pb` by powers of 1000, in any case
+/// (`4`, `2K`, `1MiB`, `3kb`). `None` for anything else (no digits, another
+/// suffix) or a count past `u64`.
+pub(crate) fn parse_count(text: &str) -> Option<u64> {
+    let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (number, suffix) = text.split_at(digits);
+    let power = |base: u64, exp: u32| base.checked_pow(exp);
+    let multiplier = match suffix.to_ascii_lowercase().as_str() {
+        "" => Some(1),
+        "k" | "kib" => power(1024, 1),
+        "kb" => power(1000, 1),
+        "m" | "mib" => power(1024, 2),
+        "mb" => power(1000, 2),
+        "g" | "gib" => power(1024, 3),
+        "gb" => power(1000, 3),
+        "t" | "tib" => power(1024, 4),
+        "tb" => power(1000, 4),
+        "p" | "pib" => power(1024, 5),
+        "pb" => power(1000, 5),
+        _ => None,
+    }?;
+    if number.is_empty() {
         return None;
     }
-    digits.parse::<u64>().ok()?.checked_mul(1u64 << shift)
+    number.parse::<u64>().ok()?.checked_mul(multiplier)
 }
 
 /// `0-1,4` as sorted, unique indices below [`MAX_CORES`]; `None` when

@@ -1723,7 +1723,7 @@ fn parse_gres_item(item: &str) -> Result<GresConf, String> {
     }
     let count = match fields.last() {
         Some(last) if last.starts_with(|c: char| c.is_ascii_digit()) => {
-            let count = parse_count(last)
+            let count = crate::gres_conf::parse_count(last)
                 .ok_or_else(|| format!("count `{last}` of `{item}` is not a number"))?;
             fields.pop();
             count
@@ -1745,22 +1745,6 @@ fn parse_gres_item(item: &str) -> Result<GresConf, String> {
         count,
         no_consume,
     })
-}
-
-/// A count with an optional binary suffix (`200`, `4K`).
-fn parse_count(text: &str) -> Option<u64> {
-    let (digits, shift) = match text.as_bytes().last()?.to_ascii_uppercase() {
-        b'K' => (&text[..text.len() - 1], 10),
-        b'M' => (&text[..text.len() - 1], 20),
-        b'G' => (&text[..text.len() - 1], 30),
-        b'T' => (&text[..text.len() - 1], 40),
-        b'P' => (&text[..text.len() - 1], 50),
-        _ => (text, 0),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse::<u64>().ok()?.checked_mul(1u64 << shift)
 }
 
 #[cfg(test)]

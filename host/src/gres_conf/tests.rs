@@ -546,3 +546,24 @@ fn anchor_cluster_gres_conf() {
     assert!(none.records.is_empty() && none.topology.is_empty());
     assert_eq!(none.auto_detect.as_deref(), Some("off"));
 }
+
+#[test]
+fn counts_take_slurms_unit_suffixes() {
+    // suffix_mult (slurm_protocol_defs.c), which gres.c applies to `Count=`
+    // and to slurm.conf's `Gres=name:count`: binary for k/kib..p/pib,
+    // decimal for kb..pb, any case; anything else refuses the count.
+    for (text, count) in [
+        ("4", 4),
+        ("2K", 2048),
+        ("2k", 2048),
+        ("1MiB", 1 << 20),
+        ("3kb", 3000),
+        ("1GB", 1_000_000_000),
+        ("1p", 1 << 50),
+    ] {
+        assert_eq!(parse_count(text), Some(count), "{text}");
+    }
+    for text in ["", "K", "4x", "4 K", "-4", "99999999999P"] {
+        assert_eq!(parse_count(text), None, "{text}");
+    }
+}
