@@ -121,16 +121,6 @@ pub enum LoadError {
         /// The rule broken, with the offending value escaped and cut short.
         reason: String,
     },
-    /// The plugin's `init` failed. No function of this crate returns it:
-    /// loading does not call `init`, and a handle's `init` fails with the
-    /// [`CallError`] itself.
-    #[error("plugin {plugin_type}: init failed: {0}", .error)]
-    InitFailed {
-        /// The plugin's type.
-        plugin_type: String,
-        /// How `init` failed.
-        error: Box<CallError>,
-    },
     /// The component could not be linked against the slot's world (an
     /// import the host does not provide), or its start function or
     /// `describe` faulted (trap, fuel, deadline, memory) in the throwaway
