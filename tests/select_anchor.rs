@@ -345,7 +345,16 @@ fn replay(config: &str) -> Vec<String> {
     // The reservations held now (our resv-test answers).
     let held: RefCell<Vec<Reservation>> = RefCell::default();
     let prepare = |name: &str, id: u32, options: &[String]| -> PreparedJob {
-        JobRequest::parse(options)
+        // A job that expands another (`--dependency=expand:<job>`, the
+        // expand streams) is placed as any other: slurmctld only copies
+        // the expanded job's GRES options, OverSubscribe and whole-node
+        // flags into it (job_scheduler.c, update_job_dependency and
+        // _test_job_dependency), which the streams give both jobs alike.
+        let options: Vec<&String> = options
+            .iter()
+            .filter(|o| !o.starts_with("--dependency=expand:"))
+            .collect();
+        JobRequest::parse(&options)
             .and_then(|r| r.prepare(id, &cluster, Some("big")))
             .unwrap_or_else(|e| panic!("{config} {name} {options:?}: {e}"))
     };
@@ -687,6 +696,74 @@ fn replay(config: &str) -> Vec<String> {
             Step::Resize {
                 outcome: Err(_), ..
             } => {}
+            Step::Merge {
+                name,
+                into,
+                outcome: Ok(record),
+            } => {
+                // slurmctld's update of `name` to NumNodes=0 (job_mgr.c,
+                // update_job_str's expanding_jobid branch) calls
+                // select_g_job_expand(name, into): every node, core,
+                // memory and GPU of `name` moves into `into`, and `name`
+                // ends without a job-fini.
+                let from = running
+                    .remove(name)
+                    .unwrap_or_else(|| panic!("{config}: merged {name} is not running"));
+                let to = running
+                    .get_mut(into)
+                    .unwrap_or_else(|| panic!("{config}: {into} to expand is not running"));
+                // Where the merged job spans several nodes, 22.05's
+                // job_resources_bits_copy (common/job_resources.c) ORs
+                // the two jobs' core bitmaps whatever their nodes, and
+                // scontrol shows the first node's line only: there the
+                // nodes and CPU count are what compares.
+                let same = |merged: &JobResources| {
+                    let nodes = node_names(&cluster.nodes, merged);
+                    merged.ncpus == record.num_cpus
+                        && if record.nodes.len() == 1 {
+                            ours(&cluster, merged) == slurms(record)
+                        } else {
+                            nodes == record.nodes
+                        }
+                };
+                let merged = match plugin.job_expand(&from, to) {
+                    Ok(merged) if same(&merged) => merged,
+                    Ok(merged) => {
+                        differences.push(format!(
+                            "merge {name} into {into}: Slurm's {into} holds {:?} NumCPUs={}; ours {:?} NumCPUs={}",
+                            slurms(record),
+                            record.num_cpus,
+                            ours(&cluster, &merged),
+                            merged.ncpus
+                        ));
+                        recorded_resources(&cluster, record)
+                    }
+                    Err(e) => {
+                        differences.push(format!(
+                            "merge {name} into {into}: Slurm's {into} holds {:?}; ours refused: {e}",
+                            slurms(record)
+                        ));
+                        recorded_resources(&cluster, record)
+                    }
+                };
+                to.resources = Some(merged);
+            }
+            // Slurm's select refused the merge (cons_tres: a job holding
+            // GRES, "has allocated GRES"): ours must refuse it too.
+            Step::Merge {
+                name,
+                into,
+                outcome: Err(refusal),
+            } if refusal != "not running" => {
+                let (from, to) = (&running[name], &running[into]);
+                if let Ok(merged) = plugin.job_expand(from, to) {
+                    differences.push(format!(
+                        "merge {name} into {into}: Slurm refused it ({refusal}); ours merged them on {:?}",
+                        ours(&cluster, &merged)
+                    ));
+                }
+            }
+            Step::Merge { .. } => {}
             // The records carry the times the jobs aged by.
             Step::Sleep => {}
             Step::Reserve {
@@ -1181,6 +1258,26 @@ fn cons_tres_cr_core_memory_resize() {
 fn linear_cr_memory_resize() {
     require("select/linear");
     check("linear-CR_Memory-resize");
+}
+
+/// `CR_Core_Memory` with `SchedulerParameters=permit_job_expansion` and a
+/// stream of its own in which jobs are merged into others (`salloc
+/// --dependency=expand:<job>`, then `scontrol update NumNodes=0`): the
+/// merged job holds both jobs' nodes, cores, memory and GPUs as Slurm's
+/// `select_p_job_expand` (cons_common.c) merged them, and the jobs after
+/// are placed on what is left and, once a merged job ends, on what it
+/// freed.
+#[test]
+fn cons_tres_cr_core_memory_expand() {
+    require("select/cons_tres");
+    check("cons_tres-CR_Core_Memory-expand");
+}
+
+/// select/linear with the expand stream: whole nodes merged.
+#[test]
+fn linear_cr_memory_expand() {
+    require("select/linear");
+    check("linear-CR_Memory-expand");
 }
 
 /// `CR_Core_Memory` with `OverSubscribe=FORCE:2` on `big` and a second
@@ -1782,6 +1879,21 @@ fn recordings_cover_the_stream() {
         // Under linear r2 went to other nodes than n1, which scontrol refused.
         let least = if config.starts_with("linear") { 1 } else { 3 };
         assert!(resized >= least, "{config}: {resized} jobs resized");
+    }
+    // The expand streams merge jobs: x1 and x2 under both plugins, and x3
+    // (a GPU each) under cons_tres (select/linear refuses per-node GPUs
+    // bound to cores, so e3 and x3 never ran there).
+    for (config, least) in [
+        ("cons_tres-CR_Core_Memory-expand", 3),
+        ("linear-CR_Memory-expand", 2),
+    ] {
+        let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
+        let merged = recording
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Merge { outcome: Ok(_), .. }))
+            .count();
+        assert!(merged >= least, "{config}: {merged} jobs merged");
     }
     // select/linear refuses `--gres=gpu:1` when gres.conf binds the GPUs
     // to cores (a11), and every mps request without cons_tres (a14).

@@ -65,6 +65,15 @@ pub enum Step {
         /// when the job was not running).
         outcome: Result<JobRecord, String>,
     },
+    /// `scontrol update JobId= NumNodes=0` of a job submitted with
+    /// `--dependency=expand:<into>`: all its resources moved into `into`
+    /// (slurmctld's select_g_job_expand). The record of `into` afterwards,
+    /// or scontrol's refusal (`not running` when `name` was not running).
+    Merge {
+        name: String,
+        into: String,
+        outcome: Result<JobRecord, String>,
+    },
     /// The stream waited (running jobs aged; the records carry the times).
     Sleep,
     /// `scontrol create reservation` with `keys` (`NodeCnt=`, `CoreCnt=`),
@@ -256,6 +265,16 @@ fn step(head: &str, body: &[&str]) -> Parsed<Step> {
     if let Some(name) = tag.strip_prefix("resize ") {
         return resize(name, rest, body).map_err(|e| format!("[{tag}]: {e}"));
     }
+    if let Some(name) = tag.strip_prefix("merge ") {
+        let into = rest
+            .strip_prefix("into=")
+            .ok_or_else(|| format!("[{tag}]: expected `into=<name>`, found `{rest}`"))?;
+        return Ok(Step::Merge {
+            name: name.to_owned(),
+            into: into.to_owned(),
+            outcome: updated(body).map_err(|e| format!("[{tag}]: {e}"))?,
+        });
+    }
     if tag == "test-only" {
         return test_only(rest, body).map_err(|e| format!("[test-only] {rest}: {e}"));
     }
@@ -374,29 +393,30 @@ fn reserve(name: &str, keys: &str, held: bool, body: &[&str]) -> Parsed<Step> {
 }
 
 fn resize(name: &str, nodes: &str, body: &[&str]) -> Parsed<Step> {
+    Ok(Step::Resize {
+        name: name.to_owned(),
+        nodes: nodes.to_owned(),
+        outcome: updated(body)?,
+    })
+}
+
+/// The body of a `scontrol update` step: `not running`, or `rc=` and then
+/// the job's record (`--- scontrol show job -d`) or scontrol's error.
+fn updated(body: &[&str]) -> Parsed<Result<JobRecord, String>> {
     if body == ["not running"] {
-        return Ok(Step::Resize {
-            name: name.to_owned(),
-            nodes: nodes.to_owned(),
-            outcome: Err("not running".into()),
-        });
+        return Ok(Err("not running".into()));
     }
     let rc = body
         .first()
         .and_then(|l| l.strip_prefix("rc="))
         .ok_or("expected `rc=` first")?;
-    let outcome = if rc == "0" {
+    Ok(if rc == "0" {
         match body.get(1) {
             Some(&"--- scontrol show job -d") => Ok(job_record(&body[2..])?),
             _ => return Err("no `--- scontrol show job -d`".into()),
         }
     } else {
         Err(body[1..].join("\n"))
-    };
-    Ok(Step::Resize {
-        name: name.to_owned(),
-        nodes: nodes.to_owned(),
-        outcome,
     })
 }
 

@@ -257,9 +257,11 @@ static void _node_gres_alloc(arena_t *arena, job_record_t *job_ptr, int offset,
 		a->type_name = js->type_name;
 		a->count = cnt;
 		if (js->gres_bit_alloc && js->gres_bit_alloc[offset]) {
+			bitstr_t *map = js->gres_bit_alloc[offset];
 			swasm_bitmap *b = arena_alloc(arena, sizeof(*b));
-			int set = bit_set_count(js->gres_bit_alloc[offset]);
-			*b = swasm_records_bitmap(js->gres_bit_alloc[offset]);
+			int set = bit_set_count(map);
+			*b = swasm_records_bitmap_slice(arena, map, 0,
+							bit_size(map));
 			a->devices = b;
 			/* a shared GRES (mps) takes its count from its one
 			 * device (gres_select_filter's rule in 22.05) */
@@ -283,7 +285,12 @@ static void _resources(arena_t *arena, job_record_t *job_ptr,
 	swasm_node_resources *per;
 	int offset = 0, core_off = 0;
 
-	out->nodes = swasm_records_bitmap(jr->node_bitmap);
+	/* copies, not views: select_p_job_expand builds both jobs' records,
+	 * then the bookkeeping clears the one job's bitmaps and frees the
+	 * other's job_resrcs before the component is called */
+	out->nodes = swasm_records_bitmap_slice(
+		arena, jr->node_bitmap, 0,
+		jr->node_bitmap ? bit_size(jr->node_bitmap) : 0);
 	out->ncpus = job_ptr->total_cpus;
 	out->whole_nodes = (jr->whole_node == WHOLE_NODE_REQUIRED);
 	per = arena_alloc(arena, (jr->nhosts ? jr->nhosts : 1) * sizeof(*per));

@@ -33,9 +33,10 @@ extern swasm_node *records_nodes(arena_t *arena, size_t *n);
 /*
  * `job_ptr` as a swasm_job: request details, GRES requests and, when
  * `with_resources` and the job has job_resrcs, its allocation (cores,
- * memory and the GRES of gres_list_alloc per node). Returns false, and
- * logs, when the job's partition is not in the table of the last
- * records_config().
+ * memory and the GRES of gres_list_alloc per node), copied into `arena`, so
+ * that the record stays whole when the bookkeeping changes or frees the
+ * job's job_resrcs (select_p_job_expand). Returns false, and logs, when the
+ * job's partition is not in the table of the last records_config().
  */
 extern bool records_job(arena_t *arena, job_record_t *job_ptr,
 			bool with_resources, swasm_job *out);

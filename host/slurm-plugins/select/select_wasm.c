@@ -71,6 +71,7 @@
 #include "src/common/job_resources.h"
 #include "src/common/list.h"
 #include "src/common/node_conf.h"
+#include "src/common/plugin.h"
 #include "src/common/run_in_daemon.h"
 #include "src/common/select.h"
 #include "src/common/xmalloc.h"
@@ -86,15 +87,32 @@
 #define EXPORT __attribute__((visibility("default")))
 
 /*
- * plugin_id: Slurm refuses duplicates and ids under 100; 101, 102 and
- * 106-110 are Slurm's own (slurm.h, enum select_plugin_type; select.c's
- * plugin_ids[]), 100 and 103-105 were used by retired plugins. 120 is in
- * neither.
+ * plugin_id: set by init(), before select.c reads it (select_g_init checks
+ * the ids of all loaded select plugins after each one's init ran).
+ *
+ * Slurm's clients decide some things by the default select plugin's id
+ * alone: scontrol accepts CoreCnt= reservations only from cons_res's or
+ * cons_tres's (state_control.c, state_control_corecnt_supported), and
+ * select_running_linear_based() is linear's. So select/wasm takes the id of
+ * the Slurm plugin whose bookkeeping it runs (SELECT_PLUGIN_CONS_TRES 109,
+ * SELECT_PLUGIN_LINEAR 102), which is also what it packs: nodeinfo and
+ * jobinfo in that plugin's format. It can only where that plugin is not in
+ * PluginDir, since select_g_init loads every select plugin there and is
+ * fatal on duplicate ids; then it takes SWASM_SELECT_OWN_ID, which is in
+ * neither Slurm's ids (slurm.h, enum select_plugin_type: 101, 102,
+ * 106-110) nor the retired ones (100, 103-105).
+ *
+ * slurmctld, slurmd and every client decide alike as long as they see the
+ * same PluginDir. The id is written into saved job state (jobinfo): a
+ * slurmctld restarted after PluginDir changed so that the id changes cannot
+ * read the jobs it saved under the other (select.c,
+ * select_g_select_jobinfo_unpack); init logs the id in use.
  */
+#define SWASM_SELECT_OWN_ID 120
 EXPORT const char plugin_name[] =
 	"Select WASM plugin (a sandboxed WebAssembly select component)";
 EXPORT const char plugin_type[] = "select/wasm";
-EXPORT const uint32_t plugin_id = 120;
+EXPORT uint32_t plugin_id = SWASM_SELECT_OWN_ID;
 EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 #define SHIM "select/wasm"
@@ -218,6 +236,28 @@ static void _failed(const char *what, job_record_t *job_ptr, swasm_error *err)
 
 /* ---- plugin life ---- */
 
+/* The id select/wasm takes (see plugin_id): the stock plugin's, unless
+ * that plugin is in PluginDir as select.c lists it
+ * (plugin_get_plugins_of_type). */
+static uint32_t _plugin_id(void)
+{
+	const char *stock = linear_mode ? "select/linear" : "select/cons_tres";
+	List names = plugin_get_plugins_of_type("select");
+	bool beside = names && list_find_first(names, slurm_find_char_in_list,
+					       (void *) stock);
+	uint32_t id = beside ? SWASM_SELECT_OWN_ID :
+		      linear_mode ? SELECT_PLUGIN_LINEAR :
+				    SELECT_PLUGIN_CONS_TRES;
+
+	FREE_NULL_LIST(names);
+	if (running_in_slurmctld())
+		info("%s: plugin id %u (%s)", SHIM, id,
+		     beside ? "its own: the stock plugin is in PluginDir" :
+			      linear_mode ? "select/linear's" :
+					    "select/cons_tres's");
+	return id;
+}
+
 EXPORT extern int init(void)
 {
 	swasm_error err = SWASM_ERROR_INIT;
@@ -227,6 +267,7 @@ EXPORT extern int init(void)
 	linear_mode = slurm_conf.select_type_param &&
 		      !(slurm_conf.select_type_param &
 			(CR_CPU | CR_CORE | CR_SOCKET));
+	plugin_id = _plugin_id();
 	rc = BK(init)();
 
 	if ((rc != SLURM_SUCCESS) || !running_in_slurmctld() || plugin)
@@ -707,11 +748,14 @@ EXPORT extern int select_p_job_test(job_record_t *job_ptr,
 
 	if (api->swasm_select_job_test(plugin, &req, &res, &err)) {
 		rc = err.code ? err.code : SLURM_ERROR;
-		if (rc == SLURM_ERROR)
-			_failed("job-test", job_ptr, &err);
-		else
+		/* the plugin's own "no" (it cannot place the job) is an
+		 * answer, logged as cons_tres logs its refusals; a fault, an
+		 * answer the library refused or a failed call is an error */
+		if (err.plugin_message)
 			debug("%s: job-test of %pJ mode %u: %s", SHIM, job_ptr,
 			      mode, err.message ? err.message : "");
+		else
+			_failed("job-test", job_ptr, &err);
 		api->swasm_error_clear(&err);
 		arena_free(&arena);
 		return rc;
@@ -895,6 +939,7 @@ EXPORT extern int select_p_job_expand(job_record_t *from_job_ptr,
 		else
 			api->swasm_job_resources_free(&out);
 		idmap_remove(&known_jobs, from_job_ptr->job_id);
+		_compare_nodes(to_job_ptr, "job-expand");
 	}
 	arena_free(&arena);
 	return rc;

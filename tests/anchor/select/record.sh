@@ -59,6 +59,10 @@
 #     cons_tres-CR_Core_Memory-resize         select/cons_tres  CR_Core_Memory, its own stream,
 #                                             RESIZE_STEPS (running jobs shrunk to fewer nodes)
 #     linear-CR_Memory-resize                 select/linear     CR_Memory, the same stream
+#     cons_tres-CR_Core_Memory-expand         select/cons_tres  CR_Core_Memory
+#                                             + SchedulerParameters=permit_job_expansion, its
+#                                             own stream, EXPAND_STEPS (jobs merged into others)
+#     linear-CR_Memory-expand                 select/linear     CR_Memory, the same
 #     cons_tres-CR_Core_Memory-two_partitions  select/cons_tres CR_Core_Memory
 #                                             + OverSubscribe=FORCE:2 on partition big and a
 #                                             second partition alt over n[1-4], also FORCE:2;
@@ -180,6 +184,10 @@
 #       [resize <name>] <nodes>          then `rc=` and `--- scontrol show job -d` with the
 #                                        shrunk job's record (or scontrol's error), or
 #                                        `not running`
+#       [merge <name>] into=<job>        <name> (submitted with --dependency=expand:<job>) gave
+#                                        all its resources to <job>: then `rc=` and `---
+#                                        scontrol show job -d` with <job>'s record (or
+#                                        scontrol's error), or `not running`
 #       [test-only] <options>            then `now=<epoch>`, sbatch's answer (`sbatch: Job N to
 #                                        start at <time> using <n> processors on nodes <list> in
 #                                        partition <p>`, then `sbatch:   Preempts: <ids>` when
@@ -196,7 +204,11 @@
 # root). SHIM_PLUGINDIR (tests/anchor/select/shim.sh): a directory holding select_wasm.so and
 # lib/libslurm_wasm.so; when set, each configuration runs SelectType=select/wasm instead of its
 # own (with that directory before Debian's in PluginDir), and the daemons read the component
-# from the host configuration SLURM_WASM_CONFIG names (SLURM_WASM_* are kept for them). Refuses to run while an anchor cluster is already up: it stops only what it started.
+# from the host configuration SLURM_WASM_CONFIG names (SLURM_WASM_* are kept for them);
+# with SHIM_ALONE=1 PluginDir is SHIM_PLUGINDIR alone (it must then hold every plugin the
+# daemons load). Under the shim, plugin-id.txt holds slurmctld's line naming the plugin id
+# select/wasm took (select_wasm.c, plugin_id), and shim-errors.txt slurmctld's error lines of
+# select/wasm (a call of the component that failed, an answer not applied). Refuses to run while an anchor cluster is already up: it stops only what it started.
 set -euo pipefail
 export TZ=UTC   # scontrol and sbatch --test-only print local times; the fixtures hold UTC
 
@@ -232,6 +244,8 @@ cons_tres-CR_Core_Memory-suspend|select/cons_tres|CR_Core_Memory||||SUSPEND_STEP
 linear-CR_Memory-suspend|select/linear|CR_Memory||||SUSPEND_STEPS
 cons_tres-CR_Core_Memory-resize|select/cons_tres|CR_Core_Memory||||RESIZE_STEPS
 linear-CR_Memory-resize|select/linear|CR_Memory||||RESIZE_STEPS
+cons_tres-CR_Core_Memory-expand|select/cons_tres|CR_Core_Memory|SchedulerParameters=permit_job_expansion|||EXPAND_STEPS
+linear-CR_Memory-expand|select/linear|CR_Memory|SchedulerParameters=permit_job_expansion|||EXPAND_STEPS
 cons_tres-CR_Core_Memory-two_partitions|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 linear-CR_Memory-two_partitions|select/linear|CR_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2||OverSubscribe=FORCE:2|PARTITION_STEPS
 cons_tres-CR_Core_Memory-two_tiers|select/cons_tres|CR_Core_Memory|PartitionName=alt Nodes=n[1-4] DefaultTime=00:05:00 MaxTime=01:00:00 State=UP OverSubscribe=FORCE:2 PriorityTier=2||OverSubscribe=FORCE:2|PARTITION_STEPS
@@ -281,7 +295,7 @@ for v in "${!FUZZ_CMD[@]}"; do
 done
 
 # One step a line: `submit <name> <options>`, `cancel <name>`, `test-only <options>`,
-# `suspend <name>`, `resume <name>`, `resize <name> <nodes>`, `sleep <seconds>`,
+# `suspend <name>`, `resume <name>`, `resize <name> <nodes>`, `merge <name>`, `sleep <seconds>`,
 # `reserve <name> <scontrol create reservation keys>` (deleted once recorded), `hold <name>
 # <keys>` (kept until `release <name>`).
 # Names are unique; options are sbatch words (no quoting inside).
@@ -408,6 +422,31 @@ cancel r1
 submit r6 -N1 -n8 --mem-per-cpu=100
 cancel r2
 submit r7 -N2 -n12 --mem-per-cpu=100"
+
+# Jobs expanded (the expand configurations, SchedulerParameters=permit_job_expansion): a job
+# submitted with `--dependency=expand:<name>` (an allocation without a batch script, since
+# slurmctld refuses to merge a job with steps) starts beside <name>, then `merge` gives all its
+# nodes, cores, memory and GPUs to <name> (`scontrol update JobId= NumNodes=0`: slurmctld's
+# select_g_job_expand). slurmctld copies the expanded job's GRES options into the expanding
+# one: both ask the same. Under cons_tres x1 shares e1's node, and jobs are then placed beside
+# and after the merged job; x3 holds a GPU, which cons_tres refuses to merge. x2 lands on
+# another node than e2, and comes last: 22.05's job_resources_bits_copy (common/
+# job_resources.c) ORs the two jobs' core bitmaps whatever their nodes, so the merged job's
+# cores (scontrol shows the first node only) and cons_tres's tables are wrong from there on.
+# Under linear every merge joins two nodes (its tables count whole nodes, and stay right).
+EXPAND_STEPS="submit e1 -N1 -n2 --mem-per-cpu=100
+submit x1 -N1 -n4 --mem-per-cpu=200 --dependency=expand:e1
+merge x1
+test-only -w n1 -n4 --mem-per-cpu=100
+submit a1 -w n1 -n2 --mem-per-cpu=100
+submit e3 -N1 -n2 --gpus-per-node=1 --mem-per-cpu=100
+submit x3 -N1 -n2 --gpus-per-node=1 --mem-per-cpu=100 --dependency=expand:e3
+merge x3
+cancel e1
+submit a2 -w n1 -n6 --mem-per-cpu=100
+submit e2 -N1 -n8 --mem-per-cpu=100
+submit x2 -N1 -n2 --mem-per-cpu=300 --dependency=expand:e2
+merge x2"
 
 # Running jobs suspended and resumed by hand (`scontrol suspend/resume`, the suspend
 # configurations): a suspended job's cores are free for others, its memory and GPUs are
@@ -790,9 +829,33 @@ gone() {
 
 declare -A ID
 
+# update OUT HEAD ID SHOW KEY=VALUE: `scontrol update JobId=ID KEY=VALUE` of a running job,
+# written to OUT as section HEAD: `rc=`, then scontrol's error or `--- scontrol show job -d`
+# with job SHOW's record; `not running` when job ID is not running. Sets rc.
+update() {
+  local out=$1 head=$2 id=$3 show=$4 change=$5
+  rc=0
+  if [ -z "$id" ] || [ -z "$(squeue -h -j "$id" -t running -o %i 2>/dev/null)" ]; then
+    printf '%s\nnot running\n' "$head" >> "$out"
+    return
+  fi
+  scontrol update JobId="$id" "$change" >"$WORK/out" 2>&1 || rc=$?
+  {
+    echo "$head"
+    echo "rc=$rc"
+    if [ $rc != 0 ]; then
+      sed 's/^/scontrol: /' "$WORK/out"
+    else
+      echo "--- scontrol show job -d"
+      scontrol show job -d "$show" | sed '/^ *$/d'
+    fi
+  } >> "$out"
+}
+
 run_stream() {
   local out=$1 steps=$2 kind name opts id rc st before preempted suspended resumed
   : > "$out"
+  ID=()   # the job ids of this stream's names
   [ -z "${SHIM_PLUGINDIR:-}" ] || : > "${out%/*}/sinfo.txt"
   while read -r -u 3 kind rest; do
     case "$kind" in
@@ -800,18 +863,35 @@ run_stream() {
         read -r name opts <<< "$rest"
         rc=0
         before=$(squeue -h -t running -o '%i %j' | sort -n)
-        # shellcheck disable=SC2086 # the options are words on purpose
-        sbatch -J "$name" -o /dev/null $opts --wrap 'sleep 1000' >"$WORK/out" 2>"$WORK/err" || rc=$?
+        if [[ $opts =~ --dependency=expand:([^ ]+) ]]; then
+          # a job that expands another is merged into it later, which slurmctld refuses
+          # while it has a step: an allocation without a shell, named job's id for its name
+          local into=${BASH_REMATCH[1]} sopts
+          if [ -z "${ID[$into]:-}" ]; then
+            # the job to expand was refused: nothing to ask slurmctld
+            rc=1
+            echo "record.sh: not submitted: $into has no job" > "$WORK/err"
+          else
+            sopts=${opts/expand:$into/expand:${ID[$into]}}
+            # shellcheck disable=SC2086 # the options are words on purpose
+            timeout 30 salloc --no-shell -J "$name" $sopts >"$WORK/out" 2>"$WORK/err" || rc=$?
+            id=$(sed -n 's/^salloc: Granted job allocation \([0-9]*\)$/\1/p' "$WORK/err")
+            [ $rc != 0 ] || [ -n "$id" ] || die "$name: no job id in salloc's answer: $(cat "$WORK/err")"
+          fi
+        else
+          # shellcheck disable=SC2086 # the options are words on purpose
+          sbatch -J "$name" -o /dev/null $opts --wrap 'sleep 1000' >"$WORK/out" 2>"$WORK/err" || rc=$?
+          id=$(sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p' "$WORK/out")
+        fi
         {
           echo "[submit $name] $opts"
           echo "rc=$rc"
         } >> "$out"
         if [ $rc != 0 ]; then
-          sed 's/^/sbatch: /; s/^sbatch: sbatch: /sbatch: /' "$WORK/err" >> "$out"
+          sed 's/^/sbatch: /; s/^sbatch: \(sbatch\|salloc\|record.sh\): /\1: /' "$WORK/err" >> "$out"
           say "$name: refused ($(head -n 1 "$WORK/err"))"
           continue
         fi
-        id=$(sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p' "$WORK/out")
         [ -n "$id" ] || die "$name: no job id in sbatch's answer: $(cat "$WORK/out")"
         ID[$name]=$id
         settle "$id"
@@ -901,24 +981,20 @@ run_stream() {
         # shrink a running job to the nodes named (its first node, which runs the batch
         # script, must stay): slurmctld calls select's job_resized for each node it drops
         read -r name opts <<< "$rest"
-        id=${ID[$name]:-}
-        if [ -z "$id" ] || [ -z "$(squeue -h -j "$id" -t running -o %i 2>/dev/null)" ]; then
-          printf '[resize %s] %s\nnot running\n' "$name" "$opts" >> "$out"
-          continue
-        fi
-        rc=0
-        scontrol update JobId="$id" NodeList="$opts" >"$WORK/out" 2>&1 || rc=$?
-        {
-          echo "[resize $name] $opts"
-          echo "rc=$rc"
-          if [ $rc != 0 ]; then
-            sed 's/^/scontrol: /' "$WORK/out"
-          else
-            echo "--- scontrol show job -d"
-            scontrol show job -d "$id" | sed '/^ *$/d'
-          fi
-        } >> "$out"
+        update "$out" "[resize $name] $opts" "${ID[$name]:-}" "${ID[$name]:-}" NodeList="$opts"
         say "resize $name to $opts: rc=$rc"
+        ;;
+      merge)
+        # give all of a running job's resources to the job its --dependency=expand names:
+        # slurmctld calls select's job_expand and ends the job given up
+        name=$rest
+        id=${ID[$name]:-}
+        local into
+        into=$(awk -v n="$name" '$1 == "submit" && $2 == n' <<< "$steps" \
+          | sed -n 's/.*--dependency=expand:\([^ ]*\).*/\1/p')
+        [ -n "$into" ] || die "merge $name: $name was not submitted with --dependency=expand:<job>"
+        update "$out" "[merge $name] into=$into" "$id" "${ID[$into]:-}" NumNodes=0
+        say "merge $name into $into: rc=$rc"
         ;;
       reserve|hold)
         # scontrol create reservation: slurmctld asks select's resv_test for the nodes (and
@@ -969,7 +1045,9 @@ record_config() {
     # cons_tres configuration run under select/wasm too
     [ "$stype" = select/cons_tres ] && shim_mps=1
     stype=select/wasm
-    extra="PluginDir=$SHIM_PLUGINDIR:/usr/lib/x86_64-linux-gnu/slurm-wlm${extra:+$'\n'$extra}"
+    local plugindir=$SHIM_PLUGINDIR:/usr/lib/x86_64-linux-gnu/slurm-wlm
+    [ "${SHIM_ALONE:-0}" = 1 ] && plugindir=$SHIM_PLUGINDIR
+    extra="PluginDir=$plugindir${extra:+$'\n'$extra}"
   fi
   [ -z "$qos" ] || dbd=1
   rm -f "$A/teardown.sh"
@@ -1011,6 +1089,9 @@ record_config() {
     done
   fi
   STARTED=1
+  # slurmctld's log goes on across starts: where this one's lines begin
+  local log_from
+  log_from=$(($(wc -l < "$A/log/slurmctld.log" 2>/dev/null || echo 0) + 1))
   SELECT_TYPE=$stype SELECT_PARAMS=$sparams EXTRA_CONF=$extra WITH_DBD=$dbd \
     bash "$setup" > "$WORK/setup.log"
   # setup.sh gives every start a fresh accounting database: the QOS are added to it
@@ -1046,6 +1127,12 @@ record_config() {
     > "$OUT/$dir/config.txt"
   [ -z "${FUZZ_CMD[$steps]:-}" ] || echo "${FUZZ_CMD[$steps]}" > "$OUT/$dir/fuzz.txt"
   run_stream "$OUT/$dir/stream.txt" "${!steps}"
+  if [ -n "${SHIM_PLUGINDIR:-}" ]; then
+    tail -n +"$log_from" "$A/log/slurmctld.log" | grep -o 'select/wasm: plugin id .*' \
+      > "$OUT/$dir/plugin-id.txt" || true
+    tail -n +"$log_from" "$A/log/slurmctld.log" | grep 'error: select/wasm' \
+      > "$OUT/$dir/shim-errors.txt" || true
+  fi
   stop_cluster
   say "== $dir: $(grep -c '^\[submit' "$OUT/$dir/stream.txt") submits recorded"
 }

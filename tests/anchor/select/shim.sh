@@ -9,13 +9,20 @@
 #     WASM_CONFIG=<host TOML: [plugins.select] with select_cons_tres.wasm> \
 #     [LINEAR_WASM_CONFIG=<host TOML: select_linear.wasm, for linear-* configurations>] \
 #     [FAULT_CONFIG=<host TOML: select/hostile, failure = "fallback">] \
+#     [ALONE="<config> ..."] \
 #     OUT=<output dir> bash tests/anchor/select/shim.sh [<config> ...]
 # (configurations as record.sh names them; default cons_tres-CR_Core_Memory)
 #
 # What it does:
 #   1. record.sh with SHIM_PLUGINDIR=$PLUGINDIR and SLURM_WASM_CONFIG=$WASM_CONFIG: each
 #      configuration's stream on the anchor cluster under select/wasm, written as record.sh
-#      writes fixtures, into OUT/wasm/<config>/;
+#      writes fixtures, into OUT/wasm/<config>/. PluginDir is PLUGINDIR, then Debian's
+#      directory, whose select/cons_tres and select/linear are loaded beside select/wasm, which
+#      then takes an id of its own (120). The configurations ALONE names run as a site that
+#      replaces the stock plugin does: PluginDir is OUT/plugins-alone, links to every Debian
+#      plugin but select_cons_tres.so and select_linear.so, and to PLUGINDIR's select_wasm.so
+#      and lib/ (select/wasm then takes the stock plugin's id: 109, or 102 under linear's
+#      bookkeeping, so that scontrol accepts CoreCnt= reservations);
 #   2. a restart: the anchor cluster under select/wasm with WASM_CONFIG and DebugFlags=SelectType
 #      (the shim compares cons_tres's and the component's allocated CPUs and memory of each node
 #      after every commit and release); RESTART_JOBS submitted and running, their placements
@@ -54,14 +61,24 @@ die() { echo "[select-shim] error: $*" >&2; exit 1; }
 [ -f "$PLUGINDIR/select_wasm.so" ] || die "no select_wasm.so in $PLUGINDIR"
 [ $# -gt 0 ] || set -- cons_tres-CR_Core_Memory
 
+ALONE_DIR=$OUT/plugins-alone
+if [ -n "${ALONE:-}" ]; then
+  rm -rf "$ALONE_DIR"; mkdir -p "$ALONE_DIR"
+  for f in /usr/lib/x86_64-linux-gnu/slurm-wlm/*; do
+    case ${f##*/} in select_cons_tres.so | select_linear.so) ;; *) ln -s "$f" "$ALONE_DIR/" ;; esac
+  done
+  ln -s "$PLUGINDIR/select_wasm.so" "$PLUGINDIR/lib" "$ALONE_DIR/"
+fi
 for config in "$@"; do
   # a linear configuration runs the component LINEAR_WASM_CONFIG names
   host_config=$WASM_CONFIG
   if [[ $config == linear-* ]]; then
     host_config=${LINEAR_WASM_CONFIG:?LINEAR_WASM_CONFIG: the host configuration for $config}
   fi
-  say "the recorded stream $config under select/wasm ($host_config)"
-  SHIM_PLUGINDIR=$PLUGINDIR SLURM_WASM_CONFIG=$host_config OUT=$OUT/wasm \
+  dir=$PLUGINDIR alone=0
+  if [[ " ${ALONE:-} " == *" $config "* ]]; then dir=$ALONE_DIR alone=1; fi
+  say "the recorded stream $config under select/wasm ($host_config, PluginDir $dir, alone=$alone)"
+  SHIM_PLUGINDIR=$dir SHIM_ALONE=$alone SLURM_WASM_CONFIG=$host_config OUT=$OUT/wasm \
     bash "$REPO/tests/anchor/select/record.sh" "$config"
 done
 
