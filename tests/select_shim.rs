@@ -31,7 +31,7 @@
 //!
 //! It needs root, the anchor's scripts beside the repository and Slurm's
 //! packages installed (`.ci/run` installs them); elsewhere it says why it
-//! does not run and passes. About 17 minutes.
+//! does not run and passes. About 15 minutes.
 
 #[allow(dead_code)]
 mod anchor_select;
