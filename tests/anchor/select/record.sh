@@ -15,7 +15,9 @@
 # the NodeName=n[1-4] line of a copy of setup.sh, replacing the line's own | keys added to
 # the copy's PartitionName=big line | the stream, STEPS unless named | QOS added with
 # `sacctmgr add qos <name> <keys>`, `;` between them, which starts the anchor with its
-# accounting daemon):
+# accounting daemon | the name of a variable holding gres.conf lines for the GPUs of n[1-4],
+# which replace setup.sh's two (nvidia0 on cores 0-1, nvidia1 on 2-3): the copy of setup.sh
+# makes a fake device for each nvidia<N> they name, from 0 up, and gives n[1-4] that many):
 #     cons_tres-CR_Core_Memory                select/cons_tres  CR_Core_Memory
 #     cons_tres-CR_CPU_Memory                 select/cons_tres  CR_CPU_Memory
 #     linear-CR_Memory                        select/linear     CR_Memory
@@ -135,6 +137,13 @@
 #     linear-CR_Memory-cores                  the same under select/linear
 #     cons_tres-CR_Core_Memory-one_task-cores the same under CR_Core_Memory,CR_ONE_TASK_PER_CORE
 #     cons_tres-CR_Socket_Memory-cores        the same under CR_Socket_Memory
+#     cons_tres-CR_Core_Memory-links          select/cons_tres  CR_Core_Memory, six GPUs a node
+#                                             with gres.conf Links= (LINKS_GPUS: on n1 without
+#                                             Cores=; on n2 bound to every core, links above 4,
+#                                             not symmetric; on n3 three bound to each socket;
+#                                             n4 as n3 without links); its own stream, LINKS_STEPS
+#                                             (GPUs picked per node, task and job where the
+#                                             link counts decide which)
 #     cons_tres-CR_Core_Memory-fuzz           select/cons_tres  CR_Core_Memory, a stream drawn by
 #                                             fuzz.py with seed 1 (FUZZ1_STEPS, below)
 #     cons_tres-CR_CPU_Memory-fuzz            select/cons_tres  CR_CPU_Memory, seed 2
@@ -274,6 +283,7 @@ cons_tres-CR_CPU_Memory-cores|select/cons_tres|CR_CPU_Memory||||CORES_STEPS
 linear-CR_Memory-cores|select/linear|CR_Memory||||CORES_STEPS
 cons_tres-CR_Core_Memory-one_task-cores|select/cons_tres|CR_Core_Memory,CR_ONE_TASK_PER_CORE||||CORES_STEPS
 cons_tres-CR_Socket_Memory-cores|select/cons_tres|CR_Socket_Memory||||CORES_STEPS
+cons_tres-CR_Core_Memory-links|select/cons_tres|CR_Core_Memory||||LINKS_STEPS||LINKS_GPUS
 cons_tres-CR_Core_Memory-fuzz|select/cons_tres|CR_Core_Memory||||FUZZ1_STEPS
 cons_tres-CR_CPU_Memory-fuzz|select/cons_tres|CR_CPU_Memory||||FUZZ2_STEPS
 cons_tres-CR_Socket_Memory-fuzz|select/cons_tres|CR_Socket_Memory||||FUZZ3_STEPS
@@ -701,6 +711,90 @@ cancel q8
 release k2
 submit q10 -n4 --mem=100"
 
+# Six GPUs a node with NVLink-like counts (the links configuration): gres.conf's Links= gives
+# each GPU's link count to every GPU of the node, -1 for itself. n1's GPUs have neither Cores=
+# nor Type=, so slurmctld keeps no topology for them and ignores their links (common/gres.c
+# _get_tot_gres_cnt): GPU 0 links best to 3 (4), then 5 (3), 1 (2), 2 (1), 4 (0); GPU 1 to 5, 4,
+# 2, 3. n2's GPUs are bound to every core (a topology, each GPU usable from any socket); its
+# links go above 4 (22.05.8 divides them down to at most four levels, which ties GPU 0's 6 and
+# 7 to GPUs 1 and 2) and are not symmetric (GPU 1 says 2 to GPU 2 and 7 to GPU 3; they say 6
+# and 3). n3 has GPUs 0-2 on socket 0 and 3-5 on socket 1; n4 the same without links.
+# shellcheck disable=SC2016 # $DEV is setup.sh's, expanded there
+LINKS_GPUS='NodeName=n1 Name=gpu File=$DEV/nvidia0 Links=-1,2,1,4,0,3
+NodeName=n1 Name=gpu File=$DEV/nvidia1 Links=2,-1,1,0,3,4
+NodeName=n1 Name=gpu File=$DEV/nvidia2 Links=1,1,-1,2,2,0
+NodeName=n1 Name=gpu File=$DEV/nvidia3 Links=4,0,2,-1,1,1
+NodeName=n1 Name=gpu File=$DEV/nvidia4 Links=0,3,2,1,-1,2
+NodeName=n1 Name=gpu File=$DEV/nvidia5 Links=3,4,0,1,2,-1
+NodeName=n2 Name=gpu File=$DEV/nvidia0 Cores=0-3 Links=-1,6,7,8,5,2
+NodeName=n2 Name=gpu File=$DEV/nvidia1 Cores=0-3 Links=8,-1,2,7,1,0
+NodeName=n2 Name=gpu File=$DEV/nvidia2 Cores=0-3 Links=7,6,-1,5,1,1
+NodeName=n2 Name=gpu File=$DEV/nvidia3 Cores=0-3 Links=8,3,5,-1,2,2
+NodeName=n2 Name=gpu File=$DEV/nvidia4 Cores=0-3 Links=5,1,1,2,-1,4
+NodeName=n2 Name=gpu File=$DEV/nvidia5 Cores=0-3 Links=2,0,1,2,4,-1
+NodeName=n3 Name=gpu File=$DEV/nvidia0 Cores=0-1 Links=-1,1,2,1,0,3
+NodeName=n3 Name=gpu File=$DEV/nvidia1 Cores=0-1 Links=1,-1,2,0,1,1
+NodeName=n3 Name=gpu File=$DEV/nvidia2 Cores=0-1 Links=2,2,-1,1,0,2
+NodeName=n3 Name=gpu File=$DEV/nvidia3 Cores=2-3 Links=1,0,1,-1,2,1
+NodeName=n3 Name=gpu File=$DEV/nvidia4 Cores=2-3 Links=0,1,0,2,-1,1
+NodeName=n3 Name=gpu File=$DEV/nvidia5 Cores=2-3 Links=3,1,2,1,1,-1
+NodeName=n4 Name=gpu File=$DEV/nvidia[0-2] Cores=0-1
+NodeName=n4 Name=gpu File=$DEV/nvidia[3-5] Cores=2-3'
+
+# GPU picks on the nodes of LINKS_GPUS (the links configuration), each node on its own with -w:
+# per node (--gres=gpu:N, --gpus-per-node) from idle and beside jobs holding the best linked
+# GPUs, per task, per job on one node and over two (where a second walk tops the first up).
+# (No --gpus-per-socket: the replay's request parser, host/src/job_request.rs, has neither it
+# nor --sockets-per-node.)
+LINKS_STEPS="submit l1 -w n1 -n1 --gres=gpu:3
+submit m1 -w n2 -n1 --gres=gpu:3
+submit l2 -w n1 -n1 --gres=gpu:1
+cancel l1
+submit l3 -w n1 -n1 --gres=gpu:2
+cancel l2
+cancel l3
+submit l4 -w n1 -n1 --gpus-per-node=1
+submit l5 -w n1 -n1 --gres=gpu:2
+submit l6 -w n1 -n2 --gpus-per-task=1
+cancel l4
+cancel l5
+cancel l6
+submit l7 -w n1 -n2 --gpus-per-task=1
+cancel l7
+submit l8 -w n1 -N1 -n1 --gpus=2
+submit l9 -w n1 -N1 -n1 --gpus=3
+cancel l8
+cancel l9
+cancel m1
+submit m2 -w n2 -n1 --gres=gpu:1
+submit m3 -w n2 -n1 --gres=gpu:2
+submit m4 -w n2 -n1 --gres=gpu:2
+cancel m2
+cancel m3
+cancel m4
+submit m5 -w n2 -n2 --gpus-per-task=1
+cancel m5
+submit m6 -w n2 -N1 -n1 --gpus=3
+cancel m6
+submit c1 -w n3 -n8 --gres=gpu:4
+cancel c1
+submit c2 -w n3 -n1 --gres=gpu:4
+cancel c2
+submit c4 -w n3 -n4 --gpus-per-task=1
+cancel c4
+submit c5 -w n3 -N1 -n8 --gpus=3
+cancel c5
+submit d1 -w n4 -n8 --gres=gpu:4
+cancel d1
+submit d2 -w n4 -n1 -c4 --gres=gpu:4 --gres-flags=enforce-binding
+cancel d2
+submit d3 -w n4 -N1 -n8 --gpus=4
+cancel d3
+submit e1 -w n3,n4 -N2 -n2 --gpus=7
+cancel e1
+submit e2 -w n3,n4 -N2 -n2 --gpus=3
+cancel e2"
+
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
 
@@ -1037,7 +1131,7 @@ run_stream() {
 
 record_config() {
   local dir=$1 stype=$2 sparams=$3 extra line probe setup=$ANCHOR/setup.sh node_keys=${5:-}
-  local part_keys=${6:-} steps=${7:-STEPS} qos=${8:-} dbd=0 q
+  local part_keys=${6:-} steps=${7:-STEPS} qos=${8:-} gpus=${9:-} dbd=0 q
   extra=$(printf '%b' "$4")
   local shim_mps=0
   if [ -n "${SHIM_PLUGINDIR:-}" ]; then
@@ -1052,7 +1146,7 @@ record_config() {
   [ -z "$qos" ] || dbd=1
   rm -f "$A/teardown.sh"
   say "== $dir: starting the anchor cluster ($stype $sparams${extra:+, ${extra//$'\n'/ }}${node_keys:+, n[1-4] $node_keys})"
-  if [ -n "$node_keys$part_keys" ] || [[ $extra == *PartitionName=* ]] || [ "$shim_mps" = 1 ]; then
+  if [ -n "$node_keys$part_keys$gpus" ] || [[ $extra == *PartitionName=* ]] || [ "$shim_mps" = 1 ]; then
     setup=$WORK/setup.sh
     cp "$ANCHOR/setup.sh" "$setup"
   fi
@@ -1087,6 +1181,27 @@ record_config() {
       grep -q "^NodeName=n\[1-4\] .* $kv[ ]" "$setup" \
         || die "could not set $kv on setup.sh's NodeName=n[1-4] line"
     done
+  fi
+  if [ -n "$gpus" ]; then
+    # nor for GPUs: the copy writes the lines of the variable $gpus names in place of its two
+    # Name=gpu lines, makes a fake device for each nvidia<N> they name (setup.sh's loop over
+    # 0 1, which mknods a character device of NVIDIA's major 195), and gives n[1-4] that many
+    local n list
+    n=$(grep -o 'nvidia[0-9]\+' <<< "${!gpus}" | tr -d a-z | sort -n | tail -n 1)
+    [ -n "$n" ] || die "$gpus names no nvidia<N> device"
+    n=$((n + 1))
+    list=$(seq -s ' ' 0 $((n - 1)))
+    printf '%s\n' "${!gpus}" > "$WORK/gpus.conf"
+    sed -i '/^NodeName=n\[1-4\] Name=gpu File=$DEV\/nvidia1 /d' "$setup"
+    sed -i "/^NodeName=n\[1-4\] Name=gpu File=\$DEV\/nvidia0 /{r $WORK/gpus.conf
+d}" "$setup"
+    sed -i "s/^  for i in 0 1; do /  for i in $list; do /" "$setup"
+    sed -i "/^NodeName=n\[1-4\] /s/ Gres=gpu:2/ Gres=gpu:$n/" "$setup"
+    grep -q "^  for i in $list; do " "$setup" \
+      && grep -q "^NodeName=n\[1-4\] .* Gres=gpu:$n" "$setup" \
+      && grep -qxF "$(head -n 1 "$WORK/gpus.conf")" "$setup" \
+      && ! grep -q '^NodeName=n\[1-4\] Name=gpu ' "$setup" \
+      || die "could not give n[1-4] the GPUs of $gpus in setup.sh"
   fi
   STARTED=1
   # slurmctld's log goes on across starts: where this one's lines begin
@@ -1137,8 +1252,9 @@ record_config() {
   say "== $dir: $(grep -c '^\[submit' "$OUT/$dir/stream.txt") submits recorded"
 }
 
-while IFS='|' read -r -u 3 dir stype sparams extra node_keys part_keys steps qos; do
+while IFS='|' read -r -u 3 dir stype sparams extra node_keys part_keys steps qos gpus; do
   if [ $# -gt 0 ] && [[ " $* " != *" $dir "* ]]; then continue; fi
-  record_config "$dir" "$stype" "$sparams" "$extra" "$node_keys" "$part_keys" "$steps" "$qos"
+  record_config "$dir" "$stype" "$sparams" "$extra" "$node_keys" "$part_keys" "$steps" "$qos" \
+    "$gpus"
 done 3<<< "$CONFIGS"
 say "done"
