@@ -7,6 +7,7 @@ use smallvec::SmallVec;
 
 use crate::allocate_sc::effective_ntasks_per_core;
 use crate::bits::Bits;
+use crate::dist_tasks::NodeShare;
 use crate::node_usage::{GresColumn, NodeRec, NodeUse, Tables};
 use crate::params::Params;
 use crate::request::{GresReq, JobView};
@@ -589,7 +590,11 @@ struct FirstPassFloor {
 /// task loop of :700-738 then finds no task count, or :785-790; the
 /// anchor's a25, `-c4 --gres=gpu:1` under CR_ONE_TASK_PER_CORE, skipped
 /// n1, whose one core per socket gave 1 core beside the GPU). Devices bound
-/// to no socket count on every socket and leave the cores alone.
+/// to no socket count on every socket: every socket is required and keeps
+/// its cores, which the caller then trims as for the others (:880-912
+/// runs on the first pass too; the anchor's links recording, l1 `-n1
+/// --gres=gpu:3` on an idle node whose GPUs have no `Cores=`: core 2,
+/// CPUs 4-5).
 #[inline(never)]
 fn per_node_first_pass(
     rec: &NodeRec,
@@ -603,6 +608,9 @@ fn per_node_first_pass(
         .iter()
         .any(|&(i, _)| rec.devices[i].sockets.is_empty())
     {
+        if kept.is_none() {
+            *kept = Some(free.clone());
+        }
         return true;
     }
     let mut cores = kept.clone().unwrap_or_else(|| free.clone());
@@ -829,126 +837,606 @@ fn trim_to_task_limit(
 /// One request's devices picked on one node: `(device, amount)` pairs.
 pub type Pick = Vec<(usize, u64)>;
 
-/// Picks `count` of request `req` on the node (`select_and_set`, per node):
-/// spread across sockets in proportion to the allocated cores, then devices
-/// usable from any socket, then more from allocated sockets, then (without
-/// enforce-binding) other sockets; index order inside a socket, re-sorted by
-/// accumulated `Links=` counts when the node has them.
+/// What a request asks of one node, for [`pick`]: the count of
+/// `gres_job_state_t` that `gres_select_filter_select_and_set`
+/// (cons_common/gres_select_filter.c) branches on. Per-job requests have
+/// their own walk ([`job_bits_first`], [`job_bits_more`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Want<'a> {
+    /// This many devices (`--gres`, `--gpus-per-node`), or shares of a
+    /// shared GRES, whatever its scope.
+    Node(u64),
+    /// `count` on each socket the job uses; `sockets_per_node` is
+    /// `--sockets-per-node` (0 when not given).
+    Socket { count: u64, sockets_per_node: u32 },
+    /// `count` per task; `tasks` is the node's tasks on each socket (see
+    /// [`tasks_per_socket`]).
+    Task { count: u64, tasks: &'a [u32] },
+}
+
+/// Where a free device counts in 22.05's picks (the `sock_gres_t` of
+/// `_build_sock_gres_by_topo`, cons_tres/gres_sched.c): for any socket
+/// (`bits_any_sock`: no `Cores=`, or cores on every socket), for its home
+/// socket (`bits_by_sock`, see [`Device::home`](crate::node_usage::Device::home)),
+/// or nowhere (enforce-binding, and none of its sockets holds the job's
+/// cores: taken here as 22.05's "no free core on them when the node was
+/// tested").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Any,
+    Socket(usize),
+    Nowhere,
+}
+
+/// A request's free devices on one node as 22.05's `_set_*_bits`
+/// functions (cons_common/gres_select_filter.c) walk them: in index order,
+/// by where they count, with the node's `Links=` matrix.
+struct Walk<'a> {
+    rec: &'a NodeRec,
+    /// Free devices (indices into `rec.devices`), index order.
+    devs: &'a [usize],
+    /// Where each entry of `devs` counts.
+    place: SmallVec<[Place; 8]>,
+    /// slurmctld keeps a topology for the GRES on the node: some gres.conf
+    /// line of the name gave `Cores=` or `Type=` (`_get_tot_gres_cnt`,
+    /// common/gres.c, counts the records as topology only then). Without
+    /// one, `gres_select_filter_select_and_set` only sets a count and
+    /// gres_ctld.c's job allocation takes the first free devices.
+    topo: bool,
+    /// The node has a link matrix for the GRES (22.05's `link_len ==
+    /// gres_cnt`: it has a topology and some gres.conf line of the name
+    /// gave `Links=`; rows of the lines without one are zeros). `Links=`
+    /// on devices without `Cores=` or `Type=` is ignored.
+    links: bool,
+    /// Picked, per entry of `devs`.
+    taken: SmallVec<[bool; 8]>,
+}
+
+impl<'a> Walk<'a> {
+    /// The walk over `devs`; `used[s]`: the job has cores on socket `s`.
+    fn new(
+        rec: &'a NodeRec,
+        devs: &'a [usize],
+        name_id: u32,
+        used: &[bool],
+        enforce_binding: bool,
+    ) -> Walk<'a> {
+        let place = devs
+            .iter()
+            .map(|&i| {
+                let d = &rec.devices[i];
+                if d.sockets.is_empty() {
+                    Place::Any
+                } else {
+                    d.home(enforce_binding, |s| used.get(s).copied().unwrap_or(false))
+                        .map_or(Place::Nowhere, Place::Socket)
+                }
+            })
+            .collect();
+        let of_name = || rec.devices.iter().filter(|d| d.name_id == name_id);
+        let topo = of_name().any(|d| d.cores.is_some() || d.type_name.is_some());
+        Walk {
+            rec,
+            devs,
+            place,
+            topo,
+            links: topo && of_name().any(|d| !d.links.is_empty()),
+            taken: SmallVec::from_elem(false, devs.len()),
+        }
+    }
+
+    /// `links_cnt[from][to]` (common/gres.c `_links_str2array`): entry
+    /// `to` of the `Links=` of device `from`'s line, 0 where it has none
+    /// (both indices into `rec.devices`).
+    fn link(&self, from: usize, to: usize) -> i32 {
+        let to = self.rec.devices[to].index as usize;
+        self.rec.devices[from].links.get(to).copied().unwrap_or(0)
+    }
+
+    fn count(&self) -> u64 {
+        self.taken.iter().filter(|&&t| t).count() as u64
+    }
+
+    /// The first free entry not picked yet that counts at `place`.
+    fn first_at(&self, place: Place) -> Option<usize> {
+        (0..self.devs.len()).find(|&k| self.place[k] == place && !self.taken[k])
+    }
+
+    /// Adds entry `k`'s links to every other entry's sum (`links_cnt[l] +=
+    /// links_cnt[g][l]`, the row of the device picked).
+    fn add_links(&self, sums: &mut [i32], k: usize) {
+        for (l, sum) in sums.iter_mut().enumerate() {
+            if l != k {
+                *sum += self.link(self.devs[k], self.devs[l]);
+            }
+        }
+    }
+
+    /// Picks, from link level `best` down to 0 and at each level group by
+    /// group in `groups`' order, the entries `keep(k, level)` allows, in
+    /// index order, until `goal` are picked.
+    fn by_levels(
+        &mut self,
+        groups: &[Place],
+        best: i32,
+        goal: u64,
+        keep: impl Fn(&Self, usize, i32) -> bool,
+    ) {
+        let mut have = self.count();
+        for level in (0..=best).rev() {
+            for &g in groups {
+                for k in 0..self.devs.len() {
+                    if have >= goal {
+                        return;
+                    }
+                    if self.place[k] == g && !self.taken[k] && keep(self, k, level) {
+                        self.taken[k] = true;
+                        have += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The picked devices as `(device, 1)`, index order.
+    fn into_pick(self) -> Pick {
+        (0..self.devs.len())
+            .filter(|&k| self.taken[k])
+            .map(|k| (self.devs[k], 1))
+            .collect()
+    }
+}
+
+/// `best_link_cnt` of 22.05's `_set_sock_bits`, `_set_node_bits` and
+/// `_set_task_bits`: the highest link sum (at least 0); above 4 every sum
+/// is first divided by `(best + 3) / 4` (C division, toward zero) and the
+/// highest taken again, so that at most 5 levels are walked. The division
+/// can tie sums that differed (6 and 7 both become 3 under a best of 8).
+fn link_levels(sums: &mut [i32]) -> i32 {
+    let best = sums.iter().copied().max().unwrap_or(0).max(0);
+    if best <= 4 {
+        return best;
+    }
+    let by = (best + 3) / 4;
+    for s in sums.iter_mut() {
+        *s /= by;
+    }
+    sums.iter().copied().max().unwrap_or(0).max(0)
+}
+
+/// Sockets of the node holding cores of `cores` (22.05's `used_sock`).
+fn used_sockets(rec: &NodeRec, cores: &Bits) -> SmallVec<[bool; 8]> {
+    let cps = rec.cores_per_socket as usize;
+    (0..rec.sockets as usize)
+        .map(|s| cores.count_range(s * cps, (s + 1) * cps) > 0)
+        .collect()
+}
+
+/// The groups 22.05 walks in order: devices of any socket (its `s = -1`),
+/// then the sockets `used` says (`Some(true)`: the used ones, `Some(false)`:
+/// the others, `None`: all).
+fn groups(used: &[bool], which: Option<bool>, with_any: bool) -> SmallVec<[Place; 9]> {
+    let any = with_any.then_some(Place::Any);
+    any.into_iter()
+        .chain(
+            (0..used.len())
+                .filter(|&s| which.is_none_or(|w| used[s] == w))
+                .map(Place::Socket),
+        )
+        .collect()
+}
+
+/// Picks a request's devices on one node (`gres_select_filter_select_and_set`,
+/// cons_common/gres_select_filter.c): a shared request's shares by
+/// `_pick_specific_topo`, a per-node count by `_set_node_bits`, a per-socket
+/// one by `_set_sock_bits`, a per-task one by `_set_task_bits` (see each
+/// function below). `cores` are the job's cores on the node. On a node
+/// without a topology for the GRES (no `Cores=` or `Type=`, see
+/// `Walk::topo`) 22.05 only sets the count and takes the first free
+/// devices, which these walks give there too (all devices count for any
+/// socket, no links). `None` when the node cannot give a per-node or
+/// per-task count in full (22.05 logs that and goes on; the plan said the
+/// devices were there) or gives a per-socket request nothing.
 pub fn pick(
     rec: &NodeRec,
     plan: &ReqPlan,
     req: &GresReq,
-    count: u64,
+    want: Want<'_>,
     cores: &Bits,
     enforce_binding: bool,
 ) -> Option<Pick> {
-    let sockets = rec.sockets as usize;
-    let cps = rec.cores_per_socket as usize;
+    let used = used_sockets(rec, cores);
     if req.shared {
-        // `_pick_specific_topo` (gres_select_filter.c:1015-1062): a device
-        // bound to no socket, else one on the first socket holding the
-        // job's cores, else the first; `plan.devices` all hold `count`,
-        // but in TEST_ONLY, where a node's shares count over its devices
-        // (see `node_filter`): there the others make up the rest, each
-        // with what it has.
-        let on = |i: usize, s: usize| rec.devices[i].sockets.first() == Some(&(s as u16));
-        let near = (0..sockets)
-            .filter(|&s| cores.count_range(s * cps, (s + 1) * cps) > 0)
-            .find_map(|s| plan.devices.iter().copied().find(|&i| on(i, s)));
-        let dev = plan
-            .devices
-            .iter()
-            .copied()
-            .find(|&i| rec.devices[i].sockets.is_empty())
-            .or(near)
-            .or_else(|| plan.devices.first().copied())?;
-        let mut picked = vec![(dev, count.min(rec.devices[dev].capacity))];
-        let mut left = count - picked[0].1;
-        for &i in plan.devices.iter().filter(|&&i| i != dev) {
-            if left == 0 {
-                break;
-            }
-            let take = left.min(rec.devices[i].capacity);
-            picked.push((i, take));
-            left -= take;
-        }
-        if left > 0 {
-            return None;
-        }
-        picked.sort_unstable();
-        return Some(picked);
+        let count = match want {
+            Want::Node(c) => c,
+            Want::Socket { count, .. } | Want::Task { count, .. } => count,
+        };
+        return pick_shared(rec, plan, count, &used);
     }
-    let per_sock: Vec<usize> = (0..sockets)
-        .map(|s| cores.count_range(s * cps, (s + 1) * cps))
-        .collect();
-    let total_cores: usize = per_sock.iter().sum::<usize>().max(1);
-    let mut chosen: Vec<usize> = Vec::new();
-    // A device belongs to its home socket only (`Device::home`; with
-    // enforce-binding Slurm's home is the first of its sockets with a free
-    // core when the node was tested, taken here as the first holding the
-    // job's cores: the sockets the devices need keep their cores).
-    let on_socket =
-        |i: usize, s: usize| rec.devices[i].home(enforce_binding, |s| per_sock[s] > 0) == Some(s);
-    let take = |cands: Vec<usize>, limit: u64, chosen: &mut Vec<usize>| {
-        let mut cands: Vec<usize> = cands.into_iter().filter(|i| !chosen.contains(i)).collect();
-        let mut taken = 0;
-        while taken < limit && (chosen.len() as u64) < count && !cands.is_empty() {
-            if !chosen.is_empty() && !rec.devices[cands[0]].links.is_empty() {
-                let link_sum = |i: &usize| -> i64 {
-                    chosen
-                        .iter()
-                        .map(|&c| {
-                            let idx = rec.devices[c].index as usize;
-                            rec.devices[*i].links.get(idx).copied().unwrap_or(0) as i64
-                        })
-                        .sum()
-                };
-                // The sums are sorted ascending, as later releases' per-node
-                // pick does (a quirk kept on purpose). 22.05's
-                // `_set_node_bits` (cons_common/gres_select_filter.c) instead
-                // takes devices from the highest link count down.
-                cands.sort_by_key(|i| (link_sum(i), *i));
-            }
-            chosen.push(cands.remove(0));
-            taken += 1;
+    let mut w = Walk::new(rec, &plan.devices, req.name_id, &used, enforce_binding);
+    match want {
+        Want::Node(count) => {
+            node_bits(&mut w, &used, count);
+            (w.count() >= count).then(|| w.into_pick())
         }
-    };
-    for (s, n) in per_sock.iter().enumerate() {
-        let share = count * *n as u64 / total_cores as u64;
-        let cands = plan
-            .devices
-            .iter()
-            .copied()
-            .filter(|&i| on_socket(i, s))
-            .collect();
-        take(cands, share, &mut chosen);
+        Want::Socket {
+            count,
+            sockets_per_node,
+        } => {
+            sock_bits(&mut w, &used, count, sockets_per_node);
+            (w.count() > 0 || count == 0).then(|| w.into_pick())
+        }
+        Want::Task { count, tasks } => {
+            let goal = task_bits(&mut w, &used, count, tasks);
+            (w.count() >= goal).then(|| w.into_pick())
+        }
     }
-    let any = plan
+}
+
+/// `_pick_specific_topo` (gres_select_filter.c:1015-1062): a device bound
+/// to no socket, else one on the first socket holding the job's cores,
+/// else the first; `plan.devices` all hold `count`, but in TEST_ONLY,
+/// where a node's shares count over its devices (see `node_filter`): there
+/// the others make up the rest, each with what it has.
+fn pick_shared(rec: &NodeRec, plan: &ReqPlan, count: u64, used: &[bool]) -> Option<Pick> {
+    let on = |i: usize, s: usize| rec.devices[i].sockets.first() == Some(&(s as u16));
+    let near = (0..used.len())
+        .filter(|&s| used[s])
+        .find_map(|s| plan.devices.iter().copied().find(|&i| on(i, s)));
+    let dev = plan
         .devices
         .iter()
         .copied()
-        .filter(|&i| rec.devices[i].sockets.is_empty())
-        .collect();
-    take(any, u64::MAX, &mut chosen);
-    for (s, n) in per_sock.iter().enumerate() {
-        if *n > 0 {
-            let cands = plan
-                .devices
-                .iter()
-                .copied()
-                .filter(|&i| on_socket(i, s))
-                .collect();
-            take(cands, u64::MAX, &mut chosen);
+        .find(|&i| rec.devices[i].sockets.is_empty())
+        .or(near)
+        .or_else(|| plan.devices.first().copied())?;
+    let mut picked = vec![(dev, count.min(rec.devices[dev].capacity))];
+    let mut left = count - picked[0].1;
+    for &i in plan.devices.iter().filter(|&&i| i != dev) {
+        if left == 0 {
+            break;
         }
+        let take = left.min(rec.devices[i].capacity);
+        picked.push((i, take));
+        left -= take;
     }
-    if !enforce_binding {
-        take(plan.devices.to_vec(), u64::MAX, &mut chosen);
-    }
-    if (chosen.len() as u64) < count {
+    if left > 0 {
         return None;
     }
-    chosen.sort_unstable();
-    Some(chosen.into_iter().map(|i| (i, 1)).collect())
+    picked.sort_unstable();
+    Some(picked)
+}
+
+/// `_set_node_bits` (gres_select_filter.c): first one device of any
+/// socket, then one on each socket holding the job's cores (index order
+/// each); the links of these first picks are summed per free device
+/// (`links_cnt[l] += links_cnt[g][l]`, the picked device's `Links=`
+/// row) and leveled ([`link_levels`]). Then, from the highest level down,
+/// the devices whose sum reaches the level, of any socket and of the used
+/// sockets (group by group, index order in each); then the same over the
+/// sockets without the job's cores. So with `Links=` (on a node with a
+/// topology) the devices best linked to the first picks come first, ties
+/// in index order; without, index order. (Later releases sort by link
+/// sums ascending and spread the count over the sockets by their cores.)
+/// Checked on the anchor's links recording: c1, c2 and m1-m4.
+fn node_bits(w: &mut Walk<'_>, used: &[bool], count: u64) {
+    let mut sums: SmallVec<[i32; 8]> = SmallVec::from_elem(0, w.devs.len());
+    let near = groups(used, Some(true), true);
+    for &g in &near {
+        if w.count() >= count {
+            break;
+        }
+        if let Some(k) = w.first_at(g) {
+            w.taken[k] = true;
+            if w.links {
+                w.add_links(&mut sums, k);
+            }
+        }
+    }
+    let best = if w.links { link_levels(&mut sums) } else { 0 };
+    let keep = |w: &Walk<'_>, k: usize, level: i32| !w.links || sums[k] >= level;
+    w.by_levels(&near, best, count, keep);
+    w.by_levels(&groups(used, Some(false), false), best, count, keep);
+}
+
+/// `_set_sock_bits` (gres_select_filter.c): `count` devices on each socket
+/// holding the job's cores, index order, topped up from devices of any
+/// socket. 22.05 sums and levels the links of all free devices here but
+/// never consults them: link counts do not matter. With
+/// `--sockets-per-node` above the sockets used, free sockets whose devices
+/// reach `count` join (socket order) until the sockets number that many;
+/// below it, every used socket still gets its devices (22.05 drops only
+/// sockets with no free device left, which its `bits_by_sock` never holds
+/// here, so its "exclude sockets with low GRES counts" loop never runs).
+fn sock_bits(w: &mut Walk<'_>, used: &[bool], count: u64, sockets_per_node: u32) {
+    let n = w.devs.len();
+    let free_on =
+        |w: &Walk<'_>, s: usize| (0..n).filter(|&k| w.place[k] == Place::Socket(s)).count() as u64;
+    let mut on: SmallVec<[bool; 8]> = used.into();
+    let mut used_count = used.iter().filter(|&&u| u).count() as u64;
+    let spn = u64::from(sockets_per_node);
+    if spn > used_count {
+        for s in 0..on.len() {
+            let free = free_on(w, s);
+            if on[s] || free == 0 || free < count {
+                continue;
+            }
+            on[s] = true;
+            used_count += 1;
+            if used_count == spn {
+                break;
+            }
+        }
+    }
+    for s in (0..on.len()).filter(|&s| on[s]) {
+        let mut got = 0;
+        for place in [Place::Socket(s), Place::Any] {
+            for k in 0..n {
+                if got >= count {
+                    break;
+                }
+                if w.place[k] == place && !w.taken[k] {
+                    w.taken[k] = true;
+                    got += 1;
+                }
+            }
+        }
+    }
+}
+
+/// `_set_task_bits` (gres_select_filter.c): socket by socket, devices on
+/// the socket (index order) until the tasks so far have `count` each;
+/// socket 0 is always walked, the others only with tasks. Devices of any
+/// socket are not taken then: 22.05 walks them first with a goal of
+/// `tasks_per_node_socket[node][-1]` tasks, which reads the high half of
+/// xmalloc's size word, 0. The links of these picks are summed and
+/// leveled as in [`node_bits`]; the rest come from the highest level down,
+/// any socket first, then every socket in order. So with devices bound to
+/// no socket a per-task request takes them in index order whatever their
+/// `Links=`. Returns the goal: the node's tasks times `count`.
+fn task_bits(w: &mut Walk<'_>, used: &[bool], count: u64, tasks: &[u32]) -> u64 {
+    let mut sums: SmallVec<[i32; 8]> = SmallVec::from_elem(0, w.devs.len());
+    let mut node_tasks = 0u64;
+    for s in 0..used.len() {
+        let here = u64::from(tasks.get(s).copied().unwrap_or(0));
+        if s > 0 && here == 0 {
+            continue;
+        }
+        node_tasks += here;
+        let goal = node_tasks * count;
+        for k in 0..w.devs.len() {
+            if w.count() >= goal {
+                break;
+            }
+            if w.place[k] == Place::Socket(s) && !w.taken[k] {
+                w.taken[k] = true;
+                if w.links {
+                    w.add_links(&mut sums, k);
+                }
+            }
+        }
+    }
+    let best = if w.links { link_levels(&mut sums) } else { 0 };
+    let goal = node_tasks * count;
+    w.by_levels(&groups(used, None, true), best, goal, |w, k, level| {
+        !w.links || sums[k] >= level
+    });
+    goal
+}
+
+/// The tasks of each of the job's nodes on each socket, as 22.05's
+/// `_build_tasks_per_node_sock` (gres_select_filter.c) counts them for a
+/// per-task GRES request: socket by socket, each of the job's cores adds
+/// `--ntasks-per-core` tasks (1 under CR_ONE_TASK_PER_CORE), else the
+/// node's threads per core (22.05 divides by a `cpus_per_task` that stays
+/// 1 on this path, whatever `-c` says); a socket stops at
+/// `--ntasks-per-socket` (its excess taken back, the node's running count
+/// kept), the node at `--ntasks-per-node`, else its task count. With
+/// `--overcommit`, tasks still unplaced go one per socket per pass, to the
+/// sockets where the job's first node has cores (22.05 tests the job-wide
+/// core map without the node's offset).
+pub fn tasks_per_socket(
+    recs: &[NodeRec],
+    shares: &[NodeShare],
+    job: &JobView,
+    params: &Params,
+) -> Vec<SmallVec<[u32; 4]>> {
+    let ntpc = effective_ntasks_per_core(job, params);
+    let mut left = i64::from(job.num_tasks);
+    let mut out: Vec<SmallVec<[u32; 4]>> = Vec::with_capacity(shares.len());
+    for share in shares {
+        let rec = &recs[share.node];
+        let cps = rec.cores_per_socket as usize;
+        let mut tps: SmallVec<[u32; 4]> = SmallVec::from_elem(0, rec.sockets as usize);
+        let limit = if job.ntasks_per_node > 0 {
+            job.ntasks_per_node
+        } else if share.tasks > 0 {
+            share.tasks
+        } else {
+            share.cpus / job.cpt.max(1)
+        };
+        let per_core = if ntpc > 0 {
+            ntpc
+        } else {
+            u32::from(rec.tpc).max(1)
+        };
+        let mut on_node = 0u32;
+        'node: for (s, t) in tps.iter_mut().enumerate() {
+            let mut on_socket = 0u32;
+            for c in s * cps..(s + 1) * cps {
+                if !share.cores.get(c) {
+                    continue;
+                }
+                *t += per_core;
+                on_node += per_core;
+                on_socket += per_core;
+                left -= i64::from(per_core);
+                if limit > 0 {
+                    if on_node > limit {
+                        let excess = on_node - limit;
+                        *t -= excess;
+                        left += i64::from(excess);
+                    }
+                    if on_node >= limit {
+                        break 'node;
+                    }
+                }
+                if job.ntasks_per_socket > 0 {
+                    if on_socket > job.ntasks_per_socket {
+                        let excess = on_socket - job.ntasks_per_socket;
+                        *t -= excess;
+                        left += i64::from(excess);
+                    }
+                    if on_socket >= job.ntasks_per_socket {
+                        break;
+                    }
+                }
+            }
+        }
+        out.push(tps);
+    }
+    if job.overcommit && left > 0 {
+        if let (Some(first), Some(last)) = (shares.first(), shares.last()) {
+            let rec = &recs[last.node];
+            let cps = rec.cores_per_socket as usize;
+            let sockets: SmallVec<[usize; 8]> = (0..rec.sockets as usize)
+                .filter(|&s| (s * cps..(s + 1) * cps).any(|c| first.cores.get(c)))
+                .collect();
+            while left > 0 && !sockets.is_empty() {
+                for tps in out.iter_mut() {
+                    for &s in &sockets {
+                        if left > 0 && s < tps.len() {
+                            tps[s] += 1;
+                            left -= 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `_set_job_bits1` (gres_select_filter.c), a per-job request on one of
+/// its nodes: at most the devices still wanted less one for each node
+/// after this one (`left`, `nodes_left` counting this node), and with
+/// `--cpus-per-gpu` at most the job's cores here times the node's threads
+/// per core over it (without a topology, `_get_job_cnt`: no such limit,
+/// and the first free devices). Devices of any socket, then of the sockets holding
+/// the job's cores, index order; with `Links=` and more than one to give,
+/// all of them, then 22.05 keeps the best linked: the first pair (in index
+/// order) with the highest link anchors, and the device least linked to
+/// its first is dropped (the first such in index order) until the count
+/// fits. A node that got none takes one device from the first socket
+/// without the job's cores that has one.
+pub fn job_bits_first(
+    rec: &NodeRec,
+    plan: &ReqPlan,
+    req: &GresReq,
+    cores: &Bits,
+    enforce_binding: bool,
+    left: u64,
+    nodes_left: usize,
+) -> Pick {
+    let used = used_sockets(rec, cores);
+    let mut w = Walk::new(rec, &plan.devices, req.name_id, &used, enforce_binding);
+    let mut most = left as i64 - (nodes_left as i64 - 1);
+    if req.cpus_per_gres > 0 && w.topo {
+        let cpus = cores.count() as i64 * i64::from(rec.tpc);
+        most = most.min(cpus / i64::from(req.cpus_per_gres));
+    }
+    let limit = if most > 1 && w.links { i64::MAX } else { most };
+    let mut have = 0i64;
+    for g in groups(&used, Some(true), true) {
+        for k in 0..w.devs.len() {
+            if have >= limit {
+                break;
+            }
+            if w.place[k] == g && !w.taken[k] {
+                w.taken[k] = true;
+                have += 1;
+            }
+        }
+    }
+    if have == 0 {
+        if let Some(k) = groups(&used, Some(false), false)
+            .into_iter()
+            .find_map(|g| w.first_at(g))
+        {
+            w.taken[k] = true;
+            have = 1;
+        }
+    }
+    if have > most {
+        let picked: SmallVec<[usize; 8]> = (0..w.devs.len()).filter(|&k| w.taken[k]).collect();
+        let mut best = -1;
+        let mut anchor = 0;
+        for (n, &a) in picked.iter().enumerate() {
+            for &b in &picked[n + 1..] {
+                let l = w.link(w.devs[a], w.devs[b]);
+                if l > best {
+                    best = l;
+                    anchor = a;
+                }
+            }
+        }
+        while have > most && best != -1 {
+            let worst = (0..w.devs.len())
+                .filter(|&k| k != anchor && w.taken[k])
+                .min_by_key(|&k| w.link(w.devs[anchor], w.devs[k]));
+            let Some(worst) = worst else { break };
+            w.taken[worst] = false;
+            have -= 1;
+        }
+    }
+    w.into_pick()
+}
+
+/// `_set_job_bits2` (gres_select_filter.c): when the first walk left a
+/// per-job request short, each node in turn adds devices until `want` more
+/// are picked: from the highest link any device of the name has to the
+/// node's first pick (0 without `Links=` or a pick) down to 0, the devices
+/// whose link from that first pick reaches the level (every device at
+/// level 0), of any socket, then of every socket in order. Nodes without a
+/// topology (see `Walk::topo`) add nothing.
+pub fn job_bits_more(
+    rec: &NodeRec,
+    plan: &ReqPlan,
+    req: &GresReq,
+    cores: &Bits,
+    enforce_binding: bool,
+    have: &mut Pick,
+    want: u64,
+) {
+    let used = used_sockets(rec, cores);
+    let mut w = Walk::new(rec, &plan.devices, req.name_id, &used, enforce_binding);
+    if !w.topo {
+        // No `gres_bit_select` on a node without a topology: 22.05's
+        // `_set_job_bits2` returns at once.
+        return;
+    }
+    for k in 0..w.devs.len() {
+        w.taken[k] = have.iter().any(|&(i, _)| i == w.devs[k]);
+    }
+    let before = w.count();
+    let anchor = have.iter().map(|&(i, _)| i).min().filter(|_| w.links);
+    let best = anchor.map_or(0, |a| {
+        rec.devices
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.name_id == req.name_id)
+            .map(|(i, _)| w.link(i, a))
+            .max()
+            .unwrap_or(0)
+            .max(0)
+    });
+    w.by_levels(
+        &groups(&used, None, true),
+        best,
+        before + want,
+        |w, k, level| level == 0 || anchor.is_none_or(|a| w.link(a, w.devs[k]) >= level),
+    );
+    *have = w.into_pick();
 }
 
 #[cfg(test)]

@@ -40,7 +40,9 @@ use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
 use crate::eval_nodes::{choose_nodes, Counts};
-use crate::gres_sched::{per_node_need, pick};
+use crate::gres_sched::{
+    job_bits_first, job_bits_more, per_node_need, pick, tasks_per_socket, Pick, Want,
+};
 use crate::node_usage::{NodeUse, Tables, NODE_CR_AVAILABLE};
 use crate::params::Unit;
 use crate::request::{JobView, Mem};
@@ -532,9 +534,77 @@ impl ConsTres {
             }
         }
         // Final GRES pick (`gres_select_filter_select_and_set`,
-        // cons_common/gres_select_filter.c).
+        // cons_common/gres_select_filter.c), request by request.
         let mut picks: Vec<Vec<(usize, u64)>> = vec![Vec::new(); shares.len()];
+        let tasks = if job
+            .gres
+            .iter()
+            .any(|g| g.scope == GresScope::PerTask && !g.shared)
+        {
+            tasks_per_socket(&self.recs, &shares, job, &self.params)
+        } else {
+            Vec::new()
+        };
+        let cannot = |count: u64, name: &str, node: &str| {
+            fail(
+                ESLURM_INVALID_GRES,
+                format!(
+                    "job {}: cannot pick {count} {name} on node {node}",
+                    job.job_id
+                ),
+            )
+        };
         for (k, g) in job.gres.iter().enumerate() {
+            if g.scope == GresScope::PerJob && !g.shared {
+                // `_set_job_bits1` node by node, then `_set_job_bits2`
+                // while the job still lacks devices.
+                let mut got: Vec<Pick> = Vec::with_capacity(shares.len());
+                let mut total = 0u64;
+                for (si, s) in shares.iter().enumerate() {
+                    let p = job_bits_first(
+                        &self.recs[s.node],
+                        &plans[si].reqs[k],
+                        g,
+                        &s.cores,
+                        job.enforce_binding,
+                        g.count.saturating_sub(total),
+                        shares.len() - si,
+                    );
+                    total += p.len() as u64;
+                    got.push(p);
+                }
+                for (si, s) in shares.iter().enumerate() {
+                    if total >= g.count {
+                        break;
+                    }
+                    let before = got[si].len() as u64;
+                    job_bits_more(
+                        &self.recs[s.node],
+                        &plans[si].reqs[k],
+                        g,
+                        &s.cores,
+                        job.enforce_binding,
+                        &mut got[si],
+                        g.count - total,
+                    );
+                    total += got[si].len() as u64 - before;
+                }
+                if total < g.count {
+                    return Err(fail(
+                        ESLURM_INVALID_GRES,
+                        format!(
+                            "job {}: {} {} left unplaced",
+                            job.job_id,
+                            g.count - total,
+                            g.name
+                        ),
+                    ));
+                }
+                for (pick, p) in picks.iter_mut().zip(got) {
+                    pick.extend(p);
+                }
+                continue;
+            }
             let mut remaining = if g.scope == GresScope::PerJob {
                 g.count
             } else {
@@ -543,7 +613,7 @@ impl ConsTres {
             for (si, s) in shares.iter().enumerate() {
                 let r = &self.recs[s.node];
                 let plan = &plans[si].reqs[k];
-                let count = match g.scope {
+                let want = match g.scope {
                     GresScope::PerJob => {
                         let left_nodes = (shares.len() - si) as u64;
                         let mut c = remaining
@@ -552,22 +622,24 @@ impl ConsTres {
                         if g.cpus_per_gres > 0 {
                             c = c.min(s.cpus as u64 / g.cpus_per_gres as u64);
                         }
-                        c.max(1)
+                        Want::Node(c.max(1))
                     }
-                    GresScope::PerTask => g.count * s.tasks as u64,
-                    _ => per_node_need(g, job),
+                    GresScope::PerTask if g.shared => Want::Node(g.count * s.tasks as u64),
+                    GresScope::PerTask => Want::Task {
+                        count: g.count,
+                        tasks: &tasks[si],
+                    },
+                    GresScope::PerSocket if !g.shared => Want::Socket {
+                        count: g.count,
+                        sockets_per_node: job.sockets_per_node,
+                    },
+                    _ => Want::Node(per_node_need(g, job)),
                 };
-                let p =
-                    pick(r, plan, g, count, &s.cores, job.enforce_binding).ok_or_else(|| {
-                        fail(
-                            ESLURM_INVALID_GRES,
-                            format!(
-                                "job {}: cannot pick {count} {} on node {}",
-                                job.job_id, g.name, r.name
-                            ),
-                        )
-                    })?;
-                remaining = remaining.saturating_sub(count);
+                let p = pick(r, plan, g, want, &s.cores, job.enforce_binding)
+                    .ok_or_else(|| cannot(per_node_need(g, job), &g.name, &r.name))?;
+                if let Want::Node(c) = want {
+                    remaining = remaining.saturating_sub(c);
+                }
                 picks[si].extend(p);
             }
             if remaining > 0 {

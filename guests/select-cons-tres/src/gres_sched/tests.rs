@@ -1,7 +1,8 @@
 //! Tests of [`crate::gres_sched`] (cons_tres/gres_sched.c,
 //! cons_common/gres_select_filter.c): which devices and cores a node offers a
 //! GRES job, and the final device pick. The `test_144_8_*` tests are the
-//! vectors of Slurm's testsuite/python/tests/test_144_8.py.
+//! vectors of Slurm's testsuite/python/tests/test_144_8.py (a later
+//! release's; where 22.05.8 picks other GPUs, the test says so).
 
 use slurm_wasm_sdk::select::JobTestMode;
 use slurm_wasm_sdk::testkit::fixtures;
@@ -43,10 +44,17 @@ fn test_144_8_gres_gpu3_c2() {
 
 #[test]
 fn test_144_8_gres_gpu4_c4() {
+    // test_144_8.py expects GPUs 0-1,3-4 (later releases spread the count
+    // over the sockets by their cores). 22.05.8's `_set_node_bits`
+    // (cons_common/gres_select_filter.c) takes one GPU on each used socket
+    // (0, 3), then the used sockets' others in index order (1, 2): the
+    // anchor's links recording, d2 (`-n1 -c4 --gres=gpu:4
+    // --gres-flags=enforce-binding`, three GPUs bound to each socket): one
+    // core per socket and GPUs 0-3.
     let ct = gpu_cluster();
     assert_eq!(
         cpu_gpu(&ct, gpu_job(1, 4, GresScope::PerNode, 4, 0)),
-        (vec![0, 1, 16, 17], vec![0, 1, 3, 4])
+        (vec![0, 1, 16, 17], vec![0, 1, 2, 3])
     );
 }
 
@@ -60,10 +68,15 @@ fn test_144_8_gpus2_cpus_per_gpu1() {
 
 #[test]
 fn test_144_8_gpus4_cpus_per_gpu1() {
+    // test_144_8.py expects GPUs 0-1,3-4. 22.05.8's `_set_job_bits1`
+    // (cons_common/gres_select_filter.c) takes the used sockets' GPUs in
+    // index order up to the count: 0-2 on socket 0, then 3 (the anchor's
+    // links recording, d3: `-N1 -n8 --gpus=4` on three GPUs a socket got
+    // GPUs 0-3).
     let ct = gpu_cluster();
     let mut j = gpu_job(0, 1, GresScope::PerJob, 4, 1);
     j.details.min_cpus = 1;
-    assert_eq!(cpu_gpu(&ct, j), (vec![0, 1, 16, 17], vec![0, 1, 3, 4]));
+    assert_eq!(cpu_gpu(&ct, j), (vec![0, 1, 16, 17], vec![0, 1, 2, 3]));
 }
 
 #[test]
@@ -600,4 +613,220 @@ fn second_pass_keeps_a_gres_job_to_its_tasks_cores() {
         (n.node_index, held_cores(n), devs(&n.gres[0])),
         (0, vec![0], vec![1])
     );
+}
+
+/// GPU `i`'s `Links=`: GPU 0 is linked best to 3 (4), then 5 (3), 1 (2),
+/// 2 (1), 4 (0); GPU 1 to 5, 4, 2, 3. The anchor's n1 in
+/// cons_tres-CR_Core_Memory-links (there without `Cores=`).
+const LINKS: [[i32; 6]; 6] = [
+    [-1, 2, 1, 4, 0, 3],
+    [2, -1, 1, 0, 3, 4],
+    [1, 1, -1, 2, 2, 0],
+    [4, 0, 2, -1, 1, 1],
+    [0, 3, 2, 1, -1, 2],
+    [3, 4, 0, 1, 2, -1],
+];
+
+/// Links above 4, which 22.05 scales down, and not symmetric (GPU 1 says
+/// 2 to GPU 2 and 7 to GPU 3; they say 6 and 3 back). The anchor's n2
+/// (GPUs bound to every core).
+const LINKS_SCALED: [[i32; 6]; 6] = [
+    [-1, 6, 7, 8, 5, 2],
+    [8, -1, 2, 7, 1, 0],
+    [7, 6, -1, 5, 1, 1],
+    [8, 3, 5, -1, 2, 2],
+    [5, 1, 1, 2, -1, 4],
+    [2, 0, 1, 2, 4, -1],
+];
+
+/// Links of GPUs 0-2 bound to socket 0 and 3-5 to socket 1 (the anchor's
+/// n3).
+const LINKS_BOUND: [[i32; 6]; 6] = [
+    [-1, 1, 2, 1, 0, 3],
+    [1, -1, 2, 0, 1, 1],
+    [2, 2, -1, 1, 0, 2],
+    [1, 0, 1, -1, 2, 1],
+    [0, 1, 0, 2, -1, 1],
+    [3, 1, 2, 1, 1, -1],
+];
+
+/// The `Cores=` of [`six_gpus`]' gres.conf lines.
+#[derive(Clone, Copy)]
+enum Bind {
+    /// None (and no `Type=`): slurmctld keeps no topology for the GPUs.
+    No,
+    /// Every core (`Cores=0-3`): a topology, each GPU of any socket.
+    Every,
+    /// GPUs 0-2 `Cores=0-1` (socket 0), 3-5 `Cores=2-3` (socket 1).
+    Split,
+}
+
+/// One anchor-like node (2 sockets x 2 cores x 2 threads, CR_Core_Memory)
+/// with six GPUs, one gres.conf line each, GPU `i` with `Links=links[i]`
+/// (none when `links` is `None`) and `Cores=` as `bind` says.
+fn six_gpus(links: Option<&[[i32; 6]; 6]>, bind: Bind) -> ConsTres {
+    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
+    let mut ct = ConsTres::new(
+        p,
+        vec![fixtures::partition(0, "big", 1)],
+        MemoryRequest::PerCpu(250),
+    );
+    let mut n = fixtures::node(0, "n1", 2, 2, 2, 4000);
+    n.gres_topology = (0..6)
+        .map(|i| GresDeviceGroup {
+            name: "gpu".into(),
+            type_name: None,
+            count: 1,
+            cores: match bind {
+                Bind::No => None,
+                Bind::Every => Some(bm(4, &[0, 1, 2, 3])),
+                Bind::Split => Some(bm(4, if i < 3 { &[0, 1] } else { &[2, 3] })),
+            },
+            links: links.map_or_else(Vec::new, |l| l[i].to_vec()),
+        })
+        .collect();
+    ct.node_init(&[n]).unwrap();
+    ct
+}
+
+/// Starts `tasks` tasks asking `count` GPUs in `scope`; returns its GPUs.
+fn gpus(ct: &mut ConsTres, id: u32, tasks: u32, scope: GresScope, count: u64) -> Vec<usize> {
+    let r = start_full(ct, with_gres_per(job(id, 1, tasks, 1), "gpu", count, scope));
+    devs(&r.per_node[0].gres[0])
+}
+
+#[test]
+fn link_levels_scale_sums_above_four_down() {
+    // `_set_node_bits` (cons_common/gres_select_filter.c): a best sum
+    // above 4 divides every sum by (best + 3) / 4, in C's division.
+    let mut sums = [6, 7, 8, 0];
+    assert_eq!(super::link_levels(&mut sums), 4);
+    assert_eq!(sums, [3, 3, 4, 0]);
+    let mut sums = [-3, 9, 4];
+    assert_eq!(super::link_levels(&mut sums), 3);
+    assert_eq!(sums, [-1, 3, 1]);
+    let mut sums = [-1, -2];
+    assert_eq!(super::link_levels(&mut sums), 0);
+    assert_eq!(sums, [-1, -2]);
+}
+
+#[test]
+fn links_without_cores_or_type_are_ignored() {
+    // `_get_tot_gres_cnt` (common/gres.c) counts a node's gres.conf
+    // records as a topology only when one has `Cores=` or `Type=`; without
+    // one `gres_select_filter_select_and_set` only sets counts and the
+    // first free GPUs are taken, whatever `Links=` says. The anchor's n1:
+    // l1 `-n1 --gres=gpu:3` got GPUs 0-2, l8 `--gpus=2` 0-1, l7
+    // `-n2 --gpus-per-task=1` 0-1.
+    let mut ct = six_gpus(Some(&LINKS), Bind::No);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerNode, 3), vec![0, 1, 2]);
+    let mut ct = six_gpus(Some(&LINKS), Bind::No);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerJob, 2), vec![0, 1]);
+    let mut ct = six_gpus(Some(&LINKS), Bind::No);
+    assert_eq!(gpus(&mut ct, 1, 2, GresScope::PerTask, 1), vec![0, 1]);
+}
+
+#[test]
+fn per_node_gpus_best_linked_to_the_first_come_first() {
+    // `_set_node_bits` (cons_common/gres_select_filter.c): the first free
+    // device, then from the highest link count to it down (not the
+    // ascending sort of later releases, which would give 0, 4, 2).
+    let mut ct = six_gpus(Some(&LINKS), Bind::Every);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerNode, 3), vec![0, 3, 5]);
+    // GPU 0 busy: GPU 1 comes first, then its best link, 5 (4).
+    let mut ct = six_gpus(Some(&LINKS), Bind::Every);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerNode, 1), vec![0]);
+    assert_eq!(gpus(&mut ct, 2, 1, GresScope::PerNode, 2), vec![1, 5]);
+}
+
+#[test]
+fn per_node_scaled_links_tie_in_index_order() {
+    // `_set_node_bits`: GPU 0's links 6, 7, 8 to GPUs 1-3 scale down to
+    // 3, 3, 4: GPU 3, then GPU 1 before 2 although 2 is linked better
+    // (the anchor's m1, `-n1 --gres=gpu:3` on n2: GPUs 0-1,3).
+    let mut ct = six_gpus(Some(&LINKS_SCALED), Bind::Every);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerNode, 3), vec![0, 1, 3]);
+}
+
+#[test]
+fn per_node_links_are_the_row_of_the_first_pick() {
+    // `_set_node_bits` sums `links_cnt[g][l]`: the `Links=` of the device
+    // picked (GPU 1: 2 to GPU 2, 7 to GPU 3), not what the others say
+    // of it (6 and 3). The anchor's m2 and m3 on n2: GPU 0, then 1 and 3.
+    let mut ct = six_gpus(Some(&LINKS_SCALED), Bind::Every);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerNode, 1), vec![0]);
+    assert_eq!(gpus(&mut ct, 2, 1, GresScope::PerNode, 2), vec![1, 3]);
+}
+
+#[test]
+fn per_node_sums_the_links_of_each_used_sockets_first_pick() {
+    // `_set_node_bits`: on both sockets the first picks are GPUs 0 and 3;
+    // the others' summed links to them are 1 (GPU 1), 3 (2), 2 (4) and
+    // 4 (5): GPUs 5 and 2 follow (the anchor's c1, `-n8 --gres=gpu:4` on
+    // n3).
+    let mut ct = six_gpus(Some(&LINKS_BOUND), Bind::Split);
+    assert_eq!(gpus(&mut ct, 1, 8, GresScope::PerNode, 4), vec![0, 2, 3, 5]);
+}
+
+#[test]
+fn per_node_without_links_takes_one_per_used_socket_then_index_order() {
+    // `_set_node_bits` without `Links=`: one device on each socket holding
+    // the job's cores (GPUs 0 and 3), then the used sockets' devices in
+    // index order (1, 2), not a share of the count per socket as in later
+    // releases (0, 1, 3, 4). The anchor's d1, `-n8 --gres=gpu:4` on n4.
+    let mut ct = six_gpus(None, Bind::Split);
+    assert_eq!(gpus(&mut ct, 1, 8, GresScope::PerNode, 4), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn per_task_gpus_of_any_socket_ignore_links() {
+    // `_set_task_bits` (cons_common/gres_select_filter.c) takes no device
+    // of any socket on its first walk (its goal for `s = -1` is 0 tasks),
+    // so no link is summed and the devices come in index order (the
+    // anchor's m5, `-n2 --gpus-per-task=1` on n2: GPUs 0-1).
+    let mut ct = six_gpus(Some(&LINKS), Bind::Every);
+    assert_eq!(gpus(&mut ct, 1, 2, GresScope::PerTask, 1), vec![0, 1]);
+}
+
+#[test]
+fn per_socket_gpus_ignore_links() {
+    // `_set_sock_bits` (cons_common/gres_select_filter.c) levels the
+    // links but never consults them: each used socket's devices in index
+    // order.
+    let mut ct = six_gpus(Some(&LINKS_BOUND), Bind::Split);
+    let mut j = with_gres_per(job(1, 1, 2, 1), "gpu", 2, GresScope::PerSocket);
+    j.details.sockets_per_node = 2;
+    j.details.ntasks_per_socket = 1;
+    let r = start_full(&mut ct, j);
+    assert_eq!(devs(&r.per_node[0].gres[0]), vec![0, 1, 3, 4]);
+}
+
+#[test]
+fn per_job_gpus_keep_the_best_linked_pair() {
+    // `_set_job_bits1` (cons_common/gres_select_filter.c): with `Links=`
+    // every free device is taken, then the first pair with the highest
+    // link (0 and 3, 4) anchors on GPU 0 and the devices least linked to
+    // it go (4, then 2, 1) until the count fits. The anchor's m6,
+    // `--gpus=3` on n2 (links 8 from GPU 0 to 3): GPUs 0, 2, 3.
+    let mut ct = six_gpus(Some(&LINKS), Bind::Every);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerJob, 2), vec![0, 3]);
+    let mut ct = six_gpus(Some(&LINKS), Bind::Every);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerJob, 3), vec![0, 3, 5]);
+    let mut ct = six_gpus(Some(&LINKS_SCALED), Bind::Every);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerJob, 3), vec![0, 2, 3]);
+    // Without links: devices of any socket in index order.
+    let mut ct = six_gpus(None, Bind::Every);
+    assert_eq!(gpus(&mut ct, 1, 1, GresScope::PerJob, 3), vec![0, 1, 2]);
+}
+
+#[test]
+fn per_node_gpus_bound_to_every_core_keep_one_core_spread() {
+    // `gres_select_filter_sock_core` (cons_common/gres_select_filter.c)
+    // keeps every socket for devices of any socket, then drops the highest
+    // free core of the fullest socket (the first on ties) until the tasks'
+    // cores remain: core 2 of an idle node (the anchor's l1 and m1, CPUs
+    // 4-5).
+    let mut ct = six_gpus(Some(&LINKS_SCALED), Bind::Every);
+    let r = start_full(&mut ct, with_gres(job(1, 1, 1, 1), "gpu", 1));
+    assert_eq!(held_cores(&r.per_node[0]), vec![2]);
 }
