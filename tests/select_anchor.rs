@@ -260,9 +260,15 @@ fn recorded_resources(cluster: &Cluster, record: &JobRecord) -> JobResources {
             let mut cores: Vec<u32> = cpus.iter().map(|c| c / threads).collect();
             cores.dedup();
             let node_cores = u32::from(node.sockets) * u32::from(node.cores_per_socket);
+            // Commas part the GRES and the ranges of an index list
+            // (`gpu:4(IDX:0,2-3,5)`): split at those outside parentheses.
+            let mut depth = 0i32;
             let gres = line
                 .gres
-                .split(',')
+                .split(|c: char| {
+                    depth += i32::from(c == '(') - i32::from(c == ')');
+                    c == ',' && depth == 0
+                })
                 .filter(|g| !g.is_empty() && !g.contains(":0(IDX:)"))
                 .map(|g| {
                     let (head, idx) = g.split_once("(IDX:").expect("GRES=name:count(IDX:..)");
@@ -1036,6 +1042,40 @@ fn cons_tres_cr_core_memory_one_task_cores() {
 fn cons_tres_cr_socket_memory_cores() {
     require("select/cons_tres");
     check("cons_tres-CR_Socket_Memory-cores");
+}
+
+/// Six GPUs a node with gres.conf `Links=`. 22.05.8's
+/// `gres_select_filter_select_and_set` (cons_common/gres_select_filter.c)
+/// picks a per-node count by `_set_node_bits`: the first free GPU of any
+/// socket and of each socket holding the job's cores, then the GPUs whose
+/// summed links to those first picks are highest (the picked GPU's
+/// `Links=` row; sums above 4 divided down, ties in index order), so n3's
+/// `-n8 --gres=gpu:4` (c1) got GPUs 0, 2, 3, 5 and n2's `--gres=gpu:3`
+/// (m1) 0, 1, 3; without links one GPU per used socket, then index order
+/// (n4, d1: 0-3). Per task (`_set_task_bits`, m5, c4) the GPUs come in
+/// index order on the tasks' sockets; per job (`_set_job_bits1`, m6, c5,
+/// e2) all free GPUs are taken and those least linked to the best-linked
+/// pair's first dropped, and `_set_job_bits2` tops a short job up by
+/// links (e1 on n3). n1's GPUs have neither `Cores=` nor `Type=`:
+/// slurmctld keeps no topology for them (common/gres.c
+/// `_get_tot_gres_cnt`), so their links are ignored and every pick there
+/// is in index order; a per-node job there keeps one core, spread as on
+/// any node (`gres_select_filter_sock_core`: core 2 of an idle node).
+#[test]
+fn cons_tres_cr_core_memory_links() {
+    require("select/cons_tres");
+    check_known(
+        "cons_tres-CR_Core_Memory-links",
+        &[(
+            "e1",
+            "open: `-w n3,n4 -N2 -n2 --gpus=7`: Slurm kept core 0 of n4 and its GPUs 0-2, \
+             we keep core 2 and GPUs 3-5 (n3 matches: GPUs 0 and 3-5, the last added by \
+             `_set_job_bits2`). 22.05's `gres_select_filter_sock_core` limits a per-job \
+             request on a node to the devices still wanted after the nodes counted before \
+             it (`rem_gres`), which socket 0 alone covers on n4; our node filter counts the \
+             whole request on every node",
+        )],
+    );
 }
 
 /// The cores stream under select/linear: a GPU job may use only the CPUs
@@ -1880,20 +1920,29 @@ fn recordings_cover_the_stream() {
         let least = if config.starts_with("linear") { 1 } else { 3 };
         assert!(resized >= least, "{config}: {resized} jobs resized");
     }
-    // The expand streams merge jobs: x1 and x2 under both plugins, and x3
-    // (a GPU each) under cons_tres (select/linear refuses per-node GPUs
-    // bound to cores, so e3 and x3 never ran there).
-    for (config, least) in [
-        ("cons_tres-CR_Core_Memory-expand", 3),
-        ("linear-CR_Memory-expand", 2),
+    // The expand streams merge x1 and x2 under both plugins; cons_tres
+    // refuses to merge x3, which holds a GPU ("has allocated GRES"), and
+    // under select/linear, which refuses per-node GPUs bound to cores, e3
+    // and x3 never ran.
+    for (config, refused) in [
+        ("cons_tres-CR_Core_Memory-expand", 1),
+        ("linear-CR_Memory-expand", 0),
     ] {
         let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
-        let merged = recording
-            .steps
-            .iter()
-            .filter(|s| matches!(s, Step::Merge { outcome: Ok(_), .. }))
-            .count();
-        assert!(merged >= least, "{config}: {merged} jobs merged");
+        let merges = |ok: bool| {
+            recording
+                .steps
+                .iter()
+                .filter(|s| match s {
+                    Step::Merge { outcome, .. } => match outcome {
+                        Ok(_) => ok,
+                        Err(e) => !ok && e != "not running",
+                    },
+                    _ => false,
+                })
+                .count()
+        };
+        assert_eq!((merges(true), merges(false)), (2, refused), "{config}");
     }
     // select/linear refuses `--gres=gpu:1` when gres.conf binds the GPUs
     // to cores (a11), and every mps request without cons_tres (a14).
