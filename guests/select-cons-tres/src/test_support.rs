@@ -129,15 +129,22 @@ pub(crate) fn gpu_job(
 }
 
 /// Runs `j` and adds it to the tables; returns its per-node (index, cores, cpus).
-pub(crate) fn start(ct: &mut ConsTres, mut j: Job) -> Vec<(u32, Vec<usize>, u16)> {
+pub(crate) fn start(ct: &mut ConsTres, j: Job) -> Vec<(u32, Vec<usize>, u16)> {
     let got = cores(ct, j.clone());
+    run(ct, j);
+    got
+}
+
+/// `j` placed now (RUN_NOW) and added to the tables as running; returned
+/// with its state and resources set.
+pub(crate) fn run(ct: &mut ConsTres, mut j: Job) -> Job {
     let r = ct
         .job_test(&request(ct, j.clone(), JobTestMode::RunNow), 0)
         .unwrap();
     j.state = JobState::Running;
     j.resources = Some(r.resources);
     ct.add_running(&j).unwrap();
-    got
+    j
 }
 
 /// The node indices `j` gets.

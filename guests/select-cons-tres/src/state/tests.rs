@@ -1,21 +1,15 @@
 //! Tests of [`crate::state`]: the state blob.
 
-use slurm_wasm_sdk::select::JobTestMode;
-use slurm_wasm_sdk::types::{JobState, MemoryRequest};
+use slurm_wasm_sdk::types::MemoryRequest;
 
-use crate::test_support::{cluster, job, request};
+use crate::test_support::{cluster, job, run};
 
 #[test]
 fn state_round_trip_and_refusal() {
     let mut ct = cluster(&["CR_Core_Memory"], 2, 1, 4, 1, 1000);
     let mut a = job(1, 1, 2, 1);
     a.details.memory = MemoryRequest::PerNode(300);
-    let r = ct
-        .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
-        .unwrap();
-    a.state = JobState::Running;
-    a.resources = Some(r.resources);
-    ct.add_running(&a).unwrap();
+    run(&mut ct, a);
     let blob = ct.state_save();
     let mut other = cluster(&["CR_Core_Memory"], 2, 1, 4, 1, 1000);
     other.state_restore(&blob).unwrap();

@@ -7,7 +7,7 @@ use slurm_wasm_sdk::types::{JobState, MemoryRequest};
 
 use crate::params::Params;
 use crate::test_support::{
-    anchor_cluster, bm, cluster, decision, job, request, start, start_full, with_gres,
+    anchor_cluster, bm, cluster, decision, job, request, run, start, start_full, with_gres,
 };
 use crate::ConsTres;
 
@@ -17,12 +17,7 @@ fn begin_then_nodeinfo_set_does_not_double_count() {
     let mut ct = cluster(&["CR_Core_Memory"], 1, 1, 4, 1, 1000);
     let mut a = job(1, 1, 2, 1);
     a.details.memory = MemoryRequest::PerNode(300);
-    let r = ct
-        .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
-        .unwrap();
-    a.state = JobState::Running;
-    a.resources = Some(r.resources);
-    ct.add_running(&a).unwrap();
+    let a = run(&mut ct, a);
     ct.add_running(&a).unwrap();
     assert_eq!(ct.usage.nodes[0].alloc_memory, 300);
     assert_eq!(ct.nodeinfo_of(0).alloc_cpus, 2);
@@ -39,12 +34,7 @@ fn suspend_indefinite_frees_cores_keeps_memory() {
     let mut ct = cluster(&["CR_Core_Memory"], 1, 1, 4, 1, 1000);
     let mut a = job(1, 1, 4, 1);
     a.details.memory = MemoryRequest::PerNode(300);
-    let r = ct
-        .job_test(&request(&ct, a.clone(), JobTestMode::RunNow), 0)
-        .unwrap();
-    a.state = JobState::Running;
-    a.resources = Some(r.resources);
-    ct.add_running(&a).unwrap();
+    let a = run(&mut ct, a);
     ct.job_suspend(1, false);
     assert_eq!(ct.nodeinfo_of(0).alloc_cpus, 4);
     ct.job_suspend(1, true);
