@@ -39,14 +39,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anchor_gres::{Case, Outcome};
+use slurm::gres_conf;
+use slurm::setup::records::Cluster;
+use slurm::slurm_conf::{self, SlurmConf};
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::kinds::gres::{EnvChange, EnvFlags, NodeAllocation, NodeHardware};
-use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::slurm_conf::{self, SlurmConf};
 use slurm_wasm_host::types::{Bitmap, GresAllocation};
-use slurm_wasm_host::{
-    bundled, gres_conf, GresPlugin, Host, HostOptions, PluginSettings, PluginSource,
-};
+use slurm_wasm_host::{bundled, GresPlugin, Host, HostOptions, PluginSettings, PluginSource};
 
 type Env = BTreeMap<String, String>;
 

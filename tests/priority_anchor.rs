@@ -63,16 +63,17 @@ use std::sync::{Arc, OnceLock};
 use anchor_priority::{
     JobRecord, Memory, Recording, Sample, Shares as RecShares, SprioRow, Submitted, TreeNode,
 };
+use slurm::setup::records::Cluster;
+use slurm::slurm_conf;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::priority::{
     AssociationUpdate, AssociationUsage, FactorsRequest, PriorityConfig, PriorityFactors, QosUpdate,
 };
-use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{
     Association, Job, JobState, KeyValue, MemoryRequest, Qos, Shares, TresAmount,
 };
 use slurm_wasm_host::{
-    fixtures, slurm_conf, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, Services,
+    fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, Services,
 };
 
 /// The recording, parsed once.

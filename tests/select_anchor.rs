@@ -90,19 +90,19 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anchor_select::{JobRecord, NodeLine, Preempted, Recording, Step, Submitted, WillRun};
-use slurm_wasm_host::allocation::{node_allocations, node_names};
+use slurm::allocation::{node_allocations, node_names};
+use slurm::job_request::{JobRequest, PreparedJob};
+use slurm::setup::preemption::{self, Preemption};
+use slurm::setup::qos::QosTable;
+use slurm::setup::records::Cluster;
+use slurm::setup::reservations::{self, Reservation};
+use slurm::{gres_conf, hostlist, slurm_conf};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
-use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, PreempteeCandidate};
-use slurm_wasm_host::setup::preemption::{self, Preemption};
-use slurm_wasm_host::setup::qos::QosTable;
-use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::setup::reservations::{self, Reservation};
 use slurm_wasm_host::types::{GresAllocation, Job, JobResources, JobState, NodeResources};
 use slurm_wasm_host::{
-    bundled, gres_conf, hostlist, slurm_conf, Host, HostOptions, PluginSettings, PluginSource,
-    SelectPlugin, Services,
+    bundled, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin, Services,
 };
 
 /// Whether sbatch's refusal `message` came from the select plugin's submit
@@ -1655,10 +1655,10 @@ fn check_fuzz(config: &str, known: &[(&str, &str)]) -> FuzzCounts {
 /// processes on M nodes, setting nnodes to N" and drops nodes from the end
 /// of the list before the job reaches slurmctld (`-n1 -w n1,n2` runs as
 /// `-w n1`). That is the client's option processing, which the host's
-/// `job_request` models (host/src/job_request.rs) and which does not do
+/// `job_request` models (host/slurm/src/job_request.rs) and which does not do
 /// this yet; the plugin is given the uncut list.
 const SBATCH_CUTS_NODELIST: &str = "open: sbatch cuts a -w list longer than the task \
-    count to the task count (sbatch/opt.c _opt_verify); host/src/job_request.rs keeps the \
+    count to the task count (sbatch/opt.c _opt_verify); host/slurm/src/job_request.rs keeps the \
     whole list";
 
 /// Differential fuzzing (issue 30) under `CR_Core_Memory`: 500 submits
@@ -1700,7 +1700,7 @@ fn cons_tres_cr_core_memory_fuzz() {
                 "test-only -c8 -w n2,n3,n4 --gpus=1 --mem-per-gpu=1000",
                 "open: sbatch refuses `--gpus` below the node count, and a -w list of three \
                  nodes sets three (sbatch/opt.c _opt_verify: \"--gpus < -N\"); \
-                 host/src/job_request.rs does not",
+                 host/slurm/src/job_request.rs does not",
             ),
             ("f49", CLIPPED),
             ("f102", CLIPPED),

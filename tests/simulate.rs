@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use slurm::setup::records::Cluster;
+use slurm::slurm_conf;
 use slurm_wasm_host::bundled;
-use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::slurm_conf;
 use slurm_wasm_sim::compare::{compare, run_one};
 use slurm_wasm_sim::engine::{Input, PolicySpec, SchedConfig, SimResult};
 use slurm_wasm_sim::workload::{TraceJob, Workload};

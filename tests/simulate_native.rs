@@ -6,9 +6,9 @@
 use std::path::Path;
 use std::process::Command;
 
+use slurm::setup::records::Cluster;
+use slurm::slurm_conf;
 use slurm_wasm_host::bundled;
-use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::slurm_conf;
 use slurm_wasm_host::types::Job;
 use slurm_wasm_sim::compare::run_one;
 use slurm_wasm_sim::engine::accounting::Accounts;

@@ -61,11 +61,11 @@ mod anchor_task;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use anchor_task::{Case, Recording};
+use slurm::setup::records::Cluster;
+use slurm::slurm_conf::{self, NodeConf, SlurmConf};
 use slurm_wasm_host::capabilities::cpuset::RecordingCpuset;
 use slurm_wasm_host::capabilities::topology::FixedTopology;
 use slurm_wasm_host::kinds::task::LaunchRequest;
-use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::slurm_conf::{self, NodeConf, SlurmConf};
 use slurm_wasm_host::types::{Step, Task};
 use slurm_wasm_host::{
     fixtures, CallError, Capability, Grants, Host, HostOptions, PluginSettings, PluginSource,

@@ -5,15 +5,15 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use serde_json::json;
+use slurm::setup::records::Cluster;
+use slurm::setup::{self, PlannedPlugin};
+use slurm::slurm_conf::{self, SlurmConf};
 use slurm_wasm_host::conformance::{self, Report};
 use slurm_wasm_host::host_config::{self, HostConfig};
 use slurm_wasm_host::inspect::{inspect as inspect_plugin, Inspection};
 use slurm_wasm_host::kinds::priority::PriorityConfig;
 use slurm_wasm_host::kinds::task::{CpuBinding, TaskConfig};
 use slurm_wasm_host::plugin_log::escape;
-use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::setup::{self, PlannedPlugin};
-use slurm_wasm_host::slurm_conf::{self, SlurmConf};
 use slurm_wasm_host::types::PluginIdentity;
 use slurm_wasm_host::{
     fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, Services, Slot,

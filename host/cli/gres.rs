@@ -22,19 +22,19 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
-use slurm_wasm_host::allocation::ranges;
+use slurm::setup::records::Cluster;
+use slurm::{gres_conf, slurm_conf};
 use slurm_wasm_host::capabilities::gpu::{GpuProvider, GpuSource, InventoryGpu, NvmlGpu};
 use slurm_wasm_host::fixtures::{self, bitmap, bits};
 use slurm_wasm_host::kinds::gres::{
     EnvChange, EnvFlags, GresConfRecord, GresConfig, NodeAllocation, NodeHardware,
 };
-use slurm_wasm_host::setup::records::Cluster;
+use slurm_wasm_host::ranges;
 use slurm_wasm_host::types::{
     CapabilityError, GresAllocation, GresCount, JobResources, JobState, NodeResources,
 };
 use slurm_wasm_host::{
-    gres_conf, host_config, slurm_conf, Capability, Grants, GresPlugin, Host, PluginSettings,
-    PluginSource, Services,
+    host_config, Capability, Grants, GresPlugin, Host, PluginSettings, PluginSource, Services,
 };
 
 /// The subcommands of `slurm-wasm gres`.
@@ -293,7 +293,7 @@ fn conf_line(record: &GresConfRecord) -> String {
         files => line.push_str(&format!(" File={}", files.join(","))),
     }
     if let Some(cores) = &record.cores {
-        line.push_str(&format!(" Cores={}", ranges(bits(cores))));
+        line.push_str(&format!(" Cores={}", ranges::format(bits(cores))));
     }
     if let Some(links) = &record.links {
         line.push_str(&format!(" Links={links}"));

@@ -43,10 +43,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
 use serde::Deserialize;
+use slurm::setup::records::Cluster;
+use slurm::slurm_conf;
 use slurm_wasm_host::fixtures;
 use slurm_wasm_host::kinds::priority::{AssociationUpdate, QosUpdate};
-use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::slurm_conf;
 use slurm_wasm_host::types::{Association, Job, KeyValue, Qos, Shares, TresAmount};
 use slurm_wasm_host::PluginSource;
 

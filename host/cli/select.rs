@@ -35,19 +35,18 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use serde_json::json;
-use slurm_wasm_host::allocation::{node_allocations, node_names};
+use slurm::allocation::{node_allocations, node_names};
+use slurm::hostlist;
+use slurm::job_request::{JobRequest, PreparedJob};
+use slurm::setup::preemption::{self, Preemption};
+use slurm::setup::qos::QosTable;
+use slurm::setup::records::Cluster;
+use slurm::setup::reservations::{self, Reservation};
+use slurm::{gres_conf, slurm_conf};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
-use slurm_wasm_host::hostlist;
-use slurm_wasm_host::job_request::{JobRequest, PreparedJob};
 use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, JobTestResult, PreemptMode};
-use slurm_wasm_host::setup::preemption::{self, Preemption};
-use slurm_wasm_host::setup::qos::QosTable;
-use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::setup::reservations::{self, Reservation};
 use slurm_wasm_host::types::Job;
-use slurm_wasm_host::{
-    gres_conf, slurm_conf, CallError, PluginSettings, PluginSource, SelectPlugin, Services,
-};
+use slurm_wasm_host::{CallError, PluginSettings, PluginSource, SelectPlugin, Services};
 
 /// What `select place` was asked.
 pub struct PlaceRequest {

@@ -27,8 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use slurm_wasm_host::setup::records::Cluster;
-use slurm_wasm_host::{bundled, gres_conf, slurm_conf};
+use slurm::setup::records::Cluster;
+use slurm::{gres_conf, slurm_conf};
+use slurm_wasm_host::bundled;
 use slurm_wasm_sim::engine::{Input, PolicySpec, SchedConfig, SimResult};
 use slurm_wasm_sim::hazards::{
     CancelledJobs, MissingEstimate, OverLimit, ReplayOptions, ZeroRunTime,

@@ -15,8 +15,8 @@ use std::process::{Child, Command, ExitCode};
 
 use anyhow::{anyhow, bail, Context};
 use serde_json::json;
-use slurm_wasm_host::allocation::ranges;
 use slurm_wasm_host::kinds::task::CpuBinding;
+use slurm_wasm_host::ranges;
 use slurm_wasm_host::types::Task;
 use slurm_wasm_host::{
     fixtures, Capability, Grants, PluginSettings, PluginSource, Services, TaskPlugin,
@@ -207,7 +207,7 @@ pub fn run(request: RunRequest) -> anyhow::Result<ExitCode> {
         report.push((local_id, child.id(), cpus));
     }
     if request.json {
-        let tasks: Vec<_> = report.iter().map(|(t, pid, cpus)| json!({"task": t, "pid": pid, "cpus": cpus, "cpus_list": ranges(cpus.iter().copied())})).collect();
+        let tasks: Vec<_> = report.iter().map(|(t, pid, cpus)| json!({"task": t, "pid": pid, "cpus": cpus, "cpus_list": ranges::format(cpus.iter().copied())})).collect();
         let env: Vec<_> = binding
             .env
             .iter()
@@ -227,7 +227,7 @@ pub fn run(request: RunRequest) -> anyhow::Result<ExitCode> {
         for (local_id, pid, cpus) in &report {
             eprintln!(
                 "task {local_id} [{pid}]: cpus {}",
-                ranges(cpus.iter().copied())
+                ranges::format(cpus.iter().copied())
             );
         }
     }

@@ -118,7 +118,7 @@ pub struct HostConfig {
     /// Where plugin state files are kept, when set.
     pub state_dir: Option<PathBuf>,
     /// The site's `gres.conf` when set; otherwise the one next to
-    /// `slurm.conf`, if any ([`crate::gres_conf::find`]).
+    /// `slurm.conf`, if any.
     pub gres_conf: Option<PathBuf>,
     /// What serves `gpu` and `gpu-control` (`gpu =`), [`GpuSource::None`]
     /// when unset.

@@ -14,12 +14,10 @@
 //! * Capabilities are denied unless granted ([`Grants`]); WASI is linked
 //!   with nothing behind it.
 //! * [`state`]: atomic, checksummed state files.
-//! * Configuration: [`slurm_conf`] reads Slurm's own `slurm.conf` (with
-//!   [`hostlist`] expressions), [`host_config`] the host's TOML file, and
-//!   [`setup`] turns both into the plugins a site runs and the records
-//!   their `init` calls take.
+//! * [`host_config`] reads the host's TOML file. What Slurm's daemons do
+//!   around a plugin (slurm.conf and gres.conf, the records `init` takes,
+//!   the controller) is the `slurm-wasm-slurm` crate's (`host/slurm`).
 
-pub mod allocation;
 pub mod bindings;
 pub mod bundled;
 mod cache;
@@ -28,17 +26,13 @@ pub mod conformance;
 mod engine;
 mod error;
 pub mod fixtures;
-pub mod gres_conf;
 pub mod host_config;
-pub mod hostlist;
 pub mod inspect;
-pub mod job_request;
 pub mod kinds;
 mod limits;
 mod plugin;
 pub mod plugin_log;
-pub mod setup;
-pub mod slurm_conf;
+pub mod ranges;
 mod store;
 mod validate;
 mod wasi_log;

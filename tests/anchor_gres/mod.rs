@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use slurm_wasm_host::hostlist;
+use slurm::hostlist;
 
 pub type Parsed<T> = Result<T, String>;
 

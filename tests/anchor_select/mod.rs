@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use slurm_wasm_host::hostlist;
+use slurm::hostlist;
 
 /// The result of a parser: the value, or a message naming what did not parse.
 pub type Parsed<T> = Result<T, String>;

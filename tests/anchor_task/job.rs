@@ -6,7 +6,7 @@
 //! controller's CPU numbers on the node (cores times threads per core, in
 //! its socket, core, thread order).
 
-use slurm_wasm_host::hostlist;
+use slurm::hostlist;
 
 use super::{cpu_list, integer, Parsed};
 

@@ -19,7 +19,7 @@
 
 use std::path::Path;
 
-use slurm_wasm_host::slurm_conf::{self, SlurmConf};
+use slurm::slurm_conf::{self, SlurmConf};
 
 use crate::input::{RawTrace, TraceError};
 use crate::swf;
@@ -135,7 +135,7 @@ fn slurm_conf_text(groups: &[(u32, u32)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use slurm_wasm_host::setup::records::Cluster;
+    use slurm::setup::records::Cluster;
 
     fn trace(nodes: Option<u32>, procs: Option<u32>) -> RawTrace {
         RawTrace {

@@ -1,13 +1,13 @@
 //! The contract's capability imports, implemented on [`HostState`]: each
 //! checks the plugin's grants, then asks the provider.
 
-use crate::allocation::ranges;
 use crate::bindings::base::slurm::plugin::{clock, log, types};
 use crate::bindings::gres::slurm::plugin::{gpu, gpu_control};
 use crate::bindings::task::slurm::plugin::{cpuset, topology};
 use crate::capabilities::cpuset::BindTarget;
 use crate::capabilities::topology::cpus_of_cores;
 use crate::capabilities::{Capability, CapabilityError};
+use crate::ranges;
 use crate::store::{HostState, StepScope};
 
 impl types::Host for HostState {}
@@ -103,12 +103,12 @@ impl HostState {
         }
         Err(CapabilityError::Failed(format!(
             "CPUs {} are not CPUs of step {} on this node (its CPUs: {})",
-            ranges(outside),
+            ranges::format(outside),
             step.name(),
             if held.is_empty() {
                 "none".into()
             } else {
-                ranges(held)
+                ranges::format(held)
             }
         )))
     }
@@ -125,7 +125,7 @@ impl HostState {
             if gpus.is_empty() {
                 "none".into()
             } else {
-                ranges(gpus.iter().copied())
+                ranges::format(gpus.iter().copied())
             }
         )))
     }

@@ -172,7 +172,7 @@ fn read_numa_nodes(dir: &std::path::Path, highest: u32) -> std::io::Result<Vec<u
         if text.is_empty() {
             continue; // a node without CPUs (memory only)
         }
-        let listed = crate::gres_conf::parse_cores(text).ok_or_else(|| {
+        let listed = crate::ranges::parse(text, u32::from(u16::MAX)).ok_or_else(|| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 format!("{}: not a CPU list: {text}", path.display()),

@@ -744,7 +744,7 @@ NodeName=n4 Name=gpu File=$DEV/nvidia[3-5] Cores=2-3'
 # GPU picks on the nodes of LINKS_GPUS (the links configuration), each node on its own with -w:
 # per node (--gres=gpu:N, --gpus-per-node) from idle and beside jobs holding the best linked
 # GPUs, per task, per job on one node and over two (where a second walk tops the first up).
-# (No --gpus-per-socket: the replay's request parser, host/src/job_request.rs, has neither it
+# (No --gpus-per-socket: the replay's request parser, host/slurm/src/job_request.rs, has neither it
 # nor --sockets-per-node.)
 LINKS_STEPS="submit l1 -w n1 -n1 --gres=gpu:3
 submit m1 -w n2 -n1 --gres=gpu:3

@@ -41,8 +41,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use slurm::setup::records::Cluster;
 use slurm_wasm_host::kinds::priority::AssociationUpdate;
-use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{Association, Shares};
 
 use crate::workload::{TraceJob, Workload};
@@ -148,8 +148,8 @@ fn association(id: u32, parent: Option<u32>, account: &str, user: Option<u32>) -
 mod tests {
     use std::sync::Arc;
 
+    use slurm::slurm_conf;
     use slurm_wasm_host::capabilities::clock::VirtualClock;
-    use slurm_wasm_host::slurm_conf;
     use slurm_wasm_host::types::{JobState, TresAmount};
 
     use super::*;

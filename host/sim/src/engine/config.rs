@@ -1,7 +1,7 @@
 //! The scheduling settings of a simulation, read from the cluster's
 //! `slurm.conf` the way slurmctld reads them.
 
-use slurm_wasm_host::setup::records::Cluster;
+use slurm::setup::records::Cluster;
 
 /// Backfill settings (`SchedulerParameters=bf_*`), Slurm 22.05 defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

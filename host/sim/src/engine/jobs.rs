@@ -1,8 +1,8 @@
 //! A trace job as the contract's `job` record, the way `sbatch` and
 //! slurmctld would have filled it for the request the trace describes.
 
+use slurm::setup::records::Cluster;
 use slurm_wasm_host::fixtures;
-use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{GresRequest, GresScope, Job, MemoryRequest, TresAmount};
 
 use crate::workload::TraceJob;

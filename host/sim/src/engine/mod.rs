@@ -91,9 +91,9 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use slurm::hostlist;
+use slurm::setup::records::Cluster;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
-use slurm_wasm_host::hostlist;
-use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{
     Bitmap, Job, JobResources, JobState, MemoryRequest, Oversubscribe, TresAmount,
 };

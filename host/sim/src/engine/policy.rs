@@ -8,10 +8,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use slurm::setup::records::Cluster;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::priority::AssociationUpdate;
 use slurm_wasm_host::kinds::select::{JobTestFlags, JobTestMode, JobTestRequest, SelectConfig};
-use slurm_wasm_host::setup::records::Cluster;
 use slurm_wasm_host::types::{Bitmap, Job, JobResources};
 use slurm_wasm_host::{
     bundled, CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin,

@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::workload::{TraceJob, Workload};
-use slurm_wasm_host::slurm_conf;
+use slurm::slurm_conf;
 use slurm_wasm_host::types::NodeResources;
 
 const TOTAL_BITS: u32 = 64;

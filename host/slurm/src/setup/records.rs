@@ -45,20 +45,20 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use crate::bindings::types::{
-    Bitmap, ClusterConfig, GpuDefaults, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState,
-    NodeState, NodeStateFlags, Oversubscribe, Partition, TresAmount,
-};
-use crate::fixtures::{bitmap, bits};
 use crate::gres_conf::{GresConfFile, NodeGres};
-use crate::kinds::gres::{GresConfRecord, GresConfig, NodeHardware};
-use crate::kinds::priority::PriorityConfig;
-use crate::kinds::select::SelectConfig;
-use crate::kinds::task::TaskConfig;
 use crate::slurm_conf::{
     self, comma_list, ConfError, MemoryLimit, NodeConf, Options, OverSubscribe, PartitionConf,
     SlurmConf,
 };
+use slurm_wasm_host::bindings::types::{
+    Bitmap, ClusterConfig, GpuDefaults, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState,
+    NodeState, NodeStateFlags, Oversubscribe, Partition, TresAmount,
+};
+use slurm_wasm_host::fixtures::{bitmap, bits};
+use slurm_wasm_host::kinds::gres::{GresConfRecord, GresConfig, NodeHardware};
+use slurm_wasm_host::kinds::priority::PriorityConfig;
+use slurm_wasm_host::kinds::select::SelectConfig;
+use slurm_wasm_host::kinds::task::TaskConfig;
 
 /// A cluster as the contract's records.
 #[derive(Debug, Clone)]
@@ -552,7 +552,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::fixtures::bits;
+    use slurm_wasm_host::fixtures::bits;
 
     /// The generated variants have no `PartialEq`: tests compare their
     /// `Debug` text.
@@ -695,7 +695,7 @@ mod tests {
         // each; h nodes have no GRES. The default gres.conf is the one next
         // to slurm.conf, as slurmd reads it.
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/fixtures/anchor/select/cons_tres-CR_CPU_Memory");
+            .join("../../tests/fixtures/anchor/select/cons_tres-CR_CPU_Memory");
         let conf = slurm_conf::load(&dir.join("slurm.conf")).unwrap();
         let gres = crate::gres_conf::find(&conf.path, None).unwrap();
         let cluster = Cluster::with_gres_conf(&conf, gres.as_ref()).unwrap();

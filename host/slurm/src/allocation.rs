@@ -13,7 +13,8 @@
 //! - Node lists are compressed the way Slurm's hostlists print
 //!   (`n[1-2,4]`).
 
-use crate::bindings::types::{JobResources, Node};
+use slurm_wasm_host::ranges;
+use slurm_wasm_host::types::{JobResources, Node};
 
 /// One node of an allocation, as the `Nodes=` line of `scontrol show job
 /// -d` shows it.
@@ -58,14 +59,14 @@ pub fn node_allocations(nodes: &[Node], resources: &JobResources) -> Vec<NodeAll
                         Some(t) => format!("{}:{t}", g.name),
                         None => g.name.clone(),
                     };
-                    format!("{name}:{}(IDX:{})", g.count, ranges(devices))
+                    format!("{name}:{}(IDX:{})", g.count, ranges::format(devices))
                 })
                 .collect::<Vec<_>>()
                 .join(",");
             NodeAllocation {
                 node: node.map_or_else(|| format!("#{}", r.node_index), |n| n.name.clone()),
                 cpus: r.cpus,
-                cpu_ids: ranges(cpu_ids),
+                cpu_ids: ranges::format(cpu_ids),
                 memory: r.memory,
                 gres,
             }
@@ -88,43 +89,11 @@ pub fn node_names(nodes: &[Node], resources: &JobResources) -> Vec<String> {
         .collect()
 }
 
-/// Ascending ids as ranges: `0-1,4,6-7`; empty for none.
-pub fn ranges(ids: impl IntoIterator<Item = u32>) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut run: Option<(u32, u32)> = None;
-    for id in ids {
-        run = match run {
-            Some((lo, hi)) if id == hi + 1 => Some((lo, id)),
-            Some(done) => {
-                out.push(range(done));
-                Some((id, id))
-            }
-            None => Some((id, id)),
-        };
-    }
-    out.extend(run.map(range));
-    out.join(",")
-}
-
-fn range((lo, hi): (u32, u32)) -> String {
-    if lo == hi {
-        lo.to_string()
-    } else {
-        format!("{lo}-{hi}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::types::{GresAllocation, NodeResources};
-    use crate::fixtures::{bitmap, node};
-
-    #[test]
-    fn cpu_and_device_ranges() {
-        assert_eq!(ranges([0, 1, 4, 6, 7]), "0-1,4,6-7");
-        assert_eq!(ranges([]), "");
-    }
+    use slurm_wasm_host::fixtures::{bitmap, node};
+    use slurm_wasm_host::types::{GresAllocation, NodeResources};
 
     #[test]
     fn scontrol_node_lines() {

@@ -64,17 +64,17 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::bindings::select::exports::slurm::plugin::select::{
-    JobTestFlags, JobTestMode, JobTestRequest,
-};
-use crate::bindings::types::{
-    Bitmap, GresFlags, GresRequest, GresScope, Job, JobResources, JobState, MemoryRequest,
-    ShareRequest, TresAmount,
-};
-use crate::fixtures::{bitmap, bits, job};
 use crate::hostlist;
 use crate::setup::records::Cluster;
 use crate::slurm_conf::{read_seconds, TimeError};
+use slurm_wasm_host::bindings::select::exports::slurm::plugin::select::{
+    JobTestFlags, JobTestMode, JobTestRequest,
+};
+use slurm_wasm_host::bindings::types::{
+    Bitmap, GresFlags, GresRequest, GresScope, Job, JobResources, JobState, MemoryRequest,
+    ShareRequest, TresAmount,
+};
+use slurm_wasm_host::fixtures::{bitmap, bits, job};
 
 /// The most nodes `select_nodes` passes as `max-nodes` when neither the job
 /// nor its partition limits the count.
@@ -899,8 +899,8 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::bindings::types::{NodeBaseState, NodeStateFlags};
     use crate::slurm_conf;
+    use slurm_wasm_host::bindings::types::{NodeBaseState, NodeStateFlags};
 
     /// The anchor cluster (`../shared/slurm-anchor/setup.sh`): n[1-4] in
     /// `big` (default), h[1-2] in `hw`, DefMemPerCPU=250, DefaultTime=5.
@@ -1241,7 +1241,7 @@ mod tests {
         let resources = JobResources {
             nodes: bitmap(6, [0]),
             ncpus: 2,
-            per_node: vec![crate::bindings::types::NodeResources {
+            per_node: vec![slurm_wasm_host::bindings::types::NodeResources {
                 node_index: 0,
                 cores: bitmap(4, [0]),
                 cpus: 2,

@@ -88,11 +88,12 @@ use std::collections::HashMap;
 use std::mem::size_of;
 use std::path::{Path, PathBuf};
 
-use crate::bindings::types::{Bitmap, GresDeviceGroup};
-use crate::fixtures::bitmap;
 use crate::hostlist;
-use crate::kinds::gres::GresConfRecord;
 use crate::slurm_conf::{ConfError, NodeConf, Origin, SlurmConf};
+use slurm_wasm_host::bindings::types::{Bitmap, GresDeviceGroup};
+use slurm_wasm_host::fixtures::bitmap;
+use slurm_wasm_host::kinds::gres::GresConfRecord;
+use slurm_wasm_host::ranges;
 
 /// The most device files one line may list (Slurm's per-node limit).
 pub const MAX_FILES: usize = 1024;
@@ -765,7 +766,7 @@ fn gres_line(
     let cores = keys
         .get("Cores")
         .map(|text| {
-            let cores = parse_cores(text).ok_or_else(|| {
+            let cores = ranges::parse(text, MAX_CORES).ok_or_else(|| {
                 origin.error(format!(
                     "Cores=`{text}`: expected core indices below {MAX_CORES} and ranges, \
                      like 0-1,4"
@@ -877,36 +878,6 @@ pub(crate) fn parse_count(text: &str) -> Option<u64> {
         return None;
     }
     number.parse::<u64>().ok()?.checked_mul(multiplier)
-}
-
-/// `0-1,4` as sorted, unique indices below [`MAX_CORES`]; `None` when
-/// malformed or reversed. The ranges are sorted and merged before any
-/// index is written, so a range repeated many times costs its text, not
-/// its length again. Also the form of the kernel's CPU lists
-/// (`/sys/devices/system/node/node0/cpulist`).
-pub(crate) fn parse_cores(text: &str) -> Option<Vec<u32>> {
-    let number = |s: &str| -> Option<u32> {
-        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        s.parse().ok().filter(|&n| n < MAX_CORES)
-    };
-    let mut ranges = Vec::new();
-    for item in text.split(',') {
-        let (lo, hi) = item.split_once('-').unwrap_or((item, item));
-        let (lo, hi) = (number(lo)?, number(hi)?);
-        if lo > hi {
-            return None;
-        }
-        ranges.push((lo, hi));
-    }
-    ranges.sort_unstable();
-    let mut out = Vec::new();
-    for (lo, hi) in ranges {
-        let from = out.last().map_or(lo, |&last: &u32| lo.max(last + 1));
-        out.extend(from..=hi);
-    }
-    Some(out)
 }
 
 /// `Links=`: comma-separated integers, none below -2.

@@ -1,6 +1,6 @@
 use super::*;
-use crate::fixtures::bits;
 use crate::slurm_conf::{self, SlurmConf};
+use slurm_wasm_host::fixtures::bits;
 
 /// Two nodes of 2 sockets x 4 cores x 2 threads, with GPUs and MPS.
 const SLURM: &str = "ClusterName=c\nGresTypes=gpu,mps\n\
@@ -521,7 +521,7 @@ fn anchor_cluster_gres_conf() {
     // shares each; MPS takes the cores of the GPU with its file
     // (`_merge_lists`, gres/common/gres_c_s.c).
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/anchor/select/cons_tres-CR_Core_Memory");
+        .join("../../tests/fixtures/anchor/select/cons_tres-CR_Core_Memory");
     let conf = slurm_conf::load(&dir.join("slurm.conf")).unwrap();
     let file = load(&default_path(&conf.path)).unwrap();
     let n1 = &conf.nodes[conf.node_index("n1").unwrap()];

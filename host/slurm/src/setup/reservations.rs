@@ -12,10 +12,10 @@
 
 use std::fmt;
 
-use crate::bindings::select::exports::slurm::plugin::select::{
+use slurm_wasm_host::bindings::select::exports::slurm::plugin::select::{
     JobTestRequest, ReservationRequest, ReservationResult,
 };
-use crate::bindings::types::{Bitmap, Job, JobState, ShareRequest};
+use slurm_wasm_host::bindings::types::{Bitmap, Job, JobState, ShareRequest};
 
 use super::records::Cluster;
 
@@ -76,7 +76,7 @@ impl std::error::Error for UnknownReservation {}
 
 /// Cores of node `n` in the cluster-wide core map (sockets count every
 /// board's, so boards are not multiplied again).
-fn cores_of(n: &crate::bindings::types::Node) -> u32 {
+fn cores_of(n: &slurm_wasm_host::bindings::types::Node) -> u32 {
     u32::from(n.sockets) * u32::from(n.cores_per_socket)
 }
 
@@ -210,10 +210,10 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::bindings::select::exports::slurm::plugin::select::JobTestMode;
-    use crate::bindings::types::{JobResources, NodeResources};
     use crate::job_request::JobRequest;
     use crate::slurm_conf::parse_str;
+    use slurm_wasm_host::bindings::select::exports::slurm::plugin::select::JobTestMode;
+    use slurm_wasm_host::bindings::types::{JobResources, NodeResources};
 
     /// Four nodes of one socket with four cores: node `i` holds cores
     /// `4i..4i+4` of the cluster-wide map.
@@ -229,7 +229,7 @@ mod tests {
 
     /// Job `id` running on `held`: (node, its cores).
     fn running(id: u32, held: &[(u32, &[u32])]) -> Job {
-        let mut j = crate::fixtures::job(id);
+        let mut j = slurm_wasm_host::fixtures::job(id);
         j.state = JobState::Running;
         j.resources = Some(JobResources {
             nodes: Bitmap::with_ones(4, held.iter().map(|(n, _)| *n)),

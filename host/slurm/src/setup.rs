@@ -46,18 +46,18 @@ pub mod reservations;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::bundled;
-use crate::capabilities::Grants;
-use crate::engine::Host;
-use crate::error::LoadError;
-use crate::host_config::HostConfig;
-use crate::kinds::gres::GresPlugin;
-use crate::kinds::priority::PriorityPlugin;
-use crate::kinds::select::SelectPlugin;
-use crate::kinds::task::TaskPlugin;
-use crate::limits::FailurePolicy;
-use crate::plugin::{PluginSettings, PluginSource, Slot};
 use crate::slurm_conf::{ConfError, Origin, SlurmConf};
+use slurm_wasm_host::bundled;
+use slurm_wasm_host::capabilities::Grants;
+use slurm_wasm_host::host_config::HostConfig;
+use slurm_wasm_host::kinds::gres::GresPlugin;
+use slurm_wasm_host::kinds::priority::PriorityPlugin;
+use slurm_wasm_host::kinds::select::SelectPlugin;
+use slurm_wasm_host::kinds::task::TaskPlugin;
+use slurm_wasm_host::FailurePolicy;
+use slurm_wasm_host::Host;
+use slurm_wasm_host::LoadError;
+use slurm_wasm_host::{PluginSettings, PluginSource, Slot};
 
 /// One slot of a site's plan: which plugin fills it, how it runs, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -397,9 +397,9 @@ mod tests {
 
     use super::records::Cluster;
     use super::*;
-    use crate::engine::HostOptions;
-    use crate::host_config;
     use crate::slurm_conf;
+    use slurm_wasm_host::host_config;
+    use slurm_wasm_host::HostOptions;
 
     fn slurm(text: &str) -> SlurmConf {
         slurm_conf::parse_str(text, Path::new("slurm.conf")).unwrap_or_else(|e| panic!("{e}"))

@@ -13,9 +13,11 @@
 //! `Cluster::from_slurm_conf`.
 
 use super::qos::QosTable;
-use crate::bindings::select::exports::slurm::plugin::select::{PreemptMode, PreempteeCandidate};
-use crate::bindings::types::{Job, JobState};
 use crate::slurm_conf::{parse_seconds, ConfError, Options, SlurmConf};
+use slurm_wasm_host::bindings::select::exports::slurm::plugin::select::{
+    PreemptMode, PreempteeCandidate,
+};
+use slurm_wasm_host::bindings::types::{Job, JobState};
 
 /// `PreemptMode=` of the cluster or of a partition, as far as stopping a
 /// preempted job goes.
@@ -385,9 +387,9 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::bindings::types::JobResources;
-    use crate::fixtures::{bitmap, job};
     use crate::slurm_conf::parse_str;
+    use slurm_wasm_host::bindings::types::JobResources;
+    use slurm_wasm_host::fixtures::{bitmap, job};
 
     const NODES: &str = "NodeName=n[1-4] CPUs=8\n";
     /// The anchor's two partitions over the same nodes: `big` at tier 1,

@@ -1,0 +1,25 @@
+#![deny(missing_docs)]
+//! # slurm-wasm-slurm
+//!
+//! What Slurm 22.05.8's daemons do around a scheduler plugin, for every
+//! embedding of the host that plays slurmctld or slurmd (the CLI, the
+//! simulator, the differential tests against real Slurm):
+//!
+//! * [`slurm_conf`] reads `slurm.conf` (quotes, `\#`, `Include`) and
+//!   [`gres_conf`] `gres.conf`, with [`hostlist`] expressions;
+//! * [`setup`] turns them and the host's TOML into the plugins a site runs
+//!   and the records their `init` calls take, the QOS table, preemption
+//!   candidates and reservations;
+//! * [`job_request`] turns sbatch/srun options into the job records
+//!   slurmctld hands a select plugin;
+//! * [`allocation`] shows an allocation as `scontrol show job -d` does.
+//!
+//! The runtime (`slurm-wasm-host`) knows none of this: it loads, limits and
+//! calls components.
+
+pub mod allocation;
+pub mod gres_conf;
+pub mod hostlist;
+pub mod job_request;
+pub mod setup;
+pub mod slurm_conf;
