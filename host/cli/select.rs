@@ -36,17 +36,18 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context};
 use serde_json::json;
 use slurm::allocation::{node_allocations, node_names};
+use slurm::controller::{Controller, Decision};
 use slurm::hostlist;
 use slurm::job_request::{JobRequest, PreparedJob};
 use slurm::setup::preemption::{self, Preemption};
 use slurm::setup::qos::QosTable;
 use slurm::setup::records::Cluster;
-use slurm::setup::reservations::{self, Reservation};
+use slurm::setup::reservations::Reservation;
 use slurm::{gres_conf, slurm_conf};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
-use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, JobTestResult, PreemptMode};
+use slurm_wasm_host::kinds::select::JobTestMode;
 use slurm_wasm_host::types::Job;
-use slurm_wasm_host::{CallError, PluginSettings, PluginSource, SelectPlugin, Services};
+use slurm_wasm_host::{PluginSettings, PluginSource, SelectPlugin, Services};
 
 /// What `select place` was asked.
 pub struct PlaceRequest {
@@ -182,14 +183,6 @@ fn now_or_system(now: Option<i64>) -> i64 {
     })
 }
 
-/// The outcome for the new job; a job that starts, now or later, lists
-/// the running jobs it preempts.
-enum Outcome {
-    Now(Job, Vec<u32>),
-    Later(Job, i64, Vec<u32>),
-    Never(CallError),
-}
-
 pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
     let now = now_or_system(request.now);
     let site = site(
@@ -214,7 +207,6 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         .and_then(|r| r.prepare(id, cluster, default))
         .map_err(|e| anyhow!("{e}"))?;
     site.check_qos(&prepared.job)?;
-    let preemption = &site.preemption;
     let spec = request
         .reservation
         .as_deref()
@@ -253,11 +245,12 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         )
     })?;
     plugin.init(&cluster.select_config())?;
-    plugin.node_init(&cluster.nodes)?;
+    let mut controller = Controller::new(cluster.clone(), plugin, site.preemption.clone())?;
 
-    let mut started = Vec::new();
+    // The running jobs were placed before any reservation, each without
+    // preempting the others.
     for (options, job) in &running {
-        let result = match plugin.job_test(&job.test_request(JobTestMode::RunNow)) {
+        let result = match controller.test(&job.test_request(JobTestMode::RunNow)) {
             Ok(result) => result,
             Err(e) => {
                 eprintln!(
@@ -267,79 +260,22 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         };
-        let job = job.started(result.resources, now);
-        plugin.job_begin(&job)?;
-        plugin.nodeinfo_set(&job)?;
-        started.push(job);
+        controller.begin(job.started(result.resources, now))?;
     }
 
     // The reservation, as slurmctld makes it now (`setup::reservations`).
-    let mut active = Vec::new();
     if let Some((name, nodes, cores)) = &spec {
         let partition = default
             .and_then(|d| cluster.partitions.iter().position(|p| p.name == d))
             .ok_or_else(|| anyhow!("a reservation needs a default partition (Default=YES)"))?;
-        let ask = reservations::request(cluster, partition, &started, *nodes, *cores);
-        match plugin.resv_test(&ask) {
-            Ok(answer) => active.push(Reservation::new(name, answer)),
-            Err(e) => {
-                eprintln!("slurm-wasm: reservation {name} cannot be made now: {e}");
-                return Ok(ExitCode::from(1));
-            }
+        if let Err(e) = controller.reserve(name, partition, *nodes, *cores) {
+            eprintln!("slurm-wasm: reservation {name} cannot be made now: {e}");
+            return Ok(ExitCode::from(1));
         }
     }
 
-    // Under preemption the tests are offered the running jobs slurmctld
-    // would offer, in its order.
-    let request_for = |mode, started: &[Job]| {
-        let mut request = JobTestRequest {
-            preemptee_candidates: preemption.as_ref().map_or_else(Vec::new, |rules| {
-                rules.candidates(&prepared.job, started, now)
-            }),
-            ..prepared.test_request(mode)
-        };
-        reservations::restrict(&mut request, &active, prepared.reservation.as_deref())
-            .expect("the job's reservation was checked before the plugin was loaded");
-        request
-    };
-    let run_now = request_for(JobTestMode::RunNow, &started);
-    let outcome = match plugin.job_test(&run_now) {
-        Ok(mut result) => {
-            let preempts = result.preemptees.clone();
-            let stopped = run_now
-                .preemptee_candidates
-                .iter()
-                .filter(|c| preempts.contains(&c.job_id) && c.mode != PreemptMode::Suspend)
-                .map(|c| c.job_id)
-                .collect::<Vec<_>>();
-            if !stopped.is_empty() {
-                // Cancelled and requeued preemptees leave first; the job
-                // then starts on what they left, as slurmctld's next pass
-                // places it.
-                for job in started.iter().filter(|j| stopped.contains(&j.job_id)) {
-                    plugin.job_fini(job)?;
-                }
-                started.retain(|j| !stopped.contains(&j.job_id));
-                result = plugin.job_test(&request_for(JobTestMode::RunNow, &started))?;
-            }
-            Outcome::Now(prepared.started(result.resources, now), preempts)
-        }
-        Err(CallError::Plugin { .. }) => {
-            match plugin.job_test(&request_for(JobTestMode::WillRun, &started)) {
-                Ok(JobTestResult {
-                    resources,
-                    start_time,
-                    preemptees,
-                }) => {
-                    let start = start_time.unwrap_or(now);
-                    Outcome::Later(prepared.started(resources, start), start, preemptees)
-                }
-                Err(e @ CallError::Plugin { .. }) => Outcome::Never(e),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let outcome = controller.place(&prepared, now)?;
+    let active = controller.reservations();
     let shown = active.first().map(|r| (r, shown_reservation(cluster, r)));
     if request.json {
         let mut v = as_json(cluster, &prepared, &outcome, select, now);
@@ -362,9 +298,9 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         print!("{}", as_text(cluster, &prepared, &outcome));
     }
     Ok(match outcome {
-        Outcome::Now(..) => ExitCode::SUCCESS,
-        Outcome::Later(..) => ExitCode::from(3),
-        Outcome::Never(_) => ExitCode::from(1),
+        Decision::Now { .. } => ExitCode::SUCCESS,
+        Decision::Later { .. } => ExitCode::from(3),
+        Decision::Never(_) => ExitCode::from(1),
     })
 }
 
@@ -405,7 +341,7 @@ pub fn timestamp(seconds: i64) -> String {
     )
 }
 
-fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> String {
+fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Decision) -> String {
     let job = &prepared.job;
     let d = &job.details;
     let mut out = format!("JobId={} JobName={}\n", job.job_id, job.name);
@@ -421,7 +357,10 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
         }
     };
     let planned = match outcome {
-        Outcome::Now(job, ids) => {
+        Decision::Now {
+            job,
+            preempted: ids,
+        } => {
             out.push_str("   JobState=RUNNING Reason=None\n");
             out.push_str(&format!(
                 "   StartTime={} EndTime={}\n",
@@ -431,7 +370,11 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
             preempts(&mut out, ids);
             Some(job)
         }
-        Outcome::Later(job, start, ids) => {
+        Decision::Later {
+            job,
+            start,
+            preempts: ids,
+        } => {
             out.push_str("   JobState=PENDING Reason=Resources\n");
             out.push_str(&format!(
                 "   StartTime={} EndTime={} (will run)\n",
@@ -441,7 +384,7 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
             preempts(&mut out, ids);
             Some(job)
         }
-        Outcome::Never(e) => {
+        Decision::Never(e) => {
             out.push_str(&format!("   JobState=PENDING Reason=cannot run: {e}\n"));
             None
         }
@@ -465,7 +408,7 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
     // A pending job shows the nodes it is planned on (a will-run answer
     // carries no per-node detail).
     let list = match outcome {
-        Outcome::Later(..) => "SchedNodeList",
+        Decision::Later { .. } => "SchedNodeList",
         _ => "NodeList",
     };
     out.push_str(&format!("   {list}={}\n", hostlist::compress(&names)));
@@ -488,15 +431,22 @@ fn as_text(cluster: &Cluster, prepared: &PreparedJob, outcome: &Outcome) -> Stri
 fn as_json(
     cluster: &Cluster,
     prepared: &PreparedJob,
-    outcome: &Outcome,
+    outcome: &Decision,
     select: &str,
     now: i64,
 ) -> serde_json::Value {
     let job = &prepared.job;
     let (state, start, planned, preempts, error) = match outcome {
-        Outcome::Now(job, ids) => ("RUNNING", Some(job.start_time), Some(job), &ids[..], None),
-        Outcome::Later(job, start, ids) => ("PENDING", Some(*start), Some(job), &ids[..], None),
-        Outcome::Never(e) => ("PENDING", None, None, &[][..], Some(e.to_string())),
+        Decision::Now {
+            job,
+            preempted: ids,
+        } => ("RUNNING", Some(job.start_time), Some(job), &ids[..], None),
+        Decision::Later {
+            job,
+            start,
+            preempts: ids,
+        } => ("PENDING", Some(*start), Some(job), &ids[..], None),
+        Decision::Never(e) => ("PENDING", None, None, &[][..], Some(e.to_string())),
     };
     let resources = planned.and_then(|j| j.resources.as_ref());
     let nodes = resources
@@ -511,7 +461,7 @@ fn as_json(
         "job_id": job.job_id,
         "job_name": job.name,
         "state": state,
-        "will_run": matches!(outcome, Outcome::Later(..)),
+        "will_run": matches!(outcome, Decision::Later { .. }),
         "start_time": start,
         "end_time": planned.map(|j| j.end_time),
         "error": error,

@@ -12,12 +12,16 @@
 //!   candidates and reservations;
 //! * [`job_request`] turns sbatch/srun options into the job records
 //!   slurmctld hands a select plugin;
+//! * [`controller`] is slurmctld around a select plugin: the requests it
+//!   makes, the jobs holding resources, reservations and preemption, the
+//!   calls that keep the plugin's tables in step;
 //! * [`allocation`] shows an allocation as `scontrol show job -d` does.
 //!
 //! The runtime (`slurm-wasm-host`) knows none of this: it loads, limits and
 //! calls components.
 
 pub mod allocation;
+pub mod controller;
 pub mod gres_conf;
 pub mod hostlist;
 pub mod job_request;

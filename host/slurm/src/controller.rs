@@ -1,0 +1,530 @@
+//! What slurmctld does around a select plugin: one model that `select
+//! place`, the differential replays of real Slurm recordings and the
+//! simulator drive.
+//!
+//! A [`Controller`] holds the cluster, the select plugin (anything that is
+//! [`Select`]: a loaded component, or a native build in the simulator),
+//! the jobs that hold resources (running or suspended, in job order), the
+//! active advanced reservations and the preemption rules. It builds each
+//! `job-test` request as slurmctld's `select_nodes` does (the job's node
+//! counts and candidates from [`PreparedJob`], the preemptee candidates of
+//! `slurm_find_preemptable_jobs`, what reservations leave it,
+//! `job_test_resv`), and keeps the plugin's tables in step with every
+//! change slurmctld reports to it: a job starts (`select_g_job_begin`, then
+//! `select_g_select_nodeinfo_set`), ends (`select_g_job_fini`), is
+//! suspended or resumed, gives up nodes (`select_g_job_resized`, once per
+//! node, as `excise_node_from_job` does) or absorbs another job
+//! (`select_g_job_expand`), and when a reservation is made
+//! (`select_g_resv_test`).
+//!
+//! # Failure modes
+//!
+//! Every call returns the plugin's [`CallError`] unchanged; a call that
+//! fails changes nothing the controller holds (the plugin's own tables are
+//! its failure policy's to keep). Naming a job that holds no resources, or
+//! a reservation that is not active, is a [`ControllerError`] before the
+//! plugin is asked.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use slurm_wasm_host::kinds::select::{
+    JobTestMode, JobTestRequest, JobTestResult, PreemptMode, ReservationRequest, ReservationResult,
+};
+use slurm_wasm_host::types::{Job, JobResources, JobState, Node};
+use slurm_wasm_host::{CallError, SelectPlugin};
+
+use crate::job_request::PreparedJob;
+use crate::setup::preemption::Preemption;
+use crate::setup::records::Cluster;
+use crate::setup::reservations::{self, Reservation, UnknownReservation};
+
+/// The select plugin calls slurmctld makes, as the controller needs them.
+/// [`SelectPlugin`] (a loaded component) is one; the simulator's native
+/// builds of the bundled plugins are another.
+///
+/// Errors are the plugin's: a refusal (`CallError::Plugin`) or a fault.
+pub trait Select {
+    /// `node-init`: the node table.
+    fn node_init(&mut self, nodes: &[Node]) -> Result<(), CallError>;
+    /// `job-test`.
+    fn job_test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, CallError>;
+    /// `job-begin`.
+    fn job_begin(&mut self, job: &Job) -> Result<(), CallError>;
+    /// `nodeinfo-set`, after each `job-begin`.
+    fn nodeinfo_set(&mut self, job: &Job) -> Result<(), CallError>;
+    /// `job-fini`.
+    fn job_fini(&mut self, job: &Job) -> Result<(), CallError>;
+    /// `job-suspend`.
+    fn job_suspend(&mut self, job: &Job, indefinite: bool) -> Result<(), CallError>;
+    /// `job-resume`.
+    fn job_resume(&mut self, job: &Job, indefinite: bool) -> Result<(), CallError>;
+    /// `job-resized`: `job` gives up node `node_index`.
+    fn job_resized(&mut self, job: &Job, node_index: u32) -> Result<(), CallError>;
+    /// `job-expand`: `from`'s resources move into `to`'s.
+    fn job_expand(&mut self, from: &Job, to: &Job) -> Result<JobResources, CallError>;
+    /// `resv-test`.
+    fn resv_test(&mut self, request: &ReservationRequest) -> Result<ReservationResult, CallError>;
+    /// Fuel spent so far, for a component; none for a native build.
+    fn fuel_used(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl Select for SelectPlugin {
+    fn node_init(&mut self, nodes: &[Node]) -> Result<(), CallError> {
+        SelectPlugin::node_init(self, nodes)
+    }
+    fn job_test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
+        SelectPlugin::job_test(self, request)
+    }
+    fn job_begin(&mut self, job: &Job) -> Result<(), CallError> {
+        SelectPlugin::job_begin(self, job)
+    }
+    fn nodeinfo_set(&mut self, job: &Job) -> Result<(), CallError> {
+        SelectPlugin::nodeinfo_set(self, job)
+    }
+    fn job_fini(&mut self, job: &Job) -> Result<(), CallError> {
+        SelectPlugin::job_fini(self, job)
+    }
+    fn job_suspend(&mut self, job: &Job, indefinite: bool) -> Result<(), CallError> {
+        SelectPlugin::job_suspend(self, job, indefinite)
+    }
+    fn job_resume(&mut self, job: &Job, indefinite: bool) -> Result<(), CallError> {
+        SelectPlugin::job_resume(self, job, indefinite)
+    }
+    fn job_resized(&mut self, job: &Job, node_index: u32) -> Result<(), CallError> {
+        SelectPlugin::job_resized(self, job, node_index)
+    }
+    fn job_expand(&mut self, from: &Job, to: &Job) -> Result<JobResources, CallError> {
+        SelectPlugin::job_expand(self, from, to)
+    }
+    fn resv_test(&mut self, request: &ReservationRequest) -> Result<ReservationResult, CallError> {
+        SelectPlugin::resv_test(self, request)
+    }
+    fn fuel_used(&self) -> Option<u64> {
+        Some(SelectPlugin::fuel_used(self))
+    }
+}
+
+/// Why the controller refused a request before asking the plugin, or the
+/// plugin's error.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// The plugin refused or faulted.
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The job named holds no resources here.
+    #[error("job {0} is not running")]
+    NotRunning(u32),
+    /// The job asked for a reservation that is not active.
+    #[error(transparent)]
+    Reservation(#[from] UnknownReservation),
+}
+
+/// What slurmctld's scheduler decides for one job ([`Controller::place`]).
+#[derive(Debug)]
+pub enum Decision {
+    /// It starts now (it has been begun); `preempted` are the running jobs
+    /// the plugin named to make room: those cancelled or requeued have
+    /// ended, those suspended hold their resources suspended.
+    Now {
+        /// The running job.
+        job: Job,
+        /// The jobs preempted for it, as the plugin named them.
+        preempted: Vec<u32>,
+    },
+    /// It cannot start now; a will-run test expects it to start at `start`
+    /// on `job`'s resources, preempting `preempts` then. Nothing changed.
+    Later {
+        /// The job as it would run.
+        job: Job,
+        /// The expected start.
+        start: i64,
+        /// The jobs it would preempt.
+        preempts: Vec<u32>,
+    },
+    /// It can never run on its candidates: the plugin's refusal.
+    Never(CallError),
+}
+
+/// slurmctld's state around one select plugin (see the module
+/// documentation).
+pub struct Controller<S> {
+    cluster: Cluster,
+    select: S,
+    preemption: Option<Preemption>,
+    holding: BTreeMap<u32, Job>,
+    reservations: Vec<Reservation>,
+}
+
+impl<S: Select> Controller<S> {
+    /// The controller of `cluster` over `select`, an initialised plugin
+    /// (its `init` taken, as the embedding configured it), with the
+    /// site's preemption rules. Gives the plugin the node table
+    /// (`node-init`); no job holds resources yet.
+    ///
+    /// # Errors
+    ///
+    /// The plugin's `node-init` error.
+    pub fn new(
+        cluster: Cluster,
+        mut select: S,
+        preemption: Option<Preemption>,
+    ) -> Result<Self, CallError> {
+        select.node_init(&cluster.nodes)?;
+        Ok(Controller {
+            cluster,
+            select,
+            preemption,
+            holding: BTreeMap::new(),
+            reservations: Vec::new(),
+        })
+    }
+
+    /// The cluster.
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// The plugin.
+    pub fn select(&self) -> &S {
+        &self.select
+    }
+
+    /// The jobs holding resources (running or suspended), in job order.
+    pub fn holding(&self) -> impl Iterator<Item = &Job> {
+        self.holding.values()
+    }
+
+    /// Job `id`, when it holds resources.
+    pub fn job(&self, id: u32) -> Option<&Job> {
+        self.holding.get(&id)
+    }
+
+    /// The active reservations.
+    pub fn reservations(&self) -> &[Reservation] {
+        &self.reservations
+    }
+
+    /// The `job-test` request slurmctld makes for `prepared` in `mode` at
+    /// `now`: the job's node counts and candidates; for a run-now or
+    /// will-run test the jobs it may preempt (`slurm_find_preemptable_jobs`:
+    /// none for a test-only one), then what the active reservations leave
+    /// it ([`reservations::restrict`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ControllerError::Reservation`] when the job names a reservation
+    /// that is not active.
+    pub fn request(
+        &self,
+        prepared: &PreparedJob,
+        mode: JobTestMode,
+        now: i64,
+    ) -> Result<JobTestRequest, ControllerError> {
+        let preemptee_candidates = match (&self.preemption, mode) {
+            (_, JobTestMode::TestOnly) | (None, _) => Vec::new(),
+            (Some(rules), _) => rules.candidates(&prepared.job, self.holding.values(), now),
+        };
+        let mut request = JobTestRequest {
+            preemptee_candidates,
+            ..prepared.test_request(mode)
+        };
+        reservations::restrict(
+            &mut request,
+            &self.reservations,
+            prepared.reservation.as_deref(),
+        )?;
+        Ok(request)
+    }
+
+    /// Asks the plugin `request` as it is (one built by [`Self::request`],
+    /// possibly narrowed by the caller's scheduler).
+    ///
+    /// # Errors
+    ///
+    /// The plugin's refusal or fault.
+    pub fn test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
+        self.select.job_test(request)
+    }
+
+    /// `job` starts on its `resources`: `job-begin`, then `nodeinfo-set`,
+    /// as slurmctld's `select_nodes` does; it then holds resources.
+    ///
+    /// # Errors
+    ///
+    /// The plugin's error from either call; after a `nodeinfo-set` error
+    /// the job holds its resources (the plugin has begun it).
+    pub fn begin(&mut self, job: Job) -> Result<(), CallError> {
+        self.select.job_begin(&job)?;
+        let id = job.job_id;
+        let job = self.holding.entry(id).or_insert(job);
+        self.select.nodeinfo_set(job)
+    }
+
+    /// Job `id` ends (completes, is cancelled or requeued): `job-fini`.
+    /// Returns the job as it held its resources.
+    ///
+    /// # Errors
+    ///
+    /// [`ControllerError::NotRunning`], or the plugin's error (the job is
+    /// then still held).
+    pub fn end(&mut self, id: u32) -> Result<Job, ControllerError> {
+        let job = self
+            .holding
+            .get(&id)
+            .ok_or(ControllerError::NotRunning(id))?;
+        self.select.job_fini(job)?;
+        Ok(self.holding.remove(&id).expect("held above"))
+    }
+
+    /// Job `id` is suspended: by `scontrol suspend` (`indefinite`), or by
+    /// the gang scheduler or a preemptor (its resources stay counted).
+    ///
+    /// # Errors
+    ///
+    /// [`ControllerError::NotRunning`], or the plugin's error (the job
+    /// then keeps its state).
+    pub fn suspend(&mut self, id: u32, indefinite: bool) -> Result<(), ControllerError> {
+        self.set_state(id, JobState::Suspended, None, indefinite)
+    }
+
+    /// Job `id` resumes, its end moved to `end_time` (by the time it was
+    /// suspended).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::suspend`].
+    pub fn resume(
+        &mut self,
+        id: u32,
+        indefinite: bool,
+        end_time: i64,
+    ) -> Result<(), ControllerError> {
+        self.set_state(id, JobState::Running, Some(end_time), indefinite)
+    }
+
+    fn set_state(
+        &mut self,
+        id: u32,
+        state: JobState,
+        end_time: Option<i64>,
+        indefinite: bool,
+    ) -> Result<(), ControllerError> {
+        let job = self
+            .holding
+            .get_mut(&id)
+            .ok_or(ControllerError::NotRunning(id))?;
+        let before = (job.state, job.end_time);
+        job.state = state;
+        job.end_time = end_time.unwrap_or(job.end_time);
+        let done = if state == JobState::Suspended {
+            self.select.job_suspend(job, indefinite)
+        } else {
+            self.select.job_resume(job, indefinite)
+        };
+        if done.is_err() {
+            (job.state, job.end_time) = before;
+        }
+        Ok(done?)
+    }
+
+    /// Job `id` keeps only the nodes of `kept` (`scontrol update
+    /// NumNodes=`/`NodeList=`): `job-resized` once per node it gives up,
+    /// in node order (`excise_node_from_job`), then it holds `kept`.
+    ///
+    /// # Errors
+    ///
+    /// [`ControllerError::NotRunning`], or the plugin's error at the first
+    /// node it refused (the job then keeps what it held).
+    pub fn resize(&mut self, id: u32, kept: JobResources) -> Result<(), ControllerError> {
+        let job = self
+            .holding
+            .get_mut(&id)
+            .ok_or(ControllerError::NotRunning(id))?;
+        let held = job.resources.as_ref().map(|r| r.nodes.ones().collect());
+        let dropped: Vec<u32> = held
+            .unwrap_or_else(Vec::new)
+            .into_iter()
+            .filter(|n| !kept.nodes.ones().any(|k| k == *n))
+            .collect();
+        for node in dropped {
+            self.select.job_resized(job, node)?;
+        }
+        job.resources = Some(kept);
+        Ok(())
+    }
+
+    /// Job `from` is merged into job `into` (`--dependency=expand`, then
+    /// `scontrol update JobId=<from> NumNodes=0`): `job-expand`; `into`
+    /// then holds the merged resources and `from` ends without a
+    /// `job-fini`. Returns the merged resources.
+    ///
+    /// # Errors
+    ///
+    /// [`ControllerError::NotRunning`] for either job, or the plugin's
+    /// refusal (cons_tres refuses a job holding GRES): nothing changes.
+    pub fn expand(&mut self, from: u32, into: u32) -> Result<&JobResources, ControllerError> {
+        let source = self
+            .holding
+            .get(&from)
+            .ok_or(ControllerError::NotRunning(from))?;
+        let target = self
+            .holding
+            .get(&into)
+            .ok_or(ControllerError::NotRunning(into))?;
+        let merged = self.select.job_expand(source, target)?;
+        self.holding.remove(&from);
+        let target = self.holding.get_mut(&into).expect("held above");
+        Ok(target.resources.insert(merged))
+    }
+
+    /// What a replay of a real Slurm does where the plugin answered
+    /// otherwise than Slurm: job `id` holds `resources` as Slurm's did
+    /// (`None`: it no longer holds any), without asking the plugin. A job
+    /// not held is added with `resources` only through [`Self::begin`].
+    pub fn follow(&mut self, id: u32, resources: Option<JobResources>) {
+        match resources {
+            Some(r) => {
+                if let Some(job) = self.holding.get_mut(&id) {
+                    job.resources = Some(r);
+                }
+            }
+            None => {
+                self.holding.remove(&id);
+            }
+        }
+    }
+
+    /// A reservation `name` of `node_count` nodes and `core_count` cores
+    /// (0: whole nodes) in partition `partition`, made now as slurmctld
+    /// makes it (`resv-test` on [`reservations::request`]); it is active
+    /// from then on.
+    ///
+    /// # Errors
+    ///
+    /// The plugin's refusal or fault: no reservation is made.
+    ///
+    /// # Panics
+    ///
+    /// When `partition` is not an index of the cluster's partitions.
+    pub fn reserve(
+        &mut self,
+        name: &str,
+        partition: usize,
+        node_count: u32,
+        core_count: u32,
+    ) -> Result<&Reservation, CallError> {
+        let request = reservations::request(
+            &self.cluster,
+            partition,
+            self.holding.values(),
+            node_count,
+            core_count,
+        );
+        let answer = self.select.resv_test(&request)?;
+        self.reservations.retain(|r| r.name != name);
+        self.reservations.push(Reservation::new(name, answer));
+        Ok(self.reservations.last().expect("pushed"))
+    }
+
+    /// Reservation `name` ends (deleted or expired); jobs may use its
+    /// nodes and cores again. Nothing happens when none is active.
+    pub fn release(&mut self, name: &str) {
+        self.reservations.retain(|r| r.name != name);
+    }
+
+    /// slurmctld's scheduling of one pending job at `now`, what `select
+    /// place` shows: a run-now test; when the plugin names preemptees that
+    /// are cancelled or requeued, they end and the job is tested again on
+    /// what they left (slurmctld's next pass); the job then begins, and the
+    /// preemptees it suspends are suspended. When it cannot start now, a
+    /// will-run test says when it would.
+    ///
+    /// # Errors
+    ///
+    /// [`ControllerError::Reservation`], or a plugin fault (a refusal is a
+    /// [`Decision`]).
+    pub fn place(&mut self, prepared: &PreparedJob, now: i64) -> Result<Decision, ControllerError> {
+        let run_now = self.request(prepared, JobTestMode::RunNow, now)?;
+        let mut result = match self.select.job_test(&run_now) {
+            Ok(result) => result,
+            Err(CallError::Plugin { .. }) => {
+                let will_run = self.request(prepared, JobTestMode::WillRun, now)?;
+                return match self.select.job_test(&will_run) {
+                    Ok(JobTestResult {
+                        resources,
+                        start_time,
+                        preemptees,
+                    }) => {
+                        let start = start_time.unwrap_or(now);
+                        Ok(Decision::Later {
+                            job: prepared.started(resources, start),
+                            start,
+                            preempts: preemptees,
+                        })
+                    }
+                    Err(e @ CallError::Plugin { .. }) => Ok(Decision::Never(e)),
+                    Err(e) => Err(e.into()),
+                };
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let preempted = result.preemptees.clone();
+        let mode_of = |id: u32| {
+            run_now
+                .preemptee_candidates
+                .iter()
+                .find(|c| c.job_id == id)
+                .map(|c| c.mode)
+        };
+        let stopped: Vec<u32> = preempted
+            .iter()
+            .copied()
+            .filter(|&id| mode_of(id).is_some_and(|m| m != PreemptMode::Suspend))
+            .collect();
+        if !stopped.is_empty() {
+            for &id in &stopped {
+                self.end(id)?;
+            }
+            result = self
+                .select
+                .job_test(&self.request(prepared, JobTestMode::RunNow, now)?)?;
+        }
+        let job = prepared.started(result.resources, now);
+        self.begin(job.clone())?;
+        for id in preempted.iter().copied().filter(|id| !stopped.contains(id)) {
+            if self
+                .holding
+                .get(&id)
+                .is_some_and(|j| j.state == JobState::Running)
+            {
+                self.suspend(id, false)?;
+            }
+        }
+        Ok(Decision::Now { job, preempted })
+    }
+
+    /// Fuel the plugin spent so far, for a component.
+    pub fn fuel_used(&self) -> Option<u64> {
+        self.select.fuel_used()
+    }
+}
+
+impl<S> fmt::Debug for Controller<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("nodes", &self.cluster.nodes.len())
+            .field("holding", &self.holding.keys().collect::<Vec<_>>())
+            .field(
+                "reservations",
+                &self
+                    .reservations
+                    .iter()
+                    .map(|r| &r.name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
