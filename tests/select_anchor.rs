@@ -37,8 +37,9 @@
 //! The replay builds the same cluster from the recorded `slurm.conf` and
 //! `gres.conf` (`Cluster::from_slurm_conf`, each node's `gres-topology`
 //! from `gres_conf`), loads the bundled plugin `SelectType` names, and for
-//! each step does what slurmctld did, with the plugin's clock set to the
-//! recorded time of the decision:
+//! each step does what slurmctld did through `slurm::controller`, the model
+//! `select place` and the simulator also run on, with the plugin's clock
+//! set to the recorded time of the decision:
 //!
 //! * submit: first the submit test: `job-test` TEST_ONLY on the
 //!   partition's nodes, as slurmctld's `job_allocate` asks before it queues
@@ -84,23 +85,22 @@
 
 mod anchor_select;
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use anchor_select::{JobRecord, NodeLine, Preempted, Recording, Step, Submitted, WillRun};
 use slurm::allocation::{node_allocations, node_names};
+use slurm::controller::Controller;
 use slurm::job_request::{JobRequest, PreparedJob};
 use slurm::setup::preemption::{self, Preemption};
 use slurm::setup::qos::QosTable;
 use slurm::setup::records::Cluster;
-use slurm::setup::reservations::{self, Reservation};
 use slurm::{gres_conf, hostlist, slurm_conf};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
-use slurm_wasm_host::kinds::select::{JobTestMode, JobTestRequest, PreempteeCandidate};
-use slurm_wasm_host::types::{GresAllocation, Job, JobResources, JobState, NodeResources};
+use slurm_wasm_host::kinds::select::JobTestMode;
+use slurm_wasm_host::types::{GresAllocation, JobResources, JobState, NodeResources};
 use slurm_wasm_host::{
     bundled, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin, Services,
 };
@@ -346,10 +346,13 @@ fn replay(config: &str) -> Vec<String> {
     )
     .unwrap_or_else(|e| panic!("{select}: {e}"));
     plugin.init(&cluster.select_config()).expect("init");
-    plugin.node_init(&cluster.nodes).expect("node-init");
-
-    // The reservations held now (our resv-test answers).
-    let held: RefCell<Vec<Reservation>> = RefCell::default();
+    let mut ctl = Controller::new(cluster.clone(), plugin, preemption).expect("node-init");
+    // The jobs holding resources, by name, and their ids.
+    let mut ids: BTreeMap<String, u32> = BTreeMap::new();
+    let id_of = |ids: &BTreeMap<String, u32>, name: &str| -> u32 {
+        *ids.get(name)
+            .unwrap_or_else(|| panic!("{config}: {name} is not running"))
+    };
     let prepare = |name: &str, id: u32, options: &[String]| -> PreparedJob {
         // A job that expands another (`--dependency=expand:<job>`, the
         // expand streams) is placed as any other: slurmctld only copies
@@ -364,31 +367,11 @@ fn replay(config: &str) -> Vec<String> {
             .and_then(|r| r.prepare(id, &cluster, Some("big")))
             .unwrap_or_else(|e| panic!("{config} {name} {options:?}: {e}"))
     };
-    let mut running: BTreeMap<String, Job> = BTreeMap::new();
-    // What slurmctld offers the plugin to preempt at `at` (its decision,
-    // when the job is submitted or tested: PreemptExemptTime counts to
-    // it): the running jobs in its job order (submission, so job id).
-    let candidates =
-        |job: &Job, running: &BTreeMap<String, Job>, at: i64| -> Vec<PreempteeCandidate> {
-            let Some(rules) = &preemption else {
-                return Vec::new();
-            };
-            let mut jobs: Vec<&Job> = running.values().collect();
-            jobs.sort_by_key(|j| j.job_id);
-            rules.candidates(job, jobs, at)
-        };
-    let request = |prepared: &PreparedJob, mode, running: &BTreeMap<String, Job>, at: i64| {
-        let mut request = JobTestRequest {
-            preemptee_candidates: candidates(&prepared.job, running, at),
-            ..prepared.test_request(mode)
-        };
-        reservations::restrict(
-            &mut request,
-            &held.borrow(),
-            prepared.reservation.as_deref(),
-        )
-        .unwrap_or_else(|e| panic!("{config}: {e}"));
-        request
+    // What slurmctld asks the plugin for `prepared` in `mode` at `at`
+    // (PreemptExemptTime counts to it): the controller's request.
+    let request = |ctl: &Controller<SelectPlugin>, prepared: &PreparedJob, mode, at: i64| {
+        ctl.request(prepared, mode, at)
+            .unwrap_or_else(|e| panic!("{config}: {e}"))
     };
     // slurmctld's submit (`job_allocate` with `allocate` 0, 22.05
     // job_mgr.c) asks `select_nodes` whether the job could ever run before
@@ -398,24 +381,28 @@ fn replay(config: &str) -> Vec<String> {
     // asked the same here: the jobs Slurm queued (started or pending) must
     // pass, the ones it refused so must be refused. `Ok(())` when ours
     // answers as Slurm did, else the difference's text.
-    let test_only =
-        |name: &str, id: u32, options: &[String], accepted: bool| -> Result<(), String> {
-            let prepared = prepare(name, id, options);
-            let request = request(&prepared, JobTestMode::TestOnly, &BTreeMap::new(), 0);
-            match (plugin.job_test(&request), accepted) {
-                (Ok(_), true) | (Err(_), false) => Ok(()),
-                (Err(e), true) => Err(format!(
-                    "{name} {}: Slurm's submit test (TEST_ONLY) accepted it; ours refused it: {e}",
-                    options.join(" ")
-                )),
-                (Ok(result), false) => Err(format!(
-                    "{name} {}: Slurm refused it at submit (Requested node configuration is not \
+    let test_only = |ctl: &mut Controller<SelectPlugin>,
+                     name: &str,
+                     id: u32,
+                     options: &[String],
+                     accepted: bool|
+     -> Result<(), String> {
+        let prepared = prepare(name, id, options);
+        let request = request(ctl, &prepared, JobTestMode::TestOnly, 0);
+        match (ctl.test(&request), accepted) {
+            (Ok(_), true) | (Err(_), false) => Ok(()),
+            (Err(e), true) => Err(format!(
+                "{name} {}: Slurm's submit test (TEST_ONLY) accepted it; ours refused it: {e}",
+                options.join(" ")
+            )),
+            (Ok(result), false) => Err(format!(
+                "{name} {}: Slurm refused it at submit (Requested node configuration is not \
                  available); our TEST_ONLY accepted it on {:?}",
-                    options.join(" "),
-                    node_names(&cluster.nodes, &result.resources)
-                )),
-            }
-        };
+                options.join(" "),
+                node_names(&cluster.nodes, &result.resources)
+            )),
+        }
+    };
     let mut differences = Vec::new();
     for (step_index, step) in recording.steps.iter().enumerate() {
         // The submit test comes first, as in slurmctld.
@@ -445,7 +432,7 @@ fn replay(config: &str) -> Vec<String> {
                 Submitted::Refused(_) => None,
             };
             if let Some((id, accepted)) = asked {
-                if let Err(d) = test_only(name, id, options, accepted) {
+                if let Err(d) = test_only(&mut ctl, name, id, options, accepted) {
                     differences.push(d);
                 }
             }
@@ -465,8 +452,8 @@ fn replay(config: &str) -> Vec<String> {
                 prepared.job.name = name.clone();
                 clock.set(record.start_time);
                 let at = record.submit_time;
-                let mut got =
-                    plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running, at));
+                let run_now = request(&ctl, &prepared, JobTestMode::RunNow, at);
+                let mut got = ctl.test(&run_now);
                 // Slurm's list shows the running jobs it stopped; a suspended
                 // job the plugin names again is not among them.
                 let ours_preempted = got.as_ref().map_or(Vec::new(), |r| {
@@ -474,11 +461,7 @@ fn replay(config: &str) -> Vec<String> {
                         .preemptees
                         .iter()
                         .copied()
-                        .filter(|id| {
-                            running
-                                .values()
-                                .any(|j| j.job_id == *id && j.state == JobState::Running)
-                        })
+                        .filter(|id| ctl.job(*id).is_some_and(|j| j.state == JobState::Running))
                         .collect();
                     sorted(&now_running)
                 });
@@ -511,14 +494,12 @@ fn replay(config: &str) -> Vec<String> {
                     // slurmctld cancels the preemptees, and a later pass
                     // starts the job on what they left.
                     for gone in stopped {
-                        let job = running.remove(&gone.name).unwrap_or_else(|| {
-                            panic!("{config}: preempted {} is not running", gone.name)
-                        });
-                        plugin
-                            .job_fini(&job)
+                        let id = id_of(&ids, &gone.name);
+                        ids.remove(&gone.name);
+                        ctl.end(id)
                             .unwrap_or_else(|e| panic!("{}: job-fini: {e}", gone.name));
                     }
-                    got = plugin.job_test(&request(&prepared, JobTestMode::RunNow, &running, at));
+                    got = ctl.test(&request(&ctl, &prepared, JobTestMode::RunNow, at));
                 }
                 let resources = match got {
                     Ok(result)
@@ -550,32 +531,21 @@ fn replay(config: &str) -> Vec<String> {
                 };
                 let mut job = prepared.started(resources, record.start_time);
                 job.end_time = record.end_time;
-                plugin
-                    .job_begin(&job)
-                    .unwrap_or_else(|e| panic!("{name}: job-begin: {e}"));
-                plugin
-                    .nodeinfo_set(&job)
-                    .unwrap_or_else(|e| panic!("{name}: nodeinfo-set: {e}"));
+                ctl.begin(job)
+                    .unwrap_or_else(|e| panic!("{name}: job-begin, nodeinfo-set: {e}"));
+                ids.insert(name.clone(), record.id);
                 if record.state == "SUSPENDED" {
                     // The gang scheduler suspended it as it started (under
                     // preempt/qos it may suspend the preemptor): its
                     // resources stay in the tables.
-                    job.state = JobState::Suspended;
-                    plugin
-                        .job_suspend(&job, false)
+                    ctl.suspend(record.id, false, None)
                         .unwrap_or_else(|e| panic!("{name}: job-suspend: {e}"));
                 }
-                running.insert(name.clone(), job);
                 // Under PreemptMode=SUSPEND,GANG the job starts at once and the
                 // gang scheduler then suspends its preemptees (not
                 // indefinitely: their resources stay in the tables).
                 for p in suspended {
-                    let job = running
-                        .get_mut(&p.name)
-                        .unwrap_or_else(|| panic!("{config}: suspended {} is not running", p.name));
-                    job.state = JobState::Suspended;
-                    plugin
-                        .job_suspend(job, false)
+                    ctl.suspend(id_of(&ids, &p.name), false, None)
                         .unwrap_or_else(|e| panic!("{}: job-suspend: {e}", p.name));
                 }
             }
@@ -587,10 +557,10 @@ fn replay(config: &str) -> Vec<String> {
             } if !record.reason.starts_with("Partition") => {
                 let prepared = prepare(name, record.id, options);
                 clock.set(record.submit_time);
-                if let Ok(result) = plugin.job_test(&request(
+                if let Ok(result) = ctl.test(&request(
+                    &ctl,
                     &prepared,
                     JobTestMode::RunNow,
-                    &running,
                     record.submit_time,
                 )) {
                     differences.push(format!(
@@ -614,23 +584,19 @@ fn replay(config: &str) -> Vec<String> {
                 id: Some(_),
                 resumed,
             } => {
-                let job = running
-                    .remove(name)
-                    .unwrap_or_else(|| panic!("{config}: {name} is not running"));
-                plugin
-                    .job_fini(&job)
+                let id = id_of(&ids, name);
+                ids.remove(name);
+                ctl.end(id)
                     .unwrap_or_else(|e| panic!("{name}: job-fini: {e}"));
                 // The gang scheduler resumes the jobs it had suspended for it,
                 // their ends moved by the time they were suspended.
                 for (back, end_time) in resumed {
-                    let job = running
-                        .get_mut(back)
-                        .filter(|j| j.state == JobState::Suspended)
-                        .unwrap_or_else(|| panic!("{config}: resumed {back} was not suspended"));
-                    job.state = JobState::Running;
-                    job.end_time = *end_time;
-                    plugin
-                        .job_resume(job, false)
+                    let id = id_of(&ids, back);
+                    assert!(
+                        ctl.job(id).is_some_and(|j| j.state == JobState::Suspended),
+                        "{config}: resumed {back} was not suspended"
+                    );
+                    ctl.resume(id, false, Some(*end_time))
                         .unwrap_or_else(|e| panic!("{back}: job-resume: {e}"));
                 }
             }
@@ -643,26 +609,18 @@ fn replay(config: &str) -> Vec<String> {
                 end_time,
             } => {
                 // `scontrol suspend`/`resume` reach select with indf_susp set.
-                let job = running
-                    .get_mut(name)
-                    .unwrap_or_else(|| panic!("{config}: {name} is not running"));
-                let (want, call) = if *resume {
-                    (JobState::Running, "job-resume")
-                } else {
-                    (JobState::Suspended, "job-suspend")
-                };
+                let id = id_of(&ids, name);
+                let call = if *resume { "job-resume" } else { "job-suspend" };
                 assert_eq!(
                     state,
                     if *resume { "RUNNING" } else { "SUSPENDED" },
                     "{config}: {name} after {call}"
                 );
-                job.state = want;
                 // A resume moves the job's end by the time it was suspended.
-                job.end_time = *end_time;
                 let done = if *resume {
-                    plugin.job_resume(job, true)
+                    ctl.resume(id, true, Some(*end_time))
                 } else {
-                    plugin.job_suspend(job, true)
+                    ctl.suspend(id, true, Some(*end_time))
                 };
                 done.unwrap_or_else(|e| panic!("{name}: {call}: {e}"));
             }
@@ -681,23 +639,8 @@ fn replay(config: &str) -> Vec<String> {
                 );
                 // slurmctld's `excise_node_from_job` calls job_resized once
                 // per node the job gives up, in node order.
-                let job = running
-                    .get_mut(name)
-                    .unwrap_or_else(|| panic!("{config}: resized {name} is not running"));
-                let kept = recorded_resources(&cluster, record);
-                let kept_nodes: Vec<u32> = kept.nodes.ones().collect();
-                let held = job.resources.as_ref().expect("a running job's resources");
-                let dropped: Vec<u32> = held
-                    .nodes
-                    .ones()
-                    .filter(|n| !kept_nodes.contains(n))
-                    .collect();
-                for node in dropped {
-                    plugin
-                        .job_resized(job, node)
-                        .unwrap_or_else(|e| panic!("{name}: job-resized: {e}"));
-                }
-                job.resources = Some(kept);
+                ctl.resize(id_of(&ids, name), recorded_resources(&cluster, record))
+                    .unwrap_or_else(|e| panic!("{name}: job-resized: {e}"));
             }
             Step::Resize {
                 outcome: Err(_), ..
@@ -712,12 +655,8 @@ fn replay(config: &str) -> Vec<String> {
                 // select_g_job_expand(name, into): every node, core,
                 // memory and GPU of `name` moves into `into`, and `name`
                 // ends without a job-fini.
-                let from = running
-                    .remove(name)
-                    .unwrap_or_else(|| panic!("{config}: merged {name} is not running"));
-                let to = running
-                    .get_mut(into)
-                    .unwrap_or_else(|| panic!("{config}: {into} to expand is not running"));
+                let (from, to) = (id_of(&ids, name), id_of(&ids, into));
+                ids.remove(name);
                 // Where the merged job spans several nodes, 22.05's
                 // job_resources_bits_copy (common/job_resources.c) ORs
                 // the two jobs' core bitmaps whatever their nodes, and
@@ -732,27 +671,27 @@ fn replay(config: &str) -> Vec<String> {
                             nodes == record.nodes
                         }
                 };
-                let merged = match plugin.job_expand(&from, to) {
-                    Ok(merged) if same(&merged) => merged,
+                match ctl.expand(from, to) {
+                    Ok(merged) if same(merged) => {}
                     Ok(merged) => {
                         differences.push(format!(
                             "merge {name} into {into}: Slurm's {into} holds {:?} NumCPUs={}; ours {:?} NumCPUs={}",
                             slurms(record),
                             record.num_cpus,
-                            ours(&cluster, &merged),
+                            ours(&cluster, merged),
                             merged.ncpus
                         ));
-                        recorded_resources(&cluster, record)
+                        ctl.follow(to, Some(recorded_resources(&cluster, record)));
                     }
                     Err(e) => {
                         differences.push(format!(
                             "merge {name} into {into}: Slurm's {into} holds {:?}; ours refused: {e}",
                             slurms(record)
                         ));
-                        recorded_resources(&cluster, record)
+                        ctl.follow(from, None);
+                        ctl.follow(to, Some(recorded_resources(&cluster, record)));
                     }
-                };
-                to.resources = Some(merged);
+                }
             }
             // Slurm's select refused the merge (cons_tres: a job holding
             // GRES, "has allocated GRES"): ours must refuse it too.
@@ -761,8 +700,9 @@ fn replay(config: &str) -> Vec<String> {
                 into,
                 outcome: Err(refusal),
             } if refusal != "not running" => {
-                let (from, to) = (&running[name], &running[into]);
-                if let Ok(merged) = plugin.job_expand(from, to) {
+                // Asked of the plugin alone: Slurm changed nothing.
+                let job = |name: &str| ctl.job(id_of(&ids, name)).expect("held");
+                if let Ok(merged) = ctl.select().job_expand(job(name), job(into)) {
                     differences.push(format!(
                         "merge {name} into {into}: Slurm refused it ({refusal}); ours merged them on {:?}",
                         ours(&cluster, &merged)
@@ -789,20 +729,13 @@ fn replay(config: &str) -> Vec<String> {
                     .iter()
                     .position(|p| p.name == "big")
                     .expect("the anchor's partition big");
-                let request = reservations::request(
-                    &cluster,
-                    big,
-                    running.values(),
-                    key("NodeCnt="),
-                    key("CoreCnt="),
-                );
-                let core_count = request.core_count;
+                let core_count = key("CoreCnt=");
                 // The nodes, and for a core reservation the cores in all
                 // (a node reservation holds its nodes' cores, which Slurm
                 // counts in `CoreCnt=` and the plugin does not return).
-                let answer = plugin.resv_test(&request);
-                if let (true, Ok(r)) = (*held_on, &answer) {
-                    held.borrow_mut().push(Reservation::new(name, r.clone()));
+                let answer = ctl.reserve(name, big, key("NodeCnt="), core_count).cloned();
+                if !held_on {
+                    ctl.release(name);
                 }
                 let ours = answer.map(|r| {
                     let nodes = r
@@ -830,7 +763,7 @@ fn replay(config: &str) -> Vec<String> {
                 }
             }
             Step::Release(name) => {
-                held.borrow_mut().retain(|r| r.name != *name);
+                ctl.release(name);
             }
             Step::TestOnly {
                 options,
@@ -846,30 +779,23 @@ fn replay(config: &str) -> Vec<String> {
                     // its own time. Its suspensions are not indefinite, so
                     // the tables keep every job; the states and the resumed
                     // jobs' end times follow the recording.
-                    for (name, job) in running.iter_mut() {
+                    for (name, &id) in &ids {
                         let listed_end = listed.iter().find(|(_, n, _)| n == name).map(|l| l.2);
-                        match (job.state, listed_end) {
-                            (JobState::Suspended, Some(end)) => {
-                                job.state = JobState::Running;
-                                job.end_time = end;
-                                plugin
-                                    .job_resume(job, false)
-                                    .unwrap_or_else(|e| panic!("{name}: job-resume: {e}"));
-                            }
-                            (JobState::Running, None) => {
-                                job.state = JobState::Suspended;
-                                plugin
-                                    .job_suspend(job, false)
-                                    .unwrap_or_else(|e| panic!("{name}: job-suspend: {e}"));
-                            }
+                        let state = ctl.job(id).expect("held").state;
+                        match (state, listed_end) {
+                            (JobState::Suspended, Some(end)) => ctl
+                                .resume(id, false, Some(end))
+                                .unwrap_or_else(|e| panic!("{name}: job-resume: {e}")),
+                            (JobState::Running, None) => ctl
+                                .suspend(id, false, None)
+                                .unwrap_or_else(|e| panic!("{name}: job-suspend: {e}")),
                             _ => {}
                         }
                     }
                 }
                 assert_eq!(
-                    running
-                        .iter()
-                        .filter(|(_, j)| j.state == JobState::Running)
+                    ids.iter()
+                        .filter(|(_, &id)| ctl.job(id).expect("held").state == JobState::Running)
                         .map(|(n, _)| n)
                         .collect::<Vec<_>>(),
                     names,
@@ -882,8 +808,7 @@ fn replay(config: &str) -> Vec<String> {
                 };
                 let mut prepared = prepare("test-only", job_id, options);
                 will_run_candidates(&mut prepared);
-                let got =
-                    plugin.job_test(&request(&prepared, JobTestMode::WillRun, &running, *now));
+                let got = ctl.test(&request(&ctl, &prepared, JobTestMode::WillRun, *now));
                 let what = format!("test-only {}", options.join(" "));
                 match (answer, got) {
                     (

@@ -280,18 +280,24 @@ impl<S: Select> Controller<S> {
     }
 
     /// Job `id` is suspended: by `scontrol suspend` (`indefinite`), or by
-    /// the gang scheduler or a preemptor (its resources stay counted).
+    /// the gang scheduler or a preemptor (its resources stay counted);
+    /// `end_time` is its end as slurmctld moved it, when it did.
     ///
     /// # Errors
     ///
     /// [`ControllerError::NotRunning`], or the plugin's error (the job
-    /// then keeps its state).
-    pub fn suspend(&mut self, id: u32, indefinite: bool) -> Result<(), ControllerError> {
-        self.set_state(id, JobState::Suspended, None, indefinite)
+    /// then keeps its state and end).
+    pub fn suspend(
+        &mut self,
+        id: u32,
+        indefinite: bool,
+        end_time: Option<i64>,
+    ) -> Result<(), ControllerError> {
+        self.set_state(id, JobState::Suspended, end_time, indefinite)
     }
 
-    /// Job `id` resumes, its end moved to `end_time` (by the time it was
-    /// suspended).
+    /// Job `id` resumes; `end_time` is its end as slurmctld moved it (by
+    /// the time it was suspended), when it did.
     ///
     /// # Errors
     ///
@@ -300,9 +306,9 @@ impl<S: Select> Controller<S> {
         &mut self,
         id: u32,
         indefinite: bool,
-        end_time: i64,
+        end_time: Option<i64>,
     ) -> Result<(), ControllerError> {
-        self.set_state(id, JobState::Running, Some(end_time), indefinite)
+        self.set_state(id, JobState::Running, end_time, indefinite)
     }
 
     fn set_state(
@@ -500,7 +506,7 @@ impl<S: Select> Controller<S> {
                 .get(&id)
                 .is_some_and(|j| j.state == JobState::Running)
             {
-                self.suspend(id, false)?;
+                self.suspend(id, false, None)?;
             }
         }
         Ok(Decision::Now { job, preempted })
