@@ -63,7 +63,7 @@ pub fn run_one(
         .map_err(|e| format!("{e:#}"))?;
     simulate(
         input,
-        stack.placer.as_mut(),
+        stack.select.as_mut(),
         stack.prioritizer.as_mut(),
         &stack.clock,
         &spec.label,

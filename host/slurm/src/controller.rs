@@ -39,9 +39,10 @@ use crate::setup::preemption::Preemption;
 use crate::setup::records::Cluster;
 use crate::setup::reservations::{self, Reservation, UnknownReservation};
 
-/// The select plugin calls slurmctld makes, as the controller needs them.
-/// [`SelectPlugin`] (a loaded component) is one; the simulator's native
-/// builds of the bundled plugins are another.
+/// The select plugin calls of slurmctld's scheduling loop: the node table,
+/// tests, and jobs starting and ending. [`SelectPlugin`] (a loaded
+/// component) is one; the simulator's native builds of the bundled
+/// plugins and its test doubles are others.
 ///
 /// Errors are the plugin's: a refusal (`CallError::Plugin`) or a fault.
 pub trait Select {
@@ -55,6 +56,17 @@ pub trait Select {
     fn nodeinfo_set(&mut self, job: &Job) -> Result<(), CallError>;
     /// `job-fini`.
     fn job_fini(&mut self, job: &Job) -> Result<(), CallError>;
+    /// Fuel spent so far, for a component; none for a native build.
+    fn fuel_used(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// The select plugin calls that follow what operators, users and the gang
+/// scheduler change besides starts and ends: suspensions, resizes, merges
+/// and advanced reservations. [`SelectPlugin`] makes them all; an embedding
+/// that never changes jobs so (the simulator) needs only [`Select`].
+pub trait Operations: Select {
     /// `job-suspend`.
     fn job_suspend(&mut self, job: &Job, indefinite: bool) -> Result<(), CallError>;
     /// `job-resume`.
@@ -65,9 +77,26 @@ pub trait Select {
     fn job_expand(&mut self, from: &Job, to: &Job) -> Result<JobResources, CallError>;
     /// `resv-test`.
     fn resv_test(&mut self, request: &ReservationRequest) -> Result<ReservationResult, CallError>;
-    /// Fuel spent so far, for a component; none for a native build.
+}
+
+impl<T: Select + ?Sized> Select for &mut T {
+    fn node_init(&mut self, nodes: &[Node]) -> Result<(), CallError> {
+        (**self).node_init(nodes)
+    }
+    fn job_test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
+        (**self).job_test(request)
+    }
+    fn job_begin(&mut self, job: &Job) -> Result<(), CallError> {
+        (**self).job_begin(job)
+    }
+    fn nodeinfo_set(&mut self, job: &Job) -> Result<(), CallError> {
+        (**self).nodeinfo_set(job)
+    }
+    fn job_fini(&mut self, job: &Job) -> Result<(), CallError> {
+        (**self).job_fini(job)
+    }
     fn fuel_used(&self) -> Option<u64> {
-        None
+        (**self).fuel_used()
     }
 }
 
@@ -87,6 +116,12 @@ impl Select for SelectPlugin {
     fn job_fini(&mut self, job: &Job) -> Result<(), CallError> {
         SelectPlugin::job_fini(self, job)
     }
+    fn fuel_used(&self) -> Option<u64> {
+        Some(SelectPlugin::fuel_used(self))
+    }
+}
+
+impl Operations for SelectPlugin {
     fn job_suspend(&mut self, job: &Job, indefinite: bool) -> Result<(), CallError> {
         SelectPlugin::job_suspend(self, job, indefinite)
     }
@@ -101,9 +136,6 @@ impl Select for SelectPlugin {
     }
     fn resv_test(&mut self, request: &ReservationRequest) -> Result<ReservationResult, CallError> {
         SelectPlugin::resv_test(self, request)
-    }
-    fn fuel_used(&self) -> Option<u64> {
-        Some(SelectPlugin::fuel_used(self))
     }
 }
 
@@ -279,6 +311,15 @@ impl<S: Select> Controller<S> {
         Ok(self.holding.remove(&id).expect("held above"))
     }
 
+    /// Fuel the plugin spent so far, for a component.
+    pub fn fuel_used(&self) -> Option<u64> {
+        self.select.fuel_used()
+    }
+}
+
+/// What operators, users and the gang scheduler change, and slurmctld's
+/// scheduling of one job (which may suspend preemptees).
+impl<S: Operations> Controller<S> {
     /// Job `id` is suspended: by `scontrol suspend` (`indefinite`), or by
     /// the gang scheduler or a preemptor (its resources stay counted);
     /// `end_time` is its end as slurmctld moved it, when it did.
@@ -510,11 +551,6 @@ impl<S: Select> Controller<S> {
             }
         }
         Ok(Decision::Now { job, preempted })
-    }
-
-    /// Fuel the plugin spent so far, for a component.
-    pub fn fuel_used(&self) -> Option<u64> {
-        self.select.fuel_used()
     }
 }
 

@@ -264,7 +264,7 @@ impl PreparedJob {
 
 /// One year in seconds: the run time `slurmctld` assumes for a job without
 /// a time limit when it plans ahead.
-const YEAR: i64 = 365 * 24 * 3600;
+pub const YEAR: i64 = 365 * 24 * 3600;
 
 /// Options that take a value, by every name they go by; the first name is
 /// the one errors use.

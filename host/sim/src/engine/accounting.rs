@@ -153,10 +153,10 @@ mod tests {
     use slurm_wasm_host::types::{JobState, TresAmount};
 
     use super::*;
-    use crate::engine::policy::{Placer, Prioritizer};
+    use crate::engine::policy::Prioritizer;
     use crate::engine::{simulate, Input, SchedConfig, DEFAULT_EPOCH};
     use crate::hazards::{self, ReplayOptions};
-    use crate::native::{NativePlacer, NativePrioritizer};
+    use crate::native::{NativePrioritizer, NativeSelect};
     use crate::swf;
 
     const ACCOUNTING: &str = "AccountingStorageType=accounting_storage/slurmdbd";
@@ -214,16 +214,15 @@ mod tests {
             default_partition: 0,
         };
         let clock = Arc::new(VirtualClock::new(input.epoch()));
-        let mut placer =
-            NativePlacer::new("select/linear", &cluster.select_config(), clock.clone()).unwrap();
-        placer.init(cluster).unwrap();
+        let mut select =
+            NativeSelect::new("select/linear", &cluster.select_config(), clock.clone()).unwrap();
         let mut prioritizer = NativePrioritizer::new(
             "priority/multifactor",
             &cluster.priority_config(),
             clock.clone(),
         )
         .unwrap();
-        let r = simulate(&input, &mut placer, &mut prioritizer, &clock, "t", None).unwrap();
+        let r = simulate(&input, &mut select, &mut prioritizer, &clock, "t", None).unwrap();
         r.outcomes.iter().map(|o| (o.start, o.end)).collect()
     }
 

@@ -1,6 +1,14 @@
 //! The simulation engine: a workload replayed in virtual time through one
-//! policy stack (a [`Placer`] and a [`Prioritizer`], normally the select and
-//! priority plugins loaded through the host).
+//! policy stack (a [`Select`] driven by slurmctld's model,
+//! [`slurm::controller::Controller`], as `select place` and the replays of
+//! real Slurm recordings drive it, and a [`Prioritizer`]; normally the
+//! select and priority plugins loaded through the host).
+//!
+//! Jobs are prepared from the sbatch options a trace job stands for by the
+//! same code ([`jobs::request`]); the controller builds every `job-test`
+//! request, which this scheduler narrows to the candidates it chose, and
+//! makes the calls that follow a start (`job-begin`, then `nodeinfo-set`)
+//! and an end (`job-fini`).
 //!
 //! # Events
 //!
@@ -91,19 +99,20 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use slurm::controller::{Controller, Select};
 use slurm::hostlist;
+use slurm::job_request::PreparedJob;
 use slurm::setup::records::Cluster;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
-use slurm_wasm_host::types::{
-    Bitmap, Job, JobResources, JobState, MemoryRequest, Oversubscribe, TresAmount,
-};
+use slurm_wasm_host::kinds::select::{JobTestMode, JobTestResult};
+use slurm_wasm_host::types::{Bitmap, Job, JobResources, JobState, MemoryRequest, Oversubscribe};
 use slurm_wasm_host::CallError;
 
 use crate::outcome::JobOutcome;
 use crate::workload::Workload;
 
 pub use config::{Backfill, SchedConfig};
-pub use policy::{Build, PlaceMode, Placement, Placer, PolicySpec, Prioritizer};
+pub use policy::{Build, PolicySpec, Prioritizer};
 
 /// Unix time of a workload's time zero when the trace does not say
 /// (2021-01-01T00:00:00Z): plugins see plausible dates.
@@ -203,8 +212,9 @@ struct BfCache {
 }
 
 struct Live {
-    /// The job record as last updated (priority, state, resources).
-    job: Job,
+    /// The job record as last updated (priority, state, resources), with
+    /// its `job-test` arguments.
+    prepared: PreparedJob,
     partition: usize,
     kill_after: Option<i64>,
     expected: i64,
@@ -212,7 +222,8 @@ struct Live {
 
 struct Engine<'a, 'p> {
     input: &'a Input<'a>,
-    placer: &'p mut dyn Placer,
+    /// slurmctld around the select plugin.
+    ctl: Controller<&'p mut dyn Select>,
     prioritizer: &'p mut dyn Prioritizer,
     epoch: i64,
     live: Vec<Option<Live>>,
@@ -247,7 +258,9 @@ struct Engine<'a, 'p> {
     accounts: Option<accounting::Accounts>,
 }
 
-/// Replays `input.workload` through `placer` and `prioritizer`, moving
+/// Replays `input.workload` through `select` (driven by slurmctld's
+/// model, [`Controller`], which gives it the node table first) and
+/// `prioritizer`, moving
 /// `clock` (the clock the plugins read) from event to event. `progress`,
 /// when given, counts jobs that reached their end (finished, or rejected).
 ///
@@ -259,13 +272,13 @@ struct Engine<'a, 'p> {
 /// [`SimError`] when a plugin call faults (not when a plugin refuses a
 /// placement, which is an answer), an allocation names no node, or
 /// `input.default_partition` is not a partition of the cluster.
-pub fn simulate(
+pub fn simulate<'p>(
     input: &Input<'_>,
-    placer: &mut dyn Placer,
-    prioritizer: &mut dyn Prioritizer,
+    select: &'p mut dyn Select,
+    prioritizer: &'p mut dyn Prioritizer,
     clock: &VirtualClock,
     policy: &str,
-    progress: Option<&AtomicU64>,
+    progress: Option<&'p AtomicU64>,
 ) -> Result<SimResult, SimError> {
     let started = std::time::Instant::now();
     let cluster = input.cluster;
@@ -303,9 +316,14 @@ pub fn simulate(
             Oversubscribe::No | Oversubscribe::Exclusive
         )
     });
+    let ctl = Controller::new(cluster.clone(), select, None).map_err(|e| SimError {
+        time: 0,
+        job: 0,
+        reason: format!("node-init: {e}"),
+    })?;
     let mut engine = Engine {
         input,
-        placer,
+        ctl,
         prioritizer,
         epoch: input.epoch(),
         live: (0..input.workload.jobs.len()).map(|_| None).collect(),
@@ -367,14 +385,14 @@ pub fn simulate(
     for (idx, live) in engine.live.iter().enumerate() {
         if live
             .as_ref()
-            .is_some_and(|l| l.job.state == JobState::Pending)
+            .is_some_and(|l| l.prepared.job.state == JobState::Pending)
         {
             engine.outcomes[idx].rejected =
                 Some("still pending when no event was left (never fitted)".into());
         }
     }
     let fuel = engine
-        .placer
+        .ctl
         .fuel_used()
         .zip(engine.prioritizer.fuel_used())
         .map(|(select, priority)| StackFuel { select, priority });
@@ -483,22 +501,33 @@ impl Engine<'_, '_> {
             self.counters.partition_fallbacks += 1;
         }
         self.index_of.insert(trace.id, idx);
+        let request = match request {
+            Ok(request) => request,
+            Err(e) => {
+                self.outcomes[idx].rejected = Some(format!("sbatch refuses it: {e}"));
+                self.finish_one();
+                return Ok(());
+            }
+        };
         let shape = shape(&request);
         let verdict = match self.test_only_cache.get(&shape) {
             Some(verdict) => verdict.clone(),
             None => {
                 self.counters.test_only_tests += 1;
-                let test = self.placer.test(
-                    &request.job,
-                    &self.part_bitmaps[request.partition],
-                    PlaceMode::TestOnly,
-                );
-                let verdict = match self.call(now, idx, test)? {
-                    Placement::Refused { code, message } => Some(format!(
+                let candidates = self.part_bitmaps[request.partition].clone();
+                let answer = self.test(
+                    now,
+                    idx,
+                    &request.prepared,
+                    candidates,
+                    JobTestMode::TestOnly,
+                )?;
+                let verdict = match answer {
+                    Err((code, message)) => Some(format!(
                         "cannot run on partition {} (error {code}: {message})",
                         self.input.cluster.partitions[request.partition].name
                     )),
-                    Placement::Placed { .. } => None,
+                    Ok(_) => None,
                 };
                 self.test_only_cache.insert(shape, verdict.clone());
                 verdict
@@ -509,18 +538,19 @@ impl Engine<'_, '_> {
             self.finish_one();
             return Ok(());
         }
-        let mut job = request.job;
+        let mut prepared = request.prepared;
+        let job = &mut prepared.job;
         if let Some((assoc_id, account)) = self.accounts.as_ref().and_then(|a| a.of(trace)) {
             job.assoc_id = assoc_id;
             job.account = Some(account);
         }
-        let priority = self.prioritizer.submit(&job);
+        let priority = self.prioritizer.submit(job);
         job.priority = self.call(now, idx, priority)?;
         let key = (Reverse(job.priority), now, job.job_id, idx);
         self.pending.insert(key);
         self.submitted_since_bf.push(key);
         self.live[idx] = Some(Live {
-            job,
+            prepared,
             partition: request.partition,
             kill_after: request.kill_after,
             expected: request.expected,
@@ -533,7 +563,7 @@ impl Engine<'_, '_> {
     }
 
     fn key(&self, idx: usize) -> QueueKey {
-        let job = &self.live(idx).job;
+        let job = &self.live(idx).prepared.job;
         (
             Reverse(job.priority),
             job.details.submit_time,
@@ -564,7 +594,11 @@ impl Engine<'_, '_> {
             .running
             .iter()
             .map(|&i| {
-                let job = &mut live[i].as_mut().expect("running job has a record").job;
+                let job = &mut live[i]
+                    .as_mut()
+                    .expect("running job has a record")
+                    .prepared
+                    .job;
                 let resources = job.resources.take();
                 let lean = job.clone();
                 job.resources = resources;
@@ -581,12 +615,12 @@ impl Engine<'_, '_> {
                 continue;
             };
             let key = self.key(idx);
-            if self.live(idx).job.state != JobState::Pending || key.0 .0 == priority {
+            if self.live(idx).prepared.job.state != JobState::Pending || key.0 .0 == priority {
                 continue;
             }
             self.pending.remove(&key);
             if let Some(l) = self.live[idx].as_mut() {
-                l.job.priority = priority;
+                l.prepared.job.priority = priority;
             }
             self.pending.insert(self.key(idx));
             self.generation += 1;
@@ -599,7 +633,7 @@ impl Engine<'_, '_> {
     /// `idx`'s minimum (always true when a partition oversubscribes). When
     /// they do not, `RUN_NOW` there must fail: the call is spared.
     fn fits_free_cpus_on(&self, idx: usize, words: &[u64]) -> bool {
-        let need = u64::from(self.live(idx).job.details.min_cpus);
+        let need = u64::from(self.live(idx).prepared.job.details.min_cpus);
         // The partition's free CPUs bound the candidates' (a subset).
         !self.cpu_precheck
             || (self.fits_free_cpus(idx)
@@ -612,7 +646,7 @@ impl Engine<'_, '_> {
     /// makes room): the call is spared.
     fn could_ever_fit_on(&self, idx: usize, words: &[u64]) -> bool {
         let live = self.live(idx);
-        let d = &live.job.details;
+        let d = &live.prepared.job.details;
         let nodes: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
         let need = u64::from(d.min_cpus);
         if nodes < u64::from(d.min_nodes)
@@ -628,7 +662,8 @@ impl Engine<'_, '_> {
 
     fn fits_free_cpus(&self, idx: usize) -> bool {
         let live = self.live(idx);
-        !self.cpu_precheck || self.part_free[live.partition] >= i64::from(live.job.details.min_cpus)
+        !self.cpu_precheck
+            || self.part_free[live.partition] >= i64::from(live.prepared.job.details.min_cpus)
     }
 
     fn main_pass(&mut self, now: i64) -> Result<(), SimError> {
@@ -649,20 +684,15 @@ impl Engine<'_, '_> {
             }
             let placed = if self.fits_free_cpus(idx) {
                 self.counters.run_now_tests += 1;
-                let candidates = &self.part_bitmaps[partition];
-                let r = self
-                    .placer
-                    .test(&rec(&self.live, idx).job, candidates, PlaceMode::RunNow);
-                self.call(now, idx, r)?
+                let candidates = self.part_bitmaps[partition].clone();
+                self.test_live(now, idx, candidates, JobTestMode::RunNow)?
+                    .ok()
             } else {
-                Placement::Refused {
-                    code: 0,
-                    message: String::new(),
-                }
+                None
             };
             match placed {
-                Placement::Placed { resources, .. } => self.start(now, idx, resources, false)?,
-                Placement::Refused { .. } => {
+                Some(result) => self.start(now, idx, result.resources, false)?,
+                None => {
                     blocked[partition] = true;
                     blocked_count += 1;
                 }
@@ -736,11 +766,8 @@ impl Engine<'_, '_> {
                     len,
                     words: free_now,
                 };
-                let r = self
-                    .placer
-                    .test(&rec(&self.live, idx).job, &candidates, PlaceMode::RunNow);
-                if let Placement::Placed { resources, .. } = self.call(now, idx, r)? {
-                    self.start(now, idx, resources, true)?;
+                if let Ok(result) = self.test_live(now, idx, candidates, JobTestMode::RunNow)? {
+                    self.start(now, idx, result.resources, true)?;
                     continue;
                 }
             }
@@ -804,15 +831,51 @@ impl Engine<'_, '_> {
     ) -> Result<Option<(i64, Vec<u64>)>, SimError> {
         self.counters.will_run_tests += 1;
         let candidates = Bitmap { len, words };
-        let r = self
-            .placer
-            .test(&rec(&self.live, idx).job, &candidates, PlaceMode::WillRun);
-        Ok(match self.call(now, idx, r)? {
-            Placement::Placed { resources, start } => {
-                Some((start.unwrap_or(now), resources.nodes.words))
-            }
-            Placement::Refused { .. } => None,
-        })
+        Ok(self
+            .test_live(now, idx, candidates, JobTestMode::WillRun)?
+            .ok()
+            .map(|r| (r.start_time.unwrap_or(now), r.resources.nodes.words)))
+    }
+
+    /// `job-test` of `prepared` (job `idx`) in `mode` on `candidates`: the
+    /// request the controller builds, narrowed to the candidates this
+    /// scheduler chose. A refusal is the plugin's code and message; a
+    /// fault ends the simulation.
+    fn test(
+        &mut self,
+        now: i64,
+        idx: usize,
+        prepared: &PreparedJob,
+        candidates: Bitmap,
+        mode: JobTestMode,
+    ) -> Result<Result<JobTestResult, (i32, String)>, SimError> {
+        let request = self
+            .ctl
+            .request(prepared, mode, now)
+            .map_err(|e| self.fail(now, idx, e))?;
+        let request = slurm_wasm_host::kinds::select::JobTestRequest {
+            candidates,
+            ..request
+        };
+        match self.ctl.test(&request) {
+            Ok(result) => Ok(Ok(result)),
+            Err(CallError::Plugin { code, message, .. }) => Ok(Err((code, message))),
+            Err(e) => Err(self.fail(now, idx, e)),
+        }
+    }
+
+    /// [`Self::test`] of pending job `idx`.
+    fn test_live(
+        &mut self,
+        now: i64,
+        idx: usize,
+        candidates: Bitmap,
+        mode: JobTestMode,
+    ) -> Result<Result<JobTestResult, (i32, String)>, SimError> {
+        let live = self.live[idx].take().expect("pending job has a record");
+        let answer = self.test(now, idx, &live.prepared, candidates, mode);
+        self.live[idx] = Some(live);
+        answer
     }
 
     fn start(
@@ -843,21 +906,6 @@ impl Engine<'_, '_> {
         let live = self.live[idx].as_mut().expect("pending job has a record");
         let killed = live.kill_after.is_some_and(|k| run_time > k);
         let end = now + live.kill_after.map_or(run_time, |k| run_time.min(k));
-        let job = &mut live.job;
-        job.state = JobState::Running;
-        job.start_time = now;
-        job.end_time = now + live.expected;
-        job.total_cpus = Some(resources.ncpus);
-        job.tres_allocated = vec![
-            TresAmount {
-                name: "cpu".into(),
-                count: u64::from(resources.ncpus),
-            },
-            TresAmount {
-                name: "node".into(),
-                count: resources.per_node.len() as u64,
-            },
-        ];
         for n in &resources.per_node {
             let node = n.node_index as usize;
             self.node_free[node] = self.node_free[node].saturating_sub(u32::from(n.cpus));
@@ -873,8 +921,9 @@ impl Engine<'_, '_> {
         outcome.node_list = node_list;
         outcome.backfilled = backfilled;
         outcome.killed_at_limit = killed;
-        job.resources = Some(resources);
-        let r = self.placer.begin(&rec(&self.live, idx).job);
+        let job = live.prepared.started(resources, now);
+        live.prepared.job = job.clone();
+        let r = self.ctl.begin(job);
         self.call(now, idx, r)?;
         self.running.insert(idx);
         self.ends.push(Reverse((end, idx)));
@@ -887,13 +936,15 @@ impl Engine<'_, '_> {
         let killed = self.outcomes[idx].killed_at_limit;
         let cluster = self.input.cluster;
         let live = self.live[idx].as_mut().expect("running job has a record");
-        live.job.state = if killed {
+        let job = &mut live.prepared.job;
+        job.state = if killed {
             JobState::Timeout
         } else {
             JobState::Complete
         };
-        live.job.end_time = now;
-        if let Some(res) = &live.job.resources {
+        job.end_time = now;
+        let id = job.job_id;
+        if let Some(res) = &job.resources {
             for n in &res.per_node {
                 let node = n.node_index as usize;
                 self.node_free[node] += u32::from(n.cpus);
@@ -902,9 +953,9 @@ impl Engine<'_, '_> {
                 }
             }
         }
-        let r = self.placer.fini(&rec(&self.live, idx).job);
-        self.call(now, idx, r)?;
-        let r = self.prioritizer.end(&rec(&self.live, idx).job);
+        let r = self.ctl.end(id).map(drop);
+        r.map_err(|e| self.fail(now, idx, e))?;
+        let r = self.prioritizer.end(&rec(&self.live, idx).prepared.job);
         self.call(now, idx, r)?;
         // The record is no longer needed: free it (large traces).
         self.live[idx] = None;
@@ -919,7 +970,7 @@ impl Engine<'_, '_> {
 type Shape = (usize, u32, Option<u32>, u32, (u8, u64), u64);
 
 fn shape(request: &jobs::Request) -> Shape {
-    let d = &request.job.details;
+    let d = &request.prepared.job.details;
     let memory = match d.memory {
         MemoryRequest::None => (0, 0),
         MemoryRequest::PerNode(mb) => (1, mb),

@@ -1,109 +1,25 @@
-//! A policy stack: one select plugin and one priority plugin, behind the
-//! two small traits the engine schedules with ([`Placer`], [`Prioritizer`]).
-//!
-//! The wasm handles of the host implement them ([`WasmPlacer`],
-//! [`WasmPrioritizer`]), and so do the native builds of the bundled plugins
-//! ([`crate::native`]), to compare the two.
+//! A policy stack: one select plugin and one priority plugin. The engine
+//! drives the select plugin through slurmctld's model
+//! ([`slurm::controller`], whose [`Select`] the host's [`SelectPlugin`]
+//! implements) and the priority plugin through [`Prioritizer`]
+//! ([`WasmPrioritizer`]); the native builds of the bundled plugins
+//! ([`crate::native`]) implement both, to compare the two.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use slurm::controller::Select;
 use slurm::setup::records::Cluster;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::priority::AssociationUpdate;
-use slurm_wasm_host::kinds::select::{JobTestFlags, JobTestMode, JobTestRequest, SelectConfig};
-use slurm_wasm_host::types::{Bitmap, Job, JobResources};
+use slurm_wasm_host::kinds::select::SelectConfig;
+use slurm_wasm_host::types::Job;
 use slurm_wasm_host::{
     bundled, CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin,
     SelectPlugin, Services, Slot,
 };
 
 use crate::native;
-
-/// `ESLURM_NODES_BUSY`: the resources exist but are in use now.
-const ESLURM_NODES_BUSY: i32 = 2016;
-
-/// How a placement is asked for (`select_p_job_test` modes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlaceMode {
-    /// Allocate now from free resources (`RUN_NOW`).
-    RunNow,
-    /// Could the job ever run on the candidates, ignoring usage (`TEST_ONLY`)?
-    TestOnly,
-    /// When and where would it start, given running jobs' end times (`WILL_RUN`)?
-    WillRun,
-}
-
-impl PlaceMode {
-    /// The contract's `job-test-mode`.
-    pub fn to_wit(self) -> JobTestMode {
-        match self {
-            PlaceMode::RunNow => JobTestMode::RunNow,
-            PlaceMode::TestOnly => JobTestMode::TestOnly,
-            PlaceMode::WillRun => JobTestMode::WillRun,
-        }
-    }
-}
-
-/// The `min-nodes`, `max-nodes` and `req-nodes` of a `job-test` request
-/// for `job`, as select_nodes computes them: no maximum is 500000 nodes;
-/// the desired count is the maximum when the job gave one. The engine asks
-/// with no flags, no preemptee candidates and no excluded cores.
-pub fn node_counts(job: &Job) -> (u32, u32, u32) {
-    let d = &job.details;
-    (
-        d.min_nodes,
-        d.max_nodes.unwrap_or(500_000),
-        d.max_nodes.unwrap_or(d.min_nodes),
-    )
-}
-
-/// The answer of a placement test.
-#[derive(Debug, Clone)]
-pub enum Placement {
-    /// Resources found; `start` is the expected start time (will-run) or
-    /// none (run-now, test-only).
-    Placed {
-        resources: JobResources,
-        start: Option<i64>,
-    },
-    /// Not with these candidates: the plugin's Slurm error code and message.
-    Refused { code: i32, message: String },
-}
-
-impl Placement {
-    /// Refused because the nodes are busy now (`ESLURM_NODES_BUSY`).
-    pub fn is_busy(&self) -> bool {
-        matches!(self, Placement::Refused { code, .. } if *code == ESLURM_NODES_BUSY)
-    }
-}
-
-/// Node selection as the engine needs it. Implementations keep their own
-/// usage tables, updated by [`Placer::begin`] and [`Placer::fini`]; the end
-/// time a will-run answer assumes for a running job is the `end-time` of
-/// the record given to `begin` (start + time limit, as in Slurm).
-///
-/// Errors are faults (a trap, an exhausted limit, a malformed answer), not
-/// refusals: they end the simulation of this stack.
-pub trait Placer: Send {
-    /// Loads the node table (`node-init`).
-    fn init(&mut self, cluster: &Cluster) -> Result<(), CallError>;
-    /// Tests `job` on `candidates` in `mode`.
-    fn test(
-        &mut self,
-        job: &Job,
-        candidates: &Bitmap,
-        mode: PlaceMode,
-    ) -> Result<Placement, CallError>;
-    /// The job (with its `resources`) starts.
-    fn begin(&mut self, job: &Job) -> Result<(), CallError>;
-    /// The job ended; release its resources.
-    fn fini(&mut self, job: &Job) -> Result<(), CallError>;
-    /// Fuel used so far, for a component (none for a native build).
-    fn fuel_used(&self) -> Option<u64> {
-        None
-    }
-}
 
 /// Job priority as the engine needs it.
 pub trait Prioritizer: Send {
@@ -125,57 +41,6 @@ pub trait Prioritizer: Send {
     /// Fuel used so far, for a component (none for a native build).
     fn fuel_used(&self) -> Option<u64> {
         None
-    }
-}
-
-/// A loaded select plugin as a [`Placer`].
-pub struct WasmPlacer(pub SelectPlugin);
-
-impl Placer for WasmPlacer {
-    fn init(&mut self, cluster: &Cluster) -> Result<(), CallError> {
-        self.0.node_init(&cluster.nodes)
-    }
-
-    fn test(
-        &mut self,
-        job: &Job,
-        candidates: &Bitmap,
-        mode: PlaceMode,
-    ) -> Result<Placement, CallError> {
-        let (min_nodes, max_nodes, req_nodes) = node_counts(job);
-        let request = JobTestRequest {
-            job: job.clone(),
-            candidates: candidates.clone(),
-            min_nodes,
-            max_nodes,
-            req_nodes,
-            mode: mode.to_wit(),
-            flags: JobTestFlags::empty(),
-            preemptee_candidates: Vec::new(),
-            excluded_cores: None,
-        };
-        match self.0.job_test(&request) {
-            Ok(result) => Ok(Placement::Placed {
-                resources: result.resources,
-                start: result.start_time,
-            }),
-            Err(CallError::Plugin { code, message, .. }) => {
-                Ok(Placement::Refused { code, message })
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    fn begin(&mut self, job: &Job) -> Result<(), CallError> {
-        self.0.job_begin(job)
-    }
-
-    fn fini(&mut self, job: &Job) -> Result<(), CallError> {
-        self.0.job_fini(job)
-    }
-
-    fn fuel_used(&self) -> Option<u64> {
-        Some(self.0.fuel_used())
     }
 }
 
@@ -448,7 +313,9 @@ fn native_type(source: &PluginSource) -> Result<&str, String> {
 /// A loaded, initialised stack with its own host and virtual clock.
 pub struct LoadedStack {
     pub clock: Arc<VirtualClock>,
-    pub placer: Box<dyn Placer>,
+    /// The select plugin, initialised; the engine's controller gives it
+    /// the node table (`node-init`).
+    pub select: Box<dyn Select + Send>,
     pub prioritizer: Box<dyn Prioritizer>,
     /// Keeps the engine (and its epoch ticker) alive while the plugins
     /// run; none for native builds.
@@ -477,7 +344,8 @@ impl LoadedStack {
     /// The native builds of `spec`'s plugins ([`crate::native`]) with a
     /// [`VirtualClock`] at `start`, initialised as [`LoadedStack::load`]
     /// initialises components: the same configurations, in the same order
-    /// (select `init`, priority `init`, `node-init`). No seed: the bundled
+    /// (select `init`, priority `init`; `node-init` when the engine starts).
+    /// No seed: the bundled
     /// plugins use no random source.
     ///
     /// # Errors
@@ -501,16 +369,15 @@ impl LoadedStack {
         let select = native_type(&spec.select).map_err(fail)?;
         let priority = native_type(&spec.priority).map_err(fail)?;
         let clock = Arc::new(VirtualClock::new(start));
-        let mut placer =
-            native::NativePlacer::new(select, &select_config(&spec.select, cluster), clock.clone())
+        let select =
+            native::NativeSelect::new(select, &select_config(&spec.select, cluster), clock.clone())
                 .map_err(|e| wrap(e.into()))?;
         let prioritizer =
             native::NativePrioritizer::new(priority, &cluster.priority_config(), clock.clone())
                 .map_err(|e| wrap(e.into()))?;
-        placer.init(cluster).map_err(|e| wrap(e.into()))?;
         Ok(LoadedStack {
             clock,
-            placer: Box::new(placer),
+            select: Box::new(select),
             prioritizer: Box::new(prioritizer),
             _host: None,
         })
@@ -556,11 +423,9 @@ impl LoadedStack {
         priority
             .init(&cluster.priority_config())
             .map_err(|e| wrap(e.into()))?;
-        let mut placer = WasmPlacer(select);
-        placer.init(cluster).map_err(|e| wrap(e.into()))?;
         Ok(LoadedStack {
             clock,
-            placer: Box::new(placer),
+            select: Box::new(select),
             prioritizer: Box::new(WasmPrioritizer {
                 plugin: priority,
                 // slurmctld starts `lowest_prio` at TOP_PRIORITY (0xffff0000).

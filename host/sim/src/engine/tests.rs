@@ -1,5 +1,5 @@
 //! Known-answer tests of the engine on hand-made workloads, with a native
-//! whole-node placer (a test double that allocates the lowest-numbered
+//! whole-node select plugin (a test double that allocates the lowest-numbered
 //! free nodes, like select/linear without topology or weights) and a
 //! priority/basic-like prioritizer (each job one below the previous: FCFS).
 //! The schedules are derived on paper in each test's comment.
@@ -56,49 +56,50 @@ impl WholeNodes {
     }
 }
 
-impl Placer for WholeNodes {
-    fn init(&mut self, cluster: &Cluster) -> Result<(), CallError> {
-        self.cpus = cluster.nodes.iter().map(|n| n.cpus).collect();
+/// A refusal of the test double, as the host reports a plugin's.
+fn refused(code: i32, message: &str) -> CallError {
+    CallError::Plugin {
+        plugin: "test".into(),
+        function: "job-test",
+        code,
+        message: message.into(),
+    }
+}
+
+impl Select for WholeNodes {
+    fn node_init(&mut self, nodes: &[slurm_wasm_host::types::Node]) -> Result<(), CallError> {
+        self.cpus = nodes.iter().map(|n| n.cpus).collect();
         self.busy = vec![None; self.cpus.len()];
         Ok(())
     }
 
-    fn test(
+    fn job_test(
         &mut self,
-        job: &Job,
-        candidates: &Bitmap,
-        mode: PlaceMode,
-    ) -> Result<Placement, CallError> {
-        let cand = slurm_wasm_host::fixtures::bits(candidates);
-        let busy = Placement::Refused {
-            code: 2016,
-            message: "busy".into(),
+        request: &slurm_wasm_host::kinds::select::JobTestRequest,
+    ) -> Result<JobTestResult, CallError> {
+        let job = &request.job;
+        let cand = slurm_wasm_host::fixtures::bits(&request.candidates);
+        let placed = |resources, start_time| JobTestResult {
+            resources,
+            start_time,
+            preemptees: Vec::new(),
         };
-        match mode {
-            PlaceMode::TestOnly => Ok(match self.pick(job, &cand) {
-                Some(n) => Placement::Placed {
-                    resources: self.resources(&n),
-                    start: None,
-                },
-                None => Placement::Refused {
-                    code: 2014,
-                    message: "too big".into(),
-                },
-            }),
-            PlaceMode::RunNow => {
+        match request.mode {
+            JobTestMode::TestOnly => match self.pick(job, &cand) {
+                Some(n) => Ok(placed(self.resources(&n), None)),
+                None => Err(refused(2014, "too big")),
+            },
+            JobTestMode::RunNow => {
                 let free: Vec<u32> = cand
                     .into_iter()
                     .filter(|&n| self.busy[n as usize].is_none())
                     .collect();
-                Ok(match self.pick(job, &free) {
-                    Some(n) => Placement::Placed {
-                        resources: self.resources(&n),
-                        start: None,
-                    },
-                    None => busy,
-                })
+                match self.pick(job, &free) {
+                    Some(n) => Ok(placed(self.resources(&n), None)),
+                    None => Err(refused(2016, "busy")),
+                }
             }
-            PlaceMode::WillRun => {
+            JobTestMode::WillRun | JobTestMode::Reservation => {
                 // Release running jobs in order of expected end until it fits.
                 let mut ends: Vec<i64> = self.busy.iter().flatten().map(|b| b.1).collect();
                 ends.sort_unstable();
@@ -111,25 +112,27 @@ impl Placer for WholeNodes {
                         .filter(|&n| self.busy[n as usize].is_none_or(|b| b.1 <= t))
                         .collect();
                     if let Some(n) = self.pick(job, &free) {
-                        return Ok(Placement::Placed {
-                            resources: self.resources(&n),
-                            start: Some(t.max(job.start_time)),
-                        });
+                        return Ok(placed(self.resources(&n), Some(t.max(job.start_time))));
                     }
                 }
-                Ok(busy)
+                Err(refused(2016, "busy"))
             }
         }
     }
 
-    fn begin(&mut self, job: &Job) -> Result<(), CallError> {
+    fn job_begin(&mut self, job: &Job) -> Result<(), CallError> {
         for n in &job.resources.as_ref().unwrap().per_node {
             self.busy[n.node_index as usize] = Some((job.job_id, job.end_time));
         }
         Ok(())
     }
 
-    fn fini(&mut self, job: &Job) -> Result<(), CallError> {
+    /// The double keeps no `sinfo` table.
+    fn nodeinfo_set(&mut self, _job: &Job) -> Result<(), CallError> {
+        Ok(())
+    }
+
+    fn job_fini(&mut self, job: &Job) -> Result<(), CallError> {
         for slot in &mut self.busy {
             if slot.is_some_and(|b| b.0 == job.job_id) {
                 *slot = None;
@@ -199,15 +202,14 @@ fn run(cluster: &Cluster, jobs: Vec<TraceJob>) -> SimResult {
         workload: &workload,
         default_partition: 0,
     };
-    let mut placer = WholeNodes {
+    let mut select = WholeNodes {
         cpus: Vec::new(),
         busy: Vec::new(),
     };
-    placer.init(cluster).unwrap();
     let clock = VirtualClock::new(input.epoch());
     simulate(
         &input,
-        &mut placer,
+        &mut select,
         &mut Fcfs(0xffff_0000),
         &clock,
         "test",
@@ -429,7 +431,7 @@ fn scheduler_parameters_are_read() {
     );
 }
 
-/// The HPC2N subset (120 nodes x 2 CPUs) with the test placer: two runs
+/// The HPC2N subset (120 nodes x 2 CPUs) with the test double: two runs
 /// give identical schedules, every job starts after its submission, and
 /// the backfill pass does start jobs on this real queue.
 #[test]

@@ -8,7 +8,7 @@
 //! to host goes by value ([`IntoHost`]: the plugins' answers are moved into
 //! the engine's records).
 //!
-//! Only the types the [`Placer`](crate::engine::Placer) and
+//! Only the types the [`Select`](slurm::controller::Select) and
 //! [`Prioritizer`](crate::engine::Prioritizer) calls carry are listed. A
 //! field added to one of them in the WIT is a compile error here (every
 //! struct literal names every field, every match names every case); a flag

@@ -46,17 +46,16 @@ use priority_basic::reservation::Ledger;
 use priority_multifactor::instance::Multifactor;
 use select_cons_tres::ConsTres;
 use select_linear::Linear;
-use slurm::setup::records::Cluster;
+use slurm::controller::Select;
 use slurm_wasm_host::capabilities::clock::{Clock, VirtualClock};
 use slurm_wasm_host::kinds::priority::{AssociationUpdate, PriorityConfig};
-use slurm_wasm_host::kinds::select::SelectConfig;
-use slurm_wasm_host::types::{Bitmap, Job};
+use slurm_wasm_host::kinds::select::{JobTestRequest, JobTestResult, SelectConfig};
+use slurm_wasm_host::types::{Job, Node};
 use slurm_wasm_host::CallError;
 use slurm_wasm_sdk::host::Level;
-use slurm_wasm_sdk::select::{JobTestFlags, JobTestRequest};
 use slurm_wasm_sdk::{codes, testkit, Error};
 
-use crate::engine::policy::{node_counts, PlaceMode, Placement, Placer, Prioritizer};
+use crate::engine::policy::Prioritizer;
 use convert::{IntoHost, ToSdk};
 
 /// The plugin types with a native build.
@@ -124,19 +123,19 @@ pub enum NativeError {
     Init { plugin: &'static str, error: Error },
 }
 
-enum Select {
+enum Plugin {
     ConsTres(Box<ConsTres>),
     Linear(Box<Linear>),
 }
 
-/// A select plugin built natively, as a [`Placer`].
-pub struct NativePlacer {
-    select: Select,
+/// A select plugin built natively, as the controller's [`Select`].
+pub struct NativeSelect {
+    select: Plugin,
     plugin: &'static str,
     clock: Arc<VirtualClock>,
 }
 
-impl NativePlacer {
+impl NativeSelect {
     /// The plugin of `plugin_type` after `init` with `config` (the
     /// component's `init`); its clock is `clock`.
     ///
@@ -148,17 +147,17 @@ impl NativePlacer {
         plugin_type: &str,
         config: &SelectConfig,
         clock: Arc<VirtualClock>,
-    ) -> Result<NativePlacer, NativeError> {
+    ) -> Result<NativeSelect, NativeError> {
         let config = config.to_sdk();
         let plugin = native_name(plugin_type)?;
         let select = host_call(plugin, &clock, || match plugin {
             "select/cons_tres" => select_cons_tres::plugin::instance_from(&config)
-                .map(|c| Select::ConsTres(Box::new(c))),
-            "select/linear" => Linear::init(&config).map(|l| Select::Linear(Box::new(l))),
+                .map(|c| Plugin::ConsTres(Box::new(c))),
+            "select/linear" => Linear::init(&config).map(|l| Plugin::Linear(Box::new(l))),
             _ => Err(Error::new(codes::EINVAL, "not a select plugin")),
         })
         .map_err(|error| NativeError::Init { plugin, error })?;
-        Ok(NativePlacer {
+        Ok(NativeSelect {
             select,
             plugin,
             clock,
@@ -168,7 +167,7 @@ impl NativePlacer {
     fn call<R>(
         &mut self,
         function: &'static str,
-        f: impl FnOnce(&mut Select) -> Result<R, Error>,
+        f: impl FnOnce(&mut Plugin) -> Result<R, Error>,
     ) -> Result<R, CallError> {
         let select = &mut self.select;
         host_call(self.plugin, &self.clock, || f(select))
@@ -176,68 +175,52 @@ impl NativePlacer {
     }
 }
 
-impl Placer for NativePlacer {
-    fn init(&mut self, cluster: &Cluster) -> Result<(), CallError> {
-        let nodes = cluster.nodes.to_sdk();
+impl Select for NativeSelect {
+    fn node_init(&mut self, nodes: &[Node]) -> Result<(), CallError> {
+        let nodes: Vec<_> = nodes.iter().map(ToSdk::to_sdk).collect();
         self.call("node-init", |s| match s {
-            Select::ConsTres(c) => c.node_init(&nodes).map_err(einval),
-            Select::Linear(l) => l.node_init(&nodes),
+            Plugin::ConsTres(c) => c.node_init(&nodes).map_err(einval),
+            Plugin::Linear(l) => l.node_init(&nodes),
         })
     }
 
-    fn test(
-        &mut self,
-        job: &Job,
-        candidates: &Bitmap,
-        mode: PlaceMode,
-    ) -> Result<Placement, CallError> {
+    fn job_test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
         let now = self.clock.now();
-        let select = &self.select;
-        let answer = host_call(self.plugin, &self.clock, || {
-            let (min_nodes, max_nodes, req_nodes) = node_counts(job);
-            let request = JobTestRequest {
-                job: job.to_sdk(),
-                candidates: candidates.to_sdk(),
-                min_nodes,
-                max_nodes,
-                req_nodes,
-                mode: mode.to_wit().to_sdk(),
-                flags: JobTestFlags::empty(),
-                preemptee_candidates: Vec::new(),
-                excluded_cores: None,
-            };
-            match select {
-                Select::ConsTres(c) => c.job_test(&request, now),
-                Select::Linear(l) => l.job_test(&request, now),
-            }
-        });
-        Ok(match answer {
-            Ok(result) => Placement::Placed {
-                resources: result.resources.into_host(),
-                start: result.start_time,
-            },
-            Err(e) => Placement::Refused {
-                code: e.code,
-                message: e.message,
-            },
+        let request = request.to_sdk();
+        self.call("job-test", |s| match s {
+            Plugin::ConsTres(c) => c.job_test(&request, now),
+            Plugin::Linear(l) => l.job_test(&request, now),
         })
+        .map(IntoHost::into_host)
     }
 
-    fn begin(&mut self, job: &Job) -> Result<(), CallError> {
+    fn job_begin(&mut self, job: &Job) -> Result<(), CallError> {
         self.call("job-begin", |s| match s {
-            Select::ConsTres(c) => c.add_running(&job.to_sdk()).map_err(einval),
-            Select::Linear(l) => l.job_begin(&job.to_sdk()),
+            Plugin::ConsTres(c) => c.add_running(&job.to_sdk()).map_err(einval),
+            Plugin::Linear(l) => l.job_begin(&job.to_sdk()),
         })
     }
 
-    fn fini(&mut self, job: &Job) -> Result<(), CallError> {
+    /// What the components' `nodeinfo-set` does to the placement tables:
+    /// cons_tres adds a job its tables do not know yet (none after
+    /// `job-begin`), linear nothing (Slurm's only makes sure its tables
+    /// exist). The `sinfo` table the components' export layers refresh is
+    /// not kept natively: nothing here reads it.
+    fn nodeinfo_set(&mut self, job: &Job) -> Result<(), CallError> {
+        self.call("nodeinfo-set", |s| match s {
+            Plugin::ConsTres(c) => c.add_running(&job.to_sdk()).map_err(einval),
+            Plugin::Linear(_) => Ok(()),
+        })
+    }
+
+    fn job_fini(&mut self, job: &Job) -> Result<(), CallError> {
         self.call("job-fini", |s| match s {
             // cons_tres's export layer reads only the id: no record to convert.
-            Select::ConsTres(c) => {
+            Plugin::ConsTres(c) => {
                 c.job_fini(job.job_id);
                 Ok(())
             }
-            Select::Linear(l) => l.job_fini(&job.to_sdk()),
+            Plugin::Linear(l) => l.job_fini(&job.to_sdk()),
         })
     }
 }
