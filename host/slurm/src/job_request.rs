@@ -71,8 +71,8 @@ use slurm_wasm_host::bindings::select::exports::slurm::plugin::select::{
     JobTestFlags, JobTestMode, JobTestRequest,
 };
 use slurm_wasm_host::bindings::types::{
-    Bitmap, GresFlags, GresRequest, GresScope, Job, JobResources, JobState, MemoryRequest,
-    ShareRequest, TresAmount,
+    Bitmap, GresFlags, GresRequest, GresScope, Job, JobResources, JobState, KeyValue,
+    MemoryRequest, ShareRequest, TresAmount,
 };
 use slurm_wasm_host::fixtures::{bitmap, bits, job};
 
@@ -718,6 +718,12 @@ impl JobRequest {
                 count: u64::from(min_nodes),
             },
         ];
+        job.tres_requested.extend(gres_tres(
+            &job.details.gres,
+            &cluster.config.raw,
+            min_nodes,
+            num_tasks,
+        ));
 
         let min_nodes = min_nodes.max(partition.min_nodes);
         let job_max = max_nodes.unwrap_or(MAX_NODES_UNLIMITED);
@@ -745,6 +751,39 @@ impl JobRequest {
             reservation: self.reservation.clone(),
         })
     }
+}
+
+/// The GRES TRES slurmctld counts in a pending job's requested TRES
+/// (22.05 gres_ctld.c `gres_ctld_set_job_tres_cnt`): one `gres/<name>` per
+/// GRES the accounting TRES list names (`AccountingStorageTRES`; no GRES
+/// is tracked by default), counted as the job's total (`total_gres`:
+/// per job as asked, per node times the node count, per task times the task
+/// count; `--gpus-per-socket`, which this reader does not take, is left out).
+fn gres_tres(gres: &[GresRequest], raw: &[KeyValue], nodes: u32, tasks: u32) -> Vec<TresAmount> {
+    let tracked: Vec<String> = raw
+        .iter()
+        .filter(|kv| kv.key.eq_ignore_ascii_case("AccountingStorageTRES"))
+        .flat_map(|kv| kv.value.split(','))
+        .map(|t| t.trim().to_ascii_lowercase())
+        .collect();
+    let mut out: Vec<TresAmount> = Vec::new();
+    for g in gres {
+        let name = format!("gres/{}", g.name);
+        if !tracked.contains(&name.to_ascii_lowercase()) {
+            continue;
+        }
+        let count = match g.scope {
+            GresScope::PerJob => g.count,
+            GresScope::PerNode => g.count.saturating_mul(u64::from(nodes)),
+            GresScope::PerTask => g.count.saturating_mul(u64::from(tasks)),
+            GresScope::PerSocket => continue,
+        };
+        match out.iter_mut().find(|t| t.name == name) {
+            Some(t) => t.count = t.count.saturating_add(count),
+            None => out.push(TresAmount { name, count }),
+        }
+    }
+    out
 }
 
 fn number<T: std::str::FromStr>(option: &str, value: &str, what: &str) -> Result<T, RequestError> {
@@ -1226,6 +1265,36 @@ mod tests {
         // Neither -n nor -N: one CPU, one node, no task count sent.
         let d = prepare(&[]).job.details;
         assert_eq!((d.min_nodes, d.num_tasks, d.min_cpus), (1, 0, 1));
+    }
+
+    #[test]
+    fn tracked_gres_count_in_the_requested_tres() {
+        // Pending d7 of the anchor's linear-CR_Memory-qos_preempt stream
+        // (AccountingStorageTRES=gres/gpu): `-w n4 -n2 --gres=gpu:2
+        // --mem-per-cpu=100` showed TRES=cpu=2,mem=200M,node=1,...,gres/gpu=2.
+        let gpus = |p: &PreparedJob| {
+            p.job
+                .tres_requested
+                .iter()
+                .find(|t| t.name == "gres/gpu")
+                .map(|t| t.count)
+        };
+        let d7 = prepare(&["-w", "n4", "-n2", "--gres=gpu:2", "--mem-per-cpu=100"]);
+        assert_eq!(gpus(&d7), Some(2));
+        // Per node times nodes, per task times tasks, per job as asked.
+        assert_eq!(gpus(&prepare(&["-N2", "--gres=gpu:1"])), Some(2));
+        assert_eq!(gpus(&prepare(&["-n3", "--gpus-per-task=1"])), Some(3));
+        assert_eq!(gpus(&prepare(&["-N2", "--gpus=3"])), Some(3));
+        // cons_tres-CR_Core_Memory tracks no GRES: its pending a12 (`-n2
+        // --gres=gpu:2`) showed TRES=cpu=2,mem=500M,node=1,billing=2.
+        let text = include_str!("../testdata/anchor-slurm.conf")
+            .replace("AccountingStorageTRES=gres/gpu,gres/mps\n", "");
+        let conf = slurm_conf::parse_str(&text, Path::new("slurm.conf")).unwrap();
+        let cluster = Cluster::from_slurm_conf(&conf).unwrap();
+        let a12 = JobRequest::parse(&["-n2", "--gres=gpu:2"])
+            .and_then(|r| r.prepare(7, &cluster, Some("big")))
+            .unwrap();
+        assert_eq!(gpus(&a12), None);
     }
 
     #[test]
