@@ -8,8 +8,7 @@
 use std::time::Duration;
 
 use slurm_wasm_host::{
-    fixtures, FailurePolicy, Grants, Host, HostOptions, Limits, PluginSettings, PluginSource,
-    PriorityPlugin,
+    fixtures, FailurePolicy, Grants, Host, Limits, PluginSettings, PluginSource, PriorityPlugin,
 };
 
 fn main() -> anyhow::Result<()> {
@@ -19,7 +18,7 @@ fn main() -> anyhow::Result<()> {
     };
 
     // One host per process: it owns the engine and the compiled-code cache.
-    let host = Host::new(HostOptions::default())?;
+    let host = Host::new(slurm_wasm_bundled::host_options())?;
 
     // What the site allows this plugin: 50 million fuel and 100 ms per call,
     // 64 MiB of memory, no capabilities beyond log and clock, and two

@@ -10,7 +10,7 @@ use slurm_wasm_host::{fixtures, Host, HostOptions, PluginSettings, PluginSource,
 fn host(cache: &Path) -> Host {
     Host::new(HostOptions {
         cache_dir: Some(cache.to_path_buf()),
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .unwrap()
 }
@@ -152,7 +152,7 @@ fn an_entry_sealed_with_another_key_is_recompiled() {
 fn refused(cache: &Path) -> String {
     match Host::new(HostOptions {
         cache_dir: Some(cache.to_path_buf()),
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     }) {
         Ok(_) => panic!("{} was accepted", cache.display()),
         Err(e) => e.to_string(),

@@ -45,7 +45,7 @@ use slurm::slurm_conf::{self, SlurmConf};
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::kinds::gres::{EnvChange, EnvFlags, NodeAllocation, NodeHardware};
 use slurm_wasm_host::types::{Bitmap, GresAllocation};
-use slurm_wasm_host::{bundled, GresPlugin, Host, HostOptions, PluginSettings, PluginSource};
+use slurm_wasm_host::{GresPlugin, Host, PluginSettings, PluginSource};
 
 type Env = BTreeMap<String, String>;
 
@@ -66,12 +66,12 @@ fn load(dir: &Path) -> (Host, Plugins) {
         .unwrap_or_else(|e| panic!("{e}"))
         .expect("the recording has a gres.conf");
     let per_node = gres.nodes(&conf).unwrap_or_else(|e| panic!("{e}"));
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let mut plugins = Vec::new();
     for name in conf.gres_types() {
         let plugin_type = format!("gres/{name}");
         assert!(
-            bundled::find(&plugin_type).is_some(),
+            slurm_wasm_bundled::find(&plugin_type).is_some(),
             "{plugin_type} is not bundled in this build (host/src/bundled.rs)"
         );
         let plugin = GresPlugin::load(

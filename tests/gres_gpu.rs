@@ -75,7 +75,7 @@ fn node() -> Node {
             gpu: gpus.clone(),
             ..Services::default()
         },
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     Node { host, gpus }

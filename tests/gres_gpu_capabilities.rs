@@ -56,7 +56,7 @@ fn plugin(grants: Grants) -> (GresPlugin, Arc<RecordingGpu>) {
             gpu: recorder.clone(),
             ..Services::default()
         },
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .unwrap();
     let plugin = GresPlugin::load(

@@ -30,8 +30,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use slurm_wasm_host::bundled;
-
 mod live_slurm;
 
 use live_slurm::{
@@ -40,7 +38,8 @@ use live_slurm::{
 
 /// Writes bundled plugin `plugin_type` into `work` as `file`.
 fn write_wasm(work: &Path, plugin_type: &str, file: &str) {
-    let plugin = bundled::find(plugin_type).unwrap_or_else(|| panic!("{plugin_type} is bundled"));
+    let plugin =
+        slurm_wasm_bundled::find(plugin_type).unwrap_or_else(|| panic!("{plugin_type} is bundled"));
     std::fs::write(work.join(file), plugin.bytes).unwrap();
 }
 

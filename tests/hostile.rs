@@ -57,7 +57,7 @@ struct Fixture {
 }
 
 fn fixture(settings: PluginSettings) -> Fixture {
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let hostile = TaskPlugin::load(&host, &hostile(), settings).expect("hostile plugin loads");
     hostile.init(&fixtures::task_config()).expect("init");
     let healthy = PriorityPlugin::load(
@@ -305,7 +305,7 @@ fn granted_cpuset_refuses_pids_outside_the_step() {
     };
     let host = Host::new(HostOptions {
         services,
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .unwrap();
     let settings = PluginSettings {
@@ -339,7 +339,7 @@ fn granted_cpuset_refuses_pids_outside_the_step() {
 
 #[test]
 fn required_capability_without_grant_refuses_to_load() {
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let source = PluginSource::File(env!("SLURM_WASM_TEST_NEEDS_TOPOLOGY").into());
     let err = TaskPlugin::load(&host, &source, PluginSettings::default())
         .err()
@@ -400,7 +400,7 @@ fn fallback_policy_hands_over_to_a_bundled_plugin() {
 fn plugin_in_the_wrong_slot_is_refused() {
     // The component's exports say its kind; it is refused before linking,
     // so the message names the kind and not the functions it lacks.
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     for source in [PluginSource::Bundled("task/none".into()), hostile()] {
         let err = PriorityPlugin::load(&host, &source, PluginSettings::default())
             .err()
@@ -425,7 +425,7 @@ fn plugin_in_the_wrong_slot_is_refused() {
 
 #[test]
 fn malformed_wasm_is_refused_with_its_name() {
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     for (name, bytes) in [
         ("empty.wasm", Vec::new()),
         ("text.wasm", b"not wasm at all".to_vec()),
@@ -449,7 +449,7 @@ fn malformed_wasm_is_refused_with_its_name() {
 
 #[test]
 fn missing_file_is_an_io_error_naming_it() {
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let err = TaskPlugin::load(
         &host,
         &PluginSource::File("/nonexistent/x.wasm".into()),

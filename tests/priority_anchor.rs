@@ -276,7 +276,7 @@ fn plugin_at(now: i64, inputs: &Inputs) -> (PriorityPlugin, Arc<VirtualClock>) {
             clock: clock.clone(),
             ..Services::default()
         },
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     let plugin = PriorityPlugin::load(

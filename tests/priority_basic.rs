@@ -3,12 +3,10 @@
 
 use slurm_wasm_host::kinds::priority::{AssociationUpdate, FactorsRequest, QosUpdate};
 use slurm_wasm_host::types::{Association, Qos, Shares, TresAmount};
-use slurm_wasm_host::{
-    fixtures, CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin,
-};
+use slurm_wasm_host::{fixtures, CallError, Host, PluginSettings, PluginSource, PriorityPlugin};
 
 fn basic() -> PriorityPlugin {
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let plugin = PriorityPlugin::load(
         &host,
         &PluginSource::Bundled("priority/basic".into()),

@@ -91,7 +91,7 @@ fn multifactor(options: &[(&str, &str)]) -> (Arc<VirtualClock>, PriorityPlugin) 
             clock: clock.clone(),
             ..Services::default()
         },
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     let plugin = PriorityPlugin::load(

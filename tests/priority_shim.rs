@@ -28,8 +28,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use slurm_wasm_host::bundled;
-
 mod live_slurm;
 
 use live_slurm::{
@@ -40,7 +38,8 @@ use live_slurm::{
 /// The host configurations: the bundled multifactor as a `.wasm` file, and
 /// the hostile component with failure = "fallback".
 fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
-    let multifactor = bundled::find("priority/multifactor").expect("multifactor is bundled");
+    let multifactor =
+        slurm_wasm_bundled::find("priority/multifactor").expect("multifactor is bundled");
     std::fs::write(work.join("priority_multifactor.wasm"), multifactor.bytes).unwrap();
     std::fs::copy(
         env!("SLURM_WASM_TEST_HOSTILE_PRIORITY"),
@@ -68,7 +67,7 @@ fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
 /// name: a syntax error, a missing `.wasm`, a file that is not a component,
 /// a component of another kind.
 fn write_bad_configs(work: &Path) -> Vec<(PathBuf, &'static str)> {
-    let task = bundled::find("task/affinity").expect("task/affinity is bundled");
+    let task = slurm_wasm_bundled::find("task/affinity").expect("task/affinity is bundled");
     std::fs::write(work.join("task_affinity.wasm"), task.bytes).unwrap();
     std::fs::write(
         work.join("junk.wasm"),

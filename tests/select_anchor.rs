@@ -101,9 +101,7 @@ use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::kinds::select::JobTestMode;
 use slurm_wasm_host::types::{GresAllocation, JobResources, JobState, NodeResources};
-use slurm_wasm_host::{
-    bundled, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin, Services,
-};
+use slurm_wasm_host::{Host, HostOptions, PluginSettings, PluginSource, SelectPlugin, Services};
 
 /// Whether sbatch's refusal `message` came from the select plugin's submit
 /// test: "Requested node configuration is not available", unless
@@ -336,7 +334,7 @@ fn replay(config: &str) -> Vec<String> {
             clock: clock.clone(),
             ..Services::default()
         },
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     let plugin = SelectPlugin::load(
@@ -912,7 +910,7 @@ fn judge(config: &str, all: Vec<String>, known: &[(&str, &str)]) {
 /// The plugin a configuration needs, or why the test cannot run yet.
 fn require(plugin_type: &str) {
     assert!(
-        bundled::find(plugin_type).is_some(),
+        slurm_wasm_bundled::find(plugin_type).is_some(),
         "{plugin_type} is not bundled in this build (host/src/bundled.rs)"
     );
 }

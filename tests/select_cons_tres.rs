@@ -18,11 +18,11 @@ use slurm_wasm_host::types::{
     GresDeviceGroup, GresFlags, GresRequest, GresScope, Job, JobState, KeyValue, MemoryRequest,
     Node, NodeStateFlags,
 };
-use slurm_wasm_host::{CallError, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin};
+use slurm_wasm_host::{CallError, Host, PluginSettings, PluginSource, SelectPlugin};
 
 fn host() -> &'static Host {
     static HOST: OnceLock<Host> = OnceLock::new();
-    HOST.get_or_init(|| Host::new(HostOptions::default()).expect("host"))
+    HOST.get_or_init(|| Host::new(slurm_wasm_bundled::host_options()).expect("host"))
 }
 
 fn load(plugin_type: &str) -> SelectPlugin {

@@ -62,7 +62,7 @@ fn linear(
             clock: clock.clone(),
             ..Services::default()
         },
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     let plugin = SelectPlugin::load(

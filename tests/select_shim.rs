@@ -42,7 +42,6 @@ use std::process::Command;
 
 use anchor_select::{fixture_root, parse_stream, JobRecord, Step, Submitted, WillRun};
 use live_slurm::{anchor_dir, build_and_install, read, run, skip_reason, tail, ClusterLock, REPO};
-use slurm_wasm_host::bundled;
 
 /// The configurations replayed live (record.sh's names), each with the
 /// fewest submits and job changes it must compare, and whether `sinfo` is
@@ -114,7 +113,7 @@ const KNOWN: [(&str, &str, bool, &str); 3] = [
 /// (deadline 1 s).
 fn write_configs(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
     for name in ["cons_tres", "linear"] {
-        let bundled = bundled::find(&format!("select/{name}")).expect("bundled");
+        let bundled = slurm_wasm_bundled::find(&format!("select/{name}")).expect("bundled");
         std::fs::write(work.join(format!("select_{name}.wasm")), bundled.bytes).unwrap();
     }
     std::fs::copy(

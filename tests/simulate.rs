@@ -7,7 +7,6 @@ use std::process::Command;
 
 use slurm::setup::records::Cluster;
 use slurm::slurm_conf;
-use slurm_wasm_host::bundled;
 use slurm_wasm_sim::compare::{compare, run_one};
 use slurm_wasm_sim::engine::{Input, PolicySpec, SchedConfig, SimResult};
 use slurm_wasm_sim::workload::{TraceJob, Workload};
@@ -18,7 +17,7 @@ fn selects() -> Vec<&'static str> {
     ["select/linear", "select/cons_tres"]
         .into_iter()
         .filter(|s| {
-            let present = bundled::find(s).is_some();
+            let present = slurm_wasm_bundled::find(s).is_some();
             if !present {
                 eprintln!("skipped for {s}: not bundled in this build");
             }

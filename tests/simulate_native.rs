@@ -8,7 +8,6 @@ use std::process::Command;
 
 use slurm::setup::records::Cluster;
 use slurm::slurm_conf;
-use slurm_wasm_host::bundled;
 use slurm_wasm_host::types::Job;
 use slurm_wasm_sim::compare::run_one;
 use slurm_wasm_sim::engine::accounting::Accounts;
@@ -32,7 +31,9 @@ fn stacks() -> Vec<&'static str> {
     ]
     .into_iter()
     .filter(|stack| {
-        let present = stack.split(',').all(|p| bundled::find(p).is_some());
+        let present = stack
+            .split(',')
+            .all(|p| slurm_wasm_bundled::find(p).is_some());
         if !present {
             eprintln!("skipped for {stack}: not bundled in this build");
         }

@@ -6,8 +6,8 @@ use slurm_wasm_host::kinds::priority::AssociationUpdate;
 use slurm_wasm_host::state::{ComponentDigest, ComponentId, StateError};
 use slurm_wasm_host::types::{Association, Shares, TresAmount};
 use slurm_wasm_host::{
-    bundled, fixtures, CallError, GresPlugin, Host, HostOptions, Limits, PluginSettings,
-    PluginSource, PriorityPlugin, StateFileError,
+    fixtures, CallError, GresPlugin, Host, Limits, PluginSettings, PluginSource, PriorityPlugin,
+    StateFileError,
 };
 
 fn basic(host: &Host) -> PriorityPlugin {
@@ -26,7 +26,9 @@ fn load(host: &Host, source: PluginSource, settings: PluginSettings) -> Priority
 
 /// The bundled priority/basic's bytes.
 fn basic_bytes() -> &'static [u8] {
-    bundled::find("priority/basic").expect("bundled").bytes
+    slurm_wasm_bundled::find("priority/basic")
+        .expect("bundled")
+        .bytes
 }
 
 /// A third-party build that claims bundled priority/basic's type: the same
@@ -75,7 +77,7 @@ fn with_tree(plugin: &PriorityPlugin) {
 fn state_round_trips_through_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("priority_basic.state");
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let a = basic(&host);
     with_tree(&a);
     a.save_state_file(&path).unwrap();
@@ -108,7 +110,7 @@ fn refused(plugin: &PriorityPlugin, path: &std::path::Path) -> StateError {
 fn truncated_flipped_and_foreign_files_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let saved = basic(&host);
     with_tree(&saved);
     saved.save_state_file(&path).unwrap();
@@ -157,7 +159,7 @@ fn a_valid_header_around_garbage_is_refused_by_the_plugin() {
         b"PBAS\x09\x00junk",
     )
     .unwrap();
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let plugin = basic(&host);
     let before = plugin.state_save().unwrap();
     let err = plugin.restore_state_file(&path).unwrap_err();
@@ -173,7 +175,7 @@ fn a_valid_header_around_garbage_is_refused_by_the_plugin() {
 fn a_file_written_by_another_component_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let impostor_source = impostor();
     let impostor = load(&host, impostor_source.clone(), PluginSettings::default());
     assert_eq!(impostor.identity().plugin_type, "priority/basic");
@@ -209,7 +211,7 @@ fn a_file_written_by_another_component_is_refused() {
 fn a_listed_digest_is_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let old_build = impostor();
     let old = load(&host, old_build.clone(), PluginSettings::default());
     with_tree(&old);
@@ -239,7 +241,7 @@ fn a_listed_digest_is_accepted() {
 fn bundled_restores_what_an_earlier_bundled_build_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let saved = basic(&host);
     with_tree(&saved);
     let blob = saved.state_save().unwrap();
@@ -268,7 +270,7 @@ fn bundled_restores_what_an_earlier_bundled_build_wrote() {
 fn a_version_1_file_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let plugin = basic(&host);
     plugin.save_state_file(&path).unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
@@ -311,7 +313,7 @@ fn too_large(e: CallError) -> (String, &'static str, usize, usize) {
 fn state_over_the_bound_is_neither_kept_nor_written() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state");
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let unbounded = basic(&host);
     with_tree(&unbounded);
     let blob = unbounded.state_save().unwrap();
@@ -366,7 +368,7 @@ fn state_over_the_bound_is_neither_kept_nor_written() {
 /// the same bound.
 #[test]
 fn recv_stepd_over_the_bound_is_refused() {
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let plugin = GresPlugin::load(
         &host,
         &PluginSource::Bundled("gres/gpu".into()),

@@ -46,7 +46,7 @@ fn node(hyperthread: bool) -> Node {
     };
     let host = Host::new(HostOptions {
         services,
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     Node { host, cpuset }
@@ -295,7 +295,7 @@ fn binding_goes_through_step_cgroups_and_post_step_removes_them() {
     };
     let host = Host::new(HostOptions {
         services,
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     let settings = PluginSettings {

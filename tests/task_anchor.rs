@@ -295,7 +295,7 @@ fn plugin_on(node: &str) -> (TaskPlugin, Arc<RecordingCpuset>) {
     };
     let host = Host::new(HostOptions {
         services,
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     let settings = PluginSettings {

@@ -1,10 +1,10 @@
 //! task/none through every task function (src/plugins/task/none/task_none.c:
 //! every hook is a logging no-op returning SLURM_SUCCESS).
 
-use slurm_wasm_host::{fixtures, Host, HostOptions, PluginSettings, PluginSource, TaskPlugin};
+use slurm_wasm_host::{fixtures, Host, PluginSettings, PluginSource, TaskPlugin};
 
 fn task_none() -> TaskPlugin {
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let plugin = TaskPlugin::load(
         &host,
         &PluginSource::Bundled("task/none".into()),

@@ -38,8 +38,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use slurm_wasm_host::bundled;
-
 mod live_slurm;
 
 use live_slurm::{
@@ -51,7 +49,7 @@ use live_slurm::{
 /// with each failure policy (deadline 1 s, so a loop ends by deadline or
 /// fuel well within the test).
 fn write_configs(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let affinity = bundled::find("task/affinity").expect("task/affinity is bundled");
+    let affinity = slurm_wasm_bundled::find("task/affinity").expect("task/affinity is bundled");
     std::fs::write(work.join("task_affinity.wasm"), affinity.bytes).unwrap();
     std::fs::copy(
         env!("SLURM_WASM_TEST_HOSTILE"),
@@ -85,7 +83,7 @@ fn write_configs(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
 /// Host configurations slurmd must refuse, with what its log line must
 /// name.
 fn write_bad_configs(work: &Path) -> Vec<(PathBuf, &'static str)> {
-    let priority = bundled::find("priority/basic").expect("priority/basic is bundled");
+    let priority = slurm_wasm_bundled::find("priority/basic").expect("priority/basic is bundled");
     std::fs::write(work.join("priority_basic.wasm"), priority.bytes).unwrap();
     std::fs::write(
         work.join("junk.wasm"),

@@ -22,7 +22,7 @@
 use std::hint::black_box;
 
 use divan::Bencher;
-use slurm_wasm_host::{GresPlugin, Host, HostOptions, PluginSettings, PluginSource};
+use slurm_wasm_host::{GresPlugin, Host, PluginSettings, PluginSource};
 
 fn main() {
     divan::main();
@@ -137,7 +137,7 @@ fn wasm_plugin() -> (
     slurm_wasm_host::types::GresAllocation,
 ) {
     let (config, records, node, allocation) = inputs!(slurm_wasm_host::fixtures, host_kinds);
-    let host = Host::new(HostOptions::default()).unwrap();
+    let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
     let plugin = GresPlugin::load(
         &host,
         &PluginSource::Bundled("gres/gpu".into()),

@@ -24,7 +24,7 @@ fn main() {
     divan::main();
 }
 
-const PRIORITY_BASIC: &[u8] = slurm_wasm_host::bundled::BUNDLED[0].bytes;
+const PRIORITY_BASIC: &[u8] = slurm_wasm_bundled::BUNDLED[0].bytes;
 const HOSTILE: &str = env!("SLURM_WASM_TEST_HOSTILE");
 
 /// Store data of the raw wasmtime baseline: WASI with nothing in it and
@@ -125,7 +125,7 @@ mod call {
 
     #[divan::bench]
     fn typed_handle(b: Bencher<'_, '_>) {
-        let host = Host::new(HostOptions::default()).unwrap();
+        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
         let plugin = PriorityPlugin::load(
             &host,
             &PluginSource::Bundled("priority/basic".into()),
@@ -219,7 +219,7 @@ mod load {
     /// import checks, `InstancePre`, and a throwaway instance for `describe`.
     #[divan::bench]
     fn typed_load_cached(b: Bencher<'_, '_>) {
-        let host = Host::new(HostOptions::default()).unwrap();
+        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
         let source = PluginSource::Bundled("priority/basic".into());
         PriorityPlugin::load(&host, &source, PluginSettings::default()).unwrap();
         b.bench_local(|| PriorityPlugin::load(&host, &source, PluginSettings::default()).unwrap());
@@ -231,7 +231,7 @@ mod load {
         let dir = tempfile::tempdir().unwrap();
         let options = HostOptions {
             cache_dir: Some(dir.path().to_path_buf()),
-            ..HostOptions::default()
+            ..slurm_wasm_bundled::host_options()
         };
         let source = PluginSource::Bundled("priority/basic".into());
         PriorityPlugin::load(
@@ -318,7 +318,7 @@ mod interruption {
     /// limits bookkeeping), for the end-to-end figure.
     #[divan::bench(args = KERNELS)]
     fn typed_handle(b: Bencher<'_, '_>, kernel: &str) {
-        let host = Host::new(HostOptions::default()).unwrap();
+        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
         let plugin = TaskPlugin::load(
             &host,
             &PluginSource::File(HOSTILE.into()),
@@ -340,7 +340,7 @@ mod job_batch {
 
     #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
     fn records_lowering(b: Bencher<'_, '_>, jobs: u32) {
-        let host = Host::new(HostOptions::default()).unwrap();
+        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
         let plugin = PriorityPlugin::load(
             &host,
             &PluginSource::Bundled("priority/basic".into()),
@@ -480,7 +480,7 @@ mod multifactor {
         };
         let host = Host::new(HostOptions {
             services,
-            ..HostOptions::default()
+            ..slurm_wasm_bundled::host_options()
         })
         .unwrap();
         let plugin = PriorityPlugin::load(
@@ -546,7 +546,7 @@ mod affinity {
         };
         let host = Host::new(HostOptions {
             services,
-            ..HostOptions::default()
+            ..slurm_wasm_bundled::host_options()
         })
         .unwrap();
         let settings = PluginSettings {

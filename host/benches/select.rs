@@ -388,12 +388,12 @@ fn load_wasm_from(
         } else {
             slurm_wasm_host::Profiler::PerfMap
         }),
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .unwrap();
     let source = match dir {
         Some(dir) => {
-            let bundled = slurm_wasm_host::bundled::find(plugin_type).unwrap();
+            let bundled = slurm_wasm_bundled::find(plugin_type).unwrap();
             PluginSource::File(std::path::Path::new(&dir).join(bundled.file_name))
         }
         None => PluginSource::Bundled(plugin_type.into()),

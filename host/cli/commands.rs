@@ -200,7 +200,7 @@ pub fn usable_cache_dir() -> Option<PathBuf> {
     let dir = cache_dir()?;
     match Host::new(HostOptions {
         cache_dir: Some(dir.clone()),
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     }) {
         Ok(_) => Some(dir),
         Err(e) => {
@@ -216,7 +216,7 @@ pub fn host(services: Services) -> anyhow::Result<Host> {
     Host::new(HostOptions {
         services,
         cache_dir: usable_cache_dir(),
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
 }
 
@@ -227,7 +227,7 @@ pub fn compile(files: &[PathBuf], cache_dir: Option<PathBuf>) -> anyhow::Result<
     };
     let host = Host::new(HostOptions {
         cache_dir: Some(cache_dir.clone()),
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })?;
     for file in files {
         let inspection = inspect_plugin(&host, &PluginSource::File(file.clone()))?;
@@ -337,7 +337,7 @@ pub fn demo(
     let host = match &config.cache_dir {
         Some(dir) => Host::new(HostOptions {
             cache_dir: Some(dir.clone()),
-            ..HostOptions::default()
+            ..slurm_wasm_bundled::host_options()
         })?,
         None => host(Services::default())?,
     };

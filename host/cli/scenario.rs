@@ -218,13 +218,13 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
         .unwrap_or_else(|| "priority/multifactor".into());
     let plugin = if plugin_name.ends_with(".wasm") {
         PluginSource::File(base.join(plugin_name))
-    } else if slurm_wasm_host::bundled::find(&plugin_name).is_some() {
+    } else if slurm_wasm_bundled::find(&plugin_name).is_some() {
         PluginSource::Bundled(plugin_name)
     } else {
         bail!(
             "the priority plugin {plugin_name} is not bundled in slurm-wasm (bundled: {}): \
              name its component in the scenario with `plugin = \"path/to/plugin.wasm\"`",
-            slurm_wasm_host::bundled::names()
+            slurm_wasm_bundled::names()
                 .split(", ")
                 .filter(|n| n.starts_with("priority/"))
                 .collect::<Vec<_>>()

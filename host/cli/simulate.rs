@@ -29,7 +29,6 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use slurm::setup::records::Cluster;
 use slurm::{gres_conf, slurm_conf};
-use slurm_wasm_host::bundled;
 use slurm_wasm_sim::engine::{Input, PolicySpec, SchedConfig, SimResult};
 use slurm_wasm_sim::hazards::{
     CancelledJobs, MissingEstimate, OverLimit, ReplayOptions, ZeroRunTime,
@@ -370,7 +369,7 @@ fn stacks(args: &SimulateArgs) -> anyhow::Result<Vec<PolicySpec>> {
         }
         // The intended default needs a plugin this build lacks: compare the
         // same priority plugin on the select plugin that is bundled.
-        let select = bundled::BUNDLED
+        let select = slurm_wasm_bundled::BUNDLED
             .iter()
             .find(|b| b.plugin_type.starts_with("select/"))
             .map(|b| b.plugin_type)

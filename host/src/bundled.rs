@@ -1,84 +1,55 @@
-//! The plugins carried inside the host (built from guests/ by build.rs).
+//! Plugins an embedding carries inside its binary, loaded by type
+//! ([`PluginSource::Bundled`]). The runtime builds none: an embedding hands
+//! its set to [`HostOptions::bundled`] (the project's eight are the
+//! `slurm-wasm-bundled` crate's), and a host given none refuses every
+//! bundled source with [`LoadError::UnknownBundled`].
+//!
+//! [`PluginSource::Bundled`]: crate::PluginSource::Bundled
+//! [`HostOptions::bundled`]: crate::HostOptions::bundled
+//! [`LoadError::UnknownBundled`]: crate::LoadError::UnknownBundled
+
+use std::fmt;
 
 use crate::plugin::Slot;
 
 /// A bundled plugin: its Slurm type, file name and component bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Bundled {
     /// The type its `describe` gives and [`PluginSource::Bundled`] names it
     /// by (`select/cons_tres`).
     ///
     /// [`PluginSource::Bundled`]: crate::PluginSource::Bundled
     pub plugin_type: &'static str,
-    /// The file build.rs built it to (`select_cons_tres.wasm`).
+    /// The file it was built to (`select_cons_tres.wasm`).
     pub file_name: &'static str,
     /// Its kind.
     pub slot: Slot,
-    /// The component, built for wasm32-wasip2 from guests/.
+    /// The component.
     pub bytes: &'static [u8],
 }
 
-/// Every bundled plugin.
-pub const BUNDLED: &[Bundled] = &[
-    Bundled {
-        plugin_type: "priority/basic",
-        file_name: "priority_basic.wasm",
-        slot: Slot::Priority,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/priority_basic.wasm")),
-    },
-    Bundled {
-        plugin_type: "priority/multifactor",
-        file_name: "priority_multifactor.wasm",
-        slot: Slot::Priority,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/priority_multifactor.wasm")),
-    },
-    Bundled {
-        plugin_type: "task/affinity",
-        file_name: "task_affinity.wasm",
-        slot: Slot::Task,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/task_affinity.wasm")),
-    },
-    Bundled {
-        plugin_type: "select/cons_tres",
-        file_name: "select_cons_tres.wasm",
-        slot: Slot::Select,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/select_cons_tres.wasm")),
-    },
-    Bundled {
-        plugin_type: "select/linear",
-        file_name: "select_linear.wasm",
-        slot: Slot::Select,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/select_linear.wasm")),
-    },
-    Bundled {
-        plugin_type: "task/none",
-        file_name: "task_none.wasm",
-        slot: Slot::Task,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/task_none.wasm")),
-    },
-    Bundled {
-        plugin_type: "gres/gpu",
-        file_name: "gres_gpu.wasm",
-        slot: Slot::Gres,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/gres_gpu.wasm")),
-    },
-    Bundled {
-        plugin_type: "gres/mps",
-        file_name: "gres_mps.wasm",
-        slot: Slot::Gres,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/gres_mps.wasm")),
-    },
-];
-
-/// The bundled plugin of `plugin_type` (`priority/basic`).
-pub fn find(plugin_type: &str) -> Option<&'static Bundled> {
-    BUNDLED.iter().find(|b| b.plugin_type == plugin_type)
+impl fmt::Debug for Bundled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bundled")
+            .field("plugin_type", &self.plugin_type)
+            .field("file_name", &self.file_name)
+            .field("slot", &self.slot)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
 }
 
-/// The bundled plugin types, comma-separated, for messages.
-pub fn names() -> String {
-    BUNDLED
-        .iter()
+/// The plugin of `plugin_type` (`priority/basic`) in `set`.
+pub fn find<'a>(set: &'a [Bundled], plugin_type: &str) -> Option<&'a Bundled> {
+    set.iter().find(|b| b.plugin_type == plugin_type)
+}
+
+/// The types of `set`, comma-separated, for messages; `none` when empty.
+pub fn names(set: &[Bundled]) -> String {
+    if set.is_empty() {
+        return "none: this host was given no bundled plugins".to_owned();
+    }
+    set.iter()
         .map(|b| b.plugin_type)
         .collect::<Vec<_>>()
         .join(", ")

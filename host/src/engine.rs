@@ -32,6 +32,10 @@ pub struct HostOptions {
     /// Seed of the random sources WASI gives plugins, for reproducible
     /// replays (simulations); `None` draws from the operating system.
     pub random_seed: Option<u64>,
+    /// The plugins [`PluginSource::Bundled`](crate::PluginSource::Bundled)
+    /// names (the project's are `slurm_wasm_bundled::BUNDLED`); none by
+    /// default.
+    pub bundled: &'static [crate::bundled::Bundled],
     /// Tell `perf` about plugins' compiled code as plugins are compiled or
     /// read from the disk cache (see [`Profiler`]).
     #[cfg(feature = "profiling")]
@@ -62,6 +66,7 @@ pub(crate) struct Shared {
     pub cache: ComponentCache,
     pub services: Services,
     pub random_seed: Option<u64>,
+    pub bundled: &'static [crate::bundled::Bundled],
     pub linkers: Linkers,
 }
 
@@ -131,9 +136,15 @@ impl Host {
                 cache: ComponentCache::new(options.cache_dir)?,
                 services: options.services,
                 random_seed: options.random_seed,
+                bundled: options.bundled,
                 linkers,
             }),
         })
+    }
+
+    /// The plugins this host loads by type ([`HostOptions::bundled`]).
+    pub fn bundled(&self) -> &'static [crate::bundled::Bundled] {
+        self.shared.bundled
     }
 
     /// The shared wasmtime engine.

@@ -33,7 +33,7 @@ pub struct Inspection {
 /// also calls `describe` in a throwaway instance with no capability granted.
 /// Fails only when the bytes are not a component.
 pub fn inspect(host: &Host, source: &PluginSource) -> Result<Inspection, LoadError> {
-    let (source_name, bytes) = source.read()?;
+    let (source_name, bytes) = source.read(host)?;
     let engine = host.engine();
     let component = host.shared.cache.get(engine, &source_name, &bytes)?;
     let ty = component.component_type();

@@ -162,7 +162,12 @@ pub enum PluginSource {
 }
 
 impl PluginSource {
-    pub(crate) fn read(&self) -> Result<(String, std::borrow::Cow<'static, [u8]>), LoadError> {
+    /// The source's name for messages and its bytes; a bundled one from
+    /// `host`'s set ([`crate::HostOptions::bundled`]).
+    pub(crate) fn read(
+        &self,
+        host: &Host,
+    ) -> Result<(String, std::borrow::Cow<'static, [u8]>), LoadError> {
         match self {
             PluginSource::File(path) => {
                 let name = path.display().to_string();
@@ -174,8 +179,9 @@ impl PluginSource {
             }
             PluginSource::Bytes { name, bytes } => Ok((name.clone(), bytes.clone().into())),
             PluginSource::Bundled(plugin_type) => {
-                let plugin = bundled::find(plugin_type).ok_or_else(|| {
-                    LoadError::UnknownBundled(plugin_type.clone(), bundled::names())
+                let set = host.shared.bundled;
+                let plugin = bundled::find(set, plugin_type).ok_or_else(|| {
+                    LoadError::UnknownBundled(plugin_type.clone(), bundled::names(set))
                 })?;
                 Ok((
                     format!("bundled {}", plugin.plugin_type),
@@ -731,7 +737,7 @@ fn load_checked<K: Kind>(
     source: &PluginSource,
     settings: &PluginSettings,
 ) -> Result<Loaded<K>, LoadError> {
-    let (source_name, bytes) = source.read()?;
+    let (source_name, bytes) = source.read(host)?;
     host.ensure_ticker();
     let shared = &host.shared;
     let component_id = ComponentId {

@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use slurm_wasm_host::{
-    fixtures, CallError, FailurePolicy, Host, HostOptions, LoadError, PluginSource, TaskPlugin,
+    fixtures, CallError, FailurePolicy, Host, LoadError, PluginSource, TaskPlugin,
 };
 
 use super::runtime::{self, act};
@@ -149,7 +149,7 @@ fn deadline_in_a_forked_child() {
     let mut settings = tight(FailurePolicy::Restart { max_restarts: 10 });
     settings.limits.fuel_per_call = u64::MAX;
     settings.limits.deadline = Duration::from_millis(300);
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let plugin = TaskPlugin::load(
         &host,
         &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE").into()),

@@ -41,7 +41,7 @@ use super::{assert_names, healthy_still_serves, hostile, provoke, tight, Fixture
 fn fixture_on(services: Services, grants: Grants) -> Fixture {
     let host = Host::new(HostOptions {
         services,
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     let settings = PluginSettings {

@@ -78,7 +78,7 @@ fn four_nodes() -> Vec<slurm_wasm_host::types::Node> {
 /// select/hostile with nodes n0-n3, jobs 1 and 2 started and job 1 ended:
 /// job 2 holds one node.
 fn populated(failure: FailurePolicy) -> (SelectPlugin, Job) {
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let plugin = SelectPlugin::load(
         &host,
         &hostile_select(),
@@ -170,7 +170,7 @@ fn a_plugin_whose_init_trapped_does_not_answer_until_init_succeeds() {
             clock: clock.clone(),
             ..Services::default()
         },
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     let plugin = TaskPlugin::load(
@@ -203,7 +203,7 @@ fn a_plugin_whose_init_trapped_does_not_answer_until_init_succeeds() {
 
 #[test]
 fn a_select_plugin_whose_init_trapped_is_not_restarted_uninitialised() {
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let plugin = SelectPlugin::load(&host, &hostile_select(), PluginSettings::default())
         .expect("select/hostile loads");
     let mut config = fixtures::select_config();
@@ -222,7 +222,7 @@ fn a_select_plugin_whose_init_trapped_is_not_restarted_uninitialised() {
 fn a_restarted_priority_plugin_gets_its_associations_and_jobs_back() {
     use slurm_wasm_host::kinds::priority::AssociationUpdate;
     use slurm_wasm_host::PriorityPlugin;
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let plugin = PriorityPlugin::load(
         &host,
         &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_PRIORITY").into()),

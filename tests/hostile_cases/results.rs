@@ -23,8 +23,7 @@ use slurm_wasm_host::kinds::select::{
 };
 use slurm_wasm_host::types::{GresCount, Job, Node};
 use slurm_wasm_host::{
-    fixtures, CallError, FailurePolicy, Host, HostOptions, PluginSource, PriorityPlugin,
-    SelectPlugin,
+    fixtures, CallError, FailurePolicy, Host, PluginSource, PriorityPlugin, SelectPlugin,
 };
 
 use super::{assert_names, tight};
@@ -43,7 +42,7 @@ fn nodes() -> Vec<Node> {
 /// select/hostile on [`nodes`], under `fail`: were an invalid answer a
 /// fault, the plugin would be disabled and the next call would say so.
 fn select() -> SelectPlugin {
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let source = PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_SELECT").into());
     let plugin = SelectPlugin::load(&host, &source, tight(FailurePolicy::Fail)).expect("loads");
     plugin.init(&fixtures::select_config()).expect("init");
@@ -53,7 +52,7 @@ fn select() -> SelectPlugin {
 
 /// priority/hostile with one association (1, account `root`), under `fail`.
 fn priority() -> PriorityPlugin {
-    let host = Host::new(HostOptions::default()).expect("host");
+    let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let source = PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_PRIORITY").into());
     let plugin = PriorityPlugin::load(&host, &source, tight(FailurePolicy::Fail)).expect("loads");
     plugin.init(&fixtures::priority_config()).expect("init");

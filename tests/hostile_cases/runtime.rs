@@ -18,7 +18,7 @@ pub fn load(at: i64, seed: Option<u64>, settings: PluginSettings) -> Result<Task
             ..Services::default()
         },
         random_seed: seed,
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host");
     TaskPlugin::load(

@@ -69,7 +69,7 @@ impl HostInner {
                 gpu,
                 ..Services::default()
             },
-            ..HostOptions::default()
+            ..slurm_wasm_bundled::host_options()
         })
         .map_err(|e| {
             Failure::new(format!(

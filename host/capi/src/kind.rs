@@ -15,8 +15,8 @@ use std::sync::{Arc, OnceLock};
 use slurm_wasm_host::host_config::PluginConfig;
 use slurm_wasm_host::types::PluginIdentity;
 use slurm_wasm_host::{
-    bundled, FailurePolicy, GresPlugin, Host, LoadError, PluginSettings, PluginSource,
-    PriorityPlugin, SelectPlugin, Slot, StateFileError, TaskPlugin,
+    FailurePolicy, GresPlugin, Host, LoadError, PluginSettings, PluginSource, PriorityPlugin,
+    SelectPlugin, Slot, StateFileError, TaskPlugin,
 };
 
 use crate::error::{swasm_error, Failure};
@@ -185,10 +185,10 @@ impl<P: KindPlugin> KindHandle<P> {
 }
 
 fn check_bundled(at: &str, key: &str, name: &str) -> Result<(), Failure> {
-    if bundled::find(name).is_none() {
+    if slurm_wasm_bundled::find(name).is_none() {
         return Err(Failure::new(format!(
             "{at} {key} = \"{name}\": this build carries no such plugin (bundled: {})",
-            bundled::names()
+            slurm_wasm_bundled::names()
         )));
     }
     Ok(())

@@ -30,8 +30,7 @@ use slurm_wasm_host::types::{
     JobState, KeyValue, MemoryRequest, Node, NodeResources,
 };
 use slurm_wasm_host::{
-    bundled, CallError, GresPlugin, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin,
-    Services,
+    CallError, GresPlugin, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin, Services,
 };
 use support::{assert_same, build_program, run_program, Output};
 
@@ -92,7 +91,7 @@ fn write_inputs(dir: &Path) {
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
     }
-    let gpu = bundled::find("gres/gpu").expect("gres/gpu is bundled");
+    let gpu = slurm_wasm_bundled::find("gres/gpu").expect("gres/gpu is bundled");
     std::fs::write(dir.join("gres_gpu.wasm"), gpu.bytes).unwrap();
     std::fs::create_dir(dir.join("state")).unwrap();
 }
@@ -105,7 +104,7 @@ fn host(config: &HostConfig) -> Host {
             gpu: config.gpu.provider().expect("the GPU inventory"),
             ..Services::default()
         },
-        ..HostOptions::default()
+        ..slurm_wasm_bundled::host_options()
     })
     .expect("host")
 }
@@ -504,7 +503,7 @@ fn select_lines(
 ) -> Vec<String> {
     let k = |name: &str| format!("sel.{tag}.{name}");
     let p = SelectPlugin::load(
-        &Host::new(HostOptions::default()).expect("host"),
+        &Host::new(slurm_wasm_bundled::host_options()).expect("host"),
         &PluginSource::Bundled(select_type.into()),
         PluginSettings::default(),
     )

@@ -18,8 +18,8 @@ use slurm_wasm_host::kinds::priority::{
 use slurm_wasm_host::kinds::task::CpuBinding;
 use slurm_wasm_host::types::{Job, JobState, KeyValue, TresAmount};
 use slurm_wasm_host::{
-    bundled, fixtures, CallError, Capability, Grants, Host, HostOptions, PluginSettings,
-    PluginSource, PriorityPlugin, TaskPlugin,
+    fixtures, CallError, Capability, Grants, Host, PluginSettings, PluginSource, PriorityPlugin,
+    TaskPlugin,
 };
 use support::{assert_same, build_program, run_program, Output};
 
@@ -59,13 +59,13 @@ fn write_inputs(dir: &Path) {
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
     }
-    let task = bundled::find("task/affinity").expect("task/affinity is bundled");
+    let task = slurm_wasm_bundled::find("task/affinity").expect("task/affinity is bundled");
     std::fs::write(dir.join("task_affinity.wasm"), task.bytes).unwrap();
     std::fs::create_dir(dir.join("state")).unwrap();
 }
 
 fn host() -> Host {
-    Host::new(HostOptions::default()).expect("host")
+    Host::new(slurm_wasm_bundled::host_options()).expect("host")
 }
 
 /// What the Rust API answers for the program's priority/multifactor

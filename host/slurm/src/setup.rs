@@ -338,12 +338,12 @@ fn qualified(
 pub fn load_all(host: &Host, plan: &[PlannedPlugin]) -> Result<LoadedPlugins, SetupError> {
     for (i, planned) in plan.iter().enumerate() {
         if let PluginSource::Bundled(plugin_type) = &planned.source {
-            if bundled::find(plugin_type).is_none() {
+            if bundled::find(host.bundled(), plugin_type).is_none() {
                 return Err(SetupError::NotBundled {
                     slot_name: planned.slot_name.clone(),
                     plugin_type: plugin_type.clone(),
                     chosen_by: Box::new(planned.chosen_by.clone()),
-                    bundled: bundled::names(),
+                    bundled: bundled::names(host.bundled()),
                 });
             }
         }
@@ -399,7 +399,6 @@ mod tests {
     use super::*;
     use crate::slurm_conf;
     use slurm_wasm_host::host_config;
-    use slurm_wasm_host::HostOptions;
 
     fn slurm(text: &str) -> SlurmConf {
         slurm_conf::parse_str(text, Path::new("slurm.conf")).unwrap_or_else(|e| panic!("{e}"))
@@ -447,7 +446,7 @@ mod tests {
         );
         assert!(plan.iter().all(|p| p.settings == PluginSettings::default()));
 
-        let host = Host::new(HostOptions::default()).unwrap();
+        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
         let loaded = load_all(&host, &plan).unwrap();
         let cluster = Cluster::from_slurm_conf(&conf).unwrap();
         let priority = loaded.priority.expect("a priority plugin");
@@ -589,7 +588,7 @@ mod tests {
         let conf = slurm("ClusterName=c\n\nSelectType=select/cray_aries\n");
         let plan = plan(&HostConfig::default(), Some(&conf)).unwrap();
         assert_eq!(plan[0].source, bundled("select/cray_aries"));
-        let host = Host::new(HostOptions::default()).unwrap();
+        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
         let error = load_all(&host, &plan)
             .err()
             .expect("select/cray_aries is not bundled");
@@ -600,14 +599,14 @@ mod tests {
                 "slurm.conf:3: SelectType=select/cray_aries: no bundled plugin select/cray_aries in this build \
                  (bundled: {}); name a .wasm for the select slot in the host configuration \
                  ([plugins.select] wasm = \"...\")",
-                bundled::names()
+                slurm_wasm_bundled::names()
             )
         );
     }
 
     #[test]
     fn load_errors_name_the_slot() {
-        let host = Host::new(HostOptions::default()).unwrap();
+        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
         let config = host_config("[plugins.task.x]\nwasm = \"/nonexistent/x.wasm\"\n");
         let error = load_all(&host, &plan(&config, None).unwrap())
             .err()

@@ -15,8 +15,8 @@ use slurm_wasm_host::kinds::priority::AssociationUpdate;
 use slurm_wasm_host::kinds::select::SelectConfig;
 use slurm_wasm_host::types::Job;
 use slurm_wasm_host::{
-    bundled, CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin,
-    SelectPlugin, Services, Slot,
+    CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, SelectPlugin,
+    Services, Slot,
 };
 
 use crate::native;
@@ -264,9 +264,9 @@ fn component_unusable(
     cache_dir: Option<PathBuf>,
 ) -> Option<String> {
     match source {
-        PluginSource::Bundled(name) if bundled::find(name).is_none() => Some(format!(
+        PluginSource::Bundled(name) if slurm_wasm_bundled::find(name).is_none() => Some(format!(
             "no bundled plugin {name} in this build (bundled: {})",
-            bundled::names()
+            slurm_wasm_bundled::names()
         )),
         PluginSource::File(path) if !path.is_file() => {
             Some(format!("{}: no such file", path.display()))
@@ -274,7 +274,7 @@ fn component_unusable(
         PluginSource::File(_) => {
             let host = match Host::new(HostOptions {
                 cache_dir,
-                ..HostOptions::default()
+                ..slurm_wasm_bundled::host_options()
             }) {
                 Ok(host) => host,
                 Err(e) => return Some(format!("{e:#}")),
@@ -410,7 +410,7 @@ impl LoadedStack {
             },
             random_seed: Some(seed),
             cache_dir: spec.cache_dir.clone(),
-            ..HostOptions::default()
+            ..slurm_wasm_bundled::host_options()
         })
         .map_err(wrap)?;
         let select = SelectPlugin::load(&host, &spec.select, PluginSettings::default())

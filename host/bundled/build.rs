@@ -1,5 +1,7 @@
-//! Builds the bundled plugins (guests/) to wasm32-wasip2 components so the
-//! host library can carry them (`bundled.rs`).
+//! Builds the bundled plugins (guests/) to wasm32-wasip2 components, which
+//! this crate carries (`src/lib.rs`). Only the crates that carry them
+//! (the CLI, the C library, the simulator, the tests) rebuild after a guest
+//! changes; the runtime does not.
 
 use std::path::PathBuf;
 
@@ -8,8 +10,9 @@ use slurm_wasm_guest_build::{build, Guest};
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let workspace = manifest
-        .parent()
-        .expect("host/ lives in the workspace")
+        .ancestors()
+        .nth(2)
+        .expect("host/bundled lives in the workspace")
         .to_path_buf();
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     build(
