@@ -16,8 +16,8 @@ fn slurm_wasm(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-const EXAMPLE: &str = env!("SLURM_WASM_TEST_EXAMPLE");
-const HOSTILE: &str = env!("SLURM_WASM_TEST_HOSTILE");
+const EXAMPLE: &str = slurm_wasm_test_artifacts::EXAMPLE;
+const HOSTILE: &str = slurm_wasm_test_artifacts::HOSTILE;
 
 #[test]
 fn inspect_bundled_plugins_as_json() {
@@ -74,10 +74,10 @@ fn check_passes_on_bundled_and_example_plugins() {
         vec!["check", "--bundled", "task/affinity"],
         vec!["check", "--bundled", "task/none"],
         vec!["check", EXAMPLE],
-        vec!["check", env!("SLURM_WASM_TEST_SMALL_FIRST")],
-        vec!["check", env!("SLURM_WASM_TEST_ONE_CPU")],
-        vec!["check", env!("SLURM_WASM_TEST_FPGA")],
-        vec!["check", env!("SLURM_WASM_TEST_FIRST_FIT")],
+        vec!["check", slurm_wasm_test_artifacts::SMALL_FIRST],
+        vec!["check", slurm_wasm_test_artifacts::ONE_CPU],
+        vec!["check", slurm_wasm_test_artifacts::FPGA],
+        vec!["check", slurm_wasm_test_artifacts::FIRST_FIT],
     ] {
         let (code, out, err) = slurm_wasm(&args);
         assert_eq!(code, 0, "{args:?}\n{out}\n{err}");
@@ -419,7 +419,7 @@ fn logs_redirected_to_a_file_carry_no_colour_codes() {
 #[test]
 fn inspect_says_when_a_plugin_uses_no_capability() {
     // priority/small_first imports neither log nor clock.
-    let (code, out, err) = slurm_wasm(&["inspect", env!("SLURM_WASM_TEST_SMALL_FIRST")]);
+    let (code, out, err) = slurm_wasm(&["inspect", slurm_wasm_test_artifacts::SMALL_FIRST]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("  capabilities used: none\n"), "{out}");
 }

@@ -33,7 +33,7 @@ mod results;
 mod runtime;
 
 fn hostile() -> PluginSource {
-    PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE").into())
+    PluginSource::File(slurm_wasm_test_artifacts::HOSTILE.into())
 }
 
 /// Tight limits so the tests stay quick: 200 million fuel, 1 s, 64 MiB.
@@ -340,7 +340,7 @@ fn granted_cpuset_refuses_pids_outside_the_step() {
 #[test]
 fn required_capability_without_grant_refuses_to_load() {
     let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
-    let source = PluginSource::File(env!("SLURM_WASM_TEST_NEEDS_TOPOLOGY").into());
+    let source = PluginSource::File(slurm_wasm_test_artifacts::NEEDS_TOPOLOGY.into());
     let err = TaskPlugin::load(&host, &source, PluginSettings::default())
         .err()
         .expect("refused");

@@ -42,7 +42,7 @@ fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
         slurm_wasm_bundled::find("priority/multifactor").expect("multifactor is bundled");
     std::fs::write(work.join("priority_multifactor.wasm"), multifactor.bytes).unwrap();
     std::fs::copy(
-        env!("SLURM_WASM_TEST_HOSTILE_PRIORITY"),
+        slurm_wasm_test_artifacts::HOSTILE_PRIORITY,
         work.join("priority_hostile.wasm"),
     )
     .unwrap();

@@ -117,7 +117,7 @@ fn write_configs(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
         std::fs::write(work.join(format!("select_{name}.wasm")), bundled.bytes).unwrap();
     }
     std::fs::copy(
-        env!("SLURM_WASM_TEST_HOSTILE_SELECT"),
+        slurm_wasm_test_artifacts::HOSTILE_SELECT,
         work.join("select_hostile.wasm"),
     )
     .unwrap();

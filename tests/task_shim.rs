@@ -52,7 +52,7 @@ fn write_configs(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let affinity = slurm_wasm_bundled::find("task/affinity").expect("task/affinity is bundled");
     std::fs::write(work.join("task_affinity.wasm"), affinity.bytes).unwrap();
     std::fs::copy(
-        env!("SLURM_WASM_TEST_HOSTILE"),
+        slurm_wasm_test_artifacts::HOSTILE,
         work.join("task_hostile.wasm"),
     )
     .unwrap();

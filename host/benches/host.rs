@@ -25,7 +25,7 @@ fn main() {
 }
 
 const PRIORITY_BASIC: &[u8] = slurm_wasm_bundled::BUNDLED[0].bytes;
-const HOSTILE: &str = env!("SLURM_WASM_TEST_HOSTILE");
+const HOSTILE: &str = slurm_wasm_test_artifacts::HOSTILE;
 
 /// Store data of the raw wasmtime baseline: WASI with nothing in it and
 /// trivial capability imports, no limits bookkeeping.

@@ -152,7 +152,7 @@ fn deadline_in_a_forked_child() {
     let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let plugin = TaskPlugin::load(
         &host,
-        &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE").into()),
+        &PluginSource::File(slurm_wasm_test_artifacts::HOSTILE.into()),
         settings,
     )
     .expect("loads");

@@ -237,7 +237,7 @@ fn gres_fixture() -> GresFixture {
             .collect(),
         ..tight(FailurePolicy::default())
     };
-    let source = PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_GRES").into());
+    let source = PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_GRES.into());
     let gres = GresPlugin::load(&f.host, &source, settings).expect("gres/hostile loads");
     gres.init(&fixtures::gres_config()).expect("init");
     GresFixture { f, gres, gpu }

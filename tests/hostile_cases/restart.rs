@@ -20,7 +20,7 @@ use slurm_wasm_host::{
 };
 
 fn hostile_select() -> PluginSource {
-    PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_SELECT").into())
+    PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_SELECT.into())
 }
 
 /// select/hostile's world, as its `config-info` reports it.
@@ -175,7 +175,7 @@ fn a_plugin_whose_init_trapped_does_not_answer_until_init_succeeds() {
     .expect("host");
     let plugin = TaskPlugin::load(
         &host,
-        &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_RUNTIME").into()),
+        &PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_RUNTIME.into()),
         PluginSettings::default(),
     )
     .expect("loads");
@@ -225,7 +225,7 @@ fn a_restarted_priority_plugin_gets_its_associations_and_jobs_back() {
     let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let plugin = PriorityPlugin::load(
         &host,
-        &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_PRIORITY").into()),
+        &PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_PRIORITY.into()),
         PluginSettings::default(),
     )
     .expect("priority/hostile loads");

@@ -43,7 +43,7 @@ fn nodes() -> Vec<Node> {
 /// fault, the plugin would be disabled and the next call would say so.
 fn select() -> SelectPlugin {
     let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
-    let source = PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_SELECT").into());
+    let source = PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_SELECT.into());
     let plugin = SelectPlugin::load(&host, &source, tight(FailurePolicy::Fail)).expect("loads");
     plugin.init(&fixtures::select_config()).expect("init");
     plugin.node_init(&nodes()).expect("node-init");
@@ -53,7 +53,7 @@ fn select() -> SelectPlugin {
 /// priority/hostile with one association (1, account `root`), under `fail`.
 fn priority() -> PriorityPlugin {
     let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
-    let source = PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_PRIORITY").into());
+    let source = PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_PRIORITY.into());
     let plugin = PriorityPlugin::load(&host, &source, tight(FailurePolicy::Fail)).expect("loads");
     plugin.init(&fixtures::priority_config()).expect("init");
     associations(&plugin, &[(1, "root")]);

@@ -23,7 +23,7 @@ pub fn load(at: i64, seed: Option<u64>, settings: PluginSettings) -> Result<Task
     .expect("host");
     TaskPlugin::load(
         &host,
-        &PluginSource::File(env!("SLURM_WASM_TEST_HOSTILE_RUNTIME").into()),
+        &PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_RUNTIME.into()),
         settings,
     )
 }

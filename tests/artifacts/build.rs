@@ -1,17 +1,25 @@
-//! Builds the components the integration tests load: the SDK example plugins
+//! Builds the components the integration tests and benches load (a
+//! dev-dependency only, as wasmtime's test-programs: building the CLI builds
+//! none of them): the SDK example plugins
 //! (priority/partition_size; priority/small_first, task/one_cpu,
 //! gres/fpga and select/first_fit, the small ones written with the SDK's
 //! `Plugin` traits) and the
 //! hostile plugins (task/hostile, and task/needs_topology: the same
-//! package with its `requires-topology` feature). Their paths reach the
-//! tests as `env!("SLURM_WASM_TEST_<NAME>")`.
+//! package with its `requires-topology` feature). Their paths reach this
+//! crate as `env!("SLURM_WASM_TEST_<NAME>")`, and the tests as its
+//! constants (`src/lib.rs`).
 
 use std::path::PathBuf;
 
 use slurm_wasm_guest_build::{build, Guest};
 
 fn main() {
-    let workspace = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let workspace = manifest
+        .ancestors()
+        .nth(2)
+        .expect("tests/artifacts lives in the workspace")
+        .to_path_buf();
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let guests = [
         (
