@@ -9,8 +9,8 @@
 //! * [`outcome`]: what happened to each job in one simulated schedule;
 //! * [`engine`]: the discrete-event replay through one policy stack;
 //! * [`compare`]: several stacks on the same workload, in parallel;
-//! * [`native`]: the bundled plugins' native builds as a stack, for the
-//!   wasm/native ratio.
+//! * `native` (feature `native`): the bundled plugins' native builds as a
+//!   stack, for the wasm/native ratio.
 
 pub mod cluster_from_trace;
 pub mod compare;
@@ -18,6 +18,7 @@ pub mod engine;
 pub mod hazards;
 pub mod input;
 pub mod metrics;
+#[cfg(feature = "native")]
 pub mod native;
 pub mod outcome;
 pub mod report;

@@ -146,17 +146,10 @@ fn association(id: u32, parent: Option<u32>, account: &str, user: Option<u32>) -
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use slurm::slurm_conf;
-    use slurm_wasm_host::capabilities::clock::VirtualClock;
-    use slurm_wasm_host::types::{JobState, TresAmount};
 
     use super::*;
-    use crate::engine::policy::Prioritizer;
-    use crate::engine::{simulate, Input, SchedConfig, DEFAULT_EPOCH};
     use crate::hazards::{self, ReplayOptions};
-    use crate::native::{NativePrioritizer, NativeSelect};
     use crate::swf;
 
     const ACCOUNTING: &str = "AccountingStorageType=accounting_storage/slurmdbd";
@@ -202,28 +195,6 @@ mod tests {
             ],
             ..Workload::default()
         }
-    }
-
-    /// (start, end) of each job with the native select/linear and
-    /// priority/multifactor.
-    fn schedule(cluster: &Cluster, workload: &Workload) -> Vec<(Option<i64>, Option<i64>)> {
-        let input = Input {
-            cluster,
-            workload,
-            config: SchedConfig::from_cluster(cluster).unwrap(),
-            default_partition: 0,
-        };
-        let clock = Arc::new(VirtualClock::new(input.epoch()));
-        let mut select =
-            NativeSelect::new("select/linear", &cluster.select_config(), clock.clone()).unwrap();
-        let mut prioritizer = NativePrioritizer::new(
-            "priority/multifactor",
-            &cluster.priority_config(),
-            clock.clone(),
-        )
-        .unwrap();
-        let r = simulate(&input, &mut select, &mut prioritizer, &clock, "t", None).unwrap();
-        r.outcomes.iter().map(|o| (o.start, o.end)).collect()
     }
 
     #[test]
@@ -304,109 +275,147 @@ mod tests {
         )));
     }
 
-    /// J2's and J3's priorities at `set` and after three decay cycles (at
-    /// 60, 120 and 180 s) with J1 running, on `cluster` with the tree of
-    /// [`workload`].
-    fn priorities(c: &Cluster) -> (Vec<u32>, Vec<(u32, u32)>) {
-        let w = workload();
-        let accounts = Accounts::derive(&w);
-        let clock = Arc::new(VirtualClock::new(DEFAULT_EPOCH));
-        let mut p =
-            NativePrioritizer::new("priority/multifactor", &c.priority_config(), clock.clone())
-                .unwrap();
-        p.associations(&accounts.updates()).unwrap();
-        let record = |t: &TraceJob| {
-            let mut j = slurm_wasm_host::fixtures::job(t.id);
-            j.partitions = vec![0];
-            j.user_id = t.user;
-            let (id, account) = accounts.of(t).unwrap();
-            j.assoc_id = id;
-            j.account = Some(account);
-            j.details.min_cpus = 4;
-            j.details.submit_time = DEFAULT_EPOCH + t.submit;
-            j
-        };
-        let mut running = record(&w.jobs[0]);
-        running.state = JobState::Running;
-        running.start_time = DEFAULT_EPOCH;
-        running.end_time = DEFAULT_EPOCH + 2000;
-        running.tres_allocated = vec![TresAmount {
-            name: "cpu".into(),
-            count: 4,
-        }];
-        let set = vec![
-            p.submit(&record(&w.jobs[1])).unwrap(),
-            p.submit(&record(&w.jobs[2])).unwrap(),
-        ];
-        let mut last = Vec::new();
-        for t in [60, 120, 180] {
-            clock.set(DEFAULT_EPOCH + t);
-            last = p
-                .recalculate(std::slice::from_ref(&running), &[2, 3])
-                .unwrap();
+    /// What runs the native builds of select/linear and
+    /// priority/multifactor (the `native` feature).
+    #[cfg(feature = "native")]
+    mod with_native_plugins {
+        use std::sync::Arc;
+
+        use slurm_wasm_host::capabilities::clock::VirtualClock;
+        use slurm_wasm_host::types::{JobState, TresAmount};
+
+        use super::*;
+        use crate::engine::policy::Prioritizer;
+        use crate::engine::{simulate, Input, SchedConfig, DEFAULT_EPOCH};
+        use crate::native::{NativePrioritizer, NativeSelect};
+
+        /// (start, end) of each job with the native select/linear and
+        /// priority/multifactor.
+        fn schedule(cluster: &Cluster, workload: &Workload) -> Vec<(Option<i64>, Option<i64>)> {
+            let input = Input {
+                cluster,
+                workload,
+                config: SchedConfig::from_cluster(cluster).unwrap(),
+                default_partition: 0,
+            };
+            let clock = Arc::new(VirtualClock::new(input.epoch()));
+            let mut select =
+                NativeSelect::new("select/linear", &cluster.select_config(), clock.clone())
+                    .unwrap();
+            let mut prioritizer = NativePrioritizer::new(
+                "priority/multifactor",
+                &cluster.priority_config(),
+                clock.clone(),
+            )
+            .unwrap();
+            let r = simulate(&input, &mut select, &mut prioritizer, &clock, "t", None).unwrap();
+            r.outcomes.iter().map(|o| (o.start, o.end)).collect()
         }
-        (set, last)
-    }
 
-    #[test]
-    fn fair_share_of_a_user_with_all_the_usage() {
-        // Before any usage both users' fair-share is 1 (Fair Tree: every
-        // Level FS is infinite and tied, rank 2 of 2): 10000 each. Once J1
-        // (user 1001) is charged, user 1001 has all the usage.
-        //
-        // Fair Tree, Slurm's default (Slurm 22.05.8 src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay`): at the root level account
-        // group20 has LF = S/U = 0.5/0 = inf and group10 0.5/1 = 0.5; group20
-        // comes first, so user 2002 gets rank 2 of 2 users (F = 1) and user
-        // 1001 rank 1 (F = 0.5): J2 10000 x 0.5 = 5000, J3 10000.
-        let (set, fair_tree) = priorities(&cluster(ACCOUNTING));
-        assert_eq!(set, vec![10000, 10000]);
-        assert_eq!(fair_tree, vec![(2, 5000), (3, 10000)]);
-        // Classic (NO_FAIR_TREE, Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage`): S_norm = 1/2 x 1/1 = 0.5 for both
-        // users; user 1001's UE is its account's (level shares 1), which is
-        // its usage_norm, 1 (its parent is root): F = 2^(-1/0.5) = 0.25,
-        // J2 2500; user 2002: UE = 0, F = 1, J3 10000. Classic charges no
-        // usage on its first cycle and recomputes the accounts' UE at the
-        // start of a cycle, before charging (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`:
-        // `_set_children_usage_efctv` runs before `_apply_new_usage`): the
-        // usage charged at 120 s shows in the factors of the 180 s cycle.
-        let (_, classic) = priorities(&cluster(&format!(
-            "{ACCOUNTING}\nPriorityFlags=NO_FAIR_TREE"
-        )));
-        assert_eq!(classic, vec![(2, 2500), (3, 10000)]);
-    }
+        /// J2's and J3's priorities at `set` and after three decay cycles (at
+        /// 60, 120 and 180 s) with J1 running, on `cluster` with the tree of
+        /// [`workload`].
+        fn priorities(c: &Cluster) -> (Vec<u32>, Vec<(u32, u32)>) {
+            let w = workload();
+            let accounts = Accounts::derive(&w);
+            let clock = Arc::new(VirtualClock::new(DEFAULT_EPOCH));
+            let mut p =
+                NativePrioritizer::new("priority/multifactor", &c.priority_config(), clock.clone())
+                    .unwrap();
+            p.associations(&accounts.updates()).unwrap();
+            let record = |t: &TraceJob| {
+                let mut j = slurm_wasm_host::fixtures::job(t.id);
+                j.partitions = vec![0];
+                j.user_id = t.user;
+                let (id, account) = accounts.of(t).unwrap();
+                j.assoc_id = id;
+                j.account = Some(account);
+                j.details.min_cpus = 4;
+                j.details.submit_time = DEFAULT_EPOCH + t.submit;
+                j
+            };
+            let mut running = record(&w.jobs[0]);
+            running.state = JobState::Running;
+            running.start_time = DEFAULT_EPOCH;
+            running.end_time = DEFAULT_EPOCH + 2000;
+            running.tres_allocated = vec![TresAmount {
+                name: "cpu".into(),
+                count: 4,
+            }];
+            let set = vec![
+                p.submit(&record(&w.jobs[1])).unwrap(),
+                p.submit(&record(&w.jobs[2])).unwrap(),
+            ];
+            let mut last = Vec::new();
+            for t in [60, 120, 180] {
+                clock.set(DEFAULT_EPOCH + t);
+                last = p
+                    .recalculate(std::slice::from_ref(&running), &[2, 3])
+                    .unwrap();
+            }
+            (set, last)
+        }
 
-    #[test]
-    fn fair_share_reorders_the_queue() {
-        // Without accounting multifactor drops the fair-share weight (age and
-        // fair-share need slurmdbd: `init`, priority_multifactor.c): J2 and J3 tie, the
-        // earlier submission (J2) runs first when J1 ends at 1000.
-        let w = workload();
-        assert_eq!(
-            schedule(&cluster(""), &w),
-            vec![
-                (Some(0), Some(1000)),
-                (Some(1000), Some(1100)),
-                (Some(1100), Some(1200)),
-            ]
-        );
-        // With accounting, J2's user has all the usage (J1's): priority 5000
-        // (Fair Tree) against J3's 10000 (derived in the test above), so J3
-        // runs first; the same with classic fair-share (2500 against 10000).
-        let with = schedule(&cluster(ACCOUNTING), &w);
-        assert_eq!(
-            with,
-            vec![
-                (Some(0), Some(1000)),
-                (Some(1100), Some(1200)),
-                (Some(1000), Some(1100)),
-            ]
-        );
-        let classic = schedule(
-            &cluster(&format!("{ACCOUNTING}\nPriorityFlags=NO_FAIR_TREE")),
-            &w,
-        );
-        assert_eq!(classic, with);
-        // Replays repeat.
-        assert_eq!(schedule(&cluster(ACCOUNTING), &w), with);
+        #[test]
+        fn fair_share_of_a_user_with_all_the_usage() {
+            // Before any usage both users' fair-share is 1 (Fair Tree: every
+            // Level FS is infinite and tied, rank 2 of 2): 10000 each. Once J1
+            // (user 1001) is charged, user 1001 has all the usage.
+            //
+            // Fair Tree, Slurm's default (Slurm 22.05.8 src/plugins/priority/multifactor/fair_tree.c `fair_tree_decay`): at the root level account
+            // group20 has LF = S/U = 0.5/0 = inf and group10 0.5/1 = 0.5; group20
+            // comes first, so user 2002 gets rank 2 of 2 users (F = 1) and user
+            // 1001 rank 1 (F = 0.5): J2 10000 x 0.5 = 5000, J3 10000.
+            let (set, fair_tree) = priorities(&cluster(ACCOUNTING));
+            assert_eq!(set, vec![10000, 10000]);
+            assert_eq!(fair_tree, vec![(2, 5000), (3, 10000)]);
+            // Classic (NO_FAIR_TREE, Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `priority_p_set_assoc_usage`): S_norm = 1/2 x 1/1 = 0.5 for both
+            // users; user 1001's UE is its account's (level shares 1), which is
+            // its usage_norm, 1 (its parent is root): F = 2^(-1/0.5) = 0.25,
+            // J2 2500; user 2002: UE = 0, F = 1, J3 10000. Classic charges no
+            // usage on its first cycle and recomputes the accounts' UE at the
+            // start of a cycle, before charging (Slurm 22.05.8 src/plugins/priority/multifactor/priority_multifactor.c `_decay_thread`:
+            // `_set_children_usage_efctv` runs before `_apply_new_usage`): the
+            // usage charged at 120 s shows in the factors of the 180 s cycle.
+            let (_, classic) = priorities(&cluster(&format!(
+                "{ACCOUNTING}\nPriorityFlags=NO_FAIR_TREE"
+            )));
+            assert_eq!(classic, vec![(2, 2500), (3, 10000)]);
+        }
+
+        #[test]
+        fn fair_share_reorders_the_queue() {
+            // Without accounting multifactor drops the fair-share weight (age and
+            // fair-share need slurmdbd: `init`, priority_multifactor.c): J2 and J3 tie, the
+            // earlier submission (J2) runs first when J1 ends at 1000.
+            let w = workload();
+            assert_eq!(
+                schedule(&cluster(""), &w),
+                vec![
+                    (Some(0), Some(1000)),
+                    (Some(1000), Some(1100)),
+                    (Some(1100), Some(1200)),
+                ]
+            );
+            // With accounting, J2's user has all the usage (J1's): priority 5000
+            // (Fair Tree) against J3's 10000 (derived in the test above), so J3
+            // runs first; the same with classic fair-share (2500 against 10000).
+            let with = schedule(&cluster(ACCOUNTING), &w);
+            assert_eq!(
+                with,
+                vec![
+                    (Some(0), Some(1000)),
+                    (Some(1100), Some(1200)),
+                    (Some(1000), Some(1100)),
+                ]
+            );
+            let classic = schedule(
+                &cluster(&format!("{ACCOUNTING}\nPriorityFlags=NO_FAIR_TREE")),
+                &w,
+            );
+            assert_eq!(classic, with);
+            // Replays repeat.
+            assert_eq!(schedule(&cluster(ACCOUNTING), &w), with);
+        }
     }
 }

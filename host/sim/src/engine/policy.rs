@@ -19,6 +19,7 @@ use slurm_wasm_host::{
     Services, Slot,
 };
 
+#[cfg(feature = "native")]
 use crate::native;
 
 /// Job priority as the engine needs it.
@@ -290,7 +291,19 @@ fn component_unusable(
     }
 }
 
+/// Without the `native` feature: why no stack runs natively.
+#[cfg(not(feature = "native"))]
+const NO_NATIVE: &str = "this build has no native plugins: build it with `--features native` \
+                         (cargo run --release --features native -- simulate --native ...)";
+
 /// The plugin type of `source` when it has a native build.
+#[cfg(not(feature = "native"))]
+fn native_type(_source: &PluginSource) -> Result<&str, String> {
+    Err(NO_NATIVE.to_owned())
+}
+
+/// The plugin type of `source` when it has a native build.
+#[cfg(feature = "native")]
 fn native_type(source: &PluginSource) -> Result<&str, String> {
     match source {
         PluginSource::Bundled(name) if native::NATIVE_PLUGINS.contains(&name.as_str()) => Ok(name),
@@ -353,6 +366,7 @@ impl LoadedStack {
     /// [`PolicyError::Spec`] when a plugin has no native build (a `.wasm`
     /// file, named, or a type only bundled as a component);
     /// [`PolicyError::Load`] when an `init` fails.
+    #[cfg(feature = "native")]
     pub fn load_native(
         spec: &PolicySpec,
         cluster: &Cluster,
@@ -380,6 +394,20 @@ impl LoadedStack {
             select: Box::new(select),
             prioritizer: Box::new(prioritizer),
             _host: None,
+        })
+    }
+
+    /// Without the `native` feature this build has no native plugins:
+    /// always [`PolicyError::Spec`], saying how to build them in.
+    #[cfg(not(feature = "native"))]
+    pub fn load_native(
+        spec: &PolicySpec,
+        _cluster: &Cluster,
+        _start: i64,
+    ) -> Result<LoadedStack, PolicyError> {
+        Err(PolicyError::Spec {
+            spec: spec.text.clone(),
+            reason: NO_NATIVE.to_owned(),
         })
     }
 
