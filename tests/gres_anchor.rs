@@ -33,7 +33,7 @@
 //! Every variable matching `CUDA|GPU|SLURM_.*GPU|ROCR|ZE_AFFINITY|MPS` must
 //! have the recorded value, and no other must be set.
 
-mod anchor_gres;
+use crate::anchor_gres;
 
 use std::collections::BTreeMap;
 use std::path::Path;

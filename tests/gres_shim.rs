@@ -30,7 +30,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod live_slurm;
+use crate::live_slurm;
 
 use live_slurm::{
     anchor_dir, build_and_install, differences, read, run, skip_reason, tail, ClusterLock, REPO,

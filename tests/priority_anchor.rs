@@ -54,7 +54,7 @@
 //! partition's nodes (`alice-small` is the job where it matters), and a
 //! job at its submission none (`late-small` of sample 3).
 
-mod anchor_priority;
+use crate::anchor_priority;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -83,7 +83,7 @@
 //! (rebuilt from the record), so one difference does not hide the next;
 //! all differences are listed at the end.
 
-mod anchor_select;
+use crate::anchor_select;
 
 use std::collections::BTreeMap;
 use std::path::Path;

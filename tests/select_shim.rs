@@ -33,9 +33,8 @@
 //! packages installed (`.ci/run` installs them); elsewhere it says why it
 //! does not run and passes. About 15 minutes.
 
-#[allow(dead_code)]
-mod anchor_select;
-mod live_slurm;
+use crate::anchor_select;
+use crate::live_slurm;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

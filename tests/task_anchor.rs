@@ -56,7 +56,7 @@
 //! * h1 and h2 are one machine: a two-node job's tasks on both nodes bind to
 //!   the same two CPUs, and `CPU_IDs` agree with the machine's cores.
 
-mod anchor_task;
+use crate::anchor_task;
 
 use std::sync::{Arc, Mutex, OnceLock};
 

@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod live_slurm;
+use crate::live_slurm;
 
 use live_slurm::{
     anchor_dir, build_and_install, check_refusals, differences, read, run, skip_reason, tail,

@@ -130,13 +130,12 @@ const FORK_CHILD: &str = "SLURM_WASM_TEST_FORK_CHILD";
 #[test]
 fn deadline_in_a_forked_child() {
     if std::env::var_os(FORK_CHILD).is_none() {
+        // The test's name in this binary: its module path without the
+        // crate's name.
+        let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+        let name = format!("{module}::deadline_in_a_forked_child");
         let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
-            .args([
-                "--exact",
-                "blocking::deadline_in_a_forked_child",
-                "--test-threads=1",
-                "--nocapture",
-            ])
+            .args(["--exact", &name, "--test-threads=1", "--nocapture"])
             .env(FORK_CHILD, "1")
             .output()
             .expect("re-run the test binary");
