@@ -16,8 +16,8 @@ use slurm_wasm_host::kinds::task::{CpuBinding, TaskConfig};
 use slurm_wasm_host::plugin_log::escape;
 use slurm_wasm_host::types::PluginIdentity;
 use slurm_wasm_host::{
-    fixtures, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, Services, Slot,
-    TaskPlugin,
+    fixtures, Host, HostOptions, PluginKind, PluginSettings, PluginSource, PriorityPlugin,
+    Services, TaskPlugin,
 };
 
 /// `x.y.z` of a Slurm version number.
@@ -269,7 +269,7 @@ fn demo_plugins(
     let cluster = slurm.map(Cluster::from_slurm_conf).transpose()?;
     let plan: Vec<PlannedPlugin> = setup::plan(config, slurm)?
         .into_iter()
-        .filter(|p| matches!(p.slot, Slot::Priority | Slot::Task))
+        .filter(|p| matches!(p.slot, PluginKind::Priority | PluginKind::Task))
         .collect();
     let loaded = setup::load_all(host, &plan)?;
     let priority = match loaded.priority {

@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use crate::plugin::Slot;
+use crate::plugin::PluginKind;
 
 /// A bundled plugin: its Slurm type, file name and component bytes.
 #[derive(Clone, Copy)]
@@ -23,7 +23,7 @@ pub struct Bundled {
     /// The file it was built to (`select_cons_tres.wasm`).
     pub file_name: &'static str,
     /// Its kind.
-    pub slot: Slot,
+    pub kind: PluginKind,
     /// The component.
     pub bytes: &'static [u8],
 }
@@ -33,7 +33,7 @@ impl fmt::Debug for Bundled {
         f.debug_struct("Bundled")
             .field("plugin_type", &self.plugin_type)
             .field("file_name", &self.file_name)
-            .field("slot", &self.slot)
+            .field("kind", &self.kind)
             .field("bytes", &self.bytes.len())
             .finish()
     }

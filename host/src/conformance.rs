@@ -24,7 +24,7 @@ use crate::kinds::select::{
     JobTestFlags, JobTestMode, JobTestRequest, PluginInfoField, SprintMode,
 };
 use crate::limits::FailurePolicy;
-use crate::plugin::{PluginSettings, PluginSource, Slot, CONTRACT_VERSION};
+use crate::plugin::{PluginKind, PluginSettings, PluginSource, CONTRACT_VERSION};
 use crate::{GresPlugin, PriorityPlugin, SelectPlugin, TaskPlugin};
 
 /// One check and its outcome.
@@ -45,7 +45,7 @@ pub struct Report {
     pub source: String,
     /// The kind its exports make it; `None` when it exports no plugin
     /// interface or is not a component.
-    pub slot: Option<Slot>,
+    pub slot: Option<PluginKind>,
     /// What its `describe` answered, when it could be called.
     pub identity: Option<PluginIdentity>,
     /// Every check run, in order; the suite stops early when the source
@@ -150,10 +150,10 @@ pub fn check_on(host: &Host, source: &PluginSource) -> anyhow::Result<Report> {
             ..PluginSettings::default()
         };
         match slot {
-            Slot::Priority => priority_checks(&mut suite, host, source, settings),
-            Slot::Task => task_checks(&mut suite, host, source, settings),
-            Slot::Select => select_checks(&mut suite, host, source, settings),
-            Slot::Gres => gres_checks(&mut suite, host, source, settings),
+            PluginKind::Priority => priority_checks(&mut suite, host, source, settings),
+            PluginKind::Task => task_checks(&mut suite, host, source, settings),
+            PluginKind::Select => select_checks(&mut suite, host, source, settings),
+            PluginKind::Gres => gres_checks(&mut suite, host, source, settings),
         }
     }
     Ok(Report {
@@ -164,7 +164,7 @@ pub fn check_on(host: &Host, source: &PluginSource) -> anyhow::Result<Report> {
     })
 }
 
-fn identity_checks(suite: &mut Suite, slot: Slot, identity: &PluginIdentity) {
+fn identity_checks(suite: &mut Suite, slot: PluginKind, identity: &PluginIdentity) {
     let ty = identity.plugin_type.clone();
     suite.run("plugin type is `<kind>/<name>` of its slot", || {
         let (kind, name) = ty.split_once('/').unwrap_or(("", ""));

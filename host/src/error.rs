@@ -350,7 +350,7 @@ pub fn capability_name(c: Capability) -> &'static str {
     }
 }
 
-/// A name that [`Capability`](crate::Capability) or [`Slot`](crate::Slot)
+/// A name that [`Capability`](crate::Capability) or [`PluginKind`](crate::PluginKind)
 /// does not know, with the names it would have accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {what} `{found}`; expected {expected}")]

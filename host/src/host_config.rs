@@ -105,7 +105,7 @@ use toml::Spanned;
 use crate::capabilities::gpu::GpuSource;
 use crate::capabilities::{Capability, Grants};
 use crate::limits::{FailurePolicy, Limits};
-use crate::plugin::{PluginSettings, PluginSource, Slot};
+use crate::plugin::{PluginKind, PluginSettings, PluginSource};
 use crate::state::ComponentDigest;
 
 /// The parsed host configuration, relative paths resolved.
@@ -133,7 +133,7 @@ pub struct HostConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginConfig {
     /// The slot's kind (the part of the slot name before any `.`).
-    pub kind: Slot,
+    pub kind: PluginKind,
     /// Where the component comes from: [`PluginSource::File`] (`wasm =`,
     /// path resolved) or [`PluginSource::Bundled`] (`bundled =`).
     pub source: PluginSource,
@@ -465,12 +465,12 @@ impl Parser<'_> {
     }
 
     /// Checks a slot name (`select`, `gres.gpu`) and returns its kind.
-    fn slot_kind(&self, slot: &str, span: Range<usize>) -> Result<Slot, HostConfigError> {
+    fn slot_kind(&self, slot: &str, span: Range<usize>) -> Result<PluginKind, HostConfigError> {
         let (kind_name, qualifier) = match slot.split_once('.') {
             Some((kind, qualifier)) => (kind, Some(qualifier)),
             None => (slot, None),
         };
-        let kind: Slot = kind_name.parse().map_err(|_| {
+        let kind: PluginKind = kind_name.parse().map_err(|_| {
             self.invalid(
                 span.clone(),
                 format!(
@@ -500,7 +500,7 @@ impl Parser<'_> {
     fn plugin(
         &self,
         slot: &str,
-        kind: Slot,
+        kind: PluginKind,
         value: Spanned<DeValue<'_>>,
         defaults: &Limits,
     ) -> Result<PluginConfig, HostConfigError> {
@@ -585,7 +585,7 @@ impl Parser<'_> {
     fn failure(
         &self,
         slot: &str,
-        kind: Slot,
+        kind: PluginKind,
         table_span: Range<usize>,
         raw: RawPlugin,
     ) -> Result<FailurePolicy, HostConfigError> {
@@ -636,7 +636,7 @@ impl Parser<'_> {
     /// Checks that `value` is a plugin type of `kind` (`select/linear`).
     fn plugin_type(
         &self,
-        kind: Slot,
+        kind: PluginKind,
         value: &Spanned<String>,
         key: &str,
     ) -> Result<(), HostConfigError> {
@@ -655,12 +655,12 @@ impl Parser<'_> {
     }
 }
 
-fn example_type(kind: Slot) -> &'static str {
+fn example_type(kind: PluginKind) -> &'static str {
     match kind {
-        Slot::Select => "select/cons_tres",
-        Slot::Gres => "gres/gpu",
-        Slot::Priority => "priority/multifactor",
-        Slot::Task => "task/affinity",
+        PluginKind::Select => "select/cons_tres",
+        PluginKind::Gres => "gres/gpu",
+        PluginKind::Priority => "priority/multifactor",
+        PluginKind::Task => "task/affinity",
     }
 }
 
@@ -763,7 +763,7 @@ mod tests {
         assert_eq!(slots, ["gres.gpu", "priority", "select", "task.affinity"]);
 
         let select = &config.plugins["select"];
-        assert_eq!(select.kind, Slot::Select);
+        assert_eq!(select.kind, PluginKind::Select);
         assert_eq!(
             select.source,
             PluginSource::File("/etc/slurm-wasm/plugins/select_cons_tres.wasm".into())
@@ -782,7 +782,7 @@ mod tests {
         );
 
         let gpu = &config.plugins["gres.gpu"];
-        assert_eq!(gpu.kind, Slot::Gres);
+        assert_eq!(gpu.kind, PluginKind::Gres);
         assert_eq!(gpu.source, PluginSource::Bundled("gres/gpu".into()));
         assert_eq!(
             gpu.settings.grants.iter().collect::<Vec<_>>(),
@@ -797,7 +797,7 @@ mod tests {
         assert_eq!(gpu.settings.limits, config.defaults);
 
         let affinity = &config.plugins["task.affinity"];
-        assert_eq!(affinity.kind, Slot::Task);
+        assert_eq!(affinity.kind, PluginKind::Task);
         assert_eq!(
             affinity.settings.failure,
             FailurePolicy::Restart { max_restarts: 3 }

@@ -4,7 +4,7 @@ use crate::bindings::types::PluginIdentity;
 use crate::engine::Host;
 use crate::error::LoadError;
 use crate::kinds::{gres::GresKind, priority::PriorityKind, select::SelectKind, task::TaskKind};
-use crate::plugin::{describe_unchecked, slot_of, PluginSource, Slot};
+use crate::plugin::{describe_unchecked, slot_of, PluginKind, PluginSource};
 
 /// The result of [`inspect`].
 #[derive(Debug, Clone)]
@@ -15,7 +15,7 @@ pub struct Inspection {
     pub size_bytes: usize,
     /// The kind its exports make it; `None` for a component that exports no
     /// plugin interface.
-    pub slot: Option<Slot>,
+    pub slot: Option<PluginKind>,
     /// What `describe` answered, when the component could be instantiated.
     pub identity: Option<PluginIdentity>,
     /// Why `describe` could not be called, otherwise.
@@ -47,10 +47,10 @@ pub fn inspect(host: &Host, source: &PluginSource) -> Result<Inspection, LoadErr
         .collect();
     let slot = slot_of(&component, engine);
     let described = slot.map(|slot| match slot {
-        Slot::Select => describe_unchecked::<SelectKind>(host, &component, &source_name),
-        Slot::Gres => describe_unchecked::<GresKind>(host, &component, &source_name),
-        Slot::Priority => describe_unchecked::<PriorityKind>(host, &component, &source_name),
-        Slot::Task => describe_unchecked::<TaskKind>(host, &component, &source_name),
+        PluginKind::Select => describe_unchecked::<SelectKind>(host, &component, &source_name),
+        PluginKind::Gres => describe_unchecked::<GresKind>(host, &component, &source_name),
+        PluginKind::Priority => describe_unchecked::<PriorityKind>(host, &component, &source_name),
+        PluginKind::Task => describe_unchecked::<TaskKind>(host, &component, &source_name),
     });
     let (identity, describe_error) = match described {
         Some(Ok(identity)) => (Some(identity), None),

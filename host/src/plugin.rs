@@ -31,7 +31,7 @@ pub const MAX_TYPE_NAME: usize = 64;
 
 /// The four plugin kinds, one WIT world each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Slot {
+pub enum PluginKind {
     /// Node selection (`select/cons_tres`).
     Select,
     /// Generic resources (`gres/gpu`).
@@ -42,31 +42,36 @@ pub enum Slot {
     Task,
 }
 
-impl Slot {
+impl PluginKind {
     /// Every kind.
-    pub const ALL: [Slot; 4] = [Slot::Select, Slot::Gres, Slot::Priority, Slot::Task];
+    pub const ALL: [PluginKind; 4] = [
+        PluginKind::Select,
+        PluginKind::Gres,
+        PluginKind::Priority,
+        PluginKind::Task,
+    ];
 
     /// The kind as it starts a plugin type (`select` of `select/linear`).
     pub fn name(self) -> &'static str {
         match self {
-            Slot::Select => "select",
-            Slot::Gres => "gres",
-            Slot::Priority => "priority",
-            Slot::Task => "task",
+            PluginKind::Select => "select",
+            PluginKind::Gres => "gres",
+            PluginKind::Priority => "priority",
+            PluginKind::Task => "task",
         }
     }
 
     /// Capability interfaces a plugin of this kind may import.
     pub fn allowed_capabilities(self) -> &'static [Capability] {
         match self {
-            Slot::Select | Slot::Priority => &[Capability::Log, Capability::Clock],
-            Slot::Gres => &[
+            PluginKind::Select | PluginKind::Priority => &[Capability::Log, Capability::Clock],
+            PluginKind::Gres => &[
                 Capability::Log,
                 Capability::Clock,
                 Capability::Gpu,
                 Capability::GpuControl,
             ],
-            Slot::Task => &[
+            PluginKind::Task => &[
                 Capability::Log,
                 Capability::Clock,
                 Capability::Topology,
@@ -102,27 +107,27 @@ impl Slot {
     /// True for kinds Slurm loads several of (`GresTypes`, `TaskPlugin`
     /// lists), whose slots may be qualified (`gres.gpu`).
     pub fn allows_several(self) -> bool {
-        matches!(self, Slot::Gres | Slot::Task)
+        matches!(self, PluginKind::Gres | PluginKind::Task)
     }
 
     /// The kind called `name` (`select`, `gres`, `priority` or `task`).
-    pub fn from_name(name: &str) -> Option<Slot> {
-        Slot::ALL.into_iter().find(|s| s.name() == name)
+    pub fn from_name(name: &str) -> Option<PluginKind> {
+        PluginKind::ALL.into_iter().find(|s| s.name() == name)
     }
 }
 
-impl fmt::Display for Slot {
+impl fmt::Display for PluginKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for Slot {
+impl FromStr for PluginKind {
     type Err = UnknownName;
 
     /// Parses `select`, `gres`, `priority` or `task`.
     fn from_str(s: &str) -> Result<Self, UnknownName> {
-        Slot::from_name(s).ok_or_else(|| UnknownName {
+        PluginKind::from_name(s).ok_or_else(|| UnknownName {
             what: "plugin kind",
             found: s.to_owned(),
             expected: "select, gres, priority or task",
@@ -194,7 +199,7 @@ impl PluginSource {
 
 /// What a kind contributes to the shared machinery.
 pub(crate) trait Kind: Sized + 'static {
-    const SLOT: Slot;
+    const KIND: PluginKind;
     /// bindgen's pre-instantiated world (`PriorityPluginPre<HostState>`).
     type Pre: Clone + Send + Sync + 'static;
     /// bindgen's instantiated world (`PriorityPlugin`).
@@ -750,16 +755,16 @@ fn load_checked<K: Kind>(
             .get_digested(&shared.engine, &source_name, component_id.digest, &bytes)?;
     check_contract(&component, &shared.engine, &source_name)?;
     match slot_of(&component, &shared.engine) {
-        Some(exported) if exported != K::SLOT => {
+        Some(exported) if exported != K::KIND => {
             return Err(LoadError::WrongSlot {
                 source_name,
                 found: exported.name().into(),
-                slot: K::SLOT.name(),
+                slot: K::KIND.name(),
             })
         }
         _ => {}
     }
-    check_imports(&component, &shared.engine, &source_name, K::SLOT)?;
+    check_imports(&component, &shared.engine, &source_name, K::KIND)?;
     let instance_pre =
         K::linker(shared)
             .instantiate_pre(&component)
@@ -769,11 +774,11 @@ fn load_checked<K: Kind>(
             })?;
     let pre = K::pre(instance_pre).map_err(|e| LoadError::MissingExports {
         source_name: source_name.clone(),
-        slot: K::SLOT.name(),
+        slot: K::KIND.name(),
         reason: format!("{e:#}"),
     })?;
     let identity = describe::<K>(shared, &pre, &source_name, settings)?;
-    check_identity(&identity, &source_name, K::SLOT, settings)?;
+    check_identity(&identity, &source_name, K::KIND, settings)?;
     Ok(Loaded {
         plugin_type: identity.plugin_type.as_str().into(),
         identity,
@@ -826,7 +831,7 @@ fn check_imports(
     component: &Component,
     engine: &wasmtime::Engine,
     source_name: &str,
-    slot: Slot,
+    slot: PluginKind,
 ) -> Result<(), LoadError> {
     let allowed: Vec<&str> = slot
         .allowed_capabilities()
@@ -854,12 +859,12 @@ fn check_imports(
 /// Longest descriptive name a plugin may give (`plugin-name`).
 const MAX_PLUGIN_NAME: usize = 256;
 
-/// Slot, type, name, contract version and required capabilities: what a
+/// PluginKind, type, name, contract version and required capabilities: what a
 /// plugin says of itself is checked before anything is taken from it.
 fn check_identity(
     identity: &PluginIdentity,
     source_name: &str,
-    slot: Slot,
+    slot: PluginKind,
     settings: &PluginSettings,
 ) -> Result<(), LoadError> {
     let invalid = |reason: String| LoadError::InvalidIdentity {
@@ -868,7 +873,7 @@ fn check_identity(
     };
     let plugin_type = &identity.plugin_type;
     if !slot.accepts_type(plugin_type) {
-        if Slot::ALL
+        if PluginKind::ALL
             .iter()
             .any(|other| other.accepts_type(plugin_type))
         {
@@ -1023,13 +1028,13 @@ fn contract_incompatibility(version: &str) -> Option<&'static str> {
 
 /// The slot a component's exports say it fills (`slurm:plugin/priority`
 /// exported → priority), if any.
-pub(crate) fn slot_of(component: &Component, engine: &wasmtime::Engine) -> Option<Slot> {
+pub(crate) fn slot_of(component: &Component, engine: &wasmtime::Engine) -> Option<PluginKind> {
     component
         .component_type()
         .exports(engine)
         .find_map(|(name, _)| {
             let rest = name.strip_prefix("slurm:plugin/")?;
-            Slot::from_name(rest.split('@').next().unwrap_or(rest))
+            PluginKind::from_name(rest.split('@').next().unwrap_or(rest))
         })
 }
 
@@ -1050,7 +1055,7 @@ pub(crate) fn describe_unchecked<K: Kind>(
             })?;
     let pre = K::pre(instance_pre).map_err(|e| LoadError::MissingExports {
         source_name: source_name.into(),
-        slot: K::SLOT.name(),
+        slot: K::KIND.name(),
         reason: format!("{e:#}"),
     })?;
     describe::<K>(shared, &pre, source_name, &PluginSettings::default())
@@ -1116,17 +1121,17 @@ mod tests {
 
     #[test]
     fn slot_names_round_trip() {
-        for slot in Slot::ALL {
-            assert_eq!(slot.to_string().parse::<Slot>(), Ok(slot));
+        for slot in PluginKind::ALL {
+            assert_eq!(slot.to_string().parse::<PluginKind>(), Ok(slot));
         }
         assert_eq!(
-            "sched".parse::<Slot>().unwrap_err().to_string(),
+            "sched".parse::<PluginKind>().unwrap_err().to_string(),
             "unknown plugin kind `sched`; expected select, gres, priority or task"
         );
         assert_eq!(
-            Slot::Task.grantable().collect::<Vec<_>>(),
+            PluginKind::Task.grantable().collect::<Vec<_>>(),
             [Capability::Topology, Capability::Cpuset]
         );
-        assert_eq!(Slot::Select.grantable().count(), 0);
+        assert_eq!(PluginKind::Select.grantable().count(), 0);
     }
 }

@@ -15,8 +15,8 @@ use std::sync::{Arc, OnceLock};
 use slurm_wasm_host::host_config::PluginConfig;
 use slurm_wasm_host::types::PluginIdentity;
 use slurm_wasm_host::{
-    FailurePolicy, GresPlugin, Host, LoadError, PluginSettings, PluginSource, PriorityPlugin,
-    SelectPlugin, Slot, StateFileError, TaskPlugin,
+    FailurePolicy, GresPlugin, Host, LoadError, PluginKind, PluginSettings, PluginSource,
+    PriorityPlugin, SelectPlugin, StateFileError, TaskPlugin,
 };
 
 use crate::error::{swasm_error, Failure};
@@ -25,7 +25,7 @@ use crate::types::swasm_plugin_identity;
 
 /// A typed plugin of the host, as a kind handle loads it.
 pub(crate) trait KindPlugin: Sized + Send + Sync + 'static {
-    const SLOT: Slot;
+    const KIND: PluginKind;
     fn load(
         host: &Host,
         source: &PluginSource,
@@ -39,7 +39,7 @@ pub(crate) trait KindPlugin: Sized + Send + Sync + 'static {
 macro_rules! kind_plugins {
     ($($plugin:ident => $slot:ident),* $(,)?) => {$(
         impl KindPlugin for $plugin {
-            const SLOT: Slot = Slot::$slot;
+            const KIND: PluginKind = PluginKind::$slot;
             fn load(
                 host: &Host,
                 source: &PluginSource,
@@ -104,7 +104,7 @@ impl<P: KindPlugin> KindHandle<P> {
     /// this kind, its `.wasm` file can be opened, its bundled plugin and
     /// fallback are carried by this build. Nothing is compiled.
     pub(crate) fn open(host: &Arc<HostInner>, slot: Option<&str>) -> Result<Self, Failure> {
-        let kind = P::SLOT;
+        let kind = P::KIND;
         let file = host.path.display();
         let slot_name = match slot {
             Some(name) => name.to_owned(),
@@ -196,7 +196,7 @@ fn check_bundled(at: &str, key: &str, name: &str) -> Result<(), Failure> {
 
 /// The slot a kind handle opened without a slot name serves: the one named
 /// after the kind, else the kind's only slot.
-fn default_slot(host: &HostInner, kind: Slot) -> Result<String, Failure> {
+fn default_slot(host: &HostInner, kind: PluginKind) -> Result<String, Failure> {
     if host.config.plugins.contains_key(kind.name()) {
         return Ok(kind.name().to_owned());
     }
@@ -221,7 +221,7 @@ fn default_slot(host: &HostInner, kind: Slot) -> Result<String, Failure> {
 }
 
 /// The slots of `kind` a configuration has, for messages.
-fn configured(host: &HostInner, kind: Slot) -> String {
+fn configured(host: &HostInner, kind: PluginKind) -> String {
     let slots: Vec<&str> = host
         .config
         .plugins

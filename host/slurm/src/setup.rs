@@ -57,7 +57,7 @@ use slurm_wasm_host::kinds::task::TaskPlugin;
 use slurm_wasm_host::FailurePolicy;
 use slurm_wasm_host::Host;
 use slurm_wasm_host::LoadError;
-use slurm_wasm_host::{PluginSettings, PluginSource, Slot};
+use slurm_wasm_host::{PluginKind, PluginSettings, PluginSource};
 
 /// One slot of a site's plan: which plugin fills it, how it runs, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +65,7 @@ pub struct PlannedPlugin {
     /// The slot as the host configuration names it (`select`, `gres.gpu`).
     pub slot_name: String,
     /// Its kind.
-    pub slot: Slot,
+    pub slot: PluginKind,
     /// The component.
     pub source: PluginSource,
     /// Limits, grants and failure policy.
@@ -153,7 +153,7 @@ pub enum SetupError {
         /// The second slot's name.
         slot_name: String,
         /// The kind both slots are of (select or priority).
-        slot: Slot,
+        slot: PluginKind,
         /// The first slot's name, which keeps its plugin.
         first: String,
         /// What planned the second one.
@@ -187,7 +187,7 @@ pub fn plan(
     config: &HostConfig,
     slurm: Option<&SlurmConf>,
 ) -> Result<Vec<PlannedPlugin>, SetupError> {
-    let from_config = |slot_name: &str, slot: Slot| {
+    let from_config = |slot_name: &str, slot: PluginKind| {
         config.plugins.get(slot_name).map(|p| PlannedPlugin {
             slot_name: slot_name.to_owned(),
             slot,
@@ -197,7 +197,7 @@ pub fn plan(
         })
     };
     let mut planned = Vec::new();
-    for slot in Slot::ALL {
+    for slot in PluginKind::ALL {
         let choices = match slurm {
             Some(conf) if !config.plugins.contains_key(slot.name()) => slurm_choices(conf, slot)?,
             _ => Vec::new(),
@@ -230,7 +230,7 @@ pub fn plan(
 /// what chose it.
 fn slurm_choices(
     conf: &SlurmConf,
-    slot: Slot,
+    slot: PluginKind,
 ) -> Result<Vec<(String, String, ChosenBy)>, ConfError> {
     let option = |key: &'static str| {
         conf.options.get(key).map(|value| {
@@ -262,7 +262,7 @@ fn slurm_choices(
         )))
     };
     let choices = match slot {
-        Slot::Select => match option("SelectType") {
+        PluginKind::Select => match option("SelectType") {
             Some(chosen_by) => {
                 let written = conf.select_type().expect("SelectType is set");
                 let plugin_type = if written == "select/cons_res" {
@@ -278,7 +278,7 @@ fn slurm_choices(
             }
             None => Vec::new(),
         },
-        Slot::Priority => {
+        PluginKind::Priority => {
             let chosen_by = option("PriorityType").unwrap_or_else(|| default("PriorityType"));
             let plugin_type = conf.priority_type().unwrap_or("priority/basic").to_owned();
             vec![(
@@ -287,7 +287,7 @@ fn slurm_choices(
                 chosen_by,
             )]
         }
-        Slot::Task => {
+        PluginKind::Task => {
             let chosen_by = option("TaskPlugin").unwrap_or_else(|| default("TaskPlugin"));
             let mut types = conf.task_plugins();
             if types.is_empty() {
@@ -295,7 +295,7 @@ fn slurm_choices(
             }
             qualified(slot, types, &chosen_by, checked)?
         }
-        Slot::Gres => match option("GresTypes") {
+        PluginKind::Gres => match option("GresTypes") {
             Some(chosen_by) => {
                 let types = conf
                     .gres_types()
@@ -312,7 +312,7 @@ fn slurm_choices(
 
 /// One `<kind>.<name>` slot per plugin type of a list option.
 fn qualified(
-    slot: Slot,
+    slot: PluginKind,
     types: Vec<String>,
     chosen_by: &ChosenBy,
     checked: impl Fn(String, &ChosenBy) -> Result<String, ConfError>,
@@ -372,17 +372,17 @@ pub fn load_all(host: &Host, plan: &[PlannedPlugin]) -> Result<LoadedPlugins, Se
             planned.slot_name.clone(),
         );
         match planned.slot {
-            Slot::Select => {
+            PluginKind::Select => {
                 loaded.select = Some(SelectPlugin::load(host, source, settings).map_err(fail)?)
             }
-            Slot::Priority => {
+            PluginKind::Priority => {
                 loaded.priority = Some(PriorityPlugin::load(host, source, settings).map_err(fail)?)
             }
-            Slot::Gres => loaded.gres.push((
+            PluginKind::Gres => loaded.gres.push((
                 slot_name,
                 GresPlugin::load(host, source, settings).map_err(fail)?,
             )),
-            Slot::Task => loaded.task.push((
+            PluginKind::Task => loaded.task.push((
                 slot_name,
                 TaskPlugin::load(host, source, settings).map_err(fail)?,
             )),

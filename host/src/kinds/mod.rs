@@ -23,7 +23,7 @@ macro_rules! plugin_kind {
     (
         handle: $Handle:ident,
         kind: $Kind:ident,
-        slot: $Slot:ident,
+        slot: $PluginKind:ident,
         linker: $field:ident,
         world: $World:ident,
         pre: $WorldPre:ident,
@@ -48,7 +48,7 @@ macro_rules! plugin_kind {
         pub(crate) struct $Kind;
 
         impl crate::plugin::Kind for $Kind {
-            const SLOT: crate::plugin::Slot = crate::plugin::Slot::$Slot;
+            const KIND: crate::plugin::PluginKind = crate::plugin::PluginKind::$PluginKind;
             type Pre = $WorldPre<crate::store::HostState>;
             type Bindings = $World;
             type Config = $Config;

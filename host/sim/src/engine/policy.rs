@@ -15,8 +15,8 @@ use slurm_wasm_host::kinds::priority::AssociationUpdate;
 use slurm_wasm_host::kinds::select::SelectConfig;
 use slurm_wasm_host::types::Job;
 use slurm_wasm_host::{
-    CallError, Host, HostOptions, PluginSettings, PluginSource, PriorityPlugin, SelectPlugin,
-    Services, Slot,
+    CallError, Host, HostOptions, PluginKind, PluginSettings, PluginSource, PriorityPlugin,
+    SelectPlugin, Services,
 };
 
 #[cfg(feature = "native")]
@@ -168,26 +168,35 @@ impl PolicySpec {
         let mut files = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (slot, source) = if let Some(path) = part.strip_prefix("select=") {
-                (Some(Slot::Select), PluginSource::File(PathBuf::from(path)))
+                (
+                    Some(PluginKind::Select),
+                    PluginSource::File(PathBuf::from(path)),
+                )
             } else if let Some(path) = part.strip_prefix("priority=") {
                 (
-                    Some(Slot::Priority),
+                    Some(PluginKind::Priority),
                     PluginSource::File(PathBuf::from(path)),
                 )
             } else if part.ends_with(".wasm") {
                 (None, PluginSource::File(PathBuf::from(part)))
             } else if part.starts_with("select/") {
-                (Some(Slot::Select), PluginSource::Bundled(part.to_owned()))
+                (
+                    Some(PluginKind::Select),
+                    PluginSource::Bundled(part.to_owned()),
+                )
             } else if part.starts_with("priority/") {
-                (Some(Slot::Priority), PluginSource::Bundled(part.to_owned()))
+                (
+                    Some(PluginKind::Priority),
+                    PluginSource::Bundled(part.to_owned()),
+                )
             } else {
                 return Err(fail(format!(
                     "`{part}` is neither a select/ or priority/ plugin type nor a .wasm file"
                 )));
             };
             match slot {
-                Some(Slot::Select) if select.is_none() => select = Some(source),
-                Some(Slot::Priority) if priority.is_none() => priority = Some(source),
+                Some(PluginKind::Select) if select.is_none() => select = Some(source),
+                Some(PluginKind::Priority) if priority.is_none() => priority = Some(source),
                 Some(slot) => return Err(fail(format!("two {slot} plugins"))),
                 None => files.push(source),
             }
@@ -235,8 +244,8 @@ impl PolicySpec {
     /// (or built natively), or the file that cannot run natively.
     pub fn check_available(&self) -> Result<(), PolicyError> {
         for (source, slot) in [
-            (&self.select, Slot::Select),
-            (&self.priority, Slot::Priority),
+            (&self.select, PluginKind::Select),
+            (&self.priority, PluginKind::Priority),
         ] {
             let missing = match (self.build, source) {
                 (Build::Native, source) => native_type(source).err(),
@@ -261,7 +270,7 @@ impl PolicySpec {
 /// replay starts.
 fn component_unusable(
     source: &PluginSource,
-    slot: Slot,
+    slot: PluginKind,
     cache_dir: Option<PathBuf>,
 ) -> Option<String> {
     match source {
@@ -282,7 +291,7 @@ fn component_unusable(
             };
             let settings = PluginSettings::default();
             let loaded = match slot {
-                Slot::Select => SelectPlugin::load(&host, source, settings).map(drop),
+                PluginKind::Select => SelectPlugin::load(&host, source, settings).map(drop),
                 _ => PriorityPlugin::load(&host, source, settings).map(drop),
             };
             loaded.err().map(|e| e.to_string())
