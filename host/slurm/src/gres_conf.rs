@@ -11,8 +11,11 @@
 //!
 //! # Syntax
 //!
-//! - `Key=Value` pairs separated by whitespace, keys case-insensitive; `#`
-//!   starts a comment; a line ending in `\` continues on the next one.
+//! - The syntax of every Slurm configuration file, read by the same reader
+//!   as slurm.conf (22.05's `s_p_parse_file`): `Key=Value` pairs separated
+//!   by whitespace (spaces around `=` allowed), keys case-insensitive,
+//!   quoted values, `#` starts a comment (`\#` is a `#`), a line ending in
+//!   `\` continues on the next one, `Include` reads another file.
 //! - A line with `Name=` describes one GRES record. With `NodeName=<hostlist>`
 //!   (`n[01-04]`, see [`crate::hostlist`]) it applies to those nodes only;
 //!   without, to every node.
@@ -287,43 +290,12 @@ pub fn parse_str(text: &str, path: &Path) -> Result<GresConfFile, ConfError> {
         auto_detect: Vec::new(),
         lines: Vec::new(),
     };
-    if text.len() > crate::slurm_conf::MAX_TEXT {
-        return Err(ConfError {
-            file: path.to_path_buf(),
-            line: 0,
-            message: format!(
-                "larger than {} bytes, the most a configuration file may hold",
-                crate::slurm_conf::MAX_TEXT
-            ),
-        });
-    }
     let mut limits = FileLimits {
         hostlists: hostlist::Budget::new(MAX_LISTED_NAMES, MAX_LISTED_BYTES),
         core_indices: MAX_CORE_INDICES,
     };
-    let mut pending: Option<(usize, String)> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let content = raw.split('#').next().unwrap_or_default().trim_end();
-        let (start, mut joined) = pending.take().unwrap_or((i + 1, String::new()));
-        if let Some(head) = content.strip_suffix('\\') {
-            joined.push_str(head);
-            joined.push(' ');
-            pending = Some((start, joined));
-            continue;
-        }
-        joined.push_str(content);
-        let origin = Origin {
-            file: path.to_path_buf(),
-            line: start,
-        };
-        file.line(&joined, origin, &mut limits)?;
-    }
-    if let Some((start, joined)) = pending {
-        let origin = Origin {
-            file: path.to_path_buf(),
-            line: start,
-        };
-        file.line(&joined, origin, &mut limits)?;
+    for line in crate::slurm_conf::logical_lines(text, path)? {
+        file.line(&line.pairs, line.origin, &mut limits)?;
     }
     Ok(file)
 }
@@ -371,15 +343,13 @@ impl GresConfFile {
 
     fn line(
         &mut self,
-        text: &str,
+        pairs: &[(String, String)],
         origin: Origin,
         limits: &mut FileLimits,
     ) -> Result<(), ConfError> {
         let mut keys: HashMap<&'static str, &str> = HashMap::new();
-        for token in text.split_whitespace() {
-            let Some((key, value)) = token.split_once('=') else {
-                return Err(origin.error(format!("expected Key=Value, found `{token}`")));
-            };
+        for (key, value) in pairs {
+            let (key, value) = (key.as_str(), value.as_str());
             let Some((_, canonical)) = KEYS.iter().find(|(k, _)| k.eq_ignore_ascii_case(key))
             else {
                 let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();

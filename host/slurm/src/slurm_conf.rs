@@ -568,6 +568,40 @@ pub fn parse_str(text: &str, origin: &Path) -> Result<SlurmConf, ConfError> {
     })
 }
 
+/// One logical line of a Slurm configuration file (continuations joined,
+/// comments and `Include` lines resolved): its `Key=Value` pairs in order,
+/// quotes removed, and where it starts.
+pub(crate) struct ConfLine {
+    /// The file (top-level or included) and line it starts on.
+    pub origin: Origin,
+    /// Its pairs, keys as written.
+    pub pairs: Vec<(String, String)>,
+}
+
+/// `text`, the content of `path`, as the logical lines Slurm's
+/// `s_p_parse_file` reads from any of its configuration files (slurm.conf,
+/// gres.conf): `#` comments (`\#` is a `#`, and `#` inside quotes is kept),
+/// `\` continuations, quoted values, `Include` of further files (relative
+/// to the including file).
+///
+/// # Errors
+///
+/// A [`ConfError`] naming the file and line of a token that is not
+/// `Key=Value`, an unterminated quote, an include that cannot be read or
+/// loops, or more text than [`MAX_TEXT`] in all.
+pub(crate) fn logical_lines(text: &str, path: &Path) -> Result<Vec<ConfLine>, ConfError> {
+    let mut reader = Reader::default();
+    reader.read(text, path, None)?;
+    Ok(reader
+        .lines
+        .into_iter()
+        .map(|tokens| ConfLine {
+            origin: origin(&reader.files, tokens[0].loc),
+            pairs: tokens.into_iter().map(|t| (t.key, t.value)).collect(),
+        })
+        .collect())
+}
+
 /// Where a token came from: an index into the reader's files, and a line.
 #[derive(Debug, Clone, Copy)]
 struct Loc {

@@ -317,8 +317,12 @@ fn syntax_errors_name_file_line_and_expectation() {
              opencl_env, no_gpu_env",
         ),
         (
-            "Name= Count=1\n",
+            "Name=\"\" Count=1\n",
             "gres.conf:1: Name: expected a GRES name, like gpu",
+        ),
+        (
+            "Name=gpu File=\"/dev/nvidia0\n",
+            "gres.conf:1: File: unterminated quoted value",
         ),
     ];
     for (text, expected) in cases {
@@ -566,4 +570,49 @@ fn counts_take_slurms_unit_suffixes() {
     for text in ["", "K", "4x", "4 K", "-4", "99999999999P"] {
         assert_eq!(parse_count(text), None, "{text}");
     }
+}
+
+#[test]
+fn read_as_slurm_reads_its_configuration_files() {
+    // 22.05 reads gres.conf with s_p_parse_file (common/gres.c
+    // `_parse_gres_config`), as slurm.conf: spaces around `=`, quoted
+    // values, `\#` for a `#`, continued lines and `Include` (relative to
+    // the including file).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("gpus.conf"),
+        "NodeName=g1 Name=gpu File=\"/dev/nvidia[0-1]\" Cores=0-3 # both on socket 0\n",
+    )
+    .unwrap();
+    let path = dir.path().join("gres.conf");
+    std::fs::write(
+        &path,
+        "Include gpus.conf\nNodeName = g1 Name = mps \\\n  Count=200\n",
+    )
+    .unwrap();
+    let file = load(&path).unwrap();
+    let lines: Vec<(String, usize, &str, u64)> = file
+        .lines
+        .iter()
+        .map(|l| {
+            (
+                l.origin
+                    .file
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                l.origin.line,
+                l.name.as_str(),
+                l.count,
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            ("gpus.conf".to_owned(), 1, "gpu", 2),
+            ("gres.conf".to_owned(), 2, "mps", 200),
+        ]
+    );
 }
