@@ -9,7 +9,7 @@
 //! match its length, a resource of another handle, a slot or component of
 //! another kind) fails with a message naming it.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -7,7 +7,7 @@
 //! host's level only, that a forked child can call a plugin while another
 //! thread was calling it, and that the library prints nothing itself.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

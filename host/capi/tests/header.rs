@@ -31,7 +31,7 @@ fn header_is_current() {
     assert!(
         generate() == checked_in,
         "{} is stale (or missing): the crate's C API changed since it was generated; \
-         run `cargo test -p slurm-wasm-capi --test header -- --ignored regenerate` and commit it",
+         run `cargo test -p slurm-wasm-capi --test all -- --ignored regenerate` and commit it",
         header_path().display()
     );
 }
