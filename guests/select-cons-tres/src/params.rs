@@ -136,14 +136,11 @@ impl Params {
                     p.default_dist_block = true;
                     (None, false)
                 }
-                "CR_ALLOCATE_FULL_SOCKET"
-                | "CR_LL_SHARED_GRES"
-                | "CR_NO_DIST_TOPO_BLOCK"
-                | "MULTIPLE_SHARING_GRES_PJ"
-                | "ENFORCE_BINDING_GRES"
-                | "ONE_TASK_PER_SHARING_GRES"
-                | "OTHER_CONS_RES"
-                | "OTHER_CONS_TRES" => (None, false),
+                // The rest of what 22.05's parse_select_type_param
+                // (common/slurm_selecttype_info.c) takes; later releases'
+                // tokens (CR_LL_SHARED_GRES, MULTIPLE_SHARING_GRES_PJ, ...)
+                // are "Bad SelectTypeParameter" there.
+                "CR_ALLOCATE_FULL_SOCKET" | "OTHER_CONS_RES" | "OTHER_CONS_TRES" => (None, false),
                 _ => {
                     return Err(format!(
                         "SelectTypeParameters: unknown token `{tok}` (expected CR_CPU, CR_Core, CR_Socket, \
@@ -335,5 +332,20 @@ mod tests {
         }
         let e = Params::parse(&s(&["CR_CPU_Memory", "CR_ONE_TASK_PER_CORE"])).unwrap_err();
         assert!(e.contains("expected CR_Core or CR_Socket"), "{e}");
+    }
+
+    #[test]
+    fn later_releases_tokens_are_unknown() {
+        // 22.05's parse_select_type_param knows none of the GRES sharing
+        // tokens later releases added: "Bad SelectTypeParameter".
+        for later in [
+            "CR_LL_SHARED_GRES",
+            "MULTIPLE_SHARING_GRES_PJ",
+            "ENFORCE_BINDING_GRES",
+            "ONE_TASK_PER_SHARING_GRES",
+        ] {
+            let e = Params::parse(&s(&["CR_Core_Memory", later])).unwrap_err();
+            assert!(e.contains("unknown token"), "{later}: {e}");
+        }
     }
 }

@@ -16,19 +16,18 @@ pub struct Config {
 }
 
 /// Tokens linear accepts without acting on them (they concern other
-/// plugins or only the controller).
+/// plugins or only the controller): the rest of what 22.05's
+/// `parse_select_type_param` (common/slurm_selecttype_info.c) takes. Later
+/// releases' tokens (`LL_SHARED_GRES`, `MULTIPLE_SHARING_GRES_PJ`,
+/// `ENFORCE_BINDING_GRES`, `ONE_TASK_PER_SHARING_GRES`) and Cray's `NHC_*`
+/// are "Bad SelectTypeParameter" there, so unknown here.
 const IGNORED: &[&str] = &[
     "CR_LLN",
     "CR_Pack_Nodes",
     "CR_CORE_DEFAULT_DIST_BLOCK",
-    "LL_SHARED_GRES",
-    "MULTIPLE_SHARING_GRES_PJ",
-    "ENFORCE_BINDING_GRES",
-    "ONE_TASK_PER_SHARING_GRES",
+    "CR_ALLOCATE_FULL_SOCKET",
     "OTHER_CONS_RES",
     "OTHER_CONS_TRES",
-    "NHC_NO",
-    "NHC_NO_STEPS",
 ];
 
 /// Tokens that need a consumable-resource plugin: Slurm's linear is fatal
@@ -103,6 +102,17 @@ mod tests {
         assert!(c.memory);
         assert!(c.one_task_per_core);
         assert!(!Config::from_tokens(&[]).unwrap().memory);
+    }
+
+    #[test]
+    fn only_the_tokens_of_22_05_are_taken() {
+        // 22.05's parse_select_type_param (common/slurm_selecttype_info.c)
+        // takes CR_ALLOCATE_FULL_SOCKET (deprecated, no bit) and knows none
+        // of later releases' GRES sharing tokens or Cray's NHC_NO.
+        assert!(Config::from_tokens(&tokens(&["CR_ALLOCATE_FULL_SOCKET"])).is_ok());
+        for later in ["LL_SHARED_GRES", "MULTIPLE_SHARING_GRES_PJ", "NHC_NO"] {
+            assert!(Config::from_tokens(&tokens(&[later])).is_err(), "{later}");
+        }
     }
 
     #[test]

@@ -600,6 +600,19 @@ mod tests {
         assert_eq!(spec.priority, PluginSource::File("p.wasm".into()));
     }
 
+    #[cfg(not(feature = "native"))]
+    #[test]
+    fn without_the_feature_no_stack_runs_natively() {
+        let e = PolicySpec::parse("select/linear,priority/basic")
+            .unwrap()
+            .native()
+            .check_available()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("build it with `--features native`"), "{e}");
+    }
+
+    #[cfg(feature = "native")]
     #[test]
     fn native_stacks_take_only_bundled_types_with_a_native_build() {
         let native = |text: &str| PolicySpec::parse(text).unwrap().native();

@@ -75,6 +75,69 @@ pub struct Cluster {
     pub gres: Vec<NodeGres>,
 }
 
+/// `SelectTypeParameters`, refused as slurmctld refuses them at start-up
+/// (22.05 read_config.c: "Bad SelectTypeParameter", from
+/// common/slurm_selecttype_info.c `parse_select_type_param`): a token
+/// outside 22.05's list, more than one of `CR_CPU`, `CR_Core`, `CR_Socket`
+/// (any `_Memory` form) and `CR_Memory`, or `CR_ONE_TASK_PER_CORE` with
+/// `CR_CPU*`.
+fn select_type_parameters(conf: &SlurmConf) -> Result<Vec<String>, ConfError> {
+    const UNITS: [&str; 7] = [
+        "CR_Socket",
+        "CR_Socket_Memory",
+        "CR_Core",
+        "CR_Core_Memory",
+        "CR_Memory",
+        "CR_CPU",
+        "CR_CPU_Memory",
+    ];
+    const OTHERS: [&str; 7] = [
+        "other_cons_res",
+        "other_cons_tres",
+        "CR_ALLOCATE_FULL_SOCKET",
+        "CR_ONE_TASK_PER_CORE",
+        "CR_CORE_DEFAULT_DIST_BLOCK",
+        "CR_LLN",
+        "CR_PACK_NODES",
+    ];
+    let tokens = conf.select_type_parameters();
+    let Some(origin) = conf.options.origin("SelectTypeParameters") else {
+        return Ok(tokens);
+    };
+    let is = |list: &[&str], token: &str| list.iter().any(|k| k.eq_ignore_ascii_case(token));
+    let bad = |why: String| origin.error(format!("Bad SelectTypeParameter: {why}"));
+    let units: Vec<&String> = tokens.iter().filter(|t| is(&UNITS, t)).collect();
+    if let Some(unknown) = tokens.iter().find(|t| !is(&UNITS, t) && !is(&OTHERS, t)) {
+        return Err(bad(format!(
+            "`{unknown}` is not a parameter of Slurm 22.05 (expected {}, {})",
+            UNITS.join(", "),
+            OTHERS.join(", ")
+        )));
+    }
+    if units.len() > 1 {
+        return Err(bad(format!(
+            "{} name more than one allocation unit",
+            units
+                .iter()
+                .map(|u| format!("`{u}`"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )));
+    }
+    let cpu = units
+        .iter()
+        .any(|u| u.to_ascii_uppercase().starts_with("CR_CPU"));
+    let one_task_per_core = tokens
+        .iter()
+        .any(|t| t.eq_ignore_ascii_case("CR_ONE_TASK_PER_CORE"));
+    if cpu && one_task_per_core {
+        return Err(bad(
+            "CR_ONE_TASK_PER_CORE is not compatible with CR_CPU*, use CR_Core* instead".into(),
+        ));
+    }
+    Ok(tokens)
+}
+
 impl Cluster {
     /// The records of `conf`.
     ///
@@ -117,7 +180,7 @@ impl Cluster {
         };
         let config = ClusterConfig {
             cluster_name: options.get("ClusterName").unwrap_or_default().to_owned(),
-            select_type_parameters: conf.select_type_parameters(),
+            select_type_parameters: select_type_parameters(conf)?,
             default_memory,
             scheduler_parameters: comma_list(options.get("SchedulerParameters")),
             preempt_mode: comma_list(options.get("PreemptMode")),
@@ -855,6 +918,32 @@ mod tests {
             .map(|n| n.partitions.as_slice())
             .collect();
         assert_eq!(partitions, [&[1][..], &[0, 1], &[0, 1, 3], &[1], &[1, 3]]);
+    }
+
+    #[test]
+    fn select_type_parameters_as_22_05_reads_them() {
+        // read_config.c refuses what parse_select_type_param
+        // (common/slurm_selecttype_info.c) does not take.
+        assert_eq!(
+            error("ClusterName=c\nSelectTypeParameters=CR_Core_Memory,CR_LL_SHARED_GRES\n"),
+            "slurm.conf:2: Bad SelectTypeParameter: `CR_LL_SHARED_GRES` is not a parameter of \
+             Slurm 22.05 (expected CR_Socket, CR_Socket_Memory, CR_Core, CR_Core_Memory, \
+             CR_Memory, CR_CPU, CR_CPU_Memory, other_cons_res, other_cons_tres, \
+             CR_ALLOCATE_FULL_SOCKET, CR_ONE_TASK_PER_CORE, CR_CORE_DEFAULT_DIST_BLOCK, CR_LLN, \
+             CR_PACK_NODES)"
+        );
+        assert_eq!(
+            error("SelectTypeParameters=CR_Core,cr_memory\n"),
+            "slurm.conf:1: Bad SelectTypeParameter: `CR_Core` and `cr_memory` name more than \
+             one allocation unit"
+        );
+        assert!(
+            error("SelectTypeParameters=CR_CPU_Memory,CR_ONE_TASK_PER_CORE\n")
+                .contains("not compatible with CR_CPU*")
+        );
+        let taken = "SelectTypeParameters=cr_core_memory,CR_ALLOCATE_FULL_SOCKET,CR_LLN\n";
+        let conf = slurm_conf::parse_str(taken, Path::new("slurm.conf")).unwrap();
+        assert!(Cluster::from_slurm_conf(&conf).is_ok());
     }
 
     #[test]
