@@ -14,57 +14,8 @@
 use slurm_wasm_host::bundled::Bundled;
 use slurm_wasm_host::{HostOptions, PluginKind};
 
-/// Every bundled plugin.
-pub const BUNDLED: &[Bundled] = &[
-    Bundled {
-        plugin_type: "priority/basic",
-        file_name: "priority_basic.wasm",
-        kind: PluginKind::Priority,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/priority_basic.wasm")),
-    },
-    Bundled {
-        plugin_type: "priority/multifactor",
-        file_name: "priority_multifactor.wasm",
-        kind: PluginKind::Priority,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/priority_multifactor.wasm")),
-    },
-    Bundled {
-        plugin_type: "task/affinity",
-        file_name: "task_affinity.wasm",
-        kind: PluginKind::Task,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/task_affinity.wasm")),
-    },
-    Bundled {
-        plugin_type: "select/cons_tres",
-        file_name: "select_cons_tres.wasm",
-        kind: PluginKind::Select,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/select_cons_tres.wasm")),
-    },
-    Bundled {
-        plugin_type: "select/linear",
-        file_name: "select_linear.wasm",
-        kind: PluginKind::Select,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/select_linear.wasm")),
-    },
-    Bundled {
-        plugin_type: "task/none",
-        file_name: "task_none.wasm",
-        kind: PluginKind::Task,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/task_none.wasm")),
-    },
-    Bundled {
-        plugin_type: "gres/gpu",
-        file_name: "gres_gpu.wasm",
-        kind: PluginKind::Gres,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/gres_gpu.wasm")),
-    },
-    Bundled {
-        plugin_type: "gres/mps",
-        file_name: "gres_mps.wasm",
-        kind: PluginKind::Gres,
-        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/gres_mps.wasm")),
-    },
-];
+/// Every bundled plugin (the table `build.rs` writes from its list).
+pub const BUNDLED: &[Bundled] = include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
 
 /// The bundled plugin of `plugin_type` (`priority/basic`).
 pub fn find(plugin_type: &str) -> Option<&'static Bundled> {
