@@ -23,12 +23,6 @@ const PLUGINS: [(&str, &str, &str); 8] = [
 ];
 
 fn main() {
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    let workspace = manifest
-        .ancestors()
-        .nth(2)
-        .expect("host/bundled lives in the workspace")
-        .to_path_buf();
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     // Slurm's file names: `select_cons_tres.wasm` for `select/cons_tres`.
     let files: Vec<(String, String)> = PLUGINS
@@ -50,7 +44,7 @@ fn main() {
             file_name,
         })
         .collect();
-    let paths = build(&workspace, &out_dir, &guests);
+    let paths = build(&guests);
     let mut table = String::from("&[\n");
     for (((plugin_type, kind, _), (_, file_name)), path) in PLUGINS.iter().zip(&files).zip(paths) {
         writeln!(

@@ -9,18 +9,9 @@
 //! crate as `env!("SLURM_WASM_TEST_<NAME>")`, and the tests as its
 //! constants (`src/lib.rs`).
 
-use std::path::PathBuf;
-
 use slurm_wasm_guest_build::{build, Guest};
 
 fn main() {
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    let workspace = manifest
-        .ancestors()
-        .nth(2)
-        .expect("tests/artifacts lives in the workspace")
-        .to_path_buf();
-    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let guests = [
         (
             "EXAMPLE",
@@ -122,7 +113,7 @@ fn main() {
             },
         ),
     ];
-    let paths = build(&workspace, &out_dir, &guests.map(|(_, g)| g));
+    let paths = build(&guests.map(|(_, g)| g));
     for ((name, _), path) in guests.iter().zip(paths) {
         println!("cargo:rustc-env=SLURM_WASM_TEST_{name}={}", path.display());
     }

@@ -32,10 +32,22 @@ pub struct Guest<'a> {
     pub file_name: &'a str,
 }
 
-/// Builds `guests` and copies each component to `out_dir/<file_name>`.
-/// Returns the paths, in the order given. Registers `rerun-if-changed` for
-/// the contract, the SDK and each guest's directory.
-pub fn build(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<PathBuf> {
+/// Builds `guests` for the calling build script and copies each component
+/// to `$OUT_DIR/<file_name>`; the guests' `dir`s are relative to the
+/// workspace root, the nearest directory above the calling package that
+/// holds `Cargo.lock`. Returns the paths, in the order given. Registers
+/// `rerun-if-changed` for the contract, the SDK and each guest's directory.
+pub fn build(guests: &[Guest<'_>]) -> Vec<PathBuf> {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let workspace = manifest
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .unwrap_or_else(|| panic!("no Cargo.lock above {}", manifest.display()));
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    build_in(workspace, &out_dir, guests)
+}
+
+fn build_in(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<PathBuf> {
     require_target();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let target_dir = workspace.join("target").join("wasm-guests");
