@@ -21,8 +21,8 @@ use slurm_wasm_host::types::Task;
 use slurm_wasm_host::{
     fixtures, Capability, Grants, PluginSettings, PluginSource, Services, TaskPlugin,
 };
-use task_affinity::bind_type::{self, Parsed};
-use task_affinity::dist;
+use srun::cpu_bind::{self as bind_type, Parsed};
+use srun::task_dist as dist;
 
 /// What `task run` was asked.
 pub struct RunRequest {

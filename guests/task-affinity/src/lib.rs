@@ -3,8 +3,10 @@
 //!
 //! The algorithm is plain Rust that builds natively as well:
 //!
-//! * [`bind_type`]: the `CPU_BIND_*` bits and srun's `--cpu-bind` text;
-//! * [`dist`]: the `task_dist` encoding and srun's `--distribution` text;
+//! * [`bind_type`]: the `CPU_BIND_*` bits and srun's `--cpu-bind` text
+//!   (the `slurm-wasm-srun` crate's `cpu_bind`);
+//! * [`dist`]: the `task_dist` encoding and srun's `--distribution` text
+//!   (`slurm-wasm-srun`'s `task_dist`), and the layout they select;
 //! * [`task_plugin_param`]: `TaskPluginParam` as slurm.conf spells it;
 //! * [`hardware`]: the node's CPU layout as slurmd sees it (`block_map`);
 //! * [`allocation`]: the step's CPUs on this node and how whole they are
@@ -27,7 +29,7 @@
 
 pub mod allocation;
 pub mod batch;
-pub mod bind_type;
+pub use srun::cpu_bind as bind_type;
 pub mod cpuset;
 pub mod cstr;
 pub mod dist;

@@ -51,9 +51,10 @@ fn build_in(workspace: &Path, out_dir: &Path, guests: &[Guest<'_>]) -> Vec<PathB
     require_target();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let target_dir = workspace.join("target").join("wasm-guests");
-    // `guests/` as a whole: plugins share crates there (select-common,
-    // gres-common) whose changes must rebuild every plugin using them.
-    for dir in ["wit", "sdk/src", "sdk/Cargo.toml", "Cargo.lock", "guests"] {
+    // `guests/` and `sdk/` as a whole: plugins share crates there
+    // (select-common, gres-common; the SDK, its fixtures, srun's encodings)
+    // whose changes must rebuild every plugin using them.
+    for dir in ["wit", "sdk", "Cargo.lock", "guests"] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
     }
     let mut outputs = Vec::new();

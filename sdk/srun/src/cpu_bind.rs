@@ -101,6 +101,7 @@ pub struct CpuBind {
 /// The outcome of parsing `--cpu-bind`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Parsed {
+    /// The bits and list the words give.
     Bind(CpuBind),
     /// `help` was among the words: show [`HELP`] and launch nothing.
     Help,
@@ -116,9 +117,19 @@ pub enum ParseError {
     MissingList(&'static str),
     /// A list entry with a character that is not a decimal digit (maps) or
     /// a hex digit (masks); `text` is the entry, or its `*count` part.
-    BadNumber { text: String, offending: char },
+    BadNumber {
+        /// The entry, or its `*count` part.
+        text: String,
+        /// The first character that is not a digit of its base.
+        offending: char,
+    },
     /// A `*count` that is not a positive number.
-    BadMultiplier { kind: &'static str, count: String },
+    BadMultiplier {
+        /// The list's option (`map_cpu`, ...).
+        kind: &'static str,
+        /// The text after `*`.
+        count: String,
+    },
 }
 
 impl fmt::Display for ParseError {
