@@ -94,7 +94,6 @@ use std::path::{Path, PathBuf};
 use crate::hostlist;
 use crate::slurm_conf::{ConfError, NodeConf, Origin, SlurmConf};
 use slurm_wasm_host::bindings::types::{Bitmap, GresDeviceGroup};
-use slurm_wasm_host::fixtures::bitmap;
 use slurm_wasm_host::kinds::gres::GresConfRecord;
 use slurm_wasm_host::ranges;
 
@@ -499,7 +498,8 @@ impl GresConfFile {
             }
         }
         let auto_detect = auto_detect.map(|a| a.value.clone());
-        let core_map = |list: &Option<Vec<u32>>| list.as_ref().map(|c| bitmap(cores, c.clone()));
+        let core_map =
+            |list: &Option<Vec<u32>>| list.as_ref().map(|c| Bitmap::with_ones(cores, c.clone()));
         let records = lines
             .iter()
             .map(|l| GresConfRecord {

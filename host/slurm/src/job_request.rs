@@ -71,10 +71,14 @@ use slurm_wasm_host::bindings::select::exports::slurm::plugin::select::{
     JobTestFlags, JobTestMode, JobTestRequest,
 };
 use slurm_wasm_host::bindings::types::{
-    Bitmap, GresFlags, GresRequest, GresScope, Job, JobResources, JobState, KeyValue,
+    Bitmap, GresFlags, GresRequest, GresScope, Job, JobDetails, JobResources, JobState, KeyValue,
     MemoryRequest, ShareRequest, TresAmount,
 };
-use slurm_wasm_host::fixtures::{bitmap, bits, job};
+
+/// The uid and gid of a prepared job: a request names no user. Callers
+/// that know one (the simulator, from its trace) set `user_id` and
+/// `group_id` after preparing.
+pub const SUBMITTER_ID: u32 = 1000;
 
 /// The most nodes `select_nodes` passes as `max-nodes` when neither the job
 /// nor its partition limits the count.
@@ -528,7 +532,7 @@ impl JobRequest {
             move |i: u32| flags.get(i as usize).copied().unwrap_or(false)
         };
         let is_excluded = flags(&excluded);
-        let members = bits(&partition.nodes);
+        let members: Vec<u32> = partition.nodes.ones().collect();
         let is_member = flags(&members);
         if let Some(outside) = required.iter().find(|&&i| !is_member(i)) {
             return Err(bad(
@@ -646,37 +650,7 @@ impl JobRequest {
             None => partition.default_time.or(partition.max_time),
         };
 
-        let mut job = job(job_id);
-        job.name = self.name.clone().unwrap_or_else(|| format!("job{job_id}"));
-        job.partitions = vec![partition.index];
-        job.qos = self.qos.clone();
-        // Not held unless `--priority=0`: a priority plugin gives the real
-        // value; 0 would mean held, which select/cons_tres's preempt/qos
-        // retry refuses.
-        job.priority = self.priority.unwrap_or(1);
-        job.direct_set_priority = self.priority.is_some();
-        job.time_limit = time_limit;
-        let d = &mut job.details;
-        d.min_nodes = min_nodes;
-        d.max_nodes = max_nodes;
-        // sbatch sends a task count only when -n or --ntasks-per-node gave
-        // one (`JOB_NTASKS_SET`); slurmctld keeps 0 otherwise.
-        d.num_tasks = if tasks_set { num_tasks } else { 0 };
-        d.min_cpus = min_cpus;
-        d.cpus_per_task = self.cpus_per_task.unwrap_or(0);
-        d.ntasks_per_node = ntasks_per_node;
-        d.ntasks_per_core = self.ntasks_per_core.unwrap_or(0);
-        d.threads_per_core = self.threads_per_core.unwrap_or(0);
-        d.pn_min_cpus = pn_min_cpus;
-        d.memory = memory;
-        d.contiguous = self.contiguous;
-        d.spread_job = self.spread_job;
-        d.share = self.share.unwrap_or(ShareRequest::PartitionDefault);
-        d.required_nodes =
-            (!required.is_empty()).then(|| bitmap(node_count, required.iter().copied()));
-        d.excluded_nodes =
-            (!excluded.is_empty()).then(|| bitmap(node_count, excluded.iter().copied()));
-        d.gres = self
+        let gres = self
             .gres
             .iter()
             .map(|g| {
@@ -691,7 +665,79 @@ impl JobRequest {
                 }
             })
             .collect();
-        d.gres_flags = self.gres_flags.unwrap_or(GresFlags::empty());
+        // What slurmctld's `_copy_job_desc_to_job_record` (job_mgr.c) makes
+        // of the options; everything the request cannot say (geometry per
+        // socket or board, tmp disk, features, core specialisation, binding,
+        // nice, times) is the unset value sbatch sends without the option.
+        let details = JobDetails {
+            min_nodes,
+            max_nodes,
+            // sbatch sends a task count only when -n or --ntasks-per-node
+            // gave one (`JOB_NTASKS_SET`); slurmctld keeps 0 otherwise.
+            num_tasks: if tasks_set { num_tasks } else { 0 },
+            min_cpus,
+            max_cpus: None,
+            cpus_per_task: self.cpus_per_task.unwrap_or(0),
+            ntasks_per_node,
+            ntasks_per_socket: 0,
+            ntasks_per_core: self.ntasks_per_core.unwrap_or(0),
+            ntasks_per_board: 0,
+            threads_per_core: self.threads_per_core.unwrap_or(0),
+            sockets_per_node: 0,
+            cores_per_socket: 0,
+            pn_min_cpus,
+            memory,
+            pn_min_tmp_disk: 0,
+            contiguous: self.contiguous,
+            share: self.share.unwrap_or(ShareRequest::PartitionDefault),
+            core_spec: None,
+            overcommit: false,
+            spread_job: self.spread_job,
+            required_nodes: (!required.is_empty())
+                .then(|| Bitmap::with_ones(node_count, required.iter().copied())),
+            excluded_nodes: (!excluded.is_empty())
+                .then(|| Bitmap::with_ones(node_count, excluded.iter().copied())),
+            features: None,
+            task_dist: 0,
+            plane_size: 0,
+            cpu_bind_type: 0,
+            gres,
+            gres_flags: self.gres_flags.unwrap_or(GresFlags::empty()),
+            nice: 0,
+            begin_time: 0,
+            accrue_time: 0,
+            submit_time: 0,
+        };
+        let mut job = Job {
+            job_id,
+            array_job_id: 0,
+            array_task_id: None,
+            name: self.name.clone().unwrap_or_else(|| format!("job{job_id}")),
+            user_id: SUBMITTER_ID,
+            group_id: SUBMITTER_ID,
+            account: None,
+            assoc_id: 0,
+            partitions: vec![partition.index],
+            qos: self.qos.clone(),
+            state: JobState::Pending,
+            // Not held unless `--priority=0`: a priority plugin gives the
+            // real value; 0 would mean held, which select/cons_tres's
+            // preempt/qos retry refuses.
+            priority: self.priority.unwrap_or(1),
+            direct_set_priority: self.priority.is_some(),
+            site_factor: 0,
+            time_limit,
+            time_min: None,
+            start_time: 0,
+            end_time: 0,
+            suspended_seconds: 0,
+            details,
+            tres_requested: Vec::new(),
+            tres_allocated: Vec::new(),
+            billable_tres: None,
+            total_cpus: None,
+            resources: None,
+        };
 
         let memory_mb = match memory {
             MemoryRequest::PerNode(mb) => mb.checked_mul(u64::from(min_nodes)),
@@ -736,7 +782,7 @@ impl JobRequest {
             min_nodes
         };
         // slurmctld offers only available nodes (`avail_node_bitmap`)
-        let candidates = bitmap(
+        let candidates = Bitmap::with_ones(
             node_count,
             members
                 .into_iter()
@@ -940,6 +986,7 @@ mod tests {
     use super::*;
     use crate::slurm_conf;
     use slurm_wasm_host::bindings::types::{NodeBaseState, NodeStateFlags};
+    use slurm_wasm_host::fixtures::{bitmap, bits};
 
     /// The anchor cluster (`../shared/slurm-anchor/setup.sh`): n[1-4] in
     /// `big` (default), h[1-2] in `hw`, DefMemPerCPU=250, DefaultTime=5.

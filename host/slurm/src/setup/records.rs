@@ -54,7 +54,6 @@ use slurm_wasm_host::bindings::types::{
     Bitmap, ClusterConfig, GpuDefaults, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState,
     NodeState, NodeStateFlags, Oversubscribe, Partition, TresAmount,
 };
-use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::kinds::gres::{GresConfRecord, GresConfig, NodeHardware};
 use slurm_wasm_host::kinds::priority::PriorityConfig;
 use slurm_wasm_host::kinds::select::SelectConfig;
@@ -295,7 +294,7 @@ impl Cluster {
             .partitions
             .iter()
             .map(|p| {
-                let members = bits(&p.nodes);
+                let members: Vec<u32> = p.nodes.ones().collect();
                 tres_totals(self.nodes.iter().filter(|n| members.contains(&n.index)))
             })
             .collect();
@@ -483,7 +482,7 @@ fn cpu_spec_list(node: &NodeConf, list: &str) -> Result<Bitmap, ConfError> {
         next = next.max(hi + 1);
         from..=hi
     });
-    Ok(bitmap(cpus, ids))
+    Ok(Bitmap::with_ones(cpus, ids))
 }
 
 fn cpu_id(text: &str) -> Option<u32> {
@@ -503,7 +502,7 @@ fn partition(
     Partition {
         index: table_index(index),
         name: conf.name.clone(),
-        nodes: bitmap(
+        nodes: Bitmap::with_ones(
             table_index(node_count),
             conf.nodes.iter().map(|&i| table_index(i)),
         ),
