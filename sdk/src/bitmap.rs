@@ -1,25 +1,58 @@
-//! [`Bitmap`]: Slurm's `bitstr_t` as a `bitvec`, with the contract's wire form.
+//! [`Bitmap`]: Slurm's `bitstr_t` as 64-bit words, with the contract's
+//! wire form and the word-at-a-time operations plugins' per-node loops need.
+//!
+//! The words are the contract's own (bit `i` in word `i / 64` at position
+//! `i % 64`): converting to and from a `bitmap` record copies them. Up to
+//! 128 bits live inline, without a heap allocation: select plugins build
+//! and clone a per-node core set for every candidate node of every test.
 
-use bitvec::prelude::{BitVec, Lsb0};
+use smallvec::SmallVec;
 
 use crate::types;
 
+/// The words of a bitmap: two inline, more on the heap.
+type Words = SmallVec<[u64; 2]>;
+
 /// A fixed-length bitmap (node sets, core sets, device sets).
 ///
-/// Converts losslessly to and from the contract's `bitmap` record (bit `i`
-/// in word `i / 64` at position `i % 64`, least significant first).
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
-pub struct Bitmap(BitVec<u32, Lsb0>);
+/// No bit at or past the length is ever set in the words, so two bitmaps
+/// of the same length and bits are equal. Operations that take a second
+/// bitmap work a word at a time over both; where the lengths differ, each
+/// says what happens past the shorter one.
+#[derive(PartialEq, Eq, Hash, Default)]
+pub struct Bitmap {
+    len: usize,
+    words: Words,
+}
+
+/// A copy of the words in one go (`SmallVec`'s own `clone` pushes them one
+/// at a time, and core sets are cloned with every offer and job).
+impl Clone for Bitmap {
+    fn clone(&self) -> Self {
+        Bitmap {
+            len: self.len,
+            words: Words::from_slice(&self.words),
+        }
+    }
+}
 
 impl Bitmap {
     /// A bitmap of `len` clear bits.
     pub fn new(len: usize) -> Self {
-        Bitmap(BitVec::repeat(false, len))
+        Bitmap {
+            len,
+            words: smallvec::smallvec![0; len.div_ceil(64)],
+        }
     }
 
     /// A bitmap of `len` bits with every bit set.
     pub fn full(len: usize) -> Self {
-        Bitmap(BitVec::repeat(true, len))
+        let mut map = Bitmap {
+            len,
+            words: smallvec::smallvec![u64::MAX; len.div_ceil(64)],
+        };
+        map.trim();
+        map
     }
 
     /// A bitmap of `len` bits with the given bits set.
@@ -29,7 +62,7 @@ impl Bitmap {
     pub fn from_bits(len: usize, bits: impl IntoIterator<Item = usize>) -> Self {
         let mut map = Self::new(len);
         for bit in bits {
-            map.set(bit, true);
+            map.set(bit);
         }
         map
     }
@@ -47,120 +80,278 @@ impl Bitmap {
                 words.len()
             ));
         }
-        // bitvec stores u32 on every target (it has no u64 store on wasm32):
-        // each contract word becomes its low half, then its high half.
-        let halves = words
-            .iter()
-            .flat_map(|w| [*w as u32, (*w >> 32) as u32])
-            .collect();
-        let mut bits = BitVec::<u32, Lsb0>::from_vec(halves);
-        if bits[len..].any() {
+        let map = Bitmap {
+            len,
+            words: Words::from_slice(words),
+        };
+        if map.words.last() != map.live_last().as_ref() {
             return Err(format!("bitmap of {len} bits has bits set past its end"));
         }
-        bits.truncate(len);
-        Ok(Bitmap(bits))
-    }
-
-    /// A bitmap of `len` bits from `bitvec`'s storage words (bit `i` in
-    /// word `i / 32` at position `i % 32`), for loops that build a
-    /// bitmap a word at a time. Missing words read as clear; bits at or
-    /// past `len` are cleared.
-    pub fn from_storage(len: usize, mut words: Vec<u32>) -> Self {
-        words.resize(len.div_ceil(32), 0);
-        if let Some(last) = words.last_mut().filter(|_| !len.is_multiple_of(32)) {
-            *last &= (1 << (len % 32)) - 1;
-        }
-        let mut bits = BitVec::<u32, Lsb0>::from_vec(words);
-        bits.truncate(len);
-        Bitmap(bits)
+        Ok(map)
     }
 
     /// The contract's words for this bitmap.
     pub fn to_words(&self) -> Vec<u64> {
-        let mut bits = self.0.clone();
-        bits.resize(self.0.len().div_ceil(64) * 64, false);
-        bits.into_vec()
-            .chunks(2)
-            .map(|pair| u64::from(pair[0]) | (u64::from(pair[1]) << 32))
-            .collect()
+        self.words.to_vec()
+    }
+
+    /// The words (bit `i` in word `i / 64` at position `i % 64`).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Makes `self` equal to `other`, reusing `self`'s buffer.
+    pub fn copy_from(&mut self, other: &Bitmap) {
+        self.len = other.len;
+        self.words.clear();
+        self.words.extend_from_slice(&other.words);
     }
 
     /// The number of bits (set or not).
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.len
     }
 
     /// Whether the bitmap has no bits at all (not: no bit set).
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len == 0
     }
 
-    /// Bit `i`; false past the end.
+    /// Bit `i` (`bit_test`); false past the end.
     pub fn get(&self, i: usize) -> bool {
-        self.0.get(i).is_some_and(|b| *b)
+        i < self.len && self.words[i / 64] >> (i % 64) & 1 == 1
     }
 
-    /// Sets bit `i`.
+    /// Sets bit `i` (`bit_set`).
     ///
     /// # Panics
     /// If `i` is at or past the length.
-    pub fn set(&mut self, i: usize, value: bool) {
-        self.0.set(i, value);
+    pub fn set(&mut self, i: usize) {
+        self.check(i);
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+
+    /// Clears bit `i` (`bit_clear`).
+    ///
+    /// # Panics
+    /// If `i` is at or past the length.
+    pub fn clear(&mut self, i: usize) {
+        self.check(i);
+        self.words[i / 64] &= !(1 << (i % 64));
+    }
+
+    /// Sets bit `i` to `value`.
+    ///
+    /// # Panics
+    /// If `i` is at or past the length.
+    pub fn set_to(&mut self, i: usize, value: bool) {
+        if value {
+            self.set(i);
+        } else {
+            self.clear(i);
+        }
+    }
+
+    fn check(&self, i: usize) {
+        assert!(i < self.len, "bit {i} outside a bitmap of {}", self.len);
     }
 
     /// Number of set bits (`bit_set_count`).
     pub fn count(&self) -> usize {
-        self.0.count_ones()
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
-    /// Indices of set bits, ascending.
-    ///
-    /// Read one storage word at a time: plugins walk cluster-sized node
-    /// maps on every call, and `bitvec`'s bit iterator cost more than the
-    /// loops' own work in wasm.
+    /// Whether any bit is set.
+    pub fn any(&self) -> bool {
+        self.words.iter().any(|w| *w != 0)
+    }
+
+    /// Indices of set bits, ascending, found a word at a time.
     pub fn ones(&self) -> Ones<'_> {
-        Ones::new(self.0.as_raw_slice(), self.len())
+        Ones::new(&self.words, self.len)
     }
 
     /// First set bit (`bit_ffs`).
     pub fn first(&self) -> Option<usize> {
-        self.0.first_one()
+        self.ones().next()
     }
 
     /// Last set bit (`bit_fls`).
     pub fn last(&self) -> Option<usize> {
-        self.0.last_one()
+        let q = self.words.iter().rposition(|w| *w != 0)?;
+        Some(q * 64 + 63 - self.words[q].leading_zeros() as usize)
     }
 
-    /// `self &= other` over the shorter length; bits past `other`'s end are
-    /// cleared. A word at a time.
-    pub fn and_assign(&mut self, other: &Bitmap) {
-        for (q, word) in self.0.as_raw_mut_slice().iter_mut().enumerate() {
-            *word &= other.live_word(q);
+    /// `self &= other` (`bit_and`); bits past `other`'s end are cleared.
+    pub fn and(&mut self, other: &Bitmap) {
+        for (q, a) in self.words.iter_mut().enumerate() {
+            *a &= other.words.get(q).copied().unwrap_or(0);
         }
     }
 
-    /// `self |= other`; bits of `other` past `self`'s end are ignored. A
-    /// word at a time.
-    pub fn or_assign(&mut self, other: &Bitmap) {
-        let len = self.len();
-        for (q, word) in self.0.as_raw_mut_slice().iter_mut().enumerate() {
-            *word |= other.live_word(q) & live_mask(len, q);
+    /// `self |= other` (`bit_or`); bits of `other` past `self`'s end are
+    /// ignored.
+    pub fn or(&mut self, other: &Bitmap) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= b;
+        }
+        self.trim();
+    }
+
+    /// `self &= !other` (`bit_and_not`); bits past `other`'s end are kept.
+    pub fn and_not(&mut self, other: &Bitmap) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= !b;
         }
     }
 
-    /// Is every set bit of `self` also set in `other`? A word at a time.
+    /// Whether a bit is set in both (`bit_overlap_any`).
+    pub fn intersects(&self, other: &Bitmap) -> bool {
+        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+    }
+
+    /// Is every set bit of `self` also set in `other` (`bit_super_set`)?
     pub fn is_subset_of(&self, other: &Bitmap) -> bool {
-        (0..self.0.as_raw_slice().len()).all(|q| self.live_word(q) & !other.live_word(q) == 0)
+        self.words
+            .iter()
+            .enumerate()
+            .all(|(q, a)| a & !other.words.get(q).copied().unwrap_or(0) == 0)
     }
 
-    /// Storage word `q` without the bits at or past the length (`bitvec`
-    /// may leave set bits there); 0 past the end.
-    fn live_word(&self, q: usize) -> u32 {
-        self.0
-            .as_raw_slice()
-            .get(q)
-            .map_or(0, |w| w & live_mask(self.len(), q))
+    /// The 64 bits from bit `start` on (zero past the end).
+    pub fn bits64(&self, start: usize) -> u64 {
+        let (q, r) = (start / 64, start % 64);
+        let lo = self.words.get(q).copied().unwrap_or(0) >> r;
+        let hi = if r == 0 {
+            0
+        } else {
+            self.words.get(q + 1).copied().unwrap_or(0) << (64 - r)
+        };
+        lo | hi
+    }
+
+    /// ORs `bits` into the 64 bits from bit `start` on; bits that would
+    /// fall past the end are dropped.
+    pub fn or_window(&mut self, start: usize, bits: u64) {
+        let (q, r) = (start / 64, start % 64);
+        if let Some(w) = self.words.get_mut(q) {
+            *w |= bits << r;
+        }
+        if r != 0 {
+            if let Some(w) = self.words.get_mut(q + 1) {
+                *w |= bits >> (64 - r);
+            }
+        }
+        self.trim();
+    }
+
+    /// Bits `off..off + n` as a bitmap of `n` bits (clear past the end).
+    pub fn extract(&self, off: usize, n: usize) -> Bitmap {
+        let mut out = Bitmap::new(n);
+        for w in 0..out.words.len() {
+            out.words[w] = self.bits64(off + w * 64);
+        }
+        out.trim();
+        out
+    }
+
+    /// Writes `src` over bits `off..off + src.len()`.
+    ///
+    /// # Panics
+    /// If `off + src.len()` passes the end.
+    pub fn insert(&mut self, off: usize, src: &Bitmap) {
+        for i in 0..src.len {
+            self.set_to(off + i, src.get(i));
+        }
+    }
+
+    /// ORs `src` into bits `off..`, a word of `src` at a time.
+    ///
+    /// # Panics
+    /// If `off + src.len()` passes the last word.
+    pub fn or_at(&mut self, off: usize, src: &Bitmap) {
+        self.merge_at(off, src, |a, b| *a |= b);
+        self.trim();
+    }
+
+    /// Clears the set bits of `src` at `off..`, a word of `src` at a time.
+    ///
+    /// # Panics
+    /// If `off + src.len()` passes the last word.
+    pub fn clear_at(&mut self, off: usize, src: &Bitmap) {
+        self.merge_at(off, src, |a, b| *a &= !b);
+    }
+
+    /// Applies `op(word, bits)` to the words of `self` under `src` placed at
+    /// `off` (`bits` = the part of `src` falling in that word).
+    fn merge_at(&mut self, off: usize, src: &Bitmap, op: impl Fn(&mut u64, u64)) {
+        let (q, r) = (off / 64, off % 64);
+        for (w, &s) in src.words.iter().enumerate() {
+            if s == 0 {
+                continue;
+            }
+            op(&mut self.words[q + w], s << r);
+            if r != 0 && s >> (64 - r) != 0 {
+                op(&mut self.words[q + w + 1], s >> (64 - r));
+            }
+        }
+    }
+
+    /// Does a set bit of `src`, placed at `off..`, meet a set bit of `self`?
+    /// Costs the words of `src`, not of `self`.
+    pub fn intersects_at(&self, off: usize, src: &Bitmap) -> bool {
+        src.words
+            .iter()
+            .enumerate()
+            .any(|(w, &s)| s != 0 && self.bits64(off + w * 64) & s != 0)
+    }
+
+    /// Any bit set in `off..off + n`?
+    pub fn any_in(&self, off: usize, n: usize) -> bool {
+        self.count_range(off, off + n) > 0
+    }
+
+    /// Bits `lo..hi` of `self` become those of `other` (up to the shorter
+    /// length).
+    pub fn copy_range(&mut self, other: &Bitmap, lo: usize, hi: usize) {
+        self.merge_range(other, lo, hi, |a, b, m| (a & !m) | (b & m));
+    }
+
+    /// Clears the bits of `lo..hi` that are set in `other` (up to the
+    /// shorter length).
+    pub fn and_not_range(&mut self, other: &Bitmap, lo: usize, hi: usize) {
+        self.merge_range(other, lo, hi, |a, b, m| a & !(b & m));
+    }
+
+    /// Clears the bits of `lo..hi` that are clear in `other` (up to the
+    /// shorter length).
+    pub fn and_range(&mut self, other: &Bitmap, lo: usize, hi: usize) {
+        self.merge_range(other, lo, hi, |a, b, m| a & (b | !m));
+    }
+
+    /// Replaces each word `a` of `self` overlapping `lo..hi` by
+    /// `f(a, b, mask)`, `b` the word of `other` at the same place and
+    /// `mask` the bits of the word inside the range.
+    fn merge_range(
+        &mut self,
+        other: &Bitmap,
+        lo: usize,
+        hi: usize,
+        f: impl Fn(u64, u64, u64) -> u64,
+    ) {
+        let hi = hi.min(self.len).min(other.len);
+        for_each_word(lo, hi, |q, mask| {
+            self.words[q] = f(self.words[q], other.words[q], mask);
+        });
+    }
+
+    /// Set bits in `lo..hi`, a word at a time.
+    pub fn count_range(&self, lo: usize, hi: usize) -> usize {
+        let mut total = 0;
+        for_each_word(lo, hi.min(self.len), |q, mask| {
+            total += (self.words[q] & mask).count_ones() as usize;
+        });
+        total
     }
 
     /// Slurm's range format (`bit_fmt`): `0-3,7`.
@@ -188,9 +379,9 @@ impl Bitmap {
         let mut out = String::with_capacity(digits + 2);
         out.push_str("0x");
         for d in (0..digits).rev() {
-            let nibble = (0..4).fold(0u8, |acc, b| acc | (u8::from(self.get(d * 4 + b)) << b));
+            let nibble = (self.bits64(d * 4) & 0xf) as u32;
             out.push(
-                char::from_digit(u32::from(nibble), 16)
+                char::from_digit(nibble, 16)
                     .unwrap_or('0')
                     .to_ascii_uppercase(),
             );
@@ -198,89 +389,78 @@ impl Bitmap {
         out
     }
 
-    /// The underlying `bitvec`.
-    pub fn as_bitvec(&self) -> &BitVec<u32, Lsb0> {
-        &self.0
+    /// The last word without its bits at or past the length.
+    fn live_last(&self) -> Option<u64> {
+        let last = *self.words.last()?;
+        Some(match self.len % 64 {
+            0 => last,
+            r => last & ((1u64 << r) - 1),
+        })
+    }
+
+    /// Clears the bits at or past the length.
+    fn trim(&mut self) {
+        if let Some(live) = self.live_last() {
+            if let Some(last) = self.words.last_mut() {
+                *last = live;
+            }
+        }
     }
 }
 
-/// A storage word a set-bit walk reads: `u32` for [`Bitmap`], `u64` for
-/// plugins' own word-backed maps.
-pub trait Word: Copy + Eq {
-    /// Bits per word.
-    const BITS: usize;
-    /// The word with no bit set.
-    const ZERO: Self;
-    /// Index of the lowest set bit (the word is not zero).
-    fn lowest(self) -> usize;
-    /// The word without its lowest set bit.
-    fn without_lowest(self) -> Self;
+/// Calls `f(word, mask)` for each 64-bit word overlapping bits `lo..hi`,
+/// `mask` selecting the bits of the word inside the range.
+fn for_each_word(lo: usize, hi: usize, mut f: impl FnMut(usize, u64)) {
+    let mut i = lo;
+    while i < hi {
+        let (q, r) = (i / 64, i % 64);
+        let span = (64 - r).min(hi - i);
+        let mask = if span == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << span) - 1) << r
+        };
+        f(q, mask);
+        i += span;
+    }
 }
 
-macro_rules! word {
-    ($t:ty) => {
-        impl Word for $t {
-            const BITS: usize = <$t>::BITS as usize;
-            const ZERO: Self = 0;
-            fn lowest(self) -> usize {
-                self.trailing_zeros() as usize
-            }
-            fn without_lowest(self) -> Self {
-                self & (self - 1)
-            }
-        }
-    };
-}
-word!(u32);
-word!(u64);
-
-/// Indices of the set bits of storage words below a length, ascending,
-/// found a word at a time (the iterator of [`Bitmap::ones`]; plugins with
-/// their own word-backed maps walk them with [`Ones::new`]).
+/// Indices of the set bits of 64-bit words below a length, ascending, found
+/// a word at a time (the iterator of [`Bitmap::ones`]).
 #[derive(Debug, Clone)]
-pub struct Ones<'a, W: Word = u32> {
-    words: &'a [W],
+pub struct Ones<'a> {
+    words: &'a [u64],
     /// Index of the word being read.
     word: usize,
     /// Its bits not yet returned.
-    rest: W,
+    rest: u64,
     len: usize,
 }
 
-impl<'a, W: Word> Ones<'a, W> {
-    /// The set bits of `words` (bit `i` in word `i / W::BITS`) below `len`;
-    /// storage bits at or past `len` are not given.
-    pub fn new(words: &'a [W], len: usize) -> Self {
+impl<'a> Ones<'a> {
+    /// The set bits of `words` (bit `i` in word `i / 64`) below `len`;
+    /// bits at or past `len` are not given.
+    pub fn new(words: &'a [u64], len: usize) -> Self {
         Ones {
             words,
             word: 0,
-            rest: words.first().copied().unwrap_or(W::ZERO),
+            rest: words.first().copied().unwrap_or(0),
             len,
         }
     }
 }
 
-impl<W: Word> Iterator for Ones<'_, W> {
+impl Iterator for Ones<'_> {
     type Item = usize;
 
     fn next(&mut self) -> Option<usize> {
-        while self.rest == W::ZERO {
+        while self.rest == 0 {
             self.word += 1;
             self.rest = *self.words.get(self.word)?;
         }
-        let i = self.word * W::BITS + self.rest.lowest();
-        self.rest = self.rest.without_lowest();
-        // Storage bits past the length (a full bitmap may set them) end it.
+        let i = self.word * 64 + self.rest.trailing_zeros() as usize;
+        self.rest &= self.rest - 1;
         (i < self.len).then_some(i)
-    }
-}
-
-/// Which bits of storage word `q` lie inside a length of `len` bits.
-fn live_mask(len: usize, q: usize) -> u32 {
-    match len.saturating_sub(q * 32) {
-        0 => 0,
-        n if n >= 32 => u32::MAX,
-        n => (1 << n) - 1,
     }
 }
 
@@ -329,7 +509,7 @@ mod tests {
         );
         assert_eq!(
             map.ones().collect::<Vec<_>>(),
-            map.0.iter_ones().collect::<Vec<_>>()
+            (0..100).filter(|&i| map.get(i)).collect::<Vec<_>>()
         );
         // A full bitmap whose length is not a multiple of the word size
         // stops at its length.
@@ -341,10 +521,10 @@ mod tests {
         let words: [u64; 3] = [1 | 1 << 63, 0, 1 << 1 | 1 << 9];
         assert_eq!(Ones::new(&words, 136).collect::<Vec<_>>(), vec![0, 63, 129]);
         assert_eq!(Ones::new(&words, 192).last(), Some(137));
-        assert_eq!(Ones::<u64>::new(&[], 0).count(), 0);
+        assert_eq!(Ones::new(&[], 0).count(), 0);
     }
 
-    /// `and_assign`, `or_assign` and `is_subset_of` as their contracts say,
+    /// `and`, `or` and `is_subset_of` as their contracts say,
     /// bit by bit.
     #[test]
     fn word_operations_match_their_bit_by_bit_meaning() {
@@ -353,11 +533,11 @@ mod tests {
             for (sa, sb) in [(1, 1), (2, 3), (3, 1), (1, 5)] {
                 let (a, b) = (pattern(a_len, sa), pattern(b_len, sb));
                 let mut and = a.clone();
-                and.and_assign(&b);
+                and.and(&b);
                 let want_and = Bitmap::from_bits(a_len, a.ones().filter(|&i| b.get(i)));
                 assert_eq!(and, want_and, "{a:?} & {b:?}");
                 let mut or = a.clone();
-                or.or_assign(&b);
+                or.or(&b);
                 let want_or =
                     Bitmap::from_bits(a_len, (0..a_len).filter(|&i| a.get(i) || b.get(i)));
                 assert_eq!(or, want_or, "{a:?} | {b:?}");
@@ -368,28 +548,13 @@ mod tests {
                 );
             }
         }
-        // A full map's storage may hold set bits past its length: they are
-        // neither read nor given.
+        // A shorter map's bits never land past the longer one's length.
         let full = Bitmap::full(33);
         let mut small = Bitmap::new(40);
-        small.or_assign(&full);
+        small.or(&full);
         assert_eq!(small.count(), 33);
         assert!(Bitmap::from_bits(40, [34]).is_subset_of(&Bitmap::full(40)));
         assert!(!Bitmap::from_bits(40, [34]).is_subset_of(&full));
-    }
-
-    #[test]
-    fn from_storage_reads_32_bit_words_and_clears_past_the_end() {
-        // Bit 33 is word 1, bit 1; bit 40 lies past the 35-bit length.
-        let map = Bitmap::from_storage(35, vec![0b101, (1 << 1) | (1 << 8)]);
-        assert_eq!(map.ones().collect::<Vec<_>>(), vec![0, 2, 33]);
-        assert_eq!(map.to_words(), vec![(1 << 33) | 0b101]);
-        // Missing words are clear; extra words are dropped.
-        assert_eq!(
-            Bitmap::from_storage(70, vec![1]),
-            Bitmap::from_bits(70, [0])
-        );
-        assert_eq!(Bitmap::from_storage(3, vec![0xff, 0xff]).count(), 3);
     }
 
     #[test]
@@ -414,5 +579,73 @@ mod tests {
         // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `_lllp_generate_cpu_bind`: 16 CPUs, CPUs 0 and 1 -> 0x0003
         assert_eq!(Bitmap::from_bits(16, [0, 1]).to_hex_mask(), "0x0003");
         assert_eq!(Bitmap::from_bits(16, [8, 9]).to_hex_mask(), "0x0300");
+    }
+
+    #[test]
+    fn range_merges_touch_only_the_range() {
+        // 0..200 all set; `other` has bits 60..70 and 150 set.
+        let mut other = Bitmap::new(200);
+        for i in (60..70).chain([150]) {
+            other.set(i);
+        }
+        let mut a = Bitmap::full(200);
+        a.and_not_range(&other, 62, 151);
+        let cleared: Vec<usize> = (0..200).filter(|&i| !a.get(i)).collect();
+        assert_eq!(cleared, (62..70).chain([150]).collect::<Vec<_>>());
+        // Inside 0..64 only 60 and 61 stay (62, 63 were cleared above).
+        a.and_range(&other, 0, 64);
+        let set: Vec<usize> = a.ones().take_while(|&i| i <= 70).collect();
+        assert_eq!(set, vec![60, 61, 70]);
+        let mut b = Bitmap::new(200);
+        b.copy_range(&other, 65, 151);
+        assert_eq!(b.ones().collect::<Vec<_>>(), vec![65, 66, 67, 68, 69, 150]);
+    }
+
+    #[test]
+    fn extract_and_insert_cross_words() {
+        let mut b = Bitmap::new(200);
+        for i in [3, 63, 64, 65, 130, 199] {
+            b.set(i);
+        }
+        let e = b.extract(60, 10);
+        assert_eq!(e.ones().collect::<Vec<_>>(), vec![3, 4, 5]);
+        let mut c = Bitmap::new(200);
+        c.insert(60, &e);
+        assert_eq!(c.ones().collect::<Vec<_>>(), vec![63, 64, 65]);
+        assert_eq!(b.count(), 6);
+        assert_eq!(Bitmap::full(70).count(), 70);
+        // `b` has 63, 64, 65: a node-local set at 60 meets it at 3..=5 only.
+        let mut local = Bitmap::new(10);
+        local.set(2);
+        assert!(!b.intersects_at(60, &local));
+        local.set(4);
+        assert!(b.intersects_at(60, &local));
+    }
+
+    #[test]
+    fn or_and_clear_at_cross_words() {
+        // A 70-bit node-local set placed at bit 100 of a 200-bit map spans
+        // words 1-2 (bits 100-169): bits 0, 27, 28 and 69 land on 100, 127,
+        // 128 and 169.
+        let mut local = Bitmap::new(70);
+        for i in [0, 27, 28, 69] {
+            local.set(i);
+        }
+        let mut map = Bitmap::new(200);
+        map.set(99);
+        map.set(170);
+        map.or_at(100, &local);
+        assert_eq!(
+            map.ones().collect::<Vec<_>>(),
+            vec![99, 100, 127, 128, 169, 170]
+        );
+        map.clear_at(100, &local);
+        assert_eq!(map.ones().collect::<Vec<_>>(), vec![99, 170]);
+        // Word-aligned placement.
+        map.or_at(128, &local);
+        assert_eq!(
+            map.ones().collect::<Vec<_>>(),
+            vec![99, 128, 155, 156, 170, 197]
+        );
     }
 }

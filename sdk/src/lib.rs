@@ -6,8 +6,8 @@
 //!
 //! * bindings for each plugin world, behind the features `select`, `gres`,
 //!   `priority` and `task` (enable the one your plugin implements);
-//! * [`Bitmap`], a `bitvec` bitmap that converts to and from the contract's
-//!   `bitmap` record;
+//! * [`Bitmap`], Slurm's `bitstr_t` in the contract's 64-bit words, with
+//!   the word-at-a-time operations select plugins' per-node loops need;
 //! * [`Error`] and the Slurm error [`codes`];
 //! * [`identity()`], the usual answer of `describe()`;
 //! * [`pack`]: Slurm's buffer packing (`pack16`, `packstr`, `packdouble`,
@@ -50,7 +50,7 @@ pub mod protocol;
 pub mod testkit;
 pub mod version;
 
-pub use bitmap::{Bitmap, Ones, Word};
+pub use bitmap::{Bitmap, Ones};
 pub use error::Error;
 pub use identity::identity;
 pub use version::{slurm_version_number, CONTRACT_VERSION};
@@ -87,10 +87,10 @@ pub mod select {
     });
     pub use self::Guest as IdentityGuest;
     #[doc(hidden)]
-    pub use crate::plugin::select::HasInstance;
+    pub use crate::plugin::select::HasManaged;
     pub use crate::plugin::select::{
-        info, no_fit, resv_first_nodes, Cluster, Export, Instance, JobInfo, NodeInfo, Plugin,
-        RunningJob,
+        info, no_fit, resv_first_nodes, Cluster, Export, JobInfo, Managed, NodeInfo, Plugin,
+        Policy, RunningJob,
     };
     /// The protocol versions the nodeinfo and jobinfo `pack`/`unpack` accept.
     pub use crate::protocol::VERSIONS as PROTOCOL_VERSIONS;
@@ -169,18 +169,26 @@ pub mod task {
 }
 
 /// Exports a type implementing `select::{IdentityGuest, SelectGuest}` as the
-/// component's select plugin, or (`export_select!(plugin T)`) a type
+/// component's select plugin; or (`export_select!(plugin T)`) a type
 /// implementing [`select::Plugin`], through [`select::Export`] and a state
-/// static holding it with the SDK's [`select::Cluster`]. The export itself
-/// expands to nothing outside `wasm32`, so the same crate also builds
-/// natively for tests and benchmarks.
+/// static; or (`export_select!(policy T)`) a type implementing
+/// [`select::Policy`], as a [`select::Managed`] holding it with the SDK's
+/// [`select::Cluster`]. The export itself expands to nothing outside
+/// `wasm32`, so the same crate also builds natively for tests and
+/// benchmarks.
 #[cfg(feature = "select")]
 #[macro_export]
 macro_rules! export_select {
     (plugin $ty:ty) => {
-        $crate::__select_instance!($ty);
+        $crate::__plugin_state!($ty);
         #[cfg(target_arch = "wasm32")]
         type __SlurmWasmSelectExport = $crate::select::Export<$ty>;
+        $crate::export_select!(__SlurmWasmSelectExport);
+    };
+    (policy $ty:ty) => {
+        $crate::__select_managed!($ty);
+        #[cfg(target_arch = "wasm32")]
+        type __SlurmWasmSelectExport = $crate::select::Export<$crate::select::Managed<$ty>>;
         $crate::export_select!(__SlurmWasmSelectExport);
     };
     ($ty:ident) => {

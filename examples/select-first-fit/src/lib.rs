@@ -4,13 +4,13 @@
 //! the first running job's end that frees enough of them. The SDK keeps
 //! the nodes, the running jobs, nodeinfo, jobinfo and the state.
 use slurm_wasm_sdk::select::{
-    no_fit, Cluster, JobTestMode, JobTestRequest, JobTestResult, Plugin, SelectConfig,
+    no_fit, Cluster, JobTestMode, JobTestRequest, JobTestResult, Policy, SelectConfig,
 };
 use slurm_wasm_sdk::Error;
 
 pub struct FirstFit;
 
-impl Plugin for FirstFit {
+impl Policy for FirstFit {
     const TYPE: &'static str = "select/first_fit";
     const NAME: &'static str = "whole nodes, first fit";
 
@@ -35,4 +35,4 @@ impl Plugin for FirstFit {
     }
 }
 
-slurm_wasm_sdk::export_select!(plugin FirstFit);
+slurm_wasm_sdk::export_select!(policy FirstFit);

@@ -5,13 +5,13 @@
 
 use select_first_fit::FirstFit;
 use slurm_wasm_sdk::select::{
-    Export, JobTestFlags, JobTestMode, JobTestRequest, SelectConfig, SelectGuest,
+    Export, JobTestFlags, JobTestMode, JobTestRequest, Managed, SelectConfig, SelectGuest,
 };
 use slurm_wasm_sdk::testkit::{self, fixtures};
 use slurm_wasm_sdk::types::{Job, JobState};
 use slurm_wasm_sdk::{codes, Bitmap};
 
-type P = Export<FirstFit>;
+type P = Export<Managed<FirstFit>>;
 const NOW: i64 = 1_700_000_000;
 
 /// Job `id` asking for `nodes` whole nodes (`-N nodes`).

@@ -3,11 +3,11 @@
 
 use smallvec::SmallVec;
 
-use crate::bits::Bits;
 use crate::node_usage::NodeRec;
 use crate::params::{Params, Unit};
 use crate::request::JobView;
 use crate::rows::Row;
+use slurm_wasm_sdk::Bitmap;
 
 /// What `_allocate_sc` knows of the job's own partition on a node: its
 /// `MaxCPUsPerNode` and, where Slurm has one, its `part_core_map` (the
@@ -97,7 +97,7 @@ pub struct SocketAlloc {
     /// CPUs the job may use on the node.
     pub avail_cpus: u32,
     /// Kept cores (node-local core bitmap).
-    pub cores: Bits,
+    pub cores: Bitmap,
     /// CPUs per core the job uses (`cpus_per_core` of `_allocate_sc`).
     pub cpus_per_core: u32,
 }
@@ -151,7 +151,7 @@ pub fn effective_ntasks_per_core(job: &JobView, params: &Params) -> u32 {
 /// node-local map with `off` = 0).
 #[derive(Clone, Copy)]
 pub struct FreeCores<'a> {
-    pub bits: &'a Bits,
+    pub bits: &'a Bitmap,
     pub off: usize,
 }
 
@@ -306,7 +306,7 @@ pub fn allocate_sc(
         && params.unit != Unit::Socket
         && job.cores_per_socket == 0
         && job.ntasks_per_socket == 0;
-    let mut kept = Bits::new(0);
+    let mut kept = Bitmap::new(0);
     let kept_cpus = if want_cores && keeps_all {
         kept = free.bits.extract(free.off, rec.cores as usize);
         free_cores * v
@@ -383,8 +383,8 @@ impl Walk<'_> {
     /// wasm the walk's loop state inlined into [`allocate_sc`] costs every
     /// counted offer register spills (BENCHMARKS.md, session 14).
     #[inline(never)]
-    fn keep(&self, cores: usize, cpus: u32) -> (Bits, u32) {
-        let mut kept = Bits::new(cores);
+    fn keep(&self, cores: usize, cpus: u32) -> (Bitmap, u32) {
+        let mut kept = Bitmap::new(cores);
         let sockets = self.free_sock.len();
         let order = self
             .req_sockets

@@ -5,11 +5,11 @@ use slurm_wasm_sdk::types::GresScope;
 use smallvec::SmallVec;
 
 use crate::allocate_sc::{allocate_sc, FreeCores, OwnPartition, SocketAlloc};
-use crate::bits::Bits;
 use crate::gres_sched::{node_filter, NodePlan};
 use crate::node_usage::{NodeRec, NodeUse, Tables};
 use crate::params::{Params, Unit};
 use crate::request::{JobView, Mem};
+use slurm_wasm_sdk::Bitmap;
 
 /// A node's offer.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,7 +68,7 @@ impl Offer {
 pub fn can_job_run_on_node(
     rec: &NodeRec,
     usage: &NodeUse,
-    avail: &Bits,
+    avail: &Bitmap,
     want_cores: bool,
     job: &JobView,
     params: &Params,

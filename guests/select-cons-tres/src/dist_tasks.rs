@@ -3,10 +3,10 @@
 
 use smallvec::SmallVec;
 
-use crate::bits::Bits;
 use crate::node_usage::NodeRec;
 use crate::params::{Params, Unit};
 use crate::request::{JobView, SockDist};
+use slurm_wasm_sdk::Bitmap;
 
 /// One chosen node before trimming.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,11 +15,11 @@ pub struct NodeShare {
     /// CPUs given by `eval_nodes`; rewritten to the final count.
     pub cpus: u32,
     /// Cores the node offered; trimmed to the kept ones.
-    pub cores: Bits,
+    pub cores: Bitmap,
     /// Under CR_Socket, the cores a socket the job uses may grow to (see
     /// `whole_sockets`): the node's free cores before the GRES filter and
     /// its specialised cores; empty otherwise.
-    pub socket_fill: Bits,
+    pub socket_fill: Bitmap,
     pub cpus_per_core: u32,
     /// Sockets GRES require (cyclic walks only those).
     pub req_sockets: Vec<usize>,
@@ -278,7 +278,7 @@ fn cyclic_block_counts(
 /// added; cores of other jobs are not among them, which Slurm's walks
 /// would give a second time (possible only where another partition's job
 /// shares the socket).
-fn whole_sockets(rec: &NodeRec, kept: &mut Bits, fill: &Bits, block: bool) {
+fn whole_sockets(rec: &NodeRec, kept: &mut Bitmap, fill: &Bitmap, block: bool) {
     let cps = rec.cores_per_socket as usize;
     for s in 0..rec.sockets as usize {
         let cores = s * cps..(s + 1) * cps;
@@ -329,7 +329,7 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
     start.push(flat.len());
     let avail = |s: usize| &flat[start[s]..start[s + 1]];
     need = need.min(flat.len());
-    let mut kept = Bits::new(rec.cores as usize);
+    let mut kept = Bitmap::new(rec.cores as usize);
     if block {
         // The sockets GRES require are filled first: on its first pass
         // Slurm 22.05 drops the free cores of sockets without usable GRES

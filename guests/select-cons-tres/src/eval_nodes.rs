@@ -16,11 +16,11 @@ use std::borrow::Cow;
 
 use slurm_wasm_sdk::types::GresScope;
 
-use crate::bits::Bits;
 use crate::can_run::Offer;
 use crate::node_usage::NodeRec;
 use crate::params::{Params, Unit};
 use crate::request::JobView;
+use slurm_wasm_sdk::Bitmap;
 
 /// Node counts of the request (`min_nodes`, `req_nodes`, `max_nodes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,7 +138,7 @@ enum Walk<'a> {
     /// A will-run test after releasing jobs under bf_busy_nodes, not for a
     /// contiguous job (`_eval_nodes_busy`, :1196-1373): the nodes not idle
     /// now (`idle`), then the idle ones, each in node order.
-    BusyFirst(&'a Bits),
+    BusyFirst(&'a Bitmap),
     /// A one-CPU one-node job under pack_serial_at_end, unless least
     /// loaded comes first (`_eval_nodes_serial`, :2955-3113): from the
     /// last node back.

@@ -6,11 +6,11 @@ use slurm_wasm_sdk::types::GresScope;
 use smallvec::SmallVec;
 
 use crate::allocate_sc::effective_ntasks_per_core;
-use crate::bits::Bits;
 use crate::dist_tasks::NodeShare;
 use crate::node_usage::{GresColumn, NodeRec, NodeUse, Tables};
 use crate::params::Params;
 use crate::request::{GresReq, JobView};
+use slurm_wasm_sdk::Bitmap;
 
 /// Device indices of one node, inline for the usual device counts.
 pub type DeviceList = SmallVec<[usize; 8]>;
@@ -161,8 +161,8 @@ pub fn node_filter(
     usage: &NodeUse,
     job: &JobView,
     params: &Params,
-    free: &mut Bits,
-    before: Option<&Bits>,
+    free: &mut Bitmap,
+    before: Option<&Bitmap>,
     tables: Tables,
     full: bool,
     first: bool,
@@ -180,7 +180,7 @@ pub fn node_filter(
     let mut job_gres = None;
     // The cores a per-node GRES request keeps on the first pass, when the
     // request narrows them (see `per_node_first_pass`).
-    let mut first_pass: Option<Bits> = None;
+    let mut first_pass: Option<Bitmap> = None;
     // On the second pass, the sockets per-node requests need (see
     // `second_pass_sockets`).
     let mut second_pass: Option<SmallVec<[bool; 8]>> = None;
@@ -390,7 +390,7 @@ pub fn node_filter(
             .count() as u64;
         let units = if shared { 1 } else { need };
         if units > any && (full || job.enforce_binding || before.is_some()) {
-            let view: &Bits = before.unwrap_or(free);
+            let view: &Bitmap = before.unwrap_or(free);
             let free_in = |s: usize| view.count_range(s * cps, (s + 1) * cps);
             let mut per_sock: SmallVec<[u64; 8]> = SmallVec::from_elem(0, sockets);
             for &i in &devices {
@@ -511,7 +511,7 @@ pub fn node_filter(
 /// the node keeps more than `floor`. Checked on the anchor (the
 /// OverSubscribe recording's a41, `-n1 --gpus-per-task=1` on a node whose
 /// GPU 1 held mps shares): Slurm took core 0, beside GPU 0.
-fn drop_gresless_sockets(rec: &NodeRec, free: &mut Bits, with: &[bool], floor: usize) {
+fn drop_gresless_sockets(rec: &NodeRec, free: &mut Bitmap, with: &[bool], floor: usize) {
     let cps = rec.cores_per_socket as usize;
     let mut order: SmallVec<[usize; 8]> = (0..rec.sockets as usize).collect();
     order.sort_by_key(|&s| std::cmp::Reverse(free.count_range(s * cps, (s + 1) * cps)));
@@ -541,7 +541,7 @@ fn drop_gresless_sockets(rec: &NodeRec, free: &mut Bits, with: &[bool], floor: u
 /// socket make every socket needed.
 fn second_pass_sockets(
     rec: &NodeRec,
-    free: &Bits,
+    free: &Bitmap,
     units: &[(usize, u64)],
     need: u64,
 ) -> SmallVec<[bool; 8]> {
@@ -598,11 +598,11 @@ struct FirstPassFloor {
 #[inline(never)]
 fn per_node_first_pass(
     rec: &NodeRec,
-    free: &Bits,
+    free: &Bitmap,
     units: &[(usize, u64)],
     need: u64,
     floor: FirstPassFloor,
-    kept: &mut Option<Bits>,
+    kept: &mut Option<Bitmap>,
 ) -> bool {
     if units
         .iter()
@@ -635,14 +635,14 @@ fn per_node_first_pass(
 /// socket is ever dropped).
 fn first_pass_sockets(
     rec: &NodeRec,
-    cores: &mut Bits,
+    cores: &mut Bitmap,
     units: &[(usize, u64)],
     need: u64,
     drop_to: usize,
 ) -> u64 {
     let cps = rec.cores_per_socket as usize;
     let sockets = rec.sockets as usize;
-    let in_socket = |b: &Bits, s: usize| b.count_range(s * cps, (s + 1) * cps);
+    let in_socket = |b: &Bitmap, s: usize| b.count_range(s * cps, (s + 1) * cps);
     let mut order: SmallVec<[usize; 8]> = (0..sockets).collect();
     order.sort_by_key(|&s| std::cmp::Reverse(in_socket(cores, s)));
     let here = |s: usize| -> u64 {
@@ -755,7 +755,7 @@ fn trim_to_task_limit(
     rec: &NodeRec,
     job: &JobView,
     params: &Params,
-    free: &mut Bits,
+    free: &mut Bitmap,
     limit: u32,
     spare: Option<&[bool]>,
 ) -> Option<u32> {
@@ -1005,7 +1005,7 @@ fn link_levels(sums: &mut [i32]) -> i32 {
 }
 
 /// Sockets of the node holding cores of `cores` (22.05's `used_sock`).
-fn used_sockets(rec: &NodeRec, cores: &Bits) -> SmallVec<[bool; 8]> {
+fn used_sockets(rec: &NodeRec, cores: &Bitmap) -> SmallVec<[bool; 8]> {
     let cps = rec.cores_per_socket as usize;
     (0..rec.sockets as usize)
         .map(|s| cores.count_range(s * cps, (s + 1) * cps) > 0)
@@ -1042,7 +1042,7 @@ pub fn pick(
     plan: &ReqPlan,
     req: &GresReq,
     want: Want<'_>,
-    cores: &Bits,
+    cores: &Bitmap,
     enforce_binding: bool,
 ) -> Option<Pick> {
     let used = used_sockets(rec, cores);
@@ -1333,7 +1333,7 @@ pub fn job_bits_first(
     rec: &NodeRec,
     plan: &ReqPlan,
     req: &GresReq,
-    cores: &Bits,
+    cores: &Bitmap,
     enforce_binding: bool,
     left: u64,
     nodes_left: usize,
@@ -1403,7 +1403,7 @@ pub fn job_bits_more(
     rec: &NodeRec,
     plan: &ReqPlan,
     req: &GresReq,
-    cores: &Bits,
+    cores: &Bitmap,
     enforce_binding: bool,
     have: &mut Pick,
     want: u64,

@@ -36,7 +36,6 @@ use slurm_wasm_sdk::Error;
 use smallvec::SmallVec;
 
 use crate::allocate_sc::OwnPartition;
-use crate::bits::Bits;
 use crate::can_run::{can_job_run_on_node, Offer};
 use crate::dist_tasks::{dist_tasks, DistError, NodeShare};
 use crate::eval_nodes::{choose_nodes, Counts};
@@ -48,6 +47,7 @@ use crate::params::Unit;
 use crate::request::{JobView, Mem};
 use crate::rows::PartRows;
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
+use slurm_wasm_sdk::Bitmap;
 
 /// How usage counts in a test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,7 +127,7 @@ fn placed(job: &JobView, nodes: Vec<NodeAlloc>) -> JobRec {
 /// in no row of any partition, and, when known, the nodes they make.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FreeCores {
-    pub cores: Bits,
+    pub cores: Bitmap,
     pub nodes: Option<FreeNodes>,
 }
 
@@ -135,15 +135,15 @@ pub struct FreeCores {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FreeNodes {
     /// The nodes holding at least one of the free cores.
-    pub holding: Bits,
+    pub holding: Bitmap,
     /// The idle nodes among them (see [`ConsTres::is_idle`]).
-    pub idle: Bits,
+    pub idle: Bitmap,
 }
 
 impl FreeCores {
     /// The free cores of `usage` among `avail` (a cluster-wide core map);
     /// the nodes they make are left to find when needed.
-    pub fn of(usage: &Usage, mut avail: Bits) -> FreeCores {
+    pub fn of(usage: &Usage, mut avail: Bitmap) -> FreeCores {
         for p in &usage.rows {
             for row in &p.rows {
                 avail.and_not(&row.cores);
@@ -163,7 +163,7 @@ impl ConsTres {
     /// such a node offers a job without GRES depends only on its
     /// [`crate::node_usage::NodeRec::shape`] and COMPLETING flag, and `_verify_node_state`
     /// can refuse it only for its state, its memory or excluded cores.
-    pub fn is_idle(&self, node: &NodeUse, cores: &Bits, i: usize) -> bool {
+    pub fn is_idle(&self, node: &NodeUse, cores: &Bitmap, i: usize) -> bool {
         let r = &self.recs[i];
         self.unused(node, i)
             && cores.count_range(r.core_off, r.core_off + r.cores as usize) == r.cores as usize
@@ -181,8 +181,8 @@ impl ConsTres {
     /// `idle_node_bitmap`), `cores` being their free cores: every core but
     /// the specialised ones free, and no memory, device or `node_req`
     /// held.
-    pub fn idle_nodes(&self, cores: &Bits) -> Bits {
-        let mut idle = Bits::new(self.recs.len());
+    pub fn idle_nodes(&self, cores: &Bitmap) -> Bitmap {
+        let mut idle = Bitmap::new(self.recs.len());
         for (i, (r, u)) in self.recs.iter().zip(&self.usage.nodes).enumerate() {
             let free = cores.count_range(r.core_off, r.core_off + r.cores as usize);
             if free + r.spec_count as usize == r.cores as usize
@@ -197,9 +197,9 @@ impl ConsTres {
     }
 
     /// The [`FreeNodes`] of `usage`, whose free cores are `cores`.
-    pub fn free_nodes(&self, usage: &Usage, cores: &Bits) -> FreeNodes {
+    pub fn free_nodes(&self, usage: &Usage, cores: &Bitmap) -> FreeNodes {
         let holding = self.nodes_holding(cores);
-        let mut idle = Bits::new(self.recs.len());
+        let mut idle = Bitmap::new(self.recs.len());
         for i in holding.ones() {
             if self.is_idle(&usage.nodes[i], cores, i) {
                 idle.set(i);
@@ -265,8 +265,8 @@ impl ConsTres {
         &self,
         usage: &Usage,
         i: usize,
-        avail: &Bits,
-        idle: Option<&Bits>,
+        avail: &Bitmap,
+        idle: Option<&Bitmap>,
         job: &JobView,
     ) -> Option<IdleShape> {
         let idle = match idle {
@@ -306,7 +306,7 @@ impl ConsTres {
     /// `PreemptMode` is OFF). Without it every other partition's jobs' cores stay usable:
     /// the anchor with two FORCE:2 partitions over n1 ran `-p alt -w n1
     /// -n2` on CPUs 0-1 of a node whose 8 CPUs a `big` job held.
-    fn step2_cores(&self, usage: &Usage, job: &JobView, avail: &Bits) -> Bits {
+    fn step2_cores(&self, usage: &Usage, job: &JobView, avail: &Bitmap) -> Bitmap {
         let mut cores = avail.clone();
         if self.params.preempt_by_part {
             let job_tier = self.tier(job.partition as usize);
@@ -326,11 +326,11 @@ impl ConsTres {
     /// those `busy` names.
     fn block_whole_nodes(
         &self,
-        cand: &Bits,
-        avail: &Bits,
-        free: &Bits,
+        cand: &Bitmap,
+        avail: &Bitmap,
+        free: &Bitmap,
         busy: impl Fn(usize) -> bool,
-    ) -> Bits {
+    ) -> Bitmap {
         let mut kept = cand.clone();
         for i in cand.ones() {
             let r = &self.recs[i];
@@ -347,9 +347,9 @@ impl ConsTres {
     /// [`NodeShare::socket_fill`]): the node's cores in `avail`, the pass's
     /// cores before any GRES filter, and its specialised cores; empty
     /// otherwise.
-    fn socket_fill(&self, avail: &Bits, i: usize) -> Bits {
+    fn socket_fill(&self, avail: &Bitmap, i: usize) -> Bitmap {
         if self.params.unit != Unit::Socket {
-            return Bits::new(0);
+            return Bitmap::new(0);
         }
         let r = &self.recs[i];
         let mut fill = avail.extract(r.core_off, r.cores as usize);
@@ -387,9 +387,9 @@ impl ConsTres {
         &self,
         usage: &Usage,
         job: &JobView,
-        cand: &Bits,
-        avail: &Bits,
-        idle: Option<&Bits>,
+        cand: &Bitmap,
+        avail: &Bitmap,
+        idle: Option<&Bitmap>,
         counts: Counts,
         against: Against,
         completing_ok: bool,
@@ -508,7 +508,7 @@ impl ConsTres {
         if job.whole_node {
             for s in shares.iter_mut() {
                 let r = &self.recs[s.node];
-                let mut all = Bits::full(r.cores as usize);
+                let mut all = Bitmap::full(r.cores as usize);
                 all.and_not(&r.spec_cores);
                 s.cpus = all.count() as u32 * r.tpc as u32;
                 s.cores = all;
@@ -711,10 +711,10 @@ impl ConsTres {
         usage: &Usage,
         free: Option<&FreeCores>,
         job: &JobView,
-        cand: &Bits,
+        cand: &Bitmap,
         counts: Counts,
         how: TestAs,
-        excluded_cores: Option<&Bits>,
+        excluded_cores: Option<&Bitmap>,
     ) -> Result<JobRec, Error> {
         let TestAs {
             against,
@@ -819,10 +819,10 @@ impl ConsTres {
         }
         let avail = avail();
         let step2 = self.step2_cores(usage, job, &avail);
-        let fit_on = |cand: &Bits, free: &Bits| {
+        let fit_on = |cand: &Bitmap, free: &Bitmap| {
             self.fit(usage, job, cand, free, None, counts, against, completing_ok)
         };
-        let block = |cand: &Bits, free: &Bits| {
+        let block = |cand: &Bitmap, free: &Bitmap| {
             if job.whole_node {
                 self.block_whole_nodes(cand, &step2, free, |_| false)
             } else {
@@ -925,9 +925,9 @@ impl ConsTres {
         &self,
         job: &JobView,
         req: &JobTestRequest,
-        cand: &Bits,
+        cand: &Bitmap,
         counts: Counts,
-        excluded: Option<&Bits>,
+        excluded: Option<&Bitmap>,
         now: i64,
     ) -> Result<(JobRec, Vec<u32>), Error> {
         // The free cores and idle nodes of the live tables are kept with
@@ -999,11 +999,11 @@ impl ConsTres {
                 ),
             ));
         }
-        let cand = Bits::from_words(n, &req.candidates.words)
+        let cand = Bitmap::from_words(req.candidates.len, &req.candidates.words)
             .map_err(|e| fail(EINVAL, format!("candidates: {e}")))?;
         let excluded = match &req.excluded_cores {
             Some(b) => Some(
-                Bits::from_words(b.len as usize, &b.words)
+                Bitmap::from_words(b.len, &b.words)
                     .ok()
                     .filter(|x| x.len() == self.total_cores)
                     .ok_or_else(|| {

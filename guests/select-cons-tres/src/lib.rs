@@ -33,7 +33,6 @@
 //! nodeinfo/jobinfo resources of `select-common` (shared with select/linear).
 
 pub mod allocate_sc;
-pub mod bits;
 pub mod can_run;
 pub mod dist_tasks;
 pub mod eval_nodes;
@@ -55,17 +54,17 @@ use std::collections::BTreeMap;
 
 use slurm_wasm_sdk::types::{MemoryRequest, Node, Oversubscribe, Partition};
 
-use crate::bits::Bits;
 use crate::node_usage::{GresColumns, GresNames, NodeRec, NodeUse};
 use crate::params::Params;
 use crate::rows::PartRows;
+use slurm_wasm_sdk::Bitmap;
 
 /// What a job holds on one node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeAlloc {
     pub node: usize,
     /// Node-local core bitmap.
-    pub cores: Bits,
+    pub cores: Bitmap,
     pub cpus: u32,
     pub memory: u64,
     /// `(device, amount)` pairs.
@@ -95,7 +94,7 @@ impl JobRec {
     /// node, node-local cores) per node holding CPUs: rows test and update
     /// only these words, so adding or removing a job costs its own size,
     /// not the cluster's.
-    pub fn core_pieces<'a>(&'a self, recs: &[NodeRec]) -> Vec<(usize, &'a Bits)> {
+    pub fn core_pieces<'a>(&'a self, recs: &[NodeRec]) -> Vec<(usize, &'a Bitmap)> {
         self.nodes
             .iter()
             .filter(|n| n.cpus > 0)
@@ -172,7 +171,7 @@ pub struct ConsTres {
     pub gres_columns: GresColumns,
     pub total_cores: usize,
     /// All cores minus specialised ones.
-    pub base_avail: Bits,
+    pub base_avail: Bitmap,
     /// Per node, the end (exclusive) of its range in the core map.
     pub core_ends: Vec<u32>,
     pub usage: Usage,
@@ -213,7 +212,7 @@ impl ConsTres {
             gres_names: GresNames::default(),
             gres_columns: GresColumns::default(),
             total_cores: 0,
-            base_avail: Bits::new(0),
+            base_avail: Bitmap::new(0),
             core_ends: Vec::new(),
             usage: Usage::new(Vec::new(), rows),
             scratch: RefCell::default(),
@@ -271,7 +270,7 @@ impl ConsTres {
             };
         }
         self.total_cores = off;
-        let mut base = Bits::full(off);
+        let mut base = Bitmap::full(off);
         for r in &recs {
             base.clear_at(r.core_off, &r.spec_cores);
         }
@@ -291,8 +290,8 @@ impl ConsTres {
     /// core map). Costs the words of `cores` plus one step per node found,
     /// so on a busy cluster it visits the few nodes with free cores instead
     /// of every node.
-    pub fn nodes_holding(&self, cores: &Bits) -> Bits {
-        let mut out = Bits::new(self.recs.len());
+    pub fn nodes_holding(&self, cores: &Bitmap) -> Bitmap {
+        let mut out = Bitmap::new(self.recs.len());
         let (mut core, mut node) = (0, 0);
         while core < cores.len() {
             let word = cores.bits64(core);

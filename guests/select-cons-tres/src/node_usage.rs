@@ -4,7 +4,7 @@
 use slurm_wasm_sdk::types::{Node, NodeStateFlags};
 use smallvec::SmallVec;
 
-use crate::bits::Bits;
+use slurm_wasm_sdk::Bitmap;
 
 /// `NODE_CR_AVAILABLE`: a job that shares its cores.
 pub const NODE_CR_AVAILABLE: u16 = 0;
@@ -32,7 +32,7 @@ pub struct Device {
     /// Capacity: 1 for a GPU, the share count for `mps`.
     pub capacity: u64,
     /// Cores the device is bound to (`Cores=`); none = every core.
-    pub cores: Option<Bits>,
+    pub cores: Option<Bitmap>,
     /// Sockets whose cores intersect `cores`; empty = "any socket" (no
     /// `Cores=`, or the cores touch every socket).
     pub sockets: SmallVec<[u16; 4]>,
@@ -101,7 +101,7 @@ pub struct NodeRec {
     /// First bit of the node in the cluster-wide core map.
     pub core_off: usize,
     /// Specialised cores (`CoreSpecCount` highest cores first, or `CpuSpecList`).
-    pub spec_cores: Bits,
+    pub spec_cores: Bitmap,
     /// Set bits of `spec_cores`.
     pub spec_count: u16,
     pub devices: Vec<Device>,
@@ -122,9 +122,9 @@ impl NodeRec {
             ));
         }
         let cores = node.sockets * node.cores_per_socket;
-        let mut spec_cores = Bits::new(cores as usize);
+        let mut spec_cores = Bitmap::new(cores as usize);
         if let Some(list) = &node.cpu_spec_list {
-            let cpus = Bits::from_words(list.len as usize, &list.words)
+            let cpus = Bitmap::from_words(list.len, &list.words)
                 .map_err(|e| format!("node {}: cpu-spec-list: {e}", node.name))?;
             for cpu in cpus.ones() {
                 let core = cpu / node.threads_per_core as usize;
@@ -211,7 +211,7 @@ impl NodeRec {
 /// (`mps` shares spread evenly over the node's GPUs, or one device).
 fn build_devices(node: &Node, cores: u16) -> Result<Vec<Device>, String> {
     let mut out = Vec::new();
-    let sockets_of = |mask: &Option<Bits>| -> SmallVec<[u16; 4]> {
+    let sockets_of = |mask: &Option<Bitmap>| -> SmallVec<[u16; 4]> {
         let Some(m) = mask else {
             return SmallVec::new();
         };
@@ -231,9 +231,9 @@ fn build_devices(node: &Node, cores: u16) -> Result<Vec<Device>, String> {
         for g in &node.gres_topology {
             let cores_mask = match &g.cores {
                 Some(b) => {
-                    let m = Bits::from_words(b.len as usize, &b.words)
+                    let m = Bitmap::from_words(b.len, &b.words)
                         .map_err(|e| format!("node {}: gres {} cores: {e}", node.name, g.name))?;
-                    let mut fitted = Bits::new(cores as usize);
+                    let mut fitted = Bitmap::new(cores as usize);
                     for c in m.ones().filter(|&c| c < cores as usize) {
                         fitted.set(c);
                     }

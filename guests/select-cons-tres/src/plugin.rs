@@ -10,21 +10,15 @@
 //! therefore only needs to load this component for either name and pass
 //! the configured `SelectType` in `raw`.
 
-use std::sync::{Mutex, MutexGuard};
-
-use select_common::jobinfo::JobInfo;
 use select_common::nodeinfo::{no_change, NodeInfo, NodeInfoTable};
-use slurm_wasm_sdk::codes::{EINVAL, ESLURM_NODES_BUSY, SLURM_ERROR};
+use slurm_wasm_sdk::codes::{EINVAL, ESLURM_NODES_BUSY};
 use slurm_wasm_sdk::select::{
-    IdentityGuest, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue,
-    ReservationRequest, ReservationResult, SelectConfig, SelectGuest, SelectNodeinfo,
+    JobTestRequest, JobTestResult, Plugin, PluginInfoField, PluginInfoValue, ReservationRequest,
+    ReservationResult, SelectConfig,
 };
-use slurm_wasm_sdk::types::{
-    Bitmap, Job, JobResources, JobState, Node, PluginError, PluginIdentity, Step,
-};
-use slurm_wasm_sdk::{host, identity, Error};
+use slurm_wasm_sdk::types::{Job, JobResources, JobState, Node, PluginIdentity};
+use slurm_wasm_sdk::{host, identity, Bitmap, Error};
 
-use crate::bits::Bits;
 use crate::params::Params;
 use crate::ConsTres;
 
@@ -32,23 +26,20 @@ use crate::ConsTres;
 pub const CONS_TRES_ID: u32 = 109;
 /// `plugin_id` of select/cons_res.
 pub const CONS_RES_ID: u32 = 101;
-struct Instance {
+
+/// select/cons_tres as the SDK's [`select::Plugin`](Plugin): the placement
+/// tables and the `sinfo` table the controller reads through
+/// `node-nodeinfo`.
+pub struct ConsTresPlugin {
     algo: ConsTres,
     nodeinfo: NodeInfoTable,
 }
 
-static STATE: Mutex<Option<Instance>> = Mutex::new(None);
-
-fn state() -> MutexGuard<'static, Option<Instance>> {
-    STATE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn with<R>(f: impl FnOnce(&mut Instance) -> Result<R, Error>) -> Result<R, PluginError> {
-    let mut g = state();
-    let inst = g
-        .as_mut()
-        .ok_or_else(|| Error::new(SLURM_ERROR, "select/cons_tres: init has not been called"))?;
-    f(inst).map_err(Into::into)
+impl ConsTresPlugin {
+    /// The placement tables.
+    pub fn algo(&self) -> &ConsTres {
+        &self.algo
+    }
 }
 
 fn err(e: String) -> Error {
@@ -86,21 +77,6 @@ pub fn instance_from(config: &SelectConfig) -> Result<ConsTres, Error> {
     ))
 }
 
-/// select/cons_tres, exported as a component.
-pub struct ConsTresPlugin;
-
-impl IdentityGuest for ConsTresPlugin {
-    fn describe() -> PluginIdentity {
-        PluginIdentity {
-            plugin_id: Some(CONS_TRES_ID),
-            ..identity(
-                "select/cons_tres",
-                "Trackable RESources (TRES) Selection plugin",
-            )
-        }
-    }
-}
-
 impl ConsTres {
     /// `select_p_get_info_from_plugin` (cons_common.c): `cr-plugin` is
     /// SELECT_TYPE_CONS_TRES (2) or SELECT_TYPE_CONS_RES (1),
@@ -136,7 +112,7 @@ impl ConsTres {
     /// The nodeinfo of node `i` from the usage tables.
     pub fn nodeinfo_of(&self, i: usize) -> NodeInfo {
         let r = &self.recs[i];
-        let mut used = Bits::new(r.cores as usize);
+        let mut used = Bitmap::new(r.cores as usize);
         for p in &self.usage.rows {
             for row in &p.rows {
                 used.or(&row.cores.extract(r.core_off, r.cores as usize));
@@ -148,225 +124,175 @@ impl ConsTres {
     }
 }
 
-fn bitmap(b: &Bits) -> Bitmap {
-    Bitmap {
-        len: b.len() as u32,
-        words: b.words().to_vec(),
-    }
-}
+/// Those Slurm's cons_tres leaves empty (`job-signal`, `job-mem-confirm`,
+/// `step-finish`, `update-node-config`, `node-ranking`, `ba-init`,
+/// `ba-get-dims`) keep the SDK's defaults, which do the same; cons_tres lets
+/// the controller pick step nodes (`step-pick-nodes`: `none`).
+impl Plugin for ConsTresPlugin {
+    const TYPE: &'static str = "select/cons_tres";
+    const NAME: &'static str = "Trackable RESources (TRES) Selection plugin";
+    /// Slurm's cons_tres allows job expansion.
+    const EXPAND_ALLOWED: bool = true;
 
-impl SelectGuest for ConsTresPlugin {
-    type SelectNodeinfo = NodeInfo;
-    type SelectJobinfo = JobInfo;
+    fn identity() -> PluginIdentity {
+        PluginIdentity {
+            plugin_id: Some(CONS_TRES_ID),
+            ..identity(Self::TYPE, Self::NAME)
+        }
+    }
 
     /// Parses the configuration; fails (`EINVAL`) on `SelectTypeParameters`
     /// Slurm refuses (see [`Params::parse`]).
-    fn init(config: SelectConfig) -> Result<(), PluginError> {
-        let algo = instance_from(&config)?;
-        *state() = Some(Instance {
-            algo,
+    fn init(config: &SelectConfig) -> Result<Self, Error> {
+        Ok(ConsTresPlugin {
+            algo: instance_from(config)?,
             nodeinfo: NodeInfoTable::default(),
-        });
-        Ok(())
-    }
-    fn fini() -> Result<(), PluginError> {
-        *state() = None;
-        Ok(())
-    }
-    fn state_save() -> Result<Vec<u8>, PluginError> {
-        with(|i| Ok(i.algo.state_save()))
-    }
-    fn state_restore(data: Vec<u8>) -> Result<(), PluginError> {
-        with(|i| i.algo.state_restore(&data).map_err(err))
-    }
-    /// Rebuilds the tables from the running and suspended jobs.
-    fn job_init(jobs: Vec<Job>) -> Result<(), PluginError> {
-        with(|i| i.algo.rebuild(&jobs).map_err(err))
-    }
-    fn node_init(nodes: Vec<Node>) -> Result<(), PluginError> {
-        with(|i| {
-            i.algo.node_init(&nodes).map_err(err)?;
-            i.nodeinfo.clear();
-            Ok(())
         })
     }
-    fn job_test(request: JobTestRequest) -> Result<JobTestResult, PluginError> {
-        let now = host::now();
-        with(|i| i.algo.job_test(&request, now))
+
+    fn state_save(&mut self) -> Result<Vec<u8>, Error> {
+        Ok(self.algo.state_save())
     }
+
+    fn state_restore(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.algo.state_restore(data).map_err(err)
+    }
+
+    /// Rebuilds the tables from the running and suspended jobs.
+    fn job_init(&mut self, jobs: &[Job]) -> Result<(), Error> {
+        self.algo.rebuild(jobs).map_err(err)
+    }
+
+    fn node_init(&mut self, nodes: &[Node]) -> Result<(), Error> {
+        self.algo.node_init(nodes).map_err(err)?;
+        self.nodeinfo.clear();
+        Ok(())
+    }
+
+    fn job_test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, Error> {
+        self.algo.job_test(request, host::now())
+    }
+
     /// Adds the job to the tables (see [`crate::transitions`] for the mapping).
-    fn job_begin(job: Job) -> Result<(), PluginError> {
-        with(|i| i.algo.add_running(&job).map_err(err))
+    fn job_begin(&mut self, job: &Job) -> Result<(), Error> {
+        self.algo.add_running(job).map_err(err)
     }
-    fn job_ready(job: Job) -> Result<bool, PluginError> {
-        with(|i| Ok(i.algo.job_ready(&job)))
+
+    fn job_ready(&mut self, job: &Job) -> Result<bool, Error> {
+        Ok(self.algo.job_ready(job))
     }
-    /// Slurm's cons_tres allows job expansion.
-    fn job_expand_allow() -> bool {
-        true
-    }
+
     /// Under cons_tres a job holding GRES cannot be merged (Slurm: "has
     /// allocated GRES", `SLURM_ERROR`); cons_res merges them.
-    fn job_expand(from: Job, to: Job) -> Result<JobResources, PluginError> {
-        with(|i| {
-            if !i.algo.params.cons_res {
-                if let Some(j) = [&to, &from]
-                    .into_iter()
-                    .find(|j| !j.details.gres.is_empty())
-                {
-                    return Err(Error::generic(format!(
-                        "job-expand: job {} has allocated GRES",
-                        j.job_id
-                    )));
-                }
+    fn job_expand(&mut self, from: &Job, to: &Job) -> Result<JobResources, Error> {
+        if !self.algo.params.cons_res {
+            if let Some(j) = [to, from].into_iter().find(|j| !j.details.gres.is_empty()) {
+                return Err(Error::generic(format!(
+                    "job-expand: job {} has allocated GRES",
+                    j.job_id
+                )));
             }
-            let rec = i.algo.job_expand(from.job_id, to.job_id)?;
-            Ok(i.algo.to_resources(&rec))
-        })
+        }
+        let rec = self.algo.job_expand(from.job_id, to.job_id)?;
+        Ok(self.algo.to_resources(&rec))
     }
-    fn job_resized(job: Job, node_index: u32) -> Result<(), PluginError> {
-        with(|i| {
-            i.algo
-                .job_resized(job.job_id, node_index as usize)
-                .map_err(err)
-        })
+
+    fn job_resized(&mut self, job: &Job, node_index: u32) -> Result<(), Error> {
+        self.algo
+            .job_resized(job.job_id, node_index as usize)
+            .map_err(err)
     }
-    /// Slurm's plugin does nothing here.
-    fn job_signal(_job: Job, _signal: i32) -> Result<(), PluginError> {
+
+    fn job_fini(&mut self, job: &Job) -> Result<(), Error> {
+        self.algo.job_fini(job.job_id);
         Ok(())
     }
-    /// Slurm's plugin does nothing here (removed in 21.08).
-    fn job_mem_confirm(_job: Job) -> Result<(), PluginError> {
+
+    fn job_suspend(&mut self, job: &Job, indefinite: bool) -> Result<(), Error> {
+        self.algo.job_suspend(job.job_id, indefinite);
         Ok(())
     }
-    fn job_fini(job: Job) -> Result<(), PluginError> {
-        with(|i| {
-            i.algo.job_fini(job.job_id);
-            Ok(())
-        })
-    }
-    fn job_suspend(job: Job, indefinite: bool) -> Result<(), PluginError> {
-        with(|i| {
-            i.algo.job_suspend(job.job_id, indefinite);
-            Ok(())
-        })
-    }
-    fn job_resume(job: Job, indefinite: bool) -> Result<(), PluginError> {
-        with(|i| {
-            i.algo.job_resume(job.job_id, job.end_time, indefinite);
-            Ok(())
-        })
-    }
-    /// cons_tres lets the controller pick step nodes: always `none`.
-    fn step_pick_nodes(
-        _job: Job,
-        _step: Step,
-        _node_count: u32,
-        _available: Option<Bitmap>,
-    ) -> Result<Option<Bitmap>, PluginError> {
-        Ok(None)
-    }
-    /// Slurm's plugin does nothing here for the usage tables.
-    fn step_finish(_step: Step, _killing: bool) -> Result<(), PluginError> {
+
+    fn job_resume(&mut self, job: &Job, indefinite: bool) -> Result<(), Error> {
+        self.algo.job_resume(job.job_id, job.end_time, indefinite);
         Ok(())
     }
-    fn reconfigure(config: SelectConfig, running: Vec<Job>) -> Result<(), PluginError> {
-        with(|i| {
-            let config = instance_from(&config)?;
-            i.algo.reconfigure(config, &running).map_err(err)
-        })
+
+    fn reconfigure(&mut self, config: &SelectConfig, running: &[Job]) -> Result<(), Error> {
+        let config = instance_from(config)?;
+        self.algo.reconfigure(config, running).map_err(err)
     }
-    /// Slurm's plugin does nothing here.
-    fn update_node_config(_node: Node) -> Result<(), PluginError> {
-        Ok(())
-    }
+
     /// Takes the node's new state: COMPLETING and power saving (which
     /// `job-ready` reads); availability is the candidates' business.
-    fn update_node_state(node: Node) -> Result<(), PluginError> {
-        with(|i| {
-            let idx = node.index as usize;
-            let Some(old) = i.algo.recs.get(idx) else {
-                return Err(Error::new(
-                    EINVAL,
-                    format!("update-node-state: node index {idx} is unknown"),
-                ));
-            };
-            let updated =
-                crate::node_usage::NodeRec::from_node(&node, old.core_off).map_err(err)?;
-            let r = &mut i.algo.recs[idx];
-            r.completing = updated.completing;
-            r.powered_down = updated.powered_down;
-            i.algo.forget_answers();
-            Ok(())
-        })
-    }
-    /// cons_tres does not rank nodes.
-    fn node_ranking(_nodes: Vec<Node>) -> Result<Option<Vec<u32>>, PluginError> {
-        Ok(None)
-    }
-    /// Refreshes every node; `SLURM_NO_CHANGE_IN_DATA` when nothing
-    /// changed since the last refresh, as Slurm answers.
-    fn nodeinfo_set_all() -> Result<(), PluginError> {
-        with(|i| {
-            let fresh = (0..i.algo.recs.len())
-                .map(|n| i.algo.nodeinfo_of(n))
-                .collect();
-            if i.nodeinfo.refresh(fresh) {
-                Ok(())
-            } else {
-                Err(no_change())
-            }
-        })
-    }
-    /// Adds a job the tables do not know yet, then refreshes its nodes.
-    fn nodeinfo_set(job: Job) -> Result<(), PluginError> {
-        with(|i| {
-            i.algo.add_running(&job).map_err(err)?;
-            if let Some(res) = &job.resources {
-                for n in &res.per_node {
-                    let idx = n.node_index as usize;
-                    if idx < i.algo.recs.len() {
-                        i.nodeinfo.set(idx, i.algo.nodeinfo_of(idx));
-                    }
-                }
-            }
-            Ok(())
-        })
-    }
-    /// The node's nodeinfo as last refreshed.
-    fn node_nodeinfo(node_index: u32) -> Result<SelectNodeinfo, PluginError> {
-        with(|i| {
-            if node_index as usize >= i.algo.recs.len() {
-                return Err(Error::new(
-                    EINVAL,
-                    format!("node-nodeinfo: node index {node_index} is unknown"),
-                ));
-            }
-            Ok(SelectNodeinfo::new(i.nodeinfo.get(node_index as usize)))
-        })
-    }
-    fn get_info_from_plugin(
-        field: PluginInfoField,
-        _job: Option<Job>,
-    ) -> Result<PluginInfoValue, PluginError> {
-        with(|i| Ok(i.algo.info(field)))
-    }
-    fn resv_test(request: ReservationRequest) -> Result<ReservationResult, PluginError> {
-        with(|i| {
-            let (nodes, cores) = i.algo.resv_test(&request)?;
-            Ok(ReservationResult {
-                nodes: bitmap(&nodes),
-                cores: cores.as_ref().map(bitmap),
-            })
-        })
-    }
-    /// Nothing to do on flat systems.
-    fn ba_init(_nodes: Vec<Node>, _sanity_check: bool) -> Result<(), PluginError> {
+    fn update_node_state(&mut self, node: &Node) -> Result<(), Error> {
+        let idx = node.index as usize;
+        let Some(old) = self.algo.recs.get(idx) else {
+            return Err(Error::new(
+                EINVAL,
+                format!("update-node-state: node index {idx} is unknown"),
+            ));
+        };
+        let updated = crate::node_usage::NodeRec::from_node(node, old.core_off).map_err(err)?;
+        let r = &mut self.algo.recs[idx];
+        r.completing = updated.completing;
+        r.powered_down = updated.powered_down;
+        self.algo.forget_answers();
         Ok(())
     }
-    /// Flat system: no dimensions.
-    fn ba_get_dims() -> Option<Vec<u32>> {
-        None
+
+    /// Refreshes every node; `SLURM_NO_CHANGE_IN_DATA` when nothing
+    /// changed since the last refresh, as Slurm answers.
+    fn nodeinfo_set_all(&mut self) -> Result<(), Error> {
+        let fresh = (0..self.algo.recs.len())
+            .map(|n| self.algo.nodeinfo_of(n))
+            .collect();
+        if self.nodeinfo.refresh(fresh) {
+            Ok(())
+        } else {
+            Err(no_change())
+        }
+    }
+
+    /// Adds a job the tables do not know yet, then refreshes its nodes.
+    fn nodeinfo_set(&mut self, job: &Job) -> Result<(), Error> {
+        self.algo.add_running(job).map_err(err)?;
+        if let Some(res) = &job.resources {
+            for n in &res.per_node {
+                let idx = n.node_index as usize;
+                if idx < self.algo.recs.len() {
+                    self.nodeinfo.set(idx, self.algo.nodeinfo_of(idx));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The node's nodeinfo as last refreshed.
+    fn node_nodeinfo(&mut self, node_index: u32) -> Result<NodeInfo, Error> {
+        if node_index as usize >= self.algo.recs.len() {
+            return Err(Error::new(
+                EINVAL,
+                format!("node-nodeinfo: node index {node_index} is unknown"),
+            ));
+        }
+        Ok(self.nodeinfo.get(node_index as usize))
+    }
+
+    fn get_info_from_plugin(
+        &mut self,
+        field: PluginInfoField,
+        _job: Option<&Job>,
+    ) -> Result<PluginInfoValue, Error> {
+        Ok(self.algo.info(field))
+    }
+
+    fn resv_test(&mut self, request: &ReservationRequest) -> Result<ReservationResult, Error> {
+        let (nodes, cores) = self.algo.resv_test(request)?;
+        Ok(ReservationResult {
+            nodes: (&nodes).into(),
+            cores: cores.as_ref().map(Into::into),
+        })
     }
 }
 
@@ -410,16 +336,16 @@ impl ConsTres {
     /// node skipped for having too few stay in its returned core map;
     /// here the remainder goes down by what a node takes beyond its share
     /// and only picked nodes' cores are returned.
-    pub fn resv_test(&self, req: &ReservationRequest) -> Result<(Bits, Option<Bits>), Error> {
+    pub fn resv_test(&self, req: &ReservationRequest) -> Result<(Bitmap, Option<Bitmap>), Error> {
         let n = self.recs.len();
-        let avail = Bits::from_words(req.available.len as usize, &req.available.words)
+        let avail = Bitmap::from_words(req.available.len, &req.available.words)
             .ok()
             .filter(|b| b.len() == n)
             .ok_or_else(|| {
                 Error::new(EINVAL, format!("resv-test: available must have {n} bits"))
             })?;
         let busy = |missing: String| Error::new(ESLURM_NODES_BUSY, format!("resv-test: {missing}"));
-        let mut nodes = Bits::new(n);
+        let mut nodes = Bitmap::new(n);
         if req.core_count == 0 && req.cores_per_node.is_empty() {
             let picked: Vec<usize> = avail.ones().take(req.node_count as usize).collect();
             if picked.len() < req.node_count as usize {
@@ -436,7 +362,7 @@ impl ConsTres {
         }
         let mut free = self.base_avail.clone();
         if let Some(b) = &req.excluded_cores {
-            let excl = Bits::from_words(b.len as usize, &b.words)
+            let excl = Bitmap::from_words(b.len, &b.words)
                 .ok()
                 .filter(|x| x.len() == self.total_cores)
                 .ok_or_else(|| {
@@ -477,7 +403,7 @@ impl ConsTres {
             (&[total], 0) if !first_cores => CoreCount::Total(total),
             _ => CoreCount::List(list),
         };
-        let mut cores = Bits::new(self.total_cores);
+        let mut cores = Bitmap::new(self.total_cores);
         let mut nodes_left = i64::from(req.node_count);
         let mut next = 0;
         let mut done = false;
@@ -551,7 +477,7 @@ impl ConsTres {
     }
 }
 
-slurm_wasm_sdk::export_select!(ConsTresPlugin);
+slurm_wasm_sdk::export_select!(plugin ConsTresPlugin);
 
 #[cfg(test)]
 mod tests;

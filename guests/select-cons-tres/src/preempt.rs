@@ -19,12 +19,12 @@
 
 use slurm_wasm_sdk::select::{PreemptMode, PreempteeCandidate};
 
-use crate::bits::Bits;
 use crate::eval_nodes::Counts;
 use crate::job_test::TestAs;
 use crate::request::JobView;
 use crate::transitions::{remove_job, Part};
 use crate::{ConsTres, JobRec, Usage};
+use slurm_wasm_sdk::Bitmap;
 
 /// What preempting `rec` in `mode` releases from the tables (22.05
 /// `_build_cr_job_list`, cons_common/job_test.c:1858-1870): REQUEUE and
@@ -72,9 +72,9 @@ impl ConsTres {
     pub fn preempt_run_now(
         &self,
         job: &JobView,
-        cand: &Bits,
+        cand: &Bitmap,
         counts: Counts,
-        excluded: Option<&Bits>,
+        excluded: Option<&Bitmap>,
         candidates: &[PreempteeCandidate],
     ) -> Option<(JobRec, Vec<u32>)> {
         let removable =

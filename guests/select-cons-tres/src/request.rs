@@ -6,11 +6,11 @@ use slurm_wasm_sdk::types::{
     GresFlags, GresScope, Job, MemoryRequest, Oversubscribe, Partition, ShareRequest,
 };
 
-use crate::bits::Bits;
 use crate::node_usage::{
     is_shared, GresNames, NODE_CR_AVAILABLE, NODE_CR_ONE_ROW, NODE_CR_RESERVED,
 };
 use crate::params::Params;
+use slurm_wasm_sdk::Bitmap;
 
 /// A GRES name or type no node has: matches no device.
 pub const UNKNOWN_GRES: u32 = u32::MAX;
@@ -91,8 +91,8 @@ pub struct JobView {
     pub share_res: bool,
     pub contiguous: bool,
     pub overcommit: bool,
-    pub required: Option<Bits>,
-    pub excluded: Option<Bits>,
+    pub required: Option<Bitmap>,
+    pub excluded: Option<Bitmap>,
     pub node_dist_plane: bool,
     pub plane_size: u32,
     pub sock_dist: SockDist,
@@ -107,7 +107,7 @@ pub struct JobView {
     /// after releasing jobs under `SchedulerParameters=bf_busy_nodes`, see
     /// `eval_nodes`); `None` otherwise. Set by the will-run test, not by
     /// the request.
-    pub prefer_busy: Option<Bits>,
+    pub prefer_busy: Option<Bitmap>,
     /// [`JobView::gres_cpus_per_node`], read for every candidate node.
     gres_cpn: u32,
 }
@@ -267,14 +267,14 @@ impl JobView {
             || d.core_spec.is_some();
         let bitmap = |b: &Option<slurm_wasm_sdk::types::Bitmap>,
                       what: &str|
-         -> Result<Option<Bits>, String> {
+         -> Result<Option<Bitmap>, String> {
             match b {
                 None => Ok(None),
                 Some(b) if b.len as usize != nodes => Err(format!(
                     "job {}: {what} has {} bits, the node table has {nodes} nodes",
                     job.job_id, b.len
                 )),
-                Some(b) => Bits::from_words(b.len as usize, &b.words)
+                Some(b) => Bitmap::from_words(b.len, &b.words)
                     .map(Some)
                     .map_err(|e| format!("job {}: {what}: {e}", job.job_id)),
             }

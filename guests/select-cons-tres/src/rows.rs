@@ -4,12 +4,12 @@
 
 use std::cell::Cell;
 
-use crate::bits::Bits;
+use slurm_wasm_sdk::Bitmap;
 
 /// One row: the union of its jobs' cores (cluster-wide core map).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    pub cores: Bits,
+    pub cores: Bitmap,
     /// The number of cores in `cores` (Slurm's `row_set_count`), which
     /// orders the rows (see [`PartRows::sort_res`]).
     pub set: usize,
@@ -23,7 +23,7 @@ pub struct Row {
 pub struct Packed<'a> {
     pub start: usize,
     pub cpus: u32,
-    pub cores: Vec<(usize, &'a Bits)>,
+    pub cores: Vec<(usize, &'a Bitmap)>,
 }
 
 /// The rows of one partition (as many as [`crate::num_rows`] says).
@@ -63,7 +63,7 @@ impl PartRows {
             num_rows: num_rows.max(1),
             rows: (0..num_rows.max(1))
                 .map(|_| Row {
-                    cores: Bits::new(total_cores),
+                    cores: Bitmap::new(total_cores),
                     set: 0,
                     jobs: Vec::new(),
                 })
@@ -78,7 +78,7 @@ impl PartRows {
     /// overlap, in the rows' current order (sorted first when a test sorted
     /// them, see [`PartRows::sort_pending`]); `false` on "job overflow"
     /// (the job is then in no row, as in Slurm).
-    pub fn add(&mut self, job: u32, cores: &[(usize, &Bits)]) -> bool {
+    pub fn add(&mut self, job: u32, cores: &[(usize, &Bitmap)]) -> bool {
         if self.sort_pending.take() {
             self.sort_res();
         }
@@ -129,7 +129,7 @@ impl PartRows {
     pub fn remove<'a>(
         &mut self,
         job: u32,
-        cores: &[(usize, &Bits)],
+        cores: &[(usize, &Bitmap)],
         packed: &dyn Fn(u32) -> Option<Packed<'a>>,
     ) {
         if !self.rows.iter().any(|r| r.jobs.binary_search(&job).is_ok()) {
@@ -190,7 +190,7 @@ impl PartRows {
     }
 
     /// Union of every row's cores.
-    pub fn all_cores(&self) -> Bits {
+    pub fn all_cores(&self) -> Bitmap {
         let mut out = self.rows[0].cores.clone();
         for r in &self.rows[1..] {
             out.or(&r.cores);

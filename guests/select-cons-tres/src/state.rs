@@ -6,9 +6,9 @@
 //! still reads version 1 blobs (jobs only: a partition then has maps where
 //! a restored job entered a row, as after a slurmctld restart).
 
-use crate::bits::Bits;
 use crate::transitions::{add_job, Part};
 use crate::{ConsTres, JobRec, NodeAlloc};
+use slurm_wasm_sdk::Bitmap;
 
 const MAGIC: &[u8; 4] = b"CTRS";
 const VERSION: u16 = 2;
@@ -148,7 +148,7 @@ impl ConsTres {
                 let words: Vec<u64> = (0..len.div_ceil(64))
                     .map(|_| r.u64())
                     .collect::<Result<_, _>>()?;
-                let cores = Bits::from_words(len, &words)?;
+                let cores = Bitmap::from_words(len as u32, &words)?;
                 let g = r.u32()?;
                 let mut gres = Vec::new();
                 for _ in 0..g {

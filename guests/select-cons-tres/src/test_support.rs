@@ -263,7 +263,7 @@ pub(crate) fn start_full(ct: &mut ConsTres, mut j: Job) -> slurm_wasm_sdk::types
 
 /// The cores a node's resources hold.
 pub(crate) fn held_cores(n: &slurm_wasm_sdk::types::NodeResources) -> Vec<usize> {
-    crate::bits::Bits::from_words(n.cores.len as usize, &n.cores.words)
+    slurm_wasm_sdk::Bitmap::from_words(n.cores.len, &n.cores.words)
         .unwrap()
         .ones()
         .collect()
@@ -271,7 +271,7 @@ pub(crate) fn held_cores(n: &slurm_wasm_sdk::types::NodeResources) -> Vec<usize>
 
 pub(crate) fn devs(g: &slurm_wasm_sdk::types::GresAllocation) -> Vec<usize> {
     let d = g.devices.as_ref().unwrap();
-    crate::bits::Bits::from_words(d.len as usize, &d.words)
+    slurm_wasm_sdk::Bitmap::from_words(d.len, &d.words)
         .unwrap()
         .ones()
         .collect()

@@ -1,7 +1,7 @@
 //! Tests of the crate root: [`crate::ConsTres`]'s node table.
 
-use crate::bits::Bits;
 use crate::test_support::cluster;
+use slurm_wasm_sdk::Bitmap;
 
 #[test]
 fn nodes_holding_maps_cores_to_their_nodes() {
@@ -9,7 +9,7 @@ fn nodes_holding_maps_cores_to_their_nodes() {
     // core map). Cores 79 (node 0's last), 160 (node 2's first) and 300
     // (node 3) are set: nodes 0, 2 and 3 hold them, node 1 none.
     let ct = cluster(&["CR_Core"], 4, 2, 40, 1, 1000);
-    let mut cores = Bits::new(320);
+    let mut cores = Bitmap::new(320);
     for c in [79, 160, 161, 300] {
         cores.set(c);
     }
@@ -17,6 +17,6 @@ fn nodes_holding_maps_cores_to_their_nodes() {
         ct.nodes_holding(&cores).ones().collect::<Vec<_>>(),
         vec![0, 2, 3]
     );
-    assert!(!ct.nodes_holding(&Bits::new(320)).any());
-    assert_eq!(ct.nodes_holding(&Bits::full(320)).count(), 4);
+    assert!(!ct.nodes_holding(&Bitmap::new(320)).any());
+    assert_eq!(ct.nodes_holding(&Bitmap::full(320)).count(), 4);
 }

@@ -8,10 +8,10 @@
 //! a job the tables do not know yet, so `job-begin` then `nodeinfo-set`
 //! never counts a job twice.
 
-use slurm_wasm_sdk::types::{Bitmap, GresAllocation, Job, JobResources, JobState, NodeResources};
+use slurm_wasm_sdk::types::{GresAllocation, Job, JobResources, JobState, NodeResources};
 use slurm_wasm_sdk::Error;
 
-use crate::bits::Bits;
+use slurm_wasm_sdk::Bitmap;
 use std::collections::BTreeMap;
 
 use crate::node_usage::{is_shared, NodeRec, NodeUse};
@@ -29,17 +29,10 @@ pub enum Part {
     Resume,
 }
 
-fn to_bitmap(b: &Bits) -> Bitmap {
-    Bitmap {
-        len: b.len() as u32,
-        words: b.words().to_vec(),
-    }
-}
-
 impl ConsTres {
     /// The contract's `job-resources` of `rec`.
     pub fn to_resources(&self, rec: &JobRec) -> JobResources {
-        let mut nodes = Bits::new(self.recs.len());
+        let mut nodes = Bitmap::new(self.recs.len());
         let mut per_node = Vec::new();
         let mut ncpus = 0;
         for n in &rec.nodes {
@@ -60,7 +53,7 @@ impl ConsTres {
                             name: d.name.clone(),
                             type_name: d.type_name.clone(),
                             count: 0,
-                            devices: Some(to_bitmap(&Bits::new(count_of_name))),
+                            devices: Some(Bitmap::new(count_of_name).into()),
                             per_device: Vec::new(),
                         });
                         gres.last_mut().expect("just pushed")
@@ -77,14 +70,14 @@ impl ConsTres {
             }
             per_node.push(NodeResources {
                 node_index: n.node as u32,
-                cores: to_bitmap(&n.cores),
+                cores: (&n.cores).into(),
                 cpus: n.cpus.min(u16::MAX as u32) as u16,
                 memory: n.memory,
                 gres,
             });
         }
         JobResources {
-            nodes: to_bitmap(&nodes),
+            nodes: (&nodes).into(),
             ncpus,
             per_node,
             whole_nodes: rec.whole_node,
@@ -94,12 +87,12 @@ impl ConsTres {
     /// The will-run answer of `rec`: its nodes and CPU count, no per-node
     /// entries.
     pub fn to_nodes_only(&self, rec: &JobRec) -> JobResources {
-        let mut nodes = Bits::new(self.recs.len());
+        let mut nodes = Bitmap::new(self.recs.len());
         for n in &rec.nodes {
             nodes.set(n.node);
         }
         JobResources {
-            nodes: to_bitmap(&nodes),
+            nodes: (&nodes).into(),
             ncpus: rec.nodes.iter().map(|n| n.cpus).sum(),
             per_node: Vec::new(),
             whole_nodes: rec.whole_node,
@@ -124,7 +117,7 @@ impl ConsTres {
                     self.recs.len()
                 )
             })?;
-            let cores = Bits::from_words(nr.cores.len as usize, &nr.cores.words)
+            let cores = Bitmap::from_words(nr.cores.len, &nr.cores.words)
                 .map_err(|e| format!("job {}: cores of node {i}: {e}", job.job_id))?;
             if cores.len() != r.cores as usize {
                 return Err(format!(
@@ -144,7 +137,7 @@ impl ConsTres {
                     .collect();
                 let picked: Vec<usize> = match &g.devices {
                     Some(b) => {
-                        let b = Bits::from_words(b.len as usize, &b.words).map_err(|e| {
+                        let b = Bitmap::from_words(b.len, &b.words).map_err(|e| {
                             format!("job {}: gres {} devices: {e}", job.job_id, g.name)
                         })?;
                         b.ones()

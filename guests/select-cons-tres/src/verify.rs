@@ -1,7 +1,7 @@
 //! `_verify_node_state` (cons_common/job_test.c): drops nodes the job cannot use given
 //! memory, whole-node, GRES and sharing state. Not run in TEST_ONLY.
 
-use crate::bits::Bits;
+use slurm_wasm_sdk::Bitmap;
 use smallvec::SmallVec;
 
 use crate::gres_sched::{node_could_satisfy, per_node_need};
@@ -18,8 +18,8 @@ use crate::{num_rows, ConsTres, Usage};
 pub struct NodeCheck<'a> {
     min_mem: u64,
     gres: SmallVec<[(Option<GresColumn<'a>>, u64, bool); 2]>,
-    idle: Option<&'a Bits>,
-    excluded_cores: Option<&'a Bits>,
+    idle: Option<&'a Bitmap>,
+    excluded_cores: Option<&'a Bitmap>,
     hidden_rows: usize,
     /// Whether some partition keeps two rows or more in view: only then
     /// can another partition's sharing jobs keep a job that does not share
@@ -34,8 +34,8 @@ impl ConsTres {
     pub fn node_check<'a>(
         &'a self,
         job: &JobView,
-        excluded_cores: Option<&'a Bits>,
-        idle: Option<&'a Bits>,
+        excluded_cores: Option<&'a Bitmap>,
+        idle: Option<&'a Bitmap>,
         qos_preemptor: bool,
     ) -> NodeCheck<'a> {
         let hidden_rows = usize::from(self.params.preempt_by_qos && !qos_preemptor);
@@ -101,9 +101,9 @@ impl ConsTres {
         &self,
         usage: &Usage,
         job: &JobView,
-        cand: &mut Bits,
-        excluded_cores: Option<&Bits>,
-        idle: Option<&Bits>,
+        cand: &mut Bitmap,
+        excluded_cores: Option<&Bitmap>,
+        idle: Option<&Bitmap>,
         qos_preemptor: bool,
     ) -> Result<(), String> {
         let check = self.node_check(job, excluded_cores, idle, qos_preemptor);

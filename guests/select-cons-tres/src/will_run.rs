@@ -23,7 +23,6 @@ use slurm_wasm_sdk::select::{PreemptMode, PreempteeCandidate};
 use slurm_wasm_sdk::types::JobResources;
 use slurm_wasm_sdk::Error;
 
-use crate::bits::Bits;
 use crate::eval_nodes::Counts;
 use crate::job_test::{FreeCores, FreeNodes, TestAs};
 use crate::node_usage::NODE_CR_AVAILABLE;
@@ -31,6 +30,7 @@ use crate::preempt::preempted_part;
 use crate::request::JobView;
 use crate::transitions::{hold_on_nodes, release, release_on_nodes, Part};
 use crate::{ConsTres, JobRec, Usage};
+use slurm_wasm_sdk::Bitmap;
 
 const YEAR: i64 = 365 * 24 * 3600;
 /// The first time window, seconds.
@@ -103,9 +103,9 @@ impl ConsTres {
     pub fn will_run(
         &self,
         job: &JobView,
-        cand: &Bits,
+        cand: &Bitmap,
         counts: Counts,
-        excluded: Option<&Bits>,
+        excluded: Option<&Bitmap>,
         candidates: &[PreempteeCandidate],
         now: i64,
     ) -> Result<(JobResources, i64, Vec<u32>), Error> {
@@ -171,9 +171,9 @@ impl ConsTres {
         scratch: &mut Scratch,
         prefix: bool,
         job: &JobView,
-        cand: &Bits,
+        cand: &Bitmap,
         counts: Counts,
-        excluded: Option<&Bits>,
+        excluded: Option<&Bitmap>,
         candidates: &[PreempteeCandidate],
         now: i64,
     ) -> Result<(JobRec, i64, Vec<u32>), Error> {
@@ -348,7 +348,7 @@ fn never_fits(job: &JobView) -> Error {
 #[derive(Clone, Debug)]
 pub struct LastAnswer {
     job: JobView,
-    cand: Bits,
+    cand: Bitmap,
     counts: Counts,
     now: i64,
     answer: Option<(JobResources, i64)>,
@@ -371,7 +371,7 @@ impl ConsTres {
 
     /// Whether live job `id` holds a node among `cand`, and the CPUs of
     /// the cores it holds there.
-    fn share_of(&self, id: u32, cand: &Bits) -> (bool, u64) {
+    fn share_of(&self, id: u32, cand: &Bitmap) -> (bool, u64) {
         let Some(j) = self.usage.jobs.get(&id) else {
             return (false, 0);
         };

@@ -8,7 +8,6 @@ use slurm_wasm_sdk::types::{GresRequest, GresScope, JobDetails};
 use slurm_wasm_sdk::{Bitmap, Error};
 use smallvec::SmallVec;
 
-use crate::bits::Picked;
 use crate::config::Config;
 use crate::gres::{self, GresTotals};
 use crate::usage::{NodeUsage, NodeUsages};
@@ -285,7 +284,7 @@ pub fn count_bitmap(
         }
         m => m,
     };
-    let mut out = Picked::new(candidates.len());
+    let mut out = Bitmap::new(candidates.len());
     for i in candidates.ones() {
         let (Some(node), Some(use_)) = (ctx.nodes.get(i), usage.node(i)) else {
             continue;
@@ -309,9 +308,9 @@ pub fn count_bitmap(
         if !gres_ok(i, use_) {
             continue;
         }
-        out.pick(i);
+        out.set(i);
     }
-    out.into_bitmap()
+    out
 }
 
 #[cfg(test)]

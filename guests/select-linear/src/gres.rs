@@ -254,13 +254,13 @@ pub fn bound_cores(
                 None => counted = Bitmap::full(size),
                 Some(c) if got > 0 => {
                     for i in c.ones().filter(|&i| i < size) {
-                        counted.set(i, true);
+                        counted.set(i);
                     }
                 }
                 Some(c) => {
                     for i in 0..size {
                         if !c.get(i) {
-                            counted.set(i, false);
+                            counted.clear(i);
                         }
                     }
                 }
@@ -278,7 +278,7 @@ pub fn bound_cores(
             // The counted cores started as all of them: an OR keeps them all.
             if let Some(c) = &groups[t].1.cores {
                 for i in c.ones().filter(|&i| i < size) {
-                    counted.set(i, true);
+                    counted.set(i);
                 }
             }
             core_cnt = counted.count() as u32;

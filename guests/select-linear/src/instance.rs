@@ -155,7 +155,7 @@ impl Linear {
         }
         if let Some(excluded) = &view.excluded {
             for i in excluded.ones() {
-                candidates.set(i, false);
+                candidates.clear(i);
             }
         }
         let partition = match view.partitions.first() {
@@ -355,7 +355,7 @@ impl Linear {
             let h = a.held.remove(pos);
             a.total_cpus = a.total_cpus.saturating_sub(u32::from(h.cpus));
         }
-        a.nodes.set(node, false);
+        a.nodes.clear(node);
         self.jobs.insert(a.id, a);
         Ok(())
     }

@@ -23,7 +23,6 @@
 //!
 //! [`plugin`] exports it through the `select-plugin` world.
 
-pub mod bits;
 pub mod config;
 pub mod filter;
 pub mod gres;

@@ -120,7 +120,7 @@ impl Walk<'_> {
 
     /// Takes node `i`, which contributes `avail` CPUs.
     fn take(&mut self, i: usize, avail: i64) {
-        self.chosen.set(i, true);
+        self.chosen.set(i);
         self.rem_nodes -= 1;
         self.max_nodes -= 1;
         self.rem_cpus -= avail;

@@ -1,15 +1,13 @@
-//! The `select-plugin` world export of select/linear: converts the
-//! contract's calls to [`Linear`] methods, with "now" from the host's
-//! clock (virtual time in simulations).
+//! The `select-plugin` world export of select/linear: [`Linear`] as the
+//! SDK's [`select::Plugin`](Plugin), with "now" from the host's clock
+//! (virtual time in simulations).
 
-use std::sync::{Mutex, MutexGuard};
-
-use select_common::{JobInfo, NodeInfo};
+use select_common::NodeInfo;
 use slurm_wasm_sdk::select::{
-    IdentityGuest, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue,
-    ReservationRequest, ReservationResult, SelectConfig, SelectGuest, SelectNodeinfo,
+    JobTestRequest, JobTestResult, Plugin, PluginInfoField, PluginInfoValue, ReservationRequest,
+    ReservationResult, SelectConfig,
 };
-use slurm_wasm_sdk::types::{Bitmap, Job, JobResources, Node, PluginError, PluginIdentity, Step};
+use slurm_wasm_sdk::types::{Job, JobResources, Node, PluginIdentity};
 use slurm_wasm_sdk::{host, identity, Error};
 
 use crate::Linear;
@@ -17,174 +15,111 @@ use crate::Linear;
 /// `plugin_id` of select/linear (`SELECT_PLUGIN_LINEAR`).
 pub const PLUGIN_ID: u32 = 102;
 
-/// The instance: empty (no nodes, default parameters) until `init` and
-/// `node-init`, and again after `fini`.
-static INSTANCE: Mutex<Option<Linear>> = Mutex::new(None);
+/// Each function is the [`Linear`] method of the same name; those Slurm's
+/// linear leaves empty (`job-signal`, `job-mem-confirm`, `step-pick-nodes`,
+/// `step-finish`, `node-ranking`, `ba-init`, `ba-get-dims`) keep the SDK's
+/// defaults, which do the same.
+impl Plugin for Linear {
+    const TYPE: &'static str = "select/linear";
+    const NAME: &'static str = "Linear node selection plugin";
+    /// Linear merges jobs (`job-expand`).
+    const EXPAND_ALLOWED: bool = true;
 
-fn instance() -> MutexGuard<'static, Option<Linear>> {
-    INSTANCE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn with<R>(f: impl FnOnce(&mut Linear) -> Result<R, Error>) -> Result<R, PluginError> {
-    f(instance().get_or_insert_with(Linear::default)).map_err(Into::into)
-}
-
-/// The select/linear component.
-pub struct Plugin;
-
-impl IdentityGuest for Plugin {
-    fn describe() -> PluginIdentity {
+    fn identity() -> PluginIdentity {
         PluginIdentity {
             plugin_id: Some(PLUGIN_ID),
-            ..identity("select/linear", "Linear node selection plugin")
+            ..identity(Self::TYPE, Self::NAME)
         }
     }
-}
 
-impl SelectGuest for Plugin {
-    type SelectNodeinfo = NodeInfo;
-    type SelectJobinfo = JobInfo;
-
-    fn init(config: SelectConfig) -> Result<(), PluginError> {
-        with(|l| l.configure(&config))
+    fn init(config: &SelectConfig) -> Result<Self, Error> {
+        Linear::init(config)
     }
 
-    fn fini() -> Result<(), PluginError> {
-        *instance() = None;
-        Ok(())
+    fn state_save(&mut self) -> Result<Vec<u8>, Error> {
+        Ok(Linear::state_save(self))
     }
 
-    fn state_save() -> Result<Vec<u8>, PluginError> {
-        with(|l| Ok(l.state_save()))
+    fn state_restore(&mut self, data: &[u8]) -> Result<(), Error> {
+        Linear::state_restore(self, data)
     }
 
-    fn state_restore(data: Vec<u8>) -> Result<(), PluginError> {
-        with(|l| l.state_restore(&data))
+    fn job_init(&mut self, jobs: &[Job]) -> Result<(), Error> {
+        Linear::job_init(self, jobs)
     }
 
-    fn job_init(jobs: Vec<Job>) -> Result<(), PluginError> {
-        with(|l| l.job_init(&jobs))
+    fn node_init(&mut self, nodes: &[Node]) -> Result<(), Error> {
+        Linear::node_init(self, nodes)
     }
 
-    fn node_init(nodes: Vec<Node>) -> Result<(), PluginError> {
-        with(|l| l.node_init(&nodes))
+    fn job_test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, Error> {
+        Linear::job_test(self, request, host::now())
     }
 
-    fn job_test(request: JobTestRequest) -> Result<JobTestResult, PluginError> {
-        let now = host::now();
-        with(|l| l.job_test(&request, now))
+    fn job_begin(&mut self, job: &Job) -> Result<(), Error> {
+        Linear::job_begin(self, job)
     }
 
-    fn job_begin(job: Job) -> Result<(), PluginError> {
-        with(|l| l.job_begin(&job))
+    fn job_ready(&mut self, job: &Job) -> Result<bool, Error> {
+        Linear::job_ready(self, job)
     }
 
-    fn job_ready(job: Job) -> Result<bool, PluginError> {
-        with(|l| l.job_ready(&job))
+    fn job_expand(&mut self, from: &Job, to: &Job) -> Result<JobResources, Error> {
+        Linear::job_expand(self, from, to)
     }
 
-    /// Linear supports merging jobs (`job-expand`).
-    fn job_expand_allow() -> bool {
-        true
+    fn job_resized(&mut self, job: &Job, node_index: u32) -> Result<(), Error> {
+        Linear::job_resized(self, job, node_index)
     }
 
-    fn job_expand(from: Job, to: Job) -> Result<JobResources, PluginError> {
-        with(|l| l.job_expand(&from, &to))
+    fn job_fini(&mut self, job: &Job) -> Result<(), Error> {
+        Linear::job_fini(self, job)
     }
 
-    fn job_resized(job: Job, node_index: u32) -> Result<(), PluginError> {
-        with(|l| l.job_resized(&job, node_index))
+    fn job_suspend(&mut self, job: &Job, indefinite: bool) -> Result<(), Error> {
+        Linear::job_suspend(self, job, indefinite)
     }
 
-    /// Linear does nothing when a job is signalled.
-    fn job_signal(_job: Job, _signal: i32) -> Result<(), PluginError> {
-        Ok(())
+    fn job_resume(&mut self, job: &Job, indefinite: bool) -> Result<(), Error> {
+        Linear::job_resume(self, job, indefinite)
     }
 
-    /// Linear has nothing to confirm (the seed API's no-op).
-    fn job_mem_confirm(_job: Job) -> Result<(), PluginError> {
-        Ok(())
+    fn reconfigure(&mut self, config: &SelectConfig, running: &[Job]) -> Result<(), Error> {
+        Linear::reconfigure(self, config, running)
     }
 
-    fn job_fini(job: Job) -> Result<(), PluginError> {
-        with(|l| l.job_fini(&job))
+    fn update_node_config(&mut self, node: &Node) -> Result<(), Error> {
+        self.update_node(node)
     }
 
-    fn job_suspend(job: Job, indefinite: bool) -> Result<(), PluginError> {
-        with(|l| l.job_suspend(&job, indefinite))
+    fn update_node_state(&mut self, node: &Node) -> Result<(), Error> {
+        self.update_node(node)
     }
 
-    fn job_resume(job: Job, indefinite: bool) -> Result<(), PluginError> {
-        with(|l| l.job_resume(&job, indefinite))
-    }
-
-    /// `none`: the controller chooses the step's nodes, as with Slurm's linear.
-    fn step_pick_nodes(
-        _job: Job,
-        _step: Step,
-        _node_count: u32,
-        _available: Option<Bitmap>,
-    ) -> Result<Option<Bitmap>, PluginError> {
-        Ok(None)
-    }
-
-    /// Linear keeps no per-step state: nothing to do.
-    fn step_finish(_step: Step, _killing: bool) -> Result<(), PluginError> {
-        Ok(())
-    }
-
-    fn reconfigure(config: SelectConfig, running: Vec<Job>) -> Result<(), PluginError> {
-        with(|l| l.reconfigure(&config, &running))
-    }
-
-    fn update_node_config(node: Node) -> Result<(), PluginError> {
-        with(|l| l.update_node(&node))
-    }
-
-    fn update_node_state(node: Node) -> Result<(), PluginError> {
-        with(|l| l.update_node(&node))
-    }
-
-    /// Linear does not rank nodes.
-    fn node_ranking(_nodes: Vec<Node>) -> Result<Option<Vec<u32>>, PluginError> {
-        Ok(None)
-    }
-
-    fn nodeinfo_set_all() -> Result<(), PluginError> {
-        with(|l| l.nodeinfo_set_all())
+    fn nodeinfo_set_all(&mut self) -> Result<(), Error> {
+        Linear::nodeinfo_set_all(self)
     }
 
     /// Slurm's linear only makes sure its tables exist here; they always do.
-    fn nodeinfo_set(_job: Job) -> Result<(), PluginError> {
+    fn nodeinfo_set(&mut self, _job: &Job) -> Result<(), Error> {
         Ok(())
     }
 
-    fn node_nodeinfo(node_index: u32) -> Result<SelectNodeinfo, PluginError> {
-        with(|l| l.nodeinfo(node_index)).map(SelectNodeinfo::new)
+    fn node_nodeinfo(&mut self, node_index: u32) -> Result<NodeInfo, Error> {
+        self.nodeinfo(node_index)
     }
 
     fn get_info_from_plugin(
+        &mut self,
         field: PluginInfoField,
-        _job: Option<Job>,
-    ) -> Result<PluginInfoValue, PluginError> {
-        with(|l| Ok(l.info(field)))
+        _job: Option<&Job>,
+    ) -> Result<PluginInfoValue, Error> {
+        Ok(self.info(field))
     }
 
-    fn resv_test(request: ReservationRequest) -> Result<ReservationResult, PluginError> {
-        with(|l| l.resv_test(&request))
-    }
-
-    /// Flat systems have no block allocator: nothing to do.
-    fn ba_init(_nodes: Vec<Node>, _sanity_check: bool) -> Result<(), PluginError> {
-        Ok(())
-    }
-
-    /// Flat systems have no dimensions.
-    fn ba_get_dims() -> Option<Vec<u32>> {
-        None
+    fn resv_test(&mut self, request: &ReservationRequest) -> Result<ReservationResult, Error> {
+        Linear::resv_test(self, request)
     }
 }
 
-slurm_wasm_sdk::export_select!(Plugin);
+slurm_wasm_sdk::export_select!(plugin Linear);

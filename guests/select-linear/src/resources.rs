@@ -79,7 +79,7 @@ pub fn pick_devices<'a>(
                 .filter_map(|h| h.devices.as_ref())
             {
                 for k in d.ones().filter(|&k| k < total as usize) {
-                    used.set(k, true);
+                    used.set(k);
                 }
             }
             let mut devices = Bitmap::new(total as usize);
@@ -92,7 +92,7 @@ pub fn pick_devices<'a>(
                     .is_none_or(|t| c.type_name.as_deref() == Some(t));
                 for k in start..start + c.count as usize {
                     if wanted && left > 0 && !used.get(k) {
-                        devices.set(k, true);
+                        devices.set(k);
                         left -= 1;
                     }
                 }
@@ -127,7 +127,7 @@ pub fn held_devices(held: &[GresHeld]) -> Vec<GresAllocation> {
                 a.count += h.count;
                 let len = joined.len();
                 for k in devices.ones().filter(|&k| k < len) {
-                    joined.set(k, true);
+                    joined.set(k);
                 }
             }
             None => out.push((

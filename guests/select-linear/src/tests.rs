@@ -96,8 +96,8 @@ fn start_on(l: &mut Linear, mut job: Job, n_nodes: u32, on: &[usize], end: i64) 
 #[test]
 fn identity_is_slurms() {
     // select_linear.c: select/linear, id 102, version 22.05.8.
-    use slurm_wasm_sdk::select::IdentityGuest;
-    let id = crate::plugin::Plugin::describe();
+    use slurm_wasm_sdk::select::{Export, IdentityGuest};
+    let id = Export::<Linear>::describe();
     assert_eq!(id.plugin_type, "select/linear");
     assert_eq!(id.plugin_name, "Linear node selection plugin");
     assert_eq!(id.plugin_id, Some(102));

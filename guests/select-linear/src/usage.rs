@@ -96,7 +96,7 @@ impl NodeUsage {
                         (Some(mut all), Some(d)) => {
                             grow(&mut all, d.len());
                             for k in d.ones() {
-                                all.set(k, true);
+                                all.set(k);
                             }
                             Some(all)
                         }
@@ -119,7 +119,7 @@ impl NodeUsage {
                 if let (Some(all), Some(d)) = (h.devices.as_mut(), &g.devices) {
                     let len = all.len();
                     for k in d.ones().filter(|&k| k < len) {
-                        all.set(k, false);
+                        all.clear(k);
                     }
                 }
             }
@@ -133,7 +133,7 @@ fn grow(map: &mut Bitmap, len: usize) {
     if map.len() < len {
         let mut longer = Bitmap::new(len);
         for k in map.ones() {
-            longer.set(k, true);
+            longer.set(k);
         }
         *map = longer;
     }

@@ -80,13 +80,13 @@ impl Allocation {
         }
         let mut requested = Bitmap::new(num_cores);
         for core in (0..shape.total_cores()).filter(|&p| cores.get(p)) {
-            requested.set(core % num_cores, true);
+            requested.set(core % num_cores);
         }
         let mut cpus = Bitmap::new(size);
         for core in requested.ones() {
             let core = core % size;
             for t in 0..threads {
-                cpus.set((core * threads + t) % size, true);
+                cpus.set((core * threads + t) % size);
             }
         }
         let spec = spec_threads(job_core_spec);
@@ -122,7 +122,7 @@ impl Allocation {
                         i = 0;
                     }
                     if self.cpus.get(i) {
-                        self.mask.set(i, true);
+                        self.mask.set(i);
                         self.whole_threads += 1;
                         thread_hit = true;
                         core_hit = true;
@@ -174,7 +174,7 @@ fn clear_spec_threads(map: &mut Bitmap, hw: &Hardware, mut count: usize, lowest:
                 if count == 0 {
                     return;
                 }
-                map.set(((s * cores + c) * threads + t) % map.len(), false);
+                map.clear(((s * cores + c) * threads + t) % map.len());
                 count -= 1;
             }
         }

@@ -31,7 +31,7 @@ pub fn batch_bind(
     }
     let mut requested = Bitmap::new(num_cores);
     for core in (0..shape.total_cores()).filter(|&p| job_cores.get(p)) {
-        requested.set(core % num_cores, true);
+        requested.set(core % num_cores);
     }
     let threads = usize::from(hw.threads);
     let mut cpus = Bitmap::new(hw.size());
@@ -42,7 +42,7 @@ pub fn batch_bind(
                 slurm_wasm_sdk::info!("more resources configured than exist");
                 break 'cores;
             }
-            cpus.set(cpu, true);
+            cpus.set(cpu);
         }
     }
     if cpus.count() == 0 {

@@ -108,7 +108,7 @@ fn number(entry: &str) -> u32 {
 
 fn set_cpu(set: &mut Bitmap, cpu: usize) {
     if cpu < set.len() {
-        set.set(cpu, true);
+        set.set(cpu);
     }
 }
 

@@ -222,7 +222,7 @@ impl Walk<'_> {
                 {
                     continue;
                 }
-                masks[task].set(cpu, true);
+                masks[task].set(cpu);
                 counters.core_threads[core] += 1;
                 placed += 1;
                 if placed < self.cpus_per_task {
@@ -279,7 +279,7 @@ impl Walk<'_> {
                 if !self.core_has_room(&counters, core) {
                     continue;
                 }
-                masks[task].set(cpu, true);
+                masks[task].set(cpu);
                 let switched = full;
                 if full {
                     socket = (socket + 1) % sockets;
@@ -330,7 +330,7 @@ fn expand(mask: &mut Bitmap, bind: u32, avail: &Bitmap, hw: &Hardware) {
     for unit in touched {
         for cpu in unit * width..(unit + 1) * width {
             if avail.get(cpu) {
-                mask.set(cpu, true);
+                mask.set(cpu);
             }
         }
     }

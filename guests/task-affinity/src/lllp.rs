@@ -242,7 +242,7 @@ fn validate_masks(list: &str, avail_mask: &str) -> (String, bool) {
             let requested: Vec<usize> = cpus.ones().collect();
             for &cpu in &requested {
                 if !avail.get(cpu) {
-                    cpus.set(cpu, false);
+                    cpus.clear(cpu);
                     outside = true;
                 }
             }

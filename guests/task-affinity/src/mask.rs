@@ -25,7 +25,7 @@ pub fn to_os(mask: &Bitmap, hw: &Hardware) -> Bitmap {
     for i in mask.ones() {
         let cpu = hw.os_cpu(i) as usize;
         if cpu < os.len() {
-            os.set(cpu, true);
+            os.set(cpu);
         } else {
             slurm_wasm_sdk::error!(
                 "can't go from {i} -> {cpu} since we only have {} bits",
@@ -42,7 +42,7 @@ pub fn widen_to_ldoms(mask: &mut Bitmap, hw: &Hardware) {
     let nodes: Vec<u32> = mask.ones().filter_map(|cpu| hw.numa_node(cpu)).collect();
     for cpu in 0..mask.len() {
         if hw.numa_node(cpu).is_some_and(|n| nodes.contains(&n)) {
-            mask.set(cpu, true);
+            mask.set(cpu);
         }
     }
 }
@@ -89,7 +89,7 @@ pub fn parse_cpuset(text: &str) -> ParsedSet {
         for b in 0..4 {
             let cpu = position * 4 + b;
             if value & (1 << b) != 0 && cpu < CPU_SETSIZE {
-                cpus.set(cpu, true);
+                cpus.set(cpu);
             }
         }
     }

@@ -140,7 +140,7 @@ pub fn resv_test(
                 Some(map) => Bitmap::try_from(map).map_err(|e| Error::invalid(e.message))?,
                 None => Bitmap::new(total),
             };
-            cores.set(total - 1, true);
+            cores.set(total - 1);
             Ok(ReservationResult {
                 cores: Some(cores.into()),
                 ..result

@@ -237,7 +237,7 @@ impl World {
             }
             left -= free.len() as u32;
             for c in free {
-                cores.set(c as usize, true);
+                cores.set(c as usize);
             }
             nodes.push(i);
         }

@@ -5,13 +5,13 @@ use slurm_wasm_sdk::select::JobTestMode;
 use slurm_wasm_sdk::testkit::fixtures;
 use slurm_wasm_sdk::types::{GresScope, Job, MemoryRequest, ShareRequest};
 
-use crate::bits::Bits;
 use crate::params::Params;
 use crate::test_support::{
     anchor_like, bm, cluster, cores, held_cores, job, nodes_of, on_node, refused, request, start,
     start_full, with_gres, with_gres_per,
 };
 use crate::ConsTres;
+use slurm_wasm_sdk::Bitmap;
 
 #[test]
 fn pack_serial_at_end_takes_the_last_nodes_for_one_cpu_jobs() {
@@ -48,7 +48,7 @@ fn pack_serial_at_end_takes_the_last_nodes_for_one_cpu_jobs() {
             1000,
         )
         .unwrap();
-    let nodes: Vec<usize> = Bits::from_words(4, &r.resources.nodes.words)
+    let nodes: Vec<usize> = Bitmap::from_words(4, &r.resources.nodes.words)
         .unwrap()
         .ones()
         .collect();

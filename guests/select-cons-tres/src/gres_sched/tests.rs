@@ -29,7 +29,7 @@ fn cpu_gpu(ct: &ConsTres, j: Job) -> (Vec<usize>, Vec<usize>) {
         .flat_map(|k| [2 * k, 2 * k + 1])
         .collect();
     let d = n.gres[0].devices.as_ref().unwrap();
-    let g = crate::bits::Bits::from_words(d.len as usize, &d.words).unwrap();
+    let g = slurm_wasm_sdk::Bitmap::from_words(d.len, &d.words).unwrap();
     (cpus, g.ones().collect())
 }
 
@@ -140,7 +140,7 @@ fn mps_shares_come_from_one_gpu_the_one_in_use() {
         j.state = JobState::Running;
         j.resources = Some(r.resources);
         ct.add_running(&j).unwrap();
-        let d = crate::bits::Bits::from_words(2, &g.devices.unwrap().words).unwrap();
+        let d = slurm_wasm_sdk::Bitmap::from_words(2, &g.devices.unwrap().words).unwrap();
         (d.ones().collect::<Vec<_>>(), g.per_device)
     };
     assert_eq!(run(&mut ct, mps(1, 50)), (vec![0], vec![50]));

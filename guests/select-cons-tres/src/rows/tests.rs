@@ -15,8 +15,8 @@ fn first_fitting_row_and_repack() {
     // (`job_res_add_job`, `job_res_fit_in_row`: cons_common/job_resources.c);
     // removal re-packs (`part_data_build_row_bitmaps`, cons_common/part_data.c).
     let mut p = PartRows::new(2, 8);
-    let a = Bits::full(8);
-    let mut b = Bits::new(8);
+    let a = Bitmap::full(8);
+    let mut b = Bitmap::new(8);
     b.set(0);
     assert!(p.add(1, &[(0, &a)]));
     assert!(p.add(2, &[(0, &b)]));
@@ -50,7 +50,7 @@ fn rows_sort_by_cores_and_repack_by_first_core() {
     // places the jobs left again by their first core, each in the
     // first row it fits.
     let bits = |cores: &[usize]| {
-        let mut b = Bits::new(8);
+        let mut b = Bitmap::new(8);
         cores.iter().for_each(|&c| b.set(c));
         b
     };
@@ -92,12 +92,12 @@ fn one_row_removal_clears_only_the_job() {
     // (cores 0-3, 4-7 of the cluster map); removing one leaves the
     // other's cores.
     let mut p = PartRows::new(1, 8);
-    let mut low = Bits::new(4);
+    let mut low = Bitmap::new(4);
     low.set(1);
     low.set(2);
-    let all = Bits::full(4);
+    let all = Bitmap::full(4);
     assert!(p.add(1, &[(0, &low), (4, &all)]));
-    assert!(p.add(2, &[(0, &Bits::full(1))]));
+    assert!(p.add(2, &[(0, &Bitmap::full(1))]));
     assert!(!p.add(3, &[(4, &low)]), "cores 5-6 are taken by job 1");
     p.remove(1, &[(0, &low), (4, &all)], &|_| None);
     assert_eq!(p.rows[0].jobs, vec![2]);

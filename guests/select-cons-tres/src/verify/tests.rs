@@ -5,10 +5,10 @@ use slurm_wasm_sdk::select::JobTestMode;
 use slurm_wasm_sdk::testkit::fixtures;
 use slurm_wasm_sdk::types::MemoryRequest;
 
-use crate::bits::Bits;
 use crate::params::Params;
 use crate::test_support::{bm, cluster, cores, holding, job, preempt_cluster, refused, start};
 use crate::ConsTres;
+use slurm_wasm_sdk::Bitmap;
 
 #[test]
 fn one_node_walk_checks_the_nodes_it_visits() {
@@ -61,7 +61,7 @@ fn qos_extra_row_does_not_make_a_partition_sharing() {
     )
     .unwrap();
     for (qos_preemptor, kept) in [(false, vec![0]), (true, vec![])] {
-        let mut cand = Bits::full(1);
+        let mut cand = Bitmap::full(1);
         ct.verify_node_state(&ct.usage, &view, &mut cand, None, None, qos_preemptor)
             .unwrap();
         assert_eq!(cand.ones().collect::<Vec<_>>(), kept, "{qos_preemptor}");

@@ -4,12 +4,12 @@
 use slurm_wasm_sdk::select::{JobTestMode, PreemptMode, PreempteeCandidate};
 use slurm_wasm_sdk::types::{Job, JobState, MemoryRequest, ShareRequest};
 
-use crate::bits::Bits;
 use crate::test_support::{
     anchor_cluster, anchor_like, bm, cluster, holding, job, on_node, preempt_cluster, preempting,
     refused, request, row_jobs, with_gres,
 };
 use crate::ConsTres;
+use slurm_wasm_sdk::Bitmap;
 
 /// Places and starts on `ct`'s one 4-core node job 1 (2 CPUs, ending at
 /// 5000) and job 2 (2 CPUs, ending at 9000), as RUN_NOW chose; returns them.
@@ -79,7 +79,7 @@ fn bf_busy_nodes_prefers_nodes_running_jobs_after_releases() {
         let r = ct
             .job_test(&request(&ct, j, JobTestMode::WillRun), 1000)
             .unwrap();
-        let nodes: Vec<usize> = Bits::from_words(4, &r.resources.nodes.words)
+        let nodes: Vec<usize> = Bitmap::from_words(4, &r.resources.nodes.words)
             .unwrap()
             .ones()
             .collect();
@@ -116,7 +116,7 @@ fn will_run_copies_do_not_keep_a_gpu_out_for_its_mps_shares() {
     let r = ct
         .job_test(&request(&ct, gpu_pair, JobTestMode::WillRun), 1000)
         .unwrap();
-    let nodes: Vec<usize> = Bits::from_words(4, &r.resources.nodes.words)
+    let nodes: Vec<usize> = Bitmap::from_words(4, &r.resources.nodes.words)
         .unwrap()
         .ones()
         .collect();

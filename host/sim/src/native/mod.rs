@@ -5,10 +5,11 @@
 //! `simulate_native` test compares them job by job). This is the native
 //! side of the wasm/native ratio in BENCHMARKS.md.
 //!
-//! * select/cons_tres: [`select_cons_tres::ConsTres`], made by
-//!   [`select_cons_tres::plugin::instance_from`] (so `SelectType` in the
-//!   configuration still switches it to cons_res behaviour);
-//! * select/linear: [`select_linear::Linear`];
+//! * select/cons_tres and select/linear: their values of the SDK's
+//!   [`select::Plugin`](slurm_wasm_sdk::select::Plugin),
+//!   [`select_cons_tres::plugin::ConsTresPlugin`] and
+//!   [`select_linear::Linear`], driven through that trait (so `SelectType`
+//!   in the configuration still switches cons_tres to cons_res behaviour);
 //! * priority/multifactor: [`priority_multifactor::instance::Multifactor`]
 //!   with the export layer's table of pending jobs
 //!   ([`priority_multifactor::plugin::set_kept`] and the functions beside it);
@@ -44,7 +45,7 @@ use std::sync::Arc;
 
 use priority_basic::reservation::Ledger;
 use priority_multifactor::instance::Multifactor;
-use select_cons_tres::ConsTres;
+use select_cons_tres::plugin::ConsTresPlugin;
 use select_linear::Linear;
 use slurm::controller::Select;
 use slurm_wasm_host::capabilities::clock::{Clock, VirtualClock};
@@ -53,6 +54,7 @@ use slurm_wasm_host::kinds::select::{JobTestRequest, JobTestResult, SelectConfig
 use slurm_wasm_host::types::{Job, Node};
 use slurm_wasm_host::CallError;
 use slurm_wasm_sdk::host::Level;
+use slurm_wasm_sdk::select::Plugin as SelectPlugin;
 use slurm_wasm_sdk::{codes, testkit, Error};
 
 use crate::engine::policy::Prioritizer;
@@ -107,11 +109,6 @@ fn native_name(plugin_type: &str) -> Result<&'static str, NativeError> {
         .ok_or_else(|| NativeError::Unknown(plugin_type.to_owned()))
 }
 
-/// How cons_tres's export layer reports its instance's text errors.
-fn einval(message: String) -> Error {
-    Error::new(codes::EINVAL, message)
-}
-
 /// Why a native stack could not be built: no native build of the plugin,
 /// or its `init` failed (the message names the plugin and carries its
 /// error).
@@ -123,9 +120,21 @@ pub enum NativeError {
     Init { plugin: &'static str, error: Error },
 }
 
+/// A native select build: the same [`select::Plugin`](SelectPlugin)
+/// value the component exports.
 enum Plugin {
-    ConsTres(Box<ConsTres>),
+    ConsTres(Box<ConsTresPlugin>),
     Linear(Box<Linear>),
+}
+
+/// `$body` with `$p` bound to the plugin value, whichever it is.
+macro_rules! on_plugin {
+    ($plugin:expr, $p:ident => $body:expr) => {
+        match $plugin {
+            Plugin::ConsTres($p) => $body,
+            Plugin::Linear($p) => $body,
+        }
+    };
 }
 
 /// A select plugin built natively, as the controller's [`Select`].
@@ -151,9 +160,12 @@ impl NativeSelect {
         let config = config.to_sdk();
         let plugin = native_name(plugin_type)?;
         let select = host_call(plugin, &clock, || match plugin {
-            "select/cons_tres" => select_cons_tres::plugin::instance_from(&config)
-                .map(|c| Plugin::ConsTres(Box::new(c))),
-            "select/linear" => Linear::init(&config).map(|l| Plugin::Linear(Box::new(l))),
+            "select/cons_tres" => {
+                ConsTresPlugin::init(&config).map(|c| Plugin::ConsTres(Box::new(c)))
+            }
+            "select/linear" => {
+                <Linear as SelectPlugin>::init(&config).map(|l| Plugin::Linear(Box::new(l)))
+            }
             _ => Err(Error::new(codes::EINVAL, "not a select plugin")),
         })
         .map_err(|error| NativeError::Init { plugin, error })?;
@@ -175,53 +187,48 @@ impl NativeSelect {
     }
 }
 
+/// Each call is the plugin's own [`select::Plugin`](SelectPlugin) method,
+/// the one its component export calls.
 impl Select for NativeSelect {
     fn node_init(&mut self, nodes: &[Node]) -> Result<(), CallError> {
         let nodes: Vec<_> = nodes.iter().map(ToSdk::to_sdk).collect();
-        self.call("node-init", |s| match s {
-            Plugin::ConsTres(c) => c.node_init(&nodes).map_err(einval),
-            Plugin::Linear(l) => l.node_init(&nodes),
-        })
+        self.call(
+            "node-init",
+            |s| on_plugin!(s, p => SelectPlugin::node_init(p.as_mut(), &nodes)),
+        )
     }
 
     fn job_test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
-        let now = self.clock.now();
         let request = request.to_sdk();
-        self.call("job-test", |s| match s {
-            Plugin::ConsTres(c) => c.job_test(&request, now),
-            Plugin::Linear(l) => l.job_test(&request, now),
-        })
+        self.call(
+            "job-test",
+            |s| on_plugin!(s, p => SelectPlugin::job_test(p.as_mut(), &request)),
+        )
         .map(IntoHost::into_host)
     }
 
     fn job_begin(&mut self, job: &Job) -> Result<(), CallError> {
-        self.call("job-begin", |s| match s {
-            Plugin::ConsTres(c) => c.add_running(&job.to_sdk()).map_err(einval),
-            Plugin::Linear(l) => l.job_begin(&job.to_sdk()),
-        })
+        let job = job.to_sdk();
+        self.call(
+            "job-begin",
+            |s| on_plugin!(s, p => SelectPlugin::job_begin(p.as_mut(), &job)),
+        )
     }
 
-    /// What the components' `nodeinfo-set` does to the placement tables:
-    /// cons_tres adds a job its tables do not know yet (none after
-    /// `job-begin`), linear nothing (Slurm's only makes sure its tables
-    /// exist). The `sinfo` table the components' export layers refresh is
-    /// not kept natively: nothing here reads it.
     fn nodeinfo_set(&mut self, job: &Job) -> Result<(), CallError> {
-        self.call("nodeinfo-set", |s| match s {
-            Plugin::ConsTres(c) => c.add_running(&job.to_sdk()).map_err(einval),
-            Plugin::Linear(_) => Ok(()),
-        })
+        let job = job.to_sdk();
+        self.call(
+            "nodeinfo-set",
+            |s| on_plugin!(s, p => SelectPlugin::nodeinfo_set(p.as_mut(), &job)),
+        )
     }
 
     fn job_fini(&mut self, job: &Job) -> Result<(), CallError> {
-        self.call("job-fini", |s| match s {
-            // cons_tres's export layer reads only the id: no record to convert.
-            Plugin::ConsTres(c) => {
-                c.job_fini(job.job_id);
-                Ok(())
-            }
-            Plugin::Linear(l) => l.job_fini(&job.to_sdk()),
-        })
+        let job = job.to_sdk();
+        self.call(
+            "job-fini",
+            |s| on_plugin!(s, p => SelectPlugin::job_fini(p.as_mut(), &job)),
+        )
     }
 }
 
