@@ -12,23 +12,21 @@ use crate::fifo;
 use crate::reservation::{reserved, Assoc, Ledger};
 
 /// The ledger `init` starts with (empty), logging that the plugin loaded.
-/// The export layer keeps it in its instance; a native embedding keeps
-/// its own.
-pub fn fresh_ledger() -> Ledger {
+fn fresh_ledger() -> Ledger {
     slurm_wasm_sdk::debug!("priority/basic loaded");
     Ledger::default()
 }
 
 /// `set`: the FIFO rule of Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set` (see [`fifo::priority`]) for `job`,
 /// counting down from `last_prio`; a directly set priority is kept.
-pub fn set_priority(last_prio: u32, job: &Job) -> u32 {
+fn set_priority(last_prio: u32, job: &Job) -> u32 {
     let direct = job.direct_set_priority.then_some(job.priority);
     fifo::priority(last_prio, job.details.nice, direct)
 }
 
 /// `update-associations` for one update: an association's parent and used
 /// TRES run-seconds into `ledger`, or its removal.
-pub fn apply_association_update(ledger: &mut Ledger, update: AssociationUpdate) {
+fn apply_association_update(ledger: &mut Ledger, update: AssociationUpdate) {
     match update {
         AssociationUpdate::Upsert(a) => {
             let used = a
@@ -52,7 +50,7 @@ pub fn apply_association_update(ledger: &mut Ledger, update: AssociationUpdate) 
 
 /// `job-end`: releases the job's reserved TRES run-seconds from `ledger`
 /// (Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_job_end`).
-pub fn release(ledger: &mut Ledger, job: &Job) {
+fn release(ledger: &mut Ledger, job: &Job) {
     let alloc: Vec<(String, u64)> = job
         .tres_allocated
         .iter()

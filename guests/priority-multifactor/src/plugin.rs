@@ -148,7 +148,7 @@ fn view(job: &Job) -> JobView<'_> {
 }
 
 /// The contract's association update as the tree takes it.
-pub fn tree_update(update: AssociationUpdate) -> Update {
+fn tree_update(update: AssociationUpdate) -> Update {
     match update {
         AssociationUpdate::Upsert(a) => Update::Upsert(new_assoc(a)),
         AssociationUpdate::Remove(id) => Update::Remove(id),
@@ -246,9 +246,8 @@ pub fn instance_from(config: &PriorityConfig) -> Result<Multifactor, Error> {
 
 /// `set` (see [`Plugin::set`]) on `m` at `now`: the job's priority,
 /// with the job kept in `kept` (pending jobs by id) for
-/// [`calculate_kept`]. The export layer calls it on its instance; a
-/// native embedding calls it on its own instance and map.
-pub fn set_kept(
+/// [`calculate_kept`].
+fn set_kept(
     m: &mut Multifactor,
     kept: &mut BTreeMap<u32, Job>,
     mut job: Job,
@@ -263,7 +262,7 @@ pub fn set_kept(
 /// `calculate` (see [`Plugin::calculate`]) on `m` at `now`, with
 /// the pending jobs found by id in `kept` (`EINVAL` for an id that is
 /// not there); the new priorities are written back into `kept`.
-pub fn calculate_kept(
+fn calculate_kept(
     m: &mut Multifactor,
     kept: &mut BTreeMap<u32, Job>,
     running: &[Job],
@@ -292,7 +291,7 @@ pub fn calculate_kept(
 
 /// `job-end` (see [`Plugin::job_end`]) on `m` at `now`; the job
 /// leaves `kept`.
-pub fn job_end_kept(m: &mut Multifactor, kept: &mut BTreeMap<u32, Job>, job: &Job, now: i64) {
+fn job_end_kept(m: &mut Multifactor, kept: &mut BTreeMap<u32, Job>, job: &Job, now: i64) {
     m.job_end(&view(job), now);
     kept.remove(&job.job_id);
 }

@@ -10,11 +10,10 @@
 //!   [`select_cons_tres::plugin::ConsTresPlugin`] and
 //!   [`select_linear::Linear`], driven through that trait (so `SelectType`
 //!   in the configuration still switches cons_tres to cons_res behaviour);
-//! * priority/multifactor: [`priority_multifactor::instance::Multifactor`]
-//!   with the export layer's table of pending jobs
-//!   ([`priority_multifactor::plugin::set_kept`] and the functions beside it);
-//! * priority/basic: [`priority_basic::plugin::set_priority`] and its
-//!   association ledger.
+//! * priority/multifactor and priority/basic: their values of the SDK's
+//!   [`priority::Plugin`](slurm_wasm_sdk::priority::Plugin),
+//!   [`priority_multifactor::plugin::PriorityMultifactor`] and
+//!   [`priority_basic::plugin::PriorityBasic`], driven through that trait.
 //!
 //! Records cross by [`convert`] (a field-by-field copy, the native
 //! counterpart of lowering and lifting a component's arguments).
@@ -40,11 +39,10 @@
 
 pub mod convert;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use priority_basic::reservation::Ledger;
-use priority_multifactor::instance::Multifactor;
+use priority_basic::plugin::PriorityBasic;
+use priority_multifactor::plugin::PriorityMultifactor;
 use select_cons_tres::plugin::ConsTresPlugin;
 use select_linear::Linear;
 use slurm::controller::Select;
@@ -54,6 +52,7 @@ use slurm_wasm_host::kinds::select::{JobTestRequest, JobTestResult, SelectConfig
 use slurm_wasm_host::types::{Job, Node};
 use slurm_wasm_host::CallError;
 use slurm_wasm_sdk::host::Level;
+use slurm_wasm_sdk::priority::Plugin as PriorityPlugin;
 use slurm_wasm_sdk::select::Plugin as SelectPlugin;
 use slurm_wasm_sdk::{codes, testkit, Error};
 
@@ -232,13 +231,21 @@ impl Select for NativeSelect {
     }
 }
 
+/// A native priority build: the same [`priority::Plugin`](PriorityPlugin)
+/// value the component exports.
 enum Priority {
-    Multifactor {
-        instance: Box<Multifactor>,
-        /// Pending jobs as last given to `set`, by id (the export layer's table).
-        kept: BTreeMap<u32, slurm_wasm_sdk::types::Job>,
-    },
-    Basic(Ledger),
+    Multifactor(Box<PriorityMultifactor>),
+    Basic(Box<PriorityBasic>),
+}
+
+/// `$body` with `$p` bound to the plugin value, whichever it is.
+macro_rules! on_priority {
+    ($priority:expr, $p:ident => $body:expr) => {
+        match $priority {
+            Priority::Multifactor($p) => $body,
+            Priority::Basic($p) => $body,
+        }
+    };
 }
 
 /// A priority plugin built natively, as a [`Prioritizer`].
@@ -264,13 +271,12 @@ impl NativePrioritizer {
         clock: Arc<VirtualClock>,
     ) -> Result<NativePrioritizer, NativeError> {
         let plugin = native_name(plugin_type)?;
+        let config = config.to_sdk();
         let priority = host_call(plugin, &clock, || match plugin {
-            "priority/multifactor" => priority_multifactor::plugin::instance_from(&config.to_sdk())
-                .map(|instance| Priority::Multifactor {
-                    instance: Box::new(instance),
-                    kept: BTreeMap::new(),
-                }),
-            "priority/basic" => Ok(Priority::Basic(priority_basic::plugin::fresh_ledger())),
+            "priority/multifactor" => {
+                PriorityMultifactor::init(config).map(|p| Priority::Multifactor(Box::new(p)))
+            }
+            "priority/basic" => PriorityBasic::init(config).map(|p| Priority::Basic(Box::new(p))),
             _ => Err(Error::new(codes::EINVAL, "not a priority plugin")),
         })
         .map_err(|error| NativeError::Init { plugin, error })?;
@@ -285,31 +291,34 @@ impl NativePrioritizer {
     fn call<R>(
         &mut self,
         function: &'static str,
-        f: impl FnOnce(&mut Priority, i64) -> Result<R, Error>,
+        f: impl FnOnce(&mut Priority) -> Result<R, Error>,
     ) -> Result<R, CallError> {
-        let now = self.clock.now();
         let priority = &mut self.priority;
-        host_call(self.plugin, &self.clock, || f(priority, now))
+        host_call(self.plugin, &self.clock, || f(priority))
             .map_err(|e| plugin_error(self.plugin, function, e))
     }
 }
 
+/// Each call is the plugin's own [`priority::Plugin`](PriorityPlugin)
+/// method, the one its component export calls.
 impl Prioritizer for NativePrioritizer {
-    /// `set`, then `lowest_prio` as the host's `PriorityPlugin::assign`
-    /// keeps it (Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c `priority_p_set`): after a non-direct priority `p`,
+    /// `set` (a directly set priority kept, as the SDK's export keeps it),
+    /// then `lowest_prio` as the host's `PriorityPlugin::assign` keeps it
+    /// (Slurm 22.05.8 src/plugins/priority/basic/priority_basic.c
+    /// `priority_p_set`): after a non-direct priority `p`,
     /// `lowest_prio = min(lowest_prio, p + nice)`. A priority of 0 (held)
     /// is refused, as the host refuses it from a component.
     fn submit(&mut self, job: &Job) -> Result<u32, CallError> {
         let last_prio = self.lowest_prio;
-        let p = self.call("set", |priority, now| match priority {
-            Priority::Multifactor { instance, kept } => {
-                priority_multifactor::plugin::set_kept(instance, kept, job.to_sdk(), now)
-            }
-            Priority::Basic(_) => Ok(priority_basic::plugin::set_priority(
-                last_prio,
-                &job.to_sdk(),
-            )),
+        let sdk_job = job.to_sdk();
+        let p = self.call("set", |priority| {
+            on_priority!(priority, p => PriorityPlugin::set(p.as_mut(), last_prio, &sdk_job))
         })?;
+        let p = if job.direct_set_priority {
+            job.priority
+        } else {
+            p
+        };
         if p == 0 {
             return Err(CallError::Invalid {
                 plugin: self.plugin.to_owned(),
@@ -330,49 +339,24 @@ impl Prioritizer for NativePrioritizer {
         running: &[Job],
         pending: &[u32],
     ) -> Result<Vec<(u32, u32)>, CallError> {
-        self.call("calculate", |priority, now| match priority {
-            Priority::Multifactor { instance, kept } => {
-                let running: Vec<_> = running.iter().map(ToSdk::to_sdk).collect();
-                priority_multifactor::plugin::calculate_kept(instance, kept, &running, pending, now)
-            }
-            // priority/basic has no decay thread: its `calculate` answers
-            // nothing, whatever it is given.
-            Priority::Basic(_) => Ok(Vec::new()),
+        let running: Vec<_> = running.iter().map(ToSdk::to_sdk).collect();
+        self.call("calculate", |priority| {
+            on_priority!(priority, p => PriorityPlugin::calculate(p.as_mut(), &running, pending))
         })
     }
 
     fn end(&mut self, job: &Job) -> Result<(), CallError> {
-        self.call("job-end", |priority, now| {
-            let job = job.to_sdk();
-            match priority {
-                Priority::Multifactor { instance, kept } => {
-                    priority_multifactor::plugin::job_end_kept(instance, kept, &job, now)
-                }
-                Priority::Basic(ledger) => priority_basic::plugin::release(ledger, &job),
-            }
-            Ok(())
-        })
+        let job = job.to_sdk();
+        self.call(
+            "job-end",
+            |priority| on_priority!(priority, p => PriorityPlugin::job_end(p.as_mut(), &job)),
+        )
     }
 
-    /// `update-associations` as each plugin's export layer applies it:
-    /// multifactor's tree (all or nothing, `EINVAL` for a batch that would
-    /// break it), priority/basic's ledger of parents and reserved
-    /// run-seconds.
     fn associations(&mut self, updates: &[AssociationUpdate]) -> Result<(), CallError> {
         let updates: Vec<_> = updates.iter().map(ToSdk::to_sdk).collect();
-        self.call("update-associations", |priority, _| match priority {
-            Priority::Multifactor { instance, .. } => instance.update_associations(
-                updates
-                    .into_iter()
-                    .map(priority_multifactor::plugin::tree_update)
-                    .collect(),
-            ),
-            Priority::Basic(ledger) => {
-                for update in updates {
-                    priority_basic::plugin::apply_association_update(ledger, update);
-                }
-                Ok(())
-            }
+        self.call("update-associations", |priority| {
+            on_priority!(priority, p => PriorityPlugin::update_associations(p.as_mut(), updates))
         })
     }
 }
