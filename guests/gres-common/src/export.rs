@@ -1,7 +1,7 @@
 //! The `gres-plugin` world export shared by gres/gpu and gres/mps.
 //!
-//! A plugin implements [`GresPlugin`] for its state type and exports
-//! [`Export`] over it:
+//! A plugin implements [`GresPlugin`] for its state type and exports it
+//! with [`export_gres_plugin!`](crate::export_gres_plugin):
 //!
 //! ```text
 //! impl GresPlugin for Gpu {
@@ -11,35 +11,33 @@
 //!     }
 //!     // … names, entry points …
 //! }
-//! pub type GresGpu = Export<Gpu>;
-//! slurm_wasm_sdk::export_gres!(GresGpu);
+//! gres_common::export_gres_plugin!(Gpu);
 //! ```
 //!
-//! The state lives in the plugin's [`PluginState`] static (the SDK's)
-//! between calls, as the C plugins keep theirs in globals: `init` creates
-//! it, `fini` drops it, and a call that needs it before `init` fails with
-//! `<plugin_type>: called before init`. `job_info` / `step_info` are the
-//! SDK's [`allocation_info`] and work at any time. A third-party gres
-//! plugin writes the SDK's `gres::Plugin` instead; gres/gpu and gres/mps
-//! share this narrower trait because they share their settings, environment
-//! and slurmstepd handling.
-
-use std::marker::PhantomData;
+//! The macro makes the type the SDK's [`gres::Plugin`](slurm_wasm_sdk::gres::Plugin), exported
+//! through the SDK's `gres::Export` (the state lives in the plugin's
+//! [`PluginState`] static between calls, as the C plugins keep theirs in
+//! globals: `init` creates it, `fini` drops it, and a call that needs it
+//! before `init` fails with `<plugin_type>: called before init`); the
+//! methods it writes are the functions below. `job_info` / `step_info` are
+//! the SDK's defaults and work at any time. A third-party gres plugin
+//! writes the SDK's `gres::Plugin` itself; gres/gpu and gres/mps share this
+//! narrower trait because they share their settings, environment and
+//! slurmstepd handling.
 
 use slurm_wasm_sdk::gres::{
-    allocation_info, Device, EnvChange, EnvFlags, EpilogEnv, EpilogInfo, EpilogResource,
-    GresConfRecord, GresConfig, GresGuest, IdentityGuest, InfoField, InfoValue, NodeAllocation,
+    Device, EnvChange, EnvFlags, EpilogEnv, GresConfRecord, GresConfig, NodeAllocation,
     NodeConfigResult, NodeHardware,
 };
 use slurm_wasm_sdk::plugin::PluginState;
-use slurm_wasm_sdk::types::{Bitmap, GresAllocation, Job, PluginError, PluginIdentity, Step};
-use slurm_wasm_sdk::{debug, identity, Error};
+use slurm_wasm_sdk::types::{Bitmap, GresAllocation, Job, Step};
+use slurm_wasm_sdk::{debug, Error};
 
 use crate::env::{EnvCall, Scope};
 use crate::Settings;
 
-/// What a GRES plugin supplies to be exported by [`Export`]: its names, its
-/// state static and its entry points over the SDK's records. Errors returned
+/// What a GRES plugin supplies to be exported by [`export_gres_plugin!`]:
+/// its names, its state static and its entry points over the SDK's records. Errors returned
 /// here reach the caller as the plugin's error, unchanged.
 pub trait GresPlugin: Sized + Send + 'static {
     /// The GRES name the plugin manages (`gpu`, `mps`); `init` reads the
@@ -101,111 +99,147 @@ pub trait GresPlugin: Sized + Send + 'static {
     }
 }
 
-fn with<P: GresPlugin, R>(f: impl FnOnce(&mut P) -> Result<R, Error>) -> Result<R, PluginError> {
-    P::state().with(P::PLUGIN_TYPE, f).map_err(Into::into)
+/// `init`: the settings for [`GresPlugin::NAME`] (failing on a value Slurm
+/// 22.05 refuses), then the plugin with nothing loaded.
+pub fn init<P: GresPlugin>(config: &GresConfig) -> Result<P, Error> {
+    let settings = Settings::from_config(P::NAME, config)?;
+    debug!("{}: init ({settings:?})", P::PLUGIN_TYPE);
+    Ok(P::new(settings))
 }
 
-/// A [`GresPlugin`] exported through the `gres-plugin` world (see the module
-/// documentation).
-pub struct Export<P>(PhantomData<P>);
+/// `fini`: logs; the SDK drops the state.
+pub fn fini<P: GresPlugin>() {
+    debug!("{}: fini", P::PLUGIN_TYPE);
+}
 
-impl<P: GresPlugin> IdentityGuest for Export<P> {
-    fn describe() -> PluginIdentity {
-        identity(P::PLUGIN_TYPE, P::PLUGIN_NAME)
+/// `job-set-env`, `step-set-env` and `task-set-env` (`usable`: the task's
+/// devices) as one [`GresPlugin::set_env`] call.
+pub fn set_env<P: GresPlugin>(
+    plugin: &P,
+    scope: Scope,
+    allocation: Option<&GresAllocation>,
+    usable: Option<&Bitmap>,
+    flags: EnvFlags,
+) -> Result<Vec<EnvChange>, Error> {
+    plugin.set_env(EnvCall::new(scope, allocation, usable, flags))
+}
+
+/// `task-set-env`'s allocation and usable devices.
+pub fn task_allocation(
+    allocation: Option<&NodeAllocation>,
+) -> (Option<&GresAllocation>, Option<&Bitmap>) {
+    match allocation {
+        Some(a) => (Some(&a.allocation), a.usable.as_ref()),
+        None => (None, None),
     }
 }
 
-impl<P: GresPlugin> GresGuest for Export<P> {
-    type EpilogInfo = EpilogResource<P::Epilog>;
+/// Makes `$ty`, a [`GresPlugin`], the SDK's `gres::Plugin` (each function the
+/// [`GresPlugin`] one, through [`init`], [`fini`] and [`set_env`]) with its
+/// [`GresPlugin::state`] as the SDK's state static, and exports it through
+/// the SDK's `gres::Export` (on `wasm32` only, as `export_gres!`).
+#[macro_export]
+macro_rules! export_gres_plugin {
+    ($ty:ty) => {
+        impl $crate::__sdk::plugin::HasState for $ty {
+            fn state() -> &'static $crate::__sdk::plugin::PluginState<Self> {
+                <$ty as $crate::GresPlugin>::state()
+            }
+        }
 
-    /// Reads the settings for [`GresPlugin::NAME`] (failing on a value
-    /// Slurm 22.05 refuses) and replaces any earlier state.
-    fn init(config: GresConfig) -> Result<(), PluginError> {
-        let settings = Settings::from_config(P::NAME, &config)?;
-        debug!("{}: init ({settings:?})", P::PLUGIN_TYPE);
-        P::state().set(P::new(settings));
-        Ok(())
-    }
+        impl $crate::__sdk::gres::Plugin for $ty {
+            const TYPE: &'static str = <$ty as $crate::GresPlugin>::PLUGIN_TYPE;
+            const NAME: &'static str = <$ty as $crate::GresPlugin>::PLUGIN_NAME;
+            type Epilog = <$ty as $crate::GresPlugin>::Epilog;
 
-    /// Drops the state; succeeds even when there is none.
-    fn fini() -> Result<(), PluginError> {
-        debug!("{}: fini", P::PLUGIN_TYPE);
-        P::state().take();
-        Ok(())
-    }
+            fn init(config: $crate::__sdk::gres::GresConfig) -> Result<Self, $crate::__sdk::Error> {
+                $crate::export::init(&config)
+            }
 
-    fn node_config_load(
-        records: Vec<GresConfRecord>,
-        node: NodeHardware,
-    ) -> Result<NodeConfigResult, PluginError> {
-        with(|p: &mut P| p.node_config_load(&records, &node))
-    }
+            fn fini(&mut self) -> Result<(), $crate::__sdk::Error> {
+                $crate::export::fini::<$ty>();
+                Ok(())
+            }
 
-    fn job_set_env(
-        allocation: Option<GresAllocation>,
-        flags: EnvFlags,
-    ) -> Result<Vec<EnvChange>, PluginError> {
-        with(|p: &mut P| p.set_env(EnvCall::new(Scope::Job, allocation.as_ref(), None, flags)))
-    }
+            fn node_config_load(
+                &mut self,
+                records: Vec<$crate::__sdk::gres::GresConfRecord>,
+                node: &$crate::__sdk::gres::NodeHardware,
+            ) -> Result<$crate::__sdk::gres::NodeConfigResult, $crate::__sdk::Error> {
+                $crate::GresPlugin::node_config_load(self, &records, node)
+            }
 
-    fn step_set_env(
-        allocation: Option<GresAllocation>,
-        flags: EnvFlags,
-    ) -> Result<Vec<EnvChange>, PluginError> {
-        with(|p: &mut P| p.set_env(EnvCall::new(Scope::Step, allocation.as_ref(), None, flags)))
-    }
+            fn job_set_env(
+                &mut self,
+                allocation: Option<&$crate::__sdk::types::GresAllocation>,
+                flags: $crate::__sdk::gres::EnvFlags,
+            ) -> Result<Vec<$crate::__sdk::gres::EnvChange>, $crate::__sdk::Error> {
+                let scope = $crate::env::Scope::Job;
+                $crate::export::set_env(self, scope, allocation, None, flags)
+            }
 
-    fn task_set_env(
-        allocation: Option<NodeAllocation>,
-        flags: EnvFlags,
-    ) -> Result<Vec<EnvChange>, PluginError> {
-        let (allocation, usable) = match &allocation {
-            Some(a) => (Some(&a.allocation), a.usable.as_ref()),
-            None => (None, None),
-        };
-        with(|p: &mut P| p.set_env(EnvCall::new(Scope::Task, allocation, usable, flags)))
-    }
+            fn step_set_env(
+                &mut self,
+                allocation: Option<&$crate::__sdk::types::GresAllocation>,
+                flags: $crate::__sdk::gres::EnvFlags,
+            ) -> Result<Vec<$crate::__sdk::gres::EnvChange>, $crate::__sdk::Error> {
+                let scope = $crate::env::Scope::Step;
+                $crate::export::set_env(self, scope, allocation, None, flags)
+            }
 
-    fn send_stepd() -> Result<Vec<u8>, PluginError> {
-        with(|p: &mut P| Ok(p.send_stepd()))
-    }
+            fn task_set_env(
+                &mut self,
+                allocation: Option<&$crate::__sdk::gres::NodeAllocation>,
+                flags: $crate::__sdk::gres::EnvFlags,
+            ) -> Result<Vec<$crate::__sdk::gres::EnvChange>, $crate::__sdk::Error> {
+                let (allocation, usable) = $crate::export::task_allocation(allocation);
+                let scope = $crate::env::Scope::Task;
+                $crate::export::set_env(self, scope, allocation, usable, flags)
+            }
 
-    fn recv_stepd(data: Vec<u8>) -> Result<(), PluginError> {
-        with(|p: &mut P| p.recv_stepd(&data))
-    }
+            fn send_stepd(&mut self) -> Result<Vec<u8>, $crate::__sdk::Error> {
+                Ok($crate::GresPlugin::send_stepd(self))
+            }
 
-    fn job_info(allocation: GresAllocation, field: InfoField) -> Result<InfoValue, PluginError> {
-        allocation_info(&allocation, field).map_err(Into::into)
-    }
+            fn recv_stepd(&mut self, data: &[u8]) -> Result<(), $crate::__sdk::Error> {
+                $crate::GresPlugin::recv_stepd(self, data)
+            }
 
-    fn step_info(allocation: GresAllocation, field: InfoField) -> Result<InfoValue, PluginError> {
-        allocation_info(&allocation, field).map_err(Into::into)
-    }
+            fn get_devices(
+                &mut self,
+            ) -> Result<Vec<$crate::__sdk::gres::Device>, $crate::__sdk::Error> {
+                Ok($crate::GresPlugin::devices(self).to_vec())
+            }
 
-    fn get_devices() -> Result<Vec<Device>, PluginError> {
-        with(|p: &mut P| Ok(p.devices().to_vec()))
-    }
+            fn step_hardware_init(
+                usable: Option<&$crate::__sdk::types::Bitmap>,
+                tres_freq: Option<&str>,
+            ) -> Result<(), $crate::__sdk::Error> {
+                <$ty as $crate::GresPlugin>::step_hardware_init(usable, tres_freq)
+            }
 
-    fn step_hardware_init(
-        usable: Option<Bitmap>,
-        tres_freq: Option<String>,
-    ) -> Result<(), PluginError> {
-        P::step_hardware_init(usable.as_ref(), tres_freq.as_deref()).map_err(Into::into)
-    }
+            fn step_hardware_fini() -> Result<(), $crate::__sdk::Error> {
+                <$ty as $crate::GresPlugin>::step_hardware_fini()
+            }
 
-    fn step_hardware_fini() -> Result<(), PluginError> {
-        P::step_hardware_fini().map_err(Into::into)
-    }
+            fn epilog_build_env(
+                &mut self,
+                job: &$crate::__sdk::types::Job,
+            ) -> Result<Option<Self::Epilog>, $crate::__sdk::Error> {
+                $crate::GresPlugin::epilog_build_env(self, job)
+            }
 
-    fn epilog_build_env(job: Job) -> Result<Option<EpilogInfo>, PluginError> {
-        with(|p: &mut P| p.epilog_build_env(&job))
-            .map(|e| e.map(|e| EpilogInfo::new(EpilogResource(e))))
-    }
+            fn step_context(
+                &mut self,
+                step: $crate::__sdk::types::Step,
+            ) -> Result<(), $crate::__sdk::Error> {
+                $crate::GresPlugin::step_context(self, step);
+                Ok(())
+            }
+        }
 
-    fn step_context(step: Step) -> Result<(), PluginError> {
-        with(|p: &mut P| {
-            p.step_context(step);
-            Ok(())
-        })
-    }
+        #[cfg(target_arch = "wasm32")]
+        type __SlurmWasmGresExport = $crate::__sdk::gres::Export<$ty>;
+        $crate::__sdk::export_gres!(__SlurmWasmGresExport);
+    };
 }

@@ -11,7 +11,8 @@
 //! * [`stepd`]: the versioned bytes slurmd hands to slurmstepd;
 //! * [`freq`]: `--gpu-freq` parsing and resolution against supported clocks;
 //! * [`settings`]: the slurm.conf settings both plugins read;
-//! * [`export`]: the `gres-plugin` world export over a [`GresPlugin`].
+//! * [`export`]: the `gres-plugin` world export of a [`GresPlugin`]
+//!   ([`export_gres_plugin!`]).
 //!
 //! Everything here is plain Rust over the SDK's records, so it builds and is
 //! tested natively as well as inside the components.
@@ -31,8 +32,11 @@ pub mod testkit;
 
 pub use conf::{ConfRecord, EnvVendors, RecordFlags};
 pub use devices::build_devices;
-pub use export::{Export, GresPlugin};
+pub use export::GresPlugin;
 pub use settings::Settings;
+/// The SDK, for [`export_gres_plugin!`]'s expansion.
+#[doc(hidden)]
+pub use slurm_wasm_sdk as __sdk;
 pub use slurm_wasm_sdk::gres::EpilogEnv;
 pub use slurm_wasm_sdk::plugin::PluginState;
 

@@ -1,15 +1,14 @@
-//! The `gres-plugin` world export of gres/gpu: gres-common's [`Export`] over
-//! [`Gpu`], which it keeps in [`GresPlugin::state`] between calls (`init`
-//! creates it, `fini` drops it; a call before `init` fails with a clear
-//! error).
+//! The `gres-plugin` world export of gres/gpu: [`Gpu`] as the SDK's
+//! `gres::Plugin` through gres-common's [`export_gres_plugin!`], kept in
+//! its [`GresPlugin::state`] between calls (`init` creates it, `fini` drops
+//! it; a call before `init` fails with a clear error).
 //!
 //! [`GresPlugin::state`]: gres_common::GresPlugin::state
-
-use gres_common::Export;
+//! [`export_gres_plugin!`]: gres_common::export_gres_plugin
 
 use crate::Gpu;
 
-/// gres/gpu, exported as a component.
-pub type GresGpu = Export<Gpu>;
+/// gres/gpu as the component exports it (what native tests call).
+pub type GresGpu = slurm_wasm_sdk::gres::Export<Gpu>;
 
-slurm_wasm_sdk::export_gres!(GresGpu);
+gres_common::export_gres_plugin!(Gpu);

@@ -1,16 +1,14 @@
-//! The `gres-plugin` world export of gres/mps: gres-common's [`Export`] over
-//! [`Mps`], which it keeps in [`GresPlugin::state`] between calls (`init`
-//! creates it, `fini` drops it; a call before `init` fails with a clear
-//! error, except `step_hardware_init` / `step_hardware_fini`, which do
-//! nothing).
+//! The `gres-plugin` world export of gres/mps: [`Mps`] as the SDK's
+//! `gres::Plugin` through gres-common's [`export_gres_plugin!`], kept in
+//! its [`GresPlugin::state`] between calls (`init` creates it, `fini` drops
+//! it; a call before `init` fails with a clear error).
 //!
 //! [`GresPlugin::state`]: gres_common::GresPlugin::state
-
-use gres_common::Export;
+//! [`export_gres_plugin!`]: gres_common::export_gres_plugin
 
 use crate::Mps;
 
-/// gres/mps, exported as a component.
-pub type GresMps = Export<Mps>;
+/// gres/mps as the component exports it (what native tests call).
+pub type GresMps = slurm_wasm_sdk::gres::Export<Mps>;
 
-slurm_wasm_sdk::export_gres!(GresMps);
+gres_common::export_gres_plugin!(Mps);
