@@ -36,7 +36,8 @@ fn load(plugin_type: &str) -> SelectPlugin {
 
 fn config(params: &[&str], nodes: u32, select_type: &str) -> SelectConfig {
     let mut c = fixtures::select_config();
-    c.cluster.select_type_parameters = params.iter().map(|s| s.to_string()).collect();
+    c.cluster.select_type_parameters =
+        slurm::option_flags::select_type_params(&params.join(",")).expect("22.05 parameters");
     c.cluster.raw.push(KeyValue {
         key: "SelectType".into(),
         value: select_type.into(),

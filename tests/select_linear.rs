@@ -43,7 +43,8 @@ fn nodes(n: u32) -> Vec<Node> {
 
 fn config(params: &[&str], n: u32, oversubscribe: Oversubscribe) -> SelectConfig {
     let mut config = fixtures::select_config();
-    config.cluster.select_type_parameters = params.iter().map(|s| s.to_string()).collect();
+    config.cluster.select_type_parameters =
+        slurm::option_flags::select_type_params(&params.join(",")).expect("22.05 parameters");
     let mut p = fixtures::partition(0, "p0", n);
     p.oversubscribe = oversubscribe;
     config.partitions = vec![p];

@@ -148,7 +148,11 @@ macro_rules! inputs {
         };
 
         let mut cluster = fx::cluster_config();
-        cluster.select_type_parameters = vec![String::from($params)];
+        // CR_Memory (linear's) or CR_Core_Memory (cons_tres's), as flags.
+        cluster.select_type_parameters = match $params {
+            "CR_Core_Memory" => k::SelectTypeParams::CORE | k::SelectTypeParams::MEMORY,
+            _ => k::SelectTypeParams::MEMORY,
+        };
         let config = k::SelectConfig {
             cluster,
             partitions: vec![fx::partition(0, "batch", n)],
@@ -310,7 +314,7 @@ mod host_kinds {
     };
     pub use slurm_wasm_host::types::{
         Bitmap, GresAllocation, GresCount, GresDeviceGroup, GresRequest, GresScope, JobResources,
-        JobState, MemoryRequest, Node, NodeResources, ShareRequest,
+        JobState, MemoryRequest, Node, NodeResources, SelectTypeParams, ShareRequest,
     };
 }
 
@@ -318,7 +322,7 @@ mod sdk_kinds {
     pub use slurm_wasm_sdk::select::{JobTestFlags, JobTestMode, JobTestRequest, SelectConfig};
     pub use slurm_wasm_sdk::types::{
         Bitmap, GresAllocation, GresCount, GresDeviceGroup, GresRequest, GresScope, JobResources,
-        JobState, MemoryRequest, Node, NodeResources, ShareRequest,
+        JobState, MemoryRequest, Node, NodeResources, SelectTypeParams, ShareRequest,
     };
 }
 

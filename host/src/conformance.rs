@@ -357,7 +357,7 @@ fn select_checks(suite: &mut Suite, host: &Host, source: &PluginSource, settings
         oversubscribe: crate::bindings::types::Oversubscribe::No,
         priority_job_factor: 1,
         priority_tier: 1,
-        preempt_mode: Vec::new(),
+        preempt_mode: None,
         max_time: None,
         default_time: None,
         max_nodes: None,

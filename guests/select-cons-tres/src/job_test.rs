@@ -292,11 +292,9 @@ impl ConsTres {
     /// preempted. A partition without its own mode is not (its
     /// `preempt_mode` is `NO_VAL16` in slurmctld).
     fn never_preempted(&self, p: usize) -> bool {
-        self.partitions.get(p).is_some_and(|p| {
-            p.preempt_mode
-                .iter()
-                .any(|t| t.eq_ignore_ascii_case("OFF") || t.eq_ignore_ascii_case("CLUSTER"))
-        })
+        self.partitions
+            .get(p)
+            .is_some_and(|p| p.preempt_mode.is_some_and(|mode| mode.is_empty()))
     }
 
     /// Step 2 of `_job_test` (cons_common/job_test.c:1090-1141): the cores

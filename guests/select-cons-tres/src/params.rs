@@ -2,6 +2,8 @@
 //! (`parse_select_type_param`, common/slurm_selecttype_info.c;
 //! `select_p_node_init`, cons_common/cons_common.c).
 
+use slurm_wasm_sdk::types::{PreemptModes, SelectTypeParams};
+
 /// The allocation unit (`CR_CPU`, `CR_Core` or `CR_Socket`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
@@ -67,27 +69,22 @@ pub struct Params {
 }
 
 impl Params {
-    /// Parses the `SelectTypeParameters` tokens (each may itself hold
-    /// comma-separated tokens), as Slurm 22.05's `parse_select_type_param`
-    /// (common/slurm_selecttype_info.c) and `select_p_node_init`
-    /// (cons_common.c:1087) do:
-    /// * no token at all (the key absent) means `CR_Core_Memory`;
-    /// * `CR_ALLOCATE_FULL_SOCKET` is accepted and changes nothing (it is
-    ///   deprecated; whole sockets are what CR_Socket allocates);
-    /// * the tokens later releases added are accepted as well.
+    /// Reads `SelectTypeParameters` (the host parsed the tokens as 22.05's
+    /// `parse_select_type_param`, common/slurm_selecttype_info.c, does) as
+    /// `select_p_node_init` (cons_common.c:1087) does: no flag at all (the
+    /// key absent) means `CR_Core_Memory`.
     ///
-    /// Fails, as Slurm does at startup, on an unknown token, on more than
-    /// one of CR_CPU/CR_Core/CR_Socket/CR_Memory (in any `_Memory` form),
-    /// on `CR_ONE_TASK_PER_CORE` with CR_CPU, and when tokens are given but
-    /// none of CR_CPU/CR_Core/CR_Socket is.
-    pub fn parse(tokens: &[String]) -> Result<Params, String> {
+    /// Fails, as Slurm does at startup, on more than one of CR_CPU, CR_Core
+    /// and CR_Socket, on `CR_ONE_TASK_PER_CORE` with CR_CPU, and when flags
+    /// are given but none of CR_CPU/CR_Core/CR_Socket is.
+    pub fn from_flags(flags: SelectTypeParams) -> Result<Params, String> {
         let mut p = Params {
             unit: Unit::Core,
-            memory: false,
-            one_task_per_core: false,
-            lln: false,
-            pack_nodes: false,
-            default_dist_block: false,
+            memory: true,
+            one_task_per_core: flags.contains(SelectTypeParams::ONE_TASK_PER_CORE),
+            lln: flags.contains(SelectTypeParams::LLN),
+            pack_nodes: flags.contains(SelectTypeParams::PACK_NODES),
+            default_dist_block: flags.contains(SelectTypeParams::CORE_DEFAULT_DIST_BLOCK),
             cons_res: false,
             gang: false,
             preempt_by_part: false,
@@ -103,91 +100,52 @@ impl Params {
             def_cpu_per_gpu: None,
             def_mem_per_gpu: None,
         };
-        let mut unit = None;
-        // Tokens seen, and those naming a unit or CR_Memory (at most one).
-        let (mut seen, mut units) = (0, Vec::new());
-        for tok in tokens.iter().flat_map(|t| t.split(',')) {
-            let tok = tok.trim();
-            if tok.is_empty() {
-                continue;
-            }
-            seen += 1;
-            let (u, mem) = match tok.to_ascii_uppercase().as_str() {
-                "CR_CPU" => (Some(Unit::Cpu), false),
-                "CR_CPU_MEMORY" => (Some(Unit::Cpu), true),
-                "CR_CORE" => (Some(Unit::Core), false),
-                "CR_CORE_MEMORY" => (Some(Unit::Core), true),
-                "CR_SOCKET" => (Some(Unit::Socket), false),
-                "CR_SOCKET_MEMORY" => (Some(Unit::Socket), true),
-                "CR_MEMORY" => (None, true),
-                "CR_ONE_TASK_PER_CORE" => {
-                    p.one_task_per_core = true;
-                    (None, false)
-                }
-                "CR_LLN" => {
-                    p.lln = true;
-                    (None, false)
-                }
-                "CR_PACK_NODES" => {
-                    p.pack_nodes = true;
-                    (None, false)
-                }
-                "CR_CORE_DEFAULT_DIST_BLOCK" => {
-                    p.default_dist_block = true;
-                    (None, false)
-                }
-                // The rest of what 22.05's parse_select_type_param
-                // (common/slurm_selecttype_info.c) takes; later releases'
-                // tokens (CR_LL_SHARED_GRES, MULTIPLE_SHARING_GRES_PJ, ...)
-                // are "Bad SelectTypeParameter" there.
-                "CR_ALLOCATE_FULL_SOCKET" | "OTHER_CONS_RES" | "OTHER_CONS_TRES" => (None, false),
-                _ => {
-                    return Err(format!(
-                        "SelectTypeParameters: unknown token `{tok}` (expected CR_CPU, CR_Core, CR_Socket, \
-                         their _Memory forms, CR_ONE_TASK_PER_CORE, CR_LLN, CR_Pack_Nodes, \
-                         CR_CORE_DEFAULT_DIST_BLOCK, ...)"
-                    ))
-                }
-            };
-            if u.is_some() || mem {
-                units.push(tok);
-            }
-            if let Some(u) = u {
-                unit = Some(u);
-            }
-            p.memory |= mem;
-        }
-        if seen == 0 {
-            p.memory = true;
+        if flags.is_empty() {
             return Ok(p);
         }
-        if units.len() > 1 {
-            return Err(format!(
-                "SelectTypeParameters: `{}` name more than one allocation unit (expected only one \
-                 of CR_CPU, CR_Core, CR_Socket, their _Memory forms or CR_Memory)",
-                units.join(",")
-            ));
+        p.memory = flags.contains(SelectTypeParams::MEMORY);
+        let units: Vec<(Unit, &str)> = [
+            (SelectTypeParams::CPU, Unit::Cpu, "CR_CPU"),
+            (SelectTypeParams::CORE, Unit::Core, "CR_Core"),
+            (SelectTypeParams::SOCKET, Unit::Socket, "CR_Socket"),
+        ]
+        .into_iter()
+        .filter(|(flag, _, _)| flags.contains(*flag))
+        .map(|(_, unit, name)| (unit, name))
+        .collect();
+        match units[..] {
+            [(unit, _)] => p.unit = unit,
+            [] => {
+                return Err(
+                    "SelectTypeParameters: select/cons_tres needs one of CR_CPU, CR_Core \
+                            or CR_Socket (with or without _Memory)"
+                        .to_string(),
+                )
+            }
+            _ => {
+                let names: Vec<&str> = units.iter().map(|(_, name)| *name).collect();
+                return Err(format!(
+                    "SelectTypeParameters: {} name more than one allocation unit (expected \
+                     only one of CR_CPU, CR_Core or CR_Socket)",
+                    names.join(" and ")
+                ));
+            }
         }
-        if unit == Some(Unit::Cpu) && p.one_task_per_core {
+        if p.unit == Unit::Cpu && p.one_task_per_core {
             return Err(
                 "SelectTypeParameters: CR_ONE_TASK_PER_CORE does not go with CR_CPU (expected \
                  CR_Core or CR_Socket, with or without _Memory)"
                     .to_string(),
             );
         }
-        p.unit = unit.ok_or_else(|| {
-            "SelectTypeParameters: select/cons_tres needs one of CR_CPU, CR_Core or CR_Socket (with or \
-             without _Memory)"
-                .to_string()
-        })?;
         Ok(p)
     }
 
-    /// Reads `SchedulerParameters` and `PreemptMode` tokens.
+    /// Reads `SchedulerParameters` tokens and `PreemptMode`.
     pub fn apply_scheduler(
         &mut self,
         sched: &[String],
-        preempt_mode: &[String],
+        preempt_mode: PreemptModes,
     ) -> Result<(), String> {
         for tok in sched.iter().flat_map(|t| t.split(',')) {
             let tok = tok.trim();
@@ -213,10 +171,7 @@ impl Params {
                 self.preempt_reorder_count = u32::try_from(n).unwrap_or(1);
             }
         }
-        self.gang = preempt_mode
-            .iter()
-            .flat_map(|t| t.split(','))
-            .any(|t| t.trim().eq_ignore_ascii_case("GANG"));
+        self.gang = preempt_mode.contains(PreemptModes::GANG);
         Ok(())
     }
 }
@@ -229,16 +184,25 @@ mod tests {
         v.iter().map(|x| x.to_string()).collect()
     }
 
+    const CORE_MEMORY: SelectTypeParams = SelectTypeParams::CORE.union(SelectTypeParams::MEMORY);
+
     #[test]
-    fn parses_units_and_flags() {
-        // parse_select_type_param (common/slurm_selecttype_info.c).
-        let p = Params::parse(&s(&["CR_Core_Memory", "CR_LLN,CR_ONE_TASK_PER_CORE"])).unwrap();
+    fn reads_units_and_flags() {
+        // parse_select_type_param (common/slurm_selecttype_info.c) sets
+        // these bits for CR_Core_Memory,CR_LLN,CR_ONE_TASK_PER_CORE, then
+        // CR_Socket, then CR_CPU,CR_CORE_DEFAULT_DIST_BLOCK.
+        let p = Params::from_flags(
+            CORE_MEMORY | SelectTypeParams::LLN | SelectTypeParams::ONE_TASK_PER_CORE,
+        )
+        .unwrap();
         assert_eq!(p.unit, Unit::Core);
         assert!(p.memory && p.lln && p.one_task_per_core && !p.pack_nodes);
-        let p = Params::parse(&s(&["CR_Socket"])).unwrap();
+        let p = Params::from_flags(SelectTypeParams::SOCKET).unwrap();
         assert_eq!(p.unit, Unit::Socket);
         assert!(!p.memory);
-        let p = Params::parse(&s(&["CR_CPU", "CR_CORE_DEFAULT_DIST_BLOCK"])).unwrap();
+        let p =
+            Params::from_flags(SelectTypeParams::CPU | SelectTypeParams::CORE_DEFAULT_DIST_BLOCK)
+                .unwrap();
         assert_eq!(p.unit, Unit::Cpu);
         assert!(p.default_dist_block && !p.memory && !p.lln);
     }
@@ -247,23 +211,24 @@ mod tests {
     fn preemption_reorder_settings() {
         // cons_common.c:1099-1111: preempt_strict_order, and
         // preempt_reorder_count= (default 1; a negative one keeps it).
-        let mut p = Params::parse(&[]).unwrap();
-        p.apply_scheduler(&[], &[]).unwrap();
+        let none = PreemptModes::empty();
+        let mut p = Params::from_flags(SelectTypeParams::empty()).unwrap();
+        p.apply_scheduler(&[], none).unwrap();
         assert_eq!(
             (p.preempt_reorder_count, p.preempt_strict_order),
             (1, false)
         );
         p.apply_scheduler(
             &s(&["bf_continue,preempt_reorder_count=3,preempt_strict_order"]),
-            &[],
+            none,
         )
         .unwrap();
         assert_eq!((p.preempt_reorder_count, p.preempt_strict_order), (3, true));
-        p.apply_scheduler(&s(&["preempt_reorder_count=-2"]), &[])
+        p.apply_scheduler(&s(&["preempt_reorder_count=-2"]), none)
             .unwrap();
         assert_eq!(p.preempt_reorder_count, 1);
         let e = p
-            .apply_scheduler(&s(&["preempt_reorder_count=many"]), &[])
+            .apply_scheduler(&s(&["preempt_reorder_count=many"]), none)
             .unwrap_err();
         assert_eq!(
             e,
@@ -274,78 +239,45 @@ mod tests {
     #[test]
     fn preempt_mode_sets_gang() {
         // slurm.conf(5): PreemptMode defaults to OFF; GANG may join another mode.
-        let mut p = Params::parse(&[]).unwrap();
-        p.apply_scheduler(&[], &[]).unwrap();
+        let mut p = Params::from_flags(SelectTypeParams::empty()).unwrap();
+        p.apply_scheduler(&[], PreemptModes::empty()).unwrap();
         assert!(!p.gang);
-        p.apply_scheduler(&[], &s(&["SUSPEND,GANG"])).unwrap();
+        p.apply_scheduler(&[], PreemptModes::SUSPEND | PreemptModes::GANG)
+            .unwrap();
         assert!(p.gang);
-        p.apply_scheduler(&[], &s(&["OFF"])).unwrap();
+        p.apply_scheduler(&[], PreemptModes::empty()).unwrap();
         assert!(!p.gang);
     }
 
     #[test]
-    fn needs_a_unit() {
+    fn needs_one_unit() {
         // select_p_node_init (cons_common/cons_common.c): at least one of
-        // CR_CPU/CR_Core/CR_Socket, fatal otherwise.
-        assert!(Params::parse(&s(&["CR_Memory"]))
+        // CR_CPU/CR_Core/CR_Socket, fatal otherwise; parse_select_type_param:
+        // never two.
+        assert!(Params::from_flags(SelectTypeParams::MEMORY)
             .unwrap_err()
-            .contains("CR_CPU"));
-        assert!(Params::parse(&s(&["CR_Bogus"]))
-            .unwrap_err()
-            .contains("CR_Bogus"));
+            .contains("needs one of CR_CPU"));
+        let e = Params::from_flags(SelectTypeParams::CORE | SelectTypeParams::CPU).unwrap_err();
+        assert!(e.contains("CR_CPU and CR_Core name more than one"), "{e}");
     }
 
     #[test]
     fn no_parameters_mean_cr_core_memory() {
         // cons_common.c:1087-1091 (select_p_node_init, 22.05): without
         // SelectTypeParameters, CR_Core_Memory.
-        for none in [s(&[]), s(&[""]), s(&[" , "])] {
-            let p = Params::parse(&none).unwrap();
-            assert_eq!((p.unit, p.memory), (Unit::Core, true));
-            assert!(!p.one_task_per_core && !p.lln && !p.pack_nodes && !p.default_dist_block);
-        }
+        let p = Params::from_flags(SelectTypeParams::empty()).unwrap();
+        assert_eq!((p.unit, p.memory), (Unit::Core, true));
+        assert!(!p.one_task_per_core && !p.lln && !p.pack_nodes && !p.default_dist_block);
     }
 
     #[test]
-    fn allocate_full_socket_is_a_deprecated_no_op() {
+    fn no_one_task_per_core_with_cr_cpu() {
         // common/slurm_selecttype_info.c (22.05 parse_select_type_param):
-        // accepted with a "deprecated" message, no bit set.
-        assert_eq!(
-            Params::parse(&s(&["CR_Socket_Memory,CR_ALLOCATE_FULL_SOCKET"])).unwrap(),
-            Params::parse(&s(&["CR_Socket_Memory"])).unwrap()
-        );
-    }
-
-    #[test]
-    fn one_unit_and_no_one_task_per_core_with_cr_cpu() {
-        // common/slurm_selecttype_info.c (22.05 parse_select_type_param):
-        // more than one of CR_CPU/CR_Core/CR_Socket (any _Memory form) or
-        // CR_Memory is an error (param_cnt > 1), so is CR_ONE_TASK_PER_CORE
-        // with CR_CPU*.
-        for two in [
-            &["CR_Core", "CR_CPU"][..],
-            &["CR_Core_Memory,CR_Socket"],
-            &["CR_CPU", "CR_Memory"],
-        ] {
-            let e = Params::parse(&s(two)).unwrap_err();
-            assert!(e.contains("expected only one of CR_CPU, CR_Core"), "{e}");
-        }
-        let e = Params::parse(&s(&["CR_CPU_Memory", "CR_ONE_TASK_PER_CORE"])).unwrap_err();
+        // CR_ONE_TASK_PER_CORE with CR_CPU* is an error.
+        let e = Params::from_flags(
+            SelectTypeParams::CPU | SelectTypeParams::MEMORY | SelectTypeParams::ONE_TASK_PER_CORE,
+        )
+        .unwrap_err();
         assert!(e.contains("expected CR_Core or CR_Socket"), "{e}");
-    }
-
-    #[test]
-    fn later_releases_tokens_are_unknown() {
-        // 22.05's parse_select_type_param knows none of the GRES sharing
-        // tokens later releases added: "Bad SelectTypeParameter".
-        for later in [
-            "CR_LL_SHARED_GRES",
-            "MULTIPLE_SHARING_GRES_PJ",
-            "ENFORCE_BINDING_GRES",
-            "ONE_TASK_PER_SHARING_GRES",
-        ] {
-            let e = Params::parse(&s(&["CR_Core_Memory", later])).unwrap_err();
-            assert!(e.contains("unknown token"), "{later}: {e}");
-        }
     }
 }

@@ -49,9 +49,9 @@ fn err(e: String) -> Error {
 /// Builds the instance from the `init` configuration.
 pub fn instance_from(config: &SelectConfig) -> Result<ConsTres, Error> {
     let c = &config.cluster;
-    let mut params = Params::parse(&c.select_type_parameters).map_err(err)?;
+    let mut params = Params::from_flags(c.select_type_parameters).map_err(err)?;
     params
-        .apply_scheduler(&c.scheduler_parameters, &c.preempt_mode)
+        .apply_scheduler(&c.scheduler_parameters, c.preempt_mode)
         .map_err(err)?;
     params.over_time_limit = c.over_time_limit;
     params.kill_wait = c.kill_wait;
@@ -142,7 +142,7 @@ impl Plugin for ConsTresPlugin {
     }
 
     /// Parses the configuration; fails (`EINVAL`) on `SelectTypeParameters`
-    /// Slurm refuses (see [`Params::parse`]).
+    /// Slurm refuses (see [`Params::from_flags`]).
     fn init(config: &SelectConfig) -> Result<Self, Error> {
         Ok(ConsTresPlugin {
             algo: instance_from(config)?,

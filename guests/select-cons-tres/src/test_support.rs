@@ -23,8 +23,32 @@ pub(crate) fn bm(len: usize, bits: &[usize]) -> Bitmap {
     }
 }
 
-pub(crate) fn cluster(params: &[&str], nodes: usize, s: u16, c: u16, t: u16, mem: u64) -> ConsTres {
-    let p = Params::parse(&params.iter().map(|x| x.to_string()).collect::<Vec<_>>()).unwrap();
+/// The cons_tres parameters of `SelectTypeParameters=<tokens>`: each token
+/// as the flags 22.05's `parse_select_type_param` sets for it (the host
+/// parses slurm.conf; tests write the tokens an anchor's slurm.conf has).
+pub(crate) fn params(tokens: &[&str]) -> Params {
+    use slurm_wasm_sdk::types::SelectTypeParams as F;
+    let words = tokens.iter().flat_map(|t| t.split(','));
+    let flags = words.fold(F::empty(), |all, token| {
+        all | match token {
+            "CR_CPU" => F::CPU,
+            "CR_CPU_Memory" => F::CPU | F::MEMORY,
+            "CR_Core" => F::CORE,
+            "CR_Core_Memory" => F::CORE | F::MEMORY,
+            "CR_Socket" => F::SOCKET,
+            "CR_Socket_Memory" => F::SOCKET | F::MEMORY,
+            "CR_ONE_TASK_PER_CORE" => F::ONE_TASK_PER_CORE,
+            "CR_CORE_DEFAULT_DIST_BLOCK" => F::CORE_DEFAULT_DIST_BLOCK,
+            "CR_LLN" => F::LLN,
+            "CR_PACK_NODES" => F::PACK_NODES,
+            other => panic!("no test flags for {other}"),
+        }
+    });
+    Params::from_flags(flags).unwrap()
+}
+
+pub(crate) fn cluster(tokens: &[&str], nodes: usize, s: u16, c: u16, t: u16, mem: u64) -> ConsTres {
+    let p = params(tokens);
     let part = fixtures::partition(0, "debug", nodes as u32);
     let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
     let table: Vec<_> = (0..nodes)
@@ -79,7 +103,7 @@ pub(crate) fn job(id: u32, nodes: u32, tasks: u32, cpt: u16) -> Job {
 pub(crate) fn gpu_cluster() -> ConsTres {
     // test_144_8: 2 nodes x 2 sockets x 8 cores x 2 threads, CR_CORE,
     // gpu Cores=0-7 File=gpu[0-2], gpu Cores=8-15 File=gpu[3-5].
-    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let p = params(&["CR_Core"]);
     let part = fixtures::partition(0, "debug", 2);
     let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
     let table: Vec<_> = (0..2)
@@ -200,7 +224,7 @@ pub(crate) fn anchor_like(
     core_spec: u16,
     gres: &[(&str, u64, &[usize])],
 ) -> ConsTres {
-    let p = Params::parse(&[param.to_string()]).unwrap();
+    let p = params(&[param]);
     let mut ct = ConsTres::new(
         p,
         vec![fixtures::partition(0, "big", nodes)],
@@ -311,7 +335,7 @@ pub(crate) fn preempt_config(
     nodes: u32,
 ) -> slurm_wasm_sdk::select::SelectConfig {
     let mut cluster = fixtures::cluster_config();
-    cluster.select_type_parameters = vec!["CR_Core".into()];
+    cluster.select_type_parameters = slurm_wasm_sdk::types::SelectTypeParams::CORE;
     cluster.raw.push(slurm_wasm_sdk::types::KeyValue {
         key: "PreemptType".into(),
         value: preempt_type.into(),

@@ -47,7 +47,7 @@ impl Linear {
     /// Applies `SelectTypeParameters` and the partition table, keeping the
     /// node and usage tables; on error nothing changes.
     pub fn configure(&mut self, config: &SelectConfig) -> Result<(), Error> {
-        self.config = Config::from_tokens(&config.cluster.select_type_parameters)?;
+        self.config = Config::from_flags(config.cluster.select_type_parameters)?;
         self.partitions = config.partitions.clone();
         Ok(())
     }

@@ -7,7 +7,9 @@ use slurm_wasm_sdk::select::{
     PreempteeCandidate, ReservationRequest, SelectConfig,
 };
 use slurm_wasm_sdk::testkit::fixtures;
-use slurm_wasm_sdk::types::{Job, JobState, Node, Oversubscribe, Partition, ShareRequest};
+use slurm_wasm_sdk::types::{
+    Job, JobState, Node, Oversubscribe, Partition, SelectTypeParams, ShareRequest,
+};
 use slurm_wasm_sdk::{codes, Bitmap};
 
 use crate::Linear;
@@ -21,9 +23,18 @@ fn nodes(n: u32) -> Vec<Node> {
         .collect()
 }
 
+/// `SelectTypeParameters=<params>` as the flags 22.05 sets for them (the
+/// tokens linear's tests use).
 fn config(params: &[&str], partitions: Vec<Partition>) -> SelectConfig {
     let mut cluster = fixtures::cluster_config();
-    cluster.select_type_parameters = params.iter().map(|s| s.to_string()).collect();
+    cluster.select_type_parameters = params.iter().fold(SelectTypeParams::empty(), |all, p| {
+        all | match *p {
+            "CR_Memory" => SelectTypeParams::MEMORY,
+            "CR_Core_Memory" => SelectTypeParams::CORE | SelectTypeParams::MEMORY,
+            "CR_ONE_TASK_PER_CORE" => SelectTypeParams::ONE_TASK_PER_CORE,
+            other => panic!("no test flags for {other}"),
+        }
+    });
     SelectConfig {
         cluster,
         partitions,

@@ -7,7 +7,7 @@
 //!   (the `slurm-wasm-srun` crate's `cpu_bind`);
 //! * [`dist`]: the `task_dist` encoding and srun's `--distribution` text
 //!   (`slurm-wasm-srun`'s `task_dist`), and the layout they select;
-//! * [`task_plugin_param`]: `TaskPluginParam` as slurm.conf spells it;
+//! * [`task_plugin_param`]: `TaskPluginParam` as `CPU_BIND_*` bits;
 //! * [`hardware`]: the node's CPU layout as slurmd sees it (`block_map`);
 //! * [`allocation`]: the step's CPUs on this node and how whole they are
 //!   (`_get_avail_map` and `_alloc_mask`, dist_tasks.c);

@@ -16,7 +16,7 @@ use slurm_wasm_sdk::error::capability_name;
 use slurm_wasm_sdk::host::{self, CapabilityError};
 use slurm_wasm_sdk::task::topology::CpuLayout;
 use slurm_wasm_sdk::task::{BatchRequest, CpuBinding, LaunchRequest, Plugin, TaskConfig};
-use slurm_wasm_sdk::types::{Capability, KeyValue, PluginIdentity, Step, Task};
+use slurm_wasm_sdk::types::{Capability, KeyValue, PluginIdentity, SelectTypeParams, Step, Task};
 use slurm_wasm_sdk::{debug, identity, info, Bitmap, Error};
 
 use crate::allocation::CredentialShape;
@@ -39,14 +39,12 @@ const INTERACTIVE_STEP: u32 = 0xffff_fffa;
 /// The cluster settings task/affinity reads from `slurm.conf`. Fails with
 /// `EINVAL` on a `TaskPluginParam` Slurm 22.05 refuses.
 pub fn read_settings(config: &TaskConfig) -> Result<Settings, Error> {
-    let task_plugin_param = task_plugin_param::parse(&config.cluster.task_plugin_param)
+    let task_plugin_param = task_plugin_param::bits(config.cluster.task_plugin_param)
         .map_err(|e| Error::new(EINVAL, e))?;
     let default_dist_block = config
         .cluster
         .select_type_parameters
-        .iter()
-        .flat_map(|p| p.split(','))
-        .any(|p| p.trim().eq_ignore_ascii_case("CR_CORE_DEFAULT_DIST_BLOCK"));
+        .contains(SelectTypeParams::CORE_DEFAULT_DIST_BLOCK);
     Ok(Settings {
         task_plugin_param,
         default_dist_block,

@@ -1,73 +1,62 @@
-//! `TaskPluginParam` from slurm.conf, as Slurm 22.05 reads it.
+//! `TaskPluginParam` as slurmctld holds it (the contract's flags, which the
+//! host read from slurm.conf as Slurm 22.05 reads it), as the `CPU_BIND_*`
+//! bits task/affinity computes with.
 //!
 //! task/affinity uses two parts of it: `Verbose` (the batch script's binding
 //! is verbose, `batch_bind`) and `Autobind=` (the unit `lllp_distribution`
 //! falls back to). The default binding unit (`None|Sockets|Cores|Threads`) is
 //! applied by the controller to the step before it reaches the plugin.
 
+use slurm_wasm_sdk::types::TaskPluginParams as F;
+
 use crate::bind_type::{
     AUTO_BIND_TO_CORES, AUTO_BIND_TO_SOCKETS, AUTO_BIND_TO_THREADS, NONE, SLURMD_OFF_SPEC,
     TO_CORES, TO_SOCKETS, TO_THREADS, VERBOSE,
 };
 
-/// Parses the `TaskPluginParam` tokens (each may itself hold several
-/// comma-separated words) into `CPU_BIND_*` bits.
+/// The `CPU_BIND_*` bits of `flags`.
 ///
-/// Accepted, case-insensitively: one of `None`, `Sockets`, `Cores`,
-/// `Threads`; `Verbose`; one `Autobind=none|threads|cores|sockets`;
-/// `SlurmdOffSpec`. Anything else fails with Slurm's message, as 22.05's
-/// configuration reader does (so later words such as `OOMKillStep` are
-/// refused).
-pub fn parse<S: AsRef<str>>(tokens: &[S]) -> Result<u32, String> {
-    let mut flags = 0;
-    let mut unit_set = false;
-    let mut autobind_set = false;
-    let words = tokens
-        .iter()
-        .flat_map(|t| t.as_ref().split(','))
-        .map(str::trim)
-        .filter(|w| !w.is_empty());
-    for word in words {
-        let lower = word.to_ascii_lowercase();
-        let unit = match lower.as_str() {
-            "none" => Some(NONE),
-            "sockets" => Some(TO_SOCKETS),
-            "cores" => Some(TO_CORES),
-            "threads" => Some(TO_THREADS),
-            _ => None,
-        };
-        if let Some(unit) = unit {
-            if unit_set {
-                return Err(format!("Bad TaskPluginParam: {word}"));
-            }
-            unit_set = true;
-            flags |= unit;
-        } else if lower == "verbose" {
-            flags |= VERBOSE;
-        } else if lower == "slurmdoffspec" {
-            flags |= SLURMD_OFF_SPEC;
-        } else if let Some(value) = lower.strip_prefix("autobind=") {
-            if autobind_set {
-                return Err("Bad TaskPluginParam: autobind already set".into());
-            }
-            autobind_set = true;
-            flags |= match value {
-                "none" => 0,
-                "threads" => AUTO_BIND_TO_THREADS,
-                "cores" => AUTO_BIND_TO_CORES,
-                "sockets" => AUTO_BIND_TO_SOCKETS,
-                _ => {
-                    return Err(format!(
-                        "Bad TaskPluginParam autobind value: {}",
-                        &word["autobind=".len()..]
-                    ))
-                }
-            };
-        } else {
-            return Err(format!("Bad TaskPluginParam: {word}"));
+/// Fails, with Slurm's message, on two of `None`, `Sockets`, `Cores` and
+/// `Threads`, or two `Autobind=` units: 22.05's configuration reader
+/// refuses both, so no slurmctld passes them.
+pub fn bits(flags: F) -> Result<u32, String> {
+    let units = [
+        (F::NONE, NONE, "None"),
+        (F::SOCKETS, TO_SOCKETS, "Sockets"),
+        (F::CORES, TO_CORES, "Cores"),
+        (F::THREADS, TO_THREADS, "Threads"),
+    ];
+    let autobinds = [
+        (
+            F::AUTOBIND_THREADS,
+            AUTO_BIND_TO_THREADS,
+            "Autobind=Threads",
+        ),
+        (F::AUTOBIND_CORES, AUTO_BIND_TO_CORES, "Autobind=Cores"),
+        (
+            F::AUTOBIND_SOCKETS,
+            AUTO_BIND_TO_SOCKETS,
+            "Autobind=Sockets",
+        ),
+    ];
+    let mut out = 0;
+    for group in [&units[..], &autobinds] {
+        let set: Vec<_> = group
+            .iter()
+            .filter(|(f, _, _)| flags.contains(*f))
+            .collect();
+        if let [_, (_, _, second), ..] = set[..] {
+            return Err(format!("Bad TaskPluginParam: {second}"));
         }
+        out |= set.iter().fold(0, |all, (_, bit, _)| all | bit);
     }
-    Ok(flags)
+    if flags.contains(F::VERBOSE) {
+        out |= VERBOSE;
+    }
+    if flags.contains(F::SLURMD_OFF_SPEC) {
+        out |= SLURMD_OFF_SPEC;
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -75,34 +64,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_22_05_words() {
-        assert_eq!(parse::<&str>(&[]), Ok(0));
-        assert_eq!(parse(&["Cores", "Verbose"]), Ok(TO_CORES | VERBOSE));
+    fn flags_become_the_cpu_bind_bits() {
+        // slurm.h `cpu_bind_type_t`, as read_config.c sets them.
+        assert_eq!(bits(F::empty()), Ok(0));
+        assert_eq!(bits(F::CORES | F::VERBOSE), Ok(TO_CORES | VERBOSE));
         assert_eq!(
-            parse(&["Autobind=Threads,SlurmdOffSpec"]),
+            bits(F::AUTOBIND_THREADS | F::SLURMD_OFF_SPEC),
             Ok(AUTO_BIND_TO_THREADS | SLURMD_OFF_SPEC)
         );
-        assert_eq!(parse(&["autobind=none"]), Ok(0));
-        assert_eq!(parse(&["none"]), Ok(NONE));
+        assert_eq!(bits(F::NONE), Ok(NONE));
     }
 
     #[test]
     fn refuses_what_22_05_refuses() {
         assert_eq!(
-            parse(&["Cores", "Sockets"]),
-            Err("Bad TaskPluginParam: Sockets".into())
+            bits(F::CORES | F::SOCKETS),
+            Err("Bad TaskPluginParam: Cores".into())
         );
         assert_eq!(
-            parse(&["autobind=cores", "autobind=threads"]),
-            Err("Bad TaskPluginParam: autobind already set".into())
-        );
-        assert_eq!(
-            parse(&["Autobind=boards"]),
-            Err("Bad TaskPluginParam autobind value: boards".into())
-        );
-        assert_eq!(
-            parse(&["OOMKillStep"]),
-            Err("Bad TaskPluginParam: OOMKillStep".into())
+            bits(F::AUTOBIND_CORES | F::AUTOBIND_THREADS),
+            Err("Bad TaskPluginParam: Autobind=Cores".into())
         );
     }
 }

@@ -320,6 +320,52 @@
 // `FairShare=parent`.
 #define SWASM_SHARES_PARENT 1
 
+// `SelectTypeParameters` bits: slurm.h's `CR_*` values, so slurmctld's
+// `select_type_param` passes as it is.
+#define SWASM_CR_CPU 1
+
+#define SWASM_CR_SOCKET 2
+
+#define SWASM_CR_CORE 4
+
+#define SWASM_CR_MEMORY 16
+
+#define SWASM_CR_OTHER_CONS_RES 32
+
+#define SWASM_CR_ONE_TASK_PER_CORE 256
+
+#define SWASM_CR_PACK_NODES 512
+
+#define SWASM_CR_OTHER_CONS_TRES 2048
+
+#define SWASM_CR_CORE_DEFAULT_DIST_BLOCK 4096
+
+#define SWASM_CR_LLN 16384
+
+#define SWASM_PREEMPT_MODE_WITHIN 16384
+
+#define SWASM_PREEMPT_MODE_GANG 32768
+
+// `TaskPluginParam` bits: slurm.h's `CPU_BIND_*` values that 22.05's
+// read_config.c sets for it.
+#define SWASM_TASK_PARAM_VERBOSE 1
+
+#define SWASM_TASK_PARAM_THREADS 2
+
+#define SWASM_TASK_PARAM_CORES 4
+
+#define SWASM_TASK_PARAM_SOCKETS 8
+
+#define SWASM_TASK_PARAM_NONE 32
+
+#define SWASM_TASK_PARAM_AUTOBIND_THREADS 16384
+
+#define SWASM_TASK_PARAM_AUTOBIND_CORES 65536
+
+#define SWASM_TASK_PARAM_AUTOBIND_SOCKETS 131072
+
+#define SWASM_TASK_PARAM_SLURMD_OFF_SPEC 262144
+
 // `node-state` base values: Slurm's `enum node_states`, so
 // `node_ptr->node_state & NODE_STATE_BASE` is one of them as it is.
 #define SWASM_NODE_STATE_UNKNOWN 0
@@ -564,21 +610,23 @@ typedef struct swasm_key_value {
 // Slurm-wide settings every plugin may read (from `slurm.conf`).
 typedef struct swasm_cluster_config {
   const char *cluster_name;
-  // `SelectTypeParameters` tokens as written.
-  const char *const *select_type_parameters;
-  size_t n_select_type_parameters;
+  // `SelectTypeParameters`: `SWASM_CR_*` bits (slurmctld's
+  // `select_type_param` as it is).
+  uint16_t select_type_parameters;
   struct swasm_memory_request default_memory;
   // `SchedulerParameters` as `key` or `key=value` tokens.
   const char *const *scheduler_parameters;
   size_t n_scheduler_parameters;
-  const char *const *preempt_mode;
-  size_t n_preempt_mode;
+  // `PreemptMode`: `SWASM_PREEMPT_MODE_*` bits (slurmctld's
+  // `preempt_mode` as it is).
+  uint16_t preempt_mode;
   // Minutes.
   uint16_t over_time_limit;
   // Seconds.
   uint16_t kill_wait;
-  const char *const *task_plugin_param;
-  size_t n_task_plugin_param;
+  // `TaskPluginParam`: `SWASM_TASK_PARAM_*` bits (slurmctld's
+  // `task_plugin_param` as it is).
+  uint32_t task_plugin_param;
   const char *const *gres_types;
   size_t n_gres_types;
   struct swasm_gpu_defaults gpu_defaults;
@@ -830,9 +878,10 @@ typedef struct swasm_partition {
   uint16_t oversubscribe_count;
   uint16_t priority_job_factor;
   uint16_t priority_tier;
-  // `PreemptMode` tokens of the partition's own line.
-  const char *const *preempt_mode;
-  size_t n_preempt_mode;
+  // `PreemptMode` of the partition's own line (`SWASM_PREEMPT_MODE_*`
+  // bits), when `has_preempt_mode` (slurmctld: not `NO_VAL16`).
+  bool has_preempt_mode;
+  uint16_t preempt_mode;
   // `MaxTime` in minutes; unset = UNLIMITED.
   bool has_max_time;
   uint32_t max_time;

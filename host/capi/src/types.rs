@@ -15,7 +15,8 @@ use slurm_wasm_host::types::{
     Association, Bitmap, ClusterConfig, GpuDefaults, GresAllocation, GresCount, GresDeviceGroup,
     GresFlags, GresRequest, GresScope, Job, JobDetails, JobResources, JobState, KeyValue,
     MemoryRequest, Node, NodeBaseState, NodeResources, NodeState, NodeStateFlags, Oversubscribe,
-    Partition, PluginIdentity, Qos, ShareRequest, Shares, Step, Task, TresAmount, TresUsage,
+    Partition, PluginIdentity, PreemptModes, Qos, SelectTypeParams, ShareRequest, Shares, Step,
+    Task, TaskPluginParams, TresAmount, TresUsage,
 };
 
 use crate::cvt::{self, choice, list, opt, opt_text, text, texts};
@@ -190,9 +191,10 @@ pub struct swasm_partition {
     pub oversubscribe_count: u16,
     pub priority_job_factor: u16,
     pub priority_tier: u16,
-    /// `PreemptMode` tokens of the partition's own line.
-    pub preempt_mode: *const *const c_char,
-    pub n_preempt_mode: usize,
+    /// `PreemptMode` of the partition's own line (`SWASM_PREEMPT_MODE_*`
+    /// bits), when `has_preempt_mode` (slurmctld: not `NO_VAL16`).
+    pub has_preempt_mode: bool,
+    pub preempt_mode: u16,
     /// `MaxTime` in minutes; unset = UNLIMITED.
     pub has_max_time: bool,
     pub max_time: u32,
@@ -233,11 +235,10 @@ impl swasm_partition {
                 )?,
                 priority_job_factor: self.priority_job_factor,
                 priority_tier: self.priority_tier,
-                preempt_mode: texts(
-                    self.preempt_mode,
-                    self.n_preempt_mode,
-                    "partition.preempt_mode",
-                )?,
+                preempt_mode: match self.has_preempt_mode {
+                    true => Some(preempt_modes(self.preempt_mode, "partition.preempt_mode")?),
+                    false => None,
+                },
                 max_time: opt(self.has_max_time, self.max_time),
                 default_time: opt(self.has_default_time, self.default_time),
                 max_nodes: opt(self.has_max_nodes, self.max_nodes),
@@ -815,25 +816,135 @@ impl swasm_qos {
     }
 }
 
+/// `SelectTypeParameters` bits: slurm.h's `CR_*` values, so slurmctld's
+/// `select_type_param` passes as it is.
+pub const SWASM_CR_CPU: u32 = 0x0001;
+pub const SWASM_CR_SOCKET: u32 = 0x0002;
+pub const SWASM_CR_CORE: u32 = 0x0004;
+pub const SWASM_CR_MEMORY: u32 = 0x0010;
+pub const SWASM_CR_OTHER_CONS_RES: u32 = 0x0020;
+pub const SWASM_CR_ONE_TASK_PER_CORE: u32 = 0x0100;
+pub const SWASM_CR_PACK_NODES: u32 = 0x0200;
+pub const SWASM_CR_OTHER_CONS_TRES: u32 = 0x0800;
+pub const SWASM_CR_CORE_DEFAULT_DIST_BLOCK: u32 = 0x1000;
+pub const SWASM_CR_LLN: u32 = 0x4000;
+
+/// `PreemptMode` bits: slurm.h's `PREEMPT_MODE_*` values (none is `OFF`).
+pub const SWASM_PREEMPT_MODE_SUSPEND: u32 = 0x0001;
+pub const SWASM_PREEMPT_MODE_REQUEUE: u32 = 0x0002;
+pub const SWASM_PREEMPT_MODE_CANCEL: u32 = 0x0008;
+pub const SWASM_PREEMPT_MODE_WITHIN: u32 = 0x4000;
+pub const SWASM_PREEMPT_MODE_GANG: u32 = 0x8000;
+
+/// `TaskPluginParam` bits: slurm.h's `CPU_BIND_*` values that 22.05's
+/// read_config.c sets for it.
+pub const SWASM_TASK_PARAM_VERBOSE: u32 = 0x0001;
+pub const SWASM_TASK_PARAM_THREADS: u32 = 0x0002;
+pub const SWASM_TASK_PARAM_CORES: u32 = 0x0004;
+pub const SWASM_TASK_PARAM_SOCKETS: u32 = 0x0008;
+pub const SWASM_TASK_PARAM_NONE: u32 = 0x0020;
+pub const SWASM_TASK_PARAM_AUTOBIND_THREADS: u32 = 0x4000;
+pub const SWASM_TASK_PARAM_AUTOBIND_CORES: u32 = 0x10000;
+pub const SWASM_TASK_PARAM_AUTOBIND_SOCKETS: u32 = 0x20000;
+pub const SWASM_TASK_PARAM_SLURMD_OFF_SPEC: u32 = 0x40000;
+
+/// The contract's flags of `bits` (from `none`), one per `(bit, flag)` of
+/// `table`; `what: unknown bits in 0x..` for a bit outside it (a Slurm
+/// release whose settings this contract does not know).
+fn bit_flags<F: Copy + std::ops::BitOr<Output = F>>(
+    bits: u32,
+    table: &[(u32, F)],
+    none: F,
+    what: &str,
+) -> Result<F, Failure> {
+    let known = table.iter().fold(0, |all, (bit, _)| all | bit);
+    if bits & !known != 0 {
+        return Err(Failure::new(format!("{what}: unknown bits in {bits:#x}")));
+    }
+    Ok(table
+        .iter()
+        .filter(|(bit, _)| bits & bit != 0)
+        .fold(none, |all, (_, flag)| all | *flag))
+}
+
+fn select_type_params(bits: u16) -> Result<SelectTypeParams, Failure> {
+    type F = SelectTypeParams;
+    bit_flags(
+        u32::from(bits),
+        &[
+            (SWASM_CR_CPU, F::CPU),
+            (SWASM_CR_SOCKET, F::SOCKET),
+            (SWASM_CR_CORE, F::CORE),
+            (SWASM_CR_MEMORY, F::MEMORY),
+            (SWASM_CR_OTHER_CONS_RES, F::OTHER_CONS_RES),
+            (SWASM_CR_ONE_TASK_PER_CORE, F::ONE_TASK_PER_CORE),
+            (SWASM_CR_PACK_NODES, F::PACK_NODES),
+            (SWASM_CR_OTHER_CONS_TRES, F::OTHER_CONS_TRES),
+            (SWASM_CR_CORE_DEFAULT_DIST_BLOCK, F::CORE_DEFAULT_DIST_BLOCK),
+            (SWASM_CR_LLN, F::LLN),
+        ],
+        F::empty(),
+        "cluster.select_type_parameters",
+    )
+}
+
+fn preempt_modes(bits: u16, what: &str) -> Result<PreemptModes, Failure> {
+    type F = PreemptModes;
+    bit_flags(
+        u32::from(bits),
+        &[
+            (SWASM_PREEMPT_MODE_SUSPEND, F::SUSPEND),
+            (SWASM_PREEMPT_MODE_REQUEUE, F::REQUEUE),
+            (SWASM_PREEMPT_MODE_CANCEL, F::CANCEL),
+            (SWASM_PREEMPT_MODE_WITHIN, F::WITHIN),
+            (SWASM_PREEMPT_MODE_GANG, F::GANG),
+        ],
+        F::empty(),
+        what,
+    )
+}
+
+fn task_plugin_params(bits: u32) -> Result<TaskPluginParams, Failure> {
+    type F = TaskPluginParams;
+    bit_flags(
+        bits,
+        &[
+            (SWASM_TASK_PARAM_VERBOSE, F::VERBOSE),
+            (SWASM_TASK_PARAM_THREADS, F::THREADS),
+            (SWASM_TASK_PARAM_CORES, F::CORES),
+            (SWASM_TASK_PARAM_SOCKETS, F::SOCKETS),
+            (SWASM_TASK_PARAM_NONE, F::NONE),
+            (SWASM_TASK_PARAM_AUTOBIND_THREADS, F::AUTOBIND_THREADS),
+            (SWASM_TASK_PARAM_AUTOBIND_CORES, F::AUTOBIND_CORES),
+            (SWASM_TASK_PARAM_AUTOBIND_SOCKETS, F::AUTOBIND_SOCKETS),
+            (SWASM_TASK_PARAM_SLURMD_OFF_SPEC, F::SLURMD_OFF_SPEC),
+        ],
+        F::empty(),
+        "cluster.task_plugin_param",
+    )
+}
+
 /// Slurm-wide settings every plugin may read (from `slurm.conf`).
 #[repr(C)]
 pub struct swasm_cluster_config {
     pub cluster_name: *const c_char,
-    /// `SelectTypeParameters` tokens as written.
-    pub select_type_parameters: *const *const c_char,
-    pub n_select_type_parameters: usize,
+    /// `SelectTypeParameters`: `SWASM_CR_*` bits (slurmctld's
+    /// `select_type_param` as it is).
+    pub select_type_parameters: u16,
     pub default_memory: swasm_memory_request,
     /// `SchedulerParameters` as `key` or `key=value` tokens.
     pub scheduler_parameters: *const *const c_char,
     pub n_scheduler_parameters: usize,
-    pub preempt_mode: *const *const c_char,
-    pub n_preempt_mode: usize,
+    /// `PreemptMode`: `SWASM_PREEMPT_MODE_*` bits (slurmctld's
+    /// `preempt_mode` as it is).
+    pub preempt_mode: u16,
     /// Minutes.
     pub over_time_limit: u16,
     /// Seconds.
     pub kill_wait: u16,
-    pub task_plugin_param: *const *const c_char,
-    pub n_task_plugin_param: usize,
+    /// `TaskPluginParam`: `SWASM_TASK_PARAM_*` bits (slurmctld's
+    /// `task_plugin_param` as it is).
+    pub task_plugin_param: u32,
     pub gres_types: *const *const c_char,
     pub n_gres_types: usize,
     pub gpu_defaults: swasm_gpu_defaults,
@@ -851,29 +962,17 @@ impl swasm_cluster_config {
         unsafe {
             Ok(ClusterConfig {
                 cluster_name: text(self.cluster_name),
-                select_type_parameters: texts(
-                    self.select_type_parameters,
-                    self.n_select_type_parameters,
-                    "cluster.select_type_parameters",
-                )?,
+                select_type_parameters: select_type_params(self.select_type_parameters)?,
                 default_memory: self.default_memory.read("cluster.default_memory")?,
                 scheduler_parameters: texts(
                     self.scheduler_parameters,
                     self.n_scheduler_parameters,
                     "cluster.scheduler_parameters",
                 )?,
-                preempt_mode: texts(
-                    self.preempt_mode,
-                    self.n_preempt_mode,
-                    "cluster.preempt_mode",
-                )?,
+                preempt_mode: preempt_modes(self.preempt_mode, "cluster.preempt_mode")?,
                 over_time_limit: self.over_time_limit,
                 kill_wait: self.kill_wait,
-                task_plugin_param: texts(
-                    self.task_plugin_param,
-                    self.n_task_plugin_param,
-                    "cluster.task_plugin_param",
-                )?,
+                task_plugin_param: task_plugin_params(self.task_plugin_param)?,
                 gres_types: texts(self.gres_types, self.n_gres_types, "cluster.gres_types")?,
                 gpu_defaults: self.gpu_defaults.read(),
                 raw: list(self.raw, self.n_raw, "cluster.raw", |kv| Ok(kv.read()))?,

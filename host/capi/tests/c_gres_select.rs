@@ -27,7 +27,7 @@ use slurm_wasm_host::kinds::select::{
 };
 use slurm_wasm_host::types::{
     Bitmap, GresAllocation, GresCount, GresDeviceGroup, GresRequest, GresScope, Job, JobResources,
-    JobState, KeyValue, MemoryRequest, Node, NodeResources,
+    JobState, KeyValue, MemoryRequest, Node, NodeResources, SelectTypeParams,
 };
 use slurm_wasm_host::{
     CallError, GresPlugin, Host, HostOptions, PluginSettings, PluginSource, SelectPlugin, Services,
@@ -394,10 +394,10 @@ fn nodes() -> Vec<Node> {
         .collect()
 }
 
-fn select_config(param: &str, select_type: &str) -> SelectConfig {
+fn select_config(param: SelectTypeParams, select_type: &str) -> SelectConfig {
     let mut c = fixtures::select_config();
     c.cluster = cluster();
-    c.cluster.select_type_parameters = vec![param.into()];
+    c.cluster.select_type_parameters = param;
     c.cluster.raw = vec![KeyValue {
         key: "SelectType".into(),
         value: select_type.into(),
@@ -497,7 +497,7 @@ fn text_line(key: &str, v: Result<String, CallError>) -> String {
 fn select_lines(
     dir: &Path,
     tag: &str,
-    param: &str,
+    param: SelectTypeParams,
     select_type: &str,
     with_gres: bool,
 ) -> Vec<String> {
@@ -763,7 +763,7 @@ fn gres_and_select_from_c_agree_with_the_rust_api() {
         &select_lines(
             dir.path(),
             "tres",
-            "CR_Core_Memory",
+            SelectTypeParams::CORE | SelectTypeParams::MEMORY,
             "select/cons_tres",
             true,
         ),
@@ -771,7 +771,13 @@ fn gres_and_select_from_c_agree_with_the_rust_api() {
     );
     assert_same(
         &out.with_prefix("sel.linear."),
-        &select_lines(dir.path(), "linear", "CR_Memory", "select/linear", false),
+        &select_lines(
+            dir.path(),
+            "linear",
+            SelectTypeParams::MEMORY,
+            "select/linear",
+            false,
+        ),
         "select/linear",
     );
     errors_name_what_is_wrong(&out, dir.path());

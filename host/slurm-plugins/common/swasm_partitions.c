@@ -29,6 +29,10 @@ static void _partition(int index, part_record_t *p, swasm_partition *out)
 	}
 	out->priority_job_factor = p->priority_job_factor;
 	out->priority_tier = p->priority_tier;
+	/* NO_VAL16: the line sets no PreemptMode; the SWASM_PREEMPT_MODE_*
+	 * bits are slurm.h's PREEMPT_MODE_* values */
+	out->has_preempt_mode = (p->preempt_mode != NO_VAL16);
+	out->preempt_mode = out->has_preempt_mode ? p->preempt_mode : 0;
 	out->has_max_time = (p->max_time != INFINITE) && (p->max_time != NO_VAL);
 	out->max_time = p->max_time;
 	out->has_default_time = (p->default_time != INFINITE) &&

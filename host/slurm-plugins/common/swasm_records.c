@@ -135,36 +135,6 @@ extern const char *const *swasm_records_tokens(arena_t *arena, const char *text,
 
 /* ---- the cluster ---- */
 
-/*
- * TaskPluginParam in slurm.conf's words, from its CPU_BIND_* bits (what
- * slurm.conf's reader, _validate_task_plugin_param in read_config.c,
- * accepts; the reverse of it).
- */
-static char *_task_plugin_param(uint32_t p)
-{
-	char *out = NULL;
-
-	if (p & CPU_BIND_NONE)
-		xstrfmtcat(out, "%sNone", out ? "," : "");
-	else if (p & CPU_BIND_TO_SOCKETS)
-		xstrfmtcat(out, "%sSockets", out ? "," : "");
-	else if (p & CPU_BIND_TO_CORES)
-		xstrfmtcat(out, "%sCores", out ? "," : "");
-	else if (p & CPU_BIND_TO_THREADS)
-		xstrfmtcat(out, "%sThreads", out ? "," : "");
-	if (p & CPU_BIND_VERBOSE)
-		xstrfmtcat(out, "%sVerbose", out ? "," : "");
-	if (p & CPU_AUTO_BIND_TO_THREADS)
-		xstrfmtcat(out, "%sAutobind=Threads", out ? "," : "");
-	else if (p & CPU_AUTO_BIND_TO_CORES)
-		xstrfmtcat(out, "%sAutobind=Cores", out ? "," : "");
-	else if (p & CPU_AUTO_BIND_TO_SOCKETS)
-		xstrfmtcat(out, "%sAutobind=Sockets", out ? "," : "");
-	if (p & SLURMD_OFF_SPEC)
-		xstrfmtcat(out, "%sSlurmdOffSpec", out ? "," : "");
-	return out;
-}
-
 extern swasm_key_value *swasm_records_cluster(arena_t *arena,
 					      swasm_cluster_config *c,
 					      size_t extra)
@@ -174,25 +144,20 @@ extern swasm_key_value *swasm_records_cluster(arena_t *arena,
 	config_key_pair_t *pair;
 	swasm_key_value *raw;
 	ListIterator itr;
-	char *text;
 
 	memset(c, 0, sizeof(*c));
 	c->cluster_name = arena_strdup(arena, slurm_conf.cluster_name);
-	c->select_type_parameters = swasm_records_tokens(
-		arena, select_type_param_string(slurm_conf.select_type_param),
-		&c->n_select_type_parameters);
+	/* the SWASM_CR_* bits are slurm.h's CR_* values */
+	c->select_type_parameters = slurm_conf.select_type_param;
 	c->default_memory = swasm_records_memory(slurm_conf.def_mem_per_cpu);
 	c->scheduler_parameters = swasm_records_tokens(
 		arena, slurm_conf.sched_params, &c->n_scheduler_parameters);
-	c->preempt_mode = swasm_records_tokens(
-		arena, preempt_mode_string(slurm_conf.preempt_mode),
-		&c->n_preempt_mode);
+	/* the SWASM_PREEMPT_MODE_* bits are slurm.h's PREEMPT_MODE_* values */
+	c->preempt_mode = slurm_conf.preempt_mode;
 	c->over_time_limit = slurm_conf.over_time_limit;
 	c->kill_wait = slurm_conf.kill_wait;
-	text = _task_plugin_param(slurm_conf.task_plugin_param);
-	c->task_plugin_param = swasm_records_tokens(arena, text,
-						    &c->n_task_plugin_param);
-	xfree(text);
+	/* the SWASM_TASK_PARAM_* bits are slurm.h's CPU_BIND_* values */
+	c->task_plugin_param = slurm_conf.task_plugin_param;
 	c->gres_types = swasm_records_tokens(arena, slurm_conf.gres_plugins,
 					     &c->n_gres_types);
 

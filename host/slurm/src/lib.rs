@@ -7,6 +7,7 @@
 //!
 //! * [`slurm_conf`] reads `slurm.conf` (quotes, `\#`, `Include`) and
 //!   [`gres_conf`] `gres.conf`, with [`hostlist`] expressions;
+//!   [`option_flags`] reads the options the contract passes as flags;
 //! * [`setup`] turns them and the host's TOML into the plugins a site runs
 //!   and the records their `init` calls take, the QOS table, preemption
 //!   candidates and reservations;
@@ -25,5 +26,6 @@ pub mod controller;
 pub mod gres_conf;
 pub mod hostlist;
 pub mod job_request;
+pub mod option_flags;
 pub mod setup;
 pub mod slurm_conf;

@@ -458,11 +458,6 @@ impl SlurmConf {
         self.options.get("SelectType")
     }
 
-    /// `SelectTypeParameters` split at commas (`CR_Core_Memory`, ...).
-    pub fn select_type_parameters(&self) -> Vec<String> {
-        comma_list(self.options.get("SelectTypeParameters"))
-    }
-
     /// `PriorityType` (`priority/multifactor`), when set.
     pub fn priority_type(&self) -> Option<&str> {
         self.options.get("PriorityType")
@@ -1873,7 +1868,10 @@ mod tests {
         assert_eq!(conf.default_partition().unwrap().name, "big");
 
         assert_eq!(conf.select_type(), Some("select/cons_tres"));
-        assert_eq!(conf.select_type_parameters(), ["CR_Core_Memory"]);
+        assert_eq!(
+            conf.options.get("SelectTypeParameters"),
+            Some("CR_Core_Memory")
+        );
         assert_eq!(conf.priority_type(), Some("priority/multifactor"));
         assert_eq!(conf.task_plugins(), ["task/affinity"]);
         assert_eq!(conf.gres_types(), ["gpu", "mps"]);
@@ -1901,8 +1899,8 @@ mod tests {
         );
         assert_eq!(conf.task_plugins(), ["task/affinity", "task/cgroup"]);
         assert_eq!(
-            conf.select_type_parameters(),
-            ["CR_Core", "CR_ONE_TASK_PER_CORE"]
+            conf.options.get("SelectTypeParameters"),
+            Some("CR_Core, CR_ONE_TASK_PER_CORE")
         );
         assert_eq!(conf.select_type(), None);
         assert!(conf.gres_types().is_empty());

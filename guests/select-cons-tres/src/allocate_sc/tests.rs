@@ -6,9 +6,8 @@ use slurm_wasm_sdk::testkit::fixtures;
 use slurm_wasm_sdk::types::{Job, MemoryRequest};
 
 use super::split_task_cpus;
-use crate::params::Params;
 use crate::test_support::{
-    anchor_cluster_of, bm, cluster, cores, decision, job, on_node, refused, request, start,
+    anchor_cluster_of, bm, cluster, cores, decision, job, on_node, params, refused, request, start,
     start_full,
 };
 use crate::ConsTres;
@@ -68,7 +67,7 @@ fn max_cpus_per_node_counts_only_the_partitions_own_cpus() {
     // only the cores of the job's own partition (part_core_map). One 8-CPU
     // node (CR_CPU) in partitions A (MaxCPUsPerNode=4) and B; a B job holds
     // 6 CPUs; an A `-n2` runs.
-    let p = Params::parse(&["CR_CPU".to_string()]).unwrap();
+    let p = params(&["CR_CPU"]);
     let mut part_a = fixtures::partition(0, "A", 1);
     part_a.max_cpus_per_node = Some(4);
     let part_b = fixtures::partition(1, "B", 1);
@@ -97,8 +96,8 @@ fn max_cpus_per_node_leaving_one_cpu_refuses_multi_cpu_units() {
     // socket or CPUs per core (--threads-per-core) above 1, or
     // --cpus-per-task above 1, cannot use it. A 4-core node, partition
     // MaxCPUsPerNode=3, 2 cores held by a job of the partition.
-    let limited = |params: &str, threads: u16, held: u32| {
-        let p = Params::parse(&[params.to_string()]).unwrap();
+    let limited = |tokens: &str, threads: u16, held: u32| {
+        let p = params(&[tokens]);
         let mut part = fixtures::partition(0, "p", 1);
         part.max_cpus_per_node = Some(3);
         let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);

@@ -5,10 +5,9 @@ use slurm_wasm_sdk::select::JobTestMode;
 use slurm_wasm_sdk::testkit::fixtures;
 use slurm_wasm_sdk::types::{GresScope, Job, MemoryRequest, ShareRequest};
 
-use crate::params::Params;
 use crate::test_support::{
-    anchor_like, bm, cluster, cores, held_cores, job, nodes_of, on_node, refused, request, start,
-    start_full, with_gres, with_gres_per,
+    anchor_like, bm, cluster, cores, held_cores, job, nodes_of, on_node, params, refused, request,
+    start, start_full, with_gres, with_gres_per,
 };
 use crate::ConsTres;
 use slurm_wasm_sdk::Bitmap;
@@ -24,7 +23,10 @@ fn pack_serial_at_end_takes_the_last_nodes_for_one_cpu_jobs() {
     // -n1` answered n3, now.
     let mut ct = anchor_like("CR_Core_Memory", 4, (2, 2), 0, &[]);
     ct.params
-        .apply_scheduler(&["pack_serial_at_end".into()], &[])
+        .apply_scheduler(
+            &["pack_serial_at_end".into()],
+            slurm_wasm_sdk::types::PreemptModes::empty(),
+        )
         .unwrap();
     let submit = |id: u32, tasks: u32, on: Option<usize>| {
         let mut j = job(id, 1, tasks, 1);
@@ -143,7 +145,7 @@ fn spread_job_and_lln_partitions_choose_node_by_node() {
 #[test]
 fn lowest_weight_first() {
     // `_eval_nodes` (cons_tres/job_test.c): lower weights are used first.
-    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let p = params(&["CR_Core"]);
     let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 3)], MemoryRequest::None);
     let table: Vec<_> = [10, 1, 10]
         .iter()
@@ -188,8 +190,8 @@ fn lln_picks_least_loaded() {
 
 /// A CR_Core cluster (plus `params`) of one-socket, one-thread nodes of
 /// `cores[i]` cores each.
-fn sized_cluster(params: &[&str], cores: &[u16]) -> ConsTres {
-    let p = Params::parse(&params.iter().map(|x| x.to_string()).collect::<Vec<_>>()).unwrap();
+fn sized_cluster(tokens: &[&str], cores: &[u16]) -> ConsTres {
+    let p = params(tokens);
     let part = fixtures::partition(0, "debug", cores.len() as u32);
     let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);
     let table: Vec<_> = cores
@@ -361,7 +363,7 @@ fn contiguous_job_takes_the_tighter_or_lighter_sufficient_set() {
     // A contiguous set is not split by weight; its weight is that of its
     // last node (:641-642). n0 weighs 1 and n1 10, so the set n0-n1 weighs
     // 10 and n3 (weight 5) is lighter.
-    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let p = params(&["CR_Core"]);
     let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 4)], MemoryRequest::None);
     let table: Vec<_> = [1, 10, 1, 5]
         .iter()
@@ -619,7 +621,7 @@ fn required_nodes_mark_their_set_as_22_05_builds_it() {
     // the new set's weight reads 0, so the next node "changes" it again
     // and the required nodes before it lose their mark.
     let weighted = |weights: &[u32]| {
-        let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+        let p = params(&["CR_Core"]);
         let n = weights.len();
         let mut ct = ConsTres::new(
             p,

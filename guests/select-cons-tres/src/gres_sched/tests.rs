@@ -10,11 +10,10 @@ use slurm_wasm_sdk::types::{
     GresDeviceGroup, GresFlags, GresRequest, GresScope, Job, JobState, MemoryRequest,
 };
 
-use crate::params::Params;
 use crate::test_support::{
     anchor_cluster, anchor_cluster_with, anchor_like, bm, cores, decision, devs, gpu_cluster,
-    gpu_job, held_cores, job, nodes_of, on_node, pinned, refused, request, start, start_full,
-    with_gres, with_gres_per,
+    gpu_job, held_cores, job, nodes_of, on_node, params, pinned, refused, request, start,
+    start_full, with_gres, with_gres_per,
 };
 use crate::ConsTres;
 
@@ -106,7 +105,7 @@ fn mps_shares_come_from_one_gpu_the_one_in_use() {
     // 10132-10146; cons_tres/gres_sched.c:85-87). Anchor
     // cons_tres-CR_Core_Memory-one_task a15 (`--gres=mps:100`) went to n4
     // rather than n2, whose GPU 1 was idle but whose GPU 0 held a14's 50.
-    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let p = params(&["CR_Core"]);
     let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 1)], MemoryRequest::None);
     let mut n = fixtures::node(0, "n0", 1, 4, 1, 100);
     n.gres_topology = (0..2)
@@ -155,7 +154,7 @@ fn mps_shares_come_from_one_gpu_the_one_in_use() {
 fn gpus_per_job_spread_over_nodes() {
     // `_set_job_bits1` (cons_common/gres_select_filter.c): per job, each
     // node gets at most remaining - (nodes left - 1).
-    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let p = params(&["CR_Core"]);
     let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 2)], MemoryRequest::None);
     let table: Vec<_> = (0..2)
         .map(|i| {
@@ -665,7 +664,7 @@ enum Bind {
 /// with six GPUs, one gres.conf line each, GPU `i` with `Links=links[i]`
 /// (none when `links` is `None`) and `Cores=` as `bind` says.
 fn six_gpus(links: Option<&[[i32; 6]; 6]>, bind: Bind) -> ConsTres {
-    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
+    let p = params(&["CR_Core_Memory"]);
     let mut ct = ConsTres::new(
         p,
         vec![fixtures::partition(0, "big", 1)],

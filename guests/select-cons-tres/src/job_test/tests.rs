@@ -4,13 +4,14 @@
 
 use slurm_wasm_sdk::select::{JobTestMode, PreemptMode};
 use slurm_wasm_sdk::testkit::fixtures;
-use slurm_wasm_sdk::types::{GresDeviceGroup, Job, JobState, MemoryRequest, ShareRequest};
+use slurm_wasm_sdk::types::{
+    GresDeviceGroup, Job, JobState, MemoryRequest, PreemptModes, ShareRequest,
+};
 
-use crate::params::Params;
 use crate::test_support::{
     anchor_cluster, anchor_cluster_with, bm, cluster, cores, decision, devs, held_cores, holding,
-    job, nodes_of, preempt_cluster, preempting, refused, request, row_jobs, start, start_full,
-    with_gres,
+    job, nodes_of, params, preempt_cluster, preempting, refused, request, row_jobs, start,
+    start_full, with_gres,
 };
 use crate::ConsTres;
 
@@ -157,7 +158,7 @@ fn a_failed_test_leaves_the_rows_sorted_for_the_next_job() {
     // n1, n2 and n3's core 0, row 1 n1 alone.
     let mut part = fixtures::partition(0, "big", 4);
     part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
-    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
+    let p = params(&["CR_Core_Memory"]);
     let mut ct = ConsTres::new(p, vec![part], MemoryRequest::PerCpu(250));
     let nodes: Vec<_> = (0..4)
         .map(|i| fixtures::node(i, &format!("n{}", i + 1), 2, 2, 2, 4000))
@@ -198,7 +199,7 @@ fn sharing_jobs_of_two_partitions_overlap() {
     // A big `-w n1 -n8`: n1 CPU_IDs=0-7; B alt `-w n1 -n2`: n1 0-1;
     // C alt `-w n1 -n2`: n1 2-3; D big `-w n1 -n8`: n1 0-7;
     // E alt `-w n1 -n8`: n1 4-7 and n2 0-1,4-5; F big `-w n2 -n2`: n2 2-3.
-    let p = Params::parse(&["CR_Core_Memory".to_string()]).unwrap();
+    let p = params(&["CR_Core_Memory"]);
     let parts: Vec<_> = ["big", "alt"]
         .iter()
         .enumerate()
@@ -261,8 +262,8 @@ fn sharing_jobs_avoid_lower_tiers_first() {
     // partitions over two 4-core nodes: `hi` (tier 3) holds n1, `lo`
     // (tier 1) holds n0; a `mid` (tier 2) job of 2 CPUs takes n1, beside
     // the higher tier's job rather than the lower one's.
-    let setup = |preempt_by_part: bool, lo_mode: &[&str]| {
-        let mut p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let setup = |preempt_by_part: bool, lo_mode: Option<PreemptModes>| {
+        let mut p = params(&["CR_Core"]);
         p.preempt_by_part = preempt_by_part;
         let parts: Vec<_> = [("hi", 3), ("mid", 2), ("lo", 1)]
             .iter()
@@ -272,7 +273,7 @@ fn sharing_jobs_avoid_lower_tiers_first() {
                 part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
                 part.priority_tier = tier;
                 if name == "lo" {
-                    part.preempt_mode = lo_mode.iter().map(|t| t.to_string()).collect();
+                    part.preempt_mode = lo_mode;
                 }
                 part
             })
@@ -296,28 +297,23 @@ fn sharing_jobs_avoid_lower_tiers_first() {
         start_full(&mut ct, submit(2, 2, Some(0), 4));
         (ct, submit(3, 1, None, 2))
     };
-    let (ct, mid) = setup(false, &[]);
+    let (ct, mid) = setup(false, None);
     assert_eq!(cores(&ct, mid), vec![(1, vec![0, 1], 2)]);
     // With partition_prio the higher tier's cores are off limits: the job
     // can only share the lower tier's node.
-    let (ct, mid) = setup(true, &[]);
+    let (ct, mid) = setup(true, None);
     assert_eq!(cores(&ct, mid), vec![(0, vec![0, 1], 2)]);
     // So are those of a partition whose own PreemptMode is OFF, whatever
     // its tier (`preempt_mode != PREEMPT_MODE_OFF`, :1104-1107), and
-    // CLUSTER reads as OFF in 22.05: the job fits nowhere.
-    for off in [&["OFF"][..], &["CLUSTER"]] {
-        let (ct, mid) = setup(true, off);
-        let code = ct
-            .job_test(&request(&ct, mid, JobTestMode::RunNow), 1000)
-            .map_err(|e| e.code);
-        assert_eq!(
-            code.err(),
-            Some(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY),
-            "{off:?}"
-        );
-    }
+    // CLUSTER reads as OFF in 22.05 (no flag either way): the job fits
+    // nowhere.
+    let (ct, mid) = setup(true, Some(PreemptModes::empty()));
+    let code = ct
+        .job_test(&request(&ct, mid, JobTestMode::RunNow), 1000)
+        .map_err(|e| e.code);
+    assert_eq!(code.err(), Some(slurm_wasm_sdk::codes::ESLURM_NODES_BUSY));
     // A mode that lets the jobs be preempted changes nothing.
-    let (ct, mid) = setup(true, &["REQUEUE"]);
+    let (ct, mid) = setup(true, Some(PreemptModes::REQUEUE));
     assert_eq!(cores(&ct, mid), vec![(0, vec![0, 1], 2)]);
 }
 
@@ -344,7 +340,7 @@ fn idle_nodes_share_an_offer_only_with_their_device_layout() {
     // (`NodeRec::gres_shape`); for a GPU job their devices are part of
     // that layout. n0 and n2 have no GPU, n1 one bound to core 1, n3 one
     // bound to core 0: all four have the same cores and memory.
-    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let p = params(&["CR_Core"]);
     let mut ct = ConsTres::new(p, vec![fixtures::partition(0, "p", 4)], MemoryRequest::None);
     let gpu_on = |core: usize| GresDeviceGroup {
         name: "gpu".into(),

@@ -5,8 +5,7 @@ use slurm_wasm_sdk::testkit::fixtures;
 use slurm_wasm_sdk::types::MemoryRequest;
 
 use super::*;
-use crate::params::Params;
-use crate::test_support::{job, preempt_cluster, preempt_config, refused, request, start};
+use crate::test_support::{job, params, preempt_cluster, preempt_config, refused, request, start};
 use crate::ConsTres;
 
 #[test]
@@ -108,7 +107,7 @@ fn one_row_removal_clears_only_the_job() {
 fn force_oversubscribe_shares_rows() {
     // part_data_create_array (cons_common/part_data.c): FORCE:2 gives two
     // rows; jobs share cores up to two deep.
-    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let p = params(&["CR_Core"]);
     let mut part = fixtures::partition(0, "p", 1);
     part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
     let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);

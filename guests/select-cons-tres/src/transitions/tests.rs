@@ -5,9 +5,8 @@ use slurm_wasm_sdk::select::JobTestMode;
 use slurm_wasm_sdk::testkit::fixtures;
 use slurm_wasm_sdk::types::{JobState, MemoryRequest};
 
-use crate::params::Params;
 use crate::test_support::{
-    anchor_cluster, bm, cluster, decision, job, request, run, start, start_full, with_gres,
+    anchor_cluster, bm, cluster, decision, job, params, request, run, start, start_full, with_gres,
 };
 use crate::ConsTres;
 
@@ -76,7 +75,7 @@ fn job_expand_merges_and_scales_shared_cores() {
     // cons_common.c (22.05) select_p_job_expand: CPUs of a node both jobs
     // hold add up, scaled by merged cores / (from cores + to cores) where
     // the jobs shared cores; a job merged with itself is SLURM_ERROR.
-    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let p = params(&["CR_Core"]);
     let mut part = fixtures::partition(0, "p", 1);
     part.oversubscribe = slurm_wasm_sdk::types::Oversubscribe::Force(2);
     let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);

@@ -5,8 +5,9 @@ use slurm_wasm_sdk::select::JobTestMode;
 use slurm_wasm_sdk::testkit::fixtures;
 use slurm_wasm_sdk::types::MemoryRequest;
 
-use crate::params::Params;
-use crate::test_support::{bm, cluster, cores, holding, job, preempt_cluster, refused, start};
+use crate::test_support::{
+    bm, cluster, cores, holding, job, params, preempt_cluster, refused, start,
+};
 use crate::ConsTres;
 use slurm_wasm_sdk::Bitmap;
 
@@ -78,7 +79,7 @@ fn a_job_that_does_not_share_runs_beside_its_own_partitions_sharing_jobs() {
     // `-w n2 -n2` ran on n2 and D `--oversubscribe -w n2 -n2` pended: a
     // node running a job that does not share takes no job that does.
     use slurm_wasm_sdk::types::{Oversubscribe, ShareRequest};
-    let p = Params::parse(&["CR_Core".to_string()]).unwrap();
+    let p = params(&["CR_Core"]);
     let mut part = fixtures::partition(0, "big", 2);
     part.oversubscribe = Oversubscribe::Yes(2);
     let mut ct = ConsTres::new(p, vec![part], MemoryRequest::None);

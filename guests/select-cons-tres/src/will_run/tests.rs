@@ -65,7 +65,10 @@ fn bf_busy_nodes_prefers_nodes_running_jobs_after_releases() {
         let mut ct = anchor_like("CR_Core_Memory", 4, (2, 2), 0, &[]);
         if busy {
             ct.params
-                .apply_scheduler(&["bf_busy_nodes".into()], &[])
+                .apply_scheduler(
+                    &["bf_busy_nodes".into()],
+                    slurm_wasm_sdk::types::PreemptModes::empty(),
+                )
                 .unwrap();
         }
         for (id, node, tasks, end) in [(1u32, 1usize, 8u32, 1600i64), (2, 2, 2, 2200)] {

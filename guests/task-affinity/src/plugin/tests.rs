@@ -4,7 +4,7 @@
 use slurm_wasm_sdk::codes::ESLURMD_CPU_BIND_ERROR;
 use slurm_wasm_sdk::host::Level;
 use slurm_wasm_sdk::testkit::{self, fixtures};
-use slurm_wasm_sdk::types;
+use slurm_wasm_sdk::types::{self, SelectTypeParams, TaskPluginParams};
 
 use super::*;
 use crate::bind_type::{MASK, TO_CORES, VERBOSE};
@@ -117,8 +117,9 @@ fn settings_come_from_slurm_conf() {
         cluster: fixtures::cluster_config(),
         node_name: "n1".into(),
     };
-    config.cluster.task_plugin_param = vec!["Verbose".into(), "Autobind=Cores".into()];
-    config.cluster.select_type_parameters = vec!["CR_Core,CR_Core_Default_Dist_Block".into()];
+    config.cluster.task_plugin_param = TaskPluginParams::VERBOSE | TaskPluginParams::AUTOBIND_CORES;
+    config.cluster.select_type_parameters =
+        SelectTypeParams::CORE | SelectTypeParams::CORE_DEFAULT_DIST_BLOCK;
     assert_eq!(
         read_settings(&config).unwrap(),
         Settings {
@@ -126,7 +127,7 @@ fn settings_come_from_slurm_conf() {
             default_dist_block: true,
         }
     );
-    config.cluster.task_plugin_param = vec!["Cores,Threads".into()];
+    config.cluster.task_plugin_param = TaskPluginParams::CORES | TaskPluginParams::THREADS;
     let err = read_settings(&config).unwrap_err();
     assert_eq!(
         (err.code, err.message.as_str()),
@@ -144,7 +145,8 @@ fn init_refuses_a_bad_task_plugin_param() {
         TaskAffinity::init(config.clone()).unwrap().settings,
         Settings::default()
     );
-    config.cluster.task_plugin_param = vec!["Autobind=boards".into()];
+    config.cluster.task_plugin_param =
+        TaskPluginParams::AUTOBIND_SOCKETS | TaskPluginParams::AUTOBIND_THREADS;
     let err = TaskAffinity::init(config).err().unwrap();
     assert_eq!(err.code, EINVAL);
 }

@@ -384,11 +384,9 @@ static void build_nodes(void)
 	}
 }
 
-static swasm_select_config select_config(const char *param, const char *type,
-					 swasm_partition *part, swasm_key_value *raw,
-					 const char **params)
+static swasm_select_config select_config(uint16_t param, const char *type,
+					 swasm_partition *part, swasm_key_value *raw)
 {
-	params[0] = param;
 	raw->key = "SelectType";
 	raw->value = type;
 	swasm_partition p = {
@@ -406,8 +404,7 @@ static swasm_select_config select_config(const char *param, const char *type,
 		.partitions = part,
 		.n_partitions = 1,
 	};
-	c.cluster.select_type_parameters = params;
-	c.cluster.n_select_type_parameters = 1;
+	c.cluster.select_type_parameters = param;
 	c.cluster.raw = raw;
 	c.cluster.n_raw = 1;
 	return c;
@@ -492,7 +489,7 @@ static void print_text(const char *key, int rc, char **text, const swasm_error *
 }
 
 /* Every contract function of one select plugin, keys `sel.<tag>.*`. */
-static void select_plugin(const char *toml, const char *tag, const char *param,
+static void select_plugin(const char *toml, const char *tag, uint16_t param,
 			  const char *type, int with_gres)
 {
 	char key[128];
@@ -512,8 +509,7 @@ static void select_plugin(const char *toml, const char *tag, const char *param,
 
 	swasm_partition part;
 	swasm_key_value raw;
-	const char *params[1];
-	swasm_select_config config = select_config(param, type, &part, &raw, params);
+	swasm_select_config config = select_config(param, type, &part, &raw);
 	check(swasm_select_init(p, &config, &err), "select init", &err);
 	check(swasm_select_node_init(p, nodes, NODES, &err), "node_init", &err);
 	check(swasm_select_job_init(p, NULL, 0, &err), "job_init", &err);
@@ -767,9 +763,8 @@ static void select_errors(void)
 
 	swasm_partition part;
 	swasm_key_value raw;
-	const char *params[1];
-	swasm_select_config config =
-		select_config("CR_Core_Memory", "select/cons_tres", &part, &raw, params);
+	swasm_select_config config = select_config(SWASM_CR_CORE | SWASM_CR_MEMORY,
+						   "select/cons_tres", &part, &raw);
 	check(swasm_select_init(p, &config, &err), "init", &err);
 	check(swasm_select_init(other, &config, &err), "init other", &err);
 
@@ -849,8 +844,9 @@ int main(int argc, char **argv)
 		die("ABI version", NULL);
 	gres();
 	build_nodes();
-	select_plugin("tres.toml", "tres", "CR_Core_Memory", "select/cons_tres", 1);
-	select_plugin("linear.toml", "linear", "CR_Memory", "select/linear", 0);
+	select_plugin("tres.toml", "tres", SWASM_CR_CORE | SWASM_CR_MEMORY, "select/cons_tres",
+		      1);
+	select_plugin("linear.toml", "linear", SWASM_CR_MEMORY, "select/linear", 0);
 	select_errors();
 	printf("done\n");
 	return 0;

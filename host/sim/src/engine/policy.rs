@@ -13,7 +13,7 @@ use slurm::setup::records::Cluster;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::priority::AssociationUpdate;
 use slurm_wasm_host::kinds::select::SelectConfig;
-use slurm_wasm_host::types::Job;
+use slurm_wasm_host::types::{Job, SelectTypeParams};
 use slurm_wasm_host::{
     CallError, Host, HostOptions, PluginKind, PluginSettings, PluginSource, PriorityPlugin,
     SelectPlugin, Services,
@@ -478,7 +478,7 @@ impl LoadedStack {
 fn select_config(select: &PluginSource, cluster: &Cluster) -> SelectConfig {
     let mut config = cluster.select_config();
     config.cluster.select_type_parameters =
-        select_type_parameters_for(select, &config.cluster.select_type_parameters);
+        select_type_parameters_for(select, config.cluster.select_type_parameters);
     config
 }
 
@@ -489,47 +489,17 @@ fn select_config(select: &PluginSource, cluster: &Cluster) -> SelectConfig {
 /// `CR_Memory`); `select/cons_tres` needs one of them (`CR_Memory` becomes
 /// `CR_Core_Memory`, nothing becomes `CR_Core`). Other parameters, and the
 /// parameters of plugins given as files, are kept as written.
-pub fn select_type_parameters_for(select: &PluginSource, params: &[String]) -> Vec<String> {
-    let is_unit = |p: &str| {
-        ["CR_CPU", "CR_Core", "CR_Socket"].iter().any(|u| {
-            p.eq_ignore_ascii_case(u)
-                || p.to_ascii_lowercase()
-                    .starts_with(&format!("{}_", u.to_ascii_lowercase()))
-        })
-    };
-    let memory = |p: &str| p.to_ascii_lowercase().ends_with("memory");
+pub fn select_type_parameters_for(
+    select: &PluginSource,
+    params: SelectTypeParams,
+) -> SelectTypeParams {
+    let units = SelectTypeParams::CPU | SelectTypeParams::CORE | SelectTypeParams::SOCKET;
     match select {
-        PluginSource::Bundled(name) if name == "select/linear" => {
-            let mut out = Vec::new();
-            for p in params {
-                if is_unit(p) {
-                    if memory(p) && !out.iter().any(|o: &String| o == "CR_Memory") {
-                        out.push("CR_Memory".to_owned());
-                    }
-                } else {
-                    out.push(p.clone());
-                }
-            }
-            out
+        PluginSource::Bundled(name) if name == "select/linear" => params & !units,
+        PluginSource::Bundled(name) if name == "select/cons_tres" && !params.intersects(units) => {
+            params | SelectTypeParams::CORE
         }
-        PluginSource::Bundled(name) if name == "select/cons_tres" => {
-            if params.iter().any(|p| is_unit(p)) {
-                return params.to_vec();
-            }
-            let mut out: Vec<String> = params
-                .iter()
-                .filter(|p| !p.eq_ignore_ascii_case("CR_Memory"))
-                .cloned()
-                .collect();
-            let unit = if params.iter().any(|p| p.eq_ignore_ascii_case("CR_Memory")) {
-                "CR_Core_Memory"
-            } else {
-                "CR_Core"
-            };
-            out.insert(0, unit.to_owned());
-            out
-        }
-        _ => params.to_vec(),
+        _ => params,
     }
 }
 
@@ -537,33 +507,25 @@ pub fn select_type_parameters_for(select: &PluginSource, params: &[String]) -> V
 mod tests {
     #[test]
     fn select_type_parameters_follow_the_plugin() {
-        // select/linear refuses core/CPU/socket units (spec, linear init);
-        // cons_tres needs one of them.
+        // select/linear refuses core/CPU/socket units (select_g_init,
+        // common/select.c); cons_tres needs one of them (select_p_node_init,
+        // cons_common.c).
+        type F = SelectTypeParams;
         let linear = PluginSource::Bundled("select/linear".into());
         let cons = PluginSource::Bundled("select/cons_tres".into());
-        let p = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            select_type_parameters_for(&linear, &p(&["CR_Core_Memory", "CR_ONE_TASK_PER_CORE"])),
-            p(&["CR_Memory", "CR_ONE_TASK_PER_CORE"])
+            select_type_parameters_for(&linear, F::CORE | F::MEMORY | F::ONE_TASK_PER_CORE),
+            F::MEMORY | F::ONE_TASK_PER_CORE
         );
+        assert_eq!(select_type_parameters_for(&linear, F::CORE), F::empty());
         assert_eq!(
-            select_type_parameters_for(&linear, &p(&["CR_Core"])),
-            p(&[])
+            select_type_parameters_for(&cons, F::MEMORY),
+            F::CORE | F::MEMORY
         );
-        assert_eq!(
-            select_type_parameters_for(&cons, &p(&["CR_Memory"])),
-            p(&["CR_Core_Memory"])
-        );
-        assert_eq!(select_type_parameters_for(&cons, &p(&[])), p(&["CR_Core"]));
-        assert_eq!(
-            select_type_parameters_for(&cons, &p(&["CR_CPU"])),
-            p(&["CR_CPU"])
-        );
+        assert_eq!(select_type_parameters_for(&cons, F::empty()), F::CORE);
+        assert_eq!(select_type_parameters_for(&cons, F::CPU), F::CPU);
         let file = PluginSource::File("x.wasm".into());
-        assert_eq!(
-            select_type_parameters_for(&file, &p(&["CR_Core"])),
-            p(&["CR_Core"])
-        );
+        assert_eq!(select_type_parameters_for(&file, F::CORE), F::CORE);
     }
 
     use super::*;

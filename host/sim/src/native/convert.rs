@@ -232,6 +232,15 @@ flags! {
     }
     host::GresFlags => sdk { ENFORCE_BINDING, DISABLE_BINDING }
     host_select::JobTestFlags => sdk_select { PREEMPT, CHECK_FULL, IGNORE_ERRORS }
+    host::SelectTypeParams => sdk {
+        CPU, SOCKET, CORE, MEMORY, OTHER_CONS_RES, OTHER_CONS_TRES, ONE_TASK_PER_CORE,
+        CORE_DEFAULT_DIST_BLOCK, LLN, PACK_NODES,
+    }
+    host::PreemptModes => sdk { SUSPEND, REQUEUE, CANCEL, WITHIN, GANG }
+    host::TaskPluginParams => sdk {
+        NONE, SOCKETS, CORES, THREADS, VERBOSE, AUTOBIND_THREADS, AUTOBIND_CORES,
+        AUTOBIND_SOCKETS, SLURMD_OFF_SPEC,
+    }
 }
 
 #[cfg(test)]

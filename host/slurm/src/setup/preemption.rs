@@ -17,7 +17,7 @@ use crate::slurm_conf::{parse_seconds, ConfError, Options, SlurmConf};
 use slurm_wasm_host::bindings::select::exports::slurm::plugin::select::{
     PreemptMode, PreempteeCandidate,
 };
-use slurm_wasm_host::bindings::types::{Job, JobState};
+use slurm_wasm_host::bindings::types::{Job, JobState, PreemptModes};
 
 /// `PreemptMode=` of the cluster or of a partition, as far as stopping a
 /// preempted job goes.
@@ -293,6 +293,23 @@ impl Mode {
         Some(Mode { stop, gang, within })
     }
 
+    /// The contract's flags (`PREEMPT_MODE_*` bits): none for OFF.
+    fn flags(self) -> PreemptModes {
+        let mut flags = match self.stop {
+            Stop::Off => PreemptModes::empty(),
+            Stop::Cancel => PreemptModes::CANCEL,
+            Stop::Requeue => PreemptModes::REQUEUE,
+            Stop::Suspend => PreemptModes::SUSPEND,
+        };
+        if self.gang {
+            flags |= PreemptModes::GANG;
+        }
+        if self.within {
+            flags |= PreemptModes::WITHIN;
+        }
+        flags
+    }
+
     /// `OFF` (or `CLUSTER`) alone: for a QOS, the cluster's mode applies.
     pub(super) fn is_off(self) -> bool {
         self == Mode {
@@ -363,6 +380,16 @@ fn checked(conf: &SlurmConf) -> Result<Mode, ConfError> {
         return Err(origin.error(message));
     }
     Ok(cluster)
+}
+
+/// The contract's flags of `options`' `PreemptMode=` (checked by
+/// [`check`]), when set: the bits 22.05's `preempt_mode_num` sets.
+///
+/// # Errors
+///
+/// A [`ConfError`] at the line of a value [`check`] refuses.
+pub(super) fn modes_of(options: &Options) -> Result<Option<PreemptModes>, ConfError> {
+    Ok(mode_of(options)?.map(Mode::flags))
 }
 
 /// The mode of `options`' `PreemptMode=`, when set.

@@ -45,14 +45,17 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
+use super::preemption;
 use crate::gres_conf::{GresConfFile, NodeGres};
+use crate::option_flags;
 use crate::slurm_conf::{
     self, comma_list, ConfError, MemoryLimit, NodeConf, Options, OverSubscribe, PartitionConf,
     SlurmConf,
 };
 use slurm_wasm_host::bindings::types::{
     Bitmap, ClusterConfig, GpuDefaults, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState,
-    NodeState, NodeStateFlags, Oversubscribe, Partition, TresAmount,
+    NodeState, NodeStateFlags, Oversubscribe, Partition, PreemptModes, SelectTypeParams,
+    TaskPluginParams, TresAmount,
 };
 use slurm_wasm_host::kinds::gres::{GresConfRecord, GresConfig, NodeHardware};
 use slurm_wasm_host::kinds::priority::PriorityConfig;
@@ -75,66 +78,41 @@ pub struct Cluster {
 }
 
 /// `SelectTypeParameters`, refused as slurmctld refuses them at start-up
-/// (22.05 read_config.c: "Bad SelectTypeParameter", from
-/// common/slurm_selecttype_info.c `parse_select_type_param`): a token
-/// outside 22.05's list, more than one of `CR_CPU`, `CR_Core`, `CR_Socket`
-/// (any `_Memory` form) and `CR_Memory`, or `CR_ONE_TASK_PER_CORE` with
-/// `CR_CPU*`.
-fn select_type_parameters(conf: &SlurmConf) -> Result<Vec<String>, ConfError> {
-    const UNITS: [&str; 7] = [
-        "CR_Socket",
-        "CR_Socket_Memory",
-        "CR_Core",
-        "CR_Core_Memory",
-        "CR_Memory",
-        "CR_CPU",
-        "CR_CPU_Memory",
-    ];
-    const OTHERS: [&str; 7] = [
-        "other_cons_res",
-        "other_cons_tres",
-        "CR_ALLOCATE_FULL_SOCKET",
-        "CR_ONE_TASK_PER_CORE",
-        "CR_CORE_DEFAULT_DIST_BLOCK",
-        "CR_LLN",
-        "CR_PACK_NODES",
-    ];
-    let tokens = conf.select_type_parameters();
-    let Some(origin) = conf.options.origin("SelectTypeParameters") else {
-        return Ok(tokens);
+/// (see [`option_flags::select_type_params`]); none when the key is absent.
+fn select_type_parameters(options: &Options) -> Result<SelectTypeParams, ConfError> {
+    let absent = SelectTypeParams::empty();
+    flags_of(
+        options,
+        "SelectTypeParameters",
+        absent,
+        option_flags::select_type_params,
+    )
+}
+
+/// `TaskPluginParam`, refused as slurmd refuses it at start-up (see
+/// [`option_flags::task_plugin_params`]); none when the key is absent.
+fn task_plugin_params(options: &Options) -> Result<TaskPluginParams, ConfError> {
+    let absent = TaskPluginParams::empty();
+    flags_of(
+        options,
+        "TaskPluginParam",
+        absent,
+        option_flags::task_plugin_params,
+    )
+}
+
+/// `parse` of option `key`'s value, its error at the option's line;
+/// `absent` when the key is.
+fn flags_of<F>(
+    options: &Options,
+    key: &str,
+    absent: F,
+    parse: impl FnOnce(&str) -> Result<F, String>,
+) -> Result<F, ConfError> {
+    let (Some(value), Some(origin)) = (options.get(key), options.origin(key)) else {
+        return Ok(absent);
     };
-    let is = |list: &[&str], token: &str| list.iter().any(|k| k.eq_ignore_ascii_case(token));
-    let bad = |why: String| origin.error(format!("Bad SelectTypeParameter: {why}"));
-    let units: Vec<&String> = tokens.iter().filter(|t| is(&UNITS, t)).collect();
-    if let Some(unknown) = tokens.iter().find(|t| !is(&UNITS, t) && !is(&OTHERS, t)) {
-        return Err(bad(format!(
-            "`{unknown}` is not a parameter of Slurm 22.05 (expected {}, {})",
-            UNITS.join(", "),
-            OTHERS.join(", ")
-        )));
-    }
-    if units.len() > 1 {
-        return Err(bad(format!(
-            "{} name more than one allocation unit",
-            units
-                .iter()
-                .map(|u| format!("`{u}`"))
-                .collect::<Vec<_>>()
-                .join(" and ")
-        )));
-    }
-    let cpu = units
-        .iter()
-        .any(|u| u.to_ascii_uppercase().starts_with("CR_CPU"));
-    let one_task_per_core = tokens
-        .iter()
-        .any(|t| t.eq_ignore_ascii_case("CR_ONE_TASK_PER_CORE"));
-    if cpu && one_task_per_core {
-        return Err(bad(
-            "CR_ONE_TASK_PER_CORE is not compatible with CR_CPU*, use CR_Core* instead".into(),
-        ));
-    }
-    Ok(tokens)
+    parse(value).map_err(|e| origin.error(e))
 }
 
 impl Cluster {
@@ -145,7 +123,7 @@ impl Cluster {
     /// A [`ConfError`] naming the file and line of a value listed in the
     /// [module documentation](self).
     pub fn from_slurm_conf(conf: &SlurmConf) -> Result<Cluster, ConfError> {
-        super::preemption::check(conf)?;
+        preemption::check(conf)?;
         let options = &conf.options;
         let default_memory = memory_option(options, "DefMemPerCPU", "DefMemPerNode")?;
         let max_memory = memory_option(options, "MaxMemPerCPU", "MaxMemPerNode")?;
@@ -154,7 +132,7 @@ impl Cluster {
             .iter()
             .enumerate()
             .map(|(i, p)| partition(i, p, conf.nodes.len(), &default_memory, &max_memory))
-            .collect();
+            .collect::<Result<_, _>>()?;
         // Each node's partitions, from the partitions' member lists (a
         // search of every partition for every node is nodes x partitions).
         let mut node_partitions: Vec<Vec<u32>> = vec![Vec::new(); conf.nodes.len()];
@@ -179,13 +157,13 @@ impl Cluster {
         };
         let config = ClusterConfig {
             cluster_name: options.get("ClusterName").unwrap_or_default().to_owned(),
-            select_type_parameters: select_type_parameters(conf)?,
+            select_type_parameters: select_type_parameters(options)?,
             default_memory,
             scheduler_parameters: comma_list(options.get("SchedulerParameters")),
-            preempt_mode: comma_list(options.get("PreemptMode")),
+            preempt_mode: preemption::modes_of(options)?.unwrap_or(PreemptModes::empty()),
             over_time_limit,
             kill_wait: number(options, "KillWait", "a number of seconds")?.unwrap_or(30),
-            task_plugin_param: comma_list(options.get("TaskPluginParam")),
+            task_plugin_param: task_plugin_params(options)?,
             gres_types: conf.gres_types(),
             gpu_defaults: GpuDefaults {
                 cpus_per_gpu: number(options, "DefCPUPerGPU", "a number of CPUs")?,
@@ -498,8 +476,8 @@ fn partition(
     node_count: usize,
     default_memory: &MemoryRequest,
     max_memory: &MemoryRequest,
-) -> Partition {
-    Partition {
+) -> Result<Partition, ConfError> {
+    Ok(Partition {
         index: table_index(index),
         name: conf.name.clone(),
         nodes: Bitmap::with_ones(
@@ -514,7 +492,7 @@ fn partition(
         },
         priority_job_factor: conf.priority_job_factor,
         priority_tier: conf.priority_tier,
-        preempt_mode: comma_list(conf.extra.get("PreemptMode")),
+        preempt_mode: preemption::modes_of(&conf.extra)?,
         max_time: conf.max_time,
         default_time: conf.default_time,
         max_nodes: conf.max_nodes,
@@ -527,7 +505,7 @@ fn partition(
             cpus_per_gpu: conf.def_cpu_per_gpu,
             mem_per_gpu: conf.def_mem_per_gpu,
         },
-    }
+    })
 }
 
 /// A memory default or limit; 0 MB means none.
@@ -688,7 +666,10 @@ mod tests {
 
         let config = &cluster.config;
         assert_eq!(config.cluster_name, "anchor");
-        assert_eq!(config.select_type_parameters, ["CR_Core_Memory"]);
+        assert_eq!(
+            config.select_type_parameters,
+            SelectTypeParams::CORE | SelectTypeParams::MEMORY
+        );
         assert_eq!(
             debug(&config.default_memory),
             debug(&MemoryRequest::PerCpu(250))
@@ -880,9 +861,16 @@ mod tests {
         let config = &cluster.config;
         assert_eq!((config.over_time_limit, config.kill_wait), (u16::MAX, 5));
         assert_eq!(config.scheduler_parameters, ["bf_window=60", "defer"]);
-        assert_eq!(config.preempt_mode, ["SUSPEND", "GANG"]);
-        assert_eq!(config.task_plugin_param, ["Cores", "Verbose"]);
-        assert!(config.select_type_parameters.is_empty() && config.gres_types.is_empty());
+        assert_eq!(
+            config.preempt_mode,
+            PreemptModes::SUSPEND | PreemptModes::GANG
+        );
+        assert_eq!(
+            config.task_plugin_param,
+            TaskPluginParams::CORES | TaskPluginParams::VERBOSE
+        );
+        assert_eq!(config.select_type_parameters, SelectTypeParams::empty());
+        assert!(config.gres_types.is_empty());
     }
 
     // Issue 26, class 6: a CPUSpecList range written out once per
@@ -940,9 +928,87 @@ mod tests {
             error("SelectTypeParameters=CR_CPU_Memory,CR_ONE_TASK_PER_CORE\n")
                 .contains("not compatible with CR_CPU*")
         );
-        let taken = "SelectTypeParameters=cr_core_memory,CR_ALLOCATE_FULL_SOCKET,CR_LLN\n";
-        let conf = slurm_conf::parse_str(taken, Path::new("slurm.conf")).unwrap();
-        assert!(Cluster::from_slurm_conf(&conf).is_ok());
+        // The bits parse_select_type_param sets (CR_ALLOCATE_FULL_SOCKET,
+        // deprecated, sets none).
+        type F = SelectTypeParams;
+        let flags = |value: &str| {
+            cluster(&format!("SelectTypeParameters={value}\n"))
+                .config
+                .select_type_parameters
+        };
+        assert_eq!(
+            flags("cr_core_memory,CR_ALLOCATE_FULL_SOCKET,CR_LLN"),
+            F::CORE | F::MEMORY | F::LLN
+        );
+        assert_eq!(
+            flags("CR_Socket,CR_ONE_TASK_PER_CORE,CR_Pack_Nodes"),
+            F::SOCKET | F::ONE_TASK_PER_CORE | F::PACK_NODES
+        );
+        assert_eq!(
+            flags("CR_CPU_Memory,CR_CORE_DEFAULT_DIST_BLOCK,other_cons_tres"),
+            F::CPU | F::MEMORY | F::CORE_DEFAULT_DIST_BLOCK | F::OTHER_CONS_TRES
+        );
+    }
+
+    #[test]
+    fn task_plugin_param_as_22_05_reads_it() {
+        // read_config.c (`_validate_and_set_task_plugin_param`): the
+        // CPU_BIND_* bits of each word, Slurm's messages for the rest.
+        type F = TaskPluginParams;
+        let flags = |value: &str| {
+            cluster(&format!("TaskPluginParam={value}\n"))
+                .config
+                .task_plugin_param
+        };
+        assert_eq!(flags("Cores,Verbose"), F::CORES | F::VERBOSE);
+        assert_eq!(
+            flags("autobind=threads,SlurmdOffSpec"),
+            F::AUTOBIND_THREADS | F::SLURMD_OFF_SPEC
+        );
+        assert_eq!(flags("Autobind=none"), F::empty());
+        assert_eq!(flags("none"), F::NONE);
+        for (value, message) in [
+            ("Cores,Sockets", "Bad TaskPluginParam: Sockets"),
+            (
+                "autobind=cores,autobind=threads",
+                "Bad TaskPluginParam: autobind already set",
+            ),
+            (
+                "Autobind=boards",
+                "Bad TaskPluginParam autobind value: boards",
+            ),
+            ("OOMKillStep", "Bad TaskPluginParam: OOMKillStep"),
+        ] {
+            assert_eq!(
+                error(&format!("TaskPluginParam={value}\n")),
+                format!("slurm.conf:1: {message}")
+            );
+        }
+    }
+
+    #[test]
+    fn preempt_mode_as_22_05_reads_it() {
+        // preempt_mode_num (common/slurm_protocol_defs.c): OFF and CLUSTER
+        // are no bit, ON is SUSPEND; a partition without its own line has
+        // none (NO_VAL16).
+        let c = cluster(
+            "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE,WITHIN\n\
+             NodeName=n1\nPartitionName=a Nodes=n1 PreemptMode=CLUSTER\n\
+             PartitionName=b Nodes=n1 PreemptMode=ON,GANG\nPartitionName=c Nodes=n1\n",
+        );
+        assert_eq!(
+            c.config.preempt_mode,
+            PreemptModes::REQUEUE | PreemptModes::WITHIN
+        );
+        let modes: Vec<_> = c.partitions.iter().map(|p| p.preempt_mode).collect();
+        assert_eq!(
+            modes,
+            [
+                Some(PreemptModes::empty()),
+                Some(PreemptModes::SUSPEND | PreemptModes::GANG),
+                None
+            ]
+        );
     }
 
     #[test]
