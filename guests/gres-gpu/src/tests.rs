@@ -481,7 +481,7 @@ fn slurm_conf_count_without_gres_conf() {
     assert_eq!(out[..2], ["SLURM_GPUS_ON_NODE=2", "-SLURM_JOB_GPUS"]);
 }
 
-// The export layer (gres-common's `Export`, as the host calls it): gres/gpu's
+// The export layer (the SDK's `gres::Export`, as the host calls it): gres/gpu's
 // hardware hooks need the state (`called before init`), and `task_set_env`
 // hands the task's usable set through (Slurm 22.05.8 src/plugins/gres/common/gres_common.c `common_gres_set_env`
 // in task mode, as `task_env_keeps_only_usable_devices` above).

@@ -265,7 +265,7 @@ fn gpus_implied_by_mps_files() {
     assert_eq!(out.last().unwrap(), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100");
 }
 
-// The export layer (gres-common's `Export`, as the host calls it): calls
+// The export layer (the SDK's `gres::Export`, as the host calls it): calls
 // before `init` fail naming the plugin, except the hardware hooks, which do
 // nothing for gres/mps as in Slurm; after `init` and `node_config_load` the
 // calls reach the plugin; `fini` drops the state again.
