@@ -90,12 +90,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anchor_select::{JobRecord, NodeLine, Preempted, Recording, Step, Submitted, WillRun};
-use slurm::allocation::{node_allocations, node_names};
 use slurm::controller::Controller;
 use slurm::job_request::{JobRequest, PreparedJob};
 use slurm::setup::preemption::{self, Preemption};
 use slurm::setup::qos::QosTable;
 use slurm::setup::records::Cluster;
+use slurm::show::allocation::{node_allocations, node_names};
 use slurm::{gres_conf, hostlist, slurm_conf};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};

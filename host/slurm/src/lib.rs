@@ -16,16 +16,17 @@
 //! * [`controller`] is slurmctld around a select plugin: the requests it
 //!   makes, the jobs holding resources, reservations and preemption, the
 //!   calls that keep the plugin's tables in step;
-//! * [`allocation`] shows an allocation as `scontrol show job -d` does.
+//! * [`show`] writes jobs, reservations, priorities and shares as
+//!   `scontrol`, `sprio` and `sshare` write them.
 //!
 //! The runtime (`slurm-wasm-host`) knows none of this: it loads, limits and
 //! calls components.
 
-pub mod allocation;
 pub mod controller;
 pub mod gres_conf;
 pub mod hostlist;
 pub mod job_request;
 pub mod option_flags;
 pub mod setup;
+pub mod show;
 pub mod slurm_conf;
