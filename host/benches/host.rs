@@ -160,7 +160,7 @@ mod call {
     fn native(b: Bencher<'_, '_>) {
         use slurm_wasm_sdk::priority::{Export, PriorityConfig, PriorityGuest};
         use slurm_wasm_sdk::testkit::fixtures;
-        type Basic = Export<priority_basic::plugin::PriorityBasic>;
+        type Basic = Export<priority_basic::PriorityBasic>;
         Basic::init(PriorityConfig {
             cluster: fixtures::cluster_config(),
             partitions: Vec::new(),
@@ -508,7 +508,7 @@ mod multifactor {
     #[divan::bench(args = [10_000, 100_000], sample_count = 10)]
     fn native(b: Bencher<'_, '_>, jobs: u32) {
         use slurm_wasm_sdk::priority::{Export, PriorityGuest};
-        type Native = Export<priority_multifactor::plugin::PriorityMultifactor>;
+        type Native = Export<priority_multifactor::PriorityMultifactor>;
         let (config, tree, jobs) = inputs!(slurm_wasm_sdk::testkit::fixtures, sdk_kinds, jobs);
         slurm_wasm_sdk::testkit::with(|h| h.now = NOW);
         Native::init(config).unwrap();
@@ -574,7 +574,7 @@ mod affinity {
     #[divan::bench]
     fn native(b: Bencher<'_, '_>) {
         use slurm_wasm_sdk::task::{Export, TaskGuest};
-        type Native = Export<task_affinity::plugin::TaskAffinity>;
+        type Native = Export<task_affinity::TaskAffinity>;
         let block_map = (0..256u32).map(|a| a / 2 + (a % 2) * 128).collect();
         slurm_wasm_sdk::testkit::with(|h| {
             h.cpu_layout = Ok(slurm_wasm_sdk::task::topology::CpuLayout {

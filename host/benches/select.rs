@@ -479,7 +479,7 @@ impl Native for select_cons_tres::ConsTres {
         nodes: &[slurm_wasm_sdk::types::Node],
         running: &[slurm_wasm_sdk::types::Job],
     ) -> Self {
-        let mut ct = select_cons_tres::plugin::instance_from(config).unwrap();
+        let mut ct = select_cons_tres::instance_from(config).unwrap();
         ct.node_init(nodes).unwrap();
         ct.rebuild(running).unwrap();
         ct

@@ -5,7 +5,9 @@
 //! over the SDK's records ([`GresPlugin`]), so it also runs natively (tests,
 //! benchmarks); [`plugin`] exports it through the `gres-plugin` world.
 
-pub mod plugin;
+mod plugin;
+
+pub use plugin::GresGpu;
 
 use slurm_wasm_sdk::gres::{
     Device, EnvChange, EnvFlags, GresConfRecord, NodeConfigResult, NodeHardware,

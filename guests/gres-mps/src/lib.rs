@@ -8,7 +8,9 @@
 //! nothing, as Slurm's gres/mps: clocks belong to gres/gpu, and MPS cannot
 //! be combined with `--gpu-freq`.
 
-pub mod plugin;
+mod plugin;
+
+pub use plugin::GresMps;
 
 use slurm_wasm_sdk::gres::{
     Device, EnvChange, EnvFlags, GresConfRecord, NodeConfigResult, NodeHardware,

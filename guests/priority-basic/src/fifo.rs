@@ -1,9 +1,6 @@
 //! The FIFO rule of `priority_p_set` and the restart boost of
 //! `priority_p_recover` (Slurm 22.05.8 src/slurmctld/job_mgr.c `sync_job_priorities`).
 
-/// `TOP_PRIORITY`: where the controller's `lowest_prio` starts.
-pub const TOP_PRIORITY: u32 = 0xffff_0000;
-
 /// The smallest boost `recover` applies (Slurm 22.05.8 src/slurmctld/job_mgr.c `sync_job_priorities`).
 pub const MIN_RECOVER_BOOST: u32 = 1_000_000;
 
@@ -43,6 +40,9 @@ pub fn recover_boost(boost: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `TOP_PRIORITY`: where the controller's `lowest_prio` starts.
+    const TOP_PRIORITY: u32 = 0xffff_0000;
 
     /// The controller side of Slurm 22.05.8 src/slurmctld/job_mgr.c `set_job_prio`: `lowest_prio = min(lowest_prio, p + nice)`.
     fn sequence(nices: &[i32]) -> Vec<u32> {

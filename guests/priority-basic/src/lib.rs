@@ -5,6 +5,8 @@
 //! builds natively as well; [`plugin`] exports it through the
 //! `priority-plugin` world.
 
-pub mod fifo;
-pub mod plugin;
-pub mod reservation;
+mod fifo;
+mod plugin;
+mod reservation;
+
+pub use plugin::PriorityBasic;

@@ -64,6 +64,7 @@ impl Flags {
     }
 
     /// The raw bits (Slurm's `priority_flags`).
+    #[cfg(test)]
     pub fn bits(self) -> u16 {
         self.0
     }

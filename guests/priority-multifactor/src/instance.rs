@@ -86,10 +86,12 @@ impl Multifactor {
         &self.config
     }
 
+    #[cfg(test)]
     pub fn tree(&self) -> &Tree {
         &self.tree
     }
 
+    #[cfg(test)]
     pub fn qos(&self) -> &QosTable {
         &self.qos
     }

@@ -16,17 +16,19 @@
 //! [`plugin`] exports it through the `priority-plugin` world, taking the
 //! time from the host's clock.
 
-pub mod classic;
-pub mod config;
-pub mod decay;
-pub mod factors;
-pub mod fair_tree;
-pub mod instance;
-pub mod job;
-pub mod plugin;
-pub mod qos;
-pub mod reset;
-pub mod sprio;
-pub mod state;
-pub mod tree;
-pub mod usage;
+mod classic;
+mod config;
+mod decay;
+mod factors;
+mod fair_tree;
+mod instance;
+mod job;
+mod plugin;
+mod qos;
+mod reset;
+mod sprio;
+mod state;
+mod tree;
+mod usage;
+
+pub use plugin::PriorityMultifactor;

@@ -325,6 +325,7 @@ impl Tree {
     }
 
     /// Every association, by ascending id.
+    #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = &Assoc> {
         self.assocs.values()
     }
@@ -352,12 +353,9 @@ impl Tree {
         self.max_priority
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.assocs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.assocs.is_empty()
     }
 
     /// `id` and its ancestors up to the root; empty for an unknown id.

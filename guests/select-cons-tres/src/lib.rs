@@ -32,22 +32,24 @@
 //! [`plugin`] exports it through the `select-plugin` world, with the
 //! nodeinfo/jobinfo resources of `select-common` (shared with select/linear).
 
-pub mod allocate_sc;
-pub mod can_run;
-pub mod dist_tasks;
-pub mod eval_nodes;
-pub mod gres_sched;
-pub mod job_test;
-pub mod node_usage;
-pub mod params;
-pub mod plugin;
-pub mod preempt;
-pub mod request;
-pub mod rows;
-pub mod state;
-pub mod transitions;
-pub mod verify;
-pub mod will_run;
+mod allocate_sc;
+mod can_run;
+mod dist_tasks;
+mod eval_nodes;
+mod gres_sched;
+mod job_test;
+mod node_usage;
+mod params;
+mod plugin;
+mod preempt;
+mod request;
+mod rows;
+mod state;
+mod transitions;
+mod verify;
+mod will_run;
+
+pub use plugin::{instance_from, ConsTresPlugin};
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;

@@ -24,8 +24,6 @@ use crate::ConsTres;
 
 /// `plugin_id` of select/cons_tres.
 pub const CONS_TRES_ID: u32 = 109;
-/// `plugin_id` of select/cons_res.
-pub const CONS_RES_ID: u32 = 101;
 
 /// select/cons_tres as the SDK's [`select::Plugin`](Plugin): the placement
 /// tables and the `sinfo` table the controller reads through

@@ -15,7 +15,9 @@ use slurm_wasm_sdk::Bitmap;
 /// A GRES name or type no node has: matches no device.
 pub const UNKNOWN_GRES: u32 = u32::MAX;
 
-/// Memory asked per node, after defaults (`pn_min_memory`).
+/// Memory asked per node, after defaults (`pn_min_memory`). The variants
+/// are named as the contract's `memory-request` ones.
+#[allow(clippy::enum_variant_names)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mem {
     /// MB per node; 0 = all the memory of the node.

@@ -23,17 +23,17 @@
 //!
 //! [`plugin`] exports it through the `select-plugin` world.
 
-pub mod config;
-pub mod filter;
-pub mod gres;
-pub mod instance;
-pub mod jobs;
-pub mod modes;
-pub mod placement;
-pub mod plugin;
-pub mod resources;
-pub mod state;
-pub mod usage;
+mod config;
+mod filter;
+mod gres;
+mod instance;
+mod jobs;
+mod modes;
+mod placement;
+mod plugin;
+mod resources;
+mod state;
+mod usage;
 
 pub use instance::Linear;
 

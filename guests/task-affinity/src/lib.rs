@@ -27,17 +27,19 @@
 //! layout from the `topology` capability (required) and binding tasks
 //! through `cpuset` (optional: without it, binding a task fails).
 
-pub mod allocation;
-pub mod batch;
+mod allocation;
+mod batch;
 pub use srun::cpu_bind as bind_type;
-pub mod cpuset;
-pub mod cstr;
-pub mod dist;
-pub mod env;
-pub mod hardware;
-pub mod layout;
-pub mod lllp;
-pub mod mask;
-pub mod plugin;
-pub mod task_plugin_param;
-pub mod verbose;
+mod cpuset;
+mod cstr;
+mod dist;
+mod env;
+mod hardware;
+mod layout;
+mod lllp;
+mod mask;
+mod plugin;
+mod task_plugin_param;
+mod verbose;
+
+pub use plugin::TaskAffinity;

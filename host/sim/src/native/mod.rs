@@ -7,13 +7,13 @@
 //!
 //! * select/cons_tres and select/linear: their values of the SDK's
 //!   [`select::Plugin`](slurm_wasm_sdk::select::Plugin),
-//!   [`select_cons_tres::plugin::ConsTresPlugin`] and
+//!   [`select_cons_tres::ConsTresPlugin`] and
 //!   [`select_linear::Linear`], driven through that trait (so `SelectType`
 //!   in the configuration still switches cons_tres to cons_res behaviour);
 //! * priority/multifactor and priority/basic: their values of the SDK's
 //!   [`priority::Plugin`](slurm_wasm_sdk::priority::Plugin),
-//!   [`priority_multifactor::plugin::PriorityMultifactor`] and
-//!   [`priority_basic::plugin::PriorityBasic`], driven through that trait.
+//!   [`priority_multifactor::PriorityMultifactor`] and
+//!   [`priority_basic::PriorityBasic`], driven through that trait.
 //!
 //! Records cross by [`convert`] (a field-by-field copy, the native
 //! counterpart of lowering and lifting a component's arguments).
@@ -41,9 +41,9 @@ pub mod convert;
 
 use std::sync::Arc;
 
-use priority_basic::plugin::PriorityBasic;
-use priority_multifactor::plugin::PriorityMultifactor;
-use select_cons_tres::plugin::ConsTresPlugin;
+use priority_basic::PriorityBasic;
+use priority_multifactor::PriorityMultifactor;
+use select_cons_tres::ConsTresPlugin;
 use select_linear::Linear;
 use slurm::controller::Select;
 use slurm_wasm_host::capabilities::clock::{Clock, VirtualClock};
