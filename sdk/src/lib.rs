@@ -10,6 +10,8 @@
 //!   the word-at-a-time operations select plugins' per-node loops need;
 //! * [`Error`] and the Slurm error [`codes`];
 //! * [`identity()`], the usual answer of `describe()`;
+//! * [`state`]: the checked blob of `state-save`/`state-restore` (magic,
+//!   version, length, checksum, a packed body);
 //! * [`pack`]: Slurm's buffer packing (`pack16`, `packstr`, `packdouble`,
 //!   ...) with bounds-checked unpacking, and [`protocol`]: the Slurm RPC
 //!   protocol versions (20.11 to 22.05) a packed record may carry; the
@@ -46,6 +48,7 @@ pub mod identity;
 pub mod pack;
 pub mod plugin;
 pub mod protocol;
+pub mod state;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testkit;
 pub mod version;

@@ -11,8 +11,6 @@
 //!   which with their pack formats are the SDK's
 //!   ([`slurm_wasm_sdk::select::info`]), and the table of every node's
 //!   nodeinfo that `nodeinfo-set-all` refreshes;
-//! * [`state`]: a self-describing, versioned state blob for
-//!   `state-save`/`state-restore`;
 //! * [`resources`]: `job_resources` builders (per-node entries in node-index
 //!   order, run-length CPU arrays).
 //!
@@ -23,7 +21,6 @@ pub mod jobinfo;
 pub mod nodeinfo;
 pub mod nodes;
 pub mod resources;
-pub mod state;
 
 pub use slurm_wasm_sdk::{pack, protocol};
 

@@ -1,5 +1,5 @@
 //! `state-save` / `state-restore`: the usage tables and the jobs linear
-//! tracks, in a self-describing blob (`select_common::state`).
+//! tracks, in a self-describing blob (`slurm_wasm_sdk::state`).
 //!
 //! Slurm 22.05's linear saves nothing and rebuilds its tables from the
 //! controller's job list; here the host may restart a plugin instance
@@ -10,8 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use select_common::pack::{Packer, Unpacker};
-use select_common::state::{open, StateWriter};
 use select_common::MemRequest;
+use slurm_wasm_sdk::state::{open, StateWriter};
 use slurm_wasm_sdk::{Bitmap, Error};
 
 use crate::jobs::{ActiveJob, Activity, GresHeld, NodeHeld};

@@ -1,4 +1,5 @@
-//! Self-describing state blobs for `state-save` / `state-restore`.
+//! Self-describing state blobs for `state-save` / `state-restore`, for any
+//! plugin kind (select/linear's is one).
 //!
 //! The host wraps the blob in its own checked header; the blob still
 //! carries its own: a 4-byte magic naming the plugin, a format version, the
@@ -10,9 +11,8 @@
 //!
 //! Layout: `magic[4] | version u16 | length u32 | checksum u32 | body`.
 
-use slurm_wasm_sdk::Error;
-
 use crate::pack::{Packer, Unpacker};
+use crate::Error;
 
 const HEADER: usize = 4 + 2 + 4 + 4;
 
@@ -32,6 +32,7 @@ pub struct StateWriter {
 }
 
 impl StateWriter {
+    /// A blob of format `version` of the plugin whose magic is `magic`.
     pub fn new(magic: [u8; 4], version: u16) -> Self {
         StateWriter {
             magic,
@@ -40,6 +41,7 @@ impl StateWriter {
         }
     }
 
+    /// The body, written with Slurm's packing.
     pub fn body(&mut self) -> &mut Packer {
         &mut self.body
     }
