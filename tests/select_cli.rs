@@ -27,6 +27,17 @@ fn place(running: &[&str], options: &[&str], json: bool) -> (i32, String, String
 /// [`place`] with the files of another recorded configuration (and its
 /// QOS table, when it has one).
 fn place_in(config: &str, running: &[&str], options: &[&str], json: bool) -> (i32, String, String) {
+    place_queued(config, running, &[], options, json)
+}
+
+/// [`place_in`] with `pending` jobs waiting in the queue.
+fn place_queued(
+    config: &str,
+    running: &[&str],
+    pending: &[&str],
+    options: &[&str],
+    json: bool,
+) -> (i32, String, String) {
     let (conf, gres) = (fixture(config, "slurm.conf"), fixture(config, "gres.conf"));
     let qos = fixture(config, "qos.txt");
     let mut args = vec!["--slurm-conf", &conf, "--gres-conf", &gres, "--now", NOW];
@@ -36,6 +47,10 @@ fn place_in(config: &str, running: &[&str], options: &[&str], json: bool) -> (i3
     for r in running {
         args.push("--running");
         args.push(r);
+    }
+    for p in pending {
+        args.push("--pending");
+        args.push(p);
     }
     if json {
         args.push("--json");
@@ -130,6 +145,49 @@ fn a_job_that_must_wait_gets_a_will_run_answer() {
     assert!(
         out.contains("   SchedNodeList=n[1-4]\n   NumNodes=4 NumCPUs=32 "),
         "{out}"
+    );
+}
+
+#[test]
+fn queued_jobs_of_the_partition_delay_a_will_run_answer() {
+    // slurmctld answers `sbatch --test-only` with the will-run start
+    // delayed for the pending jobs of the job's partition with at least its
+    // priority (22.05 job_scheduler.c `job_start_data` and
+    // `_delayed_job_start_time`): each adds max(min CPUs, min nodes x the
+    // partition's CPUs per node) x its time limit in CPU-minutes, and the
+    // sum over the partition's CPUs is the delay in minutes. Partition big
+    // is n[1-4], 8 CPUs each (32): `-N2 -t 20` adds 16 x 20, `-n6 -t 10`
+    // adds max(6, 8) x 10, the `-p hw` job none (another partition):
+    // 400 / 32 = 12 whole minutes after the 16:33:39 of the test above.
+    let running = [
+        "-n1 -t 5",
+        "-n2 -t 6",
+        "-c3 -t 7",
+        "-n2 --mem=1000 -t 8",
+        "-N2 --ntasks-per-node=1 -t 9",
+    ];
+    let pending = ["-N2 -t 20", "-n6 -t 10", "-p hw -N1 -t 30"];
+    let (code, out, err) = place_queued(
+        "cons_tres-CR_Core_Memory",
+        &running,
+        &pending,
+        &["-N4", "--exclusive"],
+        false,
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.starts_with("JobId=9 "), "{out}");
+    assert!(out.contains("   StartTime=2026-11-21T16:45:39 "), "{out}");
+    // A job queued behind it (a lower priority) delays nothing.
+    let (_, out, err) = place_queued(
+        "cons_tres-CR_Core_Memory",
+        &running,
+        &["-N2 -t 20 --priority=0"],
+        &["-N4", "--exclusive", "--priority=5"],
+        false,
+    );
+    assert!(
+        out.contains("   StartTime=2026-11-21T16:33:39 "),
+        "{out}{err}"
     );
 }
 

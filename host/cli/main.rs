@@ -138,8 +138,9 @@ enum Command {
 
 #[derive(Subcommand)]
 enum SelectCommand {
-    /// Where would this job go? Starts the `--running` jobs in order, then
-    /// places the job (RUN_NOW, else WILL_RUN) and prints it as
+    /// Where would this job go? Starts the `--running` jobs in order, queues
+    /// the `--pending` ones, then places the job (RUN_NOW, else WILL_RUN,
+    /// whose start the queue delays as slurmctld's) and prints it as
     /// `scontrol show job -d` would. Exit 0: starts now; 3: starts later;
     /// 1: cannot run.
     Place {
@@ -161,6 +162,12 @@ enum SelectCommand {
         /// sbatch options of a job already running (repeat, in start order).
         #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
         running: Vec<String>,
+        /// sbatch options of a job waiting in the queue (repeat, in
+        /// submission order): those of the job's partition with at least its
+        /// priority delay a will-run start, as slurmctld's answer to
+        /// `sbatch --test-only` is delayed.
+        #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
+        pending: Vec<String>,
         /// The time of the decision, Unix seconds (default: now).
         #[arg(long, value_name = "SECONDS")]
         now: Option<i64>,
@@ -292,6 +299,7 @@ fn main() -> ExitCode {
                 qos_table,
                 reservation,
                 running,
+                pending,
                 now,
                 json,
                 options,
@@ -301,6 +309,7 @@ fn main() -> ExitCode {
                 qos_table,
                 reservation,
                 running,
+                pending,
                 now,
                 json,
                 options,

@@ -62,6 +62,8 @@ pub struct PlaceRequest {
     pub reservation: Option<String>,
     /// sbatch options of each running job, in start order.
     pub running: Vec<String>,
+    /// sbatch options of each queued job, in submission order.
+    pub pending: Vec<String>,
     /// Unix seconds the decision is made at; the system time when none.
     pub now: Option<i64>,
     pub json: bool,
@@ -204,7 +206,17 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow!("--running '{options}': {e}"))?;
         running.push((options, prepared));
     }
-    let id = u32::try_from(request.running.len() + 1).unwrap_or(u32::MAX);
+    let mut pending = Vec::new();
+    for (i, options) in request.pending.iter().enumerate() {
+        let id = u32::try_from(running.len() + i + 1).unwrap_or(u32::MAX);
+        let prepared = JobRequest::parse(&words(options))
+            .and_then(|r| r.prepare(id, cluster, default))
+            .map_err(|e| anyhow!("--pending '{options}': {e}"))?;
+        site.check_qos(&prepared.job)
+            .map_err(|e| anyhow!("--pending '{options}': {e}"))?;
+        pending.push(prepared.job);
+    }
+    let id = u32::try_from(running.len() + pending.len() + 1).unwrap_or(u32::MAX);
     let prepared = JobRequest::parse(&request.options)
         .and_then(|r| r.prepare(id, cluster, default))
         .map_err(|e| anyhow!("{e}"))?;
@@ -276,6 +288,9 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         }
     }
 
+    for job in pending {
+        controller.queue(job);
+    }
     let outcome = controller.place(&prepared, now)?;
     let active = controller.reservations();
     let shown = active

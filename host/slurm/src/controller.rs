@@ -168,6 +168,9 @@ pub enum Decision {
     },
     /// It cannot start now; a will-run test expects it to start at `start`
     /// on `job`'s resources, preempting `preempts` then. Nothing changed.
+    /// `start` is the plugin's start delayed for the queued jobs of the
+    /// partition that come first, as slurmctld answers a will-run
+    /// ([`Controller::delayed_start`]).
     Later {
         /// The job as it would run.
         job: Job,
@@ -187,6 +190,8 @@ pub struct Controller<S> {
     select: S,
     preemption: Option<Preemption>,
     holding: BTreeMap<u32, Job>,
+    /// Jobs waiting in the queue, in submission order.
+    queued: Vec<Job>,
     reservations: Vec<Reservation>,
 }
 
@@ -210,8 +215,75 @@ impl<S: Select> Controller<S> {
             select,
             preemption,
             holding: BTreeMap::new(),
+            queued: Vec::new(),
             reservations: Vec::new(),
         })
+    }
+
+    /// Puts `job` in the queue: a pending job that holds nothing and that
+    /// the scheduler has not started, whose place in line delays the
+    /// will-run answers of the jobs behind it ([`Controller::delayed_start`]).
+    pub fn queue(&mut self, job: Job) {
+        self.queued.push(job);
+    }
+
+    /// The queued jobs, in submission order.
+    pub fn queued(&self) -> &[Job] {
+        &self.queued
+    }
+
+    /// How much later than its will-run start slurmctld tells `job` it
+    /// will start, for the queued jobs of its partition that it would wait
+    /// behind (22.05 job_scheduler.c `_delayed_job_start_time`, applied to
+    /// the answer of `job_start_data`, which is what `sbatch --test-only`
+    /// prints). Every other pending job of the same partition with a
+    /// priority at least `job`'s adds its CPU-minutes, `max(min CPUs,
+    /// min nodes x the partition's CPUs per node) x time limit` (the
+    /// partition's `MaxTime` when the job has none), and the sum, in
+    /// whole partition-wide minutes, is the delay in seconds. Slurm's own
+    /// caveat holds: a rough estimate that ignores dependencies, features
+    /// and requested nodes. A job whose limit is `UNLIMITED` in a
+    /// partition without `MaxTime` counts as Slurm's `INFINITE` minutes.
+    pub fn delayed_start(&self, job: &Job) -> i64 {
+        /// `INFINITE`: an unlimited time limit.
+        const INFINITE: u64 = 0xffff_fffe;
+        let Some(&partition) = job.partitions.first() else {
+            return 0;
+        };
+        let Some(part) = self.cluster.partitions.get(partition as usize) else {
+            return 0;
+        };
+        let members: Vec<u32> = part.nodes.ones().collect();
+        let part_nodes = members.len() as u64;
+        let part_cpus: u64 = members
+            .iter()
+            .filter_map(|&n| self.cluster.nodes.get(n as usize))
+            .map(|n| u64::from(n.cpus))
+            .sum();
+        if part_cpus == 0 {
+            return 0;
+        }
+        let cpus_per_node = if part_cpus > part_nodes {
+            part_cpus / part_nodes
+        } else {
+            1
+        };
+        let cume: u64 = self
+            .queued
+            .iter()
+            .filter(|q| {
+                q.job_id != job.job_id
+                    && q.partitions.first() == Some(&partition)
+                    && q.priority >= job.priority
+            })
+            .map(|q| {
+                let cpus = u64::from(q.details.min_cpus)
+                    .max(u64::from(q.details.min_nodes) * cpus_per_node);
+                let minutes = q.time_limit.or(part.max_time).map_or(INFINITE, u64::from);
+                cpus.saturating_mul(minutes)
+            })
+            .fold(0, u64::saturating_add);
+        i64::try_from(cume / part_cpus * 60).unwrap_or(i64::MAX)
     }
 
     /// The cluster.
@@ -505,7 +577,9 @@ impl<S: Operations> Controller<S> {
                         start_time,
                         preemptees,
                     }) => {
-                        let start = start_time.unwrap_or(now);
+                        let start = start_time
+                            .unwrap_or(now)
+                            .saturating_add(self.delayed_start(&prepared.job));
                         Ok(Decision::Later {
                             job: prepared.started(resources, start),
                             start,
