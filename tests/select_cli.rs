@@ -122,20 +122,22 @@ fn a_second_gpu_job_gets_the_other_gpu() {
     );
 }
 
+/// The recording's a1..a5, here running for 5..9 minutes from `NOW`.
+const FIVE_RUNNING: [&str; 5] = [
+    "-n1 -t 5",
+    "-n2 -t 6",
+    "-c3 -t 7",
+    "-n2 --mem=1000 -t 8",
+    "-N2 --ntasks-per-node=1 -t 9",
+];
+
 #[test]
 fn a_job_that_must_wait_gets_a_will_run_answer() {
     // The recording's first test-only question: with a1..a5 running, `-N4
     // --exclusive` would start when the last of them ends, on n[1-4] with
     // all 32 CPUs. Here the five run for 5..9 minutes from NOW, so the
     // last ends at NOW + 9 min = 16:33:39.
-    let running = [
-        "-n1 -t 5",
-        "-n2 -t 6",
-        "-c3 -t 7",
-        "-n2 --mem=1000 -t 8",
-        "-N2 --ntasks-per-node=1 -t 9",
-    ];
-    let (code, out, err) = place(&running, &["-N4", "--exclusive"], false);
+    let (code, out, err) = place(&FIVE_RUNNING, &["-N4", "--exclusive"], false);
     assert_eq!(code, 3, "{out}{err}");
     assert!(
         out.contains("   JobState=PENDING Reason=Resources\n"),
@@ -159,17 +161,10 @@ fn queued_jobs_of_the_partition_delay_a_will_run_answer() {
     // is n[1-4], 8 CPUs each (32): `-N2 -t 20` adds 16 x 20, `-n6 -t 10`
     // adds max(6, 8) x 10, the `-p hw` job none (another partition):
     // 400 / 32 = 12 whole minutes after the 16:33:39 of the test above.
-    let running = [
-        "-n1 -t 5",
-        "-n2 -t 6",
-        "-c3 -t 7",
-        "-n2 --mem=1000 -t 8",
-        "-N2 --ntasks-per-node=1 -t 9",
-    ];
     let pending = ["-N2 -t 20", "-n6 -t 10", "-p hw -N1 -t 30"];
     let (code, out, err) = place_queued(
         "cons_tres-CR_Core_Memory",
-        &running,
+        &FIVE_RUNNING,
         &pending,
         &["-N4", "--exclusive"],
         false,
@@ -180,7 +175,7 @@ fn queued_jobs_of_the_partition_delay_a_will_run_answer() {
     // A job queued behind it (a lower priority) delays nothing.
     let (_, out, err) = place_queued(
         "cons_tres-CR_Core_Memory",
-        &running,
+        &FIVE_RUNNING,
         &["-N2 -t 20 --priority=0"],
         &["-N4", "--exclusive", "--priority=5"],
         false,
