@@ -161,6 +161,11 @@ fn queued_jobs_of_the_partition_delay_a_will_run_answer() {
     // is n[1-4], 8 CPUs each (32): `-N2 -t 20` adds 16 x 20, `-n6 -t 10`
     // adds max(6, 8) x 10, the `-p hw` job none (another partition):
     // 400 / 32 = 12 whole minutes after the 16:33:39 of the test above.
+    // Real 22.05.8 (the anchor, 2026-11-27): with these five running,
+    // `sbatch --test-only -N4 --exclusive` answered 13:04:16; with the three
+    // queued (`--begin=now+3600`, priority raised above the tested job's)
+    // 13:16:16, 12 minutes later; with only `-n6 -t 10` above it, 13:06:16
+    // (80 / 32 = 2 whole minutes); with both below it, 13:04:16 again.
     let pending = ["-N2 -t 20", "-n6 -t 10", "-p hw -N1 -t 30"];
     let (code, out, err) = place_queued(
         "cons_tres-CR_Core_Memory",
@@ -172,18 +177,23 @@ fn queued_jobs_of_the_partition_delay_a_will_run_answer() {
     assert_eq!(code, 3, "{out}{err}");
     assert!(out.starts_with("JobId=9 "), "{out}");
     assert!(out.contains("   StartTime=2026-11-21T16:45:39 "), "{out}");
-    // A job queued behind it (a lower priority) delays nothing.
-    let (_, out, err) = place_queued(
-        "cons_tres-CR_Core_Memory",
-        &FIVE_RUNNING,
-        &["-N2 -t 20 --priority=0"],
-        &["-N4", "--exclusive", "--priority=5"],
-        false,
-    );
-    assert!(
-        out.contains("   StartTime=2026-11-21T16:33:39 "),
-        "{out}{err}"
-    );
+    // Jobs queued behind it (a lower priority) delay nothing; of the two,
+    // only the one above it counts.
+    for (priorities, start) in [((1, 1), "16:33:39"), ((1, 9), "16:35:39")] {
+        let queued = [
+            format!("-N2 -t 20 --priority={}", priorities.0),
+            format!("-n6 -t 10 --priority={}", priorities.1),
+        ];
+        let (_, out, err) = place_queued(
+            "cons_tres-CR_Core_Memory",
+            &FIVE_RUNNING,
+            &[&queued[0], &queued[1]],
+            &["-N4", "--exclusive", "--priority=5"],
+            false,
+        );
+        let start = format!("   StartTime=2026-11-21T{start} ");
+        assert!(out.contains(&start), "{out}{err}");
+    }
 }
 
 #[test]
