@@ -1,6 +1,6 @@
 /*
  * defaults.c - what a select plugin keeps besides its policy, as the Rust
- * SDK's select::Plugin and the Python slurm_plugin.select keep it: the
+ * SDK's select::Managed and the Python slurm_plugin.select keep it: the
  * node table (node-init, node updates), the running and suspended jobs
  * with what they hold on each node (job-init, job-begin, job-fini,
  * job-suspend, job-resume, job-resized, reconfigure), select-nodeinfo
