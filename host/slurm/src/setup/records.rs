@@ -77,32 +77,9 @@ pub struct Cluster {
     pub gres: Vec<NodeGres>,
 }
 
-/// `SelectTypeParameters`, refused as slurmctld refuses them at start-up
-/// (see [`option_flags::select_type_params`]); none when the key is absent.
-fn select_type_parameters(options: &Options) -> Result<SelectTypeParams, ConfError> {
-    let absent = SelectTypeParams::empty();
-    flags_of(
-        options,
-        "SelectTypeParameters",
-        absent,
-        option_flags::select_type_params,
-    )
-}
-
-/// `TaskPluginParam`, refused as slurmd refuses it at start-up (see
-/// [`option_flags::task_plugin_params`]); none when the key is absent.
-fn task_plugin_params(options: &Options) -> Result<TaskPluginParams, ConfError> {
-    let absent = TaskPluginParams::empty();
-    flags_of(
-        options,
-        "TaskPluginParam",
-        absent,
-        option_flags::task_plugin_params,
-    )
-}
-
-/// `parse` of option `key`'s value, its error at the option's line;
-/// `absent` when the key is.
+/// `parse` of option `key`'s value (`SelectTypeParameters`,
+/// `TaskPluginParam`: see [`option_flags`]), its error at the option's
+/// line, as slurmctld refuses them at start-up; `absent` when the key is.
 fn flags_of<F>(
     options: &Options,
     key: &str,
@@ -157,13 +134,23 @@ impl Cluster {
         };
         let config = ClusterConfig {
             cluster_name: options.get("ClusterName").unwrap_or_default().to_owned(),
-            select_type_parameters: select_type_parameters(options)?,
+            select_type_parameters: flags_of(
+                options,
+                "SelectTypeParameters",
+                SelectTypeParams::empty(),
+                option_flags::select_type_params,
+            )?,
             default_memory,
             scheduler_parameters: comma_list(options.get("SchedulerParameters")),
             preempt_mode: preemption::modes_of(options)?.unwrap_or(PreemptModes::empty()),
             over_time_limit,
             kill_wait: number(options, "KillWait", "a number of seconds")?.unwrap_or(30),
-            task_plugin_param: task_plugin_params(options)?,
+            task_plugin_param: flags_of(
+                options,
+                "TaskPluginParam",
+                TaskPluginParams::empty(),
+                option_flags::task_plugin_params,
+            )?,
             gres_types: conf.gres_types(),
             gpu_defaults: GpuDefaults {
                 cpus_per_gpu: number(options, "DefCPUPerGPU", "a number of CPUs")?,
