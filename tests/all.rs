@@ -26,6 +26,7 @@ mod select_linear;
 mod simulate;
 mod simulate_native;
 mod state_files;
+mod step_anchor;
 mod task_affinity;
 mod task_anchor;
 mod task_none;

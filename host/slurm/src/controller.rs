@@ -15,7 +15,10 @@
 //! suspended or resumed, gives up nodes (`select_g_job_resized`, once per
 //! node, as `excise_node_from_job` does) or absorbs another job
 //! (`select_g_job_expand`), and when a reservation is made
-//! (`select_g_resv_test`).
+//! (`select_g_resv_test`). Inside a running job it creates and ends job
+//! steps ([`crate::step`]), asking the plugin first
+//! (`select_g_step_pick_nodes`) and telling it at the end
+//! (`select_g_step_finish`).
 //!
 //! # Failure modes
 //!
@@ -31,13 +34,14 @@ use std::fmt;
 use slurm_wasm_host::kinds::select::{
     JobTestMode, JobTestRequest, JobTestResult, PreemptMode, ReservationRequest, ReservationResult,
 };
-use slurm_wasm_host::types::{Job, JobResources, JobState, Node};
+use slurm_wasm_host::types::{Bitmap, Job, JobResources, JobState, Node, Step as StepRecord};
 use slurm_wasm_host::{CallError, SelectPlugin};
 
 use crate::job_request::PreparedJob;
 use crate::setup::preemption::Preemption;
 use crate::setup::records::Cluster;
 use crate::setup::reservations::{self, Reservation, UnknownReservation};
+use crate::step::{JobSteps, Step, StepError, StepRequest};
 
 /// The select plugin calls of slurmctld's scheduling loop: the node table,
 /// tests, and jobs starting and ending. [`SelectPlugin`] (a loaded
@@ -77,6 +81,16 @@ pub trait Operations: Select {
     fn job_expand(&mut self, from: &Job, to: &Job) -> Result<JobResources, CallError>;
     /// `resv-test`.
     fn resv_test(&mut self, request: &ReservationRequest) -> Result<ReservationResult, CallError>;
+    /// `step-pick-nodes`.
+    fn step_pick_nodes(
+        &mut self,
+        job: &Job,
+        step: &StepRecord,
+        node_count: u32,
+        available: Option<&Bitmap>,
+    ) -> Result<Option<Bitmap>, CallError>;
+    /// `step-finish`.
+    fn step_finish(&mut self, step: &StepRecord, killing: bool) -> Result<(), CallError>;
 }
 
 impl<T: Select + ?Sized> Select for &mut T {
@@ -137,6 +151,18 @@ impl Operations for SelectPlugin {
     fn resv_test(&mut self, request: &ReservationRequest) -> Result<ReservationResult, CallError> {
         SelectPlugin::resv_test(self, request)
     }
+    fn step_pick_nodes(
+        &mut self,
+        job: &Job,
+        step: &StepRecord,
+        node_count: u32,
+        available: Option<&Bitmap>,
+    ) -> Result<Option<Bitmap>, CallError> {
+        SelectPlugin::step_pick_nodes(self, job, step, node_count, available)
+    }
+    fn step_finish(&mut self, step: &StepRecord, killing: bool) -> Result<(), CallError> {
+        SelectPlugin::step_finish(self, step, killing)
+    }
 }
 
 /// Why the controller refused a request before asking the plugin, or the
@@ -152,6 +178,14 @@ pub enum ControllerError {
     /// The job asked for a reservation that is not active.
     #[error(transparent)]
     Reservation(#[from] UnknownReservation),
+    /// A step cannot be created (or is not running).
+    #[error("job {job}: {error}")]
+    Step {
+        /// The job.
+        job: u32,
+        /// Why.
+        error: StepError,
+    },
 }
 
 /// What slurmctld's scheduler decides for one job ([`Controller::place`]).
@@ -193,6 +227,8 @@ pub struct Controller<S> {
     /// Jobs waiting in the queue, in submission order.
     queued: Vec<Job>,
     reservations: Vec<Reservation>,
+    /// The steps of running jobs that have any (made at the first step).
+    steps: BTreeMap<u32, JobSteps>,
 }
 
 impl<S: Select> Controller<S> {
@@ -217,6 +253,7 @@ impl<S: Select> Controller<S> {
             holding: BTreeMap::new(),
             queued: Vec::new(),
             reservations: Vec::new(),
+            steps: BTreeMap::new(),
         })
     }
 
@@ -380,6 +417,7 @@ impl<S: Select> Controller<S> {
             .get(&id)
             .ok_or(ControllerError::NotRunning(id))?;
         self.select.job_fini(job)?;
+        self.steps.remove(&id);
         Ok(self.holding.remove(&id).expect("held above"))
     }
 
@@ -457,6 +495,10 @@ impl<S: Operations> Controller<S> {
     ///
     /// [`ControllerError::NotRunning`], or the plugin's error at the first
     /// node it refused (the job then keeps what it held).
+    ///
+    /// The job's running steps are forgotten: its next step counts from
+    /// the resources it kept (slurmctld's `rebuild_step_bitmaps`, which
+    /// carries steps over, is not modelled).
     pub fn resize(&mut self, id: u32, kept: JobResources) -> Result<(), ControllerError> {
         let job = self
             .holding
@@ -472,13 +514,15 @@ impl<S: Operations> Controller<S> {
             self.select.job_resized(job, node)?;
         }
         job.resources = Some(kept);
+        self.steps.remove(&id);
         Ok(())
     }
 
     /// Job `from` is merged into job `into` (`--dependency=expand`, then
     /// `scontrol update JobId=<from> NumNodes=0`): `job-expand`; `into`
     /// then holds the merged resources and `from` ends without a
-    /// `job-fini`. Returns the merged resources.
+    /// `job-fini`. Returns the merged resources. As after
+    /// [`Self::resize`], the steps of both jobs are forgotten.
     ///
     /// # Errors
     ///
@@ -495,6 +539,8 @@ impl<S: Operations> Controller<S> {
             .ok_or(ControllerError::NotRunning(into))?;
         let merged = self.select.job_expand(source, target)?;
         self.holding.remove(&from);
+        self.steps.remove(&from);
+        self.steps.remove(&into);
         let target = self.holding.get_mut(&into).expect("held above");
         Ok(target.resources.insert(merged))
     }
@@ -504,6 +550,7 @@ impl<S: Operations> Controller<S> {
     /// (`None`: it no longer holds any), without asking the plugin. A job
     /// not held is added with `resources` only through [`Self::begin`].
     pub fn follow(&mut self, id: u32, resources: Option<JobResources>) {
+        self.steps.remove(&id);
         match resources {
             Some(r) => {
                 if let Some(job) = self.holding.get_mut(&id) {
@@ -514,6 +561,80 @@ impl<S: Operations> Controller<S> {
                 self.holding.remove(&id);
             }
         }
+    }
+
+    /// Creates a step of running job `id` as slurmctld's `step_create`
+    /// does: the plugin may pick the step's nodes (`step-pick-nodes`; the
+    /// bundled plugins leave it to slurmctld), then [`JobSteps::create`].
+    ///
+    /// # Errors
+    ///
+    /// [`ControllerError::NotRunning`] (a suspended job runs no new step
+    /// either: [`StepError::Busy`]), the plugin's error, or
+    /// [`ControllerError::Step`] with slurmctld's refusal.
+    pub fn step_create(
+        &mut self,
+        id: u32,
+        request: &StepRequest,
+    ) -> Result<&Step, ControllerError> {
+        let job = self
+            .holding
+            .get(&id)
+            .ok_or(ControllerError::NotRunning(id))?;
+        let Some(resources) = job.resources.as_ref() else {
+            return Err(ControllerError::NotRunning(id));
+        };
+        if job.state != JobState::Running {
+            return Err(ControllerError::Step {
+                job: id,
+                error: StepError::Busy,
+            });
+        }
+        let steps = self.steps.entry(id).or_insert_with(|| {
+            JobSteps::new(
+                job,
+                resources,
+                &self.cluster.nodes,
+                self.cluster.config.select_type_parameters,
+            )
+        });
+        let record = step_record(job, steps.next_id(), request);
+        let picked = self
+            .select
+            .step_pick_nodes(job, &record, request.min_nodes, None)?;
+        steps
+            .create(request, picked.as_ref())
+            .map_err(|error| ControllerError::Step { job: id, error })
+    }
+
+    /// Step `step` of job `id` ended: its CPUs, memory and cores are the
+    /// job's again, and the plugin hears of it (`step-finish`, not
+    /// killing). Returns the step.
+    ///
+    /// # Errors
+    ///
+    /// [`ControllerError::NotRunning`], [`ControllerError::Step`] with
+    /// [`StepError::NoSuchStep`], or the plugin's error (the step has
+    /// ended).
+    pub fn step_complete(&mut self, id: u32, step: u32) -> Result<Step, ControllerError> {
+        let job = self
+            .holding
+            .get(&id)
+            .ok_or(ControllerError::NotRunning(id))?;
+        let ended = self
+            .steps
+            .get_mut(&id)
+            .ok_or(StepError::NoSuchStep)
+            .and_then(|steps| steps.complete(step))
+            .map_err(|error| ControllerError::Step { job: id, error })?;
+        self.select
+            .step_finish(&step_record(job, ended.id, &ended.request), false)?;
+        Ok(ended)
+    }
+
+    /// The running steps of job `id`, by id.
+    pub fn steps(&self, id: u32) -> impl Iterator<Item = &Step> {
+        self.steps.get(&id).into_iter().flat_map(JobSteps::steps)
     }
 
     /// A reservation `name` of `node_count` nodes and `core_count` cores
@@ -625,6 +746,31 @@ impl<S: Operations> Controller<S> {
             }
         }
         Ok(Decision::Now { job, preempted })
+    }
+}
+
+/// The step record the select plugin's step calls take, as slurmctld
+/// knows a step (no node of its own: `node-name` empty, no cores, no
+/// processes).
+fn step_record(job: &Job, step_id: u32, request: &StepRequest) -> StepRecord {
+    StepRecord {
+        job_id: job.job_id,
+        step_id,
+        user_id: job.user_id,
+        group_id: job.group_id,
+        node_name: String::new(),
+        node_id: 0,
+        local_tasks: 0,
+        total_tasks: request.tasks,
+        cpus_per_task: request.cpus_per_task,
+        cpu_bind_type: 0,
+        cpu_bind: String::new(),
+        tres_freq: None,
+        cores: Bitmap {
+            len: 0,
+            words: Vec::new(),
+        },
+        task_pids: Vec::new(),
     }
 }
 

@@ -109,7 +109,7 @@ impl fmt::Display for RequestError {
 
 impl std::error::Error for RequestError {}
 
-fn bad(option: &str, message: impl Into<String>) -> RequestError {
+pub(crate) fn bad(option: &str, message: impl Into<String>) -> RequestError {
     RequestError {
         option: option.to_owned(),
         message: message.into(),
@@ -313,6 +313,62 @@ fn canonical(table: &[&[&'static str]], name: &str) -> Option<&'static str> {
         .map(|names| names[0])
 }
 
+/// Walks command-line options as sbatch and srun read them:
+/// `--name=value`, `--name value`, `-Xvalue` and `-X value`. `on` gets each
+/// option by its first name in `flags` or `valued`, with the value a flag
+/// was written with (`--exclusive=user`) or the value of a valued option.
+///
+/// # Errors
+///
+/// A [`RequestError`] for an unknown option, a word that is not an option
+/// (see `expected`), a valued option without a
+/// value, or what `on` returns; `expected` says what a non-option word
+/// should have been.
+pub(crate) fn each_option<S: AsRef<str>>(
+    args: &[S],
+    flags: &[&[&'static str]],
+    valued: &[&[&'static str]],
+    expected: &str,
+    mut on: impl FnMut(&'static str, Option<&str>) -> Result<(), RequestError>,
+) -> Result<(), RequestError> {
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_ref();
+        i += 1;
+        let (name, inline) = if let Some(long) = arg.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((n, v)) => (format!("--{n}"), Some(v.to_owned())),
+                None => (arg.to_owned(), None),
+            }
+        } else if let Some(short) = arg.strip_prefix('-').and_then(|s| s.chars().next()) {
+            // `-X` and the rest: X is a character, not a byte.
+            let (n, rest) = arg.split_at(1 + short.len_utf8());
+            (n.to_owned(), (!rest.is_empty()).then(|| rest.to_owned()))
+        } else {
+            return Err(bad(arg, format!("expected an option ({expected})")));
+        };
+        if let Some(option) = canonical(flags, &name) {
+            on(option, inline.as_deref())?;
+            continue;
+        }
+        let Some(option) = canonical(valued, &name) else {
+            return Err(bad(&name, "unknown option"));
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => {
+                let Some(v) = args.get(i) else {
+                    return Err(bad(option, "expected a value"));
+                };
+                i += 1;
+                v.as_ref().to_owned()
+            }
+        };
+        on(option, Some(&value))?;
+    }
+    Ok(())
+}
+
 impl JobRequest {
     /// Parses sbatch options: `--name=value`, `--name value`, `-Xvalue` and
     /// `-X value`.
@@ -324,44 +380,19 @@ impl JobRequest {
     pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<JobRequest, RequestError> {
         let mut request = JobRequest::default();
         let mut hostlists = hostlist::Budget::new(MAX_LISTED_NAMES, MAX_LISTED_BYTES);
-        let mut i = 0;
-        while i < args.len() {
-            let arg = args[i].as_ref();
-            i += 1;
-            let (name, inline) = if let Some(long) = arg.strip_prefix("--") {
-                match long.split_once('=') {
-                    Some((n, v)) => (format!("--{n}"), Some(v.to_owned())),
-                    None => (arg.to_owned(), None),
+        each_option(
+            args,
+            FLAGS,
+            VALUED,
+            "sbatch options only, no script",
+            |option, value| {
+                if FLAGS.iter().any(|names| names[0] == option) {
+                    request.flag(option, value)
+                } else {
+                    request.valued(option, value.unwrap_or_default(), &mut hostlists)
                 }
-            } else if let Some(short) = arg.strip_prefix('-').and_then(|s| s.chars().next()) {
-                // `-X` and the rest: X is a character, not a byte.
-                let (n, rest) = arg.split_at(1 + short.len_utf8());
-                (n.to_owned(), (!rest.is_empty()).then(|| rest.to_owned()))
-            } else {
-                return Err(bad(
-                    arg,
-                    "expected an option (sbatch options only, no script)",
-                ));
-            };
-            if let Some(option) = canonical(FLAGS, &name) {
-                request.flag(option, inline.as_deref())?;
-                continue;
-            }
-            let Some(option) = canonical(VALUED, &name) else {
-                return Err(bad(&name, "unknown option"));
-            };
-            let value = match inline {
-                Some(v) => v,
-                None => {
-                    let Some(v) = args.get(i) else {
-                        return Err(bad(option, "expected a value"));
-                    };
-                    i += 1;
-                    v.as_ref().to_owned()
-                }
-            };
-            request.valued(option, &value, &mut hostlists)?;
-        }
+            },
+        )?;
         Ok(request)
     }
 
@@ -832,7 +863,11 @@ fn gres_tres(gres: &[GresRequest], raw: &[KeyValue], nodes: u32, tasks: u32) -> 
     out
 }
 
-fn number<T: std::str::FromStr>(option: &str, value: &str, what: &str) -> Result<T, RequestError> {
+pub(crate) fn number<T: std::str::FromStr>(
+    option: &str,
+    value: &str,
+    what: &str,
+) -> Result<T, RequestError> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad(option, format!("expected {what}, found `{value}`")));
     }
@@ -844,7 +879,7 @@ fn number<T: std::str::FromStr>(option: &str, value: &str, what: &str) -> Result
     })
 }
 
-fn positive<T: std::str::FromStr + Default + PartialEq>(
+pub(crate) fn positive<T: std::str::FromStr + Default + PartialEq>(
     option: &str,
     value: &str,
 ) -> Result<T, RequestError> {
@@ -856,7 +891,7 @@ fn positive<T: std::str::FromStr + Default + PartialEq>(
 }
 
 /// `-N a` or `-N a-b`.
-fn node_range(option: &str, value: &str) -> Result<(u32, Option<u32>), RequestError> {
+pub(crate) fn node_range(option: &str, value: &str) -> Result<(u32, Option<u32>), RequestError> {
     match value.split_once('-') {
         None => {
             let n = positive(option, value)?;
@@ -878,7 +913,7 @@ fn node_range(option: &str, value: &str) -> Result<(u32, Option<u32>), RequestEr
 
 /// A size in MB: a number with an optional `K`, `M`, `G` or `T` suffix
 /// (MB when none; K rounds up to whole MB), as sbatch reads `--mem`.
-fn megabytes(option: &str, value: &str) -> Result<u64, RequestError> {
+pub(crate) fn megabytes(option: &str, value: &str) -> Result<u64, RequestError> {
     let what = "a size in MB, optionally with a K, M, G or T suffix";
     let (digits, unit) = match value.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => (&value[..i], c.to_ascii_uppercase()),

@@ -16,6 +16,8 @@
 //! * [`controller`] is slurmctld around a select plugin: the requests it
 //!   makes, the jobs holding resources, reservations and preemption, the
 //!   calls that keep the plugin's tables in step;
+//! * [`step`] is slurmctld's step allocation inside a job: the nodes,
+//!   tasks, cores and memory an srun step gets;
 //! * [`show`] writes jobs, reservations, priorities and shares as
 //!   `scontrol`, `sprio` and `sshare` write them.
 //!
@@ -30,3 +32,4 @@ pub mod option_flags;
 pub mod setup;
 pub mod show;
 pub mod slurm_conf;
+pub mod step;
