@@ -115,3 +115,19 @@ fn without_the_topology_grant_the_plugin_does_not_load() {
         "{stderr}"
     );
 }
+
+/// `--exact` gives the step only the cores its tasks need, as slurmctld
+/// picks them (step_mgr.c `_pick_step_cores`; the anchor's `hw-exclusive`
+/// case in tests/fixtures/anchor/step: a first one-task exact step on an
+/// idle 1 x 2 x 1 node gets core 0), and task/affinity binds within them.
+#[test]
+fn an_exact_step_runs_on_the_cores_slurmctld_gave_it() {
+    if !two_cpu_machine() {
+        eprintln!("skipped: expectations are for a 2-CPU machine (1 socket x 2 cores)");
+        return;
+    }
+    let (code, seen, chosen, stderr) = run(&["-n", "1", "--exact"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(seen, BTreeMap::from([(0, "0".to_owned())]), "{stderr}");
+    assert_eq!(seen, chosen);
+}

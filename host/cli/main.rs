@@ -189,9 +189,13 @@ enum TaskCommand {
         /// Number of tasks (`-n`).
         #[arg(short = 'n', long = "ntasks", default_value_t = 1)]
         ntasks: u32,
-        /// CPUs per task (`-c`).
-        #[arg(short = 'c', long = "cpus-per-task", default_value_t = 1)]
-        cpus_per_task: u16,
+        /// CPUs per task (`-c`; implies `--exact`, as in srun).
+        #[arg(short = 'c', long = "cpus-per-task")]
+        cpus_per_task: Option<u16>,
+        /// The step gets only the cores its tasks need (srun's `--exact`),
+        /// as slurmctld picks them; without it, the whole node.
+        #[arg(long)]
+        exact: bool,
         /// srun's `--cpu-bind` (none, cores, threads, sockets, map_cpu:..., mask_cpu:..., verbose, ...).
         #[arg(long = "cpu-bind", value_name = "SPEC")]
         cpu_bind: Option<String>,
@@ -319,6 +323,7 @@ fn main() -> ExitCode {
             TaskCommand::Run {
                 ntasks,
                 cpus_per_task,
+                exact,
                 cpu_bind,
                 distribution,
                 grant,
@@ -328,6 +333,7 @@ fn main() -> ExitCode {
             } => task::run(task::RunRequest {
                 ntasks,
                 cpus_per_task,
+                exact,
                 cpu_bind,
                 distribution,
                 plugin: match plugin.plugin {

@@ -2,9 +2,13 @@
 //! machine, bound the way a task plugin (task/affinity by default) decides,
 //! as `srun -n N` would on a node allocated whole.
 //!
-//! The CLI plays srun and slurmstepd: it parses `--cpu-bind` and
-//! `--distribution` like srun, reads this machine's layout, asks the plugin
-//! for the step's binding (`slurmd-launch-request`), then starts each task
+//! The CLI plays srun, slurmctld and slurmstepd: it parses `--cpu-bind` and
+//! `--distribution` like srun, reads this machine's layout, describes it as
+//! a one-node cluster holding a job of this process's user on the whole
+//! node, allocates the step in it as slurmctld does (`slurm::step`: the
+//! whole node, or with `--exact`/`-c` the cores the step needs), builds the
+//! launch request slurmd would get, asks the plugin for the step's binding
+//! (`slurmd-launch-request`), then starts each task
 //! stopped (`task exec-stopped`), lets the plugin bind it through the
 //! `cpuset` capability (`pre-launch-priv`, as 22.05 binds), and continues it
 //! into the command. The plugin runs in the sandbox with only the grants
@@ -15,19 +19,22 @@ use std::process::{Child, Command, ExitCode};
 
 use anyhow::{anyhow, bail, Context};
 use serde_json::json;
+use slurm::job_request::JobRequest;
+use slurm::setup::records::Cluster;
+use slurm::slurm_conf;
+use slurm::step::{self, JobSteps, Launch, StepRequest};
 use slurm_wasm_host::kinds::task::CpuBinding;
 use slurm_wasm_host::ranges;
-use slurm_wasm_host::types::Task;
-use slurm_wasm_host::{
-    fixtures, Capability, Grants, PluginSettings, PluginSource, Services, TaskPlugin,
-};
+use slurm_wasm_host::types::{Bitmap, JobResources, Node, NodeResources, Task};
+use slurm_wasm_host::{Capability, Grants, PluginSettings, PluginSource, Services, TaskPlugin};
 use srun::cpu_bind::{self as bind_type, Parsed};
 use srun::task_dist as dist;
 
 /// What `task run` was asked.
 pub struct RunRequest {
     pub ntasks: u32,
-    pub cpus_per_task: u16,
+    pub cpus_per_task: Option<u16>,
+    pub exact: bool,
     pub cpu_bind: Option<String>,
     pub distribution: Option<String>,
     pub plugin: PluginSource,
@@ -141,38 +148,71 @@ pub fn run(request: RunRequest) -> anyhow::Result<ExitCode> {
     };
     let plugin = TaskPlugin::load(&host, &request.plugin, settings)?;
     let node_name = hostname();
-    let mut config = fixtures::task_config();
-    config.node_name = node_name.clone();
-    plugin.init(&config)?;
+    let cluster = this_machine(
+        &node_name,
+        layout.block_map.len(),
+        layout.sockets,
+        layout.cores_per_socket,
+        layout.threads_per_core,
+    )?;
+    let node = &cluster.nodes[0];
+    plugin.init(&cluster.task_config(&node.name))?;
 
-    let cores = layout.sockets * layout.cores_per_socket;
-    let mut launch = fixtures::launch_request(JOB_ID, request.ntasks, cores);
-    launch.node_name = node_name.clone();
-    launch.sockets = layout.sockets;
-    launch.cores_per_socket = layout.cores_per_socket;
-    launch.threads_per_core_conf = layout.threads_per_core;
-    launch.cpus_conf = u16::try_from(layout.block_map.len()).unwrap_or(u16::MAX);
-    launch.cpus_per_task = request.cpus_per_task;
-    launch.cpu_bind_type = bind.flags;
-    launch.cpu_bind = bind.list;
+    // The job: this node, allocated whole, to this process's user.
+    let resources = whole_node(node);
+    let mut job = JobRequest::parse(&["-N1", "--exclusive", "-n", &request.ntasks.to_string()])
+        .and_then(|r| r.prepare(JOB_ID, &cluster, Some("local")))?
+        .started(resources.clone(), 0);
+    // SAFETY: getuid and getgid cannot fail.
+    (job.user_id, job.group_id) = unsafe { (libc::getuid(), libc::getgid()) };
+    // The step, as slurmctld allocates it for srun's options.
+    let mut srun_args = vec!["-n".to_owned(), request.ntasks.to_string()];
+    if let Some(c) = request.cpus_per_task {
+        srun_args.extend(["-c".to_owned(), c.to_string()]);
+    }
+    if request.exact {
+        srun_args.push("--exact".to_owned());
+    }
+    if let Some(m) = request.distribution.as_deref() {
+        if distribution.is_some_and(|d| d.plane_size.is_none()) {
+            srun_args.extend(["-m".to_owned(), m.to_owned()]);
+        }
+    }
+    let mut steps = JobSteps::new(
+        &job,
+        &resources,
+        &cluster.nodes,
+        cluster.config.select_type_parameters,
+    );
+    let step_request = StepRequest::from_srun(&srun_args, 1, request.ntasks)?;
+    let allocated = steps
+        .create(&step_request, None)
+        .map_err(|e| anyhow!("the step cannot start: {e}"))?
+        .clone();
+    let launch_options = Launch {
+        user_id: job.user_id,
+        group_id: job.group_id,
+        cpu_bind_type: bind.flags,
+        cpu_bind: bind.list,
+        env: Vec::new(),
+    };
+    let mut launch = steps
+        .launch_request(&allocated, node, &launch_options)
+        .expect("the step runs on this node");
+    // srun that makes its own allocation hands slurmd the distribution as
+    // given, unknown when none was (slurmd logs `dist 8192`:
+    // tests/fixtures/anchor/task), plane size included.
     launch.task_dist = distribution.as_ref().map_or(dist::UNKNOWN, |d| d.task_dist);
     launch.plane_size = distribution
         .and_then(|d| d.plane_size)
         .map_or(0, |p| u16::try_from(p).unwrap_or(u16::MAX));
     let binding = plugin.slurmd_launch_request(&launch)?;
-
-    let mut step = fixtures::step(JOB_ID, 0);
-    step.node_name = node_name;
-    step.local_tasks = request.ntasks;
-    step.total_tasks = request.ntasks;
-    step.cpus_per_task = request.cpus_per_task;
-    step.cpu_bind_type = binding.cpu_bind_type;
-    step.cpu_bind = binding.cpu_bind.clone();
-    step.cores = launch.step_cores.clone();
+    let mut step = step::node_step(&launch, &binding);
+    let ntasks = launch.global_task_ids.len() as u32;
 
     let mut children = Vec::new();
-    for local_id in 0..request.ntasks {
-        match spawn_stopped(local_id, request.ntasks, &binding, &request.command) {
+    for local_id in 0..ntasks {
+        match spawn_stopped(local_id, ntasks, &binding, &request.command) {
             Ok(child) => children.push(child),
             Err(e) => {
                 signal(&children, libc::SIGKILL);
@@ -261,8 +301,45 @@ pub fn exec_stopped(command: &[String]) -> anyhow::Result<ExitCode> {
     Err(anyhow!("cannot run {program}: {err}"))
 }
 
+/// This machine as a one-node cluster: its node `name` of `cpus` CPUs in
+/// `sockets` x `cores` x `threads`, and one partition; every other setting
+/// slurm.conf's default.
+fn this_machine(
+    name: &str,
+    cpus: usize,
+    sockets: u16,
+    cores: u16,
+    threads: u16,
+) -> anyhow::Result<Cluster> {
+    let text = format!(
+        "NodeName={name} CPUs={cpus} Sockets={sockets} CoresPerSocket={cores} \
+         ThreadsPerCore={threads}\nPartitionName=local Nodes={name} Default=YES\n"
+    );
+    let conf = slurm_conf::parse_str(&text, std::path::Path::new("(this machine)"))
+        .with_context(|| format!("describing this machine as a Slurm node `{name}`"))?;
+    Ok(Cluster::from_slurm_conf(&conf)?)
+}
+
+/// All of `node`, as a job allocated it whole holds it.
+fn whole_node(node: &Node) -> JobResources {
+    let cores = u32::from(node.sockets) * u32::from(node.cores_per_socket);
+    JobResources {
+        nodes: Bitmap::with_ones(1, [node.index]),
+        ncpus: u32::from(node.cpus),
+        per_node: vec![NodeResources {
+            node_index: node.index,
+            cores: Bitmap::with_ones(cores, 0..cores),
+            cpus: node.cpus,
+            memory: node.real_memory,
+            gres: Vec::new(),
+        }],
+        whole_nodes: true,
+    }
+}
+
+/// The short host name: Slurm names nodes by it.
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
+        .map(|h| h.trim().split('.').next().unwrap_or_default().to_owned())
         .unwrap_or_else(|_| "localhost".into())
 }

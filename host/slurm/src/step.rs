@@ -36,7 +36,10 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use slurm_wasm_host::types::{Bitmap, Job, JobResources, Node, SelectTypeParams};
+use slurm_wasm_host::kinds::task::{CpuBinding, LaunchRequest};
+use slurm_wasm_host::types::{
+    Bitmap, Job, JobResources, KeyValue, Node, SelectTypeParams, Step as StepRecord,
+};
 
 use crate::job_request::{bad, each_option, megabytes, node_range, positive, RequestError};
 
@@ -48,6 +51,12 @@ const SOCKET_BLOCK: u32 = 0x20;
 const SOCKET_CFULL: u32 = 0x30;
 /// `SLURM_DIST_STATE_BASE`: the node level.
 const NODE_MASK: u32 = 0xF;
+/// `SLURM_DIST_STATE_FLAGS`: the flags (`Pack`, `NoPack`) of `task_dist`.
+const STATE_FLAGS: u32 = 0xFF_0000;
+/// The node and socket levels srun sends as given (launch.c,
+/// `launch_common_create_job_step`); any other (none given, `*`) becomes
+/// block, or cyclic for no more tasks than nodes, without a socket level.
+const NAMED_DISTRIBUTIONS: [u32; 9] = [0x1, 0x2, 0x3, 0x11, 0x21, 0x12, 0x22, 0x31, 0x32];
 /// `CPU_BIND_ONE_THREAD_PER_CORE` of `cpu_bind_type`.
 const ONE_THREAD_PER_CORE: u32 = 0x2000;
 
@@ -120,7 +129,8 @@ impl StepRequest {
     /// `--exclusive` and `--exact` make the step exact; `cpu_count` is the
     /// node count with `--overcommit`, `tasks x cpus-per-task` with `-c`,
     /// else the task count; a distribution without a node level is block
-    /// for more tasks than nodes and cyclic otherwise.
+    /// for more tasks than nodes and cyclic otherwise (and loses its
+    /// socket level).
     ///
     /// # Errors
     ///
@@ -213,13 +223,13 @@ impl StepRequest {
         } else {
             tasks
         };
-        if task_dist & NODE_MASK == 0 || task_dist & srun::task_dist::UNKNOWN != 0 {
+        if !NAMED_DISTRIBUTIONS.contains(&(task_dist & srun::task_dist::NODE_SOCKET_MASK)) {
             let base = if tasks <= min_nodes {
                 srun::task_dist::CYCLIC
             } else {
                 srun::task_dist::BLOCK
             };
-            task_dist = (task_dist & !(NODE_MASK | srun::task_dist::UNKNOWN)) | base;
+            task_dist = (task_dist & STATE_FLAGS) | base;
         }
         Ok(StepRequest {
             tasks,
@@ -270,8 +280,8 @@ pub enum StepError {
 pub struct StepNode {
     /// The node's index in the node table.
     pub node_index: u32,
-    /// Tasks of the step on the node.
-    pub tasks: u32,
+    /// The step's tasks on the node, by global id (`tids`).
+    pub task_ids: Vec<u32>,
     /// The step's cores on the node (bit = core index, sockets x cores):
     /// the credential's step core bitmap, a launch request's `step-cores`.
     pub cores: Bitmap,
@@ -441,8 +451,8 @@ impl JobSteps {
         let tasks = self.layout(request, &picked)?;
         let mut trial = self.nodes.clone();
         let mut nodes = Vec::with_capacity(picked.len());
-        for (&at, &node_tasks) in picked.iter().zip(&tasks) {
-            nodes.push(self.alloc_node(&mut trial[at], request, node_tasks)?);
+        for (&at, task_ids) in picked.iter().zip(tasks) {
+            nodes.push(self.alloc_node(&mut trial[at], request, task_ids)?);
         }
         self.nodes = trial;
         let id = self.next_id;
@@ -709,8 +719,9 @@ impl JobSteps {
         Ok(picked)
     }
 
-    /// `step_layout_create` and `_init_task_layout`: tasks per picked node.
-    fn layout(&self, request: &StepRequest, picked: &[usize]) -> Result<Vec<u32>, StepError> {
+    /// `step_layout_create` and `_init_task_layout`: the task ids of each
+    /// picked node.
+    fn layout(&self, request: &StepRequest, picked: &[usize]) -> Result<Vec<Vec<u32>>, StepError> {
         let one_thread = self.one_thread_per_core(request);
         let cpt = u32::from(request.cpus_per_task.max(1));
         let mut cpus = Vec::with_capacity(picked.len());
@@ -760,8 +771,9 @@ impl JobSteps {
         &self,
         node: &mut JobNode,
         request: &StepRequest,
-        tasks: u32,
+        task_ids: Vec<u32>,
     ) -> Result<StepNode, StepError> {
+        let tasks = task_ids.len() as u32;
         let tpc = self.requested_tpc(request);
         let vpus = node.threads;
         let cpt = u32::from(request.cpus_per_task.max(1));
@@ -800,7 +812,7 @@ impl JobSteps {
         let cores = pick_cores(node, request, tasks, cpus_per_core)?;
         Ok(StepNode {
             node_index: node.node_index,
-            tasks,
+            task_ids,
             cores: Bitmap::with_ones(
                 node.cores.len() as u32,
                 cores
@@ -812,6 +824,98 @@ impl JobSteps {
             cpus: cpus_alloc,
             memory,
         })
+    }
+}
+
+/// What srun adds to a step when it launches its tasks, besides what
+/// slurmctld allocated: the fields of `launch_tasks_request_msg_t` that
+/// come from srun's options and its user.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// The user the tasks run as.
+    pub user_id: u32,
+    /// The user's group.
+    pub group_id: u32,
+    /// `--cpu-bind` type bits (`CPU_BIND_*`, `srun::cpu_bind`).
+    pub cpu_bind_type: u32,
+    /// `--cpu-bind` map or mask list.
+    pub cpu_bind: String,
+    /// The step's environment.
+    pub env: Vec<KeyValue>,
+}
+
+impl JobSteps {
+    /// The launch request slurmd on node `node` receives for `step`
+    /// (srun's `launch_tasks_request_msg_t`): the node's tasks by global
+    /// id, the step's and the job's cores there (the credential's
+    /// bitmaps), the node's shape, and srun's `launch` options. None when
+    /// the step does not run on `node`.
+    pub fn launch_request(
+        &self,
+        step: &Step,
+        node: &Node,
+        launch: &Launch,
+    ) -> Option<LaunchRequest> {
+        let node_id = step.nodes.iter().position(|n| n.node_index == node.index)?;
+        let placed = &step.nodes[node_id];
+        let job_node = self.nodes.iter().find(|n| n.node_index == node.index)?;
+        let len = job_node.cores.len() as u32;
+        let request = &step.request;
+        Some(LaunchRequest {
+            job_id: self.job_id,
+            step_id: step.id,
+            user_id: launch.user_id,
+            group_id: launch.group_id,
+            node_count: step.nodes.len() as u32,
+            node_id: node_id as u32,
+            node_name: node.name.clone(),
+            total_tasks: request.tasks,
+            global_task_ids: placed.task_ids.clone(),
+            cpus_per_task: request.cpus_per_task,
+            cpu_bind_type: launch.cpu_bind_type,
+            cpu_bind: launch.cpu_bind.clone(),
+            task_dist: request.task_dist,
+            plane_size: 0,
+            ntasks_per_board: 0,
+            ntasks_per_socket: 0,
+            ntasks_per_core: 0,
+            threads_per_core: request.threads_per_core.unwrap_or(0),
+            overcommit: request.overcommit,
+            step_cores: placed.cores.clone(),
+            job_cores: Bitmap::with_ones(len, (0..len).filter(|&c| job_node.cores[c as usize])),
+            sockets: node.sockets,
+            cores_per_socket: node.cores_per_socket,
+            threads_per_core_conf: node.threads_per_core,
+            cpus_conf: node.cpus,
+            job_core_spec: None,
+            mem_bind_type: 0,
+            mem_bind: String::new(),
+            env: launch.env.clone(),
+            interactive: false,
+        })
+    }
+}
+
+/// The step as slurmstepd holds it on a node (`stepd_step_rec_t`), built
+/// from the launch `request` it started from and the `binding` the task
+/// plugin's `slurmd-launch-request` decided: what the node-side calls
+/// (`pre-launch`, `post-term`, ...) take. No task has a process yet.
+pub fn node_step(request: &LaunchRequest, binding: &CpuBinding) -> StepRecord {
+    StepRecord {
+        job_id: request.job_id,
+        step_id: request.step_id,
+        user_id: request.user_id,
+        group_id: request.group_id,
+        node_name: request.node_name.clone(),
+        node_id: request.node_id,
+        local_tasks: request.global_task_ids.len() as u32,
+        total_tasks: request.total_tasks,
+        cpus_per_task: request.cpus_per_task,
+        cpu_bind_type: binding.cpu_bind_type,
+        cpu_bind: binding.cpu_bind.clone(),
+        tres_freq: None,
+        cores: request.step_cores.clone(),
+        task_pids: Vec::new(),
     }
 }
 
@@ -1066,12 +1170,14 @@ fn pick_nodes_cpus(
     None
 }
 
-/// `_task_layout_block` without packing and `_task_layout_cyclic`: tasks
-/// per node, a cyclic deal over the nodes' task slots (`cpus`), then over
-/// all nodes once every slot is taken. The cyclic deal caps the
-/// oversubscription per node evenly; the block deal does not cap it.
-fn layout_spread(cpus: &[u32], tasks: u32, cyclic: bool) -> Vec<u32> {
-    let mut out = vec![0u32; cpus.len()];
+/// `_task_layout_block` without packing and `_task_layout_cyclic`: the
+/// task ids of each node, from a cyclic deal over the nodes' task slots
+/// (`cpus`), then over all nodes once every slot is taken. The cyclic deal
+/// caps the oversubscription per node evenly and numbers tasks as dealt;
+/// the block deal does not cap it and numbers each node's tasks
+/// consecutively.
+fn layout_spread(cpus: &[u32], tasks: u32, cyclic: bool) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = vec![Vec::new(); cpus.len()];
     let total: u32 = cpus.iter().sum();
     let mut over = false;
     let mut max_over = 0;
@@ -1093,7 +1199,7 @@ fn layout_spread(cpus: &[u32], tasks: u32, cyclic: bool) -> Vec<u32> {
                 j < c || over
             };
             if fits {
-                out[i] += 1;
+                out[i].push(placed);
                 placed += 1;
                 if j + 1 < c {
                     room = true;
@@ -1105,12 +1211,29 @@ fn layout_spread(cpus: &[u32], tasks: u32, cyclic: bool) -> Vec<u32> {
         }
         j += 1;
     }
+    if !cyclic {
+        let counts: Vec<u32> = out.iter().map(|ids| ids.len() as u32).collect();
+        return consecutive(&counts);
+    }
     out
 }
 
+/// Task ids numbered node after node, `counts[i]` on node `i`.
+fn consecutive(counts: &[u32]) -> Vec<Vec<u32>> {
+    let mut next = 0;
+    counts
+        .iter()
+        .map(|&n| {
+            let ids = (next..next + n).collect();
+            next += n;
+            ids
+        })
+        .collect()
+}
+
 /// `_task_layout_block` with `Pack`: one task per node, then fill node by
-/// node, then deal the rest over all nodes.
-fn layout_packed(cpus: &[u32], tasks: u32) -> Vec<u32> {
+/// node, then deal the rest over all nodes; ids node after node.
+fn layout_packed(cpus: &[u32], tasks: u32) -> Vec<Vec<u32>> {
     let mut out = vec![0u32; cpus.len()];
     let mut placed = 0;
     for (i, &c) in cpus.iter().enumerate() {
@@ -1134,7 +1257,7 @@ fn layout_packed(cpus: &[u32], tasks: u32) -> Vec<u32> {
             placed += 1;
         }
     }
-    out
+    consecutive(&out)
 }
 
 impl fmt::Display for Step {
@@ -1148,7 +1271,7 @@ impl fmt::Display for Step {
                 f,
                 " node {}: {} tasks, cores {}, {} CPUs",
                 n.node_index,
-                n.tasks,
+                n.task_ids.len(),
                 cores.join(","),
                 n.cpus
             )?;
@@ -1219,11 +1342,17 @@ mod tests {
     /// even oversubscription), from the examples in its comments.
     #[test]
     fn task_layouts() {
-        assert_eq!(layout_spread(&[4, 2, 4, 2], 16, true), vec![5, 3, 5, 3]);
-        assert_eq!(layout_spread(&[4, 2, 4, 2], 12, true), vec![4, 2, 4, 2]);
-        assert_eq!(layout_spread(&[8, 8], 3, false), vec![2, 1]);
-        assert_eq!(layout_packed(&[4, 4], 5), vec![4, 1]);
-        assert_eq!(layout_packed(&[2, 2], 6), vec![3, 3]);
+        let counts = |ids: Vec<Vec<u32>>| ids.iter().map(Vec::len).collect::<Vec<_>>();
+        let cyclic = layout_spread(&[4, 2, 4, 2], 16, true);
+        assert_eq!(cyclic[1], vec![1, 5, 9]);
+        assert_eq!(counts(cyclic), vec![5, 3, 5, 3]);
+        assert_eq!(
+            counts(layout_spread(&[4, 2, 4, 2], 12, true)),
+            vec![4, 2, 4, 2]
+        );
+        assert_eq!(layout_spread(&[8, 8], 3, false), vec![vec![0, 1], vec![2]]);
+        assert_eq!(layout_packed(&[4, 4], 5), vec![vec![0, 1, 2, 3], vec![4]]);
+        assert_eq!(counts(layout_packed(&[2, 2], 6)), vec![3, 3]);
     }
 
     /// `_pick_step_nodes_cpus`: nodes meeting the per-node CPU target
