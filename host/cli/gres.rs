@@ -22,17 +22,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
+use slurm::job_request::JobRequest;
 use slurm::setup::records::Cluster;
 use slurm::{gres_conf, slurm_conf};
 use slurm_wasm_host::capabilities::gpu::{GpuProvider, GpuSource, InventoryGpu, NvmlGpu};
-use slurm_wasm_host::fixtures::{self, bitmap, bits};
 use slurm_wasm_host::kinds::gres::{
     EnvChange, EnvFlags, GresConfRecord, GresConfig, NodeAllocation, NodeHardware,
 };
 use slurm_wasm_host::ranges;
-use slurm_wasm_host::types::{
-    CapabilityError, GresAllocation, GresCount, JobResources, JobState, NodeResources,
-};
+use slurm_wasm_host::types::{Bitmap, CapabilityError, GresAllocation, GresCount};
 use slurm_wasm_host::{
     host_config, Capability, Grants, GresPlugin, Host, PluginSettings, PluginSource, Services,
 };
@@ -211,26 +209,35 @@ fn detect(
         gpu,
         ..Services::default()
     };
-    let hardware = match shape_from {
+    let (cluster, node) = match shape_from {
         Some((slurm_path, node)) => {
             let conf = slurm_conf::load(slurm_path)?;
             let cluster = Cluster::from_slurm_conf(&conf)?;
-            cluster
-                .node_hardware(node)
-                .ok_or_else(|| anyhow!("{}: no node {node}", slurm_path.display()))?
+            if cluster.node_hardware(node).is_none() {
+                bail!("{}: no node {node}", slurm_path.display());
+            }
+            (cluster, node.to_owned())
         }
-        None => this_machine(&services, count)?,
+        None => {
+            let cluster = crate::machine::cluster(&services, count)?;
+            let node = cluster.nodes[0].name.clone();
+            (cluster, node)
+        }
     };
+    let hardware = cluster.node_hardware(&node).expect("checked above");
     let host = crate::commands::host(services)?;
     let settings = PluginSettings {
         grants: Grants::none().with(Capability::Gpu),
         ..PluginSettings::default()
     };
     let plugin = GresPlugin::load(&host, &plugins.gpu(), settings)?;
-    let mut cluster = fixtures::cluster_config();
-    cluster.gres_types = vec!["gpu".into()];
+    // `AutoDetect=nvml` for gres/gpu: the plugin is loaded as a gpu GRES.
+    let mut config = cluster.config.clone();
+    if !config.gres_types.iter().any(|t| t == "gpu") {
+        config.gres_types.push("gpu".into());
+    }
     plugin.init(&GresConfig {
-        cluster,
+        cluster: config,
         auto_detect: Some("nvml".into()),
     })?;
     let result = plugin.node_config_load(&[], &hardware)?;
@@ -257,29 +264,6 @@ fn detect(
     Ok(ExitCode::SUCCESS)
 }
 
-/// This machine as `node-config-load` describes a node: its CPU topology,
-/// its host name, and `Gres=gpu:<gpus>` as slurm.conf would say.
-fn this_machine(services: &Services, gpus: u64) -> anyhow::Result<NodeHardware> {
-    let layout = services
-        .topology
-        .cpu_layout()
-        .map_err(|e| anyhow!("reading this machine's CPU layout: {e:?}"))?;
-    Ok(NodeHardware {
-        name: std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_owned())
-            .unwrap_or_else(|_| "localhost".into()),
-        cpus: u16::try_from(layout.block_map.len()).unwrap_or(u16::MAX),
-        sockets: layout.sockets,
-        cores_per_socket: layout.cores_per_socket,
-        threads_per_core: layout.threads_per_core,
-        configured: vec![GresCount {
-            name: "gpu".into(),
-            type_name: None,
-            count: gpus,
-        }],
-    })
-}
-
 /// A record as a gres.conf line.
 fn conf_line(record: &GresConfRecord) -> String {
     let mut line = format!("Name={}", record.name);
@@ -293,7 +277,7 @@ fn conf_line(record: &GresConfRecord) -> String {
         files => line.push_str(&format!(" File={}", files.join(","))),
     }
     if let Some(cores) = &record.cores {
-        line.push_str(&format!(" Cores={}", ranges::format(bits(cores))));
+        line.push_str(&format!(" Cores={}", ranges::format(cores.ones())));
     }
     if let Some(links) = &record.links {
         line.push_str(&format!(" Links={links}"));
@@ -396,7 +380,7 @@ fn env(request: &EnvRequest) -> anyhow::Result<ExitCode> {
         .map(|_| node_plugin(&host, &request.plugins.mps(), &config, &records, &hardware))
         .transpose()?;
 
-    let devices = bitmap(device_count, request.devices.iter().copied());
+    let devices = Bitmap::with_ones(device_count, request.devices.iter().copied());
     let allocation = match request.mps {
         None => GresAllocation {
             name: "gpu".into(),
@@ -434,7 +418,7 @@ fn env(request: &EnvRequest) -> anyhow::Result<ExitCode> {
             }
         }
         Scope::Task(usable) => {
-            let usable = Some(bitmap(device_count, usable.iter().copied()));
+            let usable = Some(Bitmap::with_ones(device_count, usable.iter().copied()));
             let for_gpu = gpu_allocation.map(|allocation| NodeAllocation {
                 allocation,
                 usable: usable.clone(),
@@ -449,7 +433,7 @@ fn env(request: &EnvRequest) -> anyhow::Result<ExitCode> {
             }
         }
         Scope::Prolog => {
-            let job = prolog_job(&cluster, node.index, &allocation);
+            let job = prolog_job(&cluster, node.index, &allocation)?;
             let plugin = mps.as_ref().unwrap_or(&gpus);
             if let Some(info) = plugin.epilog_build_env(&job)? {
                 changes.extend(plugin.epilog_set_env(info, 0)?);
@@ -496,24 +480,18 @@ fn prolog_job(
     cluster: &Cluster,
     node_index: u32,
     allocation: &GresAllocation,
-) -> slurm_wasm_host::types::Job {
+) -> anyhow::Result<slurm_wasm_host::types::Job> {
     let node = &cluster.nodes[node_index as usize];
-    let cores = u32::from(node.sockets) * u32::from(node.cores_per_socket);
-    let mut job = fixtures::job(1);
-    job.state = JobState::Running;
-    job.resources = Some(JobResources {
-        nodes: bitmap(cluster.nodes.len() as u32, [node_index]),
-        ncpus: u32::from(node.cpus),
-        per_node: vec![NodeResources {
-            node_index,
-            cores: bitmap(cores, 0..cores),
-            cpus: node.cpus,
-            memory: node.real_memory,
-            gres: vec![allocation.clone()],
-        }],
-        whole_nodes: true,
-    });
-    job
+    let partition = node
+        .partitions
+        .first()
+        .map(|&p| cluster.partitions[p as usize].name.clone())
+        .ok_or_else(|| anyhow!("node {} is in no partition: no job runs on it", node.name))?;
+    let mut resources = cluster.whole_node(node_index);
+    resources.per_node[0].gres = vec![allocation.clone()];
+    let prepared = JobRequest::parse(&["-w", &node.name, "--exclusive", "-p", &partition])
+        .and_then(|r| r.prepare(1, cluster, None))?;
+    Ok(prepared.started(resources, 0))
 }
 
 #[cfg(test)]
@@ -536,7 +514,7 @@ mod tests {
             type_name: Some("nvidia_a100".into()),
             files: vec!["/dev/nvidia1".into()],
             count: 1,
-            cores: Some(bitmap(8, [4, 5, 6, 7])),
+            cores: Some(Bitmap::with_ones(8, [4, 5, 6, 7])),
             links: Some("2,-1".into()),
             flags: vec!["nvidia_gpu_env".into()],
             unique_id: None,

@@ -7,6 +7,7 @@
 
 mod commands;
 mod gres;
+mod machine;
 mod new;
 mod priority;
 mod scenario;

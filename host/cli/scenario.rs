@@ -43,6 +43,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
 use serde::Deserialize;
+use slurm::setup::accounting;
 use slurm::setup::records::Cluster;
 use slurm::slurm_conf;
 use slurm_wasm_host::fixtures;
@@ -233,7 +234,7 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
     };
 
     let mut names = BTreeMap::new();
-    let mut associations = vec![fixtures::association(1, None, "root", None, 1)];
+    let mut associations = vec![accounting::association(1, None, "root", None)];
     names.insert(1, ("root".to_owned(), None));
     let mut account_ids: BTreeMap<String, u32> = BTreeMap::from([("root".to_owned(), 1)]);
     for account in file.account {
@@ -248,7 +249,7 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
             bail!("account {} is defined twice", account.name);
         }
         let id = associations.len() as u32 + 1;
-        let mut assoc = fixtures::association(id, Some(parent), &account.name, None, 1);
+        let mut assoc = accounting::association(id, Some(parent), &account.name, None);
         assoc.shares =
             shares(account.shares).with_context(|| format!("account {}", account.name))?;
         assoc.priority = account.priority;
@@ -278,8 +279,8 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
         let uid = *uids
             .entry(user.name.clone())
             .or_insert(user.uid.unwrap_or(next_uid));
-        let mut assoc = fixtures::association(id, Some(parent), &user.account, Some(&user.name), 1);
-        assoc.user_id = Some(uid);
+        let mut assoc =
+            accounting::association(id, Some(parent), &user.account, Some((&user.name, uid)));
         assoc.shares = shares(user.shares).with_context(|| format!("user {}", user.name))?;
         assoc.usage_raw = user.usage;
         assoc.priority = user.priority;
@@ -310,13 +311,14 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
         .iter()
         .enumerate()
         .map(|(i, q)| {
-            let mut entry = fixtures::qos(i as u32 + 1, &q.name, q.priority);
+            let mut entry = accounting::qos(i as u32 + 1, &q.name);
+            entry.priority = q.priority;
             entry.usage_factor = q.usage_factor;
             entry
         })
         .collect();
     if !qos.iter().any(|q| q.name == "normal") {
-        qos.push(fixtures::qos(qos.len() as u32 + 1, "normal", 0));
+        qos.push(accounting::qos(qos.len() as u32 + 1, "normal"));
     }
 
     let default_partition = conf.default_partition().map(|p| p.name.clone());

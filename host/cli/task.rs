@@ -20,12 +20,10 @@ use std::process::{Child, Command, ExitCode};
 use anyhow::{anyhow, bail, Context};
 use serde_json::json;
 use slurm::job_request::JobRequest;
-use slurm::setup::records::Cluster;
-use slurm::slurm_conf;
 use slurm::step::{self, JobSteps, Launch, StepRequest};
 use slurm_wasm_host::kinds::task::CpuBinding;
 use slurm_wasm_host::ranges;
-use slurm_wasm_host::types::{Bitmap, JobResources, Node, NodeResources, Task};
+use slurm_wasm_host::types::Task;
 use slurm_wasm_host::{Capability, Grants, PluginSettings, PluginSource, Services, TaskPlugin};
 use srun::cpu_bind::{self as bind_type, Parsed};
 use srun::task_dist as dist;
@@ -137,31 +135,20 @@ pub fn run(request: RunRequest) -> anyhow::Result<ExitCode> {
         .transpose()
         .map_err(|e| anyhow!(e))?;
     let services = Services::default();
-    let layout = services
-        .topology
-        .cpu_layout()
-        .map_err(|e| anyhow!("reading this machine's CPU layout: {e:?}"))?;
+    let cluster = crate::machine::cluster(&services, 0)?;
     let host = crate::commands::host(services)?;
     let settings = PluginSettings {
         grants: grants(&request.grants)?,
         ..PluginSettings::default()
     };
     let plugin = TaskPlugin::load(&host, &request.plugin, settings)?;
-    let node_name = hostname();
-    let cluster = this_machine(
-        &node_name,
-        layout.block_map.len(),
-        layout.sockets,
-        layout.cores_per_socket,
-        layout.threads_per_core,
-    )?;
     let node = &cluster.nodes[0];
     plugin.init(&cluster.task_config(&node.name))?;
 
     // The job: this node, allocated whole, to this process's user.
-    let resources = whole_node(node);
+    let resources = cluster.whole_node(node.index);
     let mut job = JobRequest::parse(&["-N1", "--exclusive", "-n", &request.ntasks.to_string()])
-        .and_then(|r| r.prepare(JOB_ID, &cluster, Some("local")))?
+        .and_then(|r| r.prepare(JOB_ID, &cluster, Some(crate::machine::PARTITION)))?
         .started(resources.clone(), 0);
     // SAFETY: getuid and getgid cannot fail.
     (job.user_id, job.group_id) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -299,47 +286,4 @@ pub fn exec_stopped(command: &[String]) -> anyhow::Result<ExitCode> {
     unsafe { libc::raise(libc::SIGSTOP) };
     let err = Command::new(program).args(args).exec();
     Err(anyhow!("cannot run {program}: {err}"))
-}
-
-/// This machine as a one-node cluster: its node `name` of `cpus` CPUs in
-/// `sockets` x `cores` x `threads`, and one partition; every other setting
-/// slurm.conf's default.
-fn this_machine(
-    name: &str,
-    cpus: usize,
-    sockets: u16,
-    cores: u16,
-    threads: u16,
-) -> anyhow::Result<Cluster> {
-    let text = format!(
-        "NodeName={name} CPUs={cpus} Sockets={sockets} CoresPerSocket={cores} \
-         ThreadsPerCore={threads}\nPartitionName=local Nodes={name} Default=YES\n"
-    );
-    let conf = slurm_conf::parse_str(&text, std::path::Path::new("(this machine)"))
-        .with_context(|| format!("describing this machine as a Slurm node `{name}`"))?;
-    Ok(Cluster::from_slurm_conf(&conf)?)
-}
-
-/// All of `node`, as a job allocated it whole holds it.
-fn whole_node(node: &Node) -> JobResources {
-    let cores = u32::from(node.sockets) * u32::from(node.cores_per_socket);
-    JobResources {
-        nodes: Bitmap::with_ones(1, [node.index]),
-        ncpus: u32::from(node.cpus),
-        per_node: vec![NodeResources {
-            node_index: node.index,
-            cores: Bitmap::with_ones(cores, 0..cores),
-            cpus: node.cpus,
-            memory: node.real_memory,
-            gres: Vec::new(),
-        }],
-        whole_nodes: true,
-    }
-}
-
-/// The short host name: Slurm names nodes by it.
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().split('.').next().unwrap_or_default().to_owned())
-        .unwrap_or_else(|_| "localhost".into())
 }

@@ -4,7 +4,8 @@
 //! `init` calls take, and [`preemption::Preemption`] (with a site's
 //! [`qos::QosTable`]) into the running jobs a select `job-test` may
 //! preempt; [`reservations`] gives what slurmctld offers the plugin around
-//! advanced reservations.
+//! advanced reservations; [`accounting`] the association and QOS records
+//! `sacctmgr` creates.
 //!
 //! # How slots are filled
 //!
@@ -38,6 +39,7 @@
 //! slot that chose it and how to fill the slot instead. Every
 //! [`SetupError`] names the file and line, or the slot, it is about.
 
+pub mod accounting;
 pub mod preemption;
 pub mod qos;
 pub mod records;

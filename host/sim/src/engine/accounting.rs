@@ -41,9 +41,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use slurm::setup::accounting::association;
 use slurm::setup::records::Cluster;
 use slurm_wasm_host::kinds::priority::AssociationUpdate;
-use slurm_wasm_host::types::{Association, Shares};
+use slurm_wasm_host::types::Association;
 
 use crate::workload::{TraceJob, Workload};
 
@@ -100,7 +101,7 @@ impl Accounts {
                 id,
                 Some(account_ids[account.as_str()]),
                 account,
-                Some(*uid),
+                Some((&format!("user{uid}"), *uid)),
             ));
             user_ids.insert((account.clone(), *uid), id);
         }
@@ -128,25 +129,11 @@ impl Accounts {
     }
 }
 
-fn association(id: u32, parent: Option<u32>, account: &str, user: Option<u32>) -> Association {
-    Association {
-        id,
-        parent_id: parent,
-        account: account.to_owned(),
-        user: user.map(|uid| format!("user{uid}")),
-        user_id: user,
-        partition: None,
-        shares: Shares::Raw(1),
-        priority: None,
-        usage_raw: 0.0,
-        usage_tres_raw: Vec::new(),
-        grp_used_tres_run_secs: Vec::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use slurm::slurm_conf;
+
+    use slurm_wasm_host::types::Shares;
 
     use super::*;
     use crate::hazards::{self, ReplayOptions};

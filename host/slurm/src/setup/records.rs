@@ -53,9 +53,9 @@ use crate::slurm_conf::{
     SlurmConf,
 };
 use slurm_wasm_host::bindings::types::{
-    Bitmap, ClusterConfig, GpuDefaults, GresCount, KeyValue, MemoryRequest, Node, NodeBaseState,
-    NodeState, NodeStateFlags, Oversubscribe, Partition, PreemptModes, SelectTypeParams,
-    TaskPluginParams, TresAmount,
+    Bitmap, ClusterConfig, GpuDefaults, GresCount, JobResources, KeyValue, MemoryRequest, Node,
+    NodeBaseState, NodeResources, NodeState, NodeStateFlags, Oversubscribe, Partition,
+    PreemptModes, SelectTypeParams, TaskPluginParams, TresAmount,
 };
 use slurm_wasm_host::kinds::gres::{GresConfRecord, GresConfig, NodeHardware};
 use slurm_wasm_host::kinds::priority::PriorityConfig;
@@ -325,6 +325,29 @@ impl Cluster {
                 threads_per_core: n.threads_per_core,
                 configured: n.gres.clone(),
             })
+    }
+
+    /// What a job allocated node `index` whole holds (`--exclusive`,
+    /// `--mem=0`): every core and CPU, all its memory, no GRES.
+    ///
+    /// # Panics
+    ///
+    /// If `index` is not in the node table.
+    pub fn whole_node(&self, index: u32) -> JobResources {
+        let node = &self.nodes[index as usize];
+        let cores = u32::from(node.sockets) * u32::from(node.cores_per_socket);
+        JobResources {
+            nodes: Bitmap::with_ones(table_index(self.nodes.len()), [index]),
+            ncpus: u32::from(node.cpus),
+            per_node: vec![NodeResources {
+                node_index: index,
+                cores: Bitmap::with_ones(cores, 0..cores),
+                cpus: node.cpus,
+                memory: node.real_memory,
+                gres: Vec::new(),
+            }],
+            whole_nodes: true,
+        }
     }
 
     fn node_gres(&self, node_name: &str) -> Option<&NodeGres> {
