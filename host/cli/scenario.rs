@@ -43,10 +43,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
 use serde::Deserialize;
+use slurm::job_request::JobRequest;
 use slurm::setup::accounting;
 use slurm::setup::records::Cluster;
 use slurm::slurm_conf;
-use slurm_wasm_host::fixtures;
 use slurm_wasm_host::kinds::priority::{AssociationUpdate, QosUpdate};
 use slurm_wasm_host::types::{Association, Job, KeyValue, Qos, Shares, TresAmount};
 use slurm_wasm_host::PluginSource;
@@ -323,6 +323,7 @@ fn build(file: File, base: &Path) -> anyhow::Result<Scenario> {
 
     let default_partition = conf.default_partition().map(|p| p.name.clone());
     let lookup = Lookup {
+        cluster: &cluster,
         user_assocs: &user_assocs,
         uids: &uids,
         partitions: cluster
@@ -372,6 +373,7 @@ fn roll_up(associations: &mut [Association]) {
 
 /// What a job entry is checked against, by name.
 struct Lookup<'a> {
+    cluster: &'a Cluster,
     user_assocs: &'a BTreeMap<(String, String), u32>,
     uids: &'a BTreeMap<String, u32>,
     /// Each partition's index (the first of a name).
@@ -426,7 +428,12 @@ fn job(entry: JobEntry, lookup: &Lookup<'_>) -> anyhow::Result<Job> {
     if !lookup.qos.contains(qos_name.as_str()) {
         return Err(anyhow!("QOS {qos_name} is not defined")).with_context(context);
     }
-    let mut job = fixtures::job(entry.id);
+    // The job as slurmctld records a submission to the partition, then
+    // what the scenario says of it.
+    let mut job = JobRequest::parse(&["-p", partition_name])
+        .and_then(|r| r.prepare(entry.id, lookup.cluster, None))
+        .with_context(context)?
+        .job;
     job.user_id = uid;
     job.account = Some(account);
     job.assoc_id = assoc_id;
