@@ -76,6 +76,13 @@ impl Packer {
         }
     }
 
+    /// `packmem`: a byte string, its length (u32) first.
+    pub fn bytes(&mut self, data: &[u8]) -> &mut Self {
+        self.u32(data.len() as u32);
+        self.buf.extend_from_slice(data);
+        self
+    }
+
     /// A bitmap as its bit length and 64-bit words.
     pub fn bitmap(&mut self, map: &Bitmap) -> &mut Self {
         self.u32(map.len() as u32);
@@ -195,6 +202,12 @@ impl<'a> Unpacker<'a> {
         String::from_utf8(text.to_vec()).map(Some).map_err(|_| {
             Error::invalid(format!("{}: {field} at byte {at} is not UTF-8", self.what))
         })
+    }
+
+    /// `unpackmem`: a byte string written by [`Packer::bytes`].
+    pub fn bytes(&mut self, field: &str) -> Result<&'a [u8], Error> {
+        let len = self.u32(field)? as usize;
+        self.take(len, field)
     }
 
     /// A bitmap written by [`Packer::bitmap`]; fails when bits are set past

@@ -7,6 +7,10 @@
 
 use std::collections::BTreeMap;
 
+use slurm_wasm_sdk::pack::{Packer, Unpacker};
+use slurm_wasm_sdk::state::{self, StateWriter};
+use slurm_wasm_sdk::Error;
+
 /// Reserved run-seconds per TRES name.
 pub type TresSeconds = BTreeMap<String, u64>;
 
@@ -67,113 +71,76 @@ impl Ledger {
         }
     }
 
-    /// Serialises the ledger: `PBAS`, format version 1, then the
-    /// associations and QOS entries, little-endian.
+    /// Serialises the ledger as the SDK's state blob
+    /// ([`slurm_wasm_sdk::state`]): magic `PBAS`, format version 2, then
+    /// the associations (id, parent or `u32::MAX`, reserved run-seconds)
+    /// and the QOS entries (name, reserved run-seconds). Version 1, this
+    /// plugin's framing before the SDK had one, is no longer read.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = b"PBAS".to_vec();
-        out.extend_from_slice(&1u16.to_le_bytes());
-        out.extend_from_slice(&(self.assocs.len() as u32).to_le_bytes());
+        let mut blob = StateWriter::new(MAGIC, VERSION);
+        let w = blob.body();
+        w.u32(self.assocs.len() as u32);
         for (id, assoc) in &self.assocs {
-            out.extend_from_slice(&id.to_le_bytes());
-            out.extend_from_slice(&assoc.parent.unwrap_or(u32::MAX).to_le_bytes());
-            encode_tres(&mut out, &assoc.used);
+            w.u32(*id).u32(assoc.parent.unwrap_or(u32::MAX));
+            encode_tres(w, &assoc.used);
         }
-        out.extend_from_slice(&(self.qos.len() as u32).to_le_bytes());
+        w.u32(self.qos.len() as u32);
         for (name, used) in &self.qos {
-            encode_str(&mut out, name);
-            encode_tres(&mut out, used);
+            w.str(Some(name));
+            encode_tres(w, used);
         }
-        out
+        blob.finish()
     }
 
     /// The inverse of [`Ledger::encode`]. Fails on anything it cannot read
-    /// completely: wrong magic, unknown version, truncation, trailing bytes.
+    /// completely: another magic or version, a damaged copy (checksum),
+    /// truncation, trailing bytes.
     pub fn decode(data: &[u8]) -> Result<Ledger, String> {
-        let mut r = Reader { data, pos: 0 };
-        if r.take(4)? != b"PBAS" {
-            return Err("not a priority/basic state (bad magic)".into());
-        }
-        let version = r.u16()?;
-        if version != 1 {
-            return Err(format!("unknown priority/basic state version {version}"));
-        }
+        Self::read(data).map_err(|e| e.message)
+    }
+
+    fn read(data: &[u8]) -> Result<Ledger, Error> {
+        let (_, mut r) = state::open(data, MAGIC, &[VERSION], WHAT)?;
         let mut ledger = Ledger::default();
-        for _ in 0..r.u32()? {
-            let id = r.u32()?;
-            let parent = Some(r.u32()?).filter(|&p| p != u32::MAX);
-            let used = r.tres()?;
+        for _ in 0..r.u32("associations")? {
+            let id = r.u32("association id")?;
+            let parent = Some(r.u32("parent")?).filter(|&p| p != u32::MAX);
+            let used = decode_tres(&mut r)?;
             ledger.assocs.insert(id, Assoc { parent, used });
         }
-        for _ in 0..r.u32()? {
-            let name = r.string()?;
-            let used = r.tres()?;
+        for _ in 0..r.u32("QOS")? {
+            let name = name(&mut r, "QOS name")?;
+            let used = decode_tres(&mut r)?;
             ledger.qos.insert(name, used);
         }
-        if r.pos != data.len() {
-            return Err(format!(
-                "{} trailing bytes after priority/basic state",
-                data.len() - r.pos
-            ));
-        }
+        r.finish()?;
         Ok(ledger)
     }
 }
 
-fn encode_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
+const MAGIC: [u8; 4] = *b"PBAS";
+const VERSION: u16 = 2;
+const WHAT: &str = "priority/basic state";
 
-fn encode_tres(out: &mut Vec<u8>, tres: &TresSeconds) {
-    out.extend_from_slice(&(tres.len() as u32).to_le_bytes());
+fn encode_tres(w: &mut Packer, tres: &TresSeconds) {
+    w.u32(tres.len() as u32);
     for (name, secs) in tres {
-        encode_str(out, name);
-        out.extend_from_slice(&secs.to_le_bytes());
+        w.str(Some(name)).u64(*secs);
     }
 }
 
-struct Reader<'a> {
-    data: &'a [u8],
-    pos: usize,
+fn name(r: &mut Unpacker<'_>, field: &str) -> Result<String, Error> {
+    r.str(field)?
+        .ok_or_else(|| Error::invalid(format!("{WHAT}: {field} missing")))
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len());
-        let end =
-            end.ok_or_else(|| format!("priority/basic state truncated at byte {}", self.pos))?;
-        let bytes = &self.data[self.pos..end];
-        self.pos = end;
-        Ok(bytes)
+fn decode_tres(r: &mut Unpacker<'_>) -> Result<TresSeconds, Error> {
+    let mut out = TresSeconds::new();
+    for _ in 0..r.u32("TRES")? {
+        let name = name(r, "TRES name")?;
+        out.insert(name, r.u64("run seconds")?);
     }
-    fn u16(&mut self) -> Result<u16, String> {
-        Ok(u16::from_le_bytes(
-            self.take(2)?.try_into().map_err(|_| "short read")?,
-        ))
-    }
-    fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().map_err(|_| "short read")?,
-        ))
-    }
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().map_err(|_| "short read")?,
-        ))
-    }
-    fn string(&mut self) -> Result<String, String> {
-        let len = self.u32()? as usize;
-        String::from_utf8(self.take(len)?.to_vec())
-            .map_err(|_| "invalid UTF-8 in state".to_string())
-    }
-    fn tres(&mut self) -> Result<TresSeconds, String> {
-        let mut out = TresSeconds::new();
-        for _ in 0..self.u32()? {
-            let name = self.string()?;
-            out.insert(name, self.u64()?);
-        }
-        Ok(out)
-    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -245,10 +212,16 @@ mod tests {
         assert_eq!(Ledger::decode(&bytes).unwrap(), l);
         assert!(Ledger::decode(&bytes[..bytes.len() - 1])
             .unwrap_err()
-            .contains("truncated"));
+            .contains("announces"));
         let mut extra = bytes.clone();
         extra.push(0);
-        assert!(Ledger::decode(&extra).unwrap_err().contains("trailing"));
-        assert!(Ledger::decode(b"XXXX").unwrap_err().contains("magic"));
+        assert!(Ledger::decode(&extra).unwrap_err().contains("announces"));
+        let mut other = bytes.clone();
+        other[..4].copy_from_slice(b"XXXX");
+        assert!(Ledger::decode(&other).unwrap_err().contains("magic"));
+        let mut damaged = bytes;
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        assert!(Ledger::decode(&damaged).unwrap_err().contains("checksum"));
     }
 }

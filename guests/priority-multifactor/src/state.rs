@@ -6,22 +6,31 @@
 //! from its state by the host (which does not replay `update-associations`)
 //! has its whole tree back.
 //!
-//! Layout, little-endian: magic `SWMF`, format version (u16), then the
-//! fields of [`Saved`] in order. Strings are a u32 length and UTF-8 bytes,
-//! options a 0/1 byte and the value, lists a u32 count and the items.
+//! The blob is the SDK's ([`slurm_wasm_sdk::state`]): magic `SWMF`, format
+//! version 2, length and checksum, then the fields of [`Saved`] in order,
+//! packed as Slurm packs (options a 0/1 byte and the value, lists a u32
+//! count and the items, floating-point values as their exact bits).
+//! Version 1, this plugin's own framing before the SDK had one, is no
+//! longer read: the priority shim then starts from Slurm's usage.
 //!
 //! # Failure modes
 //!
-//! [`Saved::decode`] refuses anything it cannot read completely: wrong
-//! magic, an unknown version, truncation, trailing bytes, invalid UTF-8 or
-//! an invalid tag byte; the message says what and where.
+//! [`Saved::decode`] refuses anything it cannot read completely: another
+//! magic, another version, a damaged copy (checksum), truncation, trailing
+//! bytes, invalid UTF-8 or an invalid tag byte; the message says what and
+//! where.
+
+use slurm_wasm_sdk::pack::{Packer, Unpacker};
+use slurm_wasm_sdk::state::{self, StateWriter};
+use slurm_wasm_sdk::Error;
 
 use crate::qos::{Qos, QosSpec};
 use crate::tree::{AssocSpec, NewAssoc, Shares};
 use crate::usage::{TresSeconds, Usage};
 
-const MAGIC: &[u8; 4] = b"SWMF";
-const VERSION: u16 = 1;
+const MAGIC: [u8; 4] = *b"SWMF";
+const VERSION: u16 = 2;
+const WHAT: &str = "priority/multifactor state";
 
 /// Everything saved.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,74 +44,78 @@ pub struct Saved {
 
 impl Saved {
     pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer(MAGIC.to_vec());
-        w.u16(VERSION);
-        w.opt(self.last_ran, Writer::i64);
-        w.opt(self.last_reset, Writer::i64);
+        let mut blob = StateWriter::new(MAGIC, VERSION);
+        let w = blob.body();
+        opt(w, self.last_ran, |w, v| {
+            w.i64(v);
+        });
+        opt(w, self.last_reset, |w, v| {
+            w.i64(v);
+        });
         w.u32(self.assocs.len() as u32);
         for a in &self.assocs {
             let s = &a.spec;
             w.u32(s.id);
-            w.opt(s.parent, Writer::u32);
-            w.str(&s.account);
-            w.opt(s.user.as_deref(), Writer::str);
-            w.opt(s.user_id, Writer::u32);
-            w.opt(s.partition.as_deref(), Writer::str);
+            opt(w, s.parent, |w, v| {
+                w.u32(v);
+            });
+            w.str(Some(&s.account));
+            w.str(s.user.as_deref());
+            opt(w, s.user_id, |w, v| {
+                w.u32(v);
+            });
+            w.str(s.partition.as_deref());
             match s.shares {
-                Shares::Raw(n) => {
-                    w.u8(0);
-                    w.u32(n);
-                }
+                Shares::Raw(n) => w.u8(0).u32(n),
                 Shares::Parent => w.u8(1),
-            }
-            w.opt(s.priority, Writer::u32);
-            w.usage(&a.usage);
-            w.run_secs(&a.run_secs);
+            };
+            opt(w, s.priority, |w, v| {
+                w.u32(v);
+            });
+            usage(w, &a.usage);
+            run_secs(w, &a.run_secs);
         }
         w.u32(self.qos.len() as u32);
         for q in &self.qos {
-            w.u32(q.spec.id);
-            w.str(&q.spec.name);
-            w.u32(q.spec.priority);
-            w.f64(q.spec.usage_factor);
-            w.u8(u8::from(q.spec.no_decay));
-            w.usage(&q.usage);
-            w.run_secs(&q.run_secs);
+            w.u32(q.spec.id)
+                .str(Some(&q.spec.name))
+                .u32(q.spec.priority)
+                .u64(q.spec.usage_factor.to_bits())
+                .u8(u8::from(q.spec.no_decay));
+            usage(w, &q.usage);
+            run_secs(w, &q.run_secs);
         }
         w.u32(self.ended.len() as u32);
         for id in &self.ended {
             w.u32(*id);
         }
-        w.0
+        blob.finish()
     }
 
     pub fn decode(data: &[u8]) -> Result<Saved, String> {
-        let mut r = Reader { data, pos: 0 };
-        if r.take(4)? != MAGIC {
-            return Err("not a priority/multifactor state (bad magic)".into());
-        }
-        let version = r.u16()?;
-        if version != VERSION {
-            return Err(format!(
-                "priority/multifactor state version {version} is not supported (this plugin reads {VERSION})"
-            ));
-        }
-        let last_ran = r.opt(Reader::i64)?;
-        let last_reset = r.opt(Reader::i64)?;
+        Self::read(data).map_err(|e| e.message)
+    }
+
+    fn read(data: &[u8]) -> Result<Saved, Error> {
+        let (_, mut r) = state::open(data, MAGIC, &[VERSION], WHAT)?;
+        let last_ran = read_opt(&mut r, "last ran", |r| r.i64("last ran"))?;
+        let last_reset = read_opt(&mut r, "last reset", |r| r.i64("last reset"))?;
         let mut assocs = Vec::new();
-        for _ in 0..r.u32()? {
-            let id = r.u32()?;
-            let parent = r.opt(Reader::u32)?;
-            let account = r.str()?;
-            let user = r.opt(Reader::str)?;
-            let user_id = r.opt(Reader::u32)?;
-            let partition = r.opt(Reader::str)?;
-            let shares = match r.u8()? {
-                0 => Shares::Raw(r.u32()?),
+        for _ in 0..r.u32("associations")? {
+            let id = r.u32("association id")?;
+            let parent = read_opt(&mut r, "parent", |r| r.u32("parent"))?;
+            let account = r.str("account")?.ok_or_else(|| {
+                Error::invalid(format!("{WHAT}: association {id} has no account"))
+            })?;
+            let user = r.str("user")?;
+            let user_id = read_opt(&mut r, "user id", |r| r.u32("user id"))?;
+            let partition = r.str("partition")?;
+            let shares = match r.u8("shares")? {
+                0 => Shares::Raw(r.u32("shares")?),
                 1 => Shares::Parent,
-                tag => return Err(r.bad_tag("shares", tag)),
+                tag => return Err(bad_tag(&r, "shares", tag)),
             };
-            let priority = r.opt(Reader::u32)?;
+            let priority = read_opt(&mut r, "priority", |r| r.u32("priority"))?;
             assocs.push(NewAssoc {
                 spec: AssocSpec {
                     id,
@@ -114,35 +127,33 @@ impl Saved {
                     shares,
                     priority,
                 },
-                usage: r.usage()?,
-                run_secs: r.run_secs()?,
+                usage: read_usage(&mut r)?,
+                run_secs: read_run_secs(&mut r)?,
             });
         }
         let mut qos = Vec::new();
-        for _ in 0..r.u32()? {
+        for _ in 0..r.u32("QOS")? {
+            let id = r.u32("QOS id")?;
             let spec = QosSpec {
-                id: r.u32()?,
-                name: r.str()?,
-                priority: r.u32()?,
-                usage_factor: r.f64()?,
-                no_decay: r.bool()?,
+                id,
+                name: r
+                    .str("QOS name")?
+                    .ok_or_else(|| Error::invalid(format!("{WHAT}: QOS {id} has no name")))?,
+                priority: r.u32("QOS priority")?,
+                usage_factor: f64::from_bits(r.u64("usage factor")?),
+                no_decay: read_bool(&mut r, "no decay")?,
             };
             qos.push(Qos {
                 spec,
-                usage: r.usage()?,
-                run_secs: r.run_secs()?,
+                usage: read_usage(&mut r)?,
+                run_secs: read_run_secs(&mut r)?,
             });
         }
         let mut ended = Vec::new();
-        for _ in 0..r.u32()? {
-            ended.push(r.u32()?);
+        for _ in 0..r.u32("ended jobs")? {
+            ended.push(r.u32("ended job")?);
         }
-        if r.pos != data.len() {
-            return Err(format!(
-                "{} trailing bytes after the priority/multifactor state",
-                data.len() - r.pos
-            ));
-        }
+        r.finish()?;
         Ok(Saved {
             last_ran,
             last_reset,
@@ -153,148 +164,84 @@ impl Saved {
     }
 }
 
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u8(&mut self, v: u8) {
-        self.0.push(v);
-    }
-    fn u16(&mut self, v: u16) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn i64(&mut self, v: i64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn f64(&mut self, v: f64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn str(&mut self, v: &str) {
-        self.u32(v.len() as u32);
-        self.0.extend_from_slice(v.as_bytes());
-    }
-    fn opt<T>(&mut self, v: Option<T>, put: impl FnOnce(&mut Self, T)) {
-        match v {
-            Some(v) => {
-                self.u8(1);
-                put(self, v);
-            }
-            None => self.u8(0),
+fn opt<T>(w: &mut Packer, v: Option<T>, put: impl FnOnce(&mut Packer, T)) {
+    match v {
+        Some(v) => {
+            w.u8(1);
+            put(w, v);
         }
-    }
-    fn usage(&mut self, u: &Usage) {
-        self.f64(u.raw);
-        self.f64(u.wall);
-        self.u32(u.tres.len() as u32);
-        for (name, v) in &u.tres {
-            self.str(name);
-            self.f64(*v);
-        }
-    }
-    fn run_secs(&mut self, r: &TresSeconds) {
-        self.u32(r.len() as u32);
-        for (name, v) in r {
-            self.str(name);
-            self.u64(*v);
+        None => {
+            w.u8(0);
         }
     }
 }
 
-struct Reader<'a> {
-    data: &'a [u8],
-    pos: usize,
+fn usage(w: &mut Packer, u: &Usage) {
+    w.u64(u.raw.to_bits())
+        .u64(u.wall.to_bits())
+        .u32(u.tres.len() as u32);
+    for (name, v) in &u.tres {
+        w.str(Some(name)).u64(v.to_bits());
+    }
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|&e| e <= self.data.len())
-            .ok_or_else(|| {
-                format!(
-                    "priority/multifactor state truncated at byte {} of {}",
-                    self.pos,
-                    self.data.len()
-                )
-            })?;
-        let bytes = &self.data[self.pos..end];
-        self.pos = end;
-        Ok(bytes)
+fn run_secs(w: &mut Packer, r: &TresSeconds) {
+    w.u32(r.len() as u32);
+    for (name, v) in r {
+        w.str(Some(name)).u64(*v);
     }
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
-        Ok(self.take(N)?.try_into().expect("took N bytes"))
+}
+
+fn bad_tag(r: &Unpacker<'_>, what: &str, tag: u8) -> Error {
+    Error::invalid(format!(
+        "{WHAT}: invalid {what} tag {tag} at byte {}",
+        r.position() - 1
+    ))
+}
+
+fn read_bool(r: &mut Unpacker<'_>, what: &str) -> Result<bool, Error> {
+    match r.u8(what)? {
+        0 => Ok(false),
+        1 => Ok(true),
+        tag => Err(bad_tag(r, "flag", tag)),
     }
-    fn u8(&mut self) -> Result<u8, String> {
-        Ok(self.array::<1>()?[0])
+}
+
+fn read_opt<'a, T>(
+    r: &mut Unpacker<'a>,
+    what: &str,
+    get: impl FnOnce(&mut Unpacker<'a>) -> Result<T, Error>,
+) -> Result<Option<T>, Error> {
+    if read_bool(r, what)? {
+        get(r).map(Some)
+    } else {
+        Ok(None)
     }
-    fn u16(&mut self) -> Result<u16, String> {
-        Ok(u16::from_le_bytes(self.array()?))
+}
+
+fn read_name(r: &mut Unpacker<'_>) -> Result<String, Error> {
+    r.str("TRES name")?
+        .ok_or_else(|| Error::invalid(format!("{WHAT}: a TRES without a name")))
+}
+
+fn read_usage(r: &mut Unpacker<'_>) -> Result<Usage, Error> {
+    let raw = f64::from_bits(r.u64("raw usage")?);
+    let wall = f64::from_bits(r.u64("wall usage")?);
+    let mut tres = std::collections::BTreeMap::new();
+    for _ in 0..r.u32("TRES usage")? {
+        let name = read_name(r)?;
+        tres.insert(name, f64::from_bits(r.u64("TRES usage")?));
     }
-    fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.array()?))
+    Ok(Usage { raw, tres, wall })
+}
+
+fn read_run_secs(r: &mut Unpacker<'_>) -> Result<TresSeconds, Error> {
+    let mut out = TresSeconds::new();
+    for _ in 0..r.u32("TRES run seconds")? {
+        let name = read_name(r)?;
+        out.insert(name, r.u64("TRES run seconds")?);
     }
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.array()?))
-    }
-    fn i64(&mut self) -> Result<i64, String> {
-        Ok(i64::from_le_bytes(self.array()?))
-    }
-    fn f64(&mut self) -> Result<f64, String> {
-        Ok(f64::from_le_bytes(self.array()?))
-    }
-    fn bad_tag(&self, what: &str, tag: u8) -> String {
-        format!(
-            "invalid {what} tag {tag} at byte {} of the priority/multifactor state",
-            self.pos - 1
-        )
-    }
-    fn bool(&mut self) -> Result<bool, String> {
-        match self.u8()? {
-            0 => Ok(false),
-            1 => Ok(true),
-            tag => Err(self.bad_tag("flag", tag)),
-        }
-    }
-    fn str(&mut self) -> Result<String, String> {
-        let len = self.u32()? as usize;
-        let at = self.pos;
-        String::from_utf8(self.take(len)?.to_vec())
-            .map_err(|_| format!("invalid UTF-8 at byte {at} of the priority/multifactor state"))
-    }
-    fn opt<T>(
-        &mut self,
-        get: impl FnOnce(&mut Self) -> Result<T, String>,
-    ) -> Result<Option<T>, String> {
-        if self.bool()? {
-            get(self).map(Some)
-        } else {
-            Ok(None)
-        }
-    }
-    fn usage(&mut self) -> Result<Usage, String> {
-        let raw = self.f64()?;
-        let wall = self.f64()?;
-        let mut tres = std::collections::BTreeMap::new();
-        for _ in 0..self.u32()? {
-            let name = self.str()?;
-            tres.insert(name, self.f64()?);
-        }
-        Ok(Usage { raw, tres, wall })
-    }
-    fn run_secs(&mut self) -> Result<TresSeconds, String> {
-        let mut out = TresSeconds::new();
-        for _ in 0..self.u32()? {
-            let name = self.str()?;
-            out.insert(name, self.u64()?);
-        }
-        Ok(out)
-    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -367,22 +314,21 @@ mod tests {
         for cut in [0, 3, 5, 20, bytes.len() - 1] {
             assert!(Saved::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
-        assert!(Saved::decode(&bytes[..bytes.len() - 1])
-            .unwrap_err()
-            .contains("truncated"));
         let mut extra = bytes.clone();
         extra.push(0);
-        assert!(Saved::decode(&extra).unwrap_err().contains("trailing"));
-        assert!(Saved::decode(b"PBAS\x01\x00")
+        assert!(Saved::decode(&extra).unwrap_err().contains("announces"));
+        assert!(Saved::decode(b"PBAS\x00\x02")
             .unwrap_err()
-            .contains("magic"));
+            .contains("shorter"));
+        let mut other = bytes.clone();
+        other[..4].copy_from_slice(b"PBAS");
+        assert!(Saved::decode(&other).unwrap_err().contains("magic"));
         let mut version = bytes.clone();
-        version[4] = 9;
+        version[5] = 9;
         assert!(Saved::decode(&version).unwrap_err().contains("version 9"));
-        let mut tag = bytes;
-        tag[6] = 7;
-        assert!(Saved::decode(&tag)
-            .unwrap_err()
-            .contains("invalid flag tag 7"));
+        let mut damaged = bytes;
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        assert!(Saved::decode(&damaged).unwrap_err().contains("checksum"));
     }
 }

@@ -18,6 +18,19 @@ fn state_round_trip_and_refusal() {
     assert!(other
         .state_restore(&blob[..blob.len() - 3])
         .unwrap_err()
-        .contains("truncated"));
+        .contains("announces"));
     assert_eq!(other.usage, kept);
+    let mut damaged = blob.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    assert!(other
+        .state_restore(&damaged)
+        .unwrap_err()
+        .contains("checksum"));
+    assert_eq!(other.usage, kept);
+    let mut bigger = cluster(&["CR_Core_Memory"], 3, 1, 4, 1, 1000);
+    assert!(bigger
+        .state_restore(&blob)
+        .unwrap_err()
+        .contains("saved for 2 nodes"));
 }

@@ -9,6 +9,7 @@ use crate::select::{
     JobTestMode, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue,
     ReservationRequest, ReservationResult, SelectConfig,
 };
+use crate::state::{self, StateWriter};
 use crate::types::{
     Bitmap as BitmapRecord, Job, JobResources, JobState, KeyValue, MemoryRequest, Node,
     NodeResources, NodeStateFlags, PluginIdentity,
@@ -477,45 +478,27 @@ fn bitmap(record: &BitmapRecord, what: &str) -> Result<Bitmap, Error> {
     Bitmap::try_from(record).map_err(|e| Error::invalid(format!("{what}: {}", e.message)))
 }
 
-/// The first bytes of the SDK's state blob, then a version byte.
-const STATE_MAGIC: &[u8; 8] = b"SWSDKSEL";
-const STATE_VERSION: u8 = 1;
+/// The magic of a [`Managed`] plugin's state blob ([`crate::state`]),
+/// whose body is the policy's own bytes. Version 1 was the SDK's framing
+/// before [`crate::state`]; it is no longer read.
+const STATE_MAGIC: [u8; 4] = *b"SWSP";
+const STATE_VERSION: u16 = 2;
 
-/// The SDK's state blob: magic, version, the plugin's bytes' length (u32,
-/// big-endian) and the plugin's bytes.
-fn wrap_state(plugin: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(plugin.len() + 13);
-    out.extend_from_slice(STATE_MAGIC);
-    out.push(STATE_VERSION);
-    out.extend_from_slice(&(plugin.len() as u32).to_be_bytes());
-    out.extend_from_slice(plugin);
-    out
+/// The state blob around the policy's bytes.
+fn wrap_state(policy: &[u8]) -> Vec<u8> {
+    let mut blob = StateWriter::new(STATE_MAGIC, STATE_VERSION);
+    blob.body().bytes(policy);
+    blob.finish()
 }
 
-/// The plugin's bytes of a blob [`wrap_state`] wrote; `EINVAL` for
-/// anything else.
-fn unwrap_state<'a>(plugin_type: &str, data: &'a [u8]) -> Result<&'a [u8], Error> {
-    let refuse = |why: &str| {
-        Error::invalid(format!(
-            "{plugin_type}: state-restore refused {} bytes: {why}",
-            data.len()
-        ))
-    };
-    let Some(rest) = data.strip_prefix(STATE_MAGIC.as_slice()) else {
-        return Err(refuse("not a state this SDK saved"));
-    };
-    let [version, l0, l1, l2, l3, body @ ..] = rest else {
-        return Err(refuse("truncated header"));
-    };
-    if *version != STATE_VERSION {
-        return Err(refuse(&format!(
-            "state version {version}, this SDK writes {STATE_VERSION}"
-        )));
-    }
-    if u32::from_be_bytes([*l0, *l1, *l2, *l3]) as usize != body.len() {
-        return Err(refuse("length does not match"));
-    }
-    Ok(body)
+/// The policy's bytes of a blob [`wrap_state`] wrote; `EINVAL` naming
+/// `plugin_type` for anything else (another magic or version, a damaged
+/// or truncated copy).
+fn unwrap_state<'a>(plugin_type: &'a str, data: &'a [u8]) -> Result<&'a [u8], Error> {
+    let (_, mut body) = state::open(data, STATE_MAGIC, &[STATE_VERSION], plugin_type)?;
+    let policy = body.bytes("policy state")?;
+    body.finish()?;
+    Ok(policy)
 }
 
 /// A [`Policy`] with the SDK's [`Cluster`]: the [`Plugin`] that
