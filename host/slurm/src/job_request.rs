@@ -550,7 +550,29 @@ impl JobRequest {
                 })
                 .collect()
         };
-        let required = indices("--nodelist", &self.nodelist)?;
+        // sbatch's `_opt_verify` (sbatch/opt.c): the `-w` list sorted and
+        // without duplicates (`hostlist_uniq`) sets the node minimum, at
+        // least its length (and with `-N`, at least `-N`'s); with fewer
+        // tasks than that, both node counts become the task count and the
+        // list loses names from its end ("can't run N processes on M
+        // nodes, setting nnodes to N").
+        let mut listed: Vec<String> = if self.nodelist.is_empty() {
+            Vec::new()
+        } else {
+            hostlist::expand(&hostlist::compress(&self.nodelist))
+                .map_err(|e| bad("--nodelist", e.to_string()))?
+        };
+        let nodes = match (self.nodes, listed.len()) {
+            (nodes, 0) => nodes,
+            (Some((min, max)), n) => Some((min.max(n as u32), max)),
+            (None, n) => Some((n as u32, None)),
+        };
+        if let (Some((min, _)), Some(tasks)) = (nodes, self.ntasks) {
+            if tasks < min {
+                listed.truncate(tasks.max(1) as usize);
+            }
+        }
+        let required = indices("--nodelist", &listed)?;
         let excluded = indices("--exclude", &self.exclude)?;
         // Which nodes are excluded and which are the partition's, by index.
         let flags = |set: &[u32]| {
@@ -586,7 +608,7 @@ impl JobRequest {
 
         let cpus_per_task = self.cpus_per_task.unwrap_or(1);
         let ntasks_per_node = self.ntasks_per_node.unwrap_or(0);
-        let (mut min_nodes, max_nodes) = match self.nodes {
+        let (mut min_nodes, mut max_nodes) = match nodes {
             // sbatch with both -N and -n (opt.c:865-884): no more nodes
             // than tasks, and fewer tasks than nodes make both counts the
             // task count.
@@ -611,6 +633,22 @@ impl JobRequest {
             ));
         }
         min_nodes = min_nodes.max(listed);
+        // gres_job_state_validate (common/gres.c), which sbatch runs before
+        // it submits: a count per job below the node minimum is refused,
+        // and caps a node maximum.
+        for g in self.gres.iter().filter(|g| g.scope == GresScope::PerJob) {
+            if g.count < u64::from(min_nodes) {
+                return Err(bad(
+                    "--gpus",
+                    format!(
+                        "Failed to validate job spec, --{}s < -N ({} {} for at least {min_nodes} \
+                         nodes)",
+                        g.name, g.count, g.name
+                    ),
+                ));
+            }
+            max_nodes = max_nodes.map(|max| max.min(u32::try_from(g.count).unwrap_or(u32::MAX)));
+        }
         let num_tasks = match self.ntasks {
             Some(n) => n,
             None if ntasks_per_node > 0 => min_nodes
@@ -1299,6 +1337,28 @@ mod tests {
         assert_eq!(bits(&p.candidates), [1, 2, 3]);
         // -w raises the minimum node count to the nodes it names.
         assert_eq!(prepare(&["-w", "n[1-3]"]).job.details.min_nodes, 3);
+    }
+
+    /// sbatch's `_opt_verify` (sbatch/opt.c): fewer tasks than `-w` nodes
+    /// cut the sorted list (`hostlist_uniq`) from its end (in the fuzzed
+    /// cons_tres recording, f121 `-n1 -w n1,n2` shows ReqNodeList=n1 and
+    /// f410 `-n2 -w n1,n3,n4` ReqNodeList=n[1,3]); a per-job GPU count below the node minimum
+    /// is refused (`gres_job_state_validate`: the probe `-c8 -w n2,n3,n4
+    /// --gpus=1` got "Failed to validate job spec, --gpus < -N").
+    #[test]
+    fn sbatch_cuts_a_node_list_longer_than_the_tasks() {
+        let p = prepare(&["-n1", "-w", "n3,n1"]);
+        let d = &p.job.details;
+        assert_eq!(d.required_nodes.as_ref().map(bits), Some(vec![0]));
+        assert_eq!((d.min_nodes, p.min_nodes, p.max_nodes), (1, 1, 1));
+        let p = prepare(&["-n2", "-w", "n[1-4]", "-N3"]);
+        assert_eq!(
+            p.job.details.required_nodes.as_ref().map(bits),
+            Some(vec![0, 1])
+        );
+        assert_eq!((p.min_nodes, p.max_nodes), (2, 2));
+        assert!(error(&["-c8", "-w", "n2,n3,n4", "--gpus=1"]).contains("--gpus < -N"));
+        assert_eq!(prepare(&["-N1-4", "--gpus=2"]).max_nodes, 2);
     }
 
     #[test]
