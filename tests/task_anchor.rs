@@ -24,10 +24,9 @@
 //!   the verbose lines (which name node, global and local id); a case whose
 //!   launch failed has one node and every task on it;
 //! * `cpus_per_task`, `--overcommit`, and `cpu_bind_type`, `cpu_bind` and
-//!   `task_dist` from the srun options. The plugin's own `--cpu-bind` and
-//!   `--distribution` parsers are not part of the host's API, so the bits
-//!   are built here from Slurm 22.05.8 slurm/slurm.h `cpu_bind_type_t` and src/slurmd/common/task_plugin.c `task_slurm_chkaffinity` ([`cpu_bind`], [`task_dist`]);
-//!   slurmd's log line `... dist <n>` confirms the `task_dist` it received.
+//!   `task_dist` from the srun options, through the `srun` crate's parsers
+//!   (`task run`'s); slurmd's log line `... dist <n>` confirms the
+//!   `task_dist` it received.
 //!
 //! It runs the request through the bundled task/affinity (wasm):
 //! `slurmd_launch_request`, then `pre_launch_priv` for each task of the node
@@ -85,10 +84,8 @@ const MAP: u32 = 0x80;
 const MASK: u32 = 0x100;
 const ONE_THREAD_PER_CORE: u32 = 0x2000;
 
-/// `task_dist` (Slurm 22.05.8 slurm/slurm.h `task_dist_states_t`): node level, socket level << 4; `UNKNOWN` when
+/// `SLURM_DIST_UNKNOWN` (Slurm 22.05.8 slurm/slurm.h `task_dist_states_t`):
 /// srun got no `-m`.
-const DIST_CYCLIC: u32 = 0x1;
-const DIST_BLOCK: u32 = 0x2;
 const DIST_UNKNOWN: u32 = 0x2000;
 
 /// `ESLURMD_CPU_BIND_ERROR`, which srun reports as "Unable to satisfy cpu
@@ -111,60 +108,23 @@ fn conf() -> &'static SlurmConf {
     })
 }
 
-/// `--cpu-bind` as srun 22.05 sends it (Slurm 22.05.8 src/common/slurm_resource_info.c `slurm_verify_cpu_bind`): tokens split at commas,
-/// except that a comma followed by a digit continues a map or mask list.
-/// Only the words the recording uses.
+/// `--cpu-bind` as srun 22.05 sends it (the `srun` crate's parser, Slurm
+/// 22.05.8 src/common/slurm_resource_info.c `slurm_verify_cpu_bind`).
 fn cpu_bind(text: &str) -> (u32, String) {
-    let mut tokens: Vec<String> = Vec::new();
-    for piece in text.split(',') {
-        match tokens.last_mut() {
-            Some(last) if piece.starts_with(|c: char| c.is_ascii_digit()) => {
-                last.push(',');
-                last.push_str(piece);
-            }
-            _ => tokens.push(piece.to_owned()),
-        }
+    match srun::cpu_bind::parse(text) {
+        Ok(srun::cpu_bind::Parsed::Bind(bind)) => (bind.flags, bind.list),
+        other => panic!("--cpu-bind={text}: {other:?}"),
     }
-    let mut bits = 0;
-    let mut list = String::new();
-    for token in &tokens {
-        bits |= match token.split_once(':') {
-            Some(("map_cpu", l)) => {
-                list = l.to_owned();
-                MAP
-            }
-            Some(("mask_cpu", l)) => {
-                list = l.to_owned();
-                MASK
-            }
-            _ => match token.as_str() {
-                "verbose" => VERBOSE,
-                "threads" => TO_THREADS,
-                "cores" => TO_CORES,
-                "sockets" => TO_SOCKETS,
-                "ldoms" => TO_LDOMS,
-                "none" => NONE,
-                "rank" => RANK,
-                other => panic!("--cpu-bind word `{other}` is not taught to this test"),
-            },
-        };
-    }
-    (bits, list)
 }
 
-/// `-m` as `task_dist` (Slurm 22.05.8 slurm/slurm.h `task_dist_states_t`): `node[:socket]`.
+/// `-m` as `task_dist` (the `srun` crate's parser); unknown (0x2000) when
+/// srun got none.
 fn task_dist(text: Option<&str>) -> u32 {
-    let level = |word: &str| match word {
-        "cyclic" => DIST_CYCLIC,
-        "block" => DIST_BLOCK,
-        other => panic!("distribution `{other}` is not taught to this test"),
-    };
-    match text.map(|t| t.split(':').collect::<Vec<_>>()).as_deref() {
-        None => DIST_UNKNOWN,
-        Some([node]) => level(node),
-        Some([node, socket]) => level(node) | level(socket) << 4,
-        Some(other) => panic!("distribution {other:?} is not taught to this test"),
-    }
+    text.map_or(srun::task_dist::UNKNOWN, |t| {
+        srun::task_dist::parse(t)
+            .unwrap_or_else(|e| panic!("-m {t}: {e}"))
+            .task_dist
+    })
 }
 
 /// The names slurmd gives `cpu_bind_type` bits in its log
@@ -550,9 +510,11 @@ fn srun_options_as_bits() {
         cpu_bind("verbose,map_cpu:1,0"),
         (VERBOSE | MAP, "1,0".into())
     );
+    // srun sends a mask list without its `0x` (the recorded
+    // SLURM_CPU_BIND of n2-mask_cpu shows `mask_cpu:1,2`).
     assert_eq!(
         cpu_bind("verbose,mask_cpu:0x1,0x2"),
-        (VERBOSE | MASK, "0x1,0x2".into())
+        (VERBOSE | MASK, "1,2".into())
     );
     assert_eq!(
         cpu_bind("cores,verbose"),
