@@ -412,10 +412,7 @@ impl<S: Select> Controller<S> {
     /// [`ControllerError::NotRunning`], or the plugin's error (the job is
     /// then still held).
     pub fn end(&mut self, id: u32) -> Result<Job, ControllerError> {
-        let job = self
-            .holding
-            .get(&id)
-            .ok_or(ControllerError::NotRunning(id))?;
+        let job = held(&self.holding, id)?;
         self.select.job_fini(job)?;
         self.steps.remove(&id);
         Ok(self.holding.remove(&id).expect("held above"))
@@ -469,10 +466,7 @@ impl<S: Operations> Controller<S> {
         end_time: Option<i64>,
         indefinite: bool,
     ) -> Result<(), ControllerError> {
-        let job = self
-            .holding
-            .get_mut(&id)
-            .ok_or(ControllerError::NotRunning(id))?;
+        let job = held_mut(&mut self.holding, id)?;
         let before = (job.state, job.end_time);
         job.state = state;
         job.end_time = end_time.unwrap_or(job.end_time);
@@ -500,10 +494,7 @@ impl<S: Operations> Controller<S> {
     /// the resources it kept (slurmctld's `rebuild_step_bitmaps`, which
     /// carries steps over, is not modelled).
     pub fn resize(&mut self, id: u32, kept: JobResources) -> Result<(), ControllerError> {
-        let job = self
-            .holding
-            .get_mut(&id)
-            .ok_or(ControllerError::NotRunning(id))?;
+        let job = held_mut(&mut self.holding, id)?;
         let held = job.resources.as_ref().map(|r| r.nodes.ones().collect());
         let dropped: Vec<u32> = held
             .unwrap_or_else(Vec::new)
@@ -529,14 +520,8 @@ impl<S: Operations> Controller<S> {
     /// [`ControllerError::NotRunning`] for either job, or the plugin's
     /// refusal (cons_tres refuses a job holding GRES): nothing changes.
     pub fn expand(&mut self, from: u32, into: u32) -> Result<&JobResources, ControllerError> {
-        let source = self
-            .holding
-            .get(&from)
-            .ok_or(ControllerError::NotRunning(from))?;
-        let target = self
-            .holding
-            .get(&into)
-            .ok_or(ControllerError::NotRunning(into))?;
+        let source = held(&self.holding, from)?;
+        let target = held(&self.holding, into)?;
         let merged = self.select.job_expand(source, target)?;
         self.holding.remove(&from);
         self.steps.remove(&from);
@@ -577,10 +562,7 @@ impl<S: Operations> Controller<S> {
         id: u32,
         request: &StepRequest,
     ) -> Result<&Step, ControllerError> {
-        let job = self
-            .holding
-            .get(&id)
-            .ok_or(ControllerError::NotRunning(id))?;
+        let job = held(&self.holding, id)?;
         let Some(resources) = job.resources.as_ref() else {
             return Err(ControllerError::NotRunning(id));
         };
@@ -617,10 +599,7 @@ impl<S: Operations> Controller<S> {
     /// [`StepError::NoSuchStep`], or the plugin's error (the step has
     /// ended).
     pub fn step_complete(&mut self, id: u32, step: u32) -> Result<Step, ControllerError> {
-        let job = self
-            .holding
-            .get(&id)
-            .ok_or(ControllerError::NotRunning(id))?;
+        let job = held(&self.holding, id)?;
         let ended = self
             .steps
             .get_mut(&id)
@@ -747,6 +726,16 @@ impl<S: Operations> Controller<S> {
         }
         Ok(Decision::Now { job, preempted })
     }
+}
+
+/// Job `id` of those holding resources, or [`ControllerError::NotRunning`].
+fn held(holding: &BTreeMap<u32, Job>, id: u32) -> Result<&Job, ControllerError> {
+    holding.get(&id).ok_or(ControllerError::NotRunning(id))
+}
+
+/// [`held`], to change.
+fn held_mut(holding: &mut BTreeMap<u32, Job>, id: u32) -> Result<&mut Job, ControllerError> {
+    holding.get_mut(&id).ok_or(ControllerError::NotRunning(id))
 }
 
 /// The step record the select plugin's step calls take, as slurmctld

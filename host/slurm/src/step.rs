@@ -1014,26 +1014,23 @@ impl CorePicker<'_> {
             }
         };
         match self.socket_dist {
-            SOCKET_BLOCK => {
-                for socket in 0..sockets {
-                    for i in 0..cores {
-                        if self.take(socket, core_at_step(i), oversubscribing) {
-                            *cpu_cnt -= 1;
-                            if *cpu_cnt == 0 {
-                                return true;
-                            }
-                        }
-                    }
-                }
-            }
-            SOCKET_CFULL => {
-                for i in 0..cores {
-                    for socket in 0..sockets {
-                        if self.take(socket, core_at_step(i), oversubscribing) {
-                            *cpu_cnt -= 1;
-                            if *cpu_cnt == 0 {
-                                return true;
-                            }
+            SOCKET_BLOCK | SOCKET_CFULL => {
+                // block fills a socket before the next; fcyclic takes core i
+                // of every socket before core i + 1
+                let order: Vec<(u32, u32)> = if self.socket_dist == SOCKET_BLOCK {
+                    (0..sockets)
+                        .flat_map(|s| (0..cores).map(move |i| (s, i)))
+                        .collect()
+                } else {
+                    (0..cores)
+                        .flat_map(|i| (0..sockets).map(move |s| (s, i)))
+                        .collect()
+                };
+                for (socket, i) in order {
+                    if self.take(socket, core_at_step(i), oversubscribing) {
+                        *cpu_cnt -= 1;
+                        if *cpu_cnt == 0 {
+                            return true;
                         }
                     }
                 }

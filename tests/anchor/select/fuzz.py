@@ -34,39 +34,19 @@ under the partition's DefaultTime of 5 minutes, the shortest time limit drawn).
 """
 
 import argparse
-import random
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import draw  # noqa: E402  (tests/anchor/draw.py)
 
 NODES = ["n1", "n2", "n3", "n4"]
 # every job is cancelled at most this many submits after its own submit
 LIFETIME = 24
 
 
-class Draw:
-    """Draws on one random.Random, only through random() (stable across Python versions)."""
-
-    def __init__(self, seed):
-        self.rng = random.Random(seed)
-
-    def chance(self, p):
-        return self.rng.random() < p
-
-    def int(self, lo, hi):
-        """An integer in lo..hi, inclusive."""
-        return lo + int(self.rng.random() * (hi - lo + 1))
-
-    def pick(self, items):
-        return items[int(self.rng.random() * len(items))]
-
-    def weighted(self, pairs):
-        """One of the values of (weight, value) pairs."""
-        total = sum(w for w, _ in pairs)
-        r = self.rng.random() * total
-        for w, v in pairs:
-            if r < w:
-                return v
-            r -= w
-        return pairs[-1][1]
+class Draw(draw.Draw):
+    """The shared draws, and the anchor's nodes."""
 
     def nodes(self, count):
         """`count` distinct nodes, in node order."""
