@@ -18,12 +18,16 @@ pub struct SrunOptions {
     pub ntasks: u32,
     /// `-c`, 1 when not given.
     pub cpus_per_task: u16,
+    /// `-c` was given (it makes srun's step exact).
+    pub cpus_per_task_given: bool,
     /// `-m`, when given.
     pub distribution: Option<String>,
     /// `--cpu-bind=` as written.
     pub cpu_bind: Option<String>,
     /// `--overcommit`.
     pub overcommit: bool,
+    /// `--exclusive`: the job holds its nodes whole.
+    pub exclusive: bool,
 }
 
 /// Parses the command line after `srun `.
@@ -34,9 +38,11 @@ pub fn parse(command: &str) -> Parsed<SrunOptions> {
         nodes: None,
         ntasks: 0,
         cpus_per_task: 1,
+        cpus_per_task_given: false,
         distribution: None,
         cpu_bind: None,
         overcommit: false,
+        exclusive: false,
     };
     let mut task = None;
     while let Some(word) = words.next() {
@@ -53,9 +59,13 @@ pub fn parse(command: &str) -> Parsed<SrunOptions> {
             "--label" => {}
             "-N" => options.nodes = Some(integer(value()?)?),
             "-n" => options.ntasks = integer(value()?)?,
-            "-c" => options.cpus_per_task = integer(value()?)?,
+            "-c" => {
+                options.cpus_per_task = integer(value()?)?;
+                options.cpus_per_task_given = true;
+            }
             "-m" => options.distribution = Some(value()?.to_owned()),
             "--overcommit" => options.overcommit = true,
+            "--exclusive" => options.exclusive = true,
             "$TASK" => task = Some(word),
             _ => match word.strip_prefix("--cpu-bind=") {
                 Some(bind) => options.cpu_bind = Some(bind.to_owned()),
@@ -65,7 +75,10 @@ pub fn parse(command: &str) -> Parsed<SrunOptions> {
                     match flag {
                         "-N" => options.nodes = Some(integer(number)?),
                         "-n" => options.ntasks = integer(number)?,
-                        "-c" => options.cpus_per_task = integer(number)?,
+                        "-c" => {
+                            options.cpus_per_task = integer(number)?;
+                            options.cpus_per_task_given = true;
+                        }
                         _ => return Err(format!("unknown srun option `{word}`")),
                     }
                 }
@@ -95,9 +108,11 @@ mod tests {
                 nodes: Some(2),
                 ntasks: 4,
                 cpus_per_task: 1,
+                cpus_per_task_given: false,
                 distribution: None,
                 cpu_bind: Some("verbose,map_cpu:1,0".into()),
                 overcommit: false,
+                exclusive: false,
             }
         );
         let o = parse("-p hw -n1 -c2 -m block:cyclic --overcommit $TASK").unwrap();
@@ -108,7 +123,8 @@ mod tests {
 
     #[test]
     fn unknown_or_incomplete_lines_are_refused() {
-        assert!(parse("-p hw -n2 --exclusive $TASK").is_err());
+        assert!(parse("-p hw -n2 --exclusive $TASK").unwrap().exclusive);
+        assert!(parse("-p hw -n2 --exact $TASK").is_err());
         assert!(parse("-p hw -n2").is_err());
         assert!(parse("-p hw -n $TASK").is_err());
     }

@@ -13,7 +13,8 @@
 //! (`src/srun/libsrun/launch.c`, `launch_common_create_job_step`).
 //!
 //! The points that decide most steps:
-//! * without `--exact` (or `--exclusive`, or `-c`, which imply it) a step
+//! * without `--exact` (or `--exclusive`, or `-c` without `--overcommit`,
+//!   which imply it) a step
 //!   is `SSF_WHOLE`: it takes every CPU the job has on each of its nodes,
 //!   and cannot start on a node where another step runs;
 //! * with `--exact` a step takes whole cores: `ceil(tasks x cpus-per-task /
@@ -125,8 +126,8 @@ impl StepRequest {
     /// `SLURM_NTASKS`), with no `SLURM_MEM_PER_*` in its environment.
     ///
     /// As srun: `-N` is capped at the job's nodes and at the task count
-    /// (`min_nodes`/`max_nodes` default to the job's nodes); `-c`,
-    /// `--exclusive` and `--exact` make the step exact; `cpu_count` is the
+    /// (`min_nodes`/`max_nodes` default to the job's nodes); `--exclusive`,
+    /// `--exact` and (without `--overcommit`) `-c` make the step exact; `cpu_count` is the
     /// node count with `--overcommit`, `tasks x cpus-per-task` with `-c`,
     /// else the task count; a distribution without a node level is block
     /// for more tasks than nodes and cyclic otherwise (and loses its
@@ -212,7 +213,9 @@ impl StepRequest {
             min_nodes = tasks;
             max_nodes = max_nodes.min(tasks);
         }
-        if cpus_per_task.is_some() {
+        // launch.c: `--overcommit` comes first, so `-c` then does not
+        // imply `--exact`.
+        if cpus_per_task.is_some() && !overcommit {
             exact = true;
         }
         let cpus_per_task: u16 = cpus_per_task.unwrap_or(1);
@@ -435,6 +438,18 @@ impl JobSteps {
         request: &StepRequest,
         plugin_picked: Option<&Bitmap>,
     ) -> Result<&Step, StepError> {
+        // slurmctld does not take srun's `-c`: it works the CPUs per task
+        // out of the step's CPU count (`_calc_cpus_per_task`).
+        // With `--overcommit` it zeroes the CPU count (step_create).
+        let ctld = StepRequest {
+            cpus_per_task: self.calc_cpus_per_task(request),
+            cpu_count: if request.overcommit {
+                0
+            } else {
+                request.cpu_count
+            },
+            ..request.clone()
+        };
         let picked = match plugin_picked {
             Some(map) => {
                 let set: Vec<u32> = map.ones().collect();
@@ -446,13 +461,13 @@ impl JobSteps {
                 }
                 on
             }
-            None => self.pick_nodes(request)?,
+            None => self.pick_nodes(&ctld)?,
         };
-        let tasks = self.layout(request, &picked)?;
+        let tasks = self.layout(&ctld, &picked)?;
         let mut trial = self.nodes.clone();
         let mut nodes = Vec::with_capacity(picked.len());
         for (&at, task_ids) in picked.iter().zip(tasks) {
-            nodes.push(self.alloc_node(&mut trial[at], request, task_ids)?);
+            nodes.push(self.alloc_node(&mut trial[at], &ctld, task_ids)?);
         }
         self.nodes = trial;
         let id = self.next_id;
@@ -488,6 +503,32 @@ impl JobSteps {
             }
         }
         Ok(step)
+    }
+
+    /// `_calc_cpus_per_task` (step_mgr.c): the CPU count over the task
+    /// count when it divides evenly and every task fits the job's nodes at
+    /// that many CPUs each; 0 otherwise, and with `--overcommit` (whose CPU
+    /// count slurmctld zeroes). With 0, a task counts no CPU and takes one
+    /// core's share of a core pick.
+    fn calc_cpus_per_task(&self, request: &StepRequest) -> u16 {
+        let tasks = request.tasks.max(1);
+        if request.overcommit || request.cpu_count == 0 || !request.cpu_count.is_multiple_of(tasks)
+        {
+            return 0;
+        }
+        let cpt = (request.cpu_count / tasks).max(1);
+        let mut left = i64::from(tasks);
+        for node in &self.nodes {
+            if cpt > node.cpus {
+                return 0;
+            }
+            left -= i64::from(node.cpus / cpt);
+        }
+        if left > 0 {
+            0
+        } else {
+            u16::try_from(cpt).unwrap_or(0)
+        }
     }
 
     /// The step's or else the job's `--threads-per-core` (`req_tpc`).
@@ -776,7 +817,7 @@ impl JobSteps {
         let tasks = task_ids.len() as u32;
         let tpc = self.requested_tpc(request);
         let vpus = node.threads;
-        let cpt = u32::from(request.cpus_per_task.max(1));
+        let cpt = u32::from(request.cpus_per_task);
         let (cpus_alloc, cpus_alloc_mem) = if request.whole {
             let mut mem_cpus = node.cpus;
             if let Some(t) = tpc.filter(|&t| t < vpus) {

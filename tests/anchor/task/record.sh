@@ -43,7 +43,14 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 ANCHOR=${SLURM_ANCHOR:-$REPO/../shared/slurm-anchor}
 A=${SLURM_ANCHOR_DIR:-/tmp/slurm-anchor}
-OUT=${OUT:-$REPO/tests/fixtures/anchor/task}
+# FUZZ_SEED: record the cases tests/anchor/task/fuzz.py draws from that seed (FUZZ_CASES of
+# them, 120 unless set) instead of CASES below, into tests/fixtures/anchor/task-fuzz, with the
+# command that drew them in fuzz.txt (the differential fuzzing of issue 30).
+if [ -n "${FUZZ_SEED:-}" ]; then
+  OUT=${OUT:-$REPO/tests/fixtures/anchor/task-fuzz}
+else
+  OUT=${OUT:-$REPO/tests/fixtures/anchor/task}
+fi
 TASK_PLUGIN=${TASK_PLUGIN:-task/affinity}
 EXTRA="SlurmdDebug=debug"
 [ -z "${PLUGIN_DIR:-}" ] || EXTRA+=$'\n'"PluginDir=$PLUGIN_DIR:/usr/lib/x86_64-linux-gnu/slurm-wlm"
@@ -68,6 +75,11 @@ n1-map_cpu-outside|-n1 --cpu-bind=verbose,map_cpu:1
 n1-mask_cpu-wider|-n1 --cpu-bind=verbose,mask_cpu:0x3
 N1-n4-overcommit|-N1 -n4 --overcommit --cpu-bind=verbose
 n2-ldoms|-n2 --cpu-bind=verbose,ldoms"
+
+if [ -n "${FUZZ_SEED:-}" ]; then
+  FUZZ_COMMAND="python3 tests/anchor/task/fuzz.py --seed $FUZZ_SEED --cases ${FUZZ_CASES:-120}"
+  CASES=$(cd "$REPO" && $FUZZ_COMMAND)
+fi
 
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
@@ -117,6 +129,7 @@ TASK_LINE=$(scontrol show config | grep -E '^TaskPlugin ' || true)
 mkdir -p "$OUT"
 rm -f "$OUT"/*.txt
 cp /etc/slurm/slurm.conf "$OUT/slurm.conf"
+[ -z "${FUZZ_SEED:-}" ] || echo "$FUZZ_COMMAND" > "$OUT/fuzz.txt"
 scontrol show config | grep -E '^(TaskPlugin|TaskPluginParam|SelectType|SelectTypeParameters) ' \
   > "$OUT/config.txt"
 slurmd -N h1 -C > "$OUT/slurmd-C.txt"
