@@ -1588,12 +1588,14 @@ fn check_fuzz(config: &str, known: &[(&str, &str)]) -> FuzzCounts {
 /// Differential fuzzing (issue 30) under `CR_Core_Memory`: 500 submits
 /// `fuzz.py --seed 1` drew over the option set on `big`, with cancels,
 /// sleeps and `--test-only` probes (474 submit tests, all identical; 269
-/// placements, 264 identical; 184 pending jobs, all identical; 86 probes,
+/// placements, 265 identical; 184 pending jobs, all identical; 86 probes,
 /// 84 identical). What still differs is listed. The recording also found
 /// f5 (a per-job GPU request's cores), f13 (tasks wider than a CPU packed
 /// on one socket), f466 (a per-task GPU request's co-located GPUs weigh no
 /// more than it needs), f196 (the submit test ends before task
-/// distribution), sbatch's own `-w` handling (f84, f121, f322, f330, f410
+/// distribution), f479 (`-n3 -c4` on 10 CPUs: the task distribution
+/// over-subscribes where the chosen nodes hold fewer whole tasks),
+/// sbatch's own `-w` handling (f84, f121, f322, f330, f410
 /// and four probes: fewer tasks than listed nodes cut the list; sbatch
 /// refuses `--gpus` below the node count) and, in the replay, jobs over
 /// the partition's `MaxTime` and refusals by slurmctld's node filter: all
@@ -1613,13 +1615,6 @@ fn cons_tres_cr_core_memory_fuzz() {
         &[
             ("f49", CLIPPED),
             ("f102", CLIPPED),
-            (
-                "f479",
-                "open: Slurm started `-n3 -c4 --mem=3000` with 10 CPUs for three 4-CPU tasks \
-                 (n3 CPU_IDs 2-7, n4 4-7); ours refuses a layout whose tasks do not fit \
-                 (dist_tasks: only 2 of 3 tasks); how 22.05 let 10 CPUs pass min_cpus 12 is \
-                 not traced yet",
-            ),
             (
                 "f360",
                 "open: `-c4 --gres=gpu:2` on an idle node got CPU_IDs 0-3 (one socket) where \
@@ -1644,6 +1639,62 @@ fn cons_tres_cr_core_memory_fuzz() {
                 "test-only -N1 --ntasks-per-node=2 --mem-per-cpu=1000 -t 10",
                 "open: Slurm's will-run chose n2, ours n1, among nodes of equal free CPUs and \
                  memory; not traced yet",
+            ),
+        ],
+    );
+}
+
+/// Differential fuzzing (issue 30) under `CR_CPU_Memory`: 500 submits
+/// `fuzz.py --seed 2` drew (479 submit tests, all identical; 272
+/// placements, 269 identical; 185 pending jobs, 184 identical; 90 probes,
+/// 84 identical). The recording found, fixed: f424 (`--exclusive
+/// --threads-per-core=1` counts memory per CPU for the threads it leaves
+/// the job) and f24 (`-n3 -c3` on 7 CPUs: the task distribution
+/// over-subscribes). What still differs is listed.
+#[test]
+fn cons_tres_cr_cpu_memory_fuzz() {
+    require("select/cons_tres");
+    const WILL_RUN_NODE: &str = "open: the will-run answer starts the job now on another node \
+        than Slurm's among nodes that could all take it (seen under CR_Core_Memory too); \
+        22.05's `_will_run_test` choice among them is not traced yet";
+    check_fuzz(
+        "cons_tres-CR_CPU_Memory-fuzz",
+        &[
+            ("test-only -n2", WILL_RUN_NODE),
+            ("test-only -n1 --mem-per-cpu=100", WILL_RUN_NODE),
+            ("test-only -n2 -c2 --gpus=1", WILL_RUN_NODE),
+            ("test-only --mem-per-cpu=300", WILL_RUN_NODE),
+            (
+                "test-only -n2 -c3 --gpus=1 --mem-per-cpu=250",
+                "open: Slurm's will-run spread two 3-CPU tasks over n[2-3] for one per-job \
+                 GPU; ours keeps them on n2; not traced yet",
+            ),
+            (
+                "test-only -n2 --gpus-per-task=1 --cpus-per-gpu=4 --mem=200",
+                "open: Slurm's will-run counts 8 CPUs (`--cpus-per-gpu=4` for each task's \
+                 GPU), ours 2: the GPU CPU minimum of a will-run answer is not applied",
+            ),
+            (
+                "f141",
+                "open: `-n2 --gres=gpu:2` on n2 got CPUs 4-5 (socket 1) where ours takes 2-3; \
+                 the CR_CPU core pick beside two GPUs on both sockets is not traced yet",
+            ),
+            (
+                "f210",
+                "open: `-N4 -n9 --gres=gpu:2`: Slurm's CPUs on n1 and n4 sit on both sockets \
+                 (0-1,4-5 and 4-5), ours on socket 0 (0-3, 2-3); not traced yet",
+            ),
+            (
+                "f400",
+                "open: `-n4 --gpus-per-task=1`: Slurm gave n1 two tasks and both GPUs, ours \
+                 n2; the per-task GPU layout over nodes with one and two free GPUs is not \
+                 traced yet",
+            ),
+            (
+                "f194",
+                "open: `-N3 -n5 -w n2,n4 --contiguous` pended in Slurm (Resources); ours \
+                 starts it on n[1-2,4], which is not contiguous with n3 out: the contiguity \
+                 test with required nodes is not traced yet",
             ),
         ],
     );

@@ -169,7 +169,9 @@ fn job_test_ncpus_beyond_the_chosen_nodes_is_refused() {
     refused_select(
         plugin.job_test(&test(named(1, "ncpus-max"), JobTestMode::RunNow)),
         "job-test",
-        &["ncpus = 4294967295, but the per-node entries hold 4 CPUs"],
+        // whole nodes: a total above the per-node counts is allowed up to
+        // the nodes' CPUs (Slurm's `total_cpus` of whole nodes)
+        &["ncpus = 4294967295, more than the 4 CPUs of the chosen nodes"],
     );
     // A will-run answer has no per-node entries: ncpus is bounded by the
     // chosen nodes' CPUs (the simulator sums it into utilization).

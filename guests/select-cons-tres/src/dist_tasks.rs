@@ -168,8 +168,10 @@ fn cyclic_block_counts(
     let cpt = job.cpt;
     let limit = |s: &NodeShare| job.ntasks_per_node == 0 || s.tasks < job.ntasks_per_node;
     let mut placed = 0;
+    // Pass 1 gives every node with a free CPU a task, CPUs or not for all
+    // of it (its CPUs stay capped at the node's).
     for s in shares.iter_mut() {
-        if placed < maxtasks && (s.cpus >= cpt || job.overcommit) {
+        if placed < maxtasks && (s.cpus > 0 || job.overcommit) {
             s.tasks = 1;
             placed += 1;
         }
@@ -251,12 +253,23 @@ fn cyclic_block_counts(
         s.tasks += g as u32;
         left -= g;
     }
-    placed = maxtasks - left as u32;
-    if placed < maxtasks {
-        return Err(DistError::BadTaskCount {
-            wanted: maxtasks,
-            placed,
-        });
+    // No room is left anywhere: 22.05's relief valve (`over_subscribe`)
+    // deals the rest round by round, a node's step at a time, whatever
+    // their CPUs (a node's CPUs stay capped at what it has). Fuzzed
+    // streams f479 (`-n3 -c4`, CR_Core_Memory) and f24 (`-n3 -c3`,
+    // CR_CPU_Memory): Slurm started three tasks on 10 and 7 CPUs.
+    if left > 0 {
+        let per_round: u64 = per_node.iter().map(|&(_, step)| step).sum();
+        let rounds = left / per_round;
+        for (s, &(_, step)) in shares.iter_mut().zip(&per_node) {
+            s.tasks += (step * rounds) as u32;
+        }
+        left -= per_round * rounds;
+        for (s, &(_, step)) in shares.iter_mut().zip(&per_node) {
+            let g = step.min(left);
+            s.tasks += g as u32;
+            left -= g;
+        }
     }
     for s in shares.iter_mut() {
         if !job.overcommit {

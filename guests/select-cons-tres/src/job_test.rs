@@ -504,11 +504,24 @@ impl ConsTres {
             ncpus = sum.min(job.num_tasks);
         }
         if job.whole_node {
+            // Every core; under CR_CPU, of each core the threads
+            // `--threads-per-core` leaves the job (the node's `avail_cpus`,
+            // cons_common.c `_avail_cpus`, which `_job_test` keeps as the
+            // node's count and memory per CPU counts; the job's total is
+            // still every CPU). Fuzzed CR_CPU_Memory stream f424: `-w n3
+            // --exclusive --threads-per-core=1` got Mem=1000 (4 CPUs x
+            // 250); under CR_Core the count stays whole cores (a47 of the
+            // exclusive-partition stream: Mem=2000 at 500 per CPU, which
+            // `job_resources_get_node_cpu_cnt` halves from 8).
             for s in shares.iter_mut() {
                 let r = &self.recs[s.node];
                 let mut all = Bitmap::full(r.cores as usize);
                 all.and_not(&r.spec_cores);
-                s.cpus = all.count() as u32 * r.tpc as u32;
+                let threads = match job.threads_per_core {
+                    t if t > 0 && self.params.unit == Unit::Cpu => t.min(r.tpc as u32),
+                    _ => r.tpc as u32,
+                };
+                s.cpus = all.count() as u32 * threads;
                 s.cores = all;
             }
         }

@@ -34,10 +34,9 @@ impl ConsTres {
     pub fn to_resources(&self, rec: &JobRec) -> JobResources {
         let mut nodes = Bitmap::new(self.recs.len());
         let mut per_node = Vec::new();
-        let mut ncpus = 0;
+        let ncpus = self.total_cpus(rec);
         for n in &rec.nodes {
             nodes.set(n.node);
-            ncpus += n.cpus;
             let r = &self.recs[n.node];
             let mut gres: Vec<GresAllocation> = Vec::new();
             for &(dev, amount) in &n.gres {
@@ -84,6 +83,24 @@ impl ConsTres {
         }
     }
 
+    /// The job's CPU count (`total_cpus`): the CPUs it holds on each node,
+    /// or for a whole-node job every usable CPU of its nodes
+    /// (`cpus_efctv`, cons_common/job_test.c `_job_test`), whatever its
+    /// per-node counts say (they stay what `--threads-per-core` leaves it
+    /// of each core, and memory per CPU counts those).
+    fn total_cpus(&self, rec: &JobRec) -> u32 {
+        rec.nodes
+            .iter()
+            .map(|n| {
+                if rec.whole_node {
+                    n.cores.count() as u32 * self.recs[n.node].tpc as u32
+                } else {
+                    n.cpus
+                }
+            })
+            .sum()
+    }
+
     /// The will-run answer of `rec`: its nodes and CPU count, no per-node
     /// entries.
     pub fn to_nodes_only(&self, rec: &JobRec) -> JobResources {
@@ -93,7 +110,7 @@ impl ConsTres {
         }
         JobResources {
             nodes: (&nodes).into(),
-            ncpus: rec.nodes.iter().map(|n| n.cpus).sum(),
+            ncpus: self.total_cpus(rec),
             per_node: Vec::new(),
             whole_nodes: rec.whole_node,
         }

@@ -123,7 +123,10 @@ impl Checker<'_> {
 
     /// `ncpus` of a checked allocation: never more than `limit` (the CPUs
     /// the answer may account for) and, with `exact`, the sum of its
-    /// per-node CPUs when it has per-node entries.
+    /// per-node CPUs when it has per-node entries, or at least that sum
+    /// for whole nodes (Slurm's `total_cpus` counts every CPU of a whole
+    /// node, its per-node count only the threads `--threads-per-core`
+    /// leaves the job).
     fn ncpus(
         &self,
         resources: &JobResources,
@@ -134,7 +137,7 @@ impl Checker<'_> {
         let ncpus = u64::from(resources.ncpus);
         if exact && !resources.per_node.is_empty() {
             let sum: u64 = resources.per_node.iter().map(|n| u64::from(n.cpus)).sum();
-            if ncpus != sum {
+            if ncpus != sum && !(resources.whole_nodes && ncpus > sum) {
                 return Err(self.fail(format!(
                     "ncpus = {ncpus}, but the per-node entries hold {sum} CPUs"
                 )));
@@ -592,9 +595,20 @@ mod tests {
     #[test]
     fn ncpus_follows_the_entries_and_the_nodes() {
         assert!(C.ncpus(&whole(&[0, 1], 8), 8, "x", true).is_ok());
+        let mut shared = whole(&[0, 1], 9);
+        shared.whole_nodes = false;
+        assert_eq!(
+            reason(C.ncpus(&shared, 8, "the chosen nodes", true)),
+            "ncpus = 9, but the per-node entries hold 8 CPUs"
+        );
+        // A whole node's total may pass its per-node counts
+        // (`--threads-per-core=1` under CR_CPU), not its CPUs.
+        let mut threads = whole(&[0, 1], 8);
+        threads.per_node.iter_mut().for_each(|n| n.cpus = 2);
+        assert!(C.ncpus(&threads, 8, "x", true).is_ok());
         assert_eq!(
             reason(C.ncpus(&whole(&[0, 1], 9), 8, "the chosen nodes", true)),
-            "ncpus = 9, but the per-node entries hold 8 CPUs"
+            "ncpus = 9, more than the 8 CPUs of the chosen nodes"
         );
         let mut nodes_only = whole(&[0, 1], u32::MAX);
         nodes_only.per_node.clear();
