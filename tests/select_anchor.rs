@@ -1736,12 +1736,11 @@ fn cons_tres_cr_socket_memory_fuzz() {
     );
 }
 
-/// Differential fuzzing (issue 30) under select/linear `CR_Memory`: 450
-/// submits `fuzz.py --seed 4` drew (the configuration's 500 did not fit
-/// the anchor's time that night), GPU options included: linear refuses them
-/// all at submit (gres.conf binds the GPUs to cores; mps is not
-/// configured). 407 submit tests, 123 placements (f203 since sbatch's
-/// `-w` cut is modelled), 266 pending jobs and 76 probes: all identical.
+/// Differential fuzzing (issue 30) under select/linear `CR_Memory`: 500
+/// submits `fuzz.py --seed 4` drew, GPU options included: linear refuses
+/// them all at submit (gres.conf binds the GPUs to cores; mps is not
+/// configured). 451 submit tests, 146 placements, 286 pending jobs and 87
+/// probes: all identical.
 #[test]
 fn linear_cr_memory_fuzz() {
     require("select/linear");
