@@ -332,6 +332,11 @@ fn an_ended_step_gives_its_cores_back() {
         )
     };
     assert!(busy(ctl.step_create(job.job_id, &exact).map(|_| ())));
+    assert_eq!(
+        ctl.steps(job.job_id).count(),
+        4,
+        "a refused step takes no id"
+    );
     ctl.step_complete(job.job_id, 0).expect("step 0 ends");
     let again = ctl
         .step_create(job.job_id, &exact)

@@ -93,10 +93,11 @@ const DIST_UNKNOWN: u32 = 0x2000;
 /// bind request".
 const ESLURMD_CPU_BIND_ERROR: i32 = 4032;
 
-/// A recording and the `slurm.conf` it ran with.
+/// A recording, the `slurm.conf` it ran with and that file's records.
 struct Anchor {
     recording: Recording,
     conf: SlurmConf,
+    cluster: Cluster,
 }
 
 impl Anchor {
@@ -104,7 +105,12 @@ impl Anchor {
         let recording = Recording::load(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         let conf = slurm_conf::parse_str(&recording.slurm_conf, std::path::Path::new("slurm.conf"))
             .unwrap_or_else(|e| panic!("{e}"));
-        Anchor { recording, conf }
+        let cluster = Cluster::from_slurm_conf(&conf).unwrap_or_else(|e| panic!("{e}"));
+        Anchor {
+            recording,
+            conf,
+            cluster,
+        }
     }
 }
 
@@ -215,7 +221,7 @@ fn node_conf<'a>(a: &'a Anchor, name: &str) -> &'a NodeConf {
 /// `slurm::step` allocates in it for the same srun options (whole, or with
 /// `--exclusive` or `-c` exact).
 fn step_of(a: &Anchor, case: &Case) -> (JobSteps, Result<slurm::step::Step, String>) {
-    let cluster = Cluster::from_slurm_conf(&a.conf).unwrap_or_else(|e| panic!("{e}"));
+    let cluster = &a.cluster;
     let index = |name: &str| {
         cluster
             .nodes
@@ -301,7 +307,7 @@ fn launch_request(a: &Anchor, case: &Case, node: &str) -> LaunchRequest {
     let (steps, step) = step_of(a, case);
     let step = step.unwrap_or_else(|e| panic!("{}: slurm::step refused the step: {e}", case.name));
     let conf = node_conf(a, node);
-    let cluster = Cluster::from_slurm_conf(&a.conf).unwrap_or_else(|e| panic!("{e}"));
+    let cluster = &a.cluster;
     let record = cluster
         .nodes
         .iter()
@@ -371,7 +377,7 @@ fn plugin_on(a: &Anchor, node: &str) -> (TaskPlugin, Arc<RecordingCpuset>) {
         settings,
     )
     .expect("load task/affinity");
-    let cluster = Cluster::from_slurm_conf(&a.conf).unwrap_or_else(|e| panic!("{e}"));
+    let cluster = &a.cluster;
     plugin.init(&cluster.task_config(node)).expect("init");
     (plugin, cpuset)
 }

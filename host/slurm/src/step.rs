@@ -408,11 +408,6 @@ impl JobSteps {
         }
     }
 
-    /// The job these steps run in.
-    pub fn job_id(&self) -> u32 {
-        self.job_id
-    }
-
     /// The running steps, by id.
     pub fn steps(&self) -> impl Iterator<Item = &Step> {
         self.steps.values()
