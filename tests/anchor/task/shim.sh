@@ -146,6 +146,13 @@ for case in $FAIL_CASES; do fault_case fail "$case"; done
 wait_idle
 rc=0
 timeout 120 srun -p hw -N2 -n2 -J after true </dev/null >/dev/null 2>"$OUT/after.err" || rc=$?
+# srun returns before slurmctld has heard both epilogs: the nodes are
+# "completing" for a moment (CI saw it once), so wait for the job to leave.
+wait_idle
+for _ in $(seq 1 60); do
+  sinfo -h -p hw -N -o %T | grep -q completing || break
+  sleep 0.5
+done
 {
   echo "srun_exit=$rc"
   sinfo -h -p hw -N -o '%N state=%T reason=%E'
