@@ -25,6 +25,7 @@
 //! packages installed (`.ci/run` installs them); elsewhere it says why it
 //! does not run and passes. About 7 minutes.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -100,6 +101,21 @@ fn write_bad_configs(work: &Path) -> Vec<(PathBuf, &'static str)> {
         .collect()
 }
 
+/// Job id to priority, from squeue's `%i ... %Q` table (record_sample in
+/// tests/anchor/priority/stream.sh): the first and the last column.
+fn squeue_priorities(text: &str) -> BTreeMap<String, u64> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let columns: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                columns.first()?.to_string(),
+                columns.last()?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
 #[test]
 fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
     let anchor = anchor_dir();
@@ -152,6 +168,34 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
             );
         }
     }
+    // A job in several partitions has the priority of the partition the
+    // scheduler last tried (`part_ptr`, which the shim passes first), not of
+    // the first it listed: squeue's priority of every job at the second
+    // pass, after the schedulers have tried each job's partitions.
+    let stock = squeue_priorities(&read(&out.join("stock/sample2/squeue.txt")));
+    let wasm = squeue_priorities(&read(&out.join("wasm/sample2/squeue.txt")));
+    assert!(stock.len() > 10, "too few jobs in squeue: {stock:?}");
+    assert_eq!(
+        stock, wasm,
+        "squeue's priorities differ between stock priority/multifactor and priority/wasm"
+    );
+    let hw_big = read(&out.join("submitted.txt"))
+        .lines()
+        .find(|l| l.split('|').nth(3) == Some("erin-hwbig"))
+        .and_then(|l| l.split('|').next().map(str::to_owned))
+        .expect("erin-hwbig in submitted.txt");
+    let in_big = read(&out.join("stock/sample2/sprio-p.txt"))
+        .lines()
+        .find(|l| l.starts_with(&format!("{hw_big}|big|")))
+        .and_then(|l| l.split('|').nth(3)?.trim().parse::<u64>().ok())
+        .expect("erin-hwbig's sprio row in big");
+    assert_eq!(
+        stock.get(&hw_big),
+        Some(&in_big),
+        "Slurm did not leave erin-hwbig (-p hw,big) at its big priority: the case no longer \
+         shows part_ptr apart from the first listed partition"
+    );
+
     // The second sample is a decay pass later: usage moved.
     let usage = |s: &str| read(&out.join("stock").join(s).join("sshare-alP.txt"));
     assert_ne!(

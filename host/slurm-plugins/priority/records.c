@@ -177,13 +177,32 @@ extern bool records_job(arena_t *arena, job_record_t *job_ptr,
 	swasm_records_job_identity(job_ptr, out);
 
 	if (job_ptr->part_ptr_list) {
+		/*
+		 * The contract's first partition is part_ptr: multifactor's
+		 * job_ptr->priority is the one of part_ptr, which the schedulers
+		 * move to the partition they last tried (job_scheduler.c
+		 * schedule(), backfill.c _attempt_backfill()), not the first of
+		 * part_ptr_list; the others follow in list order, for the rows
+		 * that fill priority_array (factors.c).
+		 */
 		part_record_t *p;
 		ListIterator itr;
-		partitions = arena_alloc(arena, list_count(job_ptr->part_ptr_list) *
-						sizeof(uint32_t));
+		int index;
+		partitions = arena_alloc(arena,
+					 (list_count(job_ptr->part_ptr_list) + 1) *
+						 sizeof(uint32_t));
+		if (job_ptr->part_ptr) {
+			index = swasm_records_part_index(&parts,
+							 job_ptr->part_ptr);
+			if (index < 0)
+				return false;
+			partitions[n++] = index;
+		}
 		itr = list_iterator_create(job_ptr->part_ptr_list);
 		while ((p = list_next(itr))) {
-			int index = swasm_records_part_index(&parts, p);
+			if (p == job_ptr->part_ptr)
+				continue;
+			index = swasm_records_part_index(&parts, p);
 			if (index < 0) {
 				list_iterator_destroy(itr);
 				return false;

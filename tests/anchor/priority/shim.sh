@@ -127,6 +127,12 @@ PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm:$PLUGINDIR" bash "$ANCHOR/setup.sh
 stream_tree
 stream_usage
 stream_queue
+# Only here (record.sh's stream has no such job): a job whose partitions are listed hw first.
+# Slurm starts it with part_ptr = hw; the schedulers then try it in hw and in big and leave
+# part_ptr at big, the partition of its lower priority, which the next pass computes
+# (job_scheduler.c schedule(), backfill.c _attempt_backfill()). tests/priority_shim.rs compares
+# squeue's priority of it under both plugins.
+queue erin genomics erin-hwbig "" -p hw,big -n 2
 
 # every eligible job's age must be past PriorityMaxAge at the first pass of each run
 last_accrue() {
