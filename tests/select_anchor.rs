@@ -1670,11 +1670,6 @@ fn cons_tres_cr_cpu_memory_fuzz() {
                  GPU; ours keeps them on n2; not traced yet",
             ),
             (
-                "test-only -n2 --gpus-per-task=1 --cpus-per-gpu=4 --mem=200",
-                "open: Slurm's will-run counts 8 CPUs (`--cpus-per-gpu=4` for each task's \
-                 GPU), ours 2: the GPU CPU minimum of a will-run answer is not applied",
-            ),
-            (
                 "f141",
                 "open: `-n2 --gres=gpu:2` on n2 got CPUs 4-5 (socket 1) where ours takes 2-3; \
                  the CR_CPU core pick beside two GPUs on both sockets is not traced yet",

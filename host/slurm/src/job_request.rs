@@ -606,7 +606,33 @@ impl JobRequest {
             ));
         }
 
-        let cpus_per_task = self.cpus_per_task.unwrap_or(1);
+        // gres_job_state_validate (common/gres.c `_test_gres_cnt`), run by
+        // sbatch: `--cpus-per-gpu` excludes `-c`, and with `--gpus-per-task`
+        // it sets the CPUs per task (as if given with -c).
+        if let (Some(_), Some(_)) = (self.cpus_per_gpu, self.cpus_per_task) {
+            return Err(bad(
+                "--cpus-per-gpu",
+                "--cpus-per-gpu is mutually exclusive with --cpus-per-task",
+            ));
+        }
+        let gpus_per_task = self
+            .gres
+            .iter()
+            .find(|g| g.name == "gpu" && g.scope == GresScope::PerTask)
+            .map(|g| g.count);
+        let given_cpus_per_task = match (self.cpus_per_task, self.cpus_per_gpu, gpus_per_task) {
+            (Some(c), _, _) => Some(c),
+            (None, Some(per_gpu), Some(gpus)) => {
+                Some(u16::try_from(u64::from(per_gpu) * gpus).map_err(|_| {
+                    bad(
+                        "--cpus-per-gpu",
+                        format!("{per_gpu} CPUs for each of {gpus} GPUs per task are too many"),
+                    )
+                })?)
+            }
+            _ => None,
+        };
+        let cpus_per_task = given_cpus_per_task.unwrap_or(1);
         let ntasks_per_node = self.ntasks_per_node.unwrap_or(0);
         let (mut min_nodes, mut max_nodes) = match nodes {
             // sbatch with both -N and -n (opt.c:865-884): no more nodes
@@ -746,7 +772,7 @@ impl JobRequest {
             num_tasks: if tasks_set { num_tasks } else { 0 },
             min_cpus,
             max_cpus: None,
-            cpus_per_task: self.cpus_per_task.unwrap_or(0),
+            cpus_per_task: given_cpus_per_task.unwrap_or(0),
             ntasks_per_node,
             ntasks_per_socket: 0,
             ntasks_per_core: self.ntasks_per_core.unwrap_or(0),
@@ -1241,6 +1267,30 @@ mod tests {
             .job
             .details;
         assert_eq!(memory(&d.memory), "MemoryRequest::PerCpu(250)");
+    }
+
+    #[test]
+    fn cpus_per_gpu_with_gpus_per_task_sets_the_cpus_per_task() {
+        // cons_tres-CR_CPU_Memory-fuzz: `-n6 --gpus-per-task=1
+        // --cpus-per-gpu=2` pending showed CPUs/Task=2, and the will-run of
+        // `-n2 --gpus-per-task=1 --cpus-per-gpu=4` "using 8 processors".
+        let d = prepare(&["-n2", "--gpus-per-task=1", "--cpus-per-gpu=4"])
+            .job
+            .details;
+        assert_eq!((d.cpus_per_task, d.min_cpus, d.pn_min_cpus), (4, 8, 4));
+        let d = prepare(&["-n2", "--gpus-per-task=2", "--cpus-per-gpu=3"])
+            .job
+            .details;
+        assert_eq!((d.cpus_per_task, d.min_cpus), (6, 12));
+        // per node or per job GPUs leave the tasks' CPUs alone
+        let d = prepare(&["-n2", "--gpus=2", "--cpus-per-gpu=4"])
+            .job
+            .details;
+        assert_eq!((d.cpus_per_task, d.min_cpus), (0, 2));
+        // cons_tres-CR_Core_Memory-fuzz f373 (rc=1): "sbatch: error:
+        // --cpus-per-gpu is mutually exclusive with --cpus-per-task"
+        let e = error(&["-n4", "-c8", "--gpus-per-task=1", "--cpus-per-gpu=4"]);
+        assert!(e.contains("mutually exclusive with --cpus-per-task"), "{e}");
     }
 
     #[test]
