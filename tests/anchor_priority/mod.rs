@@ -33,6 +33,22 @@ pub fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/anchor/priority")
 }
 
+/// The fuzzed recordings (`priority-fuzz-<seed>/`, issue 30), in name order.
+pub fn fuzz_dirs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/anchor");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("priority-fuzz-"))
+        })
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 /// One run of `record.sh`.
 #[derive(Debug, Clone)]
 pub struct Recording {
@@ -185,7 +201,7 @@ mod tests {
     fn long_normalised_and_full_sprio_rows_agree() {
         let rec = recording();
         for s in rec.samples.iter().chain([&rec.between]) {
-            let w = |name: &str| f64::from(s.weights.factors[name]);
+            let w = |name: &str| f64::from(s.weights.factor(name));
             assert!(!s.sprio_long.is_empty());
             assert_eq!(s.sprio_long.len(), s.sprio_weighted_full.len());
             assert_eq!(s.sprio_long.len(), s.sprio_normalised.len());

@@ -52,6 +52,14 @@ pub struct Weights {
     pub tres: String,
 }
 
+impl Weights {
+    /// The weight of a factor column; 0 when `sprio -w` leaves the column
+    /// out (sprio.c shows a factor's column only when its weight is set).
+    pub fn factor(&self, name: &str) -> u32 {
+        self.factors.get(name).copied().unwrap_or(0)
+    }
+}
+
 /// The width of the TRES column in both long formats.
 const LONG_TRES_WIDTH: usize = 20;
 

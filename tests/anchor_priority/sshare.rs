@@ -81,7 +81,11 @@ fn share_row(get: &HashMap<&str, &str>) -> Parsed<ShareRow> {
         norm_usage: optional("NormUsage")?,
         effective_usage: number(field("EffectvUsage")?)?,
         fair_share: optional("FairShare")?,
-        level_fs: optional("LevelFS")?,
+        // sshare prints LevelFS under Fair Tree only (classic has no levels)
+        level_fs: match get.get("LevelFS") {
+            Some(_) => optional("LevelFS")?,
+            None => None,
+        },
     })
 }
 

@@ -125,8 +125,14 @@ impl Classic {
     /// `UE = Rp * Rl^k * S`. When any of `S`, `S_p`, `UE_p`, `UA` is 0,
     /// `UE = UA`.
     ///
-    /// The level's normalised usage is computed from each sibling's current
-    /// usage (Slurm reads the value last stored on each sibling).
+    /// The level's normalised usage adds this association's current value
+    /// and each sibling's as last stored (`priority_p_set_assoc_usage` sets
+    /// the association's own `usage_norm` first and reads its siblings'
+    /// fields): an account's from the start of the cycle, a user's from
+    /// when it was last computed (a job's priority, `sshare`). A sibling
+    /// never computed since the plugin started counts 0, where Slurm's fresh
+    /// record holds NO_VAL (4294967294, `slurmdb_init_assoc_usage`), which
+    /// would swamp the level's sum until `sshare` or a job computes it.
     fn depth_oblivious_usage(self, tree: &Tree, id: u32, usage_norm: f64) -> f64 {
         let a = tree.get(id).expect("caller checked");
         let p = tree
@@ -141,8 +147,15 @@ impl Classic {
         let siblings: f64 = p
             .fs_children()
             .iter()
-            .filter(|&&c| !tree.get(c).expect("linked").uses_parent())
-            .map(|&c| tree.usage_norm(c))
+            .map(|&c| (c, tree.get(c).expect("linked")))
+            .filter(|(_, sibling)| !sibling.uses_parent())
+            .map(|(c, sibling)| {
+                if c == id {
+                    usage_norm
+                } else {
+                    sibling.figures.usage_norm
+                }
+            })
             .sum();
         let ratio_p = ue_p / s_p;
         let ratio_s = siblings / s_p;
@@ -345,6 +358,13 @@ pub(crate) mod tests {
         };
         let mut tree = Tree::default();
         tree.apply(test24_1_tree(), false).unwrap();
+        // A level reads its siblings' values as last stored: on the first
+        // cycle C (computed after B) has none, so B's Rs is B's alone.
+        depth.refresh_accounts(&mut tree);
+        let first = tree.get(3).unwrap().figures.usage_efctv.unwrap();
+        let (rp, rl): (f64, f64) = (0.45 / 0.4, (0.2 / 0.3) / (0.2 / 0.4));
+        assert!((first - rp * rl * 0.3).abs() < 1e-12, "{first}");
+        // The next cycle (same usage) reads C's stored .25.
         depth.refresh_accounts(&mut tree);
         depth.complete(&mut tree);
         // B under A: Rp = .45/.4, Rs = (.2 + .25)/.4 = 1.125,

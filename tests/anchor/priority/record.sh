@@ -5,6 +5,9 @@
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~4 minutes):
 #     bash tests/anchor/priority/record.sh
 # It rewrites tests/fixtures/anchor/priority/ (plain text) and leaves nothing running.
+# With FUZZ_SEED=<n> (issue 30's differential fuzzing) it records instead the stream
+# tests/anchor/priority/fuzz.py draws from that seed (random weights and flags, association tree,
+# usage and queue) into tests/fixtures/anchor/priority-fuzz-<n>/, with the stream in fuzz.txt.
 #
 # What it does:
 #   1. starts the anchor cluster with ../shared/slurm-anchor/setup.sh (multifactor, slurmdbd) and
@@ -57,7 +60,11 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 ANCHOR=${SLURM_ANCHOR:-$REPO/../shared/slurm-anchor}
 A=${SLURM_ANCHOR_DIR:-/tmp/slurm-anchor}
-OUT=${OUT:-$REPO/tests/fixtures/anchor/priority}
+if [ -n "${FUZZ_SEED:-}" ]; then
+  OUT=${OUT:-$REPO/tests/fixtures/anchor/priority-fuzz-$FUZZ_SEED}
+else
+  OUT=${OUT:-$REPO/tests/fixtures/anchor/priority}
+fi
 CTLD_STATE=$A/spool/ctld
 T0=$(date +%s)
 
@@ -94,6 +101,14 @@ trap 'exit 130' INT TERM
 
 # shellcheck source=stream.sh
 . "$(dirname "${BASH_SOURCE[0]}")/stream.sh"
+# FUZZ_SEED: the stream tests/anchor/priority/fuzz.py draws from that seed replaces stream.sh's
+# tree, usage and queue, and its weights and flags follow STREAM_EXTRA_CONF in slurm.conf
+FUZZ_EXTRA_CONF=""
+if [ -n "${FUZZ_SEED:-}" ]; then
+  FUZZ_COMMAND="python3 tests/anchor/priority/fuzz.py --seed $FUZZ_SEED"
+  FUZZ_STREAM=$(cd "$REPO" && $FUZZ_COMMAND)
+  eval "$FUZZ_STREAM"
+fi
 
 # ------------------------------------------------------------------ 1. cluster
 # A rerun must not inherit usage or the last decay time of a previous run: slurmctld reloads
@@ -102,7 +117,8 @@ rm -f "$A/teardown.sh" "$CTLD_STATE"/assoc_usage* "$CTLD_STATE"/qos_usage* \
       "$CTLD_STATE"/priority_last_decay_ran*
 say "starting the anchor cluster ($ANCHOR/setup.sh)"
 STARTED=1
-EXTRA_CONF=$STREAM_EXTRA_CONF bash "$ANCHOR/setup.sh"
+EXTRA_CONF="$STREAM_EXTRA_CONF${FUZZ_EXTRA_CONF:+
+$FUZZ_EXTRA_CONF}" bash "$ANCHOR/setup.sh"
 
 stream_tree
 stream_usage
@@ -119,6 +135,8 @@ late_sample() {
   say "$dir: waiting for the next decay pass (the last ran at $before)"
   wait_until 75 "a decay pass" decay_ran_since "$before"
   before=$(last_decay_ran)
+  # a second later: the late jobs' submit times are past the pass's time
+  sleep 1
   queue alice teamA late-small "" -p big -n 1
   queue bob teamB late-hw "" -p hw -n 1
   record_sample "$dir"
@@ -135,5 +153,7 @@ sacctmgr -P show assoc format=ID,Cluster,Account,User,ParentID,ParentName,Share,
   > "$OUT/sacctmgr-assoc-ids.txt"
 sacctmgr -P show qos > "$OUT/sacctmgr-qos.txt"
 sacctmgr -P show qos format=ID,Name,Priority,UsageFactor,Flags > "$OUT/sacctmgr-qos-ids.txt"
+
+[ -z "${FUZZ_SEED:-}" ] || echo "$FUZZ_STREAM" > "$OUT/fuzz.txt"
 
 say "done: $(find "$OUT" -type f | wc -l) files in $OUT"

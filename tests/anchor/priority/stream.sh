@@ -29,15 +29,10 @@ no_jobs_named() { [ -z "$(squeue -h -n "$1" -o %i)" ]; }
 all_running() { [ "$(squeue -h -n "$1" -t R -o %i | wc -l)" = "$2" ]; }
 
 
-# 2. the association tree and three QOS; missing Unix users are created with useradd
-stream_tree() {
-  local u
-  for u in alice bob carol dave erin frank opsbot; do id "$u" >/dev/null 2>&1 || { useradd -m "$u"; say "created Unix user $u"; }; done
-
-  say "building the association tree and QOS"
-  sam() { sacctmgr -i "$@" >/dev/null; }
-  sam add qos high Priority=100
-  sam add qos low Priority=10
+# The stream's own parts, which tests/anchor/priority/fuzz.py's output replaces when record.sh
+# fuzzes: the association tree (with the `ops` account and its user opsbot, whose blockers fill the
+# nodes), the usage jobs, and the competing jobs.
+stream_tree_body() {
   # root
   # |- teamA (40, Priority=10)     alice (10), root (1), theory (30): carol (5, Priority=20), dave (1)
   # |- teamB (20, Priority=5)      bob (3), genomics (FairShare=parent): erin (2), frank (1)
@@ -54,6 +49,49 @@ stream_tree() {
   sam add user erin Account=genomics FairShare=2
   sam add user frank Account=genomics FairShare=1
   sam add user opsbot Account=ops FairShare=1
+}
+stream_usage_body() {
+  submit alice teamA use -p big -n 8 --wrap 'sleep 30' >/dev/null
+  submit bob teamB use -p big -n 8 --wrap 'sleep 25' >/dev/null
+  submit carol theory use -p big -n 4 --wrap 'sleep 20' >/dev/null
+  submit erin genomics use -p big -n 6 --wrap 'sleep 20' >/dev/null
+  submit dave theory use -p hw -n 2 --wrap 'sleep 15' >/dev/null
+  submit frank genomics use -p hw -n 1 --wrap 'sleep 10' >/dev/null
+}
+# queue USER ACCOUNT LABEL UPDATE OPTIONS... (defined by stream_queue): one competing job
+stream_queue_body() {
+  # On big (2 threads per core) a job's job-size factor counts the CPUs the scheduler last
+  # estimated for it (whole cores), not the CPUs it asked for: the jobs there ask for even
+  # counts, except alice-small (-n 1), kept to show the difference.
+  queue alice teamA alice-small "" -p big -n 1
+  queue alice teamA alice-2n16 "" -p big -N 2 -n 16
+  queue bob teamB bob-nice100 "" -p big -n 4 --nice=100
+  queue bob teamB bob-hw "" -p hw -n 1
+  queue carol theory carol-hw-high "" -p hw -n 2 --qos=high
+  queue dave theory dave-gpu-low "" -p big -n 2 --gres=gpu:1 --qos=low
+  queue erin genomics erin-bighw "" -p big,hw -n 2
+  queue frank genomics frank-nice-50 "Nice=-50" -p big -n 8
+  queue carol theory carol-prio999 "Priority=999" -p big -n 1
+  queue erin genomics erin-site200 "SiteFactor=200" -p big -n 2
+  queue frank genomics frank-mem3000 "" -p big -n 2 --mem=3000
+  queue alice teamA alice-held "" -p big -n 1 --hold
+  queue bob teamB bob-begin-1h "" -p big -n 2 --begin=now+3600
+  queue opsbot ops opsbot-begin20 "" -p big -n 2 --begin=now+20
+  say "waiting 20 s so that later submissions are younger"
+  sleep 20
+  queue dave theory dave-hw-late "" -p hw -n 1
+  queue root teamA root-big-4 "" -p big -n 4
+}
+# 2. the association tree and three QOS; missing Unix users are created with useradd
+stream_tree() {
+  local u
+  for u in alice bob carol dave erin frank opsbot; do id "$u" >/dev/null 2>&1 || { useradd -m "$u"; say "created Unix user $u"; }; done
+
+  say "building the association tree and QOS"
+  sam() { sacctmgr -i "$@" >/dev/null; }
+  sam add qos high Priority=100
+  sam add qos low Priority=10
+  stream_tree_body
   sam modify user where name=alice,bob,carol,dave,erin,frank,opsbot set QOS=normal,high,low
   # slurmctld learns associations from slurmdbd asynchronously: wait until it knows the last one
   for _ in $(seq 1 40); do
@@ -65,13 +103,8 @@ stream_tree() {
 # 3. usage jobs, then opsbot's blockers on every node
 stream_usage() {
   say "running usage jobs (about 30 s)"
-  submit alice teamA use -p big -n 8 --wrap 'sleep 30' >/dev/null
-  submit bob teamB use -p big -n 8 --wrap 'sleep 25' >/dev/null
-  submit carol theory use -p big -n 4 --wrap 'sleep 20' >/dev/null
-  submit erin genomics use -p big -n 6 --wrap 'sleep 20' >/dev/null
-  submit dave theory use -p hw -n 2 --wrap 'sleep 15' >/dev/null
-  submit frank genomics use -p hw -n 1 --wrap 'sleep 10' >/dev/null
-  wait_until 90 "the usage jobs to end" no_jobs_named use
+  stream_usage_body
+  wait_until 150 "the usage jobs to end" no_jobs_named use
 
   say "filling every node with opsbot's blockers"
   submit opsbot ops blocker -p big -N 4 --exclusive -t 20 --wrap 'sleep 1200' >/dev/null
@@ -100,27 +133,7 @@ stream_queue() {
     echo "$id|$user|$acct|$label|$*|$update" >> "$OUT/submitted.txt"
   }
   say "queueing the competing jobs"
-  # On big (2 threads per core) a job's job-size factor counts the CPUs the scheduler last
-  # estimated for it (whole cores), not the CPUs it asked for: the jobs there ask for even
-  # counts, except alice-small (-n 1), kept to show the difference.
-  queue alice teamA alice-small "" -p big -n 1
-  queue alice teamA alice-2n16 "" -p big -N 2 -n 16
-  queue bob teamB bob-nice100 "" -p big -n 4 --nice=100
-  queue bob teamB bob-hw "" -p hw -n 1
-  queue carol theory carol-hw-high "" -p hw -n 2 --qos=high
-  queue dave theory dave-gpu-low "" -p big -n 2 --gres=gpu:1 --qos=low
-  queue erin genomics erin-bighw "" -p big,hw -n 2
-  queue frank genomics frank-nice-50 "Nice=-50" -p big -n 8
-  queue carol theory carol-prio999 "Priority=999" -p big -n 1
-  queue erin genomics erin-site200 "SiteFactor=200" -p big -n 2
-  queue frank genomics frank-mem3000 "" -p big -n 2 --mem=3000
-  queue alice teamA alice-held "" -p big -n 1 --hold
-  queue bob teamB bob-begin-1h "" -p big -n 2 --begin=now+3600
-  queue opsbot ops opsbot-begin20 "" -p big -n 2 --begin=now+20
-  say "waiting 20 s so that later submissions are younger"
-  sleep 20
-  queue dave theory dave-hw-late "" -p hw -n 1
-  queue root teamA root-big-4 "" -p big -n 4
+  stream_queue_body
   wait_until 90 "every eligible pending job to accrue age" accruing
 }
 
