@@ -21,14 +21,23 @@
 //!
 //! gres/mps gets `protect-env` when the job (or step) also holds GPUs on the
 //! node, so that it does not unset what gres/gpu set (Slurm's
-//! `GRES_INTERNAL_FLAG_PROTECT_ENV`). What is outside the plugins' API is
-//! taken from the recording, as slurmctld and slurmstepd decided it: the
-//! step's devices (a step's `--gres=gpu:1` inside a two-GPU job got device
-//! 0, the lowest), the node of each task (block distribution: tasks 0..k on
-//! the first node), and a task's usable devices under `--gpus-per-task=N`,
-//! which 22.05 binds as `--gpu-bind=per_task:N` (local task i gets the
-//! allocation's devices i*N .. i*N+N-1). `SLURM_GPUS_PER_TASK` is set by
-//! sbatch from its option, not by a gres plugin, and is left out.
+//! `GRES_INTERNAL_FLAG_PROTECT_ENV`). What is outside the plugins' API
+//! comes from slurmctld's and slurmstepd's side: the job's devices from the
+//! recorded allocation; the step's from the controller's step allocation
+//! (`slurm::step::gres_devices`: the job's devices beside the step's cores
+//! first, in index order; a step's `--gres=mps:N` takes N shares of one
+//! device); the node of each task (block distribution: tasks 0..k on the
+//! first node; the fuzz draws task counts that are multiples of the node
+//! count); and a task's usable devices under `--gpus-per-task=N`, which
+//! 22.05 binds as `--gpu-bind=per_task:N` (local task i gets the
+//! allocation's devices i*N .. i*N+N-1). `SLURM_GPUS_PER_TASK`,
+//! `SLURM_GPUS_PER_NODE` and `SLURM_GPUS` are set by sbatch from its
+//! options, not by a gres plugin, and are left out.
+//!
+//! `fuzzed_environments_match_the_anchor` replays
+//! `tests/fixtures/anchor/gres-fuzz/` (issue 30: 60 jobs drawn by
+//! `tests/anchor/gres/fuzz.py --seed 1`, 52 ran; 852 variables, all
+//! identical; it found the step's device choice beside its cores).
 //!
 //! Every variable matching `CUDA|GPU|SLURM_.*GPU|ROCR|ZE_AFFINITY|MPS` must
 //! have the recorded value, and no other must be set.
@@ -49,13 +58,18 @@ use slurm_wasm_host::{GresPlugin, Host, PluginSettings, PluginSource};
 
 type Env = BTreeMap<String, String>;
 
-/// Variables set by sbatch/srun from their options, not by gres plugins.
-const NOT_FROM_PLUGINS: [&str; 1] = ["SLURM_GPUS_PER_TASK"];
+/// Variables set by sbatch/srun from their options, not by gres plugins
+/// (`--gpus-per-task`, `--gpus-per-node`, `--gpus`: common/env.c
+/// `env_array_for_batch_job`/`setup_env`).
+const NOT_FROM_PLUGINS: [&str; 3] = ["SLURM_GPUS_PER_TASK", "SLURM_GPUS_PER_NODE", "SLURM_GPUS"];
 
 struct Plugins {
     /// (GRES name, plugin), in GresTypes order.
     plugins: Vec<(String, GresPlugin)>,
     cluster: Cluster,
+    /// Each GRES's devices on the recorded nodes, in index order: the
+    /// cores gres.conf binds them to (`Cores=`, none for any core).
+    device_cores: BTreeMap<String, Vec<Option<Bitmap>>>,
 }
 
 fn load(dir: &Path) -> (Host, Plugins) {
@@ -68,7 +82,14 @@ fn load(dir: &Path) -> (Host, Plugins) {
     let per_node = gres.nodes(&conf).unwrap_or_else(|e| panic!("{e}"));
     let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
     let mut plugins = Vec::new();
+    let mut device_cores = BTreeMap::new();
     for name in conf.gres_types() {
+        let cores: Vec<Option<Bitmap>> = per_node[0]
+            .records_for(&name)
+            .iter()
+            .flat_map(|r| r.files.iter().map(|_| r.cores.clone()))
+            .collect();
+        device_cores.insert(name.clone(), cores);
         let plugin_type = format!("gres/{name}");
         assert!(
             slurm_wasm_bundled::find(&plugin_type).is_some(),
@@ -101,7 +122,14 @@ fn load(dir: &Path) -> (Host, Plugins) {
             .unwrap_or_else(|e| panic!("{plugin_type}: node-config-load: {e}"));
         plugins.push((name, plugin));
     }
-    (host, Plugins { plugins, cluster })
+    (
+        host,
+        Plugins {
+            plugins,
+            cluster,
+            device_cores,
+        },
+    )
 }
 
 fn apply(env: &mut Env, changes: Vec<EnvChange>) {
@@ -159,20 +187,20 @@ fn allocations(gres: &str, devices_on_node: u32) -> BTreeMap<String, GresAllocat
         .collect()
 }
 
-/// The first `n` devices of an allocation (a step's `--gres=gpu:n`).
-fn first_devices(a: &GresAllocation, n: u64) -> GresAllocation {
-    let devices: Vec<u32> = a
-        .devices
-        .as_ref()
-        .map(bits)
-        .unwrap_or_default()
-        .into_iter()
-        .take(n as usize)
-        .collect();
+/// A step's part of a job's allocation on a node: the `picked` devices, one
+/// unit each, or for a shared GRES `n` shares of the one picked device.
+fn step_share(a: &GresAllocation, picked: &[u32], n: u64, shared: bool) -> GresAllocation {
     GresAllocation {
-        count: n,
-        per_device: vec![1; devices.len()],
-        devices: Some(bitmap(a.devices.as_ref().map_or(0, |d| d.len), devices)),
+        count: if shared { n } else { picked.len() as u64 },
+        per_device: if shared {
+            vec![n; picked.len()]
+        } else {
+            vec![1; picked.len()]
+        },
+        devices: Some(bitmap(
+            a.devices.as_ref().map_or(0, |d| d.len),
+            picked.iter().copied(),
+        )),
         ..a.clone()
     }
 }
@@ -184,15 +212,19 @@ fn usable_per_task(a: &GresAllocation, local_task: u32, per_task: u32) -> Bitmap
     bitmap(a.devices.as_ref().map_or(0, |d| d.len), chosen)
 }
 
-fn check_case(p: &Plugins, case: &Case) -> Vec<String> {
+/// The differences between Slurm's and our environments of one case, and
+/// how many variables were compared (batch and every task).
+fn check_case(p: &Plugins, case: &Case) -> (usize, Vec<String>) {
     let Outcome::Ran {
         batch,
         tasks,
         nodes,
+        cpu_ids,
     } = &case.outcome
     else {
-        return Vec::new();
+        return (0, Vec::new());
     };
+    let mut compared = 0;
     let gpus_on_node = p.cluster.nodes[0]
         .gres
         .iter()
@@ -217,6 +249,7 @@ fn check_case(p: &Plugins, case: &Case) -> Vec<String> {
         apply(&mut job_env, changes);
     }
     let expected = relevant(batch);
+    compared += expected.len();
     if relevant(&job_env) != expected {
         differences.push(format!(
             "{} batch: Slurm {expected:?}; ours {:?}",
@@ -232,9 +265,23 @@ fn check_case(p: &Plugins, case: &Case) -> Vec<String> {
         let node = (task / per_node) as usize;
         let local = task % per_node;
         let mut held = allocations(&nodes[node].1, gpus_on_node);
-        if let Some(n) = case.step_gpus {
-            let gpu = first_devices(&held["gpu"], n);
-            held.insert("gpu".into(), gpu);
+        if let Some((name, n)) = &case.step_gres {
+            // The step holds the job's cores on the node; slurmctld picks
+            // its devices (slurm::step::gres_devices).
+            let tpc = u32::from(p.cluster.nodes[0].threads_per_core.max(1));
+            let step_cores: Vec<u32> = cpu_ids[node].iter().map(|c| c / tpc).collect();
+            let cores = &p.device_cores[name.as_str()];
+            let local = |d: u32| {
+                cores
+                    .get(d as usize)
+                    .and_then(Option::as_ref)
+                    .is_none_or(|c| step_cores.iter().any(|&k| bits(c).contains(&k)))
+            };
+            let job = &held[name.as_str()];
+            let free = job.devices.as_ref().map(bits).unwrap_or_default();
+            let shared = name != "gpu";
+            let picked = slurm::step::gres_devices(&free, local, *n, shared);
+            held.insert(name.clone(), step_share(job, &picked, *n, shared));
         }
         // srun inherits the batch script's environment, from the batch host,
         // whichever node the task runs on.
@@ -265,6 +312,7 @@ fn check_case(p: &Plugins, case: &Case) -> Vec<String> {
         }
         let ours = relevant(&env);
         let expected = relevant(recorded);
+        compared += expected.len();
         if ours != expected {
             differences.push(format!(
                 "{} task {task}: Slurm {expected:?}; ours {ours:?}",
@@ -272,26 +320,60 @@ fn check_case(p: &Plugins, case: &Case) -> Vec<String> {
             ));
         }
     }
-    differences
+    (compared, differences)
+}
+
+/// Replays every case of a recording; returns (cases that ran, variables
+/// compared) after asserting that none differs.
+fn check_recording(dir: &Path) -> (usize, usize) {
+    let cases = anchor_gres::load_all(dir).unwrap_or_else(|e| panic!("{e}"));
+    let (_host, plugins) = load(dir);
+    let mut compared = 0;
+    let mut differences = Vec::new();
+    for case in &cases {
+        let (n, d) = check_case(&plugins, case);
+        compared += n;
+        differences.extend(d);
+    }
+    assert!(
+        differences.is_empty(),
+        "{}: {} differences from real Slurm:\n  {}",
+        dir.display(),
+        differences.len(),
+        differences.join("\n  ")
+    );
+    let ran = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Ran { .. }))
+        .count();
+    (ran, compared)
 }
 
 #[test]
 fn environments_match_the_anchor() {
-    let cases = anchor_gres::load_all().unwrap_or_else(|e| panic!("{e}"));
-    let (_host, plugins) = load(&anchor_gres::fixture_dir());
-    let differences: Vec<String> = cases.iter().flat_map(|c| check_case(&plugins, c)).collect();
+    let (ran, compared) = check_recording(&anchor_gres::fixture_dir());
     assert!(
-        differences.is_empty(),
-        "{} differences from real Slurm:\n  {}",
-        differences.len(),
-        differences.join("\n  ")
+        ran >= 10 && compared > 100,
+        "{ran} cases, {compared} variables"
     );
+}
+
+/// Issue 30's differential fuzzing: `FUZZ_SEED=1 bash
+/// tests/anchor/gres/record.sh` recorded the GPU and MPS jobs and steps
+/// `tests/anchor/gres/fuzz.py` drew (the command is in its `fuzz.txt`).
+#[test]
+fn fuzzed_environments_match_the_anchor() {
+    let dir = anchor_gres::fixture_dir().with_file_name("gres-fuzz");
+    let (ran, compared) = check_recording(&dir);
+    eprintln!("gres-fuzz: {ran} jobs ran, {compared} variables compared, all identical");
+    assert!(ran >= 40, "only {ran} fuzzed jobs ran");
 }
 
 /// The fixtures parse into what the recording promised.
 #[test]
 fn recordings_parse() {
-    let cases = anchor_gres::load_all().unwrap_or_else(|e| panic!("{e}"));
+    let cases =
+        anchor_gres::load_all(&anchor_gres::fixture_dir()).unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(
         names,

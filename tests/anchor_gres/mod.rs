@@ -25,8 +25,8 @@ pub struct Case {
     pub options: Vec<String>,
     /// `--gpus-per-task=N` of the job, if given.
     pub gpus_per_task: Option<u32>,
-    /// `--gres=gpu:N` of the srun step inside the job, if given.
-    pub step_gpus: Option<u64>,
+    /// `--gres=<gpu|mps>:N` of the srun step inside the job, if given.
+    pub step_gres: Option<(String, u64)>,
     pub outcome: Outcome,
 }
 
@@ -39,14 +39,16 @@ pub enum Outcome {
         tasks: Vec<BTreeMap<String, String>>,
         /// (node, `GRES=` of its `Nodes=` line), in NodeList order.
         nodes: Vec<(String, String)>,
+        /// The job's CPUs on each node (`CPU_IDs=`), in the same order.
+        cpu_ids: Vec<Vec<u32>>,
     },
     /// The job could not start beside its holder and was cancelled.
     Pending,
 }
 
-/// Every case of the fixture directory, by file name.
-pub fn load_all() -> Parsed<Vec<Case>> {
-    let dir = fixture_dir();
+/// Every case of a fixture directory (`fixture_dir()`, or the fuzzed
+/// `gres-fuzz` beside it), by file name.
+pub fn load_all(dir: &Path) -> Parsed<Vec<Case>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -104,11 +106,12 @@ pub fn parse_case(name: String, text: &str) -> Parsed<Case> {
     let gpus_per_task = option_value(&options, "--gpus-per-task")
         .map(|v| v.parse().map_err(|_| format!("--gpus-per-task={v}")))
         .transpose()?;
-    let step_gpus = option_value(&step, "--gres")
+    let step_gres = option_value(&step, "--gres")
         .map(|v| {
-            v.strip_prefix("gpu:")
-                .and_then(|n| n.parse().ok())
-                .ok_or_else(|| format!("step --gres={v}: expected gpu:N"))
+            v.split_once(':')
+                .filter(|(name, _)| ["gpu", "mps"].contains(name))
+                .and_then(|(name, n)| Some((name.to_owned(), n.parse().ok()?)))
+                .ok_or_else(|| format!("step --gres={v}: expected gpu:N or mps:N"))
         })
         .transpose()?;
     let outcome = if sections.contains_key("[pending for 20 s, cancelled]") {
@@ -135,6 +138,7 @@ pub fn parse_case(name: String, text: &str) -> Parsed<Case> {
             tasks[task].insert(k, v);
         }
         let mut nodes = Vec::new();
+        let mut cpu_ids = Vec::new();
         for line in get("[scontrol show job -d]")?
             .iter()
             .map(|l| l.trim())
@@ -142,14 +146,19 @@ pub fn parse_case(name: String, text: &str) -> Parsed<Case> {
         {
             let mut names = Vec::new();
             let mut gres = None;
+            let mut cpus = None;
             for word in line.split_whitespace() {
                 if let Some(v) = word.strip_prefix("Nodes=") {
                     names = hostlist::expand(v).map_err(|e| format!("`{line}`: {e}"))?;
                 } else if let Some(v) = word.strip_prefix("GRES=") {
                     gres = Some(v.to_owned());
+                } else if let Some(v) = word.strip_prefix("CPU_IDs=") {
+                    cpus = Some(ids(v));
                 }
             }
             let gres = gres.ok_or_else(|| format!("no GRES= in `{line}`"))?;
+            let cpus = cpus.ok_or_else(|| format!("no CPU_IDs= in `{line}`"))?;
+            cpu_ids.extend(names.iter().map(|_| cpus.clone()));
             nodes.extend(names.into_iter().map(|n| (n, gres.clone())));
         }
         if nodes.is_empty() {
@@ -159,13 +168,14 @@ pub fn parse_case(name: String, text: &str) -> Parsed<Case> {
             batch,
             tasks,
             nodes,
+            cpu_ids,
         }
     };
     Ok(Case {
         name,
         options,
         gpus_per_task,
-        step_gpus,
+        step_gres,
         outcome,
     })
 }

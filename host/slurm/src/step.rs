@@ -278,6 +278,40 @@ pub enum StepError {
     NoSuchStep,
 }
 
+/// The devices a step's request for `count` of one GRES gets on a node, as
+/// slurmctld allocates step GRES (gres_ctld.c `gres_ctld_step_alloc`,
+/// `_step_alloc`, `_set_step_gres_bit_alloc`): of the job's devices there
+/// that its other steps do not hold (`free`, in index order), first those
+/// whose `Cores=` overlap the step's cores (`local`), then any, until the
+/// count is met. A shared GRES (MPS) takes the whole count from the first
+/// device such a pass finds. Returns fewer than `count` devices when the
+/// job's free devices are fewer.
+///
+/// Anchor: `-n1 --gres=gpu:2` placed on CPUs 4-5 (core 2, socket 1) gave
+/// its step's `--gres=gpu:1` GPU 1 (`Cores=2-3`), not the lower GPU 0
+/// (tests/fixtures/anchor/gres-fuzz/case-f030.txt).
+pub fn gres_devices(
+    free: &[u32],
+    local: impl Fn(u32) -> bool,
+    count: u64,
+    shared: bool,
+) -> Vec<u32> {
+    let want = if shared { 1 } else { count };
+    let mut picked: Vec<u32> = Vec::new();
+    for pass_local in [true, false] {
+        for &d in free {
+            if picked.len() as u64 >= want {
+                return picked;
+            }
+            if !picked.contains(&d) && (!pass_local || local(d)) {
+                picked.push(d);
+            }
+        }
+    }
+    picked.truncate(want as usize);
+    picked
+}
+
 /// A step on one of its nodes.
 #[derive(Debug, Clone)]
 pub struct StepNode {
@@ -1402,5 +1436,19 @@ mod tests {
             pick_nodes_cpus(&from, 2, 2, &[2, 4, 6]),
             Some(vec![true, true, false])
         );
+    }
+    #[test]
+    fn step_gres_prefers_devices_beside_the_step_cores() {
+        // GPU 0 on cores 0-1, GPU 1 on cores 2-3; the step holds core 2.
+        let local = |d: u32| d == 1;
+        assert_eq!(gres_devices(&[0, 1], local, 1, false), [1]);
+        assert_eq!(gres_devices(&[0, 1], local, 2, false), [1, 0]);
+        // a step on core 0 (anchor gpus2-n2-step-gpu1): the lowest
+        assert_eq!(gres_devices(&[0, 1], |d| d == 0, 1, false), [0]);
+        // MPS: one device, the local one
+        assert_eq!(gres_devices(&[0, 1], local, 30, true), [1]);
+        assert_eq!(gres_devices(&[0], local, 30, true), [0]);
+        // fewer free devices than asked
+        assert_eq!(gres_devices(&[1], local, 2, false), [1]);
     }
 }

@@ -7,6 +7,7 @@
 # Regenerate (as root, on the Debian 12 machine that runs ../shared/slurm-anchor; ~1 min):
 #     bash tests/anchor/gres/record.sh
 # It rewrites tests/fixtures/anchor/gres/ (plain text) and leaves nothing running.
+# FUZZ_SEED=1 bash tests/anchor/gres/record.sh records the cases fuzz.py draws instead (~6 min).
 #
 # What it does:
 #   1. starts the anchor cluster with ../shared/slurm-anchor/setup.sh (select/cons_tres
@@ -39,7 +40,14 @@ export TZ=UTC   # scontrol prints local times
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 ANCHOR=${SLURM_ANCHOR:-$REPO/../shared/slurm-anchor}
 A=${SLURM_ANCHOR_DIR:-/tmp/slurm-anchor}
-OUT=${OUT:-$REPO/tests/fixtures/anchor/gres}
+# FUZZ_SEED: record the cases tests/anchor/gres/fuzz.py draws from that seed (FUZZ_CASES of
+# them, 60 unless set) instead of CASES below, into tests/fixtures/anchor/gres-fuzz, with the
+# command that drew them in fuzz.txt (the differential fuzzing of issue 30).
+if [ -n "${FUZZ_SEED:-}" ]; then
+  OUT=${OUT:-$REPO/tests/fixtures/anchor/gres-fuzz}
+else
+  OUT=${OUT:-$REPO/tests/fixtures/anchor/gres}
+fi
 T0=$(date +%s)
 FILTER='CUDA|GPU|SLURM_.*GPU|ROCR|ZE_AFFINITY|MPS'
 
@@ -55,6 +63,10 @@ mps100|-n1 --gres=mps:100|
 mps50-second|-n1 --gres=mps:50 -w n1||-n1 --gres=mps:100 -w n1
 mps50-beside-gpu|-n1 --gres=mps:50 -w n1||-n1 --gres=gpu:1 -w n1
 mps30-n2|-n2 --gres=mps:30|"
+if [ -n "${FUZZ_SEED:-}" ]; then
+  FUZZ_COMMAND="python3 tests/anchor/gres/fuzz.py --seed $FUZZ_SEED --cases ${FUZZ_CASES:-60}"
+  CASES=$(cd "$REPO" && $FUZZ_COMMAND)
+fi
 
 say() { echo "[record +$(($(date +%s) - T0))s] $*"; }
 die() { echo "[record] error: $*" >&2; exit 1; }
@@ -172,4 +184,5 @@ while IFS='|' read -r -u 3 name opts step holder; do
   say "$name: job $id"
 done 3<<< "$CASES"
 
+[ -z "${FUZZ_SEED:-}" ] || echo "$FUZZ_COMMAND" > "$OUT/fuzz.txt"
 say "done: $(find "$OUT" -type f | wc -l) files in $OUT"
