@@ -108,10 +108,7 @@ fn squeue_priorities(text: &str) -> BTreeMap<String, u64> {
         .skip(1)
         .filter_map(|l| {
             let columns: Vec<&str> = l.split_whitespace().collect();
-            Some((
-                columns.first()?.to_string(),
-                columns.last()?.parse().ok()?,
-            ))
+            Some((columns.first()?.to_string(), columns.last()?.parse().ok()?))
         })
         .collect()
 }

@@ -49,7 +49,7 @@ pub enum Outcome {
 /// Every case of a fixture directory (`fixture_dir()`, or the fuzzed
 /// `gres-fuzz` beside it), by file name.
 pub fn load_all(dir: &Path) -> Parsed<Vec<Case>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
