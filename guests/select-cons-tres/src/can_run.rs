@@ -63,7 +63,9 @@ impl Offer {
 /// `tables` = the usage `usage` belongs to (TEST_ONLY reads the totals);
 /// `completing_ok` = modes that accept COMPLETING nodes; `first_pass` =
 /// node selection's first try, where GRES keep the job near their devices
-/// (see `gres_sched::node_filter`).
+/// (see `gres_sched::node_filter`); `cpu_cap` = the CPUs a failed choice
+/// clipped the node to, which bound its tasks when the GRES filter trims
+/// its cores (see `eval_nodes::Choice::caps`).
 #[allow(clippy::too_many_arguments)]
 pub fn can_job_run_on_node(
     rec: &NodeRec,
@@ -76,6 +78,7 @@ pub fn can_job_run_on_node(
     tables: Tables,
     completing_ok: bool,
     first_pass: bool,
+    cpu_cap: Option<u32>,
 ) -> Option<NodeAvail> {
     let ignore_usage = tables == Tables::Totals;
     if rec.completing && !completing_ok {
@@ -158,6 +161,7 @@ pub fn can_job_run_on_node(
             tables,
             want_cores,
             first_pass,
+            cpu_cap.map_or(u32::MAX, |cpus| cpus / job.cpt.max(1)),
         )?;
         let free = FreeCores {
             bits: &restricted,

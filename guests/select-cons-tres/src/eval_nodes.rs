@@ -410,7 +410,7 @@ pub fn choose_nodes(
     later: impl FnOnce() -> Option<Vec<Offer>>,
     counts: Counts,
     gpus: impl Fn(usize) -> u16,
-) -> Option<(Vec<(usize, u32)>, bool)> {
+) -> Option<Choice> {
     let too_big = |o: &Offer| o.avail_cpus > job.max_cpus;
     let capped = job.whole_node && job.max_cpus > 0;
     // The offers a whole-node job with a CPU maximum may use; `None` when
@@ -430,11 +430,41 @@ pub fn choose_nodes(
     };
     let kept = usable(first)?;
     let offers = kept.as_deref().unwrap_or(first);
-    let mut clipped = Vec::new();
-    if let Some(chosen) = evaluate(job, params, recs, offers, counts, &mut clipped) {
-        return Some((chosen, true));
+    // 22.05's `_eval_nodes` starts from the nodes `can_job_run_on_node`
+    // passed, and the first pass drops nodes inside it (`_select_cores`):
+    // a first pass with too few nodes left, or without a required one,
+    // still walks its sets and clips their nodes before it fails. Here
+    // the first pass's offers are already filtered, so when they look
+    // short the later offers (the nodes without that filter) say whether
+    // `_eval_nodes` would have walked.
+    let min_nodes = min_nodes_of(job, counts) as usize;
+    let missing_required = |offers: &[Offer]| {
+        job.required.as_ref().is_some_and(|req| {
+            req.ones()
+                .any(|i| offers.binary_search_by_key(&i, |o| o.node).is_err())
+        })
+    };
+    let mut later = Some(later);
+    let mut later_offers: Option<Option<Vec<Offer>>> = None;
+    if offers.len() < min_nodes || missing_required(offers) {
+        later_offers = Some(later.take().expect("not called yet")());
     }
-    let later = later();
+    let entry = match &later_offers {
+        Some(Some(all)) => all.as_slice(),
+        _ => offers,
+    };
+    let mut clipped = Vec::new();
+    if let Some(chosen) = evaluate(job, params, recs, offers, entry, counts, &mut clipped) {
+        return Some(Choice {
+            nodes: chosen,
+            by_first: true,
+            caps: Vec::new(),
+        });
+    }
+    let later = match later_offers {
+        Some(offers) => offers,
+        None => later.take().expect("not called yet")(),
+    };
     let (all, kept) = match &later {
         Some(all) => (all.as_slice(), usable(all)?),
         None => (first, kept),
@@ -450,12 +480,17 @@ pub fn choose_nodes(
     } else {
         (Cow::Borrowed(all), Cow::Borrowed(offers))
     };
-    let min_nodes = min_nodes_of(job, counts) as usize;
+    // A later choice sees the failed ones' clips (see `Choice::caps`).
+    let retried = |nodes: Vec<(usize, u32)>, clipped: Vec<(usize, u32)>| Choice {
+        nodes,
+        by_first: false,
+        caps: if keeps_clips { clipped } else { Vec::new() },
+    };
     if offers.len() <= min_nodes {
         // Nothing to drop: the choice once more, without the first-pass
         // trim (a repeat of the failed one when there was none).
         return match later {
-            Some(_) => eval_nodes(job, params, recs, &offers, counts).map(|c| (c, false)),
+            Some(_) => eval_nodes(job, params, recs, &offers, counts).map(|c| retried(c, clipped)),
             None => None,
         };
     }
@@ -465,8 +500,10 @@ pub fn choose_nodes(
     let fresh = later.is_some();
     let tried = fresh && offers.iter().all(|o| o.avail_cpus > 1);
     if tried {
-        if let Some(chosen) = evaluate(job, params, recs, &offers, counts, &mut clipped) {
-            return Some((chosen, false));
+        let failed = clipped.len();
+        if let Some(chosen) = evaluate(job, params, recs, &offers, &offers, counts, &mut clipped) {
+            clipped.truncate(failed);
+            return Some(retried(chosen, clipped));
         }
     }
     let retries = Retries {
@@ -477,8 +514,37 @@ pub fn choose_nodes(
         keeps_clips,
     };
     retries
-        .without_small_nodes(&all, &offers, gpus, fresh && !tried, clipped)
-        .map(|c| (c, false))
+        .without_small_nodes(&all, &offers, gpus, fresh && !tried, &mut clipped)
+        .map(|c| retried(c, clipped))
+}
+
+/// The nodes [`choose_nodes`] chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// `(node, CPUs)` in node order.
+    pub nodes: Vec<(usize, u32)>,
+    /// Chosen on the first pass (GRES kept beside their devices).
+    pub by_first: bool,
+    /// The CPU counts failed choices before it clipped, which 22.05 keeps
+    /// in the nodes' `avail_res` (`_cpus_to_use`, cons_tres/job_test.c:
+    /// 244-246): the retry's `_select_cores` then bounds a node's tasks by
+    /// its clipped count, and for a job with GRES
+    /// `gres_select_filter_sock_core` trims the node's cores to those tasks
+    /// (cons_common/gres_select_filter.c:880-912), which decides the cores
+    /// the job gets there. Empty for a first-pass choice and where clips do
+    /// not stay (see `keeps_clips`).
+    pub caps: Vec<(usize, u32)>,
+}
+
+impl Choice {
+    /// The CPUs node `node` was clipped to by a failed choice, if any.
+    pub fn cap(&self, node: usize) -> Option<u32> {
+        self.caps
+            .iter()
+            .filter(|(n, _)| *n == node)
+            .map(|(_, c)| *c)
+            .min()
+    }
 }
 
 /// Whether CPU counts a failed choice clipped stay clipped for the later
@@ -529,7 +595,7 @@ impl Retries<'_> {
         offers: &[Offer],
         gpus: impl Fn(usize) -> u16,
         fresh: bool,
-        mut clipped: Vec<(usize, u32)>,
+        clipped: &mut Vec<(usize, u32)>,
     ) -> Option<Vec<(usize, u32)>> {
         let (job, counts) = (self.job, self.counts);
         let min_nodes = min_nodes_of(job, counts) as usize;
@@ -551,7 +617,7 @@ impl Retries<'_> {
             return None;
         }
         let mut left: Vec<(Offer, u64)> = offers.iter().map(|o| (*o, gpus_of(o))).collect();
-        self.shrink(&mut left, &clipped);
+        self.shrink(&mut left, clipped);
         let required = |o: &Offer| job.required.as_ref().is_some_and(|r| r.get(o.node));
         let droppable_min =
             |left: &[(Offer, u64)]| left.iter().filter(|(o, _)| !required(o)).map(size).min();
@@ -559,7 +625,7 @@ impl Retries<'_> {
         let mut count = 0;
         if fresh && droppable_min(&left) != Some(1) {
             kept.extend(left.iter().map(|&(o, _)| o));
-            if let Some(chosen) = self.choose(&kept, &mut left, &mut clipped) {
+            if let Some(chosen) = self.choose(&kept, &mut left, clipped) {
                 return Some(chosen);
             }
             count = 1;
@@ -583,7 +649,7 @@ impl Retries<'_> {
             }
             kept.clear();
             kept.extend(left.iter().map(|&(o, _)| o));
-            if let Some(chosen) = self.choose(&kept, &mut left, &mut clipped) {
+            if let Some(chosen) = self.choose(&kept, &mut left, clipped) {
                 return Some(chosen);
             }
             if left.len() <= min_nodes {
@@ -594,7 +660,8 @@ impl Retries<'_> {
     }
 
     /// One choice among `kept` (the offers of `left`); when it fails, the
-    /// nodes it clipped shrink in `left`.
+    /// nodes it clipped shrink in `left`, and when it succeeds its own clips
+    /// leave `clipped` (which then holds the failed choices').
     fn choose(
         &self,
         kept: &[Offer],
@@ -602,9 +669,19 @@ impl Retries<'_> {
         clipped: &mut Vec<(usize, u32)>,
     ) -> Option<Vec<(usize, u32)>> {
         let from = clipped.len();
-        let chosen = evaluate(self.job, self.params, self.recs, kept, self.counts, clipped);
+        let chosen = evaluate(
+            self.job,
+            self.params,
+            self.recs,
+            kept,
+            kept,
+            self.counts,
+            clipped,
+        );
         if chosen.is_none() {
             self.shrink(left, &clipped[from..]);
+        } else {
+            clipped.truncate(from);
         }
         chosen
     }
@@ -680,7 +757,7 @@ pub fn eval_nodes(
     offers: &[Offer],
     counts: Counts,
 ) -> Option<Vec<(usize, u32)>> {
-    evaluate(job, params, recs, offers, counts, &mut Vec::new())
+    evaluate(job, params, recs, offers, offers, counts, &mut Vec::new())
 }
 
 /// [`eval_nodes`], noting in `clipped` each node whose CPUs
@@ -688,23 +765,29 @@ pub fn eval_nodes(
 /// into the node's `avail_res` (cons_tres/job_test.c:244-246), so when the
 /// choice fails, every later choice of the same test (`choose_nodes`'
 /// second pass and retries) sees the node with those CPUs, and its size
-/// for the retries shrinks with them.
+/// for the retries shrinks with them. `entry` are the nodes `_eval_nodes`
+/// starts from (its early refusals count them): `offers`, or on the first
+/// pass the nodes before that pass dropped some (see [`choose_nodes`]).
 fn evaluate(
     job: &JobView,
     params: &Params,
     recs: &[NodeRec],
     offers: &[Offer],
+    entry: &[Offer],
     counts: Counts,
     clipped: &mut Vec<(usize, u32)>,
 ) -> Option<Vec<(usize, u32)>> {
     let find = |node: usize| offers.binary_search_by_key(&node, |o| o.node).ok();
     if let Some(req) = &job.required {
-        if req.ones().any(|i| find(i).is_none()) {
+        if req
+            .ones()
+            .any(|i| entry.binary_search_by_key(&i, |o| o.node).is_err())
+        {
             return None;
         }
     }
     let min_nodes = min_nodes_of(job, counts);
-    let total_usable = offers.len() as u32;
+    let total_usable = entry.len() as u32;
     if total_usable < min_nodes || min_nodes > counts.max {
         return None;
     }

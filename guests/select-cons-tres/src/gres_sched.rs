@@ -166,6 +166,7 @@ pub fn node_filter(
     tables: Tables,
     full: bool,
     first: bool,
+    task_cap: u32,
 ) -> Option<NodePlan> {
     let ignore_usage = tables == Tables::Totals;
     let mut plan = NodePlan::default();
@@ -466,13 +467,20 @@ pub fn node_filter(
         let spare: Option<SmallVec<[bool; 8]>> = second_pass
             .as_ref()
             .map(|needed| needed.iter().map(|n| !n).collect());
-        plan.max_tasks = trim_to_task_limit(rec, job, params, free, limit, spare.as_deref());
+        plan.max_tasks = trim_to_task_limit(
+            rec,
+            job,
+            params,
+            free,
+            limit.min(task_cap),
+            spare.as_deref(),
+        );
     } else if let Some(kept) = first_pass {
         *free = kept;
-        plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX, None);
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, task_cap, None);
     } else if let Some(needed) = second_pass {
         let spare: SmallVec<[bool; 8]> = needed.iter().map(|n| !n).collect();
-        plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX, Some(&spare));
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, task_cap, Some(&spare));
     } else if !job.enforce_binding && job.gres.iter().any(|g| g.scope == GresScope::PerJob) {
         // A per-job request (`--gpus`) keeps the cores its tasks need too:
         // `gres_select_filter_sock_core` drops the sockets the devices do
@@ -498,7 +506,11 @@ pub fn node_filter(
         } else {
             spare = Some(needed.iter().map(|n| !n).collect::<SmallVec<[bool; 8]>>());
         }
-        plan.max_tasks = trim_to_task_limit(rec, job, params, free, u32::MAX, spare.as_deref());
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, task_cap, spare.as_deref());
+    } else if task_cap != u32::MAX {
+        // Any other request trims too once the node's tasks are bounded
+        // (gres_select_filter.c:880-912).
+        plan.max_tasks = trim_to_task_limit(rec, job, params, free, task_cap, None);
     }
     Some(plan)
 }

@@ -400,7 +400,7 @@ impl ConsTres {
         } else {
             Tables::Copy
         };
-        let offer = |i: usize, want_cores: bool, first_pass: bool| {
+        let capped = |i: usize, want_cores: bool, first_pass: bool, cap: Option<u32>| {
             can_job_run_on_node(
                 &self.recs[i],
                 &usage.nodes[i],
@@ -412,8 +412,11 @@ impl ConsTres {
                 tables,
                 completing_ok,
                 first_pass,
+                cap,
             )
         };
+        let offer =
+            |i: usize, want_cores: bool, first_pass: bool| capped(i, want_cores, first_pass, None);
         // An idle node's offer depends only on its shape (with the device
         // layout for a job with GRES), so nodes of one shape share it: a
         // test visits idle nodes by the thousand.
@@ -446,7 +449,7 @@ impl ConsTres {
                 .any(|g| matches!(g.scope, GresScope::PerNode | GresScope::PerTask));
         let first = collect(gres_first_pass);
         let gpus = |i: usize| offer(i, false, false).map_or(0, |o| o.gres.gpus);
-        let (chosen, by_first) = choose_nodes(
+        let choice = choose_nodes(
             job,
             &self.params,
             &self.recs,
@@ -461,7 +464,8 @@ impl ConsTres {
                 format!("job {}: no node set fits", job.job_id),
             )
         })?;
-        let first_pass = gres_first_pass && by_first;
+        let first_pass = gres_first_pass && choice.by_first;
+        let chosen = &choice.nodes;
         if against == Against::Avail {
             return Ok(placed(job, Vec::new()));
         }
@@ -471,9 +475,15 @@ impl ConsTres {
         let mut shares = Vec::with_capacity(chosen.len());
         // Idle nodes of one shape keep the same cores too (all of them).
         let mut picked = SmallVec::new();
-        for &(i, cpus) in &chosen {
+        for &(i, cpus) in chosen {
+            // A node a failed choice clipped keeps the cores of its clipped
+            // tasks (see `Choice::caps`).
+            let cap = choice.cap(i).filter(|_| !job.gres.is_empty());
             let shape = self.idle_shape(usage, i, avail, idle, job);
-            let o = per_shape(&mut picked, shape, || offer(i, true, first_pass));
+            let o = match cap {
+                Some(_) => capped(i, true, first_pass, cap),
+                None => per_shape(&mut picked, shape, || offer(i, true, first_pass)),
+            };
             let o = o.ok_or_else(|| {
                 fail(
                     ESLURM_INTERNAL,

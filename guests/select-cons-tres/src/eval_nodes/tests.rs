@@ -522,7 +522,7 @@ fn retries_size_nodes_by_cpus_and_usable_gpus() {
             counts,
             |i| gpus[i],
         )
-        .map(|(chosen, _)| chosen)
+        .map(|c| c.nodes)
     };
     assert_eq!(choose([1, 6, 0, 0]), None);
     assert_eq!(choose([1, 1, 0, 0]), Some(vec![(2, 8), (3, 8)]));
@@ -582,11 +582,12 @@ fn a_failed_choice_leaves_its_clipped_cpus_to_the_next() {
             |_| 0,
         )
     };
-    assert_eq!(choose(&["CR_Core"]), Some((vec![(0, 3), (1, 2)], false)));
-    assert_eq!(
-        choose(&["CR_Core", "CR_ONE_TASK_PER_CORE"]),
-        Some((vec![(3, 3), (4, 2)], false))
-    );
+    let core = choose(&["CR_Core"]).expect("chosen");
+    assert_eq!((&core.nodes, core.by_first), (&vec![(0, 3), (1, 2)], false));
+    // n0's clip from the failed choice stays with the answer.
+    assert_eq!((core.cap(0), core.cap(1)), (Some(3), None));
+    let one = choose(&["CR_Core", "CR_ONE_TASK_PER_CORE"]).expect("chosen");
+    assert_eq!((one.nodes, one.caps), (vec![(3, 3), (4, 2)], vec![]));
 }
 
 #[test]
