@@ -84,9 +84,14 @@ pub struct SimulateArgs {
     /// Cancelled jobs: `skip-never-started` or `include`.
     #[arg(long, value_name = "CHOICE", default_value = "skip-never-started")]
     cancelled: String,
-    /// Print the comparison as JSON instead of a table.
+    /// Print the comparison as JSON instead of a table: every metric,
+    /// with breakdowns by user, partition and size class.
     #[arg(long)]
     json: bool,
+    /// Bounded slowdown's threshold in seconds: a job's slowdown is
+    /// (wait + run) / max(run, threshold), at least 1.
+    #[arg(long, value_name = "SECONDS", default_value_t = slurm_wasm_sim::metrics::BOUNDED_SLOWDOWN_THRESHOLD, value_parser = clap::value_parser!(i64).range(1..))]
+    bsld_threshold: i64,
     /// Write the per-job outcomes of every stack into DIR/outcomes.csv, one
     /// row per job and stack (its first column, `policy`, names the stack).
     #[arg(long, value_name = "DIR")]
@@ -603,6 +608,7 @@ fn render(
         workload: &workload.source,
         cluster_cpus,
         notes: &workload.notes,
+        bsld_threshold: args.bsld_threshold,
     };
     if args.json {
         println!("{}", report::json(&context, &runs));
@@ -615,7 +621,10 @@ fn render(
         for note in &workload.notes {
             println!("note: {note}");
         }
-        print!("{}", report::table::table(&runs, cluster_cpus));
+        print!(
+            "{}",
+            report::table::table(&runs, cluster_cpus, args.bsld_threshold)
+        );
     }
     if let Some(dir) = &args.csv {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

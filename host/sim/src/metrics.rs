@@ -1,29 +1,45 @@
 //! The standard schedule metrics of one policy's run, and the time series
 //! the report plots. Everything is computed from the jobs' submit, start
-//! and end times ([`JobOutcome`]) and the cluster's CPU count.
+//! and end times and requests ([`JobOutcome`]) and the cluster's CPU count.
 //!
 //! Definitions (times in seconds; only jobs that started and ended count
 //! towards waits, slowdowns and utilization):
 //!
 //! - wait = start - submit; the median of an even count is the mean of the
-//!   two middle values;
-//! - bounded slowdown = max(1, (wait + run) / max(run, 10)), run = end -
-//!   start: the slowdown of Feitelson, Rudolph, Schwiegelshohn, Sevcik and
-//!   Wong, "Theory and Practice in Parallel Job Scheduling" (JSSPP 1997),
-//!   with their 10-second threshold so that very short jobs do not dominate
-//!   the mean;
+//!   two middle values; the 90th and 99th percentiles are nearest-rank
+//!   (the value at rank ceil(p/100 x n) of the sorted values), as are the
+//!   bounded slowdown's;
+//! - turnaround = end - submit;
+//! - bounded slowdown = max(1, (wait + run) / max(run, threshold)), run =
+//!   end - start: the slowdown of Feitelson, Rudolph, Schwiegelshohn,
+//!   Sevcik and Wong, "Theory and Practice in Parallel Job Scheduling"
+//!   (JSSPP 1997), with their 10-second threshold by default so that very
+//!   short jobs do not dominate the mean (`simulate --bsld-threshold`);
 //! - utilization = sum(run x CPUs) / (cluster CPUs x (last end - first
 //!   submit)), the formula of the traces' README (`MaxProcs` there is the
-//!   cluster's CPU count here); the first submit is over all jobs;
+//!   cluster's CPU count here); the first submit is over all jobs. As
+//!   allocated (the CPUs the plugin gave) and as requested (the CPUs the
+//!   trace asked for): a plugin that gives whole nodes looks busy by the
+//!   first and not by the second;
+//! - fairness = Jain's index over users, (sum x)^2 / (n sum x^2) of each
+//!   user's mean bounded slowdown x (users with a completed job): 1 when
+//!   every user waits alike, down to 1/n when one user bears it all
+//!   (Jain, Chiu and Hawe, DEC-TR-301, 1984);
 //! - makespan = last end - first submit.
 //!
+//! The same figures per user, per partition and per size class of the
+//! requested CPUs (1, 2-4, 5-16, 17-64, 65-256, 257-1024, more) are in
+//! [`Metrics::by_user`], [`Metrics::by_partition`] and [`Metrics::by_size`].
+//!
 //! A metric with nothing to average (no job started) is `None`.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::outcome::JobOutcome;
 
-/// Bounded slowdown's threshold in seconds.
+/// Bounded slowdown's threshold in seconds, unless the run sets another.
 pub const BOUNDED_SLOWDOWN_THRESHOLD: i64 = 10;
 
 /// One policy's numbers.
@@ -40,64 +56,237 @@ pub struct Metrics {
     pub killed_at_limit: usize,
     pub mean_wait: Option<f64>,
     pub median_wait: Option<f64>,
+    pub p90_wait: Option<f64>,
+    pub p99_wait: Option<f64>,
     pub max_wait: Option<i64>,
+    pub mean_turnaround: Option<f64>,
+    /// The threshold the bounded slowdowns below use, seconds.
+    pub bounded_slowdown_threshold: i64,
     pub mean_bounded_slowdown: Option<f64>,
+    pub median_bounded_slowdown: Option<f64>,
+    pub p90_bounded_slowdown: Option<f64>,
+    pub p99_bounded_slowdown: Option<f64>,
+    /// As allocated.
     pub utilization: Option<f64>,
+    /// As requested.
+    pub utilization_requested: Option<f64>,
+    /// Jain's index over users' mean bounded slowdowns.
+    pub fairness_users: Option<f64>,
     pub makespan: Option<i64>,
+    pub by_user: Vec<GroupMetrics>,
+    pub by_partition: Vec<GroupMetrics>,
+    pub by_size: Vec<GroupMetrics>,
 }
 
-/// The metrics of `outcomes` on a cluster of `cluster_cpus` CPUs.
-pub fn compute(policy: &str, outcomes: &[JobOutcome], cluster_cpus: u64) -> Metrics {
-    let ran: Vec<(i64, i64, u32)> = outcomes
+/// The figures of one user, partition or size class.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupMetrics {
+    /// The user id, the partition (`-` for none) or the size class.
+    pub group: String,
+    pub jobs: usize,
+    pub completed: usize,
+    pub mean_wait: Option<f64>,
+    pub median_wait: Option<f64>,
+    pub mean_bounded_slowdown: Option<f64>,
+    /// CPU-seconds the group's completed jobs were given.
+    pub cpu_seconds: f64,
+}
+
+/// The size classes of [`Metrics::by_size`]: upper bounds of requested CPUs.
+const SIZE_CLASSES: [(u32, &str); 7] = [
+    (1, "1"),
+    (4, "2-4"),
+    (16, "5-16"),
+    (64, "17-64"),
+    (256, "65-256"),
+    (1024, "257-1024"),
+    (u32::MAX, ">1024"),
+];
+
+fn size_class(cpus: u32) -> &'static str {
+    SIZE_CLASSES
         .iter()
-        .filter_map(|o| Some((o.start? - o.submit, o.end? - o.start?, o.cpus)))
-        .collect();
-    let mut waits: Vec<i64> = ran.iter().map(|&(wait, _, _)| wait).collect();
-    waits.sort_unstable();
-    let count = waits.len() as f64;
-    let mean = |sum: f64| (!waits.is_empty()).then(|| sum / count);
-    let median = (!waits.is_empty()).then(|| {
-        let mid = waits.len() / 2;
-        if waits.len() % 2 == 1 {
-            waits[mid] as f64
+        .find(|(most, _)| cpus <= *most)
+        .map_or(">1024", |(_, name)| name)
+}
+
+/// A completed job's figures.
+struct Ran {
+    wait: i64,
+    run: i64,
+    bsld: f64,
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// The median of sorted values (the mean of the two middle ones for an
+/// even count).
+fn median(sorted: &[f64]) -> Option<f64> {
+    let n = sorted.len();
+    (n > 0).then(|| {
+        if n % 2 == 1 {
+            sorted[n / 2]
         } else {
-            (waits[mid - 1] + waits[mid]) as f64 / 2.0
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
         }
-    });
-    let slowdowns: f64 = ran
+    })
+}
+
+/// The nearest-rank `p`th percentile of sorted values.
+fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    let n = sorted.len();
+    (n > 0).then(|| {
+        let rank = ((p / 100.0) * n as f64).ceil() as usize;
+        sorted[rank.clamp(1, n) - 1]
+    })
+}
+
+fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_unstable_by(f64::total_cmp);
+    v
+}
+
+/// The metrics of `outcomes` on a cluster of `cluster_cpus` CPUs, bounded
+/// slowdowns with `threshold` seconds.
+pub fn compute(
+    policy: &str,
+    outcomes: &[JobOutcome],
+    cluster_cpus: u64,
+    threshold: i64,
+) -> Metrics {
+    let ran = |o: &JobOutcome| -> Option<Ran> {
+        let (start, end) = (o.start?, o.end?);
+        let (wait, run) = (start - o.submit, end - start);
+        Some(Ran {
+            wait,
+            run,
+            bsld: bounded_slowdown_with(wait, run, threshold),
+        })
+    };
+    let done: Vec<(&JobOutcome, Ran)> = outcomes
         .iter()
-        .map(|&(wait, run, _)| bounded_slowdown(wait, run))
-        .sum();
+        .filter_map(|o| ran(o).map(|r| (o, r)))
+        .collect();
+    let waits = sorted(done.iter().map(|(_, r)| r.wait as f64));
+    let bslds = sorted(done.iter().map(|(_, r)| r.bsld));
     let first_submit = outcomes.iter().map(|o| o.submit).min();
     let last_end = outcomes.iter().filter_map(|o| o.end).max();
     let makespan = first_submit.zip(last_end).map(|(first, last)| last - first);
-    let work: f64 = ran
-        .iter()
-        .map(|&(_, run, cpus)| run as f64 * f64::from(cpus))
-        .sum();
-    let utilization = makespan
-        .filter(|&m| m > 0 && cluster_cpus > 0)
-        .map(|m| work / (cluster_cpus as f64 * m as f64));
+    let share = |cpus: &dyn Fn(&JobOutcome) -> u32| -> Option<f64> {
+        let work: f64 = done
+            .iter()
+            .map(|(o, r)| r.run as f64 * f64::from(cpus(o)))
+            .sum();
+        makespan
+            .filter(|&m| m > 0 && cluster_cpus > 0)
+            .map(|m| work / (cluster_cpus as f64 * m as f64))
+    };
+    let mut per_user: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for (o, r) in &done {
+        per_user.entry(o.user).or_default().push(r.bsld);
+    }
+    let user_means: Vec<f64> = per_user
+        .values()
+        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+        .collect();
+    let fairness_users = (!user_means.is_empty()).then(|| {
+        let sum: f64 = user_means.iter().sum();
+        let squares: f64 = user_means.iter().map(|x| x * x).sum();
+        sum * sum / (user_means.len() as f64 * squares)
+    });
     Metrics {
         policy: policy.to_owned(),
         jobs: outcomes.len(),
-        completed: ran.len(),
+        completed: done.len(),
         never_started: outcomes.iter().filter(|o| o.start.is_none()).count(),
         backfilled: outcomes.iter().filter(|o| o.backfilled).count(),
         killed_at_limit: outcomes.iter().filter(|o| o.killed_at_limit).count(),
-        mean_wait: mean(waits.iter().map(|&w| w as f64).sum()),
-        median_wait: median,
-        max_wait: waits.last().copied(),
-        mean_bounded_slowdown: mean(slowdowns),
-        utilization,
+        mean_wait: mean(waits.iter().copied()),
+        median_wait: median(&waits),
+        p90_wait: percentile(&waits, 90.0),
+        p99_wait: percentile(&waits, 99.0),
+        max_wait: waits.last().map(|&w| w as i64),
+        mean_turnaround: mean(done.iter().map(|(_, r)| (r.wait + r.run) as f64)),
+        bounded_slowdown_threshold: threshold,
+        mean_bounded_slowdown: mean(bslds.iter().copied()),
+        median_bounded_slowdown: median(&bslds),
+        p90_bounded_slowdown: percentile(&bslds, 90.0),
+        p99_bounded_slowdown: percentile(&bslds, 99.0),
+        utilization: share(&|o| o.cpus),
+        utilization_requested: share(&|o| o.requested_cpus),
+        fairness_users,
         makespan,
+        by_user: groups(outcomes, threshold, |o| o.user.to_string()),
+        by_partition: groups(outcomes, threshold, |o| {
+            o.partition.clone().unwrap_or_else(|| "-".to_owned())
+        }),
+        by_size: groups(outcomes, threshold, |o| {
+            size_class(o.requested_cpus).to_owned()
+        }),
     }
 }
 
-/// Bounded slowdown of a job that waited `wait` and ran `run` seconds.
+/// The figures of each group `key` puts jobs in, in key order (size
+/// classes in size order).
+fn groups(
+    outcomes: &[JobOutcome],
+    threshold: i64,
+    key: impl Fn(&JobOutcome) -> String,
+) -> Vec<GroupMetrics> {
+    let mut by: BTreeMap<String, Vec<&JobOutcome>> = BTreeMap::new();
+    for o in outcomes {
+        by.entry(key(o)).or_default().push(o);
+    }
+    let mut out: Vec<GroupMetrics> = by
+        .into_iter()
+        .map(|(group, jobs)| {
+            let done: Vec<(i64, i64, u32)> = jobs
+                .iter()
+                .filter_map(|o| Some((o.start? - o.submit, o.end? - o.start?, o.cpus)))
+                .collect();
+            let waits = sorted(done.iter().map(|&(w, _, _)| w as f64));
+            GroupMetrics {
+                group,
+                jobs: jobs.len(),
+                completed: done.len(),
+                mean_wait: mean(waits.iter().copied()),
+                median_wait: median(&waits),
+                mean_bounded_slowdown: mean(
+                    done.iter()
+                        .map(|&(w, r, _)| bounded_slowdown_with(w, r, threshold)),
+                ),
+                cpu_seconds: done.iter().map(|&(_, r, c)| r as f64 * f64::from(c)).sum(),
+            }
+        })
+        .collect();
+    let rank = |g: &GroupMetrics| {
+        SIZE_CLASSES
+            .iter()
+            .position(|(_, name)| *name == g.group)
+            .unwrap_or(usize::MAX)
+    };
+    if out.iter().all(|g| rank(g) != usize::MAX) {
+        out.sort_by_key(rank);
+    } else if out.iter().all(|g| g.group.parse::<u32>().is_ok()) {
+        out.sort_by_key(|g| g.group.parse::<u32>().unwrap_or(u32::MAX));
+    }
+    out
+}
+
+/// Bounded slowdown of a job that waited `wait` and ran `run` seconds, at
+/// the default threshold.
 pub fn bounded_slowdown(wait: i64, run: i64) -> f64 {
+    bounded_slowdown_with(wait, run, BOUNDED_SLOWDOWN_THRESHOLD)
+}
+
+/// Bounded slowdown with a threshold of `threshold` seconds.
+pub fn bounded_slowdown_with(wait: i64, run: i64, threshold: i64) -> f64 {
     let response = (wait + run) as f64;
-    (response / run.max(BOUNDED_SLOWDOWN_THRESHOLD) as f64).max(1.0)
+    (response / run.max(threshold).max(1) as f64).max(1.0)
 }
 
 /// A step function of time: `points[i].1` holds from `points[i].0` until
@@ -209,10 +398,8 @@ pub(crate) mod tests {
             end,
             nodes: 1,
             cpus,
-            node_list: String::new(),
-            backfilled: false,
-            killed_at_limit: false,
-            rejected: None,
+            requested_cpus: cpus,
+            ..JobOutcome::default()
         }
     }
 
@@ -273,8 +460,73 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn percentiles_fairness_requests_and_breakdowns() {
+        // hand_made's jobs 1-4 ran: waits 0, 90, 80, 75; runs 100, 5, 100,
+        // 20; bounded slowdowns 1, 9.5, 1.8, 4.75. Users: 1 and 2 ran jobs
+        // 1-2, user 2 jobs 3-4 and 5 (never started); job 1 asked for 2
+        // CPUs and was given 4 (a whole node).
+        let mut jobs = hand_made();
+        for (j, user) in jobs.iter_mut().zip([1, 1, 2, 2, 2]) {
+            j.user = user;
+        }
+        jobs[0].requested_cpus = 2;
+        jobs[0].partition = Some("big".into());
+        let m = compute("fifo", &jobs, 4, BOUNDED_SLOWDOWN_THRESHOLD);
+        // Nearest rank: ceil(0.9 x 4) = 4th of 0 75 80 90, and of the
+        // sorted slowdowns 1 1.8 4.75 9.5.
+        assert_eq!((m.p90_wait, m.p99_wait), (Some(90.0), Some(90.0)));
+        assert_eq!(
+            (m.median_bounded_slowdown, m.p90_bounded_slowdown),
+            (Some((1.8 + 4.75) / 2.0), Some(9.5))
+        );
+        // Turnarounds 100, 95, 180, 95.
+        assert_eq!(m.mean_turnaround, Some(117.5));
+        // Requested CPU-seconds 100x2 + 5x2 + 100x2 + 20x1 = 430 over 4
+        // CPUs x 200 s; as allocated 630.
+        assert_eq!(m.utilization_requested, Some(430.0 / 800.0));
+        assert_eq!(m.utilization, Some(630.0 / 800.0));
+        // Users' mean slowdowns 5.25 and 3.275: Jain's index
+        // (8.525^2) / (2 x (5.25^2 + 3.275^2)).
+        let jain = 8.525f64.powi(2) / (2.0 * (5.25f64.powi(2) + 3.275f64.powi(2)));
+        assert!((m.fairness_users.unwrap() - jain).abs() < 1e-12);
+        assert!((jain - 0.949_062).abs() < 1e-6);
+        let users: Vec<(&str, usize, usize, Option<f64>)> = m
+            .by_user
+            .iter()
+            .map(|g| {
+                (
+                    g.group.as_str(),
+                    g.jobs,
+                    g.completed,
+                    g.mean_bounded_slowdown,
+                )
+            })
+            .collect();
+        assert_eq!(users, [("1", 2, 2, Some(5.25)), ("2", 3, 2, Some(3.275))]);
+        let sizes: Vec<(&str, usize)> = m
+            .by_size
+            .iter()
+            .map(|g| (g.group.as_str(), g.jobs))
+            .collect();
+        assert_eq!(sizes, [("1", 1), ("2-4", 3), ("5-16", 1)]);
+        let parts: Vec<(&str, usize, f64)> = m
+            .by_partition
+            .iter()
+            .map(|g| (g.group.as_str(), g.jobs, g.cpu_seconds))
+            .collect();
+        assert_eq!(parts, [("-", 4, 230.0), ("big", 1, 400.0)]);
+        // A threshold of 100 s: only job 3 is slowed, (80 + 100) / 100.
+        let wide = compute("fifo", &jobs, 4, 100);
+        assert_eq!(
+            wide.mean_bounded_slowdown,
+            Some((1.0 + 1.0 + 1.8 + 1.0) / 4.0)
+        );
+        assert_eq!(wide.bounded_slowdown_threshold, 100);
+    }
+
+    #[test]
     fn known_answers_on_a_hand_made_schedule() {
-        let m = compute("fifo", &hand_made(), 4);
+        let m = compute("fifo", &hand_made(), 4, BOUNDED_SLOWDOWN_THRESHOLD);
         assert_eq!(
             (
                 m.jobs,
@@ -311,7 +563,12 @@ pub(crate) mod tests {
 
     #[test]
     fn nothing_ran() {
-        let m = compute("x", &[outcome(1, 5, None, None, 1)], 4);
+        let m = compute(
+            "x",
+            &[outcome(1, 5, None, None, 1)],
+            4,
+            BOUNDED_SLOWDOWN_THRESHOLD,
+        );
         assert_eq!(
             (m.mean_wait, m.median_wait, m.mean_bounded_slowdown),
             (None, None, None)
@@ -320,7 +577,7 @@ pub(crate) mod tests {
             (m.utilization, m.makespan, m.never_started),
             (None, None, 1)
         );
-        let m = compute("x", &[], 4);
+        let m = compute("x", &[], 4, BOUNDED_SLOWDOWN_THRESHOLD);
         assert_eq!(m.jobs, 0);
     }
 

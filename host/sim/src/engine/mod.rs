@@ -371,14 +371,14 @@ pub fn simulate<'p>(
         .map(|j| JobOutcome {
             id: j.id,
             submit: j.submit,
-            start: None,
-            end: None,
-            nodes: 0,
-            cpus: 0,
-            node_list: String::new(),
-            backfilled: false,
-            killed_at_limit: false,
-            rejected: None,
+            user: j.user,
+            group: j.group,
+            partition: j.partition.clone(),
+            requested_cpus: j.cpus,
+            requested_nodes: j.nodes,
+            time_limit: j.time_limit,
+            trace_run_time: j.run_time,
+            ..JobOutcome::default()
         })
         .collect();
     engine.run(clock)?;

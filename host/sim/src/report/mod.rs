@@ -28,12 +28,15 @@ pub struct Context<'a> {
     pub cluster_cpus: u64,
     /// The workload's notes (replay choices applied, cluster derived).
     pub notes: &'a [String],
+    /// Bounded slowdown's threshold, seconds
+    /// ([`metrics::BOUNDED_SLOWDOWN_THRESHOLD`] unless the run sets one).
+    pub bsld_threshold: i64,
 }
 
 /// The metrics of each run, in order.
-pub fn all_metrics(runs: &[PolicyRun<'_>], cluster_cpus: u64) -> Vec<Metrics> {
+pub fn all_metrics(runs: &[PolicyRun<'_>], cluster_cpus: u64, threshold: i64) -> Vec<Metrics> {
     runs.iter()
-        .map(|r| metrics::compute(r.policy, r.outcomes, cluster_cpus))
+        .map(|r| metrics::compute(r.policy, r.outcomes, cluster_cpus, threshold))
         .collect()
 }
 
@@ -47,13 +50,14 @@ struct JsonReport<'a> {
 
 /// The metrics as pretty-printed JSON: `{"workload", "cluster_cpus",
 /// "notes", "policies": [metrics...]}`, a metric with nothing to average
-/// as `null`.
+/// as `null`; each policy's metrics hold its breakdowns by user,
+/// partition and size class.
 pub fn json(context: &Context<'_>, runs: &[PolicyRun<'_>]) -> String {
     let report = JsonReport {
         workload: context.workload,
         cluster_cpus: context.cluster_cpus,
         notes: context.notes,
-        policies: all_metrics(runs, context.cluster_cpus),
+        policies: all_metrics(runs, context.cluster_cpus, context.bsld_threshold),
     };
     // Plain data with string keys always serialises.
     serde_json::to_string_pretty(&report).unwrap_or_default()
@@ -101,6 +105,7 @@ pub(crate) mod tests {
             workload: "w.swf",
             cluster_cpus: 4,
             notes: &notes,
+            bsld_threshold: metrics::BOUNDED_SLOWDOWN_THRESHOLD,
         };
         let value: serde_json::Value = serde_json::from_str(&json(&context, &runs)).unwrap();
         assert_eq!(value["workload"], "w.swf");

@@ -17,9 +17,10 @@ const HEADERS: [&str; 9] = [
 ];
 
 /// One row per run, columns aligned (the policy left, numbers right); a
-/// metric with nothing to average shows as `-`.
-pub fn table(runs: &[PolicyRun<'_>], cluster_cpus: u64) -> String {
-    let rows: Vec<[String; 9]> = super::all_metrics(runs, cluster_cpus)
+/// metric with nothing to average shows as `-`. Bounded slowdowns use
+/// `threshold` seconds.
+pub fn table(runs: &[PolicyRun<'_>], cluster_cpus: u64, threshold: i64) -> String {
+    let rows: Vec<[String; 9]> = super::all_metrics(runs, cluster_cpus, threshold)
         .iter()
         .map(row)
         .collect();
@@ -92,6 +93,9 @@ policy                        jobs  ran  mean wait  median wait  mean bsld    ut
 select/linear,priority/basic     5    4      1m01s        1m18s       4.26   78.8%     3m20s           1
 bf                               2    2        45s          45s       1.90  100.0%     2m30s           0
 ";
-        assert_eq!(table(&runs, 4), expected);
+        assert_eq!(
+            table(&runs, 4, crate::metrics::BOUNDED_SLOWDOWN_THRESHOLD),
+            expected
+        );
     }
 }
