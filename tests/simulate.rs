@@ -211,3 +211,81 @@ fn simulate_with_defaults_prints_two_policies() {
     assert!(stdout.contains("priority/basic"), "{stdout}");
     assert!(stdout.contains("priority/multifactor"), "{stdout}");
 }
+
+/// A trace without a slurm.conf: the guessed cluster is in the notes of the
+/// JSON (not only on stderr), a `MaxNodes: -1` header is SWF's "unknown",
+/// and the JSON carries the percentiles, fairness and breakdowns
+/// (issue 34; definitions and known answers in host/sim/src/metrics.rs).
+#[test]
+fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
+    if !selects().contains(&"select/linear") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let swf = dir.path().join("tiny.swf");
+    // Four single-CPU jobs of two users on a header-declared 4-CPU machine.
+    std::fs::write(
+        &swf,
+        "; MaxNodes: -1\n; MaxProcs: 4\n\
+         1 0 -1 100 2 -1 -1 2 200 -1 1 7 1 -1 1 -1 -1 -1\n\
+         2 10 -1 50 2 -1 -1 2 100 -1 1 7 1 -1 1 -1 -1 -1\n\
+         3 20 -1 50 4 -1 -1 4 100 -1 1 8 1 -1 1 -1 -1 -1\n\
+         4 30 -1 10 1 -1 -1 1 100 -1 1 8 1 -1 1 -1 -1 -1\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+        .args(["simulate", "--swf"])
+        .arg(&swf)
+        .args([
+            "--policy",
+            "select/linear,priority/basic",
+            "--json",
+            "--quiet",
+            "--bsld-threshold",
+            "20",
+        ])
+        .output()
+        .expect("run slurm-wasm");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains(
+            "no --slurm-conf: cluster derived from the trace header (MaxProcs 4, no MaxNodes)"
+        ),
+        "{notes}"
+    );
+    let m = &report["policies"][0];
+    assert_eq!(m["bounded_slowdown_threshold"], 20);
+    assert_eq!(m["completed"], 4);
+    for key in [
+        "p90_wait",
+        "p99_wait",
+        "mean_turnaround",
+        "median_bounded_slowdown",
+        "p99_bounded_slowdown",
+        "utilization_requested",
+        "fairness_users",
+    ] {
+        assert!(m[key].is_number(), "{key}: {m}");
+    }
+    let users: Vec<&str> = m["by_user"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["7", "8"]);
+    let sizes: Vec<&str> = m["by_size"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(sizes, ["1", "2-4"]);
+}

@@ -142,8 +142,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         return combine(&args);
     }
     let options = replay_options(&args)?;
-    let (cluster, default_partition) = cluster(&args)?;
-    let workload = workload(&args, &options, &cluster)?;
+    let (cluster, default_partition, derived) = cluster(&args)?;
+    let mut workload = workload(&args, &options, &cluster)?;
+    // A cluster guessed from the trace is in every output's notes.
+    if let Some(note) = derived {
+        workload.notes.insert(0, format!("no --slurm-conf: {note}"));
+    }
     let specs = policies(&args)?;
     if let Some(script) = &args.sweep {
         write_sweep(&args, &specs, script)?;
@@ -237,13 +241,15 @@ fn replay_options(args: &SimulateArgs) -> anyhow::Result<ReplayOptions> {
     })
 }
 
-/// The cluster and the index of its default partition.
-fn cluster(args: &SimulateArgs) -> anyhow::Result<(Cluster, usize)> {
+/// The cluster, the index of its default partition, and how the cluster
+/// was derived from the trace when no slurm.conf was given.
+fn cluster(args: &SimulateArgs) -> anyhow::Result<(Cluster, usize, Option<String>)> {
+    let mut derived = None;
     let conf = match (&args.slurm_conf, &args.swf) {
         (Some(path), _) => slurm_conf::load(path)?,
         (None, Some(swf)) => {
             let (conf, note) = cluster_from_swf(swf)?;
-            eprintln!("slurm-wasm: no --slurm-conf: {note}");
+            derived = Some(note);
             conf
         }
         (None, None) if args.sacct.is_some() => {
@@ -276,7 +282,7 @@ fn cluster(args: &SimulateArgs) -> anyhow::Result<(Cluster, usize)> {
         .default_partition()
         .and_then(|d| conf.partitions.iter().position(|p| p.name == d.name))
         .unwrap_or(0);
-    Ok((cluster, default_partition))
+    Ok((cluster, default_partition, derived))
 }
 
 fn conf_name(args: &SimulateArgs) -> String {

@@ -248,6 +248,8 @@ fn header(
             })
     };
     match slot {
+        // -1 is SWF's "unknown", in the header as in the job fields.
+        "MaxNodes" | "MaxProcs" if number == -1 => {}
         "MaxNodes" => trace.max_nodes = Some(positive()?),
         "MaxProcs" => trace.max_procs = Some(positive()?),
         _ if !(0..=HORIZON_SECONDS).contains(&number) => {
@@ -441,6 +443,10 @@ mod tests {
             err(";\n; MaxNodes: 0\n"),
             "t.swf:2: header MaxNodes: expected a positive count, found 0"
         );
+        // -1 is SWF's "unknown" (issue 34: a header `MaxNodes: -1` beside a
+        // slurm.conf was an error): the count is left out.
+        let t = parse(b"; MaxNodes: -1\n; MaxProcs: 64\n", "t.swf").expect("parsed");
+        assert_eq!((t.max_nodes, t.max_procs), (None, Some(64)));
         assert_eq!(
             err("; UnixStartTime:\n"),
             "t.swf:1: header UnixStartTime: expected a whole number, found \"\""
