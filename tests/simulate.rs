@@ -243,7 +243,9 @@ fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
             "--quiet",
             "--bsld-threshold",
             "20",
+            "--schedule",
         ])
+        .arg(dir.path().join("schedule"))
         .output()
         .expect("run slurm-wasm");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -288,4 +290,25 @@ fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
         .map(|g| g["group"].as_str().unwrap())
         .collect();
     assert_eq!(sizes, ["1", "2-4"]);
+    // --schedule: the SWF and Batsim files of the stack.
+    let swf_out = std::fs::read_to_string(
+        dir.path()
+            .join("schedule/1-select-linear+priority-basic.swf"),
+    )
+    .expect("the schedule as SWF");
+    let jobs: Vec<&str> = swf_out.lines().filter(|l| !l.starts_with(';')).collect();
+    assert_eq!(jobs.len(), 4, "{swf_out}");
+    assert!(jobs.iter().all(|l| l.split(' ').count() == 18), "{swf_out}");
+    // Job 1 (2 CPUs, 100 s) starts at once.
+    assert!(jobs[0].starts_with("1 0 0 100 "), "{swf_out}");
+    let batsim = std::fs::read_to_string(
+        dir.path()
+            .join("schedule/1-select-linear+priority-basic_jobs.csv"),
+    )
+    .expect("the Batsim jobs file");
+    assert!(
+        batsim.starts_with("job_id,workload_name,profile,submission_time"),
+        "{batsim}"
+    );
+    assert_eq!(batsim.lines().count(), 5, "{batsim}");
 }

@@ -99,6 +99,11 @@ pub struct SimulateArgs {
     /// Write a self-contained HTML report with plots.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Write each stack's schedule into DIR: `<n>-<stack>.swf` (Standard
+    /// Workload Format) and `<n>-<stack>_jobs.csv` (Batsim's jobs file,
+    /// which evalys reads), n counting the stacks from 1.
+    #[arg(long, value_name = "DIR", conflicts_with = "combine")]
+    schedule: Option<PathBuf>,
     /// Stacks simulated at once (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -195,7 +200,8 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             .and_then(|()| std::fs::rename(&partial, path))
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    render(&args, &workload, cpus, &ok)?;
+    let node_names: Vec<String> = cluster.nodes.iter().map(|n| n.name.clone()).collect();
+    render(&args, &workload, cpus, &node_names, &ok)?;
     Ok(if failed {
         ExitCode::from(1)
     } else {
@@ -567,7 +573,8 @@ fn combine(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
         notes,
         ..Workload::default()
     };
-    render(args, &workload, cpus, &results)?;
+    // (--schedule is refused with --combine: saved results hold no node table)
+    render(args, &workload, cpus, &[], &results)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -600,6 +607,7 @@ fn render(
     args: &SimulateArgs,
     workload: &Workload,
     cluster_cpus: u64,
+    node_names: &[String],
     results: &[SimResult],
 ) -> anyhow::Result<()> {
     use slurm_wasm_sim::report::{self, Context, PolicyRun};
@@ -641,6 +649,20 @@ fn render(
     if let Some(path) = &args.html {
         let page = report::html::html(&context, &runs).map_err(anyhow::Error::msg)?;
         std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(dir) = &args.schedule {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for (k, run) in runs.iter().enumerate() {
+            let stem = format!("{}-{}", k + 1, report::schedule::slug(run.policy));
+            let path = dir.join(format!("{stem}.swf"));
+            std::fs::write(&path, report::schedule::swf(&context, run))
+                .with_context(|| format!("writing {}", path.display()))?;
+            let jobs = report::schedule::batsim_jobs(run, node_names)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("the schedule of {}", run.policy))?;
+            let path = dir.join(format!("{stem}_jobs.csv"));
+            std::fs::write(&path, jobs).with_context(|| format!("writing {}", path.display()))?;
+        }
     }
     Ok(())
 }

@@ -1,10 +1,12 @@
 //! The comparison of several policies' runs on one workload: a terminal
-//! table ([`table`]), JSON ([`json`]), per-job CSV ([`csv`]) and a
-//! self-contained HTML page with plots ([`html`]).
+//! table ([`table`]), JSON ([`json`]), per-job CSV ([`csv`]), a
+//! self-contained HTML page with plots ([`html`]), and each policy's
+//! schedule as SWF and as a Batsim jobs file ([`schedule`]).
 
 pub mod csv;
 pub mod html;
 mod plots;
+pub mod schedule;
 pub mod table;
 
 use serde::Serialize;
