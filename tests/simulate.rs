@@ -311,4 +311,43 @@ fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
         "{batsim}"
     );
     assert_eq!(batsim.lines().count(), 5, "{batsim}");
+
+    // The workload reshaped for an experiment, each change in the notes.
+    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+        .args(["simulate", "--swf"])
+        .arg(&swf)
+        .args([
+            "--policy",
+            "select/linear,priority/basic",
+            "--json",
+            "--quiet",
+            "--load-scale",
+            "2",
+            "--perfect-estimates",
+            "--warmup",
+            "15",
+        ])
+        .output()
+        .expect("run slurm-wasm");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).expect("JSON");
+    let notes = report["notes"].to_string();
+    for note in [
+        "(--load-scale)",
+        "(4 changed, --perfect-estimates)",
+        "(--warmup)",
+    ] {
+        assert!(notes.contains(note), "{note}: {notes}");
+    }
+    // Submits 0, 10, 20, 30 became 0, 5, 10, 15: a 15 s warm-up keeps job 4.
+    let m = &report["policies"][0];
+    assert_eq!(
+        (m["warmup"].as_i64(), m["jobs"].as_i64()),
+        (Some(15), Some(1))
+    );
 }

@@ -92,6 +92,17 @@ pub struct SimulateArgs {
     /// (wait + run) / max(run, threshold), at least 1.
     #[arg(long, value_name = "SECONDS", default_value_t = slurm_wasm_sim::metrics::BOUNDED_SLOWDOWN_THRESHOLD, value_parser = clap::value_parser!(i64).range(1..))]
     bsld_threshold: i64,
+    /// Leave the jobs submitted in the first SECONDS (from the first
+    /// submit) out of every metric: they still run, warming the machine up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0, value_parser = clap::value_parser!(i64).range(0..))]
+    warmup: i64,
+    /// Offered load times FACTOR: submit times are compressed towards the
+    /// first one (FACTOR above 1 loads the machine more, below 1 less).
+    #[arg(long, value_name = "FACTOR")]
+    load_scale: Option<f64>,
+    /// Every job's time limit is its run time (a perfect estimate).
+    #[arg(long)]
+    perfect_estimates: bool,
     /// Write the per-job outcomes of every stack into DIR/outcomes.csv, one
     /// row per job and stack (its first column, `policy`, names the stack).
     #[arg(long, value_name = "DIR")]
@@ -334,6 +345,17 @@ fn workload(
             workload.jobs.truncate(n);
         }
         _ => {}
+    }
+    let reshape = slurm_wasm_sim::hazards::Reshape {
+        load_scale: args.load_scale,
+        perfect_estimates: args.perfect_estimates,
+    };
+    slurm_wasm_sim::hazards::reshape(&mut workload, &reshape).map_err(anyhow::Error::msg)?;
+    if args.warmup > 0 {
+        workload.notes.push(format!(
+            "jobs submitted in the first {} s left out of the metrics (--warmup)",
+            args.warmup
+        ));
     }
     if args.native {
         workload
@@ -610,6 +632,7 @@ fn render(
     node_names: &[String],
     results: &[SimResult],
 ) -> anyhow::Result<()> {
+    use slurm_wasm_sim::metrics::Measure;
     use slurm_wasm_sim::report::{self, Context, PolicyRun};
     let runs: Vec<PolicyRun<'_>> = results
         .iter()
@@ -622,7 +645,10 @@ fn render(
         workload: &workload.source,
         cluster_cpus,
         notes: &workload.notes,
-        bsld_threshold: args.bsld_threshold,
+        measure: Measure {
+            bsld_threshold: args.bsld_threshold,
+            warmup: args.warmup,
+        },
     };
     if args.json {
         println!("{}", report::json(&context, &runs));
@@ -637,7 +663,7 @@ fn render(
         }
         print!(
             "{}",
-            report::table::table(&runs, cluster_cpus, args.bsld_threshold)
+            report::table::table(&runs, cluster_cpus, &context.measure)
         );
     }
     if let Some(dir) = &args.csv {

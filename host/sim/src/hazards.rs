@@ -15,6 +15,9 @@
 //! 6. a job number seen before: the later job is skipped;
 //! 7. the jobs are sorted by submit time, ties by job number (Slurm gives
 //!    job ids in submit order, so the lower id was submitted first).
+//!
+//! [`reshape`] then changes any workload (a trace's or a synthetic one) for
+//! an experiment: load scaling and perfect estimates ([`Reshape`]).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -333,6 +336,53 @@ impl Counts {
     }
 }
 
+/// What an experiment changes in a workload after it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Reshape {
+    /// Offered load times this factor: every submit time `t` becomes
+    /// `first + (t - first) / factor` (rounded down), the first submit
+    /// kept, so the jobs arrive `factor` times as fast and keep their order.
+    pub load_scale: Option<f64>,
+    /// Every job's time limit becomes its run time.
+    pub perfect_estimates: bool,
+}
+
+/// Applies `reshape` to `workload`, with a note for each change.
+///
+/// # Errors
+///
+/// A load scale that is not a positive finite number.
+pub fn reshape(workload: &mut Workload, reshape: &Reshape) -> Result<(), String> {
+    if let Some(factor) = reshape.load_scale {
+        if !(factor.is_finite() && factor > 0.0) {
+            return Err(format!(
+                "--load-scale {factor}: expected a positive number (1.5 offers 1.5 times the load)"
+            ));
+        }
+        if let Some(first) = workload.jobs.iter().map(|j| j.submit).min() {
+            for job in &mut workload.jobs {
+                job.submit = first + ((job.submit - first) as f64 / factor).floor() as i64;
+            }
+        }
+        workload.notes.push(format!(
+            "submit times compressed by {factor}: {factor} times the trace's offered load (--load-scale)"
+        ));
+    }
+    if reshape.perfect_estimates {
+        let mut changed = 0;
+        for job in &mut workload.jobs {
+            if job.time_limit != Some(job.run_time) {
+                job.time_limit = Some(job.run_time);
+                changed += 1;
+            }
+        }
+        workload.notes.push(format!(
+            "every time limit is the job's run time ({changed} changed, --perfect-estimates)"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,5 +562,59 @@ mod tests {
         assert!(w
             .notes
             .contains(&"3 jobs with a time beyond year 9999 (253402300799 s) skipped".to_owned()));
+    }
+
+    #[test]
+    fn reshape_scales_the_load_and_makes_estimates_perfect() {
+        use crate::workload::TraceJob;
+        let job = |id: u32, submit: i64, run: i64, limit: i64| TraceJob {
+            id,
+            submit,
+            run_time: run,
+            time_limit: Some(limit),
+            nodes: None,
+            cpus: 1,
+            memory_mb_per_node: None,
+            gpus: 0,
+            user: 1,
+            group: 1,
+            account: None,
+            partition: None,
+            status: TraceStatus::Completed,
+        };
+        let mut w = Workload {
+            jobs: vec![
+                job(1, 100, 50, 60),
+                job(2, 110, 30, 30),
+                job(3, 125, 5, 600),
+            ],
+            ..Workload::default()
+        };
+        reshape(
+            &mut w,
+            &Reshape {
+                load_scale: Some(2.0),
+                perfect_estimates: true,
+            },
+        )
+        .unwrap();
+        // Offsets 0, 10, 25 halved (rounded down), from the first submit.
+        let submits: Vec<i64> = w.jobs.iter().map(|j| j.submit).collect();
+        assert_eq!(submits, [100, 105, 112]);
+        let limits: Vec<Option<i64>> = w.jobs.iter().map(|j| j.time_limit).collect();
+        assert_eq!(limits, [Some(50), Some(30), Some(5)]);
+        assert!(
+            w.notes.iter().any(|n| n.contains("2 changed")),
+            "{:?}",
+            w.notes
+        );
+        let bad = reshape(
+            &mut w,
+            &Reshape {
+                load_scale: Some(0.0),
+                perfect_estimates: false,
+            },
+        );
+        assert!(bad.unwrap_err().contains("expected a positive number"));
     }
 }

@@ -27,6 +27,9 @@
 //!   (Jain, Chiu and Hawe, DEC-TR-301, 1984);
 //! - makespan = last end - first submit.
 //!
+//! With a warm-up ([`Measure::warmup`]) only jobs submitted after it count,
+//! and "first submit" above is the warm-up's end.
+//!
 //! The same figures per user, per partition and per size class of the
 //! requested CPUs (1, 2-4, 5-16, 17-64, 65-256, 257-1024, more) are in
 //! [`Metrics::by_user`], [`Metrics::by_partition`] and [`Metrics::by_size`].
@@ -41,6 +44,28 @@ use crate::outcome::JobOutcome;
 
 /// Bounded slowdown's threshold in seconds, unless the run sets another.
 pub const BOUNDED_SLOWDOWN_THRESHOLD: i64 = 10;
+
+/// How a run is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measure {
+    /// Bounded slowdown's threshold, seconds (`simulate --bsld-threshold`).
+    pub bsld_threshold: i64,
+    /// Seconds from the first submit whose jobs warm the machine up and are
+    /// left out of every metric (`simulate --warmup`): jobs submitted
+    /// earlier still run and hold nodes, but neither their waits nor their
+    /// work count, and the makespan and utilization window start at the
+    /// warm-up's end.
+    pub warmup: i64,
+}
+
+impl Default for Measure {
+    fn default() -> Measure {
+        Measure {
+            bsld_threshold: BOUNDED_SLOWDOWN_THRESHOLD,
+            warmup: 0,
+        }
+    }
+}
 
 /// One policy's numbers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -62,6 +87,8 @@ pub struct Metrics {
     pub mean_turnaround: Option<f64>,
     /// The threshold the bounded slowdowns below use, seconds.
     pub bounded_slowdown_threshold: i64,
+    /// The warm-up left out, seconds from the first submit (see [`Measure`]).
+    pub warmup: i64,
     pub mean_bounded_slowdown: Option<f64>,
     pub median_bounded_slowdown: Option<f64>,
     pub p90_bounded_slowdown: Option<f64>,
@@ -150,14 +177,29 @@ fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
     v
 }
 
-/// The metrics of `outcomes` on a cluster of `cluster_cpus` CPUs, bounded
-/// slowdowns with `threshold` seconds.
+/// The metrics of `outcomes` on a cluster of `cluster_cpus` CPUs, measured
+/// as `measure` says.
 pub fn compute(
     policy: &str,
     outcomes: &[JobOutcome],
     cluster_cpus: u64,
-    threshold: i64,
+    measure: &Measure,
 ) -> Metrics {
+    let threshold = measure.bsld_threshold;
+    let first_submit = outcomes.iter().map(|o| o.submit).min();
+    let window_start = first_submit.map(|first| first + measure.warmup.max(0));
+    let kept: Vec<JobOutcome>;
+    let outcomes = match window_start {
+        Some(from) if measure.warmup > 0 => {
+            kept = outcomes
+                .iter()
+                .filter(|o| o.submit >= from)
+                .cloned()
+                .collect();
+            kept.as_slice()
+        }
+        _ => outcomes,
+    };
     let ran = |o: &JobOutcome| -> Option<Ran> {
         let (start, end) = (o.start?, o.end?);
         let (wait, run) = (start - o.submit, end - start);
@@ -173,9 +215,8 @@ pub fn compute(
         .collect();
     let waits = sorted(done.iter().map(|(_, r)| r.wait as f64));
     let bslds = sorted(done.iter().map(|(_, r)| r.bsld));
-    let first_submit = outcomes.iter().map(|o| o.submit).min();
     let last_end = outcomes.iter().filter_map(|o| o.end).max();
-    let makespan = first_submit.zip(last_end).map(|(first, last)| last - first);
+    let makespan = window_start.zip(last_end).map(|(first, last)| last - first);
     let share = |cpus: &dyn Fn(&JobOutcome) -> u32| -> Option<f64> {
         let work: f64 = done
             .iter()
@@ -212,6 +253,7 @@ pub fn compute(
         max_wait: waits.last().map(|&w| w as i64),
         mean_turnaround: mean(done.iter().map(|(_, r)| (r.wait + r.run) as f64)),
         bounded_slowdown_threshold: threshold,
+        warmup: measure.warmup,
         mean_bounded_slowdown: mean(bslds.iter().copied()),
         median_bounded_slowdown: median(&bslds),
         p90_bounded_slowdown: percentile(&bslds, 90.0),
@@ -471,7 +513,7 @@ pub(crate) mod tests {
         }
         jobs[0].requested_cpus = 2;
         jobs[0].partition = Some("big".into());
-        let m = compute("fifo", &jobs, 4, BOUNDED_SLOWDOWN_THRESHOLD);
+        let m = compute("fifo", &jobs, 4, &Measure::default());
         // Nearest rank: ceil(0.9 x 4) = 4th of 0 75 80 90, and of the
         // sorted slowdowns 1 1.8 4.75 9.5.
         assert_eq!((m.p90_wait, m.p99_wait), (Some(90.0), Some(90.0)));
@@ -516,17 +558,41 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(parts, [("-", 4, 230.0), ("big", 1, 400.0)]);
         // A threshold of 100 s: only job 3 is slowed, (80 + 100) / 100.
-        let wide = compute("fifo", &jobs, 4, 100);
+        let wide = compute(
+            "fifo",
+            &jobs,
+            4,
+            &Measure {
+                bsld_threshold: 100,
+                warmup: 0,
+            },
+        );
         assert_eq!(
             wide.mean_bounded_slowdown,
             Some((1.0 + 1.0 + 1.8 + 1.0) / 4.0)
         );
         assert_eq!(wide.bounded_slowdown_threshold, 100);
+        // A 15 s warm-up leaves out jobs 1 and 2 (submitted at 0 and 10):
+        // jobs 3 and 4 waited 80 and 75 s; the window runs from 15 to 200,
+        // where they did 100x2 + 20x1 CPU-seconds; job 5 never ran.
+        let warm = compute(
+            "fifo",
+            &jobs,
+            4,
+            &Measure {
+                bsld_threshold: BOUNDED_SLOWDOWN_THRESHOLD,
+                warmup: 15,
+            },
+        );
+        assert_eq!((warm.jobs, warm.completed), (3, 2));
+        assert_eq!(warm.mean_wait, Some(77.5));
+        assert_eq!(warm.makespan, Some(185));
+        assert_eq!(warm.utilization, Some(220.0 / (4.0 * 185.0)));
     }
 
     #[test]
     fn known_answers_on_a_hand_made_schedule() {
-        let m = compute("fifo", &hand_made(), 4, BOUNDED_SLOWDOWN_THRESHOLD);
+        let m = compute("fifo", &hand_made(), 4, &Measure::default());
         assert_eq!(
             (
                 m.jobs,
@@ -563,12 +629,7 @@ pub(crate) mod tests {
 
     #[test]
     fn nothing_ran() {
-        let m = compute(
-            "x",
-            &[outcome(1, 5, None, None, 1)],
-            4,
-            BOUNDED_SLOWDOWN_THRESHOLD,
-        );
+        let m = compute("x", &[outcome(1, 5, None, None, 1)], 4, &Measure::default());
         assert_eq!(
             (m.mean_wait, m.median_wait, m.mean_bounded_slowdown),
             (None, None, None)
@@ -577,7 +638,7 @@ pub(crate) mod tests {
             (m.utilization, m.makespan, m.never_started),
             (None, None, 1)
         );
-        let m = compute("x", &[], 4, BOUNDED_SLOWDOWN_THRESHOLD);
+        let m = compute("x", &[], 4, &Measure::default());
         assert_eq!(m.jobs, 0);
     }
 

@@ -60,7 +60,7 @@ fn metrics_table(context: &Context<'_>, runs: &[PolicyRun<'_>]) -> String {
          <th>backfilled</th><th>killed at limit</th></tr>\n",
     );
     let dash = |v: Option<String>| v.unwrap_or_else(|| "-".to_owned());
-    for m in super::all_metrics(runs, context.cluster_cpus, context.bsld_threshold) {
+    for m in super::all_metrics(runs, context.cluster_cpus, &context.measure) {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -193,7 +193,7 @@ mod tests {
             workload: "w.swf",
             cluster_cpus: 4,
             notes: &notes,
-            bsld_threshold: metrics::BOUNDED_SLOWDOWN_THRESHOLD,
+            measure: metrics::Measure::default(),
         };
         let page = html(&context, &runs).unwrap();
         assert!(page.starts_with("<!DOCTYPE html>"));

@@ -11,7 +11,7 @@ pub mod table;
 
 use serde::Serialize;
 
-use crate::metrics::{self, Metrics};
+use crate::metrics::{self, Measure, Metrics};
 use crate::outcome::JobOutcome;
 
 /// One policy's run: its label and one outcome per job.
@@ -30,15 +30,14 @@ pub struct Context<'a> {
     pub cluster_cpus: u64,
     /// The workload's notes (replay choices applied, cluster derived).
     pub notes: &'a [String],
-    /// Bounded slowdown's threshold, seconds
-    /// ([`metrics::BOUNDED_SLOWDOWN_THRESHOLD`] unless the run sets one).
-    pub bsld_threshold: i64,
+    /// How the runs are measured (bounded slowdown's threshold, warm-up).
+    pub measure: Measure,
 }
 
 /// The metrics of each run, in order.
-pub fn all_metrics(runs: &[PolicyRun<'_>], cluster_cpus: u64, threshold: i64) -> Vec<Metrics> {
+pub fn all_metrics(runs: &[PolicyRun<'_>], cluster_cpus: u64, measure: &Measure) -> Vec<Metrics> {
     runs.iter()
-        .map(|r| metrics::compute(r.policy, r.outcomes, cluster_cpus, threshold))
+        .map(|r| metrics::compute(r.policy, r.outcomes, cluster_cpus, measure))
         .collect()
 }
 
@@ -59,7 +58,7 @@ pub fn json(context: &Context<'_>, runs: &[PolicyRun<'_>]) -> String {
         workload: context.workload,
         cluster_cpus: context.cluster_cpus,
         notes: context.notes,
-        policies: all_metrics(runs, context.cluster_cpus, context.bsld_threshold),
+        policies: all_metrics(runs, context.cluster_cpus, &context.measure),
     };
     // Plain data with string keys always serialises.
     serde_json::to_string_pretty(&report).unwrap_or_default()
@@ -107,7 +106,7 @@ pub(crate) mod tests {
             workload: "w.swf",
             cluster_cpus: 4,
             notes: &notes,
-            bsld_threshold: metrics::BOUNDED_SLOWDOWN_THRESHOLD,
+            measure: Measure::default(),
         };
         let value: serde_json::Value = serde_json::from_str(&json(&context, &runs)).unwrap();
         assert_eq!(value["workload"], "w.swf");

@@ -183,14 +183,14 @@ pub fn slug(policy: &str) -> String {
 mod tests {
     use super::*;
     use crate::metrics::tests::outcome;
-    use crate::metrics::BOUNDED_SLOWDOWN_THRESHOLD;
+    use crate::metrics::Measure;
 
     fn context() -> Context<'static> {
         Context {
             workload: "t.swf",
             cluster_cpus: 4,
             notes: &[],
-            bsld_threshold: BOUNDED_SLOWDOWN_THRESHOLD,
+            measure: Measure::default(),
         }
     }
 

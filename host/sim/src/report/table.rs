@@ -1,7 +1,7 @@
 //! The terminal table: one row per policy.
 
 use super::{duration, PolicyRun};
-use crate::metrics::Metrics;
+use crate::metrics::{Measure, Metrics};
 
 /// The table's columns, in order.
 const HEADERS: [&str; 9] = [
@@ -17,10 +17,9 @@ const HEADERS: [&str; 9] = [
 ];
 
 /// One row per run, columns aligned (the policy left, numbers right); a
-/// metric with nothing to average shows as `-`. Bounded slowdowns use
-/// `threshold` seconds.
-pub fn table(runs: &[PolicyRun<'_>], cluster_cpus: u64, threshold: i64) -> String {
-    let rows: Vec<[String; 9]> = super::all_metrics(runs, cluster_cpus, threshold)
+/// metric with nothing to average shows as `-`. Measured as `measure` says.
+pub fn table(runs: &[PolicyRun<'_>], cluster_cpus: u64, measure: &Measure) -> String {
+    let rows: Vec<[String; 9]> = super::all_metrics(runs, cluster_cpus, measure)
         .iter()
         .map(row)
         .collect();
@@ -93,9 +92,6 @@ policy                        jobs  ran  mean wait  median wait  mean bsld    ut
 select/linear,priority/basic     5    4      1m01s        1m18s       4.26   78.8%     3m20s           1
 bf                               2    2        45s          45s       1.90  100.0%     2m30s           0
 ";
-        assert_eq!(
-            table(&runs, 4, crate::metrics::BOUNDED_SLOWDOWN_THRESHOLD),
-            expected
-        );
+        assert_eq!(table(&runs, 4, &Measure::default()), expected);
     }
 }
