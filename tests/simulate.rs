@@ -233,28 +233,34 @@ fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
          4 30 -1 10 1 -1 -1 1 100 -1 1 8 1 -1 1 -1 -1 -1\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
-        .args(["simulate", "--swf"])
-        .arg(&swf)
-        .args([
-            "--policy",
-            "select/linear,priority/basic",
-            "--json",
-            "--quiet",
-            "--bsld-threshold",
-            "20",
-            "--schedule",
-        ])
-        .arg(dir.path().join("schedule"))
-        .output()
-        .expect("run slurm-wasm");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    // `simulate --json` of the trace through linear and basic, with `extra`.
+    let simulate = |extra: &[&str]| -> serde_json::Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+            .args(["simulate", "--swf"])
+            .arg(&swf)
+            .args([
+                "--policy",
+                "select/linear,priority/basic",
+                "--json",
+                "--quiet",
+            ])
+            .args(extra)
+            .output()
+            .expect("run slurm-wasm");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).expect("JSON")
+    };
+    let schedule = dir.path().join("schedule");
+    let report = simulate(&[
+        "--bsld-threshold",
+        "20",
+        "--schedule",
+        schedule.to_str().expect("a UTF-8 path"),
+    ]);
     let notes = report["notes"].to_string();
     assert!(
         notes.contains(
@@ -313,29 +319,7 @@ fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
     assert_eq!(batsim.lines().count(), 5, "{batsim}");
 
     // The workload reshaped for an experiment, each change in the notes.
-    let out = Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
-        .args(["simulate", "--swf"])
-        .arg(&swf)
-        .args([
-            "--policy",
-            "select/linear,priority/basic",
-            "--json",
-            "--quiet",
-            "--load-scale",
-            "2",
-            "--perfect-estimates",
-            "--warmup",
-            "15",
-        ])
-        .output()
-        .expect("run slurm-wasm");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value =
-        serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).expect("JSON");
+    let report = simulate(&["--load-scale", "2", "--perfect-estimates", "--warmup", "15"]);
     let notes = report["notes"].to_string();
     for note in [
         "(--load-scale)",
