@@ -1588,9 +1588,12 @@ fn check_fuzz(config: &str, known: &[(&str, &str)]) -> FuzzCounts {
 /// Differential fuzzing (issue 30) under `CR_Core_Memory`: 500 submits
 /// `fuzz.py --seed 1` drew over the option set on `big`, with cancels,
 /// sleeps and `--test-only` probes (474 submit tests, all identical; 269
-/// placements, 266 identical; 184 pending jobs, all identical; 86 probes,
+/// placements, 267 identical; 184 pending jobs, all identical; 86 probes,
 /// 84 identical). What still differs is listed. The recording also found
-/// f5 (a per-job GPU request's cores), f13 (tasks wider than a CPU packed
+/// f49 (a node a failed first pass clipped keeps its clipped tasks' cores),
+/// f360 (a task is packed on one socket whatever sockets its GPUs need;
+/// only enforce-binding's core trim spreads it), f5 (a per-job GPU
+/// request's cores), f13 (tasks wider than a CPU packed
 /// on one socket), f466 (a per-task GPU request's co-located GPUs weigh no
 /// more than it needs), f196 (the submit test ends before task
 /// distribution), f479 (`-n3 -c4` on 10 CPUs: the task distribution
@@ -1616,15 +1619,6 @@ fn cons_tres_cr_core_memory_fuzz() {
         "cons_tres-CR_Core_Memory-fuzz",
         &[
             ("f102", CLIPPED),
-            (
-                "f360",
-                "open: `-c4 --gres=gpu:2` on an idle node got CPU_IDs 0-3 (one socket) where \
-                 ours spreads the task over both sockets the two GPUs need (0-1,4-5); \
-                 22.05's _cyclic_sync_core_bitmap packs a task on one socket, but Slurm's \
-                 test_144_8 (tests.rs `test_144_8_gres_gpu4_c4`) expects one core per \
-                 socket for `--gres=gpu:4 -c4`, so the rule for GRES-required sockets is \
-                 not settled",
-            ),
             (
                 "f499",
                 "open: `-N2-4 -n4 --gpus-per-task=1 --cpus-per-gpu=1 --contiguous` ran on \

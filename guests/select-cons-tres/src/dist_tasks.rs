@@ -386,14 +386,17 @@ fn trim_cores(rec: &NodeRec, share: &mut NodeShare, job: &JobView, params: &Para
         } else {
             usize::MAX
         };
-        if job.cpt > 1 && share.req_sockets.is_empty() && job.ntasks_per_socket == 0 {
+        if job.cpt > 1 && job.ntasks_per_socket == 0 {
             // 22.05 `_cyclic_sync_core_bitmap` (cons_common/dist_tasks.c),
             // "pack all CPUs of each task on one socket": each socket in
             // turn gives cores while it has CPUs for whole tasks left
             // (its free CPUs less their remainder by -c), before the next
             // socket gives any; the cyclic walk below places the rest.
             // (Fuzzed anchor stream f13, `-n4 -c2` on an idle node: CPUs
-            // 0-3, both tasks on socket 0, not one task per socket.)
+            // 0-3, both tasks on socket 0, not one task per socket; f360,
+            // `-c4 --gres=gpu:2` with a GPU on each socket: CPUs 0-3 too.
+            // Only enforce-binding's core trim, before this, leaves a
+            // socket each, gres_sched.rs `trim_to_task_limit`.)
             let cpt = job.cpt as usize;
             let (v, one_task_per_core) = (v as usize, ntpc == 1 && job.cpt > share.cpus_per_core);
             // With one task per core and tasks wider than a core, the

@@ -507,9 +507,10 @@ pub fn node_filter(
             spare = Some(needed.iter().map(|n| !n).collect::<SmallVec<[bool; 8]>>());
         }
         plan.max_tasks = trim_to_task_limit(rec, job, params, free, task_cap, spare.as_deref());
-    } else if task_cap != u32::MAX {
+    } else if task_cap != u32::MAX || job.enforce_binding {
         // Any other request trims too once the node's tasks are bounded
-        // (gres_select_filter.c:880-912).
+        // (gres_select_filter.c:880-912); under enforce-binding to at least
+        // a core on each socket the devices need (:811-813).
         plan.max_tasks = trim_to_task_limit(rec, job, params, free, task_cap, None);
     }
     Some(plan)
@@ -815,7 +816,20 @@ fn trim_to_task_limit(
         })
         .max()
         .unwrap_or(0);
-    let want = cores_of(tasks * task_cpt).max(cores_of(gres_cpus)).max(1);
+    // Under enforce-binding the cores kept are at least the sockets left
+    // (the node filter cleared those the devices do not need):
+    // `req_cpus = sock_cnt` (gres_select_filter.c:811-813).
+    let sockets_left = if job.enforce_binding {
+        (0..rec.sockets as usize)
+            .filter(|&s| free.count_range(s * cps, (s + 1) * cps) > 0)
+            .count()
+    } else {
+        0
+    };
+    let want = cores_of(tasks * task_cpt)
+        .max(cores_of(gres_cpus))
+        .max(sockets_left)
+        .max(1);
     // The second pass gives up the cores of sockets the devices do not
     // need first, each socket's highest first (gres_select_filter.c:855-878).
     for s in (0..rec.sockets as usize).filter(|&s| spare.is_some_and(|sp| sp[s])) {
