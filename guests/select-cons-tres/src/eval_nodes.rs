@@ -444,15 +444,12 @@ pub fn choose_nodes(
                 .any(|i| offers.binary_search_by_key(&i, |o| o.node).is_err())
         })
     };
-    let mut later = Some(later);
-    let mut later_offers: Option<Option<Vec<Offer>>> = None;
-    if offers.len() < min_nodes || missing_required(offers) {
-        later_offers = Some(later.take().expect("not called yet")());
-    }
-    let entry = match &later_offers {
-        Some(Some(all)) => all.as_slice(),
-        _ => offers,
+    let (asked, later) = if offers.len() < min_nodes || missing_required(offers) {
+        (Some(later()), None)
+    } else {
+        (None, Some(later))
     };
+    let entry = asked.as_ref().and_then(Option::as_deref).unwrap_or(offers);
     let mut clipped = Vec::new();
     if let Some(chosen) = evaluate(job, params, recs, offers, entry, counts, &mut clipped) {
         return Some(Choice {
@@ -461,9 +458,9 @@ pub fn choose_nodes(
             caps: Vec::new(),
         });
     }
-    let later = match later_offers {
-        Some(offers) => offers,
-        None => later.take().expect("not called yet")(),
+    let later = match later {
+        Some(later) => later(),
+        None => asked.flatten(),
     };
     let (all, kept) = match &later {
         Some(all) => (all.as_slice(), usable(all)?),

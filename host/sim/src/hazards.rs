@@ -572,15 +572,8 @@ mod tests {
             submit,
             run_time: run,
             time_limit: Some(limit),
-            nodes: None,
             cpus: 1,
-            memory_mb_per_node: None,
-            gpus: 0,
-            user: 1,
-            group: 1,
-            account: None,
-            partition: None,
-            status: TraceStatus::Completed,
+            ..TraceJob::default()
         };
         let mut w = Workload {
             jobs: vec![

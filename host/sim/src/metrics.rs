@@ -130,18 +130,31 @@ const SIZE_CLASSES: [(u32, &str); 7] = [
     (u32::MAX, ">1024"),
 ];
 
-fn size_class(cpus: u32) -> &'static str {
+/// The index in [`SIZE_CLASSES`] of a request of `cpus` CPUs.
+fn size_class(cpus: u32) -> usize {
     SIZE_CLASSES
         .iter()
-        .find(|(most, _)| cpus <= *most)
-        .map_or(">1024", |(_, name)| name)
+        .position(|(most, _)| cpus <= *most)
+        .unwrap_or(SIZE_CLASSES.len() - 1)
 }
 
-/// A completed job's figures.
+/// A completed job's figures; none for a job that did not start and end.
 struct Ran {
     wait: i64,
     run: i64,
     bsld: f64,
+}
+
+impl Ran {
+    fn of(o: &JobOutcome, threshold: i64) -> Option<Ran> {
+        let (start, end) = (o.start?, o.end?);
+        let (wait, run) = (start - o.submit, end - start);
+        Some(Ran {
+            wait,
+            run,
+            bsld: bounded_slowdown_with(wait, run, threshold),
+        })
+    }
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
@@ -188,30 +201,13 @@ pub fn compute(
     let threshold = measure.bsld_threshold;
     let first_submit = outcomes.iter().map(|o| o.submit).min();
     let window_start = first_submit.map(|first| first + measure.warmup.max(0));
-    let kept: Vec<JobOutcome>;
-    let outcomes = match window_start {
-        Some(from) if measure.warmup > 0 => {
-            kept = outcomes
-                .iter()
-                .filter(|o| o.submit >= from)
-                .cloned()
-                .collect();
-            kept.as_slice()
-        }
-        _ => outcomes,
-    };
-    let ran = |o: &JobOutcome| -> Option<Ran> {
-        let (start, end) = (o.start?, o.end?);
-        let (wait, run) = (start - o.submit, end - start);
-        Some(Ran {
-            wait,
-            run,
-            bsld: bounded_slowdown_with(wait, run, threshold),
-        })
-    };
+    let outcomes: Vec<&JobOutcome> = outcomes
+        .iter()
+        .filter(|o| window_start.is_none_or(|from| o.submit >= from))
+        .collect();
     let done: Vec<(&JobOutcome, Ran)> = outcomes
         .iter()
-        .filter_map(|o| ran(o).map(|r| (o, r)))
+        .filter_map(|&o| Ran::of(o, threshold).map(|r| (o, r)))
         .collect();
     let waits = sorted(done.iter().map(|(_, r)| r.wait as f64));
     let bslds = sorted(done.iter().map(|(_, r)| r.bsld));
@@ -226,13 +222,10 @@ pub fn compute(
             .filter(|&m| m > 0 && cluster_cpus > 0)
             .map(|m| work / (cluster_cpus as f64 * m as f64))
     };
-    let mut per_user: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for (o, r) in &done {
-        per_user.entry(o.user).or_default().push(r.bsld);
-    }
-    let user_means: Vec<f64> = per_user
-        .values()
-        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+    let by_user = groups(&outcomes, threshold, |o| o.user, u32::to_string);
+    let user_means: Vec<f64> = by_user
+        .iter()
+        .filter_map(|g| g.mean_bounded_slowdown)
         .collect();
     let fairness_users = (!user_means.is_empty()).then(|| {
         let sum: f64 = user_means.iter().sum();
@@ -262,61 +255,55 @@ pub fn compute(
         utilization_requested: share(&|o| o.requested_cpus),
         fairness_users,
         makespan,
-        by_user: groups(outcomes, threshold, |o| o.user.to_string()),
-        by_partition: groups(outcomes, threshold, |o| {
-            o.partition.clone().unwrap_or_else(|| "-".to_owned())
-        }),
-        by_size: groups(outcomes, threshold, |o| {
-            size_class(o.requested_cpus).to_owned()
-        }),
+        by_user,
+        by_partition: groups(
+            &outcomes,
+            threshold,
+            |o| o.partition.clone(),
+            |p| p.clone().unwrap_or_else(|| "-".to_owned()),
+        ),
+        by_size: groups(
+            &outcomes,
+            threshold,
+            |o| size_class(o.requested_cpus),
+            |&i| SIZE_CLASSES[i].1.to_owned(),
+        ),
     }
 }
 
-/// The figures of each group `key` puts jobs in, in key order (size
-/// classes in size order).
-fn groups(
-    outcomes: &[JobOutcome],
+/// The figures of each group `key` puts jobs in, in key order, named by
+/// `label`.
+fn groups<K: Ord>(
+    outcomes: &[&JobOutcome],
     threshold: i64,
-    key: impl Fn(&JobOutcome) -> String,
+    key: impl Fn(&JobOutcome) -> K,
+    label: impl Fn(&K) -> String,
 ) -> Vec<GroupMetrics> {
-    let mut by: BTreeMap<String, Vec<&JobOutcome>> = BTreeMap::new();
-    for o in outcomes {
+    let mut by: BTreeMap<K, Vec<&JobOutcome>> = BTreeMap::new();
+    for &o in outcomes {
         by.entry(key(o)).or_default().push(o);
     }
-    let mut out: Vec<GroupMetrics> = by
-        .into_iter()
-        .map(|(group, jobs)| {
-            let done: Vec<(i64, i64, u32)> = jobs
+    by.into_iter()
+        .map(|(k, jobs)| {
+            let done: Vec<(&JobOutcome, Ran)> = jobs
                 .iter()
-                .filter_map(|o| Some((o.start? - o.submit, o.end? - o.start?, o.cpus)))
+                .filter_map(|&o| Ran::of(o, threshold).map(|r| (o, r)))
                 .collect();
-            let waits = sorted(done.iter().map(|&(w, _, _)| w as f64));
+            let waits = sorted(done.iter().map(|(_, r)| r.wait as f64));
             GroupMetrics {
-                group,
+                group: label(&k),
                 jobs: jobs.len(),
                 completed: done.len(),
                 mean_wait: mean(waits.iter().copied()),
                 median_wait: median(&waits),
-                mean_bounded_slowdown: mean(
-                    done.iter()
-                        .map(|&(w, r, _)| bounded_slowdown_with(w, r, threshold)),
-                ),
-                cpu_seconds: done.iter().map(|&(_, r, c)| r as f64 * f64::from(c)).sum(),
+                mean_bounded_slowdown: mean(done.iter().map(|(_, r)| r.bsld)),
+                cpu_seconds: done
+                    .iter()
+                    .map(|(o, r)| r.run as f64 * f64::from(o.cpus))
+                    .sum(),
             }
         })
-        .collect();
-    let rank = |g: &GroupMetrics| {
-        SIZE_CLASSES
-            .iter()
-            .position(|(_, name)| *name == g.group)
-            .unwrap_or(usize::MAX)
-    };
-    if out.iter().all(|g| rank(g) != usize::MAX) {
-        out.sort_by_key(rank);
-    } else if out.iter().all(|g| g.group.parse::<u32>().is_ok()) {
-        out.sort_by_key(|g| g.group.parse::<u32>().unwrap_or(u32::MAX));
-    }
-    out
+        .collect()
 }
 
 /// Bounded slowdown of a job that waited `wait` and ran `run` seconds, at

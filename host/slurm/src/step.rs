@@ -297,19 +297,11 @@ pub fn gres_devices(
     shared: bool,
 ) -> Vec<u32> {
     let want = if shared { 1 } else { count };
-    let mut picked: Vec<u32> = Vec::new();
-    for pass_local in [true, false] {
-        for &d in free {
-            if picked.len() as u64 >= want {
-                return picked;
-            }
-            if !picked.contains(&d) && (!pass_local || local(d)) {
-                picked.push(d);
-            }
-        }
-    }
-    picked.truncate(want as usize);
-    picked
+    let (near, far): (Vec<u32>, Vec<u32>) = free.iter().partition(|&&d| local(d));
+    near.into_iter()
+        .chain(far)
+        .take(usize::try_from(want).unwrap_or(usize::MAX))
+        .collect()
 }
 
 /// A step on one of its nodes.

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use slurm::hostlist;
+use slurm_wasm_host::ranges;
 
 use super::{Context, PolicyRun};
 
@@ -93,10 +94,10 @@ pub fn swf(context: &Context<'_>, run: &PolicyRun<'_>) -> String {
 ///
 /// A node of a job's allocation that is not in `node_names`, as text.
 pub fn batsim_jobs(run: &PolicyRun<'_>, node_names: &[String]) -> Result<String, String> {
-    let index: BTreeMap<&str, usize> = node_names
+    let index: BTreeMap<&str, u32> = node_names
         .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
+        .zip(0u32..)
+        .map(|(n, i)| (n.as_str(), i))
         .collect();
     let mut out = String::from(
         "job_id,workload_name,profile,submission_time,requested_number_of_resources,\
@@ -117,7 +118,7 @@ pub fn batsim_jobs(run: &PolicyRun<'_>, node_names: &[String]) -> Result<String,
                     .copied()
                     .ok_or_else(|| format!("job {}: node {n} is not in the cluster", o.id))
             })
-            .collect::<Result<Vec<usize>, String>>()?;
+            .collect::<Result<Vec<u32>, String>>()?;
         nodes.sort_unstable();
         let execution = end - start;
         let turnaround = end - o.submit;
@@ -145,23 +146,10 @@ pub fn batsim_jobs(run: &PolicyRun<'_>, node_names: &[String]) -> Result<String,
     Ok(out)
 }
 
-/// Sorted indices as Batsim's interval set: `0-3 7 9-10`.
-fn interval_set(sorted: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let mut j = i;
-        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j {
-            sorted[i].to_string()
-        } else {
-            format!("{}-{}", sorted[i], sorted[j])
-        });
-        i = j + 1;
-    }
-    parts.join(" ")
+/// Sorted indices as Batsim's interval set: `0-3 7 9-10` (Slurm's ranges,
+/// `slurm_wasm_host::ranges`, with spaces between them).
+fn interval_set(sorted: &[u32]) -> String {
+    ranges::format(sorted.iter().copied()).replace(',', " ")
 }
 
 /// A file name part for a policy: `select/linear,priority/basic` gives
