@@ -93,7 +93,7 @@ fn load(dir: &Path) -> (Host, Plugins) {
         let plugin_type = format!("gres/{name}");
         assert!(
             slurm_wasm_bundled::find(&plugin_type).is_some(),
-            "{plugin_type} is not bundled in this build (host/src/bundled.rs)"
+            "{plugin_type} is not bundled in this build (host/runtime/src/bundled.rs)"
         );
         let plugin = GresPlugin::load(
             &host,

@@ -217,7 +217,7 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
 
     // Faults: slurmctld answers, sprio answers, the log names plugin and
     // function, and jobs start afterwards.
-    // (the host's fault messages: host/src/error.rs, CallError)
+    // (the host's fault messages: host/runtime/src/error.rs, CallError)
     let faults: [(&str, &[&str]); 3] = [
         (
             "loop",

@@ -924,7 +924,7 @@ fn judge(config: &str, all: Vec<String>, known: &[(&str, &str)]) {
 fn require(plugin_type: &str) {
     assert!(
         slurm_wasm_bundled::find(plugin_type).is_some(),
-        "{plugin_type} is not bundled in this build (host/src/bundled.rs)"
+        "{plugin_type} is not bundled in this build (host/runtime/src/bundled.rs)"
     );
 }
 

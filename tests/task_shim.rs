@@ -271,7 +271,7 @@ fn task_wasm_binds_as_stock_task_affinity_live_and_survives_faults() {
     );
     eprintln!("{}", tail(&log, 14));
 
-    // The host's fault messages (host/src/error.rs, CallError), by the
+    // The host's fault messages (host/runtime/src/error.rs, CallError), by the
     // contract function each hook calls.
     let faults = [
         ("priv-loop", "pre-launch-priv", "loop"),
