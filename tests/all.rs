@@ -27,6 +27,7 @@ mod simulate;
 mod simulate_native;
 mod state_files;
 mod step_anchor;
+mod taps;
 mod task_affinity;
 mod task_anchor;
 mod task_none;

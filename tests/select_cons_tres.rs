@@ -34,7 +34,7 @@ fn load(plugin_type: &str) -> SelectPlugin {
     .expect("load")
 }
 
-fn config(params: &[&str], nodes: u32, select_type: &str) -> SelectConfig {
+pub(crate) fn config(params: &[&str], nodes: u32, select_type: &str) -> SelectConfig {
     let mut c = fixtures::select_config();
     c.cluster.select_type_parameters =
         slurm::option_flags::select_type_params(&params.join(",")).expect("22.05 parameters");
@@ -46,13 +46,13 @@ fn config(params: &[&str], nodes: u32, select_type: &str) -> SelectConfig {
     c
 }
 
-fn nodes(n: u32, s: u16, c: u16, t: u16, mem: u64) -> Vec<Node> {
+pub(crate) fn nodes(n: u32, s: u16, c: u16, t: u16, mem: u64) -> Vec<Node> {
     (0..n)
         .map(|i| fixtures::node(i, &format!("n{i}"), s, c, t, mem))
         .collect()
 }
 
-fn job(id: u32, nodes: u32, tasks: u32, cpt: u16) -> Job {
+pub(crate) fn job(id: u32, nodes: u32, tasks: u32, cpt: u16) -> Job {
     let mut j = fixtures::job(id);
     j.details.min_nodes = nodes;
     j.details.num_tasks = tasks;
@@ -62,7 +62,7 @@ fn job(id: u32, nodes: u32, tasks: u32, cpt: u16) -> Job {
     j
 }
 
-fn request(n: u32, job: Job, mode: JobTestMode) -> JobTestRequest {
+pub(crate) fn request(n: u32, job: Job, mode: JobTestMode) -> JobTestRequest {
     JobTestRequest {
         min_nodes: job.details.min_nodes,
         max_nodes: job.details.max_nodes.unwrap_or(0),

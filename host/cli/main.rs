@@ -10,6 +10,7 @@ mod gres;
 mod machine;
 mod new;
 mod priority;
+mod replay;
 mod scenario;
 mod select;
 mod simulate;
@@ -52,6 +53,31 @@ struct PluginArg {
 
 #[derive(Subcommand)]
 enum Command {
+    /// A recording of a plugin's calls (`simulate --record`, `select place
+    /// --record`): summarised per function (`--report`), and replayed against
+    /// another build (`--plugin`/`--bundled`), listing the calls whose
+    /// answers differ; exits 1 when one does.
+    Replay {
+        /// The recording (its first part; later parts `.1`, `.2`, ... are
+        /// read after it).
+        recording: PathBuf,
+        /// A plugin component to replay the calls against.
+        #[arg(long, value_name = "FILE")]
+        plugin: Option<PathBuf>,
+        /// A bundled plugin to replay the calls against (`priority/basic`).
+        #[arg(long, value_name = "TYPE", conflicts_with = "plugin")]
+        bundled: Option<String>,
+        /// Summarise the recording: per function, calls, failures, fuel and
+        /// time (median, 90th percentile, largest).
+        #[arg(long)]
+        report: bool,
+        /// Diverging calls printed in full (arguments and both answers).
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        show: usize,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a plugin's identity, contract version, capabilities and exports.
     Inspect {
         #[command(flatten)]
@@ -175,6 +201,10 @@ enum SelectCommand {
         /// Print the placement as JSON instead of `scontrol show job -d`.
         #[arg(long)]
         json: bool,
+        /// Record every call the select plugin answers to FILE, for
+        /// `slurm-wasm replay`.
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
         /// sbatch options of the job to place (-N, -n, -c, --mem, --gres, -w, ...).
         #[arg(last = true)]
         options: Vec<String>,
@@ -291,6 +321,24 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.command {
+        Command::Replay {
+            recording,
+            plugin,
+            bundled,
+            report,
+            show,
+            json,
+        } => replay::run(replay::ReplayArgs {
+            recording: &recording,
+            plugin: match (plugin, bundled) {
+                (Some(path), _) => Some(slurm_wasm_host::PluginSource::File(path)),
+                (None, Some(name)) => Some(slurm_wasm_host::PluginSource::Bundled(name)),
+                (None, None) => None,
+            },
+            report,
+            json,
+            show,
+        }),
         Command::Inspect { plugin, json } => commands::inspect(plugin.into(), json),
         Command::Check { plugin, json } => commands::check(plugin.into(), json),
         Command::Compile { files, cache_dir } => commands::compile(&files, cache_dir),
@@ -307,6 +355,7 @@ fn main() -> ExitCode {
                 pending,
                 now,
                 json,
+                record,
                 options,
             } => select::place(select::PlaceRequest {
                 slurm_conf,
@@ -317,6 +366,7 @@ fn main() -> ExitCode {
                 pending,
                 now,
                 json,
+                record,
                 options,
             }),
         },

@@ -48,6 +48,7 @@ use slurm::show::{
 use slurm::{gres_conf, slurm_conf};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::select::JobTestMode;
+use slurm_wasm_host::recording::RecordOptions;
 use slurm_wasm_host::types::Job;
 use slurm_wasm_host::{PluginSettings, PluginSource, SelectPlugin, Services};
 
@@ -67,6 +68,8 @@ pub struct PlaceRequest {
     /// Unix seconds the decision is made at; the system time when none.
     pub now: Option<i64>,
     pub json: bool,
+    /// Where to record the select plugin's calls.
+    pub record: Option<PathBuf>,
     /// sbatch options of the job to place.
     pub options: Vec<String>,
 }
@@ -258,6 +261,9 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
             request.slurm_conf.display()
         )
     })?;
+    if let Some(path) = &request.record {
+        plugin.record(RecordOptions::new(path))?;
+    }
     plugin.init(&cluster.select_config())?;
     let mut controller = Controller::new(cluster.clone(), plugin, site.preemption.clone())?;
 

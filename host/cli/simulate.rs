@@ -115,6 +115,11 @@ pub struct SimulateArgs {
     /// which evalys reads), n counting the stacks from 1.
     #[arg(long, value_name = "DIR", conflicts_with = "combine")]
     schedule: Option<PathBuf>,
+    /// Record every call each stack's plugins answer into DIR:
+    /// `<n>-<stack>.select.swrec` and `<n>-<stack>.priority.swrec`, for
+    /// `slurm-wasm replay` (components only).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["combine", "native", "sweep"])]
+    record: Option<PathBuf>,
     /// Stacks simulated at once (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -369,10 +374,22 @@ fn workload(
 /// are kept compiled in the commands' cache (`commands::usable_cache_dir`).
 fn policies(args: &SimulateArgs) -> anyhow::Result<Vec<PolicySpec>> {
     let cache_dir = crate::commands::usable_cache_dir();
+    if let Some(dir) = &args.record {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("--record {}: {e}", dir.display()))?;
+    }
     let specs: Vec<PolicySpec> = stacks(args)?
         .into_iter()
-        .map(|spec| PolicySpec {
+        .enumerate()
+        .map(|(k, spec)| PolicySpec {
             cache_dir: cache_dir.clone(),
+            record: args.record.as_ref().map(|dir| {
+                dir.join(format!(
+                    "{}-{}",
+                    k + 1,
+                    slurm_wasm_sim::report::schedule::slug(&spec.label)
+                ))
+            }),
             ..spec
         })
         .collect();

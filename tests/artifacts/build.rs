@@ -104,6 +104,15 @@ fn main() {
             },
         ),
         (
+            "SHADOW_SELECT",
+            Guest {
+                package: "shadow-select",
+                dir: "tests/shadow-select",
+                features: &[],
+                file_name: "select_cons_tres_heaviest.wasm",
+            },
+        ),
+        (
             "HOSTILE_GRES",
             Guest {
                 package: "hostile-gres",

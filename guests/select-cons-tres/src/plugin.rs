@@ -475,6 +475,7 @@ impl ConsTres {
     }
 }
 
+#[cfg(feature = "component")]
 slurm_wasm_sdk::export_select!(plugin ConsTresPlugin);
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 pub mod base {
     wasmtime::component::bindgen!({
         path: "../../wit",
+        additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
         world: "plugin-imports",
     });
 }
@@ -17,6 +18,7 @@ pub mod base {
 pub mod select {
     wasmtime::component::bindgen!({
         path: "../../wit",
+        additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
         world: "select-plugin",
         with: {
             "slurm:plugin/types": crate::bindings::base::slurm::plugin::types,
@@ -31,6 +33,7 @@ pub mod select {
 pub mod gres {
     wasmtime::component::bindgen!({
         path: "../../wit",
+        additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
         world: "gres-plugin",
         with: {
             "slurm:plugin/types": crate::bindings::base::slurm::plugin::types,
@@ -45,6 +48,7 @@ pub mod gres {
 pub mod priority {
     wasmtime::component::bindgen!({
         path: "../../wit",
+        additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
         world: "priority-plugin",
         with: {
             "slurm:plugin/types": crate::bindings::base::slurm::plugin::types,
@@ -59,6 +63,7 @@ pub mod priority {
 pub mod task {
     wasmtime::component::bindgen!({
         path: "../../wit",
+        additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
         world: "task-plugin",
         with: {
             "slurm:plugin/types": crate::bindings::base::slurm::plugin::types,
@@ -69,6 +74,77 @@ pub mod task {
 }
 
 pub use base::slurm::plugin::types;
+
+/// serde for the contract's `flags` types, which bindgen's
+/// `additional_derives` do not reach: a flags value is written as the `u64`
+/// of its set flags by their position in the WIT declaration (what
+/// recordings keep, [`crate::recording`]). Each list must name every flag of
+/// its type in WIT order; a test checks that each list covers `all()`.
+macro_rules! serde_flags {
+    ($($ty:path: [$($flag:ident),* $(,)?]),* $(,)?) => {
+        $(
+            impl serde::Serialize for $ty {
+                fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    let mut bits = 0u64;
+                    for (i, flag) in [$(<$ty>::$flag),*].into_iter().enumerate() {
+                        if self.contains(flag) {
+                            bits |= 1 << i;
+                        }
+                    }
+                    s.serialize_u64(bits)
+                }
+            }
+
+            impl<'de> serde::Deserialize<'de> for $ty {
+                fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    let bits = <u64 as serde::Deserialize>::deserialize(d)?;
+                    let flags = [$(<$ty>::$flag),*];
+                    if bits >> flags.len() != 0 {
+                        return Err(serde::de::Error::custom(format!(
+                            "{} has {} flags; bits {bits:#x} name more",
+                            stringify!($ty),
+                            flags.len()
+                        )));
+                    }
+                    Ok(flags
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(i, _)| bits & (1 << i) != 0)
+                        .fold(<$ty>::empty(), |all, (_, flag)| all | flag))
+                }
+            }
+        )*
+
+        #[cfg(test)]
+        mod flag_lists {
+            use super::*;
+
+            /// Each `serde_flags!` list names every flag of its type.
+            #[test]
+            fn every_flag_is_listed() {
+                $(
+                    let listed = [$(<$ty>::$flag),*]
+                        .into_iter()
+                        .fold(<$ty>::empty(), |all, flag| all | flag);
+                    assert_eq!(listed, <$ty>::all(), "{}", stringify!($ty));
+                )*
+            }
+        }
+    };
+}
+
+serde_flags! {
+    types::NodeStateFlags: [DRAIN, COMPLETING, NO_RESPOND, POWER_SAVE, POWERING_UP,
+        POWERING_DOWN, FAIL, MAINT, RESERVED, REBOOT_REQUESTED, CLOUD, DYNAMIC],
+    types::SelectTypeParams: [CPU, SOCKET, CORE, MEMORY, OTHER_CONS_RES, OTHER_CONS_TRES,
+        ONE_TASK_PER_CORE, CORE_DEFAULT_DIST_BLOCK, LLN, PACK_NODES],
+    types::PreemptModes: [SUSPEND, REQUEUE, CANCEL, WITHIN, GANG],
+    types::TaskPluginParams: [NONE, SOCKETS, CORES, THREADS, VERBOSE, AUTOBIND_THREADS,
+        AUTOBIND_CORES, AUTOBIND_SOCKETS, SLURMD_OFF_SPEC],
+    types::GresFlags: [ENFORCE_BINDING, DISABLE_BINDING],
+    select::exports::slurm::plugin::select::JobTestFlags: [PREEMPT, CHECK_FULL, IGNORE_ERRORS],
+    gres::exports::slurm::plugin::gres::EnvFlags: [VERBOSE, PROTECT_ENV],
+}
 
 impl types::Bitmap {
     /// A bitmap of `len` bits with `bits` set.

@@ -64,7 +64,6 @@ pub(crate) struct Shared {
     /// ([`Host::ensure_ticker`]).
     ticker_generation: AtomicU32,
     pub cache: ComponentCache,
-    pub services: Services,
     pub random_seed: Option<u64>,
     pub bundled: &'static [crate::bundled::Bundled],
     pub linkers: Linkers,
@@ -82,6 +81,9 @@ pub(crate) struct Linkers {
 #[derive(Clone)]
 pub struct Host {
     pub(crate) shared: Arc<Shared>,
+    /// The capability providers of the plugins loaded through this host
+    /// (hosts made by [`Host::with_clock`] share everything else).
+    services: Arc<Services>,
 }
 
 impl Host {
@@ -134,11 +136,11 @@ impl Host {
                 ticker_generation: AtomicU32::new(generation),
                 engine,
                 cache: ComponentCache::new(options.cache_dir)?,
-                services: options.services,
                 random_seed: options.random_seed,
                 bundled: options.bundled,
                 linkers,
             }),
+            services: Arc::new(options.services),
         })
     }
 
@@ -175,7 +177,20 @@ impl Host {
 
     /// The capability providers.
     pub fn services(&self) -> &Services {
-        &self.shared.services
+        &self.services
+    }
+
+    /// This host (engine, compiled components, epoch ticker) with plugins'
+    /// time answered by `clock` instead: what shadows and replays load
+    /// through, so that each call sees the clock the recorded call saw.
+    pub fn with_clock(&self, clock: Arc<dyn crate::capabilities::clock::Clock>) -> Host {
+        Host {
+            shared: self.shared.clone(),
+            services: Arc::new(Services {
+                clock,
+                ..(*self.services).clone()
+            }),
+        }
     }
 }
 

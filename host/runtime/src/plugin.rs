@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+use serde::Serialize;
+
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Store, Trap};
 
@@ -18,8 +20,12 @@ use crate::engine::{Host, Shared};
 use crate::error::{capability_name, CallError, LoadError, UnknownName};
 use crate::limits::{FailurePolicy, Limits};
 use crate::plugin_log::LogBudget;
+use crate::recording::{
+    CallRecord, Header, RecordOptions, Recorder, RecordingError, RecordingSummary,
+};
 use crate::state::{ComponentDigest, ComponentId};
 use crate::store::{HostState, StepScope};
+use crate::tap::{Shadow, ShadowOptions, ShadowReport, Tap, TapError};
 use crate::wasi_poll::BlockedPastDeadline;
 
 /// The contract version this host speaks.
@@ -337,6 +343,8 @@ struct Slotted<K: Kind> {
     /// The calls since `init` that a restart replays ([`Kind::replay`]).
     journal: K::Journal,
     fell_back: bool,
+    /// The recording and shadows of its calls ([`crate::tap`]).
+    tap: Tap,
 }
 
 /// A loaded plugin of kind `K`. `Send + Sync`: calls from several threads
@@ -381,6 +389,7 @@ impl<K: Kind> PluginCore<K> {
                 saved_state: None,
                 journal: K::Journal::default(),
                 fell_back: false,
+                tap: Tap::default(),
             }),
             fuel_used: AtomicU64::new(0),
             log: Arc::default(),
@@ -411,6 +420,11 @@ impl<K: Kind> PluginCore<K> {
 
     pub(crate) fn settings(&self) -> &PluginSettings {
         &self.settings
+    }
+
+    /// The host it was loaded through.
+    pub(crate) fn host(&self) -> &Host {
+        &self.host
     }
 
     /// The capability providers of the plugin's host.
@@ -473,7 +487,7 @@ impl<K: Kind> PluginCore<K> {
             plugin.into(),
             &self.settings.limits,
             self.settings.grants.clone(),
-            shared.services.clone(),
+            self.host.services().clone(),
             shared.random_seed,
             self.log.clone(),
         );
@@ -485,28 +499,162 @@ impl<K: Kind> PluginCore<K> {
     /// Runs one call: fresh fuel and deadline, `step` as the step whose
     /// processes the plugin may bind, fault classification, and the failure
     /// policy. Every function but `init` and `fini` is refused until an
-    /// `init` has succeeded ([`CallError::NotInitialised`]).
-    pub(crate) fn call<R>(
+    /// `init` has succeeded ([`CallError::NotInitialised`]). `args` (the
+    /// call's arguments as one tuple) and the answer are what the plugin's
+    /// taps see ([`crate::tap`]).
+    pub(crate) fn call<A, R>(
         &self,
         function: &'static str,
+        args: &A,
         step: Option<StepScope>,
         f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
-    ) -> Result<(R, CallStats), CallError> {
-        self.call_journaled(function, step, f, |_, _| {})
+    ) -> Result<(R, CallStats), CallError>
+    where
+        A: Serialize + ?Sized,
+        R: Serialize,
+    {
+        self.call_journaled(function, args, step, f, |_, _| {})
     }
 
     /// [`PluginCore::call`], and `record` of its answer into the journal a
     /// restart replays, under the same lock, so that concurrent calls are
     /// journaled in the order they ran. `record` runs only on success.
-    pub(crate) fn call_journaled<R>(
+    pub(crate) fn call_journaled<A, R>(
         &self,
+        function: &'static str,
+        args: &A,
+        step: Option<StepScope>,
+        f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        record: impl FnOnce(&mut K::Journal, &R),
+    ) -> Result<(R, CallStats), CallError>
+    where
+        A: Serialize + ?Sized,
+        R: Serialize,
+    {
+        self.host.ensure_ticker();
+        let mut slot = self.lock();
+        if !slot.tap.active() {
+            return self.call_locked(&mut slot, function, step, f, record);
+        }
+        let clock = self.services().clock.now();
+        let started = Instant::now();
+        let result = self.call_locked(&mut slot, function, step, f, record);
+        let micros = started.elapsed().as_micros() as u64;
+        let tap = &mut slot.tap;
+        let seq = tap.next_seq;
+        tap.next_seq += 1;
+        tap.observe(CallRecord {
+            seq,
+            function: function.into(),
+            clock,
+            fuel: result.as_ref().map_or(0, |(_, stats)| stats.fuel_used),
+            micros,
+            args: postcard::to_allocvec(args).expect("call arguments encode"),
+            outcome: match &result {
+                Ok((answer, _)) => Ok(postcard::to_allocvec(answer).expect("answers encode")),
+                Err(error) => Err(error.into()),
+            },
+        });
+        result
+    }
+
+    /// [`PluginCore::call`] for the functions whose arguments or answer are
+    /// plugin-side records (nodeinfo, jobinfo, epilog info): handles into
+    /// one instance, which taps neither record nor replay
+    /// ([`crate::replay`]).
+    pub(crate) fn call_untapped<R>(
+        &self,
+        function: &'static str,
+        f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+    ) -> Result<(R, CallStats), CallError> {
+        self.host.ensure_ticker();
+        let mut slot = self.lock();
+        self.call_locked(&mut slot, function, None, f, |_, _| {})
+    }
+
+    /// Why the plugin takes no more calls, once its failure policy
+    /// disabled it.
+    pub(crate) fn disabled(&self) -> Option<String> {
+        self.lock().disabled.clone()
+    }
+
+    /// Starts recording every call from now on (see [`crate::recording`]).
+    pub(crate) fn start_recording(&self, options: RecordOptions) -> Result<(), TapError> {
+        let mut slot = self.lock();
+        let plugin = slot.loaded.identity.plugin_type.clone();
+        if slot.config.is_some() {
+            return Err(TapError::AfterInit {
+                plugin,
+                what: "a recording",
+            });
+        }
+        if slot.tap.recorder.is_some() {
+            return Err(TapError::Recording { plugin });
+        }
+        let header = Header {
+            contract: CONTRACT_VERSION.into(),
+            kind: K::KIND.name().into(),
+            plugin_type: plugin,
+            plugin_version: slot.loaded.identity.plugin_version,
+            component: slot.loaded.component_id.digest.to_string(),
+            part: 0,
+            first_seq: slot.tap.next_seq,
+        };
+        slot.tap.recorder = Some(Recorder::create(options, header)?);
+        Ok(())
+    }
+
+    /// Ends the recording and says what it holds; `None` when none is made.
+    pub(crate) fn finish_recording(&self) -> Result<Option<RecordingSummary>, RecordingError> {
+        self.lock().tap.finish_recording()
+    }
+
+    /// Adds a shadow (see [`crate::tap`]); refused after `init`.
+    pub(crate) fn add_shadow(
+        &self,
+        shadow: Arc<dyn crate::replay::Replayer>,
+        shadow_type: String,
+        clock: Arc<crate::capabilities::clock::VirtualClock>,
+        options: ShadowOptions,
+    ) -> Result<(), TapError> {
+        let mut slot = self.lock();
+        if slot.config.is_some() {
+            return Err(TapError::AfterInit {
+                plugin: slot.loaded.identity.plugin_type.clone(),
+                what: "a shadow",
+            });
+        }
+        slot.tap
+            .shadows
+            .push(Shadow::start(shadow, shadow_type, clock, options));
+        Ok(())
+    }
+
+    /// Each shadow's report as it stands; with `settle`, once it compared
+    /// every call handed to it (the plugin's calls wait meanwhile).
+    pub(crate) fn shadow_reports(&self, settle: bool) -> Vec<ShadowReport> {
+        let slot = self.lock();
+        slot.tap
+            .shadows
+            .iter()
+            .map(|shadow| {
+                if settle {
+                    shadow.settle();
+                }
+                shadow.report()
+            })
+            .collect()
+    }
+
+    /// One call under the plugin's lock ([`PluginCore::call_journaled`]).
+    fn call_locked<R>(
+        &self,
+        slot: &mut MutexGuard<'_, Slotted<K>>,
         function: &'static str,
         step: Option<StepScope>,
         f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
         record: impl FnOnce(&mut K::Journal, &R),
     ) -> Result<(R, CallStats), CallError> {
-        self.host.ensure_ticker();
-        let mut slot = self.lock();
         let plugin = slot.loaded.plugin_type.clone();
         if let Some(reason) = &slot.disabled {
             return Err(CallError::Disabled {
@@ -525,7 +673,7 @@ impl<K: Kind> PluginCore<K> {
             match self.start(&slot, function) {
                 Ok(live) => slot.live = Some(live),
                 Err(error) => {
-                    self.after_fault(&mut slot, &error);
+                    self.after_fault(slot, &error);
                     return Err(error);
                 }
             }
@@ -587,7 +735,7 @@ impl<K: Kind> PluginCore<K> {
             Err(trap) => {
                 let error = classify(&plugin, function, limits, trap, denied, memory_refused);
                 tracing::warn!(plugin = %plugin, function, "{error}");
-                self.after_fault(&mut slot, &error);
+                self.after_fault(slot, &error);
                 Err(error)
             }
         }
@@ -777,7 +925,7 @@ fn load_checked<K: Kind>(
         slot: K::KIND.name(),
         reason: format!("{e:#}"),
     })?;
-    let identity = describe::<K>(shared, &pre, &source_name, settings)?;
+    let identity = describe::<K>(host, &pre, &source_name, settings)?;
     check_identity(&identity, &source_name, K::KIND, settings)?;
     Ok(Loaded {
         plugin_type: identity.plugin_type.as_str().into(),
@@ -791,7 +939,7 @@ fn load_checked<K: Kind>(
 /// start function or `describe` that loops, sleeps, traps or grows past the
 /// memory limit is refused with the limit it hit.
 fn describe<K: Kind>(
-    shared: &Shared,
+    host: &Host,
     pre: &K::Pre,
     source_name: &str,
     settings: &PluginSettings,
@@ -800,11 +948,11 @@ fn describe<K: Kind>(
         source_name.into(),
         &settings.limits,
         Grants::none(),
-        shared.services.clone(),
-        shared.random_seed,
+        host.services().clone(),
+        host.shared.random_seed,
         Arc::default(),
     );
-    let mut store = Store::new(&shared.engine, state);
+    let mut store = Store::new(&host.shared.engine, state);
     store.limiter(|s| &mut s.limiter);
     arm(&mut store, &settings.limits);
     let fail = |store: &Store<HostState>, function: &'static str, trap: wasmtime::Error| {
@@ -1058,7 +1206,7 @@ pub(crate) fn describe_unchecked<K: Kind>(
         slot: K::KIND.name(),
         reason: format!("{e:#}"),
     })?;
-    describe::<K>(shared, &pre, source_name, &PluginSettings::default())
+    describe::<K>(host, &pre, source_name, &PluginSettings::default())
 }
 
 #[cfg(test)]

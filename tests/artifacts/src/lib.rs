@@ -35,3 +35,7 @@ pub const HOSTILE_RUNTIME: &str = env!("SLURM_WASM_TEST_HOSTILE_RUNTIME");
 
 /// gres_hostile.wasm: `tests/hostile-gres`.
 pub const HOSTILE_GRES: &str = env!("SLURM_WASM_TEST_HOSTILE_GRES");
+
+/// select_cons_tres_heaviest.wasm: `tests/shadow-select` (select/cons_tres
+/// using the heaviest nodes first, the shadow and replay tests' candidate).
+pub const SHADOW_SELECT: &str = env!("SLURM_WASM_TEST_SHADOW_SELECT");

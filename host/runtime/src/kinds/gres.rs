@@ -48,6 +48,33 @@ super::plugin_kind! {
     },
 }
 
+crate::replay::replayer!(GresPlugin, "gres", |p| {
+    "init" => |(config,): (GresConfig,)| -> () { p.init(&config) },
+    "fini" => |(): ()| -> () { p.fini() },
+    "node-config-load" => |(records, node): (Vec<GresConfRecord>, NodeHardware)| -> NodeConfigResult {
+        p.node_config_load(&records, &node)
+    },
+    "job-set-env" => |(allocation, flags): (Option<GresAllocation>, EnvFlags)| -> Vec<EnvChange> {
+        p.job_set_env(allocation.as_ref(), flags)
+    },
+    "step-set-env" => |(allocation, flags): (Option<GresAllocation>, EnvFlags)| -> Vec<EnvChange> {
+        p.step_set_env(allocation.as_ref(), flags)
+    },
+    "task-set-env" => |(allocation, flags): (Option<NodeAllocation>, EnvFlags)| -> Vec<EnvChange> {
+        p.task_set_env(allocation.as_ref(), flags)
+    },
+    "send-stepd" => |(): ()| -> Vec<u8> { p.send_stepd() },
+    "recv-stepd" => |(data,): (Vec<u8>,)| -> () { p.recv_stepd(&data) },
+    "job-info" => |(allocation, field): (GresAllocation, InfoField)| -> InfoValue { p.job_info(&allocation, field) },
+    "step-info" => |(allocation, field): (GresAllocation, InfoField)| -> InfoValue { p.step_info(&allocation, field) },
+    "get-devices" => |(): ()| -> Vec<Device> { p.get_devices() },
+    "step-hardware-init" => |(usable, tres_freq): (Option<Bitmap>, Option<String>)| -> () {
+        p.step_hardware_init(usable.as_ref(), tres_freq.as_deref())
+    },
+    "step-hardware-fini" => |(): ()| -> () { p.step_hardware_fini() },
+    "step-context" => |(step,): (Step,)| -> () { p.step_context(&step) },
+});
+
 /// A plugin-side `gres_epilog_info_t`, valid until the plugin restarts.
 #[derive(Debug, Clone, Copy)]
 pub struct EpilogInfo(ResourceAny);
@@ -94,8 +121,22 @@ struct NodeDevices {
 }
 
 macro_rules! plain {
+    ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr) => {
+        $self
+            .core
+            .call($name, $args, None, |$b, $s| $call)
+            .map(|(r, _)| r)
+    };
+}
+
+/// A call on the plugin-side epilog record ([`EpilogInfo`]), which taps do
+/// not see ([`crate::replay`]).
+macro_rules! opaque {
     ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr) => {
-        $self.core.call($name, None, |$b, $s| $call).map(|(r, _)| r)
+        $self
+            .core
+            .call_untapped($name, |$b, $s| $call)
+            .map(|(r, _)| r)
     };
 }
 
@@ -187,6 +228,7 @@ impl GresPlugin {
             .core
             .call_journaled(
                 "node-config-load",
+                &(records, node),
                 None,
                 |b, s| {
                     b.slurm_plugin_gres()
@@ -231,7 +273,7 @@ impl GresPlugin {
         allocation: Option<&GresAllocation>,
         flags: EnvFlags,
     ) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "job-set-env", |b, s| b
+        let env = plain!(self, "job-set-env", &(allocation, flags), |b, s| b
             .slurm_plugin_gres()
             .call_job_set_env(s, allocation, flags))?;
         self.check_env("job-set-env", &env)?;
@@ -256,7 +298,7 @@ impl GresPlugin {
         allocation: Option<&GresAllocation>,
         flags: EnvFlags,
     ) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "step-set-env", |b, s| b
+        let env = plain!(self, "step-set-env", &(allocation, flags), |b, s| b
             .slurm_plugin_gres()
             .call_step_set_env(s, allocation, flags))?;
         self.check_env("step-set-env", &env)?;
@@ -281,7 +323,7 @@ impl GresPlugin {
         allocation: Option<&NodeAllocation>,
         flags: EnvFlags,
     ) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "task-set-env", |b, s| b
+        let env = plain!(self, "task-set-env", &(allocation, flags), |b, s| b
             .slurm_plugin_gres()
             .call_task_set_env(s, allocation, flags))?;
         self.check_env("task-set-env", &env)?;
@@ -295,7 +337,7 @@ impl GresPlugin {
     ///
     /// Those of every call ([`GresPlugin`](GresPlugin#errors)).
     pub fn send_stepd(&self) -> Result<Vec<u8>, CallError> {
-        plain!(self, "send-stepd", |b, s| b
+        plain!(self, "send-stepd", &(), |b, s| b
             .slurm_plugin_gres()
             .call_send_stepd(s))
     }
@@ -303,7 +345,7 @@ impl GresPlugin {
     /// `recv-stepd`; the bytes are kept so a restarted instance gets them again.
     pub fn recv_stepd(&self, data: &[u8]) -> Result<(), CallError> {
         self.core.check_state_size("recv-stepd", data.len())?;
-        plain!(self, "recv-stepd", |b, s| b
+        plain!(self, "recv-stepd", &(data,), |b, s| b
             .slurm_plugin_gres()
             .call_recv_stepd(s, data))?;
         self.core.remember_state("recv-stepd", data)
@@ -315,7 +357,7 @@ impl GresPlugin {
         allocation: &GresAllocation,
         field: InfoField,
     ) -> Result<InfoValue, CallError> {
-        let value = plain!(self, "job-info", |b, s| b
+        let value = plain!(self, "job-info", &(allocation, field), |b, s| b
             .slurm_plugin_gres()
             .call_job_info(s, allocation, field))?;
         let plugin = self.core.plugin_type();
@@ -333,7 +375,7 @@ impl GresPlugin {
         allocation: &GresAllocation,
         field: InfoField,
     ) -> Result<InfoValue, CallError> {
-        let value = plain!(self, "step-info", |b, s| b
+        let value = plain!(self, "step-info", &(allocation, field), |b, s| b
             .slurm_plugin_gres()
             .call_step_info(s, allocation, field))?;
         let plugin = self.core.plugin_type();
@@ -348,7 +390,7 @@ impl GresPlugin {
     /// `get-devices`, checked to name only device files of the node's
     /// GPUs with their own numbers (`Checker::gres_devices`).
     pub fn get_devices(&self) -> Result<Vec<Device>, CallError> {
-        let devices = plain!(self, "get-devices", |b, s| b
+        let devices = plain!(self, "get-devices", &(), |b, s| b
             .slurm_plugin_gres()
             .call_get_devices(s))?;
         let plugin = self.core.plugin_type();
@@ -373,10 +415,15 @@ impl GresPlugin {
         self.node().step_gpus.clone_from(&gpus);
         let scope = StepScope::default().with_gpus(gpus);
         self.core
-            .call("step-hardware-init", Some(scope), |b, s| {
-                b.slurm_plugin_gres()
-                    .call_step_hardware_init(s, usable, tres_freq)
-            })
+            .call(
+                "step-hardware-init",
+                &(usable, tres_freq),
+                Some(scope),
+                |b, s| {
+                    b.slurm_plugin_gres()
+                        .call_step_hardware_init(s, usable, tres_freq)
+                },
+            )
             .map(|_| ())
     }
 
@@ -386,7 +433,7 @@ impl GresPlugin {
         let gpus = std::mem::take(&mut self.node().step_gpus);
         let scope = StepScope::default().with_gpus(gpus);
         self.core
-            .call("step-hardware-fini", Some(scope), |b, s| {
+            .call("step-hardware-fini", &(), Some(scope), |b, s| {
                 b.slurm_plugin_gres().call_step_hardware_fini(s)
             })
             .map(|_| ())
@@ -400,7 +447,7 @@ impl GresPlugin {
     ///
     /// Those of every call ([`GresPlugin`](GresPlugin#errors)).
     pub fn epilog_build_env(&self, job: &Job) -> Result<Option<EpilogInfo>, CallError> {
-        plain!(self, "epilog-build-env", |b, s| b
+        opaque!(self, "epilog-build-env", |b, s| b
             .slurm_plugin_gres()
             .call_epilog_build_env(s, job))
         .map(|r| r.map(EpilogInfo))
@@ -424,7 +471,7 @@ impl GresPlugin {
         info: EpilogInfo,
         node_index: u32,
     ) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "epilog-info.set-env", |b, s| b
+        let env = opaque!(self, "epilog-info.set-env", |b, s| b
             .slurm_plugin_gres()
             .epilog_info()
             .call_set_env(s, info.0, node_index))?;
@@ -435,9 +482,7 @@ impl GresPlugin {
     /// Frees an epilog info (`xfree` of `gres_epilog_info_t`).
     pub fn drop_epilog_info(&self, info: EpilogInfo) -> Result<(), CallError> {
         self.core
-            .call("resource-drop", None, |_, s| {
-                info.0.resource_drop(s).map(Ok)
-            })
+            .call_untapped("resource-drop", |_, s| info.0.resource_drop(s).map(Ok))
             .map(|_| ())
     }
 
@@ -452,6 +497,7 @@ impl GresPlugin {
         self.core
             .call_journaled(
                 "step-context",
+                &(step,),
                 None,
                 |b, s| b.slurm_plugin_gres().call_step_context(s, step),
                 |j: &mut GresJournal, _| j.step = Some(step.clone()),

@@ -121,7 +121,7 @@ macro_rules! plugin_kind {
             /// instance is initialised the same way.
             pub fn init(&self, config: &$Config) -> Result<(), crate::error::CallError> {
                 self.core
-                    .call("init", None, |b, s| b.$iface().call_init(s, config))?;
+                    .call("init", &(config,), None, |b, s| b.$iface().call_init(s, config))?;
                 self.core.remember_config(config);
                 Ok(())
             }
@@ -129,8 +129,88 @@ macro_rules! plugin_kind {
             /// The plugin's `fini()`.
             pub fn fini(&self) -> Result<(), crate::error::CallError> {
                 self.core
-                    .call("fini", None, |b, s| b.$iface().call_fini(s))
+                    .call("fini", &(), None, |b, s| b.$iface().call_fini(s))
                     .map(|_| ())
+            }
+
+            /// Records every call from `init` on to `options.path`
+            /// ([`crate::recording`]), until
+            /// [`finish_recording`](Self::finish_recording).
+            ///
+            /// # Errors
+            ///
+            /// [`TapError::AfterInit`](crate::tap::TapError::AfterInit) once
+            /// `init` was called; [`TapError::Recording`](crate::tap::TapError::Recording)
+            /// while a recording is made; the file's error when it cannot be
+            /// created.
+            pub fn record(
+                &self,
+                options: crate::recording::RecordOptions,
+            ) -> Result<(), crate::tap::TapError> {
+                self.core.start_recording(options)
+            }
+
+            /// Ends the recording and says what it holds (`None` when none
+            /// was made).
+            ///
+            /// # Errors
+            ///
+            /// The file system's, when the last part cannot be written out.
+            pub fn finish_recording(
+                &self,
+            ) -> Result<Option<crate::recording::RecordingSummary>, crate::recording::RecordingError>
+            {
+                self.core.finish_recording()
+            }
+
+            /// Loads `source` as a shadow of this plugin ([`crate::tap`]):
+            /// through this plugin's host with a clock of its own, under
+            /// `settings` (its own limits, grants and failure policy).
+            ///
+            /// # Errors
+            ///
+            /// [`TapError::AfterInit`](crate::tap::TapError::AfterInit) once
+            /// `init` was called; [`TapError::Acting`](crate::tap::TapError::Acting)
+            /// when `settings` grant `cpuset` or `gpu-control`;
+            /// [`TapError::Load`](crate::tap::TapError::Load) when the shadow
+            /// does not load as a plugin of this kind.
+            pub fn add_shadow(
+                &self,
+                source: &crate::plugin::PluginSource,
+                settings: crate::plugin::PluginSettings,
+                options: crate::tap::ShadowOptions,
+            ) -> Result<(), crate::tap::TapError> {
+                for capability in [
+                    crate::capabilities::Capability::Cpuset,
+                    crate::capabilities::Capability::GpuControl,
+                ] {
+                    if settings.grants.allows(capability) {
+                        return Err(crate::tap::TapError::Acting {
+                            capability: crate::error::capability_name(capability),
+                        });
+                    }
+                }
+                let clock = std::sync::Arc::new(
+                    crate::capabilities::clock::VirtualClock::default(),
+                );
+                let host = self.core.host().with_clock(clock.clone());
+                let shadow = $Handle::load(&host, source, settings)?;
+                let shadow_type = shadow.identity().plugin_type;
+                self.core
+                    .add_shadow(std::sync::Arc::new(shadow), shadow_type, clock, options)
+            }
+
+            /// Each shadow's report as it stands (calls still on their way
+            /// to a shadow are its `pending`).
+            pub fn shadow_reports(&self) -> Vec<crate::tap::ShadowReport> {
+                self.core.shadow_reports(false)
+            }
+
+            /// Each shadow's report once it compared every call handed to
+            /// it so far: this waits for shadows still working, as long as
+            /// their own limits let a call run.
+            pub fn settled_shadow_reports(&self) -> Vec<crate::tap::ShadowReport> {
+                self.core.shadow_reports(true)
             }
         }
     };
@@ -146,9 +226,9 @@ macro_rules! plugin_state {
         impl $Handle {
             /// The plugin's state; remembered for restarts.
             pub fn state_save(&self) -> Result<Vec<u8>, crate::error::CallError> {
-                let (data, _) = self
-                    .core
-                    .call("state-save", None, |b, s| b.$iface().call_state_save(s))?;
+                let (data, _) = self.core.call("state-save", &(), None, |b, s| {
+                    b.$iface().call_state_save(s)
+                })?;
                 self.core.remember_state("state-save", &data)?;
                 Ok(data)
             }
@@ -157,7 +237,7 @@ macro_rules! plugin_state {
             /// cannot read completely; remembered for restarts.
             pub fn state_restore(&self, data: &[u8]) -> Result<(), crate::error::CallError> {
                 self.core.check_state_size("state-restore", data.len())?;
-                self.core.call("state-restore", None, |b, s| {
+                self.core.call("state-restore", &(data,), None, |b, s| {
                     b.$iface().call_state_restore(s, data)
                 })?;
                 self.core.remember_state("state-restore", data)

@@ -69,6 +69,27 @@ super::plugin_state! {
     interface: slurm_plugin_priority,
 }
 
+crate::replay::replayer!(PriorityPlugin, "priority", |p| {
+    "init" => |(config,): (PriorityConfig,)| -> () { p.init(&config) },
+    "fini" => |(): ()| -> () { p.fini() },
+    "state-save" => |(): ()| -> Vec<u8> { p.state_save() },
+    "state-restore" => |(data,): (Vec<u8>,)| -> () { p.state_restore(&data) },
+    "set" => |(last_prio, job): (u32, Job)| -> u32 { p.set(last_prio, &job) },
+    "reconfig" => |(config, assoc_clear, running): (PriorityConfig, bool, Vec<Job>)| -> () {
+        p.reconfig(&config, assoc_clear, &running)
+    },
+    "set-assoc-usage" => |(assoc_id,): (u32,)| -> AssociationUsage { p.set_assoc_usage(assoc_id) },
+    "get-priority-factors-list" => |(jobs, request, uid): (Vec<Job>, FactorsRequest, u32)| -> Vec<PriorityFactors> {
+        p.get_priority_factors_list(&jobs, &request, uid)
+    },
+    "job-end" => |(job,): (Job,)| -> () { p.job_end(&job) },
+    "recover" => |(boost, jobs): (u32, Vec<Job>)| -> (u32, Vec<(u32, u32)>) { p.recover(boost, &jobs) },
+    "update-associations" => |(updates,): (Vec<AssociationUpdate>,)| -> () { p.update_associations(&updates) },
+    "update-qos" => |(updates,): (Vec<QosUpdate>,)| -> () { p.update_qos(&updates) },
+    "calculate" => |(running, pending): (Vec<Job>, Vec<u32>)| -> Vec<(u32, u32)> { p.calculate(&running, &pending) },
+    "association-usages" => |(): ()| -> Vec<AssociationUsage> { p.association_usages() },
+});
+
 /// A loaded priority plugin. Every method is one contract call under the
 /// plugin's limits; faults follow its failure policy.
 ///
@@ -138,6 +159,7 @@ impl PriorityPlugin {
     pub fn set(&self, last_prio: u32, job: &Job) -> Result<u32, CallError> {
         let (p, _) = self.core.call_journaled(
             "set",
+            &(last_prio, job),
             None,
             |b, s| b.slurm_plugin_priority().call_set(s, last_prio, job),
             |j, _| {
@@ -166,10 +188,11 @@ impl PriorityPlugin {
         assoc_clear: bool,
         running: &[Job],
     ) -> Result<(), CallError> {
-        self.core.call("reconfig", None, |b, s| {
-            b.slurm_plugin_priority()
-                .call_reconfig(s, config, assoc_clear, running)
-        })?;
+        self.core
+            .call("reconfig", &(config, assoc_clear, running), None, |b, s| {
+                b.slurm_plugin_priority()
+                    .call_reconfig(s, config, assoc_clear, running)
+            })?;
         self.core.remember_config(config);
         Ok(())
     }
@@ -185,9 +208,11 @@ impl PriorityPlugin {
     /// a usage or factor figure is negative or not finite, or `level-fs` is
     /// negative or NaN.
     pub fn set_assoc_usage(&self, assoc_id: u32) -> Result<AssociationUsage, CallError> {
-        let (u, _) = self.core.call("set-assoc-usage", None, |b, s| {
-            b.slurm_plugin_priority().call_set_assoc_usage(s, assoc_id)
-        })?;
+        let (u, _) = self
+            .core
+            .call("set-assoc-usage", &(assoc_id,), None, |b, s| {
+                b.slurm_plugin_priority().call_set_assoc_usage(s, assoc_id)
+            })?;
         self.check("set-assoc-usage", |c| c.assoc_usage_of(assoc_id, &u))?;
         Ok(u)
     }
@@ -200,10 +225,15 @@ impl PriorityPlugin {
         request: &FactorsRequest,
         uid: u32,
     ) -> Result<Vec<PriorityFactors>, CallError> {
-        let (rows, _) = self.core.call("get-priority-factors-list", None, |b, s| {
-            b.slurm_plugin_priority()
-                .call_get_priority_factors_list(s, jobs, request, uid)
-        })?;
+        let (rows, _) = self.core.call(
+            "get-priority-factors-list",
+            &(jobs, request, uid),
+            None,
+            |b, s| {
+                b.slurm_plugin_priority()
+                    .call_get_priority_factors_list(s, jobs, request, uid)
+            },
+        )?;
         self.check("get-priority-factors-list", |c| c.factor_rows(jobs, &rows))?;
         Ok(rows)
     }
@@ -220,6 +250,7 @@ impl PriorityPlugin {
     pub fn job_end(&self, job: &Job) -> Result<(), CallError> {
         self.core.call_journaled(
             "job-end",
+            &(job,),
             None,
             |b, s| b.slurm_plugin_priority().call_job_end(s, job),
             |j, _| j.job_end(job),
@@ -244,7 +275,7 @@ impl PriorityPlugin {
     /// `boost`, so the sum cannot overflow) and the new priorities of the
     /// jobs it changed (only jobs of `jobs`, each once, none 0).
     pub fn recover(&self, boost: u32, jobs: &[Job]) -> Result<(u32, Vec<(u32, u32)>), CallError> {
-        let (answer, _) = self.core.call("recover", None, |b, s| {
+        let (answer, _) = self.core.call("recover", &(boost, jobs), None, |b, s| {
             b.slurm_plugin_priority().call_recover(s, boost, jobs)
         })?;
         self.check("recover", |c| c.recovered(boost, jobs, &answer))?;
@@ -262,6 +293,7 @@ impl PriorityPlugin {
         self.core
             .call_journaled(
                 "update-associations",
+                &(updates,),
                 None,
                 |b, s| {
                     b.slurm_plugin_priority()
@@ -283,6 +315,7 @@ impl PriorityPlugin {
         self.core
             .call_journaled(
                 "update-qos",
+                &(updates,),
                 None,
                 |b, s| b.slurm_plugin_priority().call_update_qos(s, updates),
                 |j, _| j.qos(updates),
@@ -301,6 +334,7 @@ impl PriorityPlugin {
     ) -> Result<Vec<(u32, u32)>, CallError> {
         let (priorities, _) = self.core.call_journaled(
             "calculate",
+            &(running, pending),
             None,
             |b, s| {
                 b.slurm_plugin_priority()
@@ -321,7 +355,7 @@ impl PriorityPlugin {
     /// Every association's usage, each once, its figures numbers (see
     /// `Checker::association_usage`).
     pub fn association_usages(&self) -> Result<Vec<AssociationUsage>, CallError> {
-        let (usages, _) = self.core.call("association-usages", None, |b, s| {
+        let (usages, _) = self.core.call("association-usages", &(), None, |b, s| {
             b.slurm_plugin_priority().call_association_usages(s)
         })?;
         self.check("association-usages", |c| c.association_usages(&usages))?;

@@ -75,6 +75,42 @@ super::plugin_state! {
     interface: slurm_plugin_select,
 }
 
+crate::replay::replayer!(SelectPlugin, "select", |p| {
+    "init" => |(config,): (SelectConfig,)| -> () { p.init(&config) },
+    "fini" => |(): ()| -> () { p.fini() },
+    "state-save" => |(): ()| -> Vec<u8> { p.state_save() },
+    "state-restore" => |(data,): (Vec<u8>,)| -> () { p.state_restore(&data) },
+    "job-init" => |(jobs,): (Vec<Job>,)| -> () { p.job_init(&jobs) },
+    "node-init" => |(nodes,): (Vec<Node>,)| -> () { p.node_init(&nodes) },
+    "job-test" => |(request,): (JobTestRequest,)| -> JobTestResult { p.job_test(&request) },
+    "job-begin" => |(job,): (Job,)| -> () { p.job_begin(&job) },
+    "job-ready" => |(job,): (Job,)| -> bool { p.job_ready(&job) },
+    "job-expand-allow" => |(): ()| -> bool { p.job_expand_allow() },
+    "job-expand" => |(from, to): (Job, Job)| -> JobResources { p.job_expand(&from, &to) },
+    "job-resized" => |(job, node): (Job, u32)| -> () { p.job_resized(&job, node) },
+    "job-signal" => |(job, signal): (Job, i32)| -> () { p.job_signal(&job, signal) },
+    "job-mem-confirm" => |(job,): (Job,)| -> () { p.job_mem_confirm(&job) },
+    "job-fini" => |(job,): (Job,)| -> () { p.job_fini(&job) },
+    "job-suspend" => |(job, indefinite): (Job, bool)| -> () { p.job_suspend(&job, indefinite) },
+    "job-resume" => |(job, indefinite): (Job, bool)| -> () { p.job_resume(&job, indefinite) },
+    "step-pick-nodes" => |(job, step, count, available): (Job, Step, u32, Option<Bitmap>)| -> Option<Bitmap> {
+        p.step_pick_nodes(&job, &step, count, available.as_ref())
+    },
+    "step-finish" => |(step, killing): (Step, bool)| -> () { p.step_finish(&step, killing) },
+    "reconfigure" => |(config, running): (SelectConfig, Vec<Job>)| -> () { p.reconfigure(&config, &running) },
+    "update-node-config" => |(node,): (Node,)| -> () { p.update_node_config(&node) },
+    "update-node-state" => |(node,): (Node,)| -> () { p.update_node_state(&node) },
+    "node-ranking" => |(nodes,): (Vec<Node>,)| -> Option<Vec<u32>> { p.node_ranking(&nodes) },
+    "nodeinfo-set-all" => |(): ()| -> () { p.nodeinfo_set_all() },
+    "nodeinfo-set" => |(job,): (Job,)| -> () { p.nodeinfo_set(&job) },
+    "get-info-from-plugin" => |(field, job): (PluginInfoField, Option<Job>)| -> PluginInfoValue {
+        p.get_info_from_plugin(field, job.as_ref())
+    },
+    "resv-test" => |(request,): (ReservationRequest,)| -> ReservationResult { p.resv_test(&request) },
+    "ba-init" => |(nodes, sanity_check): (Vec<Node>, bool)| -> () { p.ba_init(&nodes, sanity_check) },
+    "ba-get-dims" => |(): ()| -> Option<Vec<u32>> { p.ba_get_dims() },
+});
+
 /// A plugin-side `select_nodeinfo_t` or `select_jobinfo_t`: valid until the
 /// plugin restarts. Give it back with [`SelectPlugin::drop_resource`].
 #[derive(Debug, Clone, Copy)]
@@ -108,19 +144,35 @@ pub struct SelectPlugin {
     core: PluginCore<SelectKind>,
 }
 
+/// A call that leaves the plugin's world as it was; `$args` (the arguments
+/// as one tuple) are what its taps see.
 macro_rules! plain {
+    ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr) => {
+        $self
+            .core
+            .call($name, $args, None, |$b, $s| $call)
+            .map(|(r, _)| r)
+    };
+}
+
+/// A call on a plugin-side record ([`Opaque`]), which taps do not see
+/// ([`crate::replay`]).
+macro_rules! opaque {
     ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr) => {
-        $self.core.call($name, None, |$b, $s| $call).map(|(r, _)| r)
+        $self
+            .core
+            .call_untapped($name, |$b, $s| $call)
+            .map(|(r, _)| r)
     };
 }
 
 /// A call that changes the plugin's world: on success `$record` updates the
 /// journal a restart replays.
 macro_rules! journaled {
-    ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr, |$j:ident| $record:expr) => {
+    ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr, |$j:ident| $record:expr) => {
         $self
             .core
-            .call_journaled($name, None, |$b, $s| $call, |$j, _| $record)
+            .call_journaled($name, $args, None, |$b, $s| $call, |$j, _| $record)
             .map(|(r, _)| r)
     };
 }
@@ -176,6 +228,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "job-init",
+            &(jobs,),
             |b, s| b.slurm_plugin_select().call_job_init(s, jobs),
             |j| j.init_jobs(jobs)
         )
@@ -186,6 +239,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "node-init",
+            &(nodes,),
             |b, s| b.slurm_plugin_select().call_node_init(s, nodes),
             |j| j.node_init(nodes)
         )
@@ -197,7 +251,7 @@ impl SelectPlugin {
     /// the preemptees against the candidates offered, and the start time
     /// (see `Checker::job_test_result`).
     pub fn job_test(&self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
-        let result = plain!(self, "job-test", |b, s| b
+        let result = plain!(self, "job-test", &(request,), |b, s| b
             .slurm_plugin_select()
             .call_job_test(s, request))?;
         let nodes_only = matches!(
@@ -221,6 +275,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "job-begin",
+            &(job,),
             |b, s| b.slurm_plugin_select().call_job_begin(s, job),
             |j| j.record(JobCall::Begin(Box::new(job.clone())))
         )
@@ -233,7 +288,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_ready(&self, job: &Job) -> Result<bool, CallError> {
-        plain!(self, "job-ready", |b, s| b
+        plain!(self, "job-ready", &(job,), |b, s| b
             .slurm_plugin_select()
             .call_job_ready(s, job))
     }
@@ -248,7 +303,7 @@ impl SelectPlugin {
     /// function returns no plugin error).
     pub fn job_expand_allow(&self) -> Result<bool, CallError> {
         self.core
-            .call("job-expand-allow", None, |b, s| {
+            .call("job-expand-allow", &(), None, |b, s| {
                 b.slurm_plugin_select().call_job_expand_allow(s).map(Ok)
             })
             .map(|(r, _)| r)
@@ -268,6 +323,7 @@ impl SelectPlugin {
         let resources = journaled!(
             self,
             "job-expand",
+            &(from, to),
             |b, s| b.slurm_plugin_select().call_job_expand(s, from, to),
             |j| j.record(JobCall::Expand(Box::new((from.clone(), to.clone()))))
         )?;
@@ -288,6 +344,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "job-resized",
+            &(job, node_index),
             |b, s| b.slurm_plugin_select().call_job_resized(s, job, node_index),
             |j| j.record(JobCall::Resized(Box::new(job.clone()), node_index))
         )
@@ -300,7 +357,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_signal(&self, job: &Job, signal: i32) -> Result<(), CallError> {
-        plain!(self, "job-signal", |b, s| b
+        plain!(self, "job-signal", &(job, signal), |b, s| b
             .slurm_plugin_select()
             .call_job_signal(s, job, signal))
     }
@@ -312,7 +369,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn job_mem_confirm(&self, job: &Job) -> Result<(), CallError> {
-        plain!(self, "job-mem-confirm", |b, s| b
+        plain!(self, "job-mem-confirm", &(job,), |b, s| b
             .slurm_plugin_select()
             .call_job_mem_confirm(s, job))
     }
@@ -328,6 +385,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "job-fini",
+            &(job,),
             |b, s| b.slurm_plugin_select().call_job_fini(s, job),
             |j| j.fini(job.job_id)
         )
@@ -344,6 +402,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "job-suspend",
+            &(job, indefinite),
             |b, s| b.slurm_plugin_select().call_job_suspend(s, job, indefinite),
             |j| j.record(JobCall::Suspend(Box::new(job.clone()), indefinite))
         )
@@ -360,6 +419,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "job-resume",
+            &(job, indefinite),
             |b, s| b.slurm_plugin_select().call_job_resume(s, job, indefinite),
             |j| j.record(JobCall::Resume(Box::new(job.clone()), indefinite))
         )
@@ -374,9 +434,14 @@ impl SelectPlugin {
         node_count: u32,
         available: Option<&Bitmap>,
     ) -> Result<Option<Bitmap>, CallError> {
-        let picked = plain!(self, "step-pick-nodes", |b, s| b
-            .slurm_plugin_select()
-            .call_step_pick_nodes(s, job, step, node_count, available))?;
+        let picked = plain!(
+            self,
+            "step-pick-nodes",
+            &(job, step, node_count, available),
+            |b, s| b
+                .slurm_plugin_select()
+                .call_step_pick_nodes(s, job, step, node_count, available)
+        )?;
         if let Some(map) = &picked {
             self.check("step-pick-nodes", |c, _| {
                 c.picked_step_nodes(job, node_count, available, map)
@@ -392,7 +457,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn step_finish(&self, step: &Step, killing: bool) -> Result<(), CallError> {
-        plain!(self, "step-finish", |b, s| b
+        plain!(self, "step-finish", &(step, killing), |b, s| b
             .slurm_plugin_select()
             .call_step_finish(s, step, killing))
     }
@@ -409,6 +474,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "reconfigure",
+            &(config, running),
             |b, s| b.slurm_plugin_select().call_reconfigure(s, config, running),
             |j| j.init_jobs(running)
         )?;
@@ -427,6 +493,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "update-node-config",
+            &(node,),
             |b, s| b.slurm_plugin_select().call_update_node_config(s, node),
             |j| j.node_update(node)
         )
@@ -443,6 +510,7 @@ impl SelectPlugin {
         journaled!(
             self,
             "update-node-state",
+            &(node,),
             |b, s| b.slurm_plugin_select().call_update_node_state(s, node),
             |j| j.node_update(node)
         )
@@ -457,7 +525,7 @@ impl SelectPlugin {
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors));
     /// [`CallError::Invalid`] when the weights are not one per node.
     pub fn node_ranking(&self, nodes: &[Node]) -> Result<Option<Vec<u32>>, CallError> {
-        let ranks = plain!(self, "node-ranking", |b, s| b
+        let ranks = plain!(self, "node-ranking", &(nodes,), |b, s| b
             .slurm_plugin_select()
             .call_node_ranking(s, nodes))?;
         if let Some(r) = &ranks {
@@ -480,7 +548,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn nodeinfo_set_all(&self) -> Result<(), CallError> {
-        plain!(self, "nodeinfo-set-all", |b, s| b
+        plain!(self, "nodeinfo-set-all", &(), |b, s| b
             .slurm_plugin_select()
             .call_nodeinfo_set_all(s))
     }
@@ -492,7 +560,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn nodeinfo_set(&self, job: &Job) -> Result<(), CallError> {
-        plain!(self, "nodeinfo-set", |b, s| b
+        plain!(self, "nodeinfo-set", &(job,), |b, s| b
             .slurm_plugin_select()
             .call_nodeinfo_set(s, job))
     }
@@ -505,7 +573,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn node_nodeinfo(&self, node_index: u32) -> Result<Opaque, CallError> {
-        plain!(self, "node-nodeinfo", |b, s| b
+        opaque!(self, "node-nodeinfo", |b, s| b
             .slurm_plugin_select()
             .call_node_nodeinfo(s, node_index))
         .map(Opaque)
@@ -520,7 +588,7 @@ impl SelectPlugin {
     /// constructor returns no plugin error).
     pub fn nodeinfo_alloc(&self) -> Result<Opaque, CallError> {
         self.core
-            .call("select-nodeinfo.constructor", None, |b, s| {
+            .call_untapped("select-nodeinfo.constructor", |b, s| {
                 b.slurm_plugin_select()
                     .select_nodeinfo()
                     .call_constructor(s)
@@ -536,7 +604,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn nodeinfo_pack(&self, info: Opaque, protocol_version: u16) -> Result<Vec<u8>, CallError> {
-        plain!(self, "select-nodeinfo.pack", |b, s| b
+        opaque!(self, "select-nodeinfo.pack", |b, s| b
             .slurm_plugin_select()
             .select_nodeinfo()
             .call_pack(s, info.0, protocol_version))
@@ -552,7 +620,7 @@ impl SelectPlugin {
     /// contract has the plugin refuse truncated data and unknown protocol
     /// versions with [`CallError::Plugin`].
     pub fn nodeinfo_unpack(&self, data: &[u8], protocol_version: u16) -> Result<Opaque, CallError> {
-        plain!(self, "select-nodeinfo.unpack", |b, s| b
+        opaque!(self, "select-nodeinfo.unpack", |b, s| b
             .slurm_plugin_select()
             .select_nodeinfo()
             .call_unpack(s, data, protocol_version))
@@ -576,7 +644,7 @@ impl SelectPlugin {
         field: NodeinfoField,
         state: u32,
     ) -> Result<NodeinfoValue, CallError> {
-        let value = plain!(self, "select-nodeinfo.get", |b, s| b
+        let value = opaque!(self, "select-nodeinfo.get", |b, s| b
             .slurm_plugin_select()
             .select_nodeinfo()
             .call_get(s, info.0, field, state))?;
@@ -595,7 +663,7 @@ impl SelectPlugin {
     /// constructor returns no plugin error).
     pub fn jobinfo_alloc(&self) -> Result<Opaque, CallError> {
         self.core
-            .call("select-jobinfo.constructor", None, |b, s| {
+            .call_untapped("select-jobinfo.constructor", |b, s| {
                 b.slurm_plugin_select()
                     .select_jobinfo()
                     .call_constructor(s)
@@ -613,7 +681,7 @@ impl SelectPlugin {
     /// function returns no plugin error).
     pub fn jobinfo_copy(&self, info: Opaque) -> Result<Opaque, CallError> {
         self.core
-            .call("select-jobinfo.copy", None, |b, s| {
+            .call_untapped("select-jobinfo.copy", |b, s| {
                 b.slurm_plugin_select()
                     .select_jobinfo()
                     .call_copy(s, info.0)
@@ -629,7 +697,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn jobinfo_pack(&self, info: Opaque, protocol_version: u16) -> Result<Vec<u8>, CallError> {
-        plain!(self, "select-jobinfo.pack", |b, s| b
+        opaque!(self, "select-jobinfo.pack", |b, s| b
             .slurm_plugin_select()
             .select_jobinfo()
             .call_pack(s, info.0, protocol_version))
@@ -643,7 +711,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn jobinfo_unpack(&self, data: &[u8], protocol_version: u16) -> Result<Opaque, CallError> {
-        plain!(self, "select-jobinfo.unpack", |b, s| b
+        opaque!(self, "select-jobinfo.unpack", |b, s| b
             .slurm_plugin_select()
             .select_jobinfo()
             .call_unpack(s, data, protocol_version))
@@ -663,7 +731,7 @@ impl SelectPlugin {
         info: Opaque,
         field: JobinfoField,
     ) -> Result<JobinfoValue, CallError> {
-        let value = plain!(self, "select-jobinfo.get", |b, s| b
+        let value = opaque!(self, "select-jobinfo.get", |b, s| b
             .slurm_plugin_select()
             .select_jobinfo()
             .call_get(s, info.0, field))?;
@@ -682,7 +750,7 @@ impl SelectPlugin {
         field: JobinfoField,
         value: &JobinfoValue,
     ) -> Result<(), CallError> {
-        plain!(self, "select-jobinfo.set", |b, s| b
+        opaque!(self, "select-jobinfo.set", |b, s| b
             .slurm_plugin_select()
             .select_jobinfo()
             .call_set(s, info.0, field, value))
@@ -697,12 +765,14 @@ impl SelectPlugin {
     /// function returns no plugin error); [`CallError::Invalid`] for a text
     /// over 1 MiB.
     pub fn jobinfo_to_string(&self, info: Opaque, mode: SprintMode) -> Result<String, CallError> {
-        let (text, _) = self.core.call("select-jobinfo.to-string", None, |b, s| {
-            b.slurm_plugin_select()
-                .select_jobinfo()
-                .call_to_string(s, info.0, mode)
-                .map(Ok)
-        })?;
+        let (text, _) = self
+            .core
+            .call_untapped("select-jobinfo.to-string", |b, s| {
+                b.slurm_plugin_select()
+                    .select_jobinfo()
+                    .call_to_string(s, info.0, mode)
+                    .map(Ok)
+            })?;
         self.check("select-jobinfo.to-string", |c, _| c.text("text", &text))?;
         Ok(text)
     }
@@ -710,9 +780,7 @@ impl SelectPlugin {
     /// Frees a nodeinfo or jobinfo (`select_p_select_*_free`).
     pub fn drop_resource(&self, info: Opaque) -> Result<(), CallError> {
         self.core
-            .call("resource-drop", None, |_, s| {
-                info.0.resource_drop(s).map(Ok)
-            })
+            .call_untapped("resource-drop", |_, s| info.0.resource_drop(s).map(Ok))
             .map(|_| ())
     }
 
@@ -731,7 +799,7 @@ impl SelectPlugin {
         field: PluginInfoField,
         job: Option<&Job>,
     ) -> Result<PluginInfoValue, CallError> {
-        let value = plain!(self, "get-info-from-plugin", |b, s| b
+        let value = plain!(self, "get-info-from-plugin", &(field, job), |b, s| b
             .slurm_plugin_select()
             .call_get_info_from_plugin(s, field, job))?;
         self.check("get-info-from-plugin", |c, _| c.plugin_info(field, &value))?;
@@ -741,7 +809,7 @@ impl SelectPlugin {
     /// `select_p_resv_test`; the answer must stay inside what was offered
     /// and asked for (see `Checker::reservation`).
     pub fn resv_test(&self, request: &ReservationRequest) -> Result<ReservationResult, CallError> {
-        let result = plain!(self, "resv-test", |b, s| b
+        let result = plain!(self, "resv-test", &(request,), |b, s| b
             .slurm_plugin_select()
             .call_resv_test(s, request))?;
         self.check("resv-test", |c, nodes| {
@@ -758,7 +826,7 @@ impl SelectPlugin {
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn ba_init(&self, nodes: &[Node], sanity_check: bool) -> Result<(), CallError> {
-        plain!(self, "ba-init", |b, s| b
+        plain!(self, "ba-init", &(nodes, sanity_check), |b, s| b
             .slurm_plugin_select()
             .call_ba_init(s, nodes, sanity_check))
     }
@@ -772,7 +840,7 @@ impl SelectPlugin {
     /// function returns no plugin error); [`CallError::Invalid`] for more than
     /// 5 dimensions (Slurm's `HIGHEST_DIMENSIONS`).
     pub fn ba_get_dims(&self) -> Result<Option<Vec<u32>>, CallError> {
-        let (dims, _) = self.core.call("ba-get-dims", None, |b, s| {
+        let (dims, _) = self.core.call("ba-get-dims", &(), None, |b, s| {
             b.slurm_plugin_select().call_ba_get_dims(s).map(Ok)
         })?;
         if let Some(dims) = &dims {

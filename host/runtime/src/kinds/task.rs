@@ -31,6 +31,26 @@ super::plugin_kind! {
     replay: |_b, _replay, _journal| Ok(()),
 }
 
+crate::replay::replayer!(TaskPlugin, "task", |p| {
+    "init" => |(config,): (TaskConfig,)| -> () { p.init(&config) },
+    "fini" => |(): ()| -> () { p.fini() },
+    "slurmd-batch-request" => |(request,): (BatchRequest,)| -> CpuBinding { p.slurmd_batch_request(&request) },
+    "slurmd-launch-request" => |(request,): (LaunchRequest,)| -> CpuBinding { p.slurmd_launch_request(&request) },
+    "slurmd-reserve-resources" => |(request,): (LaunchRequest,)| -> () { p.slurmd_reserve_resources(&request) },
+    "slurmd-suspend-job" => |(job_id,): (u32,)| -> () { p.slurmd_suspend_job(job_id) },
+    "slurmd-resume-job" => |(job_id,): (u32,)| -> () { p.slurmd_resume_job(job_id) },
+    "slurmd-release-resources" => |(job_id,): (u32,)| -> () { p.slurmd_release_resources(job_id) },
+    "pre-setuid" => |(step,): (Step,)| -> () { p.pre_setuid(&step) },
+    "pre-launch-priv" => |(step, task): (Step, Task)| -> () { p.pre_launch_priv(&step, &task) },
+    "pre-launch" => |(step, task): (Step, Task)| -> () { p.pre_launch(&step, &task) },
+    "post-term" => |(step, task): (Step, Task)| -> () { p.post_term(&step, &task) },
+    "post-step" => |(step,): (Step,)| -> () { p.post_step(&step) },
+    "add-pid" => |(pid,): (u32,)| -> () { p.add_pid(pid) },
+    "update-mem-limit" => |(step, job_mem, step_mem): (Step, u64, u64)| -> () {
+        p.update_mem_limit(&step, job_mem, step_mem)
+    },
+});
+
 /// A loaded task plugin. Calls that may bind processes let the plugin touch
 /// only the step's task pids, and bind them only to the CPUs of the step's
 /// cores on this node (see the `cpuset` capability); the end of a
@@ -128,9 +148,11 @@ impl TaskPlugin {
     /// variable other than a valid `SLURM_*` name or a value over 1 MiB or with
     /// a NUL byte.
     pub fn slurmd_batch_request(&self, request: &BatchRequest) -> Result<CpuBinding, CallError> {
-        let (binding, _) = self.core.call("slurmd-batch-request", None, |b, s| {
-            b.slurm_plugin_task().call_slurmd_batch_request(s, request)
-        })?;
+        let (binding, _) = self
+            .core
+            .call("slurmd-batch-request", &(request,), None, |b, s| {
+                b.slurm_plugin_task().call_slurmd_batch_request(s, request)
+            })?;
         self.check_binding("slurmd-batch-request", &binding)?;
         Ok(binding)
     }
@@ -149,9 +171,11 @@ impl TaskPlugin {
     /// a NUL byte. The contract has binding errors carry
     /// `ESLURMD_CPU_BIND_ERROR` (4032) or `ESLURMD_CPU_LAYOUT_ERROR` (4033).
     pub fn slurmd_launch_request(&self, request: &LaunchRequest) -> Result<CpuBinding, CallError> {
-        let (binding, _) = self.core.call("slurmd-launch-request", None, |b, s| {
-            b.slurm_plugin_task().call_slurmd_launch_request(s, request)
-        })?;
+        let (binding, _) = self
+            .core
+            .call("slurmd-launch-request", &(request,), None, |b, s| {
+                b.slurm_plugin_task().call_slurmd_launch_request(s, request)
+            })?;
         self.check_binding("slurmd-launch-request", &binding)?;
         Ok(binding)
     }
@@ -164,7 +188,7 @@ impl TaskPlugin {
     /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn slurmd_reserve_resources(&self, request: &LaunchRequest) -> Result<(), CallError> {
         self.core
-            .call("slurmd-reserve-resources", None, |b, s| {
+            .call("slurmd-reserve-resources", &(request,), None, |b, s| {
                 b.slurm_plugin_task()
                     .call_slurmd_reserve_resources(s, request)
             })
@@ -179,7 +203,7 @@ impl TaskPlugin {
     /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn slurmd_suspend_job(&self, job_id: u32) -> Result<(), CallError> {
         self.core
-            .call("slurmd-suspend-job", None, |b, s| {
+            .call("slurmd-suspend-job", &(job_id,), None, |b, s| {
                 b.slurm_plugin_task().call_slurmd_suspend_job(s, job_id)
             })
             .map(|_| ())
@@ -193,7 +217,7 @@ impl TaskPlugin {
     /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn slurmd_resume_job(&self, job_id: u32) -> Result<(), CallError> {
         self.core
-            .call("slurmd-resume-job", None, |b, s| {
+            .call("slurmd-resume-job", &(job_id,), None, |b, s| {
                 b.slurm_plugin_task().call_slurmd_resume_job(s, job_id)
             })
             .map(|_| ())
@@ -204,7 +228,7 @@ impl TaskPlugin {
     pub fn slurmd_release_resources(&self, job_id: u32) -> Result<(), CallError> {
         let outcome = self
             .core
-            .call("slurmd-release-resources", None, |b, s| {
+            .call("slurmd-release-resources", &(job_id,), None, |b, s| {
                 b.slurm_plugin_task()
                     .call_slurmd_release_resources(s, job_id)
             })
@@ -222,7 +246,7 @@ impl TaskPlugin {
     /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn pre_setuid(&self, step: &Step) -> Result<(), CallError> {
         self.core
-            .call("pre-setuid", Some(scope(step, None)), |b, s| {
+            .call("pre-setuid", &(step,), Some(scope(step, None)), |b, s| {
                 b.slurm_plugin_task().call_pre_setuid(s, step)
             })
             .map(|_| ())
@@ -238,9 +262,12 @@ impl TaskPlugin {
     /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn pre_launch_priv(&self, step: &Step, task: &Task) -> Result<(), CallError> {
         self.core
-            .call("pre-launch-priv", Some(scope(step, Some(task))), |b, s| {
-                b.slurm_plugin_task().call_pre_launch_priv(s, step, *task)
-            })
+            .call(
+                "pre-launch-priv",
+                &(step, task),
+                Some(scope(step, Some(task))),
+                |b, s| b.slurm_plugin_task().call_pre_launch_priv(s, step, *task),
+            )
             .map(|_| ())
     }
 
@@ -253,9 +280,12 @@ impl TaskPlugin {
     /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn pre_launch(&self, step: &Step, task: &Task) -> Result<(), CallError> {
         self.core
-            .call("pre-launch", Some(scope(step, Some(task))), |b, s| {
-                b.slurm_plugin_task().call_pre_launch(s, step, *task)
-            })
+            .call(
+                "pre-launch",
+                &(step, task),
+                Some(scope(step, Some(task))),
+                |b, s| b.slurm_plugin_task().call_pre_launch(s, step, *task),
+            )
             .map(|_| ())
     }
 
@@ -267,7 +297,7 @@ impl TaskPlugin {
     /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn post_term(&self, step: &Step, task: &Task) -> Result<(), CallError> {
         self.core
-            .call("post-term", None, |b, s| {
+            .call("post-term", &(step, task), None, |b, s| {
                 b.slurm_plugin_task().call_post_term(s, step, *task)
             })
             .map(|_| ())
@@ -279,7 +309,7 @@ impl TaskPlugin {
     pub fn post_step(&self, step: &Step) -> Result<(), CallError> {
         let outcome = self
             .core
-            .call("post-step", None, |b, s| {
+            .call("post-step", &(step,), None, |b, s| {
                 b.slurm_plugin_task().call_post_step(s, step)
             })
             .map(|_| ());
@@ -308,7 +338,7 @@ impl TaskPlugin {
     /// Those of every call ([`TaskPlugin`](TaskPlugin#errors)).
     pub fn add_pid(&self, pid: u32) -> Result<(), CallError> {
         self.core
-            .call("add-pid", None, |b, s| {
+            .call("add-pid", &(pid,), None, |b, s| {
                 b.slurm_plugin_task().call_add_pid(s, pid)
             })
             .map(|_| ())
@@ -327,10 +357,15 @@ impl TaskPlugin {
         step_mem: u64,
     ) -> Result<(), CallError> {
         self.core
-            .call("update-mem-limit", None, |b, s| {
-                b.slurm_plugin_task()
-                    .call_update_mem_limit(s, step, job_mem, step_mem)
-            })
+            .call(
+                "update-mem-limit",
+                &(step, job_mem, step_mem),
+                None,
+                |b, s| {
+                    b.slurm_plugin_task()
+                        .call_update_mem_limit(s, step, job_mem, step_mem)
+                },
+            )
             .map(|_| ())
     }
 }

@@ -13,6 +13,7 @@ use slurm::setup::records::Cluster;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::priority::AssociationUpdate;
 use slurm_wasm_host::kinds::select::SelectConfig;
+use slurm_wasm_host::recording::RecordOptions;
 use slurm_wasm_host::types::{Job, SelectTypeParams};
 use slurm_wasm_host::{
     CallError, Host, HostOptions, PluginKind, PluginSettings, PluginSource, PriorityPlugin,
@@ -106,6 +107,10 @@ pub struct PolicySpec {
     /// Where the components are kept compiled (none, what
     /// [`PolicySpec::parse`] gives: compiled in memory at each load).
     pub cache_dir: Option<PathBuf>,
+    /// Record every call of both plugins (`slurm_wasm_host::recording`):
+    /// to this path with `.select.swrec` and `.priority.swrec` added (none,
+    /// what [`PolicySpec::parse`] gives). Components only.
+    pub record: Option<PathBuf>,
 }
 
 /// Why a policy could not be understood or loaded.
@@ -216,6 +221,7 @@ impl PolicySpec {
             build: Build::Component,
             text: text.to_owned(),
             cache_dir: None,
+            record: None,
             label: short_label(text),
             select: select.ok_or_else(|| {
                 fail("no select plugin (select/linear, select/cons_tres or a .wasm)".into())
@@ -450,13 +456,26 @@ impl LoadedStack {
             ..slurm_wasm_bundled::host_options()
         })
         .map_err(wrap)?;
+        let recording = |kind: &str| {
+            spec.record.as_ref().map(|prefix| {
+                let mut path = prefix.clone().into_os_string();
+                path.push(format!(".{kind}.swrec"));
+                RecordOptions::new(path)
+            })
+        };
         let select = SelectPlugin::load(&host, &spec.select, PluginSettings::default())
             .map_err(|e| wrap(e.into()))?;
+        if let Some(options) = recording("select") {
+            select.record(options).map_err(|e| wrap(e.into()))?;
+        }
         select
             .init(&select_config(&spec.select, cluster))
             .map_err(|e| wrap(e.into()))?;
         let priority = PriorityPlugin::load(&host, &spec.priority, PluginSettings::default())
             .map_err(|e| wrap(e.into()))?;
+        if let Some(options) = recording("priority") {
+            priority.record(options).map_err(|e| wrap(e.into()))?;
+        }
         priority
             .init(&cluster.priority_config())
             .map_err(|e| wrap(e.into()))?;

@@ -1,0 +1,278 @@
+//! Taps on a plugin's calls (issue 32): shadows that get the active
+//! plugin's calls and are compared, never applied, and recordings replayed
+//! against another build.
+
+use std::time::Duration;
+
+use slurm_wasm_host::kinds::select::{JobTestMode, JobTestResult};
+use slurm_wasm_host::recording::{self, RecordOptions};
+use slurm_wasm_host::tap::{ShadowOptions, TapError};
+use slurm_wasm_host::types::{Job, JobState};
+use slurm_wasm_host::{FailurePolicy, Host, Limits, PluginSettings, PluginSource, SelectPlugin};
+
+use crate::select_cons_tres::{config, job, nodes, request};
+
+fn host() -> Host {
+    Host::new(slurm_wasm_bundled::host_options()).expect("host")
+}
+
+fn cons_tres(host: &Host) -> SelectPlugin {
+    SelectPlugin::load(
+        host,
+        &PluginSource::Bundled("select/cons_tres".into()),
+        PluginSettings::default(),
+    )
+    .expect("cons_tres loads")
+}
+
+fn heaviest() -> PluginSource {
+    PluginSource::File(slurm_wasm_test_artifacts::SHADOW_SELECT.into())
+}
+
+/// Two nodes of 4 cores, n0 of weight 1 and n1 of weight 5 (slurm.conf
+/// `Weight`: the lightest is used first).
+fn weighted_nodes() -> Vec<slurm_wasm_host::types::Node> {
+    let mut nodes = nodes(2, 1, 4, 1, 8000);
+    nodes[0].weight = 1;
+    nodes[1].weight = 5;
+    nodes
+}
+
+/// A one-node job of 4 tasks: a whole node.
+fn whole_node(id: u32) -> Job {
+    job(id, 1, 4, 1)
+}
+
+fn test_now(plugin: &SelectPlugin, j: &Job) -> Result<JobTestResult, slurm_wasm_host::CallError> {
+    plugin.job_test(&request(2, j.clone(), JobTestMode::RunNow))
+}
+
+fn begin(plugin: &SelectPlugin, mut j: Job, result: JobTestResult) -> Job {
+    j.state = JobState::Running;
+    j.resources = Some(result.resources);
+    plugin.job_begin(&j).expect("job-begin");
+    j
+}
+
+fn first_node(result: &JobTestResult) -> u32 {
+    result.resources.per_node[0].node_index
+}
+
+/// A shadow differing from the active cons_tres only by the node-weight
+/// rule (tests/shadow-select: heaviest first) diverges exactly on the job
+/// tests where both nodes are free, so that the weight picks: calls 2 and
+/// 10 below. Where one node is busy, or none is free, both answer the
+/// same; the shadow's usage follows the active plugin's decisions (it gets
+/// the same job-begin), so it stays in step after diverging.
+#[test]
+fn a_shadow_diverges_exactly_where_its_weight_rule_chooses() {
+    let host = host();
+    let active = cons_tres(&host);
+    active
+        .add_shadow(
+            &heaviest(),
+            PluginSettings::default(),
+            ShadowOptions::default(),
+        )
+        .expect("shadow loads");
+    active
+        .init(&config(&["CR_Core_Memory"], 2, "select/cons_tres"))
+        .unwrap(); // call 0
+    active.node_init(&weighted_nodes()).unwrap(); // 1
+
+    let a = test_now(&active, &whole_node(1)).unwrap(); // 2: both free
+    assert_eq!(first_node(&a), 0, "the lightest node first (Weight=1)");
+    let job_a = begin(&active, whole_node(1), a); // 3
+    let b = test_now(&active, &whole_node(2)).unwrap(); // 4: only n1
+    assert_eq!(first_node(&b), 1);
+    let job_b = begin(&active, whole_node(2), b); // 5
+    assert!(test_now(&active, &whole_node(3)).is_err()); // 6: none free
+    active.job_fini(&job_a).unwrap(); // 7
+    assert_eq!(first_node(&test_now(&active, &whole_node(4)).unwrap()), 0); // 8: only n0
+    active.job_fini(&job_b).unwrap(); // 9
+    assert_eq!(first_node(&test_now(&active, &whole_node(5)).unwrap()), 0); // 10: both free
+
+    let reports = active.settled_shadow_reports();
+    assert_eq!(reports.len(), 1);
+    let report = &reports[0];
+    assert_eq!(report.plugin, "select/cons_tres_heaviest");
+    assert_eq!(report.out_of_service, None);
+    assert_eq!((report.received, report.pending), (11, 0));
+    assert_eq!(report.divergences.compared, 11);
+    assert_eq!(report.divergences.calls, vec![2, 10]);
+    assert_eq!(
+        report.divergences.by_function,
+        [("job-test".to_string(), 2)].into()
+    );
+    let first = &report.divergences.first[0];
+    assert!(
+        first.recorded.contains("node-index: 0") && first.replayed.contains("node-index: 1"),
+        "{first:?}"
+    );
+}
+
+/// A shadow that spins in `job-test` (select/hostile's `loop` job) costs
+/// the live path nothing but handing the call over: the active answer is
+/// back while the shadow is still inside the call (its deadline is 5 s),
+/// and the shadow's own failure policy (`fail`) takes it out of service
+/// once its deadline fires, without touching the active plugin.
+#[test]
+fn a_looping_shadow_does_not_hold_the_live_path() {
+    let host = host();
+    let active = cons_tres(&host);
+    let shadow_settings = PluginSettings {
+        limits: Limits {
+            deadline: Duration::from_secs(5),
+            fuel_per_call: u64::MAX,
+            ..Limits::default()
+        },
+        failure: FailurePolicy::Fail,
+        ..PluginSettings::default()
+    };
+    active
+        .add_shadow(
+            &PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_SELECT.into()),
+            shadow_settings,
+            ShadowOptions::default(),
+        )
+        .unwrap();
+    active
+        .init(&config(&["CR_Core_Memory"], 2, "select/cons_tres"))
+        .unwrap();
+    active.node_init(&weighted_nodes()).unwrap();
+    let mut looping = whole_node(1);
+    looping.name = "loop".into();
+    let answer = test_now(&active, &looping).expect("the active plugin answers");
+    assert_eq!(first_node(&answer), 0);
+
+    // The shadow catches up with init and node-init, and is then still
+    // spinning in that call, which the active plugin answered long before.
+    let now = loop {
+        let now = active.shadow_reports();
+        if now[0].pending <= 1 {
+            break now;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!((now[0].received, now[0].pending), (2, 1), "{now:?}");
+
+    let settled = active.settled_shadow_reports();
+    let report = &settled[0];
+    assert_eq!(report.divergences.calls, vec![2]);
+    assert!(
+        report.divergences.first[0].replayed.contains("deadline"),
+        "{:?}",
+        report.divergences.first[0]
+    );
+    let reason = report.out_of_service.as_deref().expect("out of service");
+    assert!(reason.contains("failure policy is `fail`"), "{reason}");
+
+    // The active plugin goes on; the shadow gets nothing more.
+    assert_eq!(first_node(&test_now(&active, &whole_node(2)).unwrap()), 0);
+    let after = active.settled_shadow_reports();
+    assert_eq!(after[0].received, report.received);
+}
+
+/// A shadow joins before `init` or not at all, and may not act on the node.
+#[test]
+fn shadows_and_recordings_are_refused_after_init_and_shadows_may_not_act() {
+    let host = host();
+    let active = cons_tres(&host);
+    let acting = PluginSettings {
+        grants: slurm_wasm_host::Grants::none().with(slurm_wasm_host::Capability::Cpuset),
+        ..PluginSettings::default()
+    };
+    let e = active
+        .add_shadow(&heaviest(), acting, ShadowOptions::default())
+        .unwrap_err();
+    assert!(matches!(e, TapError::Acting { .. }), "{e}");
+    active
+        .init(&config(&["CR_Core_Memory"], 2, "select/cons_tres"))
+        .unwrap();
+    let e = active
+        .add_shadow(
+            &heaviest(),
+            PluginSettings::default(),
+            ShadowOptions::default(),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("before init"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let e = active
+        .record(RecordOptions::new(dir.path().join("r")))
+        .unwrap_err();
+    assert!(e.to_string().contains("before init"), "{e}");
+}
+
+/// A recording of cons_tres replayed against the same build answers the
+/// same at every call; against the heaviest-first build it differs
+/// exactly where the shadow did.
+#[test]
+fn a_recording_replays_against_the_same_and_another_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cons_tres.swrec");
+    {
+        let host = host();
+        let active = cons_tres(&host);
+        active.record(RecordOptions::new(&path)).unwrap();
+        active
+            .init(&config(&["CR_Core_Memory"], 2, "select/cons_tres"))
+            .unwrap();
+        active.node_init(&weighted_nodes()).unwrap();
+        let a = test_now(&active, &whole_node(1)).unwrap();
+        let job_a = begin(&active, whole_node(1), a);
+        let b = test_now(&active, &whole_node(2)).unwrap();
+        begin(&active, whole_node(2), b);
+        active.job_fini(&job_a).unwrap();
+        let summary = active.finish_recording().unwrap().expect("recorded");
+        assert_eq!(summary.calls, 7);
+        assert_eq!(summary.stopped, None);
+    }
+    let recording = recording::read(&path).unwrap();
+    assert_eq!(recording.header.plugin_type, "select/cons_tres");
+    assert_eq!(recording.header.kind, "select");
+    let functions: Vec<&str> = recording
+        .calls
+        .iter()
+        .map(|c| c.function.as_str())
+        .collect();
+    assert_eq!(
+        functions,
+        [
+            "init",
+            "node-init",
+            "job-test",
+            "job-begin",
+            "job-test",
+            "job-begin",
+            "job-fini"
+        ]
+    );
+    assert!(recording.calls[2].fuel > 0);
+
+    let replay = |source: &PluginSource| {
+        let clock =
+            std::sync::Arc::new(slurm_wasm_host::capabilities::clock::VirtualClock::default());
+        let host = host().with_clock(clock.clone());
+        let plugin = SelectPlugin::load(&host, source, PluginSettings::default()).unwrap();
+        slurm_wasm_host::replay::run(&recording, &plugin, &clock, 10).unwrap()
+    };
+    let same = replay(&PluginSource::Bundled("select/cons_tres".into()));
+    assert_eq!((same.compared, same.total()), (7, 0));
+    let other = replay(&heaviest());
+    assert_eq!(other.calls, vec![2]);
+
+    // Another kind cannot take it.
+    let clock = std::sync::Arc::new(slurm_wasm_host::capabilities::clock::VirtualClock::default());
+    let priority = slurm_wasm_host::PriorityPlugin::load(
+        &host().with_clock(clock.clone()),
+        &PluginSource::Bundled("priority/basic".into()),
+        PluginSettings::default(),
+    )
+    .unwrap();
+    let e = slurm_wasm_host::replay::run(&recording, &priority, &clock, 10).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "a select recording cannot be replayed into a priority plugin"
+    );
+}
