@@ -135,7 +135,7 @@ fn fcfs_and_time_limit_kill_through_the_select_plugins() {
     }
 }
 
-fn traces() -> PathBuf {
+pub(crate) fn traces() -> PathBuf {
     match std::env::var_os("SLURM_WASM_TRACES") {
         Some(dir) => PathBuf::from(dir),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces"),

@@ -276,3 +276,92 @@ fn a_recording_replays_against_the_same_and_another_build() {
         "a select recording cannot be replayed into a priority plugin"
     );
 }
+
+/// The HPC2N trace's first 400 jobs through cons_tres and multifactor,
+/// recorded by `simulate --record` and replayed by `slurm-wasm replay`:
+/// against the same plugins no call differs; multifactor's calls against
+/// priority/basic differ where basic does otherwise by design
+/// (priority_basic.c): it recalculates nothing (every `calculate` for
+/// which multifactor returned new priorities), keeps another state format
+/// (every `state-save`), and orders jobs by submission (`set`).
+#[test]
+fn an_hpc2n_recording_replays_the_same_and_basic_differs_where_it_should() {
+    let trace = crate::simulate::traces().join("HPC2N-2002-subset-alea-3170jobs.swf");
+    if !trace.exists() {
+        eprintln!("skipped: {} not present", trace.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cli = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+            .args(args)
+            .output()
+            .expect("run slurm-wasm")
+    };
+    let out = cli(&[
+        "simulate".as_ref(),
+        "--swf".as_ref(),
+        trace.as_os_str(),
+        "--first".as_ref(),
+        "400".as_ref(),
+        "--policy".as_ref(),
+        "select/cons_tres,priority/multifactor".as_ref(),
+        "--record".as_ref(),
+        dir.path().as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stem = dir.path().join("1-select-cons_tres+priority-multifactor");
+    let part = |kind: &str| stem.with_extension(format!("{kind}.swrec"));
+    let replay = |recording: &std::path::Path, plugin: &str| {
+        let out = cli(&[
+            "replay".as_ref(),
+            recording.as_os_str(),
+            "--bundled".as_ref(),
+            plugin.as_ref(),
+            "--json".as_ref(),
+        ]);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), json)
+    };
+
+    for (kind, plugin) in [
+        ("select", "select/cons_tres"),
+        ("priority", "priority/multifactor"),
+    ] {
+        let (code, json) = replay(&part(kind), plugin);
+        assert_eq!(code, Some(0), "{json}");
+        assert_eq!(json["replay"]["diverged"], 0, "{json}");
+        assert!(json["calls"].as_u64().unwrap() > 400, "{json}");
+    }
+
+    let recording = recording::read(&part("priority")).unwrap();
+    let count = |f: &dyn Fn(&recording::CallRecord) -> bool| {
+        recording.calls.iter().filter(|c| f(c)).count() as u64
+    };
+    let recalculated = count(&|c| {
+        c.function == "calculate"
+            && postcard_answer::<Vec<(u32, u32)>>(c).is_some_and(|p| !p.is_empty())
+    });
+    let state_saves = count(&|c| c.function == "state-save");
+    assert!(recalculated > 0 && state_saves > 0);
+    let (code, json) = replay(&part("priority"), "priority/basic");
+    assert_eq!(code, Some(1), "{json}");
+    let by_function = &json["replay"]["divergences"]["by_function"];
+    let functions: Vec<&String> = by_function.as_object().unwrap().keys().collect();
+    assert_eq!(functions, ["calculate", "set", "state-save"], "{json}");
+    assert_eq!(by_function["calculate"], recalculated);
+    assert_eq!(by_function["state-save"], state_saves);
+}
+
+/// A recorded call's answer as `T`, if it answered.
+fn postcard_answer<T: serde::de::DeserializeOwned>(call: &recording::CallRecord) -> Option<T> {
+    call.outcome
+        .as_ref()
+        .ok()
+        .and_then(|bytes| slurm_wasm_host::recording::decode(bytes).ok())
+}

@@ -264,6 +264,16 @@ pub struct Recording {
     pub calls: Vec<CallRecord>,
 }
 
+/// Decodes a recorded call's arguments or answer as `T` (the function's
+/// argument tuple, or its answer type).
+///
+/// # Errors
+///
+/// The decoder's message, when the bytes are not a `T`.
+pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    postcard::from_bytes(bytes).map_err(|e| e.to_string())
+}
+
 /// The path of part `part` of a recording at `path`.
 pub fn part_path(path: &Path, part: u32) -> PathBuf {
     if part == 0 {
