@@ -363,5 +363,102 @@ fn postcard_answer<T: serde::de::DeserializeOwned>(call: &recording::CallRecord)
     call.outcome
         .as_ref()
         .ok()
-        .and_then(|bytes| slurm_wasm_host::recording::decode(bytes).ok())
+        .and_then(|bytes| recording::decode(bytes).ok())
+}
+
+fn hostile() -> PluginSource {
+    PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_SELECT.into())
+}
+
+/// A reload to a build that traps (select/hostile, on a job named `trap`)
+/// rolls back within the call that trapped: the replaced cons_tres, which
+/// ran beside it on every probation call, answers that call (no decision
+/// is lost) and serves again, with the world the probation calls built
+/// (job 2 began and job 1 ended while the new build served).
+#[test]
+fn a_reload_to_a_trapping_build_rolls_back_within_one_call() {
+    let host = host();
+    let plugin = cons_tres(&host);
+    plugin
+        .init(&config(&["CR_Core_Memory"], 2, "select/cons_tres"))
+        .unwrap();
+    plugin.node_init(&weighted_nodes()).unwrap();
+    let a = test_now(&plugin, &whole_node(1)).unwrap();
+    let job_1 = begin(&plugin, whole_node(1), a);
+
+    plugin.reload(&hostile(), 5).expect("the reload starts");
+    let status = plugin.reload_status();
+    assert_eq!(status.serving, "select/hostile");
+    assert_eq!(status.probation, Some(("select/cons_tres".into(), 5)));
+    let b = test_now(&plugin, &whole_node(2)).unwrap();
+    assert_eq!(first_node(&b), 1, "select/hostile: the first free node");
+    begin(&plugin, whole_node(2), b);
+    plugin.job_fini(&job_1).unwrap();
+
+    let mut trap = whole_node(3);
+    trap.name = "trap".into();
+    let answer = test_now(&plugin, &trap).expect("cons_tres answers the call that trapped");
+    assert_eq!(first_node(&answer), 0);
+    let status = plugin.reload_status();
+    assert_eq!(
+        (status.serving.as_str(), status.probation, status.rollbacks),
+        ("select/cons_tres", None, 1)
+    );
+    assert_eq!(plugin.identity().plugin_type, "select/cons_tres");
+    // cons_tres knows job 2 holds n1 and job 1 left n0.
+    let d = test_now(&plugin, &whole_node(4)).unwrap();
+    assert_eq!(first_node(&d), 0);
+    assert!(test_now(&plugin, &{
+        let mut j = job(5, 2, 8, 1);
+        j.name = "both".into();
+        j
+    })
+    .is_err());
+}
+
+/// A reload that passes its probation serves from then on with the world
+/// it was given (the running job, then its end); a reload to a plugin of
+/// another kind, or to bytes that are no component, is refused and the
+/// serving plugin goes on.
+#[test]
+fn a_reload_passes_probation_and_bad_reloads_are_refused() {
+    let host = host();
+    let plugin = cons_tres(&host);
+    plugin
+        .init(&config(&["CR_Core_Memory"], 2, "select/cons_tres"))
+        .unwrap();
+    plugin.node_init(&weighted_nodes()).unwrap();
+    let a = test_now(&plugin, &whole_node(1)).unwrap();
+    assert_eq!(first_node(&a), 0);
+    let job_1 = begin(&plugin, whole_node(1), a);
+
+    let e = plugin
+        .reload(
+            &PluginSource::File(slurm_wasm_test_artifacts::EXAMPLE.into()),
+            2,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("priority"), "{e}");
+    let e = plugin
+        .reload(
+            &PluginSource::Bytes {
+                name: "junk.wasm".into(),
+                bytes: b"\0asm junk".to_vec(),
+            },
+            2,
+        )
+        .unwrap_err();
+    assert!(e.to_string().starts_with("reload refused"), "{e}");
+    assert_eq!(plugin.reload_status().serving, "select/cons_tres");
+
+    plugin.reload(&heaviest(), 2).unwrap();
+    assert_eq!(first_node(&test_now(&plugin, &whole_node(2)).unwrap()), 1);
+    plugin.job_fini(&job_1).unwrap();
+    let status = plugin.reload_status();
+    assert_eq!(
+        (status.serving.as_str(), status.probation, status.rollbacks),
+        ("select/cons_tres_heaviest", None, 0)
+    );
+    // Both nodes free: the new rule (heaviest first) picks n1.
+    assert_eq!(first_node(&test_now(&plugin, &whole_node(3)).unwrap()), 1);
 }

@@ -52,7 +52,10 @@ pub use kinds::priority::PriorityPlugin;
 pub use kinds::select::SelectPlugin;
 pub use kinds::task::TaskPlugin;
 pub use limits::{FailurePolicy, Limits, EPOCH_TICK};
-pub use plugin::{CallStats, PluginKind, PluginSettings, PluginSource, CONTRACT_VERSION};
+pub use plugin::{
+    CallStats, PluginKind, PluginSettings, PluginSource, ReloadError, ReloadStatus,
+    CONTRACT_VERSION,
+};
 pub mod state;
 
 /// Saving or restoring a plugin's state file failed: in the plugin, or in

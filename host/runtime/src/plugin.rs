@@ -234,16 +234,26 @@ pub(crate) trait Kind: Sized + 'static {
         store: &mut Store<HostState>,
         data: &[u8],
     ) -> wasmtime::Result<Result<(), PluginError>>;
+    /// The plugin's state, to hand to a reloaded build (`state-save`;
+    /// `send-stepd` for gres); `None` for kinds without state.
+    fn save(
+        bindings: &Self::Bindings,
+        store: &mut Store<HostState>,
+    ) -> wasmtime::Result<Result<Option<Vec<u8>>, PluginError>>;
     /// What the host remembers of the calls that built the plugin's world
     /// beyond its configuration and saved state (a select plugin's node
     /// table and running jobs), kept up to date by the kind's handle.
     type Journal: Journal;
     /// Gives a restarted instance its world back from `journal`, after
-    /// `init` and `state-restore`; each call through [`Replay::call`].
+    /// `init`; each call through [`Replay::call`]. `restore` hands it the
+    /// remembered state (when there is one): the kind calls it where its
+    /// plugins expect it (a select plugin's state describes its node
+    /// table, so it comes after `node-init`).
     fn replay(
         bindings: &Self::Bindings,
         replay: &mut Replay<'_>,
         journal: &Self::Journal,
+        restore: &dyn Fn(&mut Replay<'_>) -> Result<(), CallError>,
     ) -> Result<(), CallError>;
 }
 
@@ -345,6 +355,18 @@ struct Slotted<K: Kind> {
     fell_back: bool,
     /// The recording and shadows of its calls ([`crate::tap`]).
     tap: Tap,
+    /// Reloads rolled back so far.
+    rollbacks: u32,
+    /// The version a reload replaced, while the new one is on probation.
+    probation: Option<Probation<K>>,
+}
+
+/// The version a reload replaced, kept running beside the new one for its
+/// first calls so that it can take over with its state in step.
+struct Probation<K: Kind> {
+    loaded: Arc<Loaded<K>>,
+    live: Live<K>,
+    calls_left: u32,
 }
 
 /// A loaded plugin of kind `K`. `Send + Sync`: calls from several threads
@@ -390,6 +412,8 @@ impl<K: Kind> PluginCore<K> {
                 journal: K::Journal::default(),
                 fell_back: false,
                 tap: Tap::default(),
+                rollbacks: 0,
+                probation: None,
             }),
             fuel_used: AtomicU64::new(0),
             log: Arc::default(),
@@ -507,7 +531,7 @@ impl<K: Kind> PluginCore<K> {
         function: &'static str,
         args: &A,
         step: Option<StepScope>,
-        f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        f: impl Fn(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
     ) -> Result<(R, CallStats), CallError>
     where
         A: Serialize + ?Sized,
@@ -524,7 +548,7 @@ impl<K: Kind> PluginCore<K> {
         function: &'static str,
         args: &A,
         step: Option<StepScope>,
-        f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        f: impl Fn(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
         record: impl FnOnce(&mut K::Journal, &R),
     ) -> Result<(R, CallStats), CallError>
     where
@@ -534,11 +558,11 @@ impl<K: Kind> PluginCore<K> {
         self.host.ensure_ticker();
         let mut slot = self.lock();
         if !slot.tap.active() {
-            return self.call_locked(&mut slot, function, step, f, record);
+            return self.call_locked(&mut slot, function, step, true, f, record);
         }
         let clock = self.services().clock.now();
         let started = Instant::now();
-        let result = self.call_locked(&mut slot, function, step, f, record);
+        let result = self.call_locked(&mut slot, function, step, true, f, record);
         let micros = started.elapsed().as_micros() as u64;
         let tap = &mut slot.tap;
         let seq = tap.next_seq;
@@ -565,11 +589,11 @@ impl<K: Kind> PluginCore<K> {
     pub(crate) fn call_untapped<R>(
         &self,
         function: &'static str,
-        f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        f: impl Fn(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
     ) -> Result<(R, CallStats), CallError> {
         self.host.ensure_ticker();
         let mut slot = self.lock();
-        self.call_locked(&mut slot, function, None, f, |_, _| {})
+        self.call_locked(&mut slot, function, None, false, f, |_, _| {})
     }
 
     /// Why the plugin takes no more calls, once its failure policy
@@ -646,13 +670,18 @@ impl<K: Kind> PluginCore<K> {
             .collect()
     }
 
-    /// One call under the plugin's lock ([`PluginCore::call_journaled`]).
+    /// One call under the plugin's lock ([`PluginCore::call_journaled`]):
+    /// on the live instance (started first if there is none), and with
+    /// `mirror` during a reload's probation on the replaced version too
+    /// ([`PluginCore::reload`]; calls on plugin-side records are not
+    /// mirrored: the records belong to one instance).
     fn call_locked<R>(
         &self,
         slot: &mut MutexGuard<'_, Slotted<K>>,
         function: &'static str,
         step: Option<StepScope>,
-        f: impl FnOnce(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        mirror: bool,
+        f: impl Fn(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
         record: impl FnOnce(&mut K::Journal, &R),
     ) -> Result<(R, CallStats), CallError> {
         let plugin = slot.loaded.plugin_type.clone();
@@ -670,7 +699,7 @@ impl<K: Kind> PluginCore<K> {
             });
         }
         if slot.live.is_none() {
-            match self.start(&slot, function) {
+            match self.start(&slot.loaded, slot, function) {
                 Ok(live) => slot.live = Some(live),
                 Err(error) => {
                     self.after_fault(slot, &error);
@@ -678,8 +707,65 @@ impl<K: Kind> PluginCore<K> {
                 }
             }
         }
-        let limits = &self.settings.limits;
         let live = slot.live.as_mut().expect("instance started above");
+        let mut outcome = self.run_on(live, &plugin, function, step.clone(), &f);
+        let probation = if mirror { slot.probation.take() } else { None };
+        if let Some(mut probation) = probation {
+            let previous = probation.loaded.plugin_type.clone();
+            let theirs = self.run_on(&mut probation.live, &previous, function, step, &f);
+            match (&outcome, theirs) {
+                (Err(Run::Fault(error)), theirs) => {
+                    tracing::warn!(
+                        plugin = %plugin,
+                        function,
+                        "reload rolled back: {plugin} faulted in its probation ({error}); {previous} serves again, and answered this call"
+                    );
+                    slot.loaded = probation.loaded;
+                    slot.live = Some(probation.live);
+                    slot.rollbacks += 1;
+                    outcome = theirs;
+                }
+                (_, Err(Run::Fault(error))) => tracing::warn!(
+                    plugin = %plugin,
+                    function,
+                    "{previous}, replaced by a reload, faulted in the new version's probation ({error}): no version to roll back to any more"
+                ),
+                _ => {
+                    probation.calls_left -= 1;
+                    if probation.calls_left == 0 {
+                        tracing::info!(plugin = %plugin, "reload: {plugin} passed its probation; {previous} is gone");
+                    } else {
+                        slot.probation = Some(probation);
+                    }
+                }
+            }
+        }
+        match outcome {
+            Ok((value, stats)) => {
+                record(&mut slot.journal, &value);
+                Ok((value, stats))
+            }
+            Err(Run::Failed(error)) => Err(error),
+            Err(Run::Fault(error)) => {
+                tracing::warn!(plugin = %slot.loaded.plugin_type, function, "{error}");
+                self.after_fault(slot, &error);
+                Err(error)
+            }
+        }
+    }
+
+    /// Runs `f` once on `live`: fresh fuel and deadline, `step` as the
+    /// step whose processes it may bind, its log allowance, and the answer
+    /// or failure classified. Applies no failure policy.
+    fn run_on<R>(
+        &self,
+        live: &mut Live<K>,
+        plugin: &str,
+        function: &'static str,
+        step: Option<StepScope>,
+        f: &impl Fn(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+    ) -> Result<(R, CallStats), Run> {
+        let limits = &self.settings.limits;
         let store = &mut live.store;
         arm(store, limits);
         store.data_mut().call.step = step;
@@ -712,13 +798,9 @@ impl<K: Kind> PluginCore<K> {
         let denied = store.data().call.denied.first().copied();
         let memory_refused = store.data().limiter.memory_refused;
         store.data_mut().call.step = None;
-        let stats = CallStats { fuel_used };
         match outcome {
-            Ok(Ok(value)) => {
-                record(&mut slot.journal, &value);
-                Ok((value, stats))
-            }
-            Ok(Err(e)) => Err(match denied {
+            Ok(Ok(value)) => Ok((value, CallStats { fuel_used })),
+            Ok(Err(e)) => Err(Run::Failed(match denied {
                 Some(c) => CallError::Denied {
                     plugin: plugin.to_string(),
                     function,
@@ -731,24 +813,121 @@ impl<K: Kind> PluginCore<K> {
                     code: e.code,
                     message: plugin_text(&e.message),
                 },
-            }),
-            Err(trap) => {
-                let error = classify(&plugin, function, limits, trap, denied, memory_refused);
-                tracing::warn!(plugin = %plugin, function, "{error}");
-                self.after_fault(slot, &error);
-                Err(error)
-            }
+            })),
+            Err(trap) => Err(Run::Fault(classify(
+                plugin,
+                function,
+                limits,
+                trap,
+                denied,
+                memory_refused,
+            ))),
         }
     }
 
-    /// Instantiates, initialises with the remembered configuration, restores
-    /// the remembered state and replays the journal ([`Kind::replay`]).
-    fn start(&self, slot: &Slotted<K>, function: &'static str) -> Result<Live<K>, CallError> {
-        let plugin = slot.loaded.identity.plugin_type.clone();
+    /// Replaces the plugin's component with `source` while it serves (the
+    /// handles' `reload` documents it).
+    pub(crate) fn reload(
+        &self,
+        source: &PluginSource,
+        probation_calls: u32,
+    ) -> Result<(), ReloadError> {
+        let loaded = Arc::new(load_checked::<K>(&self.host, source, &self.settings)?);
+        let mut slot = self.lock();
+        let old = slot.loaded.plugin_type.clone();
+        let new = loaded.plugin_type.clone();
+        if slot.config.is_none() {
+            slot.loaded = loaded;
+            slot.live = None;
+            tracing::info!(plugin = %new, "reloaded (before init): {old} replaced");
+            return Ok(());
+        }
+        if slot.probation.is_some() {
+            return Err(ReloadError::OnProbation {
+                plugin: new.to_string(),
+            });
+        }
+        // The new build starts from the old one's state as of now.
+        if let Some(live) = slot.live.as_mut() {
+            arm(&mut live.store, &self.settings.limits);
+            match K::save(&live.bindings, &mut live.store) {
+                Ok(Ok(Some(state))) => {
+                    if state.len() > self.settings.limits.state_bytes {
+                        return Err(ReloadError::Start(CallError::StateTooLarge {
+                            plugin: old.to_string(),
+                            function: "state-save",
+                            bytes: state.len(),
+                            limit_bytes: self.settings.limits.state_bytes,
+                        }));
+                    }
+                    slot.saved_state = Some(state);
+                    slot.journal.state_kept();
+                }
+                Ok(Ok(None)) => {}
+                Ok(Err(e)) => {
+                    return Err(ReloadError::Save {
+                        plugin: old.to_string(),
+                        reason: plugin_text(&e.message),
+                    })
+                }
+                Err(trap) => {
+                    let error =
+                        classify(&old, "state-save", &self.settings.limits, trap, None, false);
+                    slot.live = None;
+                    return Err(ReloadError::Save {
+                        plugin: old.to_string(),
+                        reason: error.to_string(),
+                    });
+                }
+            }
+        }
+        let live = self
+            .start(&loaded, &slot, "reload")
+            .map_err(ReloadError::Start)?;
+        let replaced = std::mem::replace(&mut slot.loaded, loaded);
+        let previous = slot.live.replace(live);
+        slot.probation = match previous {
+            Some(live) if probation_calls > 0 && slot.disabled.is_none() => Some(Probation {
+                loaded: replaced,
+                live,
+                calls_left: probation_calls,
+            }),
+            _ => None,
+        };
+        slot.faults = 0;
+        slot.fell_back = false;
+        slot.disabled = None;
+        tracing::warn!(plugin = %new, "reloaded: {new} replaces {old} ({probation_calls} calls of probation)");
+        Ok(())
+    }
+
+    /// Where a reload stands: the version on probation's replaced type and
+    /// the calls left, and how many reloads were rolled back.
+    pub(crate) fn reload_status(&self) -> ReloadStatus {
+        let slot = self.lock();
+        ReloadStatus {
+            serving: slot.loaded.plugin_type.to_string(),
+            probation: slot
+                .probation
+                .as_ref()
+                .map(|p| (p.loaded.plugin_type.to_string(), p.calls_left)),
+            rollbacks: slot.rollbacks,
+        }
+    }
+
+    /// Instantiates, initialises with the remembered configuration, and
+    /// replays the remembered state and the journal ([`Kind::replay`]).
+    fn start(
+        &self,
+        loaded: &Loaded<K>,
+        slot: &Slotted<K>,
+        function: &'static str,
+    ) -> Result<Live<K>, CallError> {
+        let plugin = loaded.identity.plugin_type.clone();
         let limits = &self.settings.limits;
         let mut store = self.new_store(&plugin);
         arm(&mut store, limits);
-        let bindings = K::instantiate(&slot.loaded.pre, &mut store).map_err(|trap| {
+        let bindings = K::instantiate(&loaded.pre, &mut store).map_err(|trap| {
             let data = store.data();
             CallError::Start {
                 plugin: plugin.clone(),
@@ -773,10 +952,11 @@ impl<K: Kind> PluginCore<K> {
         if let Some(config) = &slot.config {
             replay.call("init", |s| K::init(&bindings, s, config))?;
         }
-        if let Some(state) = &slot.saved_state {
-            replay.call("state-restore", |s| K::restore(&bindings, s, state))?;
-        }
-        K::replay(&bindings, &mut replay, &slot.journal)?;
+        let restore = |replay: &mut Replay<'_>| match &slot.saved_state {
+            Some(state) => replay.call("state-restore", |s| K::restore(&bindings, s, state)),
+            None => Ok(()),
+        };
+        K::replay(&bindings, &mut replay, &slot.journal, &restore)?;
         Ok(Live { store, bindings })
     }
 
@@ -834,6 +1014,52 @@ impl<K: Kind> PluginCore<K> {
             }
         }
     }
+}
+
+/// How one run of a call on an instance ended, when it did not answer.
+enum Run {
+    /// The plugin returned an error (or was denied a capability).
+    Failed(CallError),
+    /// It faulted: the instance cannot be entered again.
+    Fault(CallError),
+}
+
+/// A reload was refused; the plugin loaded before keeps serving.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    /// The new component did not load as a plugin of this kind and
+    /// contract (the same checks as a first load).
+    #[error("reload refused: {0}")]
+    Load(#[from] LoadError),
+    /// The serving version could not hand over its state.
+    #[error("reload refused: {plugin} could not save its state for the new version: {reason}")]
+    Save {
+        /// The serving plugin.
+        plugin: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The new version could not start from the serving one's
+    /// configuration, state and calls.
+    #[error("reload refused: the new version did not start: {0}")]
+    Start(CallError),
+    /// A reload is still on probation.
+    #[error("reload refused: {plugin} is still on probation from the last reload")]
+    OnProbation {
+        /// The version on probation.
+        plugin: String,
+    },
+}
+
+/// Where a plugin's reloads stand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReloadStatus {
+    /// The type of the version serving.
+    pub serving: String,
+    /// During a probation: the replaced version's type, and the calls left.
+    pub probation: Option<(String, u32)>,
+    /// Reloads rolled back so far.
+    pub rollbacks: u32,
 }
 
 /// Turns a wasmtime error from a call into a [`CallError`] naming the limit.

@@ -33,8 +33,10 @@ super::plugin_kind! {
     interface: slurm_plugin_gres,
     config: GresConfig,
     restore: |b, store, data| b.slurm_plugin_gres().call_recv_stepd(store, data),
+    save: |b, store| b.slurm_plugin_gres().call_send_stepd(store).map(|r| r.map(Some)),
     journal: GresJournal,
-    replay: |b, replay, journal| {
+    replay: |b, replay, journal, restore| {
+        restore(replay)?;
         let gres = b.slurm_plugin_gres();
         if let Some((records, node)) = &journal.node_config {
             replay.call("node-config-load", |s| {

@@ -16,7 +16,7 @@ pub mod task;
 /// configuration for restarts) and `fini`.
 ///
 /// `restore` is what a restarted instance replays its remembered state
-/// bytes through; `journal` and `replay` what else it replays
+/// bytes through, `save` what gives them (`None` for kinds without state); `journal` and `replay` what else it replays
 /// ([`crate::plugin::Kind::replay`]): kinds whose world is only their
 /// configuration and state give `()` and `Ok(())`.
 macro_rules! plugin_kind {
@@ -30,8 +30,9 @@ macro_rules! plugin_kind {
         interface: $iface:ident,
         config: $Config:ty,
         restore: |$b:ident, $store:ident, $data:ident| $restore:expr,
+        save: |$sb:ident, $sstore:ident| $save:expr,
         journal: $Journal:ty,
-        replay: |$rb:ident, $rr:ident, $rj:ident| $replay:expr $(,)?
+        replay: |$rb:ident, $rr:ident, $rj:ident, $rs:ident| $replay:expr $(,)?
     ) => {
         pub(crate) fn linker(
             engine: &wasmtime::Engine,
@@ -89,11 +90,18 @@ macro_rules! plugin_kind {
             ) -> wasmtime::Result<Result<(), crate::bindings::types::PluginError>> {
                 $restore
             }
+            fn save(
+                $sb: &$World,
+                $sstore: &mut wasmtime::Store<crate::store::HostState>,
+            ) -> wasmtime::Result<Result<Option<Vec<u8>>, crate::bindings::types::PluginError>> {
+                $save
+            }
             type Journal = $Journal;
             fn replay(
                 $rb: &$World,
                 $rr: &mut crate::plugin::Replay<'_>,
                 $rj: &$Journal,
+                $rs: &dyn Fn(&mut crate::plugin::Replay<'_>) -> Result<(), crate::error::CallError>,
             ) -> Result<(), crate::error::CallError> {
                 $replay
             }
@@ -131,6 +139,39 @@ macro_rules! plugin_kind {
                 self.core
                     .call("fini", &(), None, |b, s| b.$iface().call_fini(s))
                     .map(|_| ())
+            }
+
+            /// Replaces the plugin's component with `source` while it serves.
+            /// The new version is loaded and checked as a first load is (a
+            /// plugin of another kind or contract is refused), gets the
+            /// serving one's world (its configuration, its state as saved
+            /// now, and the calls since that a restart replays) and serves
+            /// the next call. For its first `probation_calls` calls the
+            /// replaced version runs beside it on the same calls, its answers
+            /// unused: if the new version faults in one of them, the
+            /// replaced version answers that call (no decision is lost) and
+            /// serves again from then on, and the rollback is logged
+            /// ([`reload_status`](Self::reload_status) counts it). After a
+            /// refused reload the serving version goes on as before.
+            ///
+            /// # Errors
+            ///
+            /// [`ReloadError`](crate::ReloadError): the new component did not
+            /// load as a plugin of this kind, the serving version could not
+            /// save its state, the new one did not start from it, or the last
+            /// reload is still on probation.
+            pub fn reload(
+                &self,
+                source: &crate::plugin::PluginSource,
+                probation_calls: u32,
+            ) -> Result<(), crate::ReloadError> {
+                self.core.reload(source, probation_calls)
+            }
+
+            /// Which version serves, whether a reload is on probation, and
+            /// how many reloads were rolled back.
+            pub fn reload_status(&self) -> crate::ReloadStatus {
+                self.core.reload_status()
             }
 
             /// Records every call from `init` on to `options.path`

@@ -24,8 +24,12 @@ super::plugin_kind! {
     interface: slurm_plugin_priority,
     config: PriorityConfig,
     restore: |b, store, data| b.slurm_plugin_priority().call_state_restore(store, data),
+    save: |b, store| b.slurm_plugin_priority().call_state_save(store).map(|r| r.map(Some)),
     journal: PriorityJournal,
-    replay: |b, replay, journal| replay_world(b, replay, journal),
+    replay: |b, replay, journal, restore| {
+        restore(replay)?;
+        replay_world(b, replay, journal)
+    },
 }
 
 /// Gives a restarted priority plugin its association and QOS updates, its

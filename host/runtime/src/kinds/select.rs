@@ -29,21 +29,24 @@ super::plugin_kind! {
     interface: slurm_plugin_select,
     config: SelectConfig,
     restore: |b, store, data| b.slurm_plugin_select().call_state_restore(store, data),
+    save: |b, store| b.slurm_plugin_select().call_state_save(store).map(|r| r.map(Some)),
     journal: SelectJournal,
-    replay: |b, replay, journal| replay_world(b, replay, journal),
+    replay: |b, replay, journal, restore| replay_world(b, replay, journal, restore),
 }
 
-/// Gives a restarted select plugin its node table and running jobs back
-/// (see [`super::journal`]).
+/// Gives a restarted select plugin its node table, its state (which
+/// describes that table) and its running jobs back (see [`super::journal`]).
 fn replay_world(
     b: &World,
     replay: &mut crate::plugin::Replay<'_>,
     journal: &SelectJournal,
+    restore: &dyn Fn(&mut crate::plugin::Replay<'_>) -> Result<(), CallError>,
 ) -> Result<(), CallError> {
     let select = b.slurm_plugin_select();
     if let Some(nodes) = &journal.nodes {
         replay.call("node-init", |s| select.call_node_init(s, nodes))?;
     }
+    restore(replay)?;
     let (initial, later) = journal.replay();
     if !initial.is_empty() {
         replay.call("job-init", |s| select.call_job_init(s, &initial))?;

@@ -26,9 +26,10 @@ super::plugin_kind! {
         let _ = (b, store, data);
         Ok(Ok(()))
     },
+    save: |_b, _store| Ok(Ok(None)),
     // Nor a world beyond their configuration.
     journal: (),
-    replay: |_b, _replay, _journal| Ok(()),
+    replay: |_b, replay, _journal, restore| restore(replay),
 }
 
 crate::replay::replayer!(TaskPlugin, "task", |p| {
