@@ -462,3 +462,31 @@ fn a_reload_passes_probation_and_bad_reloads_are_refused() {
     // Both nodes free: the new rule (heaviest first) picks n1.
     assert_eq!(first_node(&test_now(&plugin, &whole_node(3)).unwrap()), 1);
 }
+
+/// `slurm-wasm replay` refuses what it cannot use, with exit code 2 and
+/// what is wrong.
+#[test]
+fn replay_refuses_what_is_not_a_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.swrec");
+    std::fs::write(&junk, b"not a recording").unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+            .args(args)
+            .output()
+            .expect("run slurm-wasm");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(&["replay".as_ref(), junk.as_os_str(), "--report".as_ref()]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("not a slurm-wasm recording"), "{stderr}");
+    let (code, stderr) = run(&["replay".as_ref(), junk.as_os_str()]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("--plugin FILE or --bundled TYPE"),
+        "{stderr}"
+    );
+}

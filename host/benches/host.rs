@@ -635,3 +635,104 @@ mod affinity {
         }
     }
 }
+
+/// What taps cost the live path (issue 32): one call through the typed
+/// handle with no tap, with a recording, and with one shadow (the same
+/// bundled plugin, on its own thread: the live path encodes the call and
+/// hands it over). Priority path: multifactor's `set` of one job (the
+/// smallest call, where a tap's share is largest); select path: cons_tres's run-now `job-test` of a
+/// one-task job on 64 nodes. Between sample batches the shadow catches up
+/// (outside the timing), so it never falls behind its queue.
+mod taps {
+    use super::*;
+    use slurm_wasm_host::kinds::select::{JobTestFlags, JobTestMode, JobTestRequest};
+    use slurm_wasm_host::recording::RecordOptions;
+    use slurm_wasm_host::tap::ShadowOptions;
+    use slurm_wasm_host::SelectPlugin;
+
+    const TAPS: [&str; 3] = ["none", "record", "shadow"];
+
+    /// Sets up `tap` on a plugin before its `init`.
+    fn tap(
+        tap: &str,
+        dir: &std::path::Path,
+        record: impl FnOnce(RecordOptions),
+        shadow: impl FnOnce(ShadowOptions),
+    ) {
+        match tap {
+            "record" => record(RecordOptions::new(dir.join("calls.swrec"))),
+            "shadow" => shadow(ShadowOptions {
+                queue: 1 << 16,
+                keep: 0,
+            }),
+            _ => {}
+        }
+    }
+
+    #[divan::bench(args = TAPS, sample_size = 256)]
+    fn priority_set(b: Bencher<'_, '_>, mode: &str) {
+        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
+        let source = PluginSource::Bundled("priority/multifactor".into());
+        let plugin = PriorityPlugin::load(&host, &source, PluginSettings::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        tap(
+            mode,
+            dir.path(),
+            |options| plugin.record(options).unwrap(),
+            |options| {
+                plugin
+                    .add_shadow(&source, PluginSettings::default(), options)
+                    .unwrap()
+            },
+        );
+        plugin.init(&fixtures::priority_config()).unwrap();
+        let job = fixtures::job(1);
+        b.with_inputs(|| {
+            plugin.settled_shadow_reports();
+        })
+        .bench_local_values(|()| plugin.set(black_box(0xffff_0000), &job).unwrap());
+    }
+
+    #[divan::bench(args = TAPS, sample_size = 256)]
+    fn select_job_test(b: Bencher<'_, '_>, mode: &str) {
+        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
+        let source = PluginSource::Bundled("select/cons_tres".into());
+        let plugin = SelectPlugin::load(&host, &source, PluginSettings::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        tap(
+            mode,
+            dir.path(),
+            |options| plugin.record(options).unwrap(),
+            |options| {
+                plugin
+                    .add_shadow(&source, PluginSettings::default(), options)
+                    .unwrap()
+            },
+        );
+        let mut config = fixtures::select_config();
+        config.partitions = vec![fixtures::partition(0, "batch", 64)];
+        plugin.init(&config).unwrap();
+        let nodes: Vec<_> = (0..64)
+            .map(|i| fixtures::node(i, &format!("n{i}"), 2, 16, 1, 128_000))
+            .collect();
+        plugin.node_init(&nodes).unwrap();
+        let mut job = fixtures::job(1);
+        job.details.min_nodes = 1;
+        job.details.num_tasks = 1;
+        let request = JobTestRequest {
+            min_nodes: 1,
+            max_nodes: 0,
+            req_nodes: 1,
+            job,
+            candidates: fixtures::bitmap(64, 0..64),
+            mode: JobTestMode::RunNow,
+            flags: JobTestFlags::empty(),
+            preemptee_candidates: Vec::new(),
+            excluded_cores: None,
+        };
+        b.with_inputs(|| {
+            plugin.settled_shadow_reports();
+        })
+        .bench_local_values(|()| plugin.job_test(black_box(&request)).unwrap());
+    }
+}

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use slurm_wasm_host::host_config::PluginConfig;
+use slurm_wasm_host::tap::TapError;
 use slurm_wasm_host::types::PluginIdentity;
 use slurm_wasm_host::{
     FailurePolicy, GresPlugin, Host, LoadError, PluginKind, PluginSettings, PluginSource,
@@ -32,6 +33,7 @@ pub(crate) trait KindPlugin: Sized + Send + Sync + 'static {
         settings: PluginSettings,
     ) -> Result<Self, LoadError>;
     fn identity(&self) -> PluginIdentity;
+    fn tap_as_configured(&self, config: &PluginConfig) -> Result<(), TapError>;
 }
 
 /// The four typed plugins are kind plugins the same way: their own `load`
@@ -49,6 +51,9 @@ macro_rules! kind_plugins {
             }
             fn identity(&self) -> PluginIdentity {
                 $plugin::identity(self)
+            }
+            fn tap_as_configured(&self, config: &PluginConfig) -> Result<(), TapError> {
+                $plugin::tap_as_configured(self, config)
             }
         }
     )*};
@@ -155,13 +160,17 @@ impl<P: KindPlugin> KindHandle<P> {
         self.plugin
             .get_or_init(|| {
                 let host = self.host.runtime()?;
-                P::load(host, &self.config.source, self.config.settings.clone()).map_err(|e| {
+                let at = |e: &dyn std::fmt::Display| {
                     Failure::new(format!(
                         "{}: [plugins.{}]: {e}",
                         self.host.path.display(),
                         self.slot_name
                     ))
-                })
+                };
+                let plugin = P::load(host, &self.config.source, self.config.settings.clone())
+                    .map_err(|e| at(&e))?;
+                plugin.tap_as_configured(&self.config).map_err(|e| at(&e))?;
+                Ok(plugin)
             })
             .as_ref()
             .map_err(Clone::clone)

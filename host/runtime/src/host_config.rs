@@ -43,6 +43,18 @@
 //! # by SHA-256 as `sha256sum` prints it) are restored too.
 //! # accept_state_from = ["<64 hex digits>"]
 //!
+//! # Record every call of the slot (`slurm-wasm replay` reads it).
+//! [plugins.select.record]
+//! path = "/var/spool/slurm-wasm/select.swrec"  # later parts add .1, .2, ...
+//! part_mb = 64                            # a part's size
+//! max_parts = 16                          # then recording stops
+//! # A candidate that gets every call too, compared and never used; as many
+//! # as wanted, each with its own grants (never cpuset or gpu-control),
+//! # limits and failure policy.
+//! [[plugins.select.shadow]]
+//! wasm = "candidates/select_mine.wasm"
+//! queue = 4096                            # calls it may fall behind
+//!
 //! [plugins.priority]
 //! bundled = "priority/multifactor"        # a plugin built into the host
 //!
@@ -78,6 +90,11 @@
 //!   requires it.
 //! - Limits must be at least 1; a plugin's `limits` table overrides the
 //!   `[defaults]` key by key, which override [`Limits::default`].
+//! - `record` and `shadow` go in a slot's table, not in a shadow's; a
+//!   shadow may not be granted `cpuset` or `gpu-control` (its calls must
+//!   not act on the node), and takes `queue` (4096 by default), which a
+//!   slot does not. Shadows and the recording are set up before the slot's
+//!   plugin is initialised ([`crate::tap`], [`crate::recording`]).
 //! - `accept_state_from` lists the SHA-256 digests (64 hexadecimal digits,
 //!   as `sha256sum plugin.wasm` prints them) of components whose state files
 //!   the plugin restores besides its own ([`crate::state`]): a site that
@@ -106,7 +123,9 @@ use crate::capabilities::gpu::GpuSource;
 use crate::capabilities::{Capability, Grants};
 use crate::limits::{FailurePolicy, Limits};
 use crate::plugin::{PluginKind, PluginSettings, PluginSource};
+use crate::recording::RecordOptions;
 use crate::state::ComponentDigest;
+use crate::tap::ShadowOptions;
 
 /// The parsed host configuration, relative paths resolved.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -140,6 +159,21 @@ pub struct PluginConfig {
     /// Its limits (overrides merged over the defaults), grants and failure
     /// policy.
     pub settings: PluginSettings,
+    /// Where its calls are recorded (`[plugins.<slot>.record]`).
+    pub record: Option<RecordOptions>,
+    /// Its shadows (`[[plugins.<slot>.shadow]]`).
+    pub shadows: Vec<ShadowConfig>,
+}
+
+/// One `[[plugins.<slot>.shadow]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShadowConfig {
+    /// Its component.
+    pub source: PluginSource,
+    /// Its own limits, grants and failure policy.
+    pub settings: PluginSettings,
+    /// How far it may fall behind.
+    pub options: ShadowOptions,
 }
 
 /// A `grants` entry: a capability by its WIT name.
@@ -331,6 +365,19 @@ struct RawPlugin {
     limits: Option<RawLimits>,
     #[serde(default)]
     accept_state_from: Vec<Spanned<String>>,
+    record: Option<Spanned<RawRecord>>,
+    queue: Option<Spanned<NonZeroUsize>>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with path, part_mb and max_parts"
+)]
+struct RawRecord {
+    path: PathBuf,
+    part_mb: Option<NonZeroU64>,
+    max_parts: Option<NonZeroU32>,
 }
 
 #[derive(serde::Deserialize, Clone, Copy)]
@@ -457,7 +504,7 @@ impl Parser<'_> {
                         self.invalid(slot_span, format!("slot `{slot}` is configured twice"))
                     );
                 }
-                let plugin = self.plugin(&slot, kind, value, defaults)?;
+                let (plugin, _) = self.plugin(&slot, kind, value, defaults, false)?;
                 plugins.insert(slot, plugin);
             }
         }
@@ -497,19 +544,63 @@ impl Parser<'_> {
         }
     }
 
+    /// A slot's table (`shadow` false), or one of its shadows' (true), with
+    /// the shadow's `queue`.
     fn plugin(
         &self,
         slot: &str,
         kind: PluginKind,
-        value: Spanned<DeValue<'_>>,
+        mut value: Spanned<DeValue<'_>>,
         defaults: &Limits,
-    ) -> Result<PluginConfig, HostConfigError> {
+        shadow: bool,
+    ) -> Result<(PluginConfig, usize), HostConfigError> {
         let table_span = value.span();
-        if !value.get_ref().is_table() {
+        let DeValue::Table(table) = value.get_mut() else {
             return Err(self.invalid(
                 table_span,
                 format!("`plugins.{slot}` must be a table, like [plugins.{slot}]"),
             ));
+        };
+        let shadow_entries = match table.remove("shadow") {
+            Some(entries) if shadow => {
+                return Err(self.invalid(
+                    entries.span(),
+                    format!("[plugins.{slot}]: a shadow has no shadows of its own"),
+                ))
+            }
+            Some(entries) => {
+                let span = entries.span();
+                match entries.into_inner() {
+                    DeValue::Array(mut items) => items
+                        .iter_mut()
+                        .map(|item| {
+                            std::mem::replace(item, Spanned::new(0..0, DeValue::Boolean(false)))
+                        })
+                        .collect(),
+                    _ => {
+                        return Err(self.invalid(
+                            span,
+                            format!(
+                                "`plugins.{slot}.shadow` is a list of tables, like [[plugins.{slot}.shadow]]"
+                            ),
+                        ))
+                    }
+                }
+            }
+            None => Vec::new(),
+        };
+        let mut shadows = Vec::new();
+        for (i, entry) in shadow_entries.into_iter().enumerate() {
+            let name = format!("{slot}.shadow[{i}]");
+            let (config, queue) = self.plugin(&name, kind, entry, defaults, true)?;
+            shadows.push(ShadowConfig {
+                source: config.source,
+                settings: config.settings,
+                options: ShadowOptions {
+                    queue,
+                    ..ShadowOptions::default()
+                },
+            });
         }
         let mut raw =
             RawPlugin::deserialize(ValueDeserializer::from(value)).map_err(|e| self.toml(e))?;
@@ -553,8 +644,49 @@ impl Parser<'_> {
                     ),
                 ));
             }
+            if shadow && matches!(capability, Capability::Cpuset | Capability::GpuControl) {
+                return Err(self.invalid(
+                    grant.span(),
+                    format!(
+                        "a shadow may not be granted `{capability}`: its calls must not act on the node"
+                    ),
+                ));
+            }
             grants = grants.with(capability);
         }
+        let record = match raw.record.take() {
+            Some(record) if shadow => {
+                return Err(self.invalid(
+                    record.span(),
+                    format!("[plugins.{slot}]: record the slot, not one of its shadows"),
+                ))
+            }
+            Some(record) => {
+                let span = record.span();
+                let record = record.into_inner();
+                let mut options = RecordOptions::new(self.resolve(record.path));
+                if let Some(mb) = record.part_mb {
+                    options.part_bytes = mb.get().checked_mul(1 << 20).ok_or_else(|| {
+                        self.invalid(span, format!("part_mb = {mb} is too large"))
+                    })?;
+                }
+                if let Some(parts) = record.max_parts {
+                    options.max_parts = parts.get();
+                }
+                Some(options)
+            }
+            None => None,
+        };
+        let queue = match raw.queue.take() {
+            Some(queue) if !shadow => {
+                return Err(self.invalid(
+                    queue.span(),
+                    format!("[plugins.{slot}]: `queue` belongs to a [[plugins.{slot}.shadow]]"),
+                ))
+            }
+            Some(queue) => queue.into_inner().get(),
+            None => ShadowOptions::default().queue,
+        };
         let limits = match raw.limits.take() {
             Some(overrides) => self.limits(overrides, defaults)?,
             None => defaults.clone(),
@@ -569,7 +701,7 @@ impl Parser<'_> {
             })
             .collect::<Result<_, _>>()?;
         let failure = self.failure(slot, kind, table_span, raw)?;
-        Ok(PluginConfig {
+        let config = PluginConfig {
             kind,
             source,
             settings: PluginSettings {
@@ -578,7 +710,10 @@ impl Parser<'_> {
                 failure,
                 accept_state_from,
             },
-        })
+            record,
+            shadows,
+        };
+        Ok((config, queue))
     }
 
     /// The failure policy of a plugin table (`table_span` locates it).
@@ -1117,6 +1252,65 @@ mod tests {
             e.contains("line 3") && e.contains("unknown capability `nvml`"),
             "{e}"
         );
+    }
+
+    /// Issue 32: a slot's recording and shadows, and what is refused.
+    #[test]
+    fn recordings_and_shadows() {
+        let config = parse(
+            "[plugins.select]\nbundled = \"select/cons_tres\"\n\
+             [plugins.select.record]\npath = \"calls/select.swrec\"\npart_mb = 2\n\
+             [[plugins.select.shadow]]\nwasm = \"mine.wasm\"\nqueue = 10\nfailure = \"fail\"\n\
+             [[plugins.select.shadow]]\nbundled = \"select/linear\"\n",
+        );
+        let select = &config.plugins["select"];
+        assert_eq!(
+            select.record,
+            Some(RecordOptions {
+                path: "/etc/slurm-wasm/calls/select.swrec".into(),
+                part_bytes: 2 << 20,
+                max_parts: 16,
+            })
+        );
+        assert_eq!(select.shadows.len(), 2);
+        assert_eq!(
+            select.shadows[0].source,
+            PluginSource::File("/etc/slurm-wasm/mine.wasm".into())
+        );
+        assert_eq!(select.shadows[0].options.queue, 10);
+        assert_eq!(select.shadows[0].settings.failure, FailurePolicy::Fail);
+        assert_eq!(select.shadows[1].options, ShadowOptions::default());
+
+        let (line, _, message) = invalid(
+            "[plugins.task]\nbundled = \"task/affinity\"\n\
+             [[plugins.task.shadow]]\nbundled = \"task/none\"\ngrants = [\"cpuset\"]\n",
+        );
+        assert_eq!(line, 5);
+        assert!(
+            message.contains("a shadow may not be granted `cpuset`"),
+            "{message}"
+        );
+        let (_, _, message) = invalid("[plugins.select]\nbundled = \"select/linear\"\nqueue = 3\n");
+        assert!(
+            message.contains("`queue` belongs to a [[plugins.select.shadow]]"),
+            "{message}"
+        );
+        let (_, _, message) = invalid(
+            "[plugins.select]\nbundled = \"select/linear\"\n\
+             [[plugins.select.shadow]]\nbundled = \"select/linear\"\n\
+             [plugins.select.shadow.record]\npath = \"x\"\n",
+        );
+        assert!(
+            message.contains("record the slot, not one of its shadows"),
+            "{message}"
+        );
+        let (_, _, message) =
+            invalid("[plugins.select]\nbundled = \"select/linear\"\nshadow = 3\n");
+        assert!(message.contains("is a list of tables"), "{message}");
+        let e = toml_error(
+            "[plugins.select]\nbundled = \"select/linear\"\n[plugins.select.record]\npath = \"x\"\nsize = 1\n",
+        );
+        assert!(e.contains("size"), "{e}");
     }
 
     #[test]

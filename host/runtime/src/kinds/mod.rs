@@ -241,6 +241,26 @@ macro_rules! plugin_kind {
                     .add_shadow(std::sync::Arc::new(shadow), shadow_type, clock, options)
             }
 
+            /// Sets up the recording and the shadows a host configuration
+            /// gives the plugin's slot ([`crate::host_config::PluginConfig`]);
+            /// before `init`.
+            ///
+            /// # Errors
+            ///
+            /// As [`record`](Self::record) and [`add_shadow`](Self::add_shadow).
+            pub fn tap_as_configured(
+                &self,
+                config: &crate::host_config::PluginConfig,
+            ) -> Result<(), crate::tap::TapError> {
+                if let Some(options) = &config.record {
+                    self.record(options.clone())?;
+                }
+                for shadow in &config.shadows {
+                    self.add_shadow(&shadow.source, shadow.settings.clone(), shadow.options)?;
+                }
+                Ok(())
+            }
+
             /// Each shadow's report as it stands (calls still on their way
             /// to a shadow are its `pending`).
             pub fn shadow_reports(&self) -> Vec<crate::tap::ShadowReport> {
