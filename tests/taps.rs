@@ -366,6 +366,20 @@ fn postcard_answer<T: serde::de::DeserializeOwned>(call: &recording::CallRecord)
         .and_then(|bytes| recording::decode(bytes).ok())
 }
 
+/// cons_tres on the weighted nodes, job 1 running on n0 (the lightest).
+fn serving_job_1() -> (Host, SelectPlugin, Job) {
+    let host = host();
+    let plugin = cons_tres(&host);
+    plugin
+        .init(&config(&["CR_Core_Memory"], 2, "select/cons_tres"))
+        .unwrap();
+    plugin.node_init(&weighted_nodes()).unwrap();
+    let a = test_now(&plugin, &whole_node(1)).unwrap();
+    assert_eq!(first_node(&a), 0);
+    let job_1 = begin(&plugin, whole_node(1), a);
+    (host, plugin, job_1)
+}
+
 fn hostile() -> PluginSource {
     PluginSource::File(slurm_wasm_test_artifacts::HOSTILE_SELECT.into())
 }
@@ -377,15 +391,7 @@ fn hostile() -> PluginSource {
 /// (job 2 began and job 1 ended while the new build served).
 #[test]
 fn a_reload_to_a_trapping_build_rolls_back_within_one_call() {
-    let host = host();
-    let plugin = cons_tres(&host);
-    plugin
-        .init(&config(&["CR_Core_Memory"], 2, "select/cons_tres"))
-        .unwrap();
-    plugin.node_init(&weighted_nodes()).unwrap();
-    let a = test_now(&plugin, &whole_node(1)).unwrap();
-    let job_1 = begin(&plugin, whole_node(1), a);
-
+    let (_host, plugin, job_1) = serving_job_1();
     plugin.reload(&hostile(), 5).expect("the reload starts");
     let status = plugin.reload_status();
     assert_eq!(status.serving, "select/hostile");
@@ -422,15 +428,7 @@ fn a_reload_to_a_trapping_build_rolls_back_within_one_call() {
 /// serving plugin goes on.
 #[test]
 fn a_reload_passes_probation_and_bad_reloads_are_refused() {
-    let host = host();
-    let plugin = cons_tres(&host);
-    plugin
-        .init(&config(&["CR_Core_Memory"], 2, "select/cons_tres"))
-        .unwrap();
-    plugin.node_init(&weighted_nodes()).unwrap();
-    let a = test_now(&plugin, &whole_node(1)).unwrap();
-    assert_eq!(first_node(&a), 0);
-    let job_1 = begin(&plugin, whole_node(1), a);
+    let (_host, plugin, job_1) = serving_job_1();
 
     let e = plugin
         .reload(

@@ -652,39 +652,37 @@ mod taps {
 
     const TAPS: [&str; 3] = ["none", "record", "shadow"];
 
-    /// Sets up `tap` on a plugin before its `init`.
-    fn tap(
-        tap: &str,
-        dir: &std::path::Path,
-        record: impl FnOnce(RecordOptions),
-        shadow: impl FnOnce(ShadowOptions),
-    ) {
-        match tap {
-            "record" => record(RecordOptions::new(dir.join("calls.swrec"))),
-            "shadow" => shadow(ShadowOptions {
-                queue: 1 << 16,
-                keep: 0,
-            }),
-            _ => {}
-        }
+    /// Loads `source` as a `$Plugin` through a fresh host with `mode`'s tap
+    /// (a recording into `$dir`, or the same plugin as a shadow).
+    macro_rules! tapped {
+        ($Plugin:ident, $source:expr, $mode:expr, $dir:expr) => {{
+            let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
+            let source = PluginSource::Bundled($source.into());
+            let plugin = $Plugin::load(&host, &source, PluginSettings::default()).unwrap();
+            match $mode {
+                "record" => plugin
+                    .record(RecordOptions::new($dir.join("calls.swrec")))
+                    .unwrap(),
+                "shadow" => plugin
+                    .add_shadow(
+                        &source,
+                        PluginSettings::default(),
+                        ShadowOptions {
+                            queue: 1 << 16,
+                            keep: 0,
+                        },
+                    )
+                    .unwrap(),
+                _ => {}
+            }
+            (host, plugin)
+        }};
     }
 
     #[divan::bench(args = TAPS, sample_size = 256)]
     fn priority_set(b: Bencher<'_, '_>, mode: &str) {
-        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
-        let source = PluginSource::Bundled("priority/multifactor".into());
-        let plugin = PriorityPlugin::load(&host, &source, PluginSettings::default()).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        tap(
-            mode,
-            dir.path(),
-            |options| plugin.record(options).unwrap(),
-            |options| {
-                plugin
-                    .add_shadow(&source, PluginSettings::default(), options)
-                    .unwrap()
-            },
-        );
+        let (_host, plugin) = tapped!(PriorityPlugin, "priority/multifactor", mode, dir.path());
         plugin.init(&fixtures::priority_config()).unwrap();
         let job = fixtures::job(1);
         b.with_inputs(|| {
@@ -695,20 +693,8 @@ mod taps {
 
     #[divan::bench(args = TAPS, sample_size = 256)]
     fn select_job_test(b: Bencher<'_, '_>, mode: &str) {
-        let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
-        let source = PluginSource::Bundled("select/cons_tres".into());
-        let plugin = SelectPlugin::load(&host, &source, PluginSettings::default()).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        tap(
-            mode,
-            dir.path(),
-            |options| plugin.record(options).unwrap(),
-            |options| {
-                plugin
-                    .add_shadow(&source, PluginSettings::default(), options)
-                    .unwrap()
-            },
-        );
+        let (_host, plugin) = tapped!(SelectPlugin, "select/cons_tres", mode, dir.path());
         let mut config = fixtures::select_config();
         config.partitions = vec![fixtures::partition(0, "batch", 64)];
         plugin.init(&config).unwrap();

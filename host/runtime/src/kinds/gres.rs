@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use wasmtime::component::ResourceAny;
 
 use super::journal::GresJournal;
+use super::{opaque, plain};
 use crate::bindings::gres::exports::slurm::plugin::gres as wit;
 use crate::bindings::gres::{GresPlugin as World, GresPluginPre as WorldPre};
 use crate::bindings::types::{Bitmap, GresAllocation, Job, Step};
@@ -120,26 +121,6 @@ struct NodeDevices {
     /// NVML indices of the GPUs of the step whose hardware was set up;
     /// `step-hardware-fini` may reset only these.
     step_gpus: Vec<u32>,
-}
-
-macro_rules! plain {
-    ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr) => {
-        $self
-            .core
-            .call($name, $args, None, |$b, $s| $call)
-            .map(|(r, _)| r)
-    };
-}
-
-/// A call on the plugin-side epilog record ([`EpilogInfo`]), which taps do
-/// not see ([`crate::replay`]).
-macro_rules! opaque {
-    ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr) => {
-        $self
-            .core
-            .call_untapped($name, |$b, $s| $call)
-            .map(|(r, _)| r)
-    };
 }
 
 impl GresPlugin {

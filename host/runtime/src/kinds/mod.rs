@@ -278,6 +278,29 @@ macro_rules! plugin_kind {
 }
 pub(crate) use plugin_kind;
 
+/// A call that leaves the plugin's world as it was; `$args` (the arguments
+/// as one tuple) are what its taps see.
+macro_rules! plain {
+    ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr) => {
+        $self
+            .core
+            .call($name, $args, None, |$b, $s| $call)
+            .map(|(r, _)| r)
+    };
+}
+
+/// A call on a plugin-side record (a select plugin's nodeinfo or jobinfo, a
+/// gres plugin's epilog info), which taps do not see ([`crate::replay`]).
+macro_rules! opaque {
+    ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr) => {
+        $self
+            .core
+            .call_untapped($name, |$b, $s| $call)
+            .map(|(r, _)| r)
+    };
+}
+pub(crate) use {opaque, plain};
+
 /// The state methods of kinds whose plugins save state (`state-save` /
 /// `state-restore`): the calls, remembering the bytes for restarts, and the
 /// same through the host's checked state files. A blob over the plugin's

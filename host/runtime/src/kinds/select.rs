@@ -12,6 +12,7 @@ use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::validate::Checker;
 
 use super::journal::{JobCall, SelectJournal};
+use super::{opaque, plain};
 
 pub use wit::{
     JobTestFlags, JobTestMode, JobTestRequest, JobTestResult, JobinfoField, JobinfoValue,
@@ -145,28 +146,6 @@ pub struct Opaque(ResourceAny);
 /// [`Invalid`](CallError::Invalid).
 pub struct SelectPlugin {
     core: PluginCore<SelectKind>,
-}
-
-/// A call that leaves the plugin's world as it was; `$args` (the arguments
-/// as one tuple) are what its taps see.
-macro_rules! plain {
-    ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr) => {
-        $self
-            .core
-            .call($name, $args, None, |$b, $s| $call)
-            .map(|(r, _)| r)
-    };
-}
-
-/// A call on a plugin-side record ([`Opaque`]), which taps do not see
-/// ([`crate::replay`]).
-macro_rules! opaque {
-    ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr) => {
-        $self
-            .core
-            .call_untapped($name, |$b, $s| $call)
-            .map(|(r, _)| r)
-    };
 }
 
 /// A call that changes the plugin's world: on success `$record` updates the
