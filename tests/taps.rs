@@ -392,7 +392,7 @@ fn hostile() -> PluginSource {
 #[test]
 fn a_reload_to_a_trapping_build_rolls_back_within_one_call() {
     let (_host, plugin, job_1) = serving_job_1();
-    plugin.reload(&hostile(), 5).expect("the reload starts");
+    assert!(plugin.reload(&hostile(), 5).expect("the reload starts"));
     let status = plugin.reload_status();
     assert_eq!(status.serving, "select/hostile");
     assert_eq!(status.probation, Some(("select/cons_tres".into(), 5)));
@@ -449,7 +449,7 @@ fn a_reload_passes_probation_and_bad_reloads_are_refused() {
     assert!(e.to_string().starts_with("reload refused"), "{e}");
     assert_eq!(plugin.reload_status().serving, "select/cons_tres");
 
-    plugin.reload(&heaviest(), 2).unwrap();
+    assert!(plugin.reload(&heaviest(), 2).unwrap());
     assert_eq!(first_node(&test_now(&plugin, &whole_node(2)).unwrap()), 1);
     plugin.job_fini(&job_1).unwrap();
     let status = plugin.reload_status();
@@ -459,6 +459,9 @@ fn a_reload_passes_probation_and_bad_reloads_are_refused() {
     );
     // Both nodes free: the new rule (heaviest first) picks n1.
     assert_eq!(first_node(&test_now(&plugin, &whole_node(3)).unwrap()), 1);
+    // The same component again changes nothing.
+    assert!(!plugin.reload(&heaviest(), 2).unwrap());
+    assert_eq!(plugin.reload_status().probation, None);
 }
 
 /// `slurm-wasm replay` refuses what it cannot use, with exit code 2 and

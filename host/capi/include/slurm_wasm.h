@@ -1458,6 +1458,23 @@ int32_t swasm_gres_init(const struct swasm_gres_plugin *plugin,
                         const struct swasm_gres_config *config,
                         struct swasm_error *error);
 
+// Reloads the slot's component from the host configuration file, read
+// again: when the slot's table names another component (or its `.wasm`
+// holds other bytes), the new one serves from the next call, the replaced
+// one running beside it for `probation_calls` calls (100 by default) and
+// taking back over, answering the call, if the new one faults. A reload
+// that cannot be made (the file unreadable or wrong, the component of
+// another kind or contract, or unable to start from the serving one's
+// state) fails and the serving component goes on. `*replaced` (when not
+// NULL) is set to whether the component changed.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `replaced` NULL or valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_gres_reload(const struct swasm_gres_plugin *plugin,
+                          bool *replaced,
+                          struct swasm_error *error);
+
 // The plugin's `fini`.
 //
 // # Safety
@@ -1809,6 +1826,23 @@ int32_t swasm_priority_init(const struct swasm_priority_plugin *plugin,
                             const struct swasm_priority_config *config,
                             struct swasm_error *error);
 
+// Reloads the slot's component from the host configuration file, read
+// again: when the slot's table names another component (or its `.wasm`
+// holds other bytes), the new one serves from the next call, the replaced
+// one running beside it for `probation_calls` calls (100 by default) and
+// taking back over, answering the call, if the new one faults. A reload
+// that cannot be made (the file unreadable or wrong, the component of
+// another kind or contract, or unable to start from the serving one's
+// state) fails and the serving component goes on. `*replaced` (when not
+// NULL) is set to whether the component changed.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `replaced` NULL or valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_priority_reload(const struct swasm_priority_plugin *plugin,
+                              bool *replaced,
+                              struct swasm_error *error);
+
 // The plugin's `fini`.
 //
 // # Safety
@@ -2085,6 +2119,23 @@ int32_t swasm_select_identity(const struct swasm_select_plugin *plugin,
 int32_t swasm_select_init(const struct swasm_select_plugin *plugin,
                           const struct swasm_select_config *config,
                           struct swasm_error *error);
+
+// Reloads the slot's component from the host configuration file, read
+// again: when the slot's table names another component (or its `.wasm`
+// holds other bytes), the new one serves from the next call, the replaced
+// one running beside it for `probation_calls` calls (100 by default) and
+// taking back over, answering the call, if the new one faults. A reload
+// that cannot be made (the file unreadable or wrong, the component of
+// another kind or contract, or unable to start from the serving one's
+// state) fails and the serving component goes on. `*replaced` (when not
+// NULL) is set to whether the component changed.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `replaced` NULL or valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_select_reload(const struct swasm_select_plugin *plugin,
+                            bool *replaced,
+                            struct swasm_error *error);
 
 // The plugin's `fini`.
 //
@@ -2637,6 +2688,23 @@ int32_t swasm_task_identity(const struct swasm_task_plugin *plugin,
 int32_t swasm_task_init(const struct swasm_task_plugin *plugin,
                         const struct swasm_task_config *config,
                         struct swasm_error *error);
+
+// Reloads the slot's component from the host configuration file, read
+// again: when the slot's table names another component (or its `.wasm`
+// holds other bytes), the new one serves from the next call, the replaced
+// one running beside it for `probation_calls` calls (100 by default) and
+// taking back over, answering the call, if the new one faults. A reload
+// that cannot be made (the file unreadable or wrong, the component of
+// another kind or contract, or unable to start from the serving one's
+// state) fails and the serving component goes on. `*replaced` (when not
+// NULL) is set to whether the component changed.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `replaced` NULL or valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_task_reload(const struct swasm_task_plugin *plugin,
+                          bool *replaced,
+                          struct swasm_error *error);
 
 // The plugin's `fini`.
 //

@@ -17,7 +17,7 @@ use slurm_wasm_host::tap::TapError;
 use slurm_wasm_host::types::PluginIdentity;
 use slurm_wasm_host::{
     FailurePolicy, GresPlugin, Host, LoadError, PluginKind, PluginSettings, PluginSource,
-    PriorityPlugin, SelectPlugin, StateFileError, TaskPlugin,
+    PriorityPlugin, ReloadError, SelectPlugin, StateFileError, TaskPlugin,
 };
 
 use crate::error::{swasm_error, Failure};
@@ -34,6 +34,7 @@ pub(crate) trait KindPlugin: Sized + Send + Sync + 'static {
     ) -> Result<Self, LoadError>;
     fn identity(&self) -> PluginIdentity;
     fn tap_as_configured(&self, config: &PluginConfig) -> Result<(), TapError>;
+    fn reload(&self, source: &PluginSource, probation_calls: u32) -> Result<bool, ReloadError>;
 }
 
 /// The four typed plugins are kind plugins the same way: their own `load`
@@ -54,6 +55,13 @@ macro_rules! kind_plugins {
             }
             fn tap_as_configured(&self, config: &PluginConfig) -> Result<(), TapError> {
                 $plugin::tap_as_configured(self, config)
+            }
+            fn reload(
+                &self,
+                source: &PluginSource,
+                probation_calls: u32,
+            ) -> Result<bool, ReloadError> {
+                $plugin::reload(self, source, probation_calls)
             }
         }
     )*};
@@ -377,6 +385,53 @@ where
         with_slot(handle, error, function, |slot, p| {
             let path = slot.state_path(crate::cvt::opt_text(path))?;
             Ok(p.save_state_file(&path)?)
+        })
+    }
+}
+
+/// Reads the host configuration file again and, when the slot's table now
+/// names another component (or its `.wasm` file holds other bytes), puts it
+/// in place of the serving one, the replaced component running beside it
+/// for the table's `probation_calls` calls and taking over if it faults
+/// (`reload` of the typed handles). The slot keeps the limits, grants,
+/// recording and shadows it was loaded with. `*replaced` (when not NULL)
+/// tells whether the component changed.
+///
+/// # Safety
+/// `handle` is NULL or a live handle of its kind; `replaced` NULL or valid
+/// for writing; `error` NULL or initialised.
+pub(crate) unsafe fn reload<H: Handle>(
+    handle: *const H,
+    replaced: *mut bool,
+    error: *mut swasm_error,
+    function: &str,
+) -> i32 {
+    // SAFETY: as the caller promised.
+    unsafe {
+        with_slot(handle, error, function, |slot, p| {
+            let file = slot.host.path.display();
+            let config = slurm_wasm_host::host_config::load(&slot.host.path)
+                .map_err(|e| Failure::new(format!("{function}: {e}")))?;
+            let table = config.plugins.get(&slot.slot_name).ok_or_else(|| {
+                Failure::new(format!(
+                    "{function}: {file} no longer has [plugins.{}]; the slot keeps its plugin",
+                    slot.slot_name
+                ))
+            })?;
+            if table.kind != H::Plugin::KIND {
+                return Err(Failure::new(format!(
+                    "{function}: {file}: [plugins.{}] is now a {} slot; the slot keeps its plugin",
+                    slot.slot_name, table.kind
+                )));
+            }
+            let changed = p
+                .reload(&table.source, table.probation_calls)
+                .map_err(|e| Failure::new(format!("{file}: [plugins.{}]: {e}", slot.slot_name)))?;
+            // (`replaced` is NULL or writable, as the caller promised.)
+            if let Some(out) = replaced.as_mut() {
+                *out = changed;
+            }
+            Ok(())
         })
     }
 }

@@ -733,6 +733,29 @@ pub unsafe extern "C" fn swasm_select_init(
     }
 }
 
+/// Reloads the slot's component from the host configuration file, read
+/// again: when the slot's table names another component (or its `.wasm`
+/// holds other bytes), the new one serves from the next call, the replaced
+/// one running beside it for `probation_calls` calls (100 by default) and
+/// taking back over, answering the call, if the new one faults. A reload
+/// that cannot be made (the file unreadable or wrong, the component of
+/// another kind or contract, or unable to start from the serving one's
+/// state) fails and the serving component goes on. `*replaced` (when not
+/// NULL) is set to whether the component changed.
+///
+/// # Safety
+/// `plugin` is NULL or an open handle; `replaced` NULL or valid for
+/// writing; `error` NULL or initialised.
+#[no_mangle]
+pub unsafe extern "C" fn swasm_select_reload(
+    plugin: *const swasm_select_plugin,
+    replaced: *mut bool,
+    error: *mut swasm_error,
+) -> i32 {
+    // SAFETY: as the caller promised.
+    unsafe { kind::reload(plugin, replaced, error, "swasm_select_reload") }
+}
+
 /// The plugin's `fini`.
 ///
 /// # Safety

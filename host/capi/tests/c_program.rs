@@ -349,6 +349,20 @@ fn c_program_agrees_with_the_rust_api() {
         out.one("refused.plugin_message")
     );
 
+    // swasm_task_reload: the host configuration read again; the same
+    // component changes nothing, another replaces it, bytes that are no
+    // component are refused and the serving one goes on.
+    assert_eq!(out.one("reload.unchanged"), "0");
+    assert_eq!(out.one("reload.replaced"), "1");
+    assert_eq!(out.one("reload.identity"), "task/none");
+    assert!(
+        out.one("error.reload_junk")
+            .contains("[plugins.task]: reload refused"),
+        "{}",
+        out.one("error.reload_junk")
+    );
+    assert_eq!(out.one("reload.after_junk"), "task/none");
+
     errors_name_file_and_fault(&out, dir.path());
     logs_reach_the_callback_at_the_hosts_level(&out);
 }

@@ -37,6 +37,8 @@
 //! failure = "fallback"                    # restart (the default), fail or fallback
 //! fallback = "select/linear"              # a bundled plugin of the same kind
 //! max_restarts = 3                        # faults of the fallback before the slot is disabled
+//! probation_calls = 100                   # after a reload, calls the replaced component
+//!                                         # runs beside the new one (the C ABI's reload)
 //! [plugins.select.limits]
 //! fuel_per_call = 5_000_000_000
 //! # State files written by these components (earlier builds of this .wasm,
@@ -163,7 +165,13 @@ pub struct PluginConfig {
     pub record: Option<RecordOptions>,
     /// Its shadows (`[[plugins.<slot>.shadow]]`).
     pub shadows: Vec<ShadowConfig>,
+    /// Calls a reloaded component serves on probation, the replaced one
+    /// running beside it (`probation_calls`, 100 by default).
+    pub probation_calls: u32,
 }
+
+/// Calls of probation after a reload when `probation_calls` is not given.
+pub const DEFAULT_PROBATION_CALLS: u32 = 100;
 
 /// One `[[plugins.<slot>.shadow]]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -367,6 +375,7 @@ struct RawPlugin {
     accept_state_from: Vec<Spanned<String>>,
     record: Option<Spanned<RawRecord>>,
     queue: Option<Spanned<NonZeroUsize>>,
+    probation_calls: Option<Spanned<u32>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -677,6 +686,16 @@ impl Parser<'_> {
             }
             None => None,
         };
+        let probation_calls = match raw.probation_calls.take() {
+            Some(calls) if shadow => {
+                return Err(self.invalid(
+                    calls.span(),
+                    format!("[plugins.{slot}]: a shadow is not reloaded; `probation_calls` belongs to its slot"),
+                ))
+            }
+            Some(calls) => calls.into_inner(),
+            None => DEFAULT_PROBATION_CALLS,
+        };
         let queue = match raw.queue.take() {
             Some(queue) if !shadow => {
                 return Err(self.invalid(
@@ -712,6 +731,7 @@ impl Parser<'_> {
             },
             record,
             shadows,
+            probation_calls,
         };
         Ok((config, queue))
     }
@@ -1258,7 +1278,7 @@ mod tests {
     #[test]
     fn recordings_and_shadows() {
         let config = parse(
-            "[plugins.select]\nbundled = \"select/cons_tres\"\n\
+            "[plugins.select]\nbundled = \"select/cons_tres\"\nprobation_calls = 7\n\
              [plugins.select.record]\npath = \"calls/select.swrec\"\npart_mb = 2\n\
              [[plugins.select.shadow]]\nwasm = \"mine.wasm\"\nqueue = 10\nfailure = \"fail\"\n\
              [[plugins.select.shadow]]\nbundled = \"select/linear\"\n",
@@ -1271,6 +1291,11 @@ mod tests {
                 part_bytes: 2 << 20,
                 max_parts: 16,
             })
+        );
+        assert_eq!(select.probation_calls, 7);
+        assert_eq!(
+            parse("[plugins.task]\nbundled = \"task/none\"\n").plugins["task"].probation_calls,
+            DEFAULT_PROBATION_CALLS
         );
         assert_eq!(select.shadows.len(), 2);
         assert_eq!(
@@ -1290,6 +1315,11 @@ mod tests {
             message.contains("a shadow may not be granted `cpuset`"),
             "{message}"
         );
+        let (_, _, message) = invalid(
+            "[plugins.select]\nbundled = \"select/linear\"\n\
+             [[plugins.select.shadow]]\nbundled = \"select/linear\"\nprobation_calls = 3\n",
+        );
+        assert!(message.contains("a shadow is not reloaded"), "{message}");
         let (_, _, message) = invalid("[plugins.select]\nbundled = \"select/linear\"\nqueue = 3\n");
         assert!(
             message.contains("`queue` belongs to a [[plugins.select.shadow]]"),

@@ -831,16 +831,19 @@ impl<K: Kind> PluginCore<K> {
         &self,
         source: &PluginSource,
         probation_calls: u32,
-    ) -> Result<(), ReloadError> {
+    ) -> Result<bool, ReloadError> {
         let loaded = Arc::new(load_checked::<K>(&self.host, source, &self.settings)?);
         let mut slot = self.lock();
+        if loaded.component_id.digest == slot.loaded.component_id.digest {
+            return Ok(false);
+        }
         let old = slot.loaded.plugin_type.clone();
         let new = loaded.plugin_type.clone();
         if slot.config.is_none() {
             slot.loaded = loaded;
             slot.live = None;
             tracing::info!(plugin = %new, "reloaded (before init): {old} replaced");
-            return Ok(());
+            return Ok(true);
         }
         if slot.probation.is_some() {
             return Err(ReloadError::OnProbation {
@@ -898,7 +901,7 @@ impl<K: Kind> PluginCore<K> {
         slot.fell_back = false;
         slot.disabled = None;
         tracing::warn!(plugin = %new, "reloaded: {new} replaces {old} ({probation_calls} calls of probation)");
-        Ok(())
+        Ok(true)
     }
 
     /// Where a reload stands: the version on probation's replaced type and

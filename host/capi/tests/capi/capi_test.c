@@ -590,6 +590,65 @@ static void task_affinity(void)
 	swasm_error_clear(&err);
 }
 
+/* ---- reload: the slot's component replaced from the host configuration ---- */
+
+static void write_file(const char *name, const char *text)
+{
+	char *path = path_of(name);
+	FILE *f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+		die("writing a host configuration", NULL);
+}
+
+static void print_identity(const char *key, swasm_task_plugin *t)
+{
+	swasm_error err = SWASM_ERROR_INIT;
+	swasm_plugin_identity id = { 0 };
+	check(swasm_task_identity(t, &id, &err), "identity", &err);
+	printf("%s %s\n", key, id.plugin_type);
+	swasm_plugin_identity_free(&id);
+}
+
+static void task_reload(void)
+{
+	swasm_error err = SWASM_ERROR_INIT;
+	const char *head = "cache_dir = \"cache\"\n[plugins.task]\n";
+	char text[256];
+	snprintf(text, sizeof text, "%sbundled = \"task/affinity\"\ngrants = [\"topology\"]\n", head);
+	write_file("reload.toml", text);
+	swasm_host *h = swasm_host_open(path_of("reload.toml"), 0, SWASM_LOG_INFO, log_cb, "R",
+					&err);
+	if (!h)
+		die("reload.toml", &err);
+	swasm_task_plugin *t = swasm_task_open(h, NULL, &err);
+	if (!t)
+		die("open the reload slot", &err);
+	swasm_host_close(h);
+	swasm_task_config config = { .cluster = cluster(NULL, 0), .node_name = "n1" };
+	check(swasm_task_init(t, &config, &err), "reload init", &err);
+
+	bool replaced = true;
+	check(swasm_task_reload(t, &replaced, &err), "reload, unchanged", &err);
+	printf("reload.unchanged %d\n", replaced);
+
+	snprintf(text, sizeof text, "%sbundled = \"task/none\"\n", head);
+	write_file("reload.toml", text);
+	check(swasm_task_reload(t, &replaced, &err), "reload to task/none", &err);
+	printf("reload.replaced %d\n", replaced);
+	print_identity("reload.identity", t);
+
+	/* Bytes that are no component: refused, task/none goes on. */
+	snprintf(text, sizeof text, "%swasm = \"junk.wasm\"\n", head);
+	write_file("reload.toml", text);
+	if (swasm_task_reload(t, &replaced, &err) == SWASM_SUCCESS)
+		die("reload to junk.wasm", NULL);
+	print_error("reload_junk", &err);
+	print_identity("reload.after_junk", t);
+	check(swasm_task_fini(t, &err), "reload fini", &err);
+	swasm_task_close(t);
+	swasm_error_clear(&err);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -604,6 +663,7 @@ int main(int argc, char **argv)
 	priority_basic();
 	priority_multifactor();
 	task_affinity();
+	task_reload();
 	print_logs();
 	printf("done\n");
 	return 0;

@@ -152,7 +152,9 @@ macro_rules! plugin_kind {
             /// replaced version answers that call (no decision is lost) and
             /// serves again from then on, and the rollback is logged
             /// ([`reload_status`](Self::reload_status) counts it). After a
-            /// refused reload the serving version goes on as before.
+            /// refused reload the serving version goes on as before. Returns
+            /// false, changing nothing, when `source` holds the component
+            /// serving now (the same bytes).
             ///
             /// # Errors
             ///
@@ -164,7 +166,7 @@ macro_rules! plugin_kind {
                 &self,
                 source: &crate::plugin::PluginSource,
                 probation_calls: u32,
-            ) -> Result<(), crate::ReloadError> {
+            ) -> Result<bool, crate::ReloadError> {
                 self.core.reload(source, probation_calls)
             }
 
