@@ -36,9 +36,10 @@ use live_slurm::{
     ClusterLock, REPO,
 };
 
-/// The host configurations: the bundled multifactor as a `.wasm` file, and
-/// the hostile component with failure = "fallback".
-fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
+/// The host configurations: the bundled multifactor as a `.wasm` file, the
+/// hostile component with failure = "fallback", and multifactor again for
+/// the reload case (which shim.sh rewrites to name the hostile component).
+fn write_configs(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let multifactor =
         slurm_wasm_bundled::find("priority/multifactor").expect("multifactor is bundled");
     std::fs::write(work.join("priority_multifactor.wasm"), multifactor.bytes).unwrap();
@@ -61,7 +62,14 @@ fn write_configs(work: &Path) -> (PathBuf, PathBuf) {
          [plugins.priority.limits]\ndeadline_ms = 1000\n",
     )
     .unwrap();
-    (wasm, fault)
+    let reload = work.join("reload.toml");
+    std::fs::write(
+        &reload,
+        "cache_dir = \"cache\"\n[plugins.priority]\nwasm = \"priority_multifactor.wasm\"\n\
+         probation_calls = 1000\n[plugins.priority.limits]\ndeadline_ms = 1000\n",
+    )
+    .unwrap();
+    (wasm, fault, reload)
 }
 
 /// Host configurations slurmctld must refuse, with what its log line must
@@ -125,7 +133,7 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
     let work = work.path();
     let plugin_dir = work.join("plugins");
     build_and_install(work, &plugin_dir, &["priority_wasm"]);
-    let (wasm_config, fault_config) = write_configs(work);
+    let (wasm_config, fault_config, reload_config) = write_configs(work);
     let bad = write_bad_configs(work);
     let bad_list: Vec<String> = bad.iter().map(|(p, _)| p.display().to_string()).collect();
     let out = work.join("out");
@@ -136,6 +144,7 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
             .env("PLUGINDIR", &plugin_dir)
             .env("WASM_CONFIG", &wasm_config)
             .env("FAULT_CONFIG", &fault_config)
+            .env("RELOAD_CONFIG", &reload_config)
             .env("BAD_CONFIGS", bad_list.join(" "))
             .env("OUT", &out),
         "tests/anchor/priority/shim.sh",
@@ -252,6 +261,27 @@ fn priority_wasm_matches_stock_multifactor_live_and_survives_faults() {
         started.contains("sprio_rc=0"),
         "sprio failed after the faults:\n{started}"
     );
+
+    // Reload with rollback (issue 32, swasm_priority_reload on `scontrol
+    // reconfigure`): the hostile component took over at the shim's next
+    // pass, trapped in `set` for the job named `trap` during its probation,
+    // and multifactor, run beside it, answered that call and serves again:
+    // the job has its priority and sprio answers.
+    let reload = read(&out.join("reload/trap.txt"));
+    for words in [
+        "reloaded the component the host configuration names",
+        "reload rolled back",
+        "is UP",
+        "sprio_rc=0",
+    ] {
+        assert!(reload.contains(words), "reload: no `{words}`:\n{reload}");
+    }
+    let priority: u64 = reload
+        .lines()
+        .find_map(|l| l.strip_prefix("priority="))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("reload: no priority of the trap job:\n{reload}"));
+    assert!(priority > 0, "reload: the trap job is held:\n{reload}");
 
     // Bad input: one line naming the file and what is wrong, then Slurm's
     // fatal error; slurmctld does not start.

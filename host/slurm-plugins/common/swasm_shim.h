@@ -41,6 +41,7 @@
 	X(swasm_priority_fini) \
 	X(swasm_priority_set) \
 	X(swasm_priority_reconfig) \
+	X(swasm_priority_reload) \
 	X(swasm_priority_set_assoc_usage) \
 	X(swasm_priority_get_priority_factors_list) \
 	X(swasm_priority_factors_list_free) \
@@ -113,6 +114,7 @@
 	X(swasm_select_job_expand) \
 	X(swasm_job_resources_free) \
 	X(swasm_select_reconfigure) \
+	X(swasm_select_reload) \
 	X(swasm_select_get_info_from_plugin) \
 	X(swasm_plugin_info_value_free) \
 	X(swasm_select_resv_test) \

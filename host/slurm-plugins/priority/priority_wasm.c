@@ -153,6 +153,23 @@ static void _reconfigure(bool assoc_clear, const swasm_job *running,
 	arena_free(&arena);
 }
 
+/* scontrol reconfigure: the component the host configuration names now,
+ * put in place if it changed, the replaced one running beside it for the
+ * slot's probation_calls and taking back over if it faults
+ * (swasm_priority_reload). A reload that cannot be made is logged and the
+ * serving component goes on. */
+static void _reload(void)
+{
+	swasm_error err = SWASM_ERROR_INIT;
+	bool replaced = false;
+
+	if (api->swasm_priority_reload(plugin, &replaced, &err))
+		_failed("reload", &err);
+	else if (replaced)
+		info("%s: reloaded the component the host configuration names",
+		     SHIM);
+}
+
 /* Translates `job_ptr`, giving the configuration again first when the
  * job's partitions are not in the table the component has. */
 static bool _job(arena_t *arena, job_record_t *job_ptr, time_t floor,
@@ -449,6 +466,8 @@ static void _pass(time_t now)
 	lock_slurmctld(job_write_lock);
 	locked_at = _now_ns();
 	site_factor_g_update();
+	if (reconfig_pending)
+		_reload();
 	if (reconfig_pending || records_partitions_changed()) {
 		bool assoc_clear = reconfig_assoc_clear;
 		reconfig_pending = reconfig_assoc_clear = false;

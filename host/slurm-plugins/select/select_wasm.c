@@ -953,9 +953,18 @@ EXPORT extern int select_p_reconfigure(void)
 	arena_t arena = { 0 };
 	swasm_job *running;
 	size_t n_running;
+	bool replaced = false;
 
 	if ((rc != SLURM_SUCCESS) || !plugin || !plugin_ready)
 		return rc;
+	/* The component the host configuration names now, put in place if it
+	 * changed (the replaced one on probation beside it); a reload that
+	 * cannot be made is logged and the serving component goes on. */
+	if (api->swasm_select_reload(plugin, &replaced, &err))
+		_failed("reload", NULL, &err);
+	else if (replaced)
+		info("%s: reloaded the component the host configuration names",
+		     SHIM);
 	records_config(&arena, &config);
 	running = _running_jobs(&arena, &n_running);
 	if (api->swasm_select_reconfigure(plugin, &config, running, n_running,

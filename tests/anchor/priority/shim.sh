@@ -7,6 +7,7 @@
 # Usage (as root, on the machine of ../shared/slurm-anchor; about 7 minutes):
 #     PLUGINDIR=<dir with priority_wasm.so and lib/libslurm_wasm.so> \
 #     WASM_CONFIG=<host TOML for the comparison> FAULT_CONFIG=<host TOML of a hostile component> \
+#     RELOAD_CONFIG=<host TOML naming priority_multifactor.wasm, rewritten by the reload case> \
 #     [BAD_CONFIGS="<host TOML> ..."] OUT=<output dir> bash tests/anchor/priority/shim.sh
 #
 # How the two runs see the same thing (sprio and sshare are compared at their printed precision):
@@ -24,6 +25,12 @@
 #   4. each run records after its first and its second pass (stream.sh's `sample`).
 # Then the fault cases, under FAULT_CONFIG (failure = "fallback"): jobs named `loop`, `trap` and
 # `grow` are submitted to slurmctld runs on the same state; what happened is in OUT/fault/.
+#
+# Then a reload: slurmctld under RELOAD_CONFIG (multifactor), the file rewritten to name the
+# hostile component, `scontrol reconfigure`; at its next pass the shim reloads (swasm_priority_reload)
+# and the hostile component serves on probation; a job named `trap` makes it trap in `set`, and
+# multifactor, run beside it, answers that call and serves again. What happened is in
+# OUT/reload/trap.txt.
 #
 # Then bad input: slurmctld started on a missing library, a missing host configuration and each
 # host configuration of BAD_CONFIGS (space-separated paths) must refuse to start.
@@ -43,6 +50,7 @@ CTLD_LOG=$A/log/slurmctld.log
 : "${PLUGINDIR:?PLUGINDIR: the directory with priority_wasm.so and lib/libslurm_wasm.so}"
 : "${WASM_CONFIG:?WASM_CONFIG: the host configuration of the comparison run}"
 : "${FAULT_CONFIG:?FAULT_CONFIG: the host configuration of the fault cases}"
+: "${RELOAD_CONFIG:?RELOAD_CONFIG: the host configuration the reload case rewrites}"
 : "${OUT:?OUT: the output directory}"
 T0=$(date +%s)
 
@@ -106,6 +114,7 @@ start_ctld() {
     stock) set_priority_type priority/multifactor; env -u SLURM_WASM_CONFIG /usr/sbin/slurmctld ;;
     wasm) set_priority_type priority/wasm; SLURM_WASM_CONFIG=$WASM_CONFIG /usr/sbin/slurmctld ;;
     fault) set_priority_type priority/wasm; SLURM_WASM_CONFIG=$FAULT_CONFIG /usr/sbin/slurmctld ;;
+    reload) set_priority_type priority/wasm; SLURM_WASM_CONFIG=$RELOAD_CONFIG /usr/sbin/slurmctld ;;
   esac
   wait_until 60 "slurmctld to answer" ctld_up
 }
@@ -211,6 +220,30 @@ wait_until 60 "a job to start after the blockers" started
   echo "sprio_rc=$(sprio >/dev/null 2>&1; echo $?)"
   sacct -n -X -j "$id" -o JobID,JobName,State
 } > "$OUT/fault/started.txt"
+stop_ctld
+
+# ------------------------------------------------------------------ 3b. reload with rollback
+mkdir -p "$OUT/reload"
+say "reload: a trapping component on probation; multifactor takes back over"
+restore_state
+lines=$(wc -l < "$CTLD_LOG")
+start_ctld reload
+sed -i 's/priority_multifactor\.wasm/priority_hostile.wasm/' "$RELOAD_CONFIG"
+scontrol reconfigure
+reloaded() { tail -n +"$((lines + 1))" "$CTLD_LOG" | grep -q 'reloaded the component'; }
+wait_until 90 "the shim to reload at its next pass" reloaded
+id=$(submit root teamA trap -p big -n 1 -t 5 --begin=now+3600 --wrap 'sleep 1')
+sleep 2
+{
+  echo "job=$id"
+  echo "priority=$(squeue -h -j "$id" -o %Q 2>&1)"
+  echo "ping=$(scontrol ping 2>&1 | tr '\n' ' ')"
+  echo "sprio_rc=$(sprio >/dev/null 2>&1; echo $?)"
+  echo "log:"
+  tail -n +"$((lines + 1))" "$CTLD_LOG" | grep -e 'priority/wasm' -e 'priority/hostile' -e 'reload' || true
+} > "$OUT/reload/trap.txt"
+scancel "$id" 2>/dev/null || true
+sleep 1
 stop_ctld
 
 # ------------------------------------------------------------------ 4. bad input
