@@ -15,6 +15,7 @@ use slurm_wasm_sdk::Bitmap;
 use std::collections::BTreeMap;
 
 use crate::node_usage::{is_shared, NodeRec, NodeUse};
+use crate::params::Unit;
 use crate::rows::PartRows;
 use crate::{ConsTres, JobRec, NodeAlloc, Usage};
 
@@ -83,17 +84,26 @@ impl ConsTres {
         }
     }
 
-    /// The job's CPU count (`total_cpus`): the CPUs it holds on each node,
-    /// or for a whole-node job every usable CPU of its nodes
-    /// (`cpus_efctv`, cons_common/job_test.c `_job_test`), whatever its
-    /// per-node counts say (they stay what `--threads-per-core` leaves it
-    /// of each core, and memory per CPU counts those).
+    /// The job's CPU count (`total_cpus`, cons_common/job_test.c
+    /// `_job_test`, set before it returns for every mode, so also what a
+    /// will-run answer reports): for a whole-node job every usable CPU of
+    /// its nodes (`cpus_efctv`), whatever its per-node counts say (they
+    /// stay what `--threads-per-core` leaves it of each core, and memory
+    /// per CPU counts those); under `CR_Socket` every CPU of each socket
+    /// its cores touch; otherwise the CPUs it holds on each node.
     fn total_cpus(&self, rec: &JobRec) -> u32 {
         rec.nodes
             .iter()
             .map(|n| {
+                let r = &self.recs[n.node];
                 if rec.whole_node {
-                    n.cores.count() as u32 * self.recs[n.node].tpc as u32
+                    n.cores.count() as u32 * r.tpc as u32
+                } else if self.params.unit == Unit::Socket {
+                    let per_socket = r.cores_per_socket as usize;
+                    let touched = (0..r.sockets as usize)
+                        .filter(|s| (s * per_socket..(s + 1) * per_socket).any(|c| n.cores.get(c)))
+                        .count() as u32;
+                    touched * r.cores_per_socket as u32 * r.tpc as u32
                 } else {
                     n.cpus
                 }
