@@ -422,6 +422,37 @@ fn a_reload_to_a_trapping_build_rolls_back_within_one_call() {
     .is_err());
 }
 
+/// A reload to a build that answers what the host refuses (select/hostile's
+/// `ncpus-max`: `job-test` claims u32::MAX CPUs, refused by the host's
+/// check of `ncpus` against the chosen nodes) rolls back as a trapping one
+/// does: the check runs inside the call, so the replaced cons_tres answers
+/// that call and the caller never sees the refusal.
+#[test]
+fn a_reload_to_a_build_with_refused_answers_rolls_back_within_one_call() {
+    let (_host, plugin, _job_1) = serving_job_1();
+    assert!(plugin.reload(&hostile(), 5).expect("the reload starts"));
+    let mut bent = whole_node(2);
+    bent.name = "ncpus-max".into();
+    let answer = test_now(&plugin, &bent).expect("cons_tres answers the refused call");
+    assert_eq!(first_node(&answer), 1);
+    assert!(answer.resources.ncpus < u32::MAX, "{answer:?}");
+    let status = plugin.reload_status();
+    assert_eq!(
+        (status.serving.as_str(), status.probation, status.rollbacks),
+        ("select/cons_tres", None, 1)
+    );
+
+    // Outside a probation the refusal reaches the caller, and the plugin
+    // serves on.
+    assert!(plugin.reload(&hostile(), 0).expect("the reload starts"));
+    let e = test_now(&plugin, &bent).unwrap_err();
+    assert!(
+        matches!(e, slurm_wasm_host::CallError::Invalid { .. }),
+        "{e}"
+    );
+    assert_eq!(first_node(&test_now(&plugin, &whole_node(3)).unwrap()), 1);
+}
+
 /// A reload that passes its probation serves from then on with the world
 /// it was given (the running job, then its end); a reload to a plugin of
 /// another kind, or to bytes that are no component, is refused and the

@@ -26,6 +26,7 @@ use crate::recording::{
 use crate::state::{ComponentDigest, ComponentId};
 use crate::store::{HostState, StepScope};
 use crate::tap::{Shadow, ShadowOptions, ShadowReport, Tap, TapError};
+use crate::validate::Checker;
 use crate::wasi_poll::BlockedPastDeadline;
 
 /// The contract version this host speaks.
@@ -537,18 +538,39 @@ impl<K: Kind> PluginCore<K> {
         A: Serialize + ?Sized,
         R: Serialize,
     {
-        self.call_journaled(function, args, step, f, |_, _| {})
+        self.call_checked(function, args, step, f, no_check)
     }
 
-    /// [`PluginCore::call`], and `record` of its answer into the journal a
-    /// restart replays, under the same lock, so that concurrent calls are
-    /// journaled in the order they ran. `record` runs only on success.
+    /// [`PluginCore::call`], with `check` run on the answer under the same
+    /// lock: an answer it refuses ([`CallError::Invalid`]) is what the
+    /// caller and the taps get, and, during a reload's probation, rolls the
+    /// reload back like a fault ([`PluginCore::reload`]).
+    pub(crate) fn call_checked<A, R>(
+        &self,
+        function: &'static str,
+        args: &A,
+        step: Option<StepScope>,
+        f: impl Fn(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        check: impl Fn(&Checker<'_>, &K::Journal, &R) -> Result<(), CallError>,
+    ) -> Result<(R, CallStats), CallError>
+    where
+        A: Serialize + ?Sized,
+        R: Serialize,
+    {
+        self.call_journaled(function, args, step, f, check, |_, _| {})
+    }
+
+    /// [`PluginCore::call_checked`], and `record` of its answer into the
+    /// journal a restart replays, under the same lock, so that concurrent
+    /// calls are journaled in the order they ran. `record` runs only on an
+    /// answer `check` accepted.
     pub(crate) fn call_journaled<A, R>(
         &self,
         function: &'static str,
         args: &A,
         step: Option<StepScope>,
         f: impl Fn(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        check: impl Fn(&Checker<'_>, &K::Journal, &R) -> Result<(), CallError>,
         record: impl FnOnce(&mut K::Journal, &R),
     ) -> Result<(R, CallStats), CallError>
     where
@@ -558,11 +580,11 @@ impl<K: Kind> PluginCore<K> {
         self.host.ensure_ticker();
         let mut slot = self.lock();
         if !slot.tap.active() {
-            return self.call_locked(&mut slot, function, step, true, f, record);
+            return self.call_locked(&mut slot, function, step, true, f, check, record);
         }
         let clock = self.services().clock.now();
         let started = Instant::now();
-        let result = self.call_locked(&mut slot, function, step, true, f, record);
+        let result = self.call_locked(&mut slot, function, step, true, f, check, record);
         let micros = started.elapsed().as_micros() as u64;
         let tap = &mut slot.tap;
         let seq = tap.next_seq;
@@ -590,10 +612,11 @@ impl<K: Kind> PluginCore<K> {
         &self,
         function: &'static str,
         f: impl Fn(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        check: impl Fn(&Checker<'_>, &K::Journal, &R) -> Result<(), CallError>,
     ) -> Result<(R, CallStats), CallError> {
         self.host.ensure_ticker();
         let mut slot = self.lock();
-        self.call_locked(&mut slot, function, None, false, f, |_, _| {})
+        self.call_locked(&mut slot, function, None, false, f, check, |_, _| {})
     }
 
     /// Why the plugin takes no more calls, once its failure policy
@@ -674,7 +697,9 @@ impl<K: Kind> PluginCore<K> {
     /// on the live instance (started first if there is none), and with
     /// `mirror` during a reload's probation on the replaced version too
     /// ([`PluginCore::reload`]; calls on plugin-side records are not
-    /// mirrored: the records belong to one instance).
+    /// mirrored: the records belong to one instance). An answer is checked
+    /// by the type of the version that gave it.
+    #[allow(clippy::too_many_arguments)]
     fn call_locked<R>(
         &self,
         slot: &mut MutexGuard<'_, Slotted<K>>,
@@ -682,6 +707,7 @@ impl<K: Kind> PluginCore<K> {
         step: Option<StepScope>,
         mirror: bool,
         f: impl Fn(&K::Bindings, &mut Store<HostState>) -> wasmtime::Result<Result<R, PluginError>>,
+        check: impl Fn(&Checker<'_>, &K::Journal, &R) -> Result<(), CallError>,
         record: impl FnOnce(&mut K::Journal, &R),
     ) -> Result<(R, CallStats), CallError> {
         let plugin = slot.loaded.plugin_type.clone();
@@ -707,18 +733,32 @@ impl<K: Kind> PluginCore<K> {
                 }
             }
         }
+        let checked = |outcome: Result<(R, CallStats), Run>, plugin: &str, journal: &K::Journal| {
+            let (value, stats) = outcome?;
+            let checker = Checker { plugin, function };
+            match check(&checker, journal, &value) {
+                Ok(()) => Ok((value, stats)),
+                Err(error) => Err(Run::Refused(error)),
+            }
+        };
         let live = slot.live.as_mut().expect("instance started above");
-        let mut outcome = self.run_on(live, &plugin, function, step.clone(), &f);
+        let outcome = self.run_on(live, &plugin, function, step.clone(), &f);
+        let mut outcome = checked(outcome, &plugin, &slot.journal);
         let probation = if mirror { slot.probation.take() } else { None };
         if let Some(mut probation) = probation {
             let previous = probation.loaded.plugin_type.clone();
             let theirs = self.run_on(&mut probation.live, &previous, function, step, &f);
+            let theirs = checked(theirs, &previous, &slot.journal);
             match (&outcome, theirs) {
-                (Err(Run::Fault(error)), theirs) => {
+                (Err(Run::Fault(error) | Run::Refused(error)), theirs) => {
+                    let what = match outcome {
+                        Err(Run::Fault(_)) => "faulted",
+                        _ => "gave an answer the host refused",
+                    };
                     tracing::warn!(
                         plugin = %plugin,
                         function,
-                        "reload rolled back: {plugin} faulted in its probation ({error}); {previous} serves again, and answered this call"
+                        "reload rolled back: {plugin} {what} in its probation ({error}); {previous} serves again, and answered this call"
                     );
                     slot.loaded = probation.loaded;
                     slot.live = Some(probation.live);
@@ -745,7 +785,7 @@ impl<K: Kind> PluginCore<K> {
                 record(&mut slot.journal, &value);
                 Ok((value, stats))
             }
-            Err(Run::Failed(error)) => Err(error),
+            Err(Run::Failed(error) | Run::Refused(error)) => Err(error),
             Err(Run::Fault(error)) => {
                 tracing::warn!(plugin = %slot.loaded.plugin_type, function, "{error}");
                 self.after_fault(slot, &error);
@@ -1025,6 +1065,14 @@ enum Run {
     Failed(CallError),
     /// It faulted: the instance cannot be entered again.
     Fault(CallError),
+    /// Its answer broke the contract ([`CallError::Invalid`]): refused,
+    /// the instance stays usable.
+    Refused(CallError),
+}
+
+/// The check of a call whose answer the contract does not constrain.
+pub(crate) fn no_check<J, R>(_: &Checker<'_>, _: &J, _: &R) -> Result<(), CallError> {
+    Ok(())
 }
 
 /// A reload was refused; the plugin loaded before keeps serving.

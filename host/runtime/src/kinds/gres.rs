@@ -15,7 +15,7 @@ use crate::bindings::gres::{GresPlugin as World, GresPluginPre as WorldPre};
 use crate::bindings::types::{Bitmap, GresAllocation, Job, Step};
 use crate::engine::Host;
 use crate::error::{CallError, LoadError};
-use crate::plugin::{PluginCore, PluginSettings, PluginSource};
+use crate::plugin::{no_check, PluginCore, PluginSettings, PluginSource};
 use crate::store::StepScope;
 use crate::validate::{Checker, ConfiguredFiles, EnvSource};
 
@@ -183,12 +183,8 @@ impl GresPlugin {
             .collect()
     }
 
-    fn check_env(&self, function: &'static str, changes: &[EnvChange]) -> Result<(), CallError> {
-        let plugin = self.core.plugin_type();
-        let c = Checker {
-            plugin: &plugin,
-            function,
-        };
+    /// The contract's rules on a gres plugin's environment edits.
+    fn check_env<J>(c: &Checker<'_>, _: &J, changes: &Vec<EnvChange>) -> Result<(), CallError> {
         c.items("environment", changes.len())?;
         for change in changes {
             match change {
@@ -217,15 +213,11 @@ impl GresPlugin {
                     b.slurm_plugin_gres()
                         .call_node_config_load(s, records, node)
                 },
+                |c, _, result| c.node_config(result, records, node),
                 |j: &mut GresJournal, _| j.node_config = Some((records.to_vec(), node.clone())),
             )
             .map(|(r, _)| r)?;
         let plugin = self.core.plugin_type();
-        let c = Checker {
-            plugin: &plugin,
-            function: "node-config-load",
-        };
-        c.node_config(&result, records, node)?;
         let own = plugin.strip_prefix("gres/").unwrap_or(&plugin);
         let mut known = self.node();
         known.configured = ConfiguredFiles::of(records);
@@ -256,11 +248,13 @@ impl GresPlugin {
         allocation: Option<&GresAllocation>,
         flags: EnvFlags,
     ) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "job-set-env", &(allocation, flags), |b, s| b
-            .slurm_plugin_gres()
-            .call_job_set_env(s, allocation, flags))?;
-        self.check_env("job-set-env", &env)?;
-        Ok(env)
+        plain!(
+            self,
+            "job-set-env",
+            &(allocation, flags),
+            |b, s| b.slurm_plugin_gres().call_job_set_env(s, allocation, flags),
+            Self::check_env
+        )
     }
 
     /// `gres_p_step_set_env`: the environment edits for a step holding
@@ -281,11 +275,15 @@ impl GresPlugin {
         allocation: Option<&GresAllocation>,
         flags: EnvFlags,
     ) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "step-set-env", &(allocation, flags), |b, s| b
-            .slurm_plugin_gres()
-            .call_step_set_env(s, allocation, flags))?;
-        self.check_env("step-set-env", &env)?;
-        Ok(env)
+        plain!(
+            self,
+            "step-set-env",
+            &(allocation, flags),
+            |b, s| b
+                .slurm_plugin_gres()
+                .call_step_set_env(s, allocation, flags),
+            Self::check_env
+        )
     }
 
     /// `gres_p_task_set_env`: the environment edits for one task, restricted
@@ -306,11 +304,15 @@ impl GresPlugin {
         allocation: Option<&NodeAllocation>,
         flags: EnvFlags,
     ) -> Result<Vec<EnvChange>, CallError> {
-        let env = plain!(self, "task-set-env", &(allocation, flags), |b, s| b
-            .slurm_plugin_gres()
-            .call_task_set_env(s, allocation, flags))?;
-        self.check_env("task-set-env", &env)?;
-        Ok(env)
+        plain!(
+            self,
+            "task-set-env",
+            &(allocation, flags),
+            |b, s| b
+                .slurm_plugin_gres()
+                .call_task_set_env(s, allocation, flags),
+            Self::check_env
+        )
     }
 
     /// `gres_p_send_stepd`: the state slurmd hands to slurmstepd, as bytes
@@ -454,18 +456,25 @@ impl GresPlugin {
         info: EpilogInfo,
         node_index: u32,
     ) -> Result<Vec<EnvChange>, CallError> {
-        let env = opaque!(self, "epilog-info.set-env", |b, s| b
-            .slurm_plugin_gres()
-            .epilog_info()
-            .call_set_env(s, info.0, node_index))?;
-        self.check_env("epilog-info.set-env", &env)?;
-        Ok(env)
+        opaque!(
+            self,
+            "epilog-info.set-env",
+            |b, s| b
+                .slurm_plugin_gres()
+                .epilog_info()
+                .call_set_env(s, info.0, node_index),
+            Self::check_env
+        )
     }
 
     /// Frees an epilog info (`xfree` of `gres_epilog_info_t`).
     pub fn drop_epilog_info(&self, info: EpilogInfo) -> Result<(), CallError> {
         self.core
-            .call_untapped("resource-drop", |_, s| info.0.resource_drop(s).map(Ok))
+            .call_untapped(
+                "resource-drop",
+                |_, s| info.0.resource_drop(s).map(Ok),
+                no_check,
+            )
             .map(|_| ())
     }
 
@@ -483,6 +492,7 @@ impl GresPlugin {
                 &(step,),
                 None,
                 |b, s| b.slurm_plugin_gres().call_step_context(s, step),
+                no_check,
                 |j: &mut GresJournal, _| j.step = Some(step.clone()),
             )
             .map(|(r, _)| r)

@@ -148,7 +148,9 @@ macro_rules! plugin_kind {
             /// now, and the calls since that a restart replays) and serves
             /// the next call. For its first `probation_calls` calls the
             /// replaced version runs beside it on the same calls, its answers
-            /// unused: if the new version faults in one of them, the
+            /// unused: if the new version faults in one of them, or gives an
+            /// answer the host refuses
+            /// ([`CallError::Invalid`](crate::error::CallError::Invalid)), the
             /// replaced version answers that call (no decision is lost) and
             /// serves again from then on, and the rollback is logged
             /// ([`reload_status`](Self::reload_status) counts it). After a
@@ -281,23 +283,38 @@ macro_rules! plugin_kind {
 pub(crate) use plugin_kind;
 
 /// A call that leaves the plugin's world as it was; `$args` (the arguments
-/// as one tuple) are what its taps see.
+/// as one tuple) are what its taps see; `$check` (a
+/// [`crate::plugin::PluginCore::call_checked`] check) the contract's rules
+/// on its answer, when it has some.
 macro_rules! plain {
     ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr) => {
+        plain!(
+            $self,
+            $name,
+            $args,
+            |$b, $s| $call,
+            $crate::plugin::no_check
+        )
+    };
+    ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr, $check:expr) => {
         $self
             .core
-            .call($name, $args, None, |$b, $s| $call)
+            .call_checked($name, $args, None, |$b, $s| $call, $check)
             .map(|(r, _)| r)
     };
 }
 
 /// A call on a plugin-side record (a select plugin's nodeinfo or jobinfo, a
-/// gres plugin's epilog info), which taps do not see ([`crate::replay`]).
+/// gres plugin's epilog info), which taps do not see ([`crate::replay`]);
+/// `$check` as for `plain!`.
 macro_rules! opaque {
     ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr) => {
+        opaque!($self, $name, |$b, $s| $call, $crate::plugin::no_check)
+    };
+    ($self:ident, $name:literal, |$b:ident, $s:ident| $call:expr, $check:expr) => {
         $self
             .core
-            .call_untapped($name, |$b, $s| $call)
+            .call_untapped($name, |$b, $s| $call, $check)
             .map(|(r, _)| r)
     };
 }

@@ -5,8 +5,7 @@ use crate::bindings::priority::{PriorityPlugin as World, PriorityPluginPre as Wo
 use crate::bindings::types::Job;
 use crate::engine::Host;
 use crate::error::{CallError, LoadError};
-use crate::plugin::{PluginCore, PluginSettings, PluginSource};
-use crate::validate::Checker;
+use crate::plugin::{no_check, PluginCore, PluginSettings, PluginSource};
 
 use super::journal::{PriorityJournal, UsageCall};
 
@@ -146,19 +145,6 @@ impl PriorityPlugin {
         })
     }
 
-    /// Runs `check` on an answer of `function`.
-    fn check(
-        &self,
-        function: &'static str,
-        check: impl FnOnce(&Checker<'_>) -> Result<(), CallError>,
-    ) -> Result<(), CallError> {
-        let plugin = self.core.plugin_type();
-        check(&Checker {
-            plugin: &plugin,
-            function,
-        })
-    }
-
     /// `priority_p_set`; a result of 0 (held) is refused: plugins return 1..=u32::MAX.
     pub fn set(&self, last_prio: u32, job: &Job) -> Result<u32, CallError> {
         let (p, _) = self.core.call_journaled(
@@ -166,15 +152,14 @@ impl PriorityPlugin {
             &(last_prio, job),
             None,
             |b, s| b.slurm_plugin_priority().call_set(s, last_prio, job),
+            |c, _, p| match p {
+                0 => Err(c.fail(format!("priority 0 for job {} (0 means held)", job.job_id))),
+                _ => Ok(()),
+            },
             |j, _| {
                 j.jobs.insert(job.job_id, (last_prio, job.clone()));
             },
         )?;
-        if p == 0 {
-            self.check("set", |c| {
-                Err(c.fail(format!("priority 0 for job {} (0 means held)", job.job_id)))
-            })?;
-        }
         Ok(p)
     }
 
@@ -212,12 +197,13 @@ impl PriorityPlugin {
     /// a usage or factor figure is negative or not finite, or `level-fs` is
     /// negative or NaN.
     pub fn set_assoc_usage(&self, assoc_id: u32) -> Result<AssociationUsage, CallError> {
-        let (u, _) = self
-            .core
-            .call("set-assoc-usage", &(assoc_id,), None, |b, s| {
-                b.slurm_plugin_priority().call_set_assoc_usage(s, assoc_id)
-            })?;
-        self.check("set-assoc-usage", |c| c.assoc_usage_of(assoc_id, &u))?;
+        let (u, _) = self.core.call_checked(
+            "set-assoc-usage",
+            &(assoc_id,),
+            None,
+            |b, s| b.slurm_plugin_priority().call_set_assoc_usage(s, assoc_id),
+            |c, _, u| c.assoc_usage_of(assoc_id, u),
+        )?;
         Ok(u)
     }
 
@@ -229,7 +215,7 @@ impl PriorityPlugin {
         request: &FactorsRequest,
         uid: u32,
     ) -> Result<Vec<PriorityFactors>, CallError> {
-        let (rows, _) = self.core.call(
+        let (rows, _) = self.core.call_checked(
             "get-priority-factors-list",
             &(jobs, request, uid),
             None,
@@ -237,8 +223,8 @@ impl PriorityPlugin {
                 b.slurm_plugin_priority()
                     .call_get_priority_factors_list(s, jobs, request, uid)
             },
+            |c, _, rows| c.factor_rows(jobs, rows),
         )?;
-        self.check("get-priority-factors-list", |c| c.factor_rows(jobs, &rows))?;
         Ok(rows)
     }
 
@@ -257,6 +243,7 @@ impl PriorityPlugin {
             &(job,),
             None,
             |b, s| b.slurm_plugin_priority().call_job_end(s, job),
+            no_check,
             |j, _| j.job_end(job),
         )?;
         self.checkpoint();
@@ -279,10 +266,13 @@ impl PriorityPlugin {
     /// `boost`, so the sum cannot overflow) and the new priorities of the
     /// jobs it changed (only jobs of `jobs`, each once, none 0).
     pub fn recover(&self, boost: u32, jobs: &[Job]) -> Result<(u32, Vec<(u32, u32)>), CallError> {
-        let (answer, _) = self.core.call("recover", &(boost, jobs), None, |b, s| {
-            b.slurm_plugin_priority().call_recover(s, boost, jobs)
-        })?;
-        self.check("recover", |c| c.recovered(boost, jobs, &answer))?;
+        let (answer, _) = self.core.call_checked(
+            "recover",
+            &(boost, jobs),
+            None,
+            |b, s| b.slurm_plugin_priority().call_recover(s, boost, jobs),
+            |c, _, answer| c.recovered(boost, jobs, answer),
+        )?;
         Ok(answer)
     }
 
@@ -303,6 +293,7 @@ impl PriorityPlugin {
                     b.slurm_plugin_priority()
                         .call_update_associations(s, updates)
                 },
+                no_check,
                 |j, _| j.associations(updates),
             )
             .map(|_| ())
@@ -322,6 +313,7 @@ impl PriorityPlugin {
                 &(updates,),
                 None,
                 |b, s| b.slurm_plugin_priority().call_update_qos(s, updates),
+                no_check,
                 |j, _| j.qos(updates),
             )
             .map(|_| ())
@@ -344,6 +336,7 @@ impl PriorityPlugin {
                 b.slurm_plugin_priority()
                     .call_calculate(s, running, pending)
             },
+            |c, _, priorities| c.calculated(running, pending, priorities),
             |j, _| {
                 j.usage.push(UsageCall::Calculate {
                     running: running.to_vec(),
@@ -352,17 +345,19 @@ impl PriorityPlugin {
             },
         )?;
         self.checkpoint();
-        self.check("calculate", |c| c.calculated(running, pending, &priorities))?;
         Ok(priorities)
     }
 
     /// Every association's usage, each once, its figures numbers (see
     /// `Checker::association_usage`).
     pub fn association_usages(&self) -> Result<Vec<AssociationUsage>, CallError> {
-        let (usages, _) = self.core.call("association-usages", &(), None, |b, s| {
-            b.slurm_plugin_priority().call_association_usages(s)
-        })?;
-        self.check("association-usages", |c| c.association_usages(&usages))?;
+        let (usages, _) = self.core.call_checked(
+            "association-usages",
+            &(),
+            None,
+            |b, s| b.slurm_plugin_priority().call_association_usages(s),
+            |c, _, usages| c.association_usages(usages),
+        )?;
         Ok(usages)
     }
 

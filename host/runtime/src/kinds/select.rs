@@ -8,8 +8,7 @@ use crate::bindings::select::{SelectPlugin as World, SelectPluginPre as WorldPre
 use crate::bindings::types::{Bitmap, Job, JobResources, Node, Step};
 use crate::engine::Host;
 use crate::error::{CallError, LoadError};
-use crate::plugin::{PluginCore, PluginSettings, PluginSource};
-use crate::validate::Checker;
+use crate::plugin::{no_check, PluginCore, PluginSettings, PluginSource};
 
 use super::journal::{JobCall, SelectJournal};
 use super::{opaque, plain};
@@ -152,11 +151,20 @@ pub struct SelectPlugin {
 /// journal a restart replays.
 macro_rules! journaled {
     ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr, |$j:ident| $record:expr) => {
+        journaled!($self, $name, $args, |$b, $s| $call, no_check, |$j| $record)
+    };
+    ($self:ident, $name:literal, $args:expr, |$b:ident, $s:ident| $call:expr, $check:expr, |$j:ident| $record:expr) => {
         $self
             .core
-            .call_journaled($name, $args, None, |$b, $s| $call, |$j, _| $record)
+            .call_journaled($name, $args, None, |$b, $s| $call, $check, |$j, _| $record)
             .map(|(r, _)| r)
     };
+}
+
+/// The node table the host keeps to check answers (empty before
+/// `node-init`).
+fn nodes(journal: &SelectJournal) -> &[Node] {
+    journal.nodes.as_deref().unwrap_or_default()
 }
 
 impl SelectPlugin {
@@ -182,21 +190,6 @@ impl SelectPlugin {
         Ok(SelectPlugin {
             core: PluginCore::load(host, source, settings)?,
         })
-    }
-
-    /// Runs `check` on an answer of `function`, with the node table.
-    fn check(
-        &self,
-        function: &'static str,
-        check: impl FnOnce(&Checker<'_>, &[Node]) -> Result<(), CallError>,
-    ) -> Result<(), CallError> {
-        let plugin = self.core.plugin_type();
-        let checker = Checker {
-            plugin: &plugin,
-            function,
-        };
-        self.core
-            .journal(|j| check(&checker, j.nodes.as_deref().unwrap_or_default()))
     }
 
     /// `select_p_job_init`: the running and suspended jobs, with their
@@ -233,17 +226,17 @@ impl SelectPlugin {
     /// the preemptees against the candidates offered, and the start time
     /// (see `Checker::job_test_result`).
     pub fn job_test(&self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
-        let result = plain!(self, "job-test", &(request,), |b, s| b
-            .slurm_plugin_select()
-            .call_job_test(s, request))?;
         let nodes_only = matches!(
             request.mode,
             JobTestMode::WillRun | JobTestMode::Reservation
         );
-        self.check("job-test", |c, nodes| {
-            c.job_test_result(request, &result, nodes, nodes_only)
-        })?;
-        Ok(result)
+        plain!(
+            self,
+            "job-test",
+            &(request,),
+            |b, s| b.slurm_plugin_select().call_job_test(s, request),
+            |c, j, result| c.job_test_result(request, result, nodes(j), nodes_only)
+        )
     }
 
     /// `select_p_job_begin`: `job`, with the `resources` `job-test` gave it,
@@ -307,11 +300,9 @@ impl SelectPlugin {
             "job-expand",
             &(from, to),
             |b, s| b.slurm_plugin_select().call_job_expand(s, from, to),
+            |c, j, resources| c.job_expand_result(from, to, resources, nodes(j)),
             |j| j.record(JobCall::Expand(Box::new((from.clone(), to.clone()))))
         )?;
-        self.check("job-expand", |c, nodes| {
-            c.job_expand_result(from, to, &resources, nodes)
-        })?;
         Ok(resources)
     }
 
@@ -416,20 +407,18 @@ impl SelectPlugin {
         node_count: u32,
         available: Option<&Bitmap>,
     ) -> Result<Option<Bitmap>, CallError> {
-        let picked = plain!(
+        plain!(
             self,
             "step-pick-nodes",
             &(job, step, node_count, available),
             |b, s| b
                 .slurm_plugin_select()
-                .call_step_pick_nodes(s, job, step, node_count, available)
-        )?;
-        if let Some(map) = &picked {
-            self.check("step-pick-nodes", |c, _| {
-                c.picked_step_nodes(job, node_count, available, map)
-            })?;
-        }
-        Ok(picked)
+                .call_step_pick_nodes(s, job, step, node_count, available),
+            |c, _, picked: &Option<Bitmap>| match picked {
+                Some(map) => c.picked_step_nodes(job, node_count, available, map),
+                None => Ok(()),
+            }
+        )
     }
 
     /// `select_p_step_finish`: `step` ended; `killing` when its job is being
@@ -507,20 +496,18 @@ impl SelectPlugin {
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors));
     /// [`CallError::Invalid`] when the weights are not one per node.
     pub fn node_ranking(&self, nodes: &[Node]) -> Result<Option<Vec<u32>>, CallError> {
-        let ranks = plain!(self, "node-ranking", &(nodes,), |b, s| b
-            .slurm_plugin_select()
-            .call_node_ranking(s, nodes))?;
-        if let Some(r) = &ranks {
-            if r.len() != nodes.len() {
-                let plugin = self.core.plugin_type();
-                return Err(Checker {
-                    plugin: &plugin,
-                    function: "node-ranking",
+        plain!(
+            self,
+            "node-ranking",
+            &(nodes,),
+            |b, s| b.slurm_plugin_select().call_node_ranking(s, nodes),
+            |c, _, ranks: &Option<Vec<u32>>| match ranks {
+                Some(r) if r.len() != nodes.len() => {
+                    Err(c.fail(format!("{} weights for {} nodes", r.len(), nodes.len())))
                 }
-                .fail(format!("{} weights for {} nodes", r.len(), nodes.len())));
+                _ => Ok(()),
             }
-        }
-        Ok(ranks)
+        )
     }
 
     /// `select_p_select_nodeinfo_set_all`: the plugin refreshes every node's
@@ -570,12 +557,16 @@ impl SelectPlugin {
     /// constructor returns no plugin error).
     pub fn nodeinfo_alloc(&self) -> Result<Opaque, CallError> {
         self.core
-            .call_untapped("select-nodeinfo.constructor", |b, s| {
-                b.slurm_plugin_select()
-                    .select_nodeinfo()
-                    .call_constructor(s)
-                    .map(Ok)
-            })
+            .call_untapped(
+                "select-nodeinfo.constructor",
+                |b, s| {
+                    b.slurm_plugin_select()
+                        .select_nodeinfo()
+                        .call_constructor(s)
+                        .map(Ok)
+                },
+                no_check,
+            )
             .map(|(r, _)| Opaque(r))
     }
 
@@ -626,14 +617,15 @@ impl SelectPlugin {
         field: NodeinfoField,
         state: u32,
     ) -> Result<NodeinfoValue, CallError> {
-        let value = opaque!(self, "select-nodeinfo.get", |b, s| b
-            .slurm_plugin_select()
-            .select_nodeinfo()
-            .call_get(s, info.0, field, state))?;
-        self.check("select-nodeinfo.get", |c, nodes| {
-            c.nodeinfo_value(field, &value, nodes)
-        })?;
-        Ok(value)
+        opaque!(
+            self,
+            "select-nodeinfo.get",
+            |b, s| b
+                .slurm_plugin_select()
+                .select_nodeinfo()
+                .call_get(s, info.0, field, state),
+            |c, j, value| c.nodeinfo_value(field, value, nodes(j))
+        )
     }
 
     /// `select_p_select_jobinfo_alloc`: a new, empty jobinfo. Free it with
@@ -645,12 +637,16 @@ impl SelectPlugin {
     /// constructor returns no plugin error).
     pub fn jobinfo_alloc(&self) -> Result<Opaque, CallError> {
         self.core
-            .call_untapped("select-jobinfo.constructor", |b, s| {
-                b.slurm_plugin_select()
-                    .select_jobinfo()
-                    .call_constructor(s)
-                    .map(Ok)
-            })
+            .call_untapped(
+                "select-jobinfo.constructor",
+                |b, s| {
+                    b.slurm_plugin_select()
+                        .select_jobinfo()
+                        .call_constructor(s)
+                        .map(Ok)
+                },
+                no_check,
+            )
             .map(|(r, _)| Opaque(r))
     }
 
@@ -663,12 +659,16 @@ impl SelectPlugin {
     /// function returns no plugin error).
     pub fn jobinfo_copy(&self, info: Opaque) -> Result<Opaque, CallError> {
         self.core
-            .call_untapped("select-jobinfo.copy", |b, s| {
-                b.slurm_plugin_select()
-                    .select_jobinfo()
-                    .call_copy(s, info.0)
-                    .map(Ok)
-            })
+            .call_untapped(
+                "select-jobinfo.copy",
+                |b, s| {
+                    b.slurm_plugin_select()
+                        .select_jobinfo()
+                        .call_copy(s, info.0)
+                        .map(Ok)
+                },
+                no_check,
+            )
             .map(|(r, _)| Opaque(r))
     }
 
@@ -713,12 +713,15 @@ impl SelectPlugin {
         info: Opaque,
         field: JobinfoField,
     ) -> Result<JobinfoValue, CallError> {
-        let value = opaque!(self, "select-jobinfo.get", |b, s| b
-            .slurm_plugin_select()
-            .select_jobinfo()
-            .call_get(s, info.0, field))?;
-        self.check("select-jobinfo.get", |c, _| c.jobinfo_value(field, &value))?;
-        Ok(value)
+        opaque!(
+            self,
+            "select-jobinfo.get",
+            |b, s| b
+                .slurm_plugin_select()
+                .select_jobinfo()
+                .call_get(s, info.0, field),
+            |c, _, value| c.jobinfo_value(field, value)
+        )
     }
 
     /// `select_p_select_jobinfo_set`: sets `field` of `info` to `value`.
@@ -747,22 +750,26 @@ impl SelectPlugin {
     /// function returns no plugin error); [`CallError::Invalid`] for a text
     /// over 1 MiB.
     pub fn jobinfo_to_string(&self, info: Opaque, mode: SprintMode) -> Result<String, CallError> {
-        let (text, _) = self
-            .core
-            .call_untapped("select-jobinfo.to-string", |b, s| {
-                b.slurm_plugin_select()
-                    .select_jobinfo()
-                    .call_to_string(s, info.0, mode)
-                    .map(Ok)
-            })?;
-        self.check("select-jobinfo.to-string", |c, _| c.text("text", &text))?;
-        Ok(text)
+        opaque!(
+            self,
+            "select-jobinfo.to-string",
+            |b, s| b
+                .slurm_plugin_select()
+                .select_jobinfo()
+                .call_to_string(s, info.0, mode)
+                .map(Ok),
+            |c, _, text: &String| c.text("text", text)
+        )
     }
 
     /// Frees a nodeinfo or jobinfo (`select_p_select_*_free`).
     pub fn drop_resource(&self, info: Opaque) -> Result<(), CallError> {
         self.core
-            .call_untapped("resource-drop", |_, s| info.0.resource_drop(s).map(Ok))
+            .call_untapped(
+                "resource-drop",
+                |_, s| info.0.resource_drop(s).map(Ok),
+                no_check,
+            )
             .map(|_| ())
     }
 
@@ -781,23 +788,27 @@ impl SelectPlugin {
         field: PluginInfoField,
         job: Option<&Job>,
     ) -> Result<PluginInfoValue, CallError> {
-        let value = plain!(self, "get-info-from-plugin", &(field, job), |b, s| b
-            .slurm_plugin_select()
-            .call_get_info_from_plugin(s, field, job))?;
-        self.check("get-info-from-plugin", |c, _| c.plugin_info(field, &value))?;
-        Ok(value)
+        plain!(
+            self,
+            "get-info-from-plugin",
+            &(field, job),
+            |b, s| b
+                .slurm_plugin_select()
+                .call_get_info_from_plugin(s, field, job),
+            |c, _, value| c.plugin_info(field, value)
+        )
     }
 
     /// `select_p_resv_test`; the answer must stay inside what was offered
     /// and asked for (see `Checker::reservation`).
     pub fn resv_test(&self, request: &ReservationRequest) -> Result<ReservationResult, CallError> {
-        let result = plain!(self, "resv-test", &(request,), |b, s| b
-            .slurm_plugin_select()
-            .call_resv_test(s, request))?;
-        self.check("resv-test", |c, nodes| {
-            c.reservation(request, &result, nodes)
-        })?;
-        Ok(result)
+        plain!(
+            self,
+            "resv-test",
+            &(request,),
+            |b, s| b.slurm_plugin_select().call_resv_test(s, request),
+            |c, j, result| c.reservation(request, result, nodes(j))
+        )
     }
 
     /// `select_p_ba_init`: block-allocator setup over `nodes`, checking them
@@ -822,12 +833,12 @@ impl SelectPlugin {
     /// function returns no plugin error); [`CallError::Invalid`] for more than
     /// 5 dimensions (Slurm's `HIGHEST_DIMENSIONS`).
     pub fn ba_get_dims(&self) -> Result<Option<Vec<u32>>, CallError> {
-        let (dims, _) = self.core.call("ba-get-dims", &(), None, |b, s| {
-            b.slurm_plugin_select().call_ba_get_dims(s).map(Ok)
-        })?;
-        if let Some(dims) = &dims {
-            self.check("ba-get-dims", |c, _| c.dims(dims))?;
-        }
-        Ok(dims)
+        plain!(
+            self,
+            "ba-get-dims",
+            &(),
+            |b, s| b.slurm_plugin_select().call_ba_get_dims(s).map(Ok),
+            |c, _, dims: &Option<Vec<u32>>| dims.as_ref().map_or(Ok(()), |d| c.dims(d))
+        )
     }
 }

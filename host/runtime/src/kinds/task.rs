@@ -10,6 +10,8 @@ use crate::plugin::{PluginCore, PluginSettings, PluginSource};
 use crate::store::StepScope;
 use crate::validate::{Checker, EnvSource};
 
+use super::plain;
+
 pub use wit::{BatchRequest, CpuBinding, LaunchRequest, TaskConfig};
 
 super::plugin_kind! {
@@ -119,12 +121,7 @@ impl TaskPlugin {
     /// Contract checks on a returned binding: text sizes, list lengths, and
     /// environment edits a task plugin may make (`SLURM_*` only, values
     /// without NUL: [`EnvSource`]).
-    fn check_binding(&self, function: &'static str, binding: &CpuBinding) -> Result<(), CallError> {
-        let plugin = self.core.plugin_type();
-        let c = Checker {
-            plugin: &plugin,
-            function,
-        };
+    fn check_binding<J>(c: &Checker<'_>, _: &J, binding: &CpuBinding) -> Result<(), CallError> {
         c.text("cpu-bind", &binding.cpu_bind)?;
         c.items("messages", binding.messages.len())?;
         binding
@@ -149,13 +146,13 @@ impl TaskPlugin {
     /// variable other than a valid `SLURM_*` name or a value over 1 MiB or with
     /// a NUL byte.
     pub fn slurmd_batch_request(&self, request: &BatchRequest) -> Result<CpuBinding, CallError> {
-        let (binding, _) = self
-            .core
-            .call("slurmd-batch-request", &(request,), None, |b, s| {
-                b.slurm_plugin_task().call_slurmd_batch_request(s, request)
-            })?;
-        self.check_binding("slurmd-batch-request", &binding)?;
-        Ok(binding)
+        plain!(
+            self,
+            "slurmd-batch-request",
+            &(request,),
+            |b, s| b.slurm_plugin_task().call_slurmd_batch_request(s, request),
+            Self::check_binding
+        )
     }
 
     /// `task_p_slurmd_launch_request`: the binding a step's tasks on this
@@ -172,13 +169,13 @@ impl TaskPlugin {
     /// a NUL byte. The contract has binding errors carry
     /// `ESLURMD_CPU_BIND_ERROR` (4032) or `ESLURMD_CPU_LAYOUT_ERROR` (4033).
     pub fn slurmd_launch_request(&self, request: &LaunchRequest) -> Result<CpuBinding, CallError> {
-        let (binding, _) = self
-            .core
-            .call("slurmd-launch-request", &(request,), None, |b, s| {
-                b.slurm_plugin_task().call_slurmd_launch_request(s, request)
-            })?;
-        self.check_binding("slurmd-launch-request", &binding)?;
-        Ok(binding)
+        plain!(
+            self,
+            "slurmd-launch-request",
+            &(request,),
+            |b, s| b.slurm_plugin_task().call_slurmd_launch_request(s, request),
+            Self::check_binding
+        )
     }
 
     /// `task_p_slurmd_reserve_resources`: reserve resources for the step of
