@@ -1642,8 +1642,9 @@ fn cons_tres_cr_core_memory_fuzz() {
 
 /// Differential fuzzing (issue 30) under `CR_CPU_Memory`: 500 submits
 /// `fuzz.py --seed 2` drew (479 submit tests, all identical; 272
-/// placements, 270 identical; 185 pending jobs, 184 identical; 90 probes,
-/// 85 identical). The recording found, fixed: f210 (a node clipped by a
+/// placements, 270 identical; 185 pending jobs, all identical; 90 probes,
+/// 85 identical). The recording found, fixed: f194 (`--contiguous` fills the
+/// gaps of `-w`: slurmctld's `_job_create`), f210 (a node clipped by a
 /// failed first pass keeps the cores of its clipped tasks), f424 (`--exclusive
 /// --threads-per-core=1` counts memory per CPU for the threads it leaves
 /// the job) and f24 (`-n3 -c3` on 7 CPUs: the task distribution
@@ -1694,12 +1695,6 @@ fn cons_tres_cr_cpu_memory_fuzz() {
                 "open: `-n4 --gpus-per-task=1`: Slurm gave n1 two tasks and both GPUs, ours \
                  n2; the per-task GPU layout over nodes with one and two free GPUs is not \
                  traced yet",
-            ),
-            (
-                "f194",
-                "open: `-N3 -n5 -w n2,n4 --contiguous` pended in Slurm (Resources); ours \
-                 starts it on n[1-2,4], which is not contiguous with n3 out: the contiguity \
-                 test with required nodes is not traced yet",
             ),
         ],
     );

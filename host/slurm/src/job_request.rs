@@ -572,7 +572,19 @@ impl JobRequest {
                 listed.truncate(tasks.max(1) as usize);
             }
         }
-        let required = indices("--nodelist", &listed)?;
+        let mut required = indices("--nodelist", &listed)?;
+        // With --contiguous, slurmctld fills the gaps of the required nodes
+        // (node-table order) before anything else reads them (`_job_create`,
+        // job_mgr.c:7360-7362, `bit_fill_gaps`); ReqNodeList still shows the
+        // names given. The filled count raises the node and CPU minimums
+        // below, and beyond a node maximum is refused. Fuzzed CR_CPU_Memory
+        // stream f194, `-N3 -n5 -w n2,n4 --contiguous` with n3 full: Slurm
+        // requires n[2-4] and the job pends.
+        if self.contiguous {
+            if let (Some(&lo), Some(&hi)) = (required.iter().min(), required.iter().max()) {
+                required = (lo..=hi).collect();
+            }
+        }
         let excluded = indices("--exclude", &self.exclude)?;
         // Which nodes are excluded and which are the partition's, by index.
         let flags = |set: &[u32]| {
@@ -701,6 +713,7 @@ impl JobRequest {
         };
         let min_cpus = num_tasks
             .checked_mul(u32::from(cpus_per_task))
+            .map(|cpus| cpus.max(listed))
             .ok_or_else(|| {
                 bad(
                     "--cpus-per-task",
@@ -1387,6 +1400,28 @@ mod tests {
         assert_eq!(bits(&p.candidates), [1, 2, 3]);
         // -w raises the minimum node count to the nodes it names.
         assert_eq!(prepare(&["-w", "n[1-3]"]).job.details.min_nodes, 3);
+    }
+
+    /// `--contiguous` fills the gaps of `-w` (slurmctld's `_job_create`,
+    /// job_mgr.c:7360-7376): the fuzzed CR_CPU_Memory stream's f194 `-N3
+    /// -n5 -w n2,n4 --contiguous` requires n[2-4]; the fuzzed linear
+    /// stream's f274 `-N2 -w n1,n3 --contiguous` was refused ("Node count
+    /// specification invalid": three nodes for at most two).
+    #[test]
+    fn contiguous_fills_the_gaps_of_the_node_list() {
+        let p = prepare(&["-N3", "-n5", "-w", "n2,n4", "--contiguous"]);
+        let d = &p.job.details;
+        assert_eq!(d.required_nodes.as_ref().map(bits), Some(vec![1, 2, 3]));
+        assert_eq!((d.min_nodes, d.min_cpus), (3, 5));
+        let p = prepare(&["-n2", "-w", "n1,n3", "--contiguous"]);
+        assert_eq!((p.job.details.min_nodes, p.job.details.min_cpus), (3, 3));
+        error(&["-N2", "-w", "n1,n3", "--contiguous"]);
+        // Without --contiguous the list stays as given.
+        let p = prepare(&["-N2", "-w", "n1,n3"]);
+        assert_eq!(
+            p.job.details.required_nodes.as_ref().map(bits),
+            Some(vec![0, 2])
+        );
     }
 
     /// sbatch's `_opt_verify` (sbatch/opt.c): fewer tasks than `-w` nodes
