@@ -142,13 +142,15 @@ pub fn can_job_run_on_node(
         };
     let mut restricted;
     // The node's free cores before the GRES trim, kept only where Slurm
-    // counts CPUs from them (see `uncapped_cpus`).
+    // counts CPUs from them (see `uncapped_cpus`, and the memory check
+    // below).
     let mut untrimmed = None;
+    let memory_per_cpu = params.memory && matches!(job.mem, Mem::PerCpu(m) if m > 0);
     let (gres, free) = if job.gres.is_empty() {
         (NodePlan::default(), node_free)
     } else {
         restricted = node_free.bits.extract(node_free.off, rec.cores as usize);
-        if keeps_uncapped_cpus(job, params) {
+        if keeps_uncapped_cpus(job, params) || memory_per_cpu {
             untrimmed = Some(restricted.clone());
         }
         let plan = node_filter(
@@ -180,7 +182,45 @@ pub fn can_job_run_on_node(
         &gres.req_sockets,
         own,
     )?;
-    if let Some(all) = untrimmed {
+    // The CPUs Slurm's memory check reads (`cpus = avail_res->avail_cpus`,
+    // cons_tres/job_test.c:3425): `common_allocate`'s count over the node's
+    // free cores before the GRES trim and the task cap, which 22.05 makes
+    // only later, in `_select_cores` (:297-392); only enforce-binding's
+    // socket clear (`gres_sched_create_sock_gres_list`) comes first. The
+    // node then keeps the smaller of that cut and the trimmed count
+    // (`_select_cores` passes the cut count to
+    // gres_select_filter_sock_core, gres_select_filter.c:940-951). Fuzzed
+    // CR_Socket_Memory stream f430 (`-n3 --gpus-per-task=1
+    // --mem-per-cpu=2000`: 8 CPUs, cut a socket at a time to none) and
+    // f483 (`-c4 --gres=mps:200 --mem-per-cpu=1000 --exclusive`: a whole
+    // node of 8 CPUs, 8000 MB > 4000): refused at submit.
+    let memory_cpus = match &untrimmed {
+        Some(all) if memory_per_cpu => {
+            let mut pre = all.clone();
+            if job.enforce_binding && !gres.req_sockets.is_empty() {
+                let cps = rec.cores_per_socket as usize;
+                for s in (0..rec.sockets as usize).filter(|s| !gres.req_sockets.contains(s)) {
+                    for c in s * cps..(s + 1) * cps {
+                        pre.clear(c);
+                    }
+                }
+            }
+            allocate_sc(
+                rec,
+                FreeCores { bits: &pre, off: 0 },
+                seen,
+                &used,
+                false,
+                job,
+                params,
+                &gres.req_sockets,
+                own,
+            )
+            .map_or(0, |a| a.avail_cpus)
+        }
+        _ => alloc.avail_cpus,
+    };
+    if let Some(all) = untrimmed.filter(|_| keeps_uncapped_cpus(job, params)) {
         let before = allocate_sc(
             rec,
             FreeCores { bits: &all, off: 0 },
@@ -216,7 +256,7 @@ pub fn can_job_run_on_node(
         let mem_per_gres: u64 = job.gres.iter().map(|g| g.mem_per_gres).max().unwrap_or(0);
         match job.mem {
             Mem::PerCpu(m) if m > 0 => {
-                let mut cpus = alloc.avail_cpus as u64;
+                let mut cpus = memory_cpus as u64;
                 if job.whole_node && m * cpus > avail_mem {
                     return None;
                 }
@@ -239,7 +279,7 @@ pub fn can_job_run_on_node(
                 if cpus == 0 || cpus < job.tasks_per_node_needed() as u64 * job.cpt as u64 {
                     return None;
                 }
-                alloc.avail_cpus = cpus as u32;
+                alloc.avail_cpus = alloc.avail_cpus.min(cpus as u32);
             }
             Mem::PerNode(m) if m > 0 && m > avail_mem => return None,
             _ if mem_per_gres > 0 && mem_per_gres > avail_mem => return None,

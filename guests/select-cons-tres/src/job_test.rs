@@ -76,6 +76,16 @@ pub struct TestAs {
     /// [`ConsTres::verify_node_state`]) and of step 4's rows. Without
     /// `preempt/qos` the flag changes nothing.
     pub qos_preemptor: bool,
+    /// Whether the allocation's memory is loaded and checked against the
+    /// nodes' free memory once the tasks are laid out: only in
+    /// SELECT_MODE_RUN_NOW (cons_common/job_test.c:1650-1716; TEST_ONLY
+    /// returns after `_select_nodes` at :939-946, WILL_RUN at :1645-1648,
+    /// their `memory_allocated` left zero). The only memory check before
+    /// that is the node's, in `can_job_run_on_node` ([`crate::can_run`]).
+    /// Fuzzed CR_Socket_Memory stream f46 and f97 (`-n3 --mem-per-cpu=1000`:
+    /// three tasks laid out over both sockets of a 4000 MB node) and two
+    /// will-run probes: Slurm's submit test and will-run accept them.
+    pub loads_memory: bool,
 }
 
 impl TestAs {
@@ -84,19 +94,30 @@ impl TestAs {
         against: Against::Total,
         completing_ok: true,
         qos_preemptor: false,
+        loads_memory: false,
     };
     /// SELECT_MODE_RUN_NOW: free resources, COMPLETING nodes refused.
     pub const RUN_NOW: TestAs = TestAs {
         against: Against::Free,
         completing_ok: false,
         qos_preemptor: false,
+        loads_memory: true,
     };
-    /// SELECT_MODE_WILL_RUN, which the simulations (will-run, RUN_NOW's
-    /// preemption) test in: free resources, COMPLETING nodes allowed.
+    /// SELECT_MODE_WILL_RUN: free resources, COMPLETING nodes allowed,
+    /// memory not loaded.
     pub const WILL_RUN: TestAs = TestAs {
         against: Against::Free,
         completing_ok: true,
         qos_preemptor: false,
+        loads_memory: false,
+    };
+    /// RUN_NOW's preemption simulation: SELECT_MODE_WILL_RUN, as `_run_now`
+    /// tests (cons_common/job_test.c:2173-2180), but its allocation is the
+    /// answer, where Slurm starts the job from a later RUN_NOW test, which
+    /// loads memory: so memory is loaded.
+    pub const PREEMPTION: TestAs = TestAs {
+        loads_memory: true,
+        ..TestAs::WILL_RUN
     };
 
     /// The same test with `qos_preemptor` set to `qos_preemptor`.
@@ -389,9 +410,14 @@ impl ConsTres {
         avail: &Bitmap,
         idle: Option<&Bitmap>,
         counts: Counts,
-        against: Against,
-        completing_ok: bool,
+        how: TestAs,
     ) -> Result<JobRec, Error> {
+        let TestAs {
+            against,
+            completing_ok,
+            loads_memory,
+            ..
+        } = how;
         let own = self.own_partition(usage, job, against);
         let tables = if against == Against::Total {
             Tables::Totals
@@ -685,7 +711,7 @@ impl ConsTres {
         let mut nodes = Vec::with_capacity(shares.len());
         for (s, gres) in shares.into_iter().zip(picks) {
             let r = &self.recs[s.node];
-            let memory = if !self.params.memory {
+            let memory = if !self.params.memory || !loads_memory {
                 0
             } else {
                 match job.mem {
@@ -695,7 +721,7 @@ impl ConsTres {
                     Mem::PerNode(m) => m,
                 }
             };
-            if self.params.memory && against != Against::Total {
+            if self.params.memory && loads_memory {
                 let alloc = usage.nodes[s.node].alloc_memory;
                 if memory > r.usable_memory().saturating_sub(alloc)
                     || (job.mem == Mem::PerNode(0) && alloc > 0)
@@ -739,8 +765,8 @@ impl ConsTres {
     ) -> Result<JobRec, Error> {
         let TestAs {
             against,
-            completing_ok,
             qos_preemptor,
+            ..
         } = how;
         let mut cand = cand.clone();
         if let Some(x) = &job.excluded {
@@ -758,16 +784,7 @@ impl ConsTres {
             }
         }
         if against == Against::Total {
-            return self.fit(
-                usage,
-                job,
-                &cand,
-                &self.base_avail,
-                None,
-                counts,
-                against,
-                true,
-            );
+            return self.fit(usage, job, &cand, &self.base_avail, None, counts, how);
         }
         let avail = || {
             let mut avail = self.base_avail.clone();
@@ -799,8 +816,10 @@ impl ConsTres {
                 &self.base_avail,
                 None,
                 counts,
-                Against::Avail,
-                completing_ok,
+                TestAs {
+                    against: Against::Avail,
+                    ..how
+                },
             )?;
         }
         let step1 = &free.cores;
@@ -825,24 +844,14 @@ impl ConsTres {
         } else {
             cand.clone()
         };
-        let first = self.fit(
-            usage,
-            job,
-            &cand1,
-            step1,
-            idle,
-            counts,
-            against,
-            completing_ok,
-        );
+        let first = self.fit(usage, job, &cand1, step1, idle, counts, how);
         if first.is_ok() || step1_only {
             return first;
         }
         let avail = avail();
         let step2 = self.step2_cores(usage, job, &avail);
-        let fit_on = |cand: &Bitmap, free: &Bitmap| {
-            self.fit(usage, job, cand, free, None, counts, against, completing_ok)
-        };
+        let fit_on =
+            |cand: &Bitmap, free: &Bitmap| self.fit(usage, job, cand, free, None, counts, how);
         let block = |cand: &Bitmap, free: &Bitmap| {
             if job.whole_node {
                 self.block_whole_nodes(cand, &step2, free, |_| false)

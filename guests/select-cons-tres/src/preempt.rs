@@ -89,7 +89,7 @@ impl ConsTres {
                     continue;
                 }
                 if let Ok(rec) =
-                    self.test_on(&sim, None, job, cand, counts, TestAs::WILL_RUN, excluded)
+                    self.test_on(&sim, None, job, cand, counts, TestAs::PREEMPTION, excluded)
                 {
                     fit = Some((i, rec));
                     break;
