@@ -1588,8 +1588,10 @@ fn check_fuzz(config: &str, known: &[(&str, &str)]) -> FuzzCounts {
 /// Differential fuzzing (issue 30) under `CR_Core_Memory`: 500 submits
 /// `fuzz.py --seed 1` drew over the option set on `big`, with cancels,
 /// sleeps and `--test-only` probes (474 submit tests, all identical; 269
-/// placements, 267 identical; 184 pending jobs, all identical; 86 probes,
-/// 84 identical). What still differs is listed. The recording also found
+/// placements, 268 identical; 184 pending jobs, all identical; 86 probes,
+/// 85 identical). What still differs is listed. The recording also found
+/// f499 and the will-run of `-N1-3 -n3 --gpus-per-task=1` (a per-task
+/// request's tasks x count is a job total that bounds the nodes chosen),
 /// f49 (a node a failed first pass clipped keeps its clipped tasks' cores),
 /// f360 (a task is packed on one socket whatever sockets its GPUs need;
 /// only enforce-binding's core trim spreads it), f5 (a per-job GPU
@@ -1620,17 +1622,6 @@ fn cons_tres_cr_core_memory_fuzz() {
         &[
             ("f102", CLIPPED),
             (
-                "f499",
-                "open: `-N2-4 -n4 --gpus-per-task=1 --cpus-per-gpu=1 --contiguous` ran on \
-                 n[2-3] with two tasks and two GPUs each; ours finds only three tasks' room \
-                 on the nodes it chose",
-            ),
-            (
-                "test-only -N1-3 -n3 --gpus-per-task=1 --mem-per-cpu=100 -t 30",
-                "open: Slurm's will-run took n[1-2] with 4 CPUs, ours n[1-2,4] with 6: the \
-                 node count of a range with per-task GPUs, not traced yet",
-            ),
-            (
                 "test-only -N1 --ntasks-per-node=2 --mem-per-cpu=1000 -t 10",
                 "not copied: Slurm's will-run chose n2, ours n1, among nodes of equal free CPUs \
                  and memory: the node weights a will-run inherits from earlier tests (see \
@@ -1642,8 +1633,9 @@ fn cons_tres_cr_core_memory_fuzz() {
 
 /// Differential fuzzing (issue 30) under `CR_CPU_Memory`: 500 submits
 /// `fuzz.py --seed 2` drew (479 submit tests, all identical; 272
-/// placements, 270 identical; 185 pending jobs, all identical; 90 probes,
-/// 85 identical). The recording found, fixed: f194 (`--contiguous` fills the
+/// placements, 271 identical; 185 pending jobs, all identical; 90 probes,
+/// 85 identical). The recording found, fixed: f400 (the task distribution
+/// counts a GPU node's CPUs and tasks uncapped by the GRES trim), f194 (`--contiguous` fills the
 /// gaps of `-w`: slurmctld's `_job_create`), f210 (a node clipped by a
 /// failed first pass keeps the cores of its clipped tasks), f424 (`--exclusive
 /// --threads-per-core=1` counts memory per CPU for the threads it leaves
@@ -1689,12 +1681,6 @@ fn cons_tres_cr_cpu_memory_fuzz() {
                  (core 2: the trim drops core 1, then 3, then 0; see CLIPPED of \
                  cons_tres_cr_core_memory_fuzz): Slurm's first pass failed where ours chose, \
                  as for f102 there; why it failed is not traced",
-            ),
-            (
-                "f400",
-                "open: `-n4 --gpus-per-task=1`: Slurm gave n1 two tasks and both GPUs, ours \
-                 n2; the per-task GPU layout over nodes with one and two free GPUs is not \
-                 traced yet",
             ),
         ],
     );

@@ -21,6 +21,14 @@ pub struct NodeAvail {
     /// by `_allocate_sc` (cons_common.c:357-392) before `_select_cores`
     /// trims cores for the devices.
     pub max_cpus: u32,
+    /// The CPUs the job's allocation counts on the node if it is chosen
+    /// unclipped (`avail_res->avail_cpus`, cons_common/job_test.c:1389):
+    /// within the cores the GRES trim kept and the memory cut, but not
+    /// capped to the node's tasks, a cap gres_select_filter.c:940-951 puts
+    /// on `_select_cores`' own count only. Fuzzed CR_CPU_Memory f400, `-n4
+    /// --gpus-per-task=1`: n1's one free core counts 2 CPUs though node
+    /// selection took 1, and the task distribution gives it a second task.
+    pub share_cpus: u32,
 }
 
 /// What choosing nodes needs of a node's offer: the counts, without the
@@ -239,6 +247,7 @@ pub fn can_job_run_on_node(
             rec.tpc as u32,
         );
     }
+    let mut share_cpus = alloc.avail_cpus;
     // The CPUs of the node's tasks, unless CPUs per GRES count or
     // CR_ONE_TASK_PER_CORE leaves one-CPU tasks uncapped
     // (gres_select_filter.c:940-951).
@@ -280,6 +289,7 @@ pub fn can_job_run_on_node(
                     return None;
                 }
                 alloc.avail_cpus = alloc.avail_cpus.min(cpus as u32);
+                share_cpus = share_cpus.min(cpus as u32);
             }
             Mem::PerNode(m) if m > 0 && m > avail_mem => return None,
             _ if mem_per_gres > 0 && mem_per_gres > avail_mem => return None,
@@ -287,6 +297,7 @@ pub fn can_job_run_on_node(
         }
     }
     Some(NodeAvail {
+        share_cpus: share_cpus.max(alloc.avail_cpus),
         alloc,
         gres,
         max_cpus,

@@ -206,12 +206,24 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// The largest per-job GRES count of the job (`--gpus`), 0 without.
+/// The largest per-job GRES count of the job, 0 without: `--gpus`, and a
+/// whole-device per-task request's tasks x count, which 22.05 makes the
+/// request's `gres_per_job` at submission (common/gres.c:5124-5126). With
+/// one, `_eval_nodes` aims at `MIN(min_nodes, req_nodes)` nodes
+/// (cons_tres/job_test.c:538-542) and stops once the chosen nodes'
+/// devices reach it (`gres_sched_test`). Fuzzed CR_Core_Memory probe
+/// `-N1-3 -n3 --gpus-per-task=1`: Slurm's will-run took n[1-2], not three
+/// nodes; f499 `-N2-4 -n4 --gpus-per-task=1 --contiguous`: n[2-3].
 fn per_job_gres(job: &JobView) -> u64 {
     job.gres
         .iter()
-        .filter(|g| g.scope == GresScope::PerJob)
-        .map(|g| g.count)
+        .filter_map(|g| match g.scope {
+            GresScope::PerJob => Some(g.count),
+            GresScope::PerTask if !g.shared && job.num_tasks > 0 => {
+                Some(g.count * u64::from(job.num_tasks))
+            }
+            _ => None,
+        })
         .max()
         .unwrap_or(0)
 }

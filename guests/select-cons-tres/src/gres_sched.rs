@@ -43,6 +43,13 @@ pub struct NodePlan {
     /// the per-task count, smallest over the requests); `None` without
     /// per-task requests.
     pub task_limit: Option<u32>,
+    /// Most tasks the task distribution lets the node hold for its
+    /// whole-device per-task requests: each one's usable devices, near free
+    /// cores or not, within memory and CPUs per GRES, divided by its count,
+    /// the smallest over them (`gres_select_util_get_task_limit`, which
+    /// 22.05 hands to `dist_tasks`, where [`NodePlan::task_limit`] bounds
+    /// the GRES trim's tasks). `None` without such requests.
+    pub dist_task_limit: Option<u32>,
     /// Most tasks the node takes after the GRES trim, where something
     /// bounds them (`max_tasks_this_node` of
     /// `gres_select_filter_sock_core`); `None` when unbounded or untrimmed.
@@ -428,8 +435,29 @@ pub fn node_filter(
                 return None;
             }
         }
-        if g.scope == GresScope::PerJob {
-            let n = devices.len() as u64;
+        // A whole-device per-task request's devices count towards its job
+        // total (see `eval_nodes::per_job_gres`) as `gres_sched_add` counts
+        // them (cons_tres/gres_sched.c:574-610): the node's `total_cnt`,
+        // every usable device whether or not its socket has free cores,
+        // within its memory (gres_select_filter.c:350-354) and its CPUs per
+        // GRES. The same count bounds the node's tasks in the task
+        // distribution (`gres_select_util_get_task_limit`,
+        // gres_select_util.c:402-421, handed to `dist_tasks` at
+        // cons_common/job_test.c:1550).
+        let per_task_total = (g.scope == GresScope::PerTask && !shared && g.count > 0).then(|| {
+            let mut n = (devices.len() as u64).min(by_memory.unwrap_or(u64::MAX));
+            if g.cpus_per_gres > 0 {
+                n = n.min(free.count() as u64 * rec.tpc as u64 / g.cpus_per_gres as u64);
+            }
+            n
+        });
+        if let Some(n) = per_task_total {
+            let limit = u32::try_from(n / g.count).unwrap_or(u32::MAX);
+            plan.dist_task_limit = Some(plan.dist_task_limit.map_or(limit, |l| l.min(limit)));
+        }
+        let per_task_job = per_task_total.filter(|_| job.num_tasks > 0);
+        if g.scope == GresScope::PerJob || per_task_job.is_some() {
+            let n = per_task_job.unwrap_or(devices.len() as u64);
             job_gres = Some(job_gres.map_or(n, |j: u64| j.min(n)));
         }
         if !full {

@@ -501,7 +501,7 @@ impl ConsTres {
         let mut shares = Vec::with_capacity(chosen.len());
         // Idle nodes of one shape keep the same cores too (all of them).
         let mut picked = SmallVec::new();
-        for &(i, cpus) in chosen {
+        for &(i, chosen_cpus) in chosen {
             // A node a failed choice clipped keeps the cores of its clipped
             // tasks (see `Choice::caps`).
             let cap = choice.cap(i).filter(|_| !job.gres.is_empty());
@@ -519,6 +519,16 @@ impl ConsTres {
                     ),
                 )
             })?;
+            // 22.05 counts the node's CPUs from `avail_res->avail_cpus`
+            // (cons_common/job_test.c:1389): the count `_cpus_to_use`
+            // clipped it to, if any (cons_tres/job_test.c:244-247; a failed
+            // choice's too), else its CPUs within the kept cores
+            // (`NodeAvail::share_cpus`).
+            let cpus = if chosen_cpus < o.alloc.avail_cpus {
+                chosen_cpus
+            } else {
+                o.share_cpus.min(cap.unwrap_or(u32::MAX)).max(chosen_cpus)
+            };
             shares.push(NodeShare {
                 node: i,
                 cpus,
@@ -526,7 +536,7 @@ impl ConsTres {
                 socket_fill: self.socket_fill(avail, i),
                 cpus_per_core: o.alloc.cpus_per_core,
                 req_sockets: o.gres.req_sockets.to_vec(),
-                task_limit: o.gres.task_limit,
+                task_limit: o.gres.dist_task_limit.or(o.gres.task_limit),
                 tasks: 0,
             });
             plans.push(o.gres);
