@@ -50,26 +50,32 @@
 //! partition oversubscribes, a job asking for more CPUs than its partition
 //! has free is not sent to the plugin (the plugin would refuse it).
 //!
-//! # Backfill (sched/backfill, EASY-style)
+//! # Backfill (sched/backfill)
 //!
 //! Modelled: a pass at most every `bf_interval` seconds after a change
 //! (a pass with nothing changed since the last one cannot start anything
-//! and is skipped); pending jobs in priority order up to `bf_max_job_test`;
-//! for each job, a `RUN_NOW` test on its partition's nodes minus those
-//! reserved for earlier jobs during the job's expected run (start now +
-//! time limit): a job that fits there starts now without delaying any
-//! reservation, and is marked backfilled. Otherwise a `WILL_RUN` test on the
-//! partition's nodes minus every reserved node gives the expected start and
-//! nodes (from the end times of running jobs, start + time limit, as the
-//! plugin learnt them at `job-begin`); the start is rounded up to a
-//! multiple of `bf_resolution` seconds of Unix time, and when it lies within `bf_window` those nodes are
-//! reserved from that start for the job's time limit. When no start exists
-//! without reserved nodes, `WILL_RUN` on all the partition's nodes is used
-//! and the start moved past the end of the reservations on the chosen nodes.
-//! Calls whose answer is certain are spared: `RUN_NOW` when the candidates'
-//! unallocated CPUs are fewer than the job's minimum (no partition
-//! oversubscribes), `WILL_RUN` when the candidates, idle, would have too
-//! few CPUs or nodes for it.
+//! and is skipped); pending jobs in priority order up to `bf_max_job_test`,
+//! planned on a node-time map as Slurm's `_attempt_backfill` plans them
+//! (`node_space`: slots of time, each with the nodes no planned job holds).
+//! For each job, from a tried start (now, at first), the candidates are
+//! the partition's nodes free in every slot of `[start, start + limit)`: a
+//! `RUN_NOW` test on them at the first try starts the job now, marked
+//! backfilled, without taking a node any planned job needs before the job
+//! ends. Otherwise `WILL_RUN` on them gives the expected start (from the
+//! end times of running jobs, start + time limit, as the plugin learnt
+//! them at `job-begin`) and nodes; the job is tried again from a later
+//! boundary of the plan (`TRY_LATER`) when the answer lies past the first
+//! boundary after which the next slot frees a node the candidates lack,
+//! when too few nodes are free, or when the answer's nodes would overlap
+//! another job's plan. A start within `bf_window` is planned: its nodes
+//! leave the slots of `[start, start + limit)`, both times rounded down to
+//! a multiple of `bf_resolution` seconds of Unix time (backfill.c
+//! 2853-2880), the span at least one `bf_resolution`. The five-job case of
+//! issue 34 is the known answer (`tests::backfill_plans_node_time_like_slurm`,
+//! recorded from real Slurm). Calls whose answer is certain are spared:
+//! `RUN_NOW` when the candidates' unallocated CPUs are fewer than the job's
+//! minimum (no partition oversubscribes), `WILL_RUN` when the candidates,
+//! idle, would have too few CPUs or nodes for it.
 //!
 //! A pass after which only submissions happened (no job started or ended,
 //! no priority changed) keeps the answers of the jobs it tested ahead of the
@@ -85,13 +91,13 @@
 //! (a pass here is instantaneous), `bf_min_age_reserve`, `bf_busy_nodes`,
 //! QOS/association limits, advanced reservations, licenses, preemption,
 //! job dependencies and arrays, `bf_window_linear`, resource-level (core,
-//! memory) reservations: a reservation holds whole nodes for the future,
-//! which is what Slurm's node-space map does too, but a node partly free
-//! now is offered to later jobs only when it is not reserved.
+//! memory) plans: a plan holds whole nodes for the future, which is what
+//! Slurm's node-space map does too.
 
 pub mod accounting;
 pub mod config;
 pub mod jobs;
+mod node_space;
 pub mod policy;
 
 use std::cmp::Reverse;
@@ -110,6 +116,7 @@ use slurm_wasm_host::CallError;
 
 use crate::outcome::JobOutcome;
 use crate::workload::Workload;
+use node_space::NodeSpace;
 
 pub use config::{Backfill, SchedConfig};
 pub use policy::{Build, PolicySpec, Prioritizer};
@@ -730,12 +737,11 @@ impl Engine<'_, '_> {
             _ => (Vec::new(), Vec::new()),
         };
         self.counters.backfill_passes += 1;
-        // The union of every reservation's nodes, and the latest start.
-        let mut all_reserved = union(
-            self.input.cluster.nodes.len().div_ceil(64),
-            reservations.iter(),
-        );
-        let mut latest_start = reservations.iter().map(|r| r.start).max();
+        let all_nodes = self.all_node_words();
+        let mut space = NodeSpace::new(now, now + bf.window, all_nodes, bf.resolution);
+        for r in &reservations {
+            space.reserve(r.start, r.end, &r.nodes);
+        }
         let mut cursor = tested.last().copied();
         while tested.len() < bf.max_job_test {
             let Some(key) = self.next_pending(cursor) else {
@@ -743,75 +749,10 @@ impl Engine<'_, '_> {
             };
             cursor = Some(key);
             tested.push(key);
-            let idx = key.3;
-            let (partition, expected) = {
-                let l = self.live(idx);
-                (l.partition, l.expected)
-            };
-            let words = self.part_words[partition].clone();
-            let len = self.part_bitmaps[partition].len;
-            // Nodes reserved at some moment of [now, now + expected).
-            let overlapping = if latest_start.is_none_or(|s| s < now + expected) {
-                all_reserved.clone()
-            } else {
-                union(
-                    words.len(),
-                    reservations.iter().filter(|r| r.start < now + expected),
-                )
-            };
-            let free_now = minus(&words, &overlapping);
-            if free_now.iter().any(|&w| w != 0) && self.fits_free_cpus_on(idx, &free_now) {
-                self.counters.run_now_tests += 1;
-                let candidates = Bitmap {
-                    len,
-                    words: free_now,
-                };
-                if let Ok(result) = self.test_live(now, idx, candidates, JobTestMode::RunNow)? {
-                    self.start(now, idx, result.resources, true)?;
-                    continue;
-                }
+            if let Some(r) = self.plan(now, key, bf, &space)? {
+                space.reserve(r.start, r.end, &r.nodes);
+                reservations.push(r);
             }
-            let unreserved = minus(&words, &all_reserved);
-            let mut answer = None;
-            if self.could_ever_fit_on(idx, &unreserved) {
-                answer = self.will_run(now, idx, len, unreserved)?;
-            }
-            if answer.is_none()
-                && all_reserved.iter().any(|&w| w != 0)
-                && self.could_ever_fit_on(idx, &words)
-            {
-                // Only with reserved nodes: start after their reservations.
-                answer = self
-                    .will_run(now, idx, len, words.clone())?
-                    .map(|(start, nodes)| {
-                        let after = reservations
-                            .iter()
-                            .filter(|r| intersects(&r.nodes, &nodes))
-                            .map(|r| r.end)
-                            .max()
-                            .unwrap_or(start);
-                        (start.max(after), nodes)
-                    });
-            }
-            let Some((start, nodes)) = answer else {
-                continue;
-            };
-            // Reservation times are multiples of bf_resolution (Unix time).
-            let start = start.max(now + 1);
-            let start = (start + bf.resolution - 1).div_euclid(bf.resolution) * bf.resolution;
-            if start - now > bf.window {
-                continue;
-            }
-            for (all, w) in all_reserved.iter_mut().zip(&nodes) {
-                *all |= w;
-            }
-            latest_start = latest_start.max(Some(start));
-            reservations.push(Reservation {
-                key,
-                start,
-                end: start + expected,
-                nodes,
-            });
         }
         self.bf_cache = Some(BfCache {
             generation: self.generation,
@@ -819,6 +760,150 @@ impl Engine<'_, '_> {
             reservations,
         });
         Ok(())
+    }
+
+    /// One job of a backfill pass, as `_attempt_backfill` tries it against
+    /// the pass's plan `space`: started now when it fits on the nodes no
+    /// planned job needs before its time limit ends, else given the plan
+    /// the answer is (`None`: no start within `bf_window`, or none at all).
+    ///
+    /// From a tried start (now, at first), the job's candidates are its
+    /// partition's nodes free in every slot of `[start, start + limit)`,
+    /// and `WILL_RUN` on them gives the expected start (never before the
+    /// tried one) and nodes. A later boundary of the plan is tried again
+    /// (`TRY_LATER`) when the answer lies past it, when too few nodes are
+    /// free, or when the answer's nodes overlap another job's plan
+    /// (`_test_resv_overlap`): the first boundary after the tried start
+    /// past which the next slot frees a node the candidates lack
+    /// (`later_start`). The plan's times are rounded down to
+    /// `bf_resolution` (backfill.c 2853-2880).
+    fn plan(
+        &mut self,
+        now: i64,
+        key: QueueKey,
+        bf: &Backfill,
+        space: &NodeSpace,
+    ) -> Result<Option<Reservation>, SimError> {
+        let idx = key.3;
+        let (partition, limit, min_nodes, required) = {
+            let l = self.live(idx);
+            let d = &l.prepared.job.details;
+            (
+                l.partition,
+                l.expected,
+                d.min_nodes,
+                d.required_nodes.as_ref().map(|b| b.words.clone()),
+            )
+        };
+        let words = self.part_words[partition].clone();
+        let len = self.part_bitmaps[partition].len;
+        let slots = space.slots();
+        let mut tried = now;
+        loop {
+            let end_time = tried.max(now) + limit;
+            let mut avail = words.clone();
+            let mut later = None;
+            for (j, slot) in slots.iter().enumerate() {
+                if slot.end > tried && later.is_none() {
+                    if let Some(next) = slots.get(j + 1) {
+                        let frees = words
+                            .iter()
+                            .zip(&next.avail)
+                            .zip(avail.iter().zip(&slot.avail))
+                            .any(|((w, n), (a, s))| w & n & !(a & s) != 0);
+                        if frees {
+                            later = Some(slot.end);
+                        }
+                    }
+                }
+                if slot.end <= tried {
+                    continue;
+                }
+                if slot.begin > end_time {
+                    break;
+                }
+                for (a, s) in avail.iter_mut().zip(&slot.avail) {
+                    *a &= s;
+                }
+            }
+            let retry = |later: Option<i64>| later.filter(|&l| l > tried);
+            let nodes_left: u32 = avail.iter().map(|w| w.count_ones()).sum();
+            let lacks_required = required
+                .as_ref()
+                .is_some_and(|r| r.iter().zip(&avail).any(|(r, a)| r & !a != 0));
+            if nodes_left < min_nodes || lacks_required {
+                match retry(later) {
+                    Some(l) => {
+                        tried = l;
+                        continue;
+                    }
+                    None => return Ok(None),
+                }
+            }
+            if tried <= now && self.fits_free_cpus_on(idx, &avail) {
+                self.counters.run_now_tests += 1;
+                let candidates = Bitmap {
+                    len,
+                    words: avail.clone(),
+                };
+                if let Ok(result) = self.test_live(now, idx, candidates, JobTestMode::RunNow)? {
+                    self.start(now, idx, result.resources, true)?;
+                    return Ok(None);
+                }
+            }
+            let answer = if self.could_ever_fit_on(idx, &avail) {
+                self.will_run(now, idx, len, avail)?
+            } else {
+                None
+            };
+            let Some((start, nodes)) = answer else {
+                match retry(later) {
+                    Some(l) => {
+                        tried = l;
+                        continue;
+                    }
+                    None => return Ok(None),
+                }
+            };
+            let start = start.max(tried).max(now + 1);
+            if let Some(l) = retry(later).filter(|&l| start > l) {
+                tried = l;
+                continue;
+            }
+            if start > now + bf.window {
+                return Ok(None);
+            }
+            let res = bf.resolution.max(1);
+            let (from, to) = (
+                start.div_euclid(res) * res,
+                (start + limit).div_euclid(res) * res,
+            );
+            if space.overlaps(&nodes, from, to) {
+                if start <= tried {
+                    return Ok(None);
+                }
+                tried = start;
+                continue;
+            }
+            return Ok(Some(Reservation {
+                key,
+                start: from,
+                end: to,
+                nodes,
+            }));
+        }
+    }
+
+    /// Every node of the cluster, one bit each.
+    fn all_node_words(&self) -> Vec<u64> {
+        let n = self.input.cluster.nodes.len();
+        let mut words = vec![u64::MAX; n.div_ceil(64)];
+        if !n.is_multiple_of(64) {
+            if let Some(last) = words.last_mut() {
+                *last = (1u64 << (n % 64)) - 1;
+            }
+        }
+        words
     }
 
     /// `WILL_RUN` on `words`: the expected start and the nodes, or none.
@@ -994,16 +1079,6 @@ fn rec(live: &[Option<Live>], idx: usize) -> &Live {
         .expect("queued and running jobs have a record")
 }
 
-fn union<'r>(words: usize, reservations: impl Iterator<Item = &'r Reservation>) -> Vec<u64> {
-    let mut out = vec![0u64; words];
-    for r in reservations {
-        for (o, w) in out.iter_mut().zip(&r.nodes) {
-            *o |= w;
-        }
-    }
-    out
-}
-
 /// The sum of `value(node)` over the nodes set in `words`.
 fn sum_over(words: &[u64], value: impl Fn(usize) -> u64) -> u64 {
     let mut total = 0;
@@ -1015,14 +1090,6 @@ fn sum_over(words: &[u64], value: impl Fn(usize) -> u64) -> u64 {
         }
     }
     total
-}
-
-fn minus(a: &[u64], b: &[u64]) -> Vec<u64> {
-    a.iter().zip(b).map(|(x, y)| x & !y).collect()
-}
-
-fn intersects(a: &[u64], b: &[u64]) -> bool {
-    a.iter().zip(b).any(|(x, y)| x & y != 0)
 }
 
 #[cfg(test)]

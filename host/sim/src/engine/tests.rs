@@ -459,3 +459,76 @@ fn hpc2n_replay_is_deterministic() {
     }
     assert!(a.outcomes.iter().any(|o| o.backfilled));
 }
+
+/// The five-job case of issue 34 (bf_interval=1, bf_resolution=1, FIFO,
+/// whole nodes; job: submit, nodes, limit = run time): 1: 0, 2, 600;
+/// 2: 0, 1, 1200; 3: 60, 2, 120; 4: 60, 2, 600; 5: 120, 1, 1200. Jobs 1
+/// and 2 start at 0 (n[1-2], n3). At 60 job 3 is planned on n[1-2] for
+/// [600, 720). Job 4's candidates over [60, 660) are n[3-4] (n[1-2] are
+/// planned from 600): its will-run there (1200, when job 2 ends) lies past
+/// 720, where the next slot frees n[1-2] (`later_start`), so it is tried
+/// from 720: every node is free of plans then, its will-run answers 600 on
+/// n[1-2], moved to 720: planned on n[1-2] for [720, 1320). n4 carries no
+/// plan, so at 120 job 5 starts there by backfill. Job 3 starts at 600,
+/// job 4 at 720 (job 3 ended), as planned. Real Slurm 22.05.8 planned the
+/// same (tests/fixtures/anchor/backfill/five-jobs, recorded by
+/// tests/anchor/backfill/record.sh: see `slurm_planned_the_five_jobs`).
+#[test]
+fn backfill_plans_node_time_like_slurm() {
+    let c = cluster("SchedulerParameters=bf_interval=1,bf_resolution=1");
+    let r = run(
+        &c,
+        vec![
+            job(1, 0, 2, 600, 600),
+            job(2, 0, 1, 1200, 1200),
+            job(3, 60, 2, 120, 120),
+            job(4, 60, 2, 600, 600),
+            job(5, 120, 1, 1200, 1200),
+        ],
+    );
+    assert_eq!(
+        schedule(&r),
+        vec![
+            (Some(0), Some(600), false),
+            (Some(0), Some(1200), false),
+            (Some(600), Some(720), false),
+            (Some(720), Some(1320), false),
+            (Some(120), Some(1320), true),
+        ]
+    );
+    let nodes: Vec<&str> = r.outcomes.iter().map(|o| o.node_list.as_str()).collect();
+    assert_eq!(nodes, ["n[1-2]", "n3", "n[1-2]", "n[1-2]", "n4"]);
+}
+
+/// What real Slurm 22.05.8 planned for the five-job case (see
+/// `backfill_plans_node_time_like_slurm`), as recorded: each job's start
+/// (a pending job's planned start, scontrol's StartTime) and nodes (its
+/// SchedNodeList), counted from the start of jobs 1 and 2.
+#[test]
+fn slurm_planned_the_five_jobs() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/anchor/backfill/five-jobs/plan.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let field = |line: &str, key: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} in {line}"))
+            .to_owned()
+    };
+    let rows: Vec<(i64, String)> = text
+        .lines()
+        .map(|l| (field(l, "start=").parse().unwrap(), field(l, "nodes=")))
+        .collect();
+    let origin = rows[0].0;
+    let planned: Vec<(i64, &str)> = rows.iter().map(|(s, n)| (s - origin, n.as_str())).collect();
+    assert_eq!(
+        planned,
+        [
+            (0, "n[1-2]"),
+            (0, "n3"),
+            (600, "n[1-2]"),
+            (720, "n[1-2]"),
+            (120, "n4")
+        ]
+    );
+}
