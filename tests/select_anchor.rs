@@ -1588,8 +1588,10 @@ fn check_fuzz(config: &str, known: &[(&str, &str)]) -> FuzzCounts {
 /// Differential fuzzing (issue 30) under `CR_Core_Memory`: 500 submits
 /// `fuzz.py --seed 1` drew over the option set on `big`, with cancels,
 /// sleeps and `--test-only` probes (474 submit tests, all identical; 269
-/// placements, 268 identical; 184 pending jobs, all identical; 86 probes,
+/// placements, all identical; 184 pending jobs, all identical; 86 probes,
 /// 85 identical). What still differs is listed. The recording also found
+/// f102 (a GRES job's node cut by memory keeps the cores of the tasks the
+/// cut leaves: the GRES trim drops the highest core of the fullest socket),
 /// f499 and the will-run of `-N1-3 -n3 --gpus-per-task=1` (a per-task
 /// request's tasks x count is a job total that bounds the nodes chosen),
 /// f49 (a node a failed first pass clipped keeps its clipped tasks' cores),
@@ -1608,33 +1610,24 @@ fn check_fuzz(config: &str, known: &[(&str, &str)]) -> FuzzCounts {
 #[test]
 fn cons_tres_cr_core_memory_fuzz() {
     require("select/cons_tres");
-    const CLIPPED: &str = "open: `-N2 -n5 --gpus-per-node=2` got core 3 of n2 (free cores 1 and \
-        3), which is what 22.05 gives a node clipped by a failed first pass: `_cpus_to_use` \
-        (cons_tres/job_test.c:228-250) stores the clipped CPUs in avail_res, the retry's \
-        `_select_cores` bounds the node's tasks by them and gres_select_filter_sock_core \
-        (gres_select_filter.c:880-912) trims its cores to those tasks, the highest core of the \
-        fullest socket first, socket 0 on ties. Ours does the same (eval_nodes.rs \
-        `Choice::caps`; it made f49 here and f210 of the CR_CPU_Memory stream match), but its \
-        first pass chose n1 and n2 where Slurm's failed: why that pass failed in 22.05 is not \
-        traced";
     check_fuzz(
         "cons_tres-CR_Core_Memory-fuzz",
-        &[
-            ("f102", CLIPPED),
-            (
-                "test-only -N1 --ntasks-per-node=2 --mem-per-cpu=1000 -t 10",
-                "not copied: Slurm's will-run chose n2, ours n1, among nodes of equal free CPUs \
+        &[(
+            "test-only -N1 --ntasks-per-node=2 --mem-per-cpu=1000 -t 10",
+            "not copied: Slurm's will-run chose n2, ours n1, among nodes of equal free CPUs \
                  and memory: the node weights a will-run inherits from earlier tests (see \
                  cons_tres_cr_cpu_memory_fuzz's WILL_RUN_NODE)",
-            ),
-        ],
+        )],
     );
 }
 
 /// Differential fuzzing (issue 30) under `CR_CPU_Memory`: 500 submits
 /// `fuzz.py --seed 2` drew (479 submit tests, all identical; 272
-/// placements, 271 identical; 185 pending jobs, all identical; 90 probes,
-/// 85 identical). The recording found, fixed: f400 (the task distribution
+/// placements, all identical; 185 pending jobs, all identical; 90 probes,
+/// 87 identical). The recording found, fixed: the will-runs of `-n2 -c3
+/// --gpus=1` and `-n2 -c2 --gpus=1` (a per-job GPU request's first pass
+/// keeps only the sockets its devices need), f141 (as f102 of
+/// CR_Core_Memory), f400 (the task distribution
 /// counts a GPU node's CPUs and tasks uncapped by the GRES trim), f194 (`--contiguous` fills the
 /// gaps of `-w`: slurmctld's `_job_create`), f210 (a node clipped by a
 /// failed first pass keeps the cores of its clipped tasks), f424 (`--exclusive
@@ -1662,50 +1655,24 @@ fn cons_tres_cr_cpu_memory_fuzz() {
         &[
             ("test-only -n2", WILL_RUN_NODE),
             ("test-only -n1 --mem-per-cpu=100", WILL_RUN_NODE),
-            (
-                "test-only -n2 -c2 --gpus=1",
-                "open: Slurm's will-run started it on n1, ours on n3, both now. A job with GRES \
-                 sets the weights of the nodes it is offered (see WILL_RUN_NODE), so inherited \
-                 weights do not explain this one; not traced further",
-            ),
             ("test-only --mem-per-cpu=300", WILL_RUN_NODE),
-            (
-                "test-only -n2 -c3 --gpus=1 --mem-per-cpu=250",
-                "open: Slurm's will-run spread two 3-CPU tasks over n[2-3] for one per-job \
-                 GPU; ours keeps them on n2; not traced yet",
-            ),
-            (
-                "f141",
-                "open: `-n2 --gres=gpu:2` on n2 (CPU 0 busy) got CPUs 4-5 where ours takes \
-                 2-3. CPUs 4-5 are what a node clipped to 2 CPUs by a failed first pass keeps \
-                 (core 2: the trim drops core 1, then 3, then 0; see CLIPPED of \
-                 cons_tres_cr_core_memory_fuzz): Slurm's first pass failed where ours chose, \
-                 as for f102 there; why it failed is not traced",
-            ),
         ],
     );
 }
 
 /// Differential fuzzing (issue 30) under `CR_Socket_Memory`: 500 submits
 /// `fuzz.py --seed 3` drew (474 submit tests, all identical; 216
-/// placements and 220 pending jobs, all identical; 77 probes, 76
-/// identical). The recording found, fixed: f46, f97 and two will-run probes
+/// placements and 220 pending jobs, all identical; 77 probes, all
+/// identical). The recording found, fixed: the will-run of `-N2-4 -n6
+/// --gpus=4 --cpus-per-gpu=4` (the task distribution deals the job's CPU
+/// count, GPU minimum included, not `-n`), f46, f97 and two will-run probes
 /// (tasks laid out over both sockets at more memory per CPU than one
 /// socket's share: Slurm loads memory only in RUN_NOW) and f430, f483
-/// (the node's memory check counts the CPUs before the GRES trim). What
-/// still differs is listed.
+/// (the node's memory check counts the CPUs before the GRES trim).
 #[test]
 fn cons_tres_cr_socket_memory_fuzz() {
     require("select/cons_tres");
-    check_fuzz(
-        "cons_tres-CR_Socket_Memory-fuzz",
-        &[(
-            "test-only -N2-4 -n6 --gpus=4 --cpus-per-gpu=4 --mem-per-cpu=250",
-            "open: Slurm's will-run counts 16 CPUs (`--cpus-per-gpu=4` for each of the \
-                 four GPUs), ours 12: the GPU CPU minimum of a will-run answer is not \
-                 applied (as under CR_CPU_Memory)",
-        )],
-    );
+    check_fuzz("cons_tres-CR_Socket_Memory-fuzz", &[]);
 }
 
 /// Differential fuzzing (issue 30) under select/linear `CR_Memory`: 500

@@ -288,6 +288,42 @@ pub fn can_job_run_on_node(
                 if cpus == 0 || cpus < job.tasks_per_node_needed() as u64 * job.cpt as u64 {
                     return None;
                 }
+                // 22.05 keeps this cut as the node's `avail_res->avail_cpus`
+                // (cons_tres/job_test.c:3494), and `_select_cores` bounds the
+                // node's tasks by it (:361-370) before
+                // gres_select_filter_sock_core trims the cores to those tasks,
+                // the highest core of the fullest socket first, socket 0 on
+                // ties (gres_select_filter.c:740-772, 887-912), on either
+                // pass. So a GRES job's node cut by memory is evaluated again
+                // with the cut as its CPU cap, as for a failed choice's clip
+                // (the cut is the same then, which ends the recursion). A
+                // node memory does not cut keeps its offer: the cap would
+                // bound nothing.
+                // Fuzzed CR_Core_Memory f102 (`-N2 -n5 --gpus-per-node=2`,
+                // n2 with cores 1 and 3 free and 500 MB: 2 CPUs, core 3) and
+                // CR_CPU_Memory f141 (`-n2 --gres=gpu:2`, n2 with cores 1-3
+                // free and 500 MB: 2 CPUs, core 2).
+                let cut = cpus as u32;
+                if !job.gres.is_empty()
+                    && cut < memory_cpus
+                    && !job.overcommit
+                    && cpu_cap.is_none_or(|cap| cut < cap)
+                    && gres.max_tasks.is_none_or(|t| cut / job.cpt.max(1) < t)
+                {
+                    return can_job_run_on_node(
+                        rec,
+                        usage,
+                        avail,
+                        want_cores,
+                        job,
+                        params,
+                        own,
+                        tables,
+                        completing_ok,
+                        first_pass,
+                        Some(cut),
+                    );
+                }
                 alloc.avail_cpus = alloc.avail_cpus.min(cpus as u32);
                 share_cpus = share_cpus.min(cpus as u32);
             }

@@ -44,16 +44,29 @@ pub enum DistError {
     BadTaskCount { wanted: u32, placed: u32 },
 }
 
-/// Total tasks of the job (`ntasks_per_node × nhosts`, else `-n`, else
-/// `ncpus / cpus_per_task`).
+/// The tasks 22.05's task distribution deals (`maxtasks`,
+/// cons_tres/dist_tasks.c:137-149, cons_common/dist_tasks.c:253-262): the
+/// job's CPU count `ncpus` (`job_res->ncpus`, which holds the GRES CPU
+/// minimum, cons_common/job_test.c:1400-1425), divided by `-c` when that is
+/// above 1 (`--ntasks-per-node` x nodes then, if given), not `-n`: a
+/// `--cpus-per-gpu` minimum above `-n` spreads like more tasks. Fuzzed
+/// CR_Socket_Memory probe `-N2-4 -n6 --gpus=4 --cpus-per-gpu=4`: 16 "tasks"
+/// fill n1 and n2 (4 sockets, 16 CPUs), not 6 (3 sockets, 12).
 pub fn task_count(job: &JobView, nhosts: u32, ncpus: u32) -> u32 {
-    if job.ntasks_per_node > 0 {
-        job.ntasks_per_node * nhosts
-    } else if job.num_tasks > 0 {
-        job.num_tasks
+    let cpt = job.cpt.max(1);
+    let tasks = if job.node_dist_plane && !job.whole_node {
+        // `_compute_plane_dist` (cons_common/dist_tasks.c:390-394).
+        ncpus / cpt
+    } else if cpt > 1 && !job.overcommit {
+        if job.ntasks_per_node > 0 {
+            job.ntasks_per_node * nhosts
+        } else {
+            ncpus / cpt
+        }
     } else {
-        (ncpus / job.cpt).max(1)
-    }
+        ncpus
+    };
+    tasks.max(1)
 }
 
 /// Distributes tasks and trims cores on every node of `shares`.

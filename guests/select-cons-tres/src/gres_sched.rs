@@ -397,7 +397,13 @@ pub fn node_filter(
             .filter(|&&i| rec.devices[i].sockets.is_empty())
             .count() as u64;
         let units = if shared { 1 } else { need };
-        if units > any && (full || job.enforce_binding || before.is_some()) {
+        // The first pass of a per-job request drops the sockets its devices
+        // do not need (`gres_select_filter_sock_core`, gres_select_filter.c:
+        // 652-660, 697-713): their count then changes the node's CPUs, so
+        // the counting pass needs them too. Fuzzed CR_CPU_Memory probes
+        // `-n2 -c3 --gpus=1` (n[2-3]) and `-n2 -c2 --gpus=1` (n1).
+        let first_per_job = first && g.scope == GresScope::PerJob && !job.enforce_binding;
+        if units > any && (full || job.enforce_binding || before.is_some() || first_per_job) {
             let view: &Bitmap = before.unwrap_or(free);
             let free_in = |s: usize| view.count_range(s * cps, (s + 1) * cps);
             let mut per_sock: SmallVec<[u64; 8]> = SmallVec::from_elem(0, sockets);

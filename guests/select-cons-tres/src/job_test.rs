@@ -469,10 +469,12 @@ impl ConsTres {
         // other jobs' offers are the same in both, so they are gathered
         // once.
         let gres_first_pass = !job.enforce_binding
-            && job
-                .gres
-                .iter()
-                .any(|g| matches!(g.scope, GresScope::PerNode | GresScope::PerTask));
+            && job.gres.iter().any(|g| {
+                matches!(
+                    g.scope,
+                    GresScope::PerNode | GresScope::PerTask | GresScope::PerJob
+                )
+            });
         let first = collect(gres_first_pass);
         let gpus = |i: usize| offer(i, false, false).map_or(0, |o| o.gres.gpus);
         let choice = choose_nodes(

@@ -90,7 +90,8 @@ fn test_144_8_ntasks_per_node2_cpus_per_gpu4() {
 #[test]
 fn test_144_8_gpus_per_task3_cpus_per_gpu2() {
     let ct = gpu_cluster();
-    let mut j = gpu_job(1, 1, GresScope::PerTask, 3, 2);
+    // slurmctld sets `-c` to 3 x 2 at submission (common/gres.c:5189-5198).
+    let mut j = gpu_job(1, 6, GresScope::PerTask, 3, 2);
     j.details.max_nodes = Some(1);
     assert_eq!(cpu_gpu(&ct, j), (vec![0, 1, 2, 3, 4, 5], vec![0, 1, 2]));
 }
