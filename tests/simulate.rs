@@ -268,6 +268,25 @@ fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
         ),
         "{notes}"
     );
+    // A slurm.conf setting the simulator does not model is a note of the
+    // run (issue 34: never silently dropped).
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(
+        &conf,
+        "ClusterName=t\nSelectType=select/linear\n\
+         SchedulerParameters=bf_interval=10,bf_busy_nodes\n\
+         NodeName=n[1-4] CPUs=1 RealMemory=1000\n\
+         PartitionName=p Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
+    )
+    .unwrap();
+    let with_conf = simulate(&["--slurm-conf", conf.to_str().expect("a UTF-8 path")]);
+    let conf_notes = with_conf["notes"].to_string();
+    assert!(
+        conf_notes
+            .contains("SchedulerParameters=bf_busy_nodes: not modelled by the simulator (ignored)")
+            && !conf_notes.contains("bf_interval"),
+        "{conf_notes}"
+    );
     let m = &report["policies"][0];
     assert_eq!(m["bounded_slowdown_threshold"], 20);
     assert_eq!(m["completed"], 4);

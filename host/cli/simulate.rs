@@ -180,6 +180,11 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let config = SchedConfig::from_cluster(&cluster).map_err(anyhow::Error::msg)?;
+    // What slurm.conf sets and the simulator does not model, in every
+    // output's notes.
+    workload
+        .notes
+        .extend(slurm_wasm_sim::engine::config::unmodelled(&cluster));
     let input = Input {
         cluster: &cluster,
         workload: &workload,

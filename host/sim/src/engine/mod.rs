@@ -86,13 +86,22 @@
 //! every reservation, so a will-run answer changes only in which of several
 //! equally early nodes it names).
 //!
-//! Not modelled: per-user and per-partition limits (`bf_max_job_user`,
-//! `bf_max_job_part`, ...), `bf_continue` and the lock yielding of a pass
-//! (a pass here is instantaneous), `bf_min_age_reserve`, `bf_busy_nodes`,
+//! Modelled limits of a pass: `bf_max_job_test` (jobs tried: a select call
+//! made, as Slurm counts `bf_last_depth_try`), `bf_max_job_user` and
+//! `bf_max_job_part` (jobs considered; one over a limit is skipped,
+//! uncounted), `bf_max_job_start` (starts), `bf_min_prio_reserve` and
+//! `bf_job_part_count_reserve` (a job below the priority, or past the
+//! partition's count of plans, may start now but is not planned). A pass
+//! a limit cut short makes the next one due `bf_interval` later even if
+//! nothing changes. `bf_continue` needs nothing: a pass here takes no time.
+//!
+//! Not modelled (listed in the run's notes when slurm.conf sets them,
+//! [`config::unmodelled`]): the other `SchedulerParameters`
+//! (`bf_min_age_reserve`, `bf_busy_nodes`, `bf_window_linear`, ...),
 //! QOS/association limits, advanced reservations, licenses, preemption,
-//! job dependencies and arrays, `bf_window_linear`, resource-level (core,
-//! memory) plans: a plan holds whole nodes for the future, which is what
-//! Slurm's node-space map does too.
+//! job dependencies and arrays, resource-level (core, memory) plans: a plan
+//! holds whole nodes for the future, which is what Slurm's node-space map
+//! does too.
 
 pub mod accounting;
 pub mod config;
@@ -206,6 +215,16 @@ struct Reservation {
     nodes: Vec<u64>,
 }
 
+/// What a backfill pass did with one job ([`Engine::plan`]).
+enum Planned {
+    /// Started now.
+    Started,
+    /// Planned: its nodes held for the future.
+    At(Reservation),
+    /// Neither.
+    No,
+}
+
 /// Pending-queue key: priority (higher first), submit time, job id, index.
 type QueueKey = (Reverse<u32>, i64, u32, usize);
 
@@ -213,8 +232,9 @@ type QueueKey = (Reverse<u32>, i64, u32, usize);
 /// ended and no priority changed (`generation` unchanged).
 struct BfCache {
     generation: u64,
-    /// The jobs it tested, in queue order.
-    tested: Vec<QueueKey>,
+    /// The jobs it considered, in queue order, each with whether it was
+    /// tried (counted against `bf_max_job_test`).
+    tested: Vec<(QueueKey, bool)>,
     reservations: Vec<Reservation>,
 }
 
@@ -475,11 +495,11 @@ impl Engine<'_, '_> {
             }
             if let (Some(bf), Some(due)) = (config.backfill, bf_due) {
                 if due <= now {
-                    if !self.pending.is_empty() {
-                        self.backfill(now, &bf)?;
-                    }
+                    let cut_short = !self.pending.is_empty() && self.backfill(now, &bf)?;
                     last_bf = now;
-                    bf_due = None;
+                    // A pass a limit cut short leaves work for the next
+                    // one, due although nothing changes.
+                    bf_due = cut_short.then_some(now + bf.interval);
                 }
             }
         }
@@ -708,22 +728,32 @@ impl Engine<'_, '_> {
         Ok(())
     }
 
-    fn backfill(&mut self, now: i64, bf: &Backfill) -> Result<(), SimError> {
+    /// One backfill pass; true when a per-user or per-partition limit, or
+    /// `bf_max_job_start`, left jobs it would otherwise have tried.
+    fn backfill(&mut self, now: i64, bf: &Backfill) -> Result<bool, SimError> {
         let mut new_keys = std::mem::take(&mut self.submitted_since_bf);
         new_keys.retain(|k| self.pending.contains(k));
         let first_new = new_keys.iter().min().copied();
+        // Per-user and per-partition limits count what earlier jobs of the
+        // pass did: a pass under them starts over.
+        let limited = bf.max_job_user > 0
+            || bf.max_job_part > 0
+            || bf.max_job_start > 0
+            || bf.min_prio_reserve > 0
+            || bf.job_part_count_reserve > 0;
         let (mut reservations, mut tested) = match self.bf_cache.take() {
-            Some(cache) if cache.generation == self.generation => {
+            Some(cache) if cache.generation == self.generation && !limited => {
                 // Only submissions since the last pass: the jobs it tested
                 // ahead of the first new one keep their answers.
                 let Some(first_new) = first_new else {
                     self.bf_cache = Some(cache);
-                    return Ok(());
+                    return Ok(false);
                 };
-                let prefix = cache.tested.partition_point(|k| *k < first_new);
-                if prefix >= bf.max_job_test {
+                let prefix = cache.tested.partition_point(|(k, _)| *k < first_new);
+                let tries = cache.tested[..prefix].iter().filter(|t| t.1).count();
+                if tries >= bf.max_job_test {
                     self.bf_cache = Some(cache);
-                    return Ok(());
+                    return Ok(false);
                 }
                 let mut tested = cache.tested;
                 tested.truncate(prefix);
@@ -742,16 +772,62 @@ impl Engine<'_, '_> {
         for r in &reservations {
             space.reserve(r.start, r.end, &r.nodes);
         }
-        let mut cursor = tested.last().copied();
-        while tested.len() < bf.max_job_test {
+        let parts = self.input.cluster.partitions.len();
+        let mut per_user: HashMap<u32, usize> = HashMap::new();
+        let mut per_part = vec![0usize; parts];
+        let mut planned_in = vec![0usize; parts];
+        let mut started = 0usize;
+        let mut tries = tested.iter().filter(|t| t.1).count();
+        let mut cut_short = false;
+        let mut cursor = tested.last().map(|t| t.0);
+        while tries < bf.max_job_test {
             let Some(key) = self.next_pending(cursor) else {
                 break;
             };
             cursor = Some(key);
-            tested.push(key);
-            if let Some(r) = self.plan(now, key, bf, &space)? {
-                space.reserve(r.start, r.end, &r.nodes);
-                reservations.push(r);
+            tested.push((key, false));
+            let (partition, user) = {
+                let l = self.live(key.3);
+                (l.partition, l.prepared.job.user_id)
+            };
+            // `_job_exceeds_max_bf_param` (backfill.c 1563-1660): a job
+            // over a limit is skipped, uncounted.
+            let user_jobs = per_user.entry(user).or_default();
+            if (bf.max_job_user > 0 && *user_jobs >= bf.max_job_user)
+                || (bf.max_job_part > 0 && per_part[partition] >= bf.max_job_part)
+            {
+                cut_short = true;
+                continue;
+            }
+            *user_jobs += 1;
+            per_part[partition] += 1;
+            // `job_no_reserve` (backfill.c 2038-2092): such a job may
+            // start now, and is not planned.
+            let low_priority = bf.min_prio_reserve > 0 && key.0 .0 < bf.min_prio_reserve;
+            let part_planned =
+                bf.job_part_count_reserve > 0 && planned_in[partition] >= bf.job_part_count_reserve;
+            let reserve = !low_priority && !part_planned;
+            let (tried, planned) = self.plan(now, key, bf, &space, reserve)?;
+            if tried {
+                tries += 1;
+                if let Some(last) = tested.last_mut() {
+                    last.1 = true;
+                }
+            }
+            match planned {
+                Planned::Started => {
+                    started += 1;
+                    if bf.max_job_start > 0 && started >= bf.max_job_start {
+                        cut_short = self.next_pending(cursor).is_some();
+                        break;
+                    }
+                }
+                Planned::At(r) => {
+                    planned_in[partition] += 1;
+                    space.reserve(r.start, r.end, &r.nodes);
+                    reservations.push(r);
+                }
+                Planned::No => {}
             }
         }
         self.bf_cache = Some(BfCache {
@@ -759,13 +835,15 @@ impl Engine<'_, '_> {
             tested,
             reservations,
         });
-        Ok(())
+        Ok(cut_short)
     }
 
     /// One job of a backfill pass, as `_attempt_backfill` tries it against
     /// the pass's plan `space`: started now when it fits on the nodes no
-    /// planned job needs before its time limit ends, else given the plan
-    /// the answer is (`None`: no start within `bf_window`, or none at all).
+    /// planned job needs before its time limit ends, else, with `reserve`,
+    /// given the plan the answer is. Also says whether the job was tried
+    /// (a select call made: what `bf_max_job_test` counts, as Slurm's
+    /// `bf_last_depth_try`).
     ///
     /// From a tried start (now, at first), the job's candidates are its
     /// partition's nodes free in every slot of `[start, start + limit)`,
@@ -776,14 +854,16 @@ impl Engine<'_, '_> {
     /// (`_test_resv_overlap`): the first boundary after the tried start
     /// past which the next slot frees a node the candidates lack
     /// (`later_start`). The plan's times are rounded down to
-    /// `bf_resolution` (backfill.c 2853-2880).
+    /// `bf_resolution` (backfill.c 2853-2880). Without `reserve` (Slurm's
+    /// `TEST_NOW_ONLY`) only a start now is tried.
     fn plan(
         &mut self,
         now: i64,
         key: QueueKey,
         bf: &Backfill,
         space: &NodeSpace,
-    ) -> Result<Option<Reservation>, SimError> {
+        reserve: bool,
+    ) -> Result<(bool, Planned), SimError> {
         let idx = key.3;
         let (partition, limit, min_nodes, required) = {
             let l = self.live(idx);
@@ -798,13 +878,14 @@ impl Engine<'_, '_> {
         let words = self.part_words[partition].clone();
         let len = self.part_bitmaps[partition].len;
         let slots = space.slots();
-        let mut tried = now;
+        let mut from = now;
+        let mut tried = false;
         loop {
-            let end_time = tried.max(now) + limit;
+            let end_time = from.max(now) + limit;
             let mut avail = words.clone();
             let mut later = None;
             for (j, slot) in slots.iter().enumerate() {
-                if slot.end > tried && later.is_none() {
+                if slot.end > from && later.is_none() {
                     if let Some(next) = slots.get(j + 1) {
                         let frees = words
                             .iter()
@@ -816,7 +897,7 @@ impl Engine<'_, '_> {
                         }
                     }
                 }
-                if slot.end <= tried {
+                if slot.end <= from {
                     continue;
                 }
                 if slot.begin > end_time {
@@ -826,21 +907,22 @@ impl Engine<'_, '_> {
                     *a &= s;
                 }
             }
-            let retry = |later: Option<i64>| later.filter(|&l| l > tried);
+            let retry = later.filter(|&l| reserve && l > from);
             let nodes_left: u32 = avail.iter().map(|w| w.count_ones()).sum();
             let lacks_required = required
                 .as_ref()
                 .is_some_and(|r| r.iter().zip(&avail).any(|(r, a)| r & !a != 0));
             if nodes_left < min_nodes || lacks_required {
-                match retry(later) {
+                match retry {
                     Some(l) => {
-                        tried = l;
+                        from = l;
                         continue;
                     }
-                    None => return Ok(None),
+                    None => return Ok((tried, Planned::No)),
                 }
             }
-            if tried <= now && self.fits_free_cpus_on(idx, &avail) {
+            if from <= now && self.fits_free_cpus_on(idx, &avail) {
+                tried = true;
                 self.counters.run_now_tests += 1;
                 let candidates = Bitmap {
                     len,
@@ -848,49 +930,56 @@ impl Engine<'_, '_> {
                 };
                 if let Ok(result) = self.test_live(now, idx, candidates, JobTestMode::RunNow)? {
                     self.start(now, idx, result.resources, true)?;
-                    return Ok(None);
+                    return Ok((true, Planned::Started));
                 }
             }
+            if !reserve {
+                return Ok((tried, Planned::No));
+            }
             let answer = if self.could_ever_fit_on(idx, &avail) {
+                tried = true;
                 self.will_run(now, idx, len, avail)?
             } else {
                 None
             };
             let Some((start, nodes)) = answer else {
-                match retry(later) {
+                match retry {
                     Some(l) => {
-                        tried = l;
+                        from = l;
                         continue;
                     }
-                    None => return Ok(None),
+                    None => return Ok((tried, Planned::No)),
                 }
             };
-            let start = start.max(tried).max(now + 1);
-            if let Some(l) = retry(later).filter(|&l| start > l) {
-                tried = l;
+            let start = start.max(from).max(now + 1);
+            if let Some(l) = retry.filter(|&l| start > l) {
+                from = l;
                 continue;
             }
             if start > now + bf.window {
-                return Ok(None);
+                return Ok((tried, Planned::No));
             }
             let res = bf.resolution.max(1);
-            let (from, to) = (
+            let (begin, end) = (
                 start.div_euclid(res) * res,
                 (start + limit).div_euclid(res) * res,
             );
-            if space.overlaps(&nodes, from, to) {
-                if start <= tried {
-                    return Ok(None);
+            if space.overlaps(&nodes, begin, end) {
+                if start <= from {
+                    return Ok((tried, Planned::No));
                 }
-                tried = start;
+                from = start;
                 continue;
             }
-            return Ok(Some(Reservation {
-                key,
-                start: from,
-                end: to,
-                nodes,
-            }));
+            return Ok((
+                tried,
+                Planned::At(Reservation {
+                    key,
+                    start: begin,
+                    end,
+                    nodes,
+                }),
+            ));
         }
     }
 

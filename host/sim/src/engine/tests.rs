@@ -418,7 +418,8 @@ fn scheduler_parameters_are_read() {
                 interval: 60,
                 window: 7200,
                 resolution: 300,
-                max_job_test: 7
+                max_job_test: 7,
+                ..Backfill::default()
             }),
             calc_period: 120,
         }
@@ -531,4 +532,70 @@ fn slurm_planned_the_five_jobs() {
             (120, "n4")
         ]
     );
+}
+
+/// `bf_max_job_start=1`: a pass starts one job. J1 holds n[1-2] until 600;
+/// J2 (4 nodes) is planned from 600. J3 and J4 (1 node, 60 s) both fit on
+/// n[3-4] before that plan; the pass at 30 starts J3 only, and J4 waits
+/// for the next pass, at 60 (`bf_interval` after the last). Without the
+/// limit both start at 30.
+#[test]
+fn bf_max_job_start_limits_the_starts_of_a_pass() {
+    let jobs = || {
+        vec![
+            job(1, 0, 2, 600, 600),
+            job(2, 0, 4, 60, 120),
+            job(3, 10, 1, 60, 60),
+            job(4, 10, 1, 60, 60),
+        ]
+    };
+    let starts = |extra: &str| -> Vec<Option<i64>> {
+        run(&cluster(extra), jobs())
+            .outcomes
+            .iter()
+            .map(|o| o.start)
+            .collect()
+    };
+    assert_eq!(starts(""), [Some(0), Some(600), Some(30), Some(30)]);
+    assert_eq!(
+        starts("SchedulerParameters=bf_max_job_start=1"),
+        [Some(0), Some(600), Some(30), Some(60)]
+    );
+}
+
+/// `bf_max_job_user=1`: a pass considers one job per user. As above, with
+/// J3 and J4 of user 1001 (J1 and J2 of user 1000): the pass at 30
+/// considers J2 (user 1000) and J3, starts J3, skips J4; the pass at 60
+/// starts J4.
+#[test]
+fn bf_max_job_user_limits_the_jobs_of_a_user_in_a_pass() {
+    let mut jobs = vec![
+        job(1, 0, 2, 600, 600),
+        job(2, 0, 4, 60, 120),
+        job(3, 10, 1, 60, 60),
+        job(4, 10, 1, 60, 60),
+    ];
+    jobs[2].user = 1001;
+    jobs[3].user = 1001;
+    let r = run(&cluster("SchedulerParameters=bf_max_job_user=1"), jobs);
+    let starts: Vec<_> = r.outcomes.iter().map(|o| o.start).collect();
+    assert_eq!(starts, [Some(0), Some(600), Some(30), Some(60)]);
+}
+
+/// What the simulator reads and does not model is named, never dropped:
+/// `bf_continue` and the `bf_*` limits are modelled; `bf_busy_nodes` and
+/// preemption are not.
+#[test]
+fn unmodelled_settings_are_listed() {
+    let c = cluster(
+        "SchedulerParameters=bf_continue,bf_busy_nodes,bf_max_job_user=3\nPreemptType=preempt/qos\nPreemptMode=CANCEL\nTopologyPlugin=topology/none",
+    );
+    assert_eq!(
+        config::unmodelled(&c),
+        [
+            "SchedulerParameters=bf_busy_nodes: not modelled by the simulator (ignored)",
+            "PreemptType=preempt/qos: not modelled by the simulator (ignored)",
+        ]
+    );
+    assert!(config::unmodelled(&cluster("")).is_empty());
 }
