@@ -287,6 +287,14 @@ fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
             && !conf_notes.contains("bf_interval"),
         "{conf_notes}"
     );
+    // --scheduler easy replaces slurm.conf's scheduler, and says so.
+    let easy = simulate(&["--scheduler", "easy"]);
+    assert!(
+        easy["notes"].to_string().contains("--scheduler easy"),
+        "{}",
+        easy["notes"]
+    );
+    assert_eq!(easy["policies"][0]["completed"], 4);
     let m = &report["policies"][0];
     assert_eq!(m["bounded_slowdown_threshold"], 20);
     assert_eq!(m["completed"], 4);

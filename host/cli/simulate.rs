@@ -29,7 +29,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use slurm::setup::records::Cluster;
 use slurm::{gres_conf, slurm_conf};
-use slurm_wasm_sim::engine::{Input, PolicySpec, SchedConfig, SimResult};
+use slurm_wasm_sim::engine::{Backfill, Input, PolicySpec, SchedConfig, SimResult, Style};
 use slurm_wasm_sim::hazards::{
     CancelledJobs, MissingEstimate, OverLimit, ReplayOptions, ZeroRunTime,
 };
@@ -84,6 +84,13 @@ pub struct SimulateArgs {
     /// Cancelled jobs: `skip-never-started` or `include`.
     #[arg(long, value_name = "CHOICE", default_value = "skip-never-started")]
     cancelled: String,
+    /// The scheduler: `slurm` (what slurm.conf's SchedulerType and
+    /// SchedulerParameters say: sched/backfill or sched/builtin), `easy`
+    /// (EASY backfilling at every event: only the first waiting job is
+    /// planned) or `conservative` (every waiting job is planned), as
+    /// Batsim's reference schedulers do.
+    #[arg(long, value_name = "NAME", default_value = "slurm", value_parser = ["slurm", "easy", "conservative"])]
+    scheduler: String,
     /// Print the comparison as JSON instead of a table: every metric,
     /// with breakdowns by user, partition and size class.
     #[arg(long)]
@@ -179,7 +186,20 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let config = SchedConfig::from_cluster(&cluster).map_err(anyhow::Error::msg)?;
+    let mut config = SchedConfig::from_cluster(&cluster).map_err(anyhow::Error::msg)?;
+    let style = match args.scheduler.as_str() {
+        "easy" => Some(Style::Easy),
+        "conservative" => Some(Style::Conservative),
+        _ => None,
+    };
+    if let Some(style) = style {
+        config.backfill = Some(Backfill::pure(style));
+        workload.notes.push(format!(
+            "--scheduler {}: pure {} backfilling at every event; slurm.conf's SchedulerType \
+             and SchedulerParameters are not used",
+            args.scheduler, args.scheduler
+        ));
+    }
     // What slurm.conf sets and the simulator does not model, in every
     // output's notes.
     workload
@@ -525,6 +545,7 @@ fn write_sweep(args: &SimulateArgs, specs: &[PolicySpec], path: &Path) -> anyhow
     if args.native {
         common.push("--native".to_owned());
     }
+    common.push(format!("--scheduler {}", shell_quote(&args.scheduler)));
     common.push(format!(
         "--zero-run-time {} --missing-estimate {} --over-limit {} --cancelled {}",
         shell_quote(&args.zero_run_time),

@@ -3,9 +3,26 @@
 
 use slurm::setup::records::Cluster;
 
+/// Which backfilling the pass does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Style {
+    /// Slurm's sched/backfill, with its parameters.
+    #[default]
+    Slurm,
+    /// EASY backfilling (Lifka's, as Batsim's reference schedulers do it):
+    /// at every event, only the first job that cannot start now is planned;
+    /// a later job starts now if it delays no plan.
+    Easy,
+    /// Conservative backfilling: at every event every waiting job is
+    /// planned at its earliest start that delays no earlier plan.
+    Conservative,
+}
+
 /// Backfill settings (`SchedulerParameters=bf_*`), Slurm 22.05 defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backfill {
+    /// Slurm's pass, or a pure EASY or conservative one.
+    pub style: Style,
     /// `bf_interval`: seconds between backfill passes (default 30).
     pub interval: i64,
     /// `bf_window`: how far ahead reservations are made, in seconds
@@ -35,6 +52,7 @@ pub struct Backfill {
 impl Default for Backfill {
     fn default() -> Self {
         Backfill {
+            style: Style::Slurm,
             interval: 30,
             window: 1440 * 60,
             resolution: 60,
@@ -44,6 +62,21 @@ impl Default for Backfill {
             max_job_start: 0,
             min_prio_reserve: 0,
             job_part_count_reserve: 0,
+        }
+    }
+}
+
+impl Backfill {
+    /// A pure EASY or conservative pass ([`Style`]): at every event, plans
+    /// to the second, no window, every waiting job considered, no limit.
+    pub fn pure(style: Style) -> Self {
+        Backfill {
+            style,
+            interval: 0,
+            window: i64::MAX / 4,
+            resolution: 1,
+            max_job_test: usize::MAX,
+            ..Backfill::default()
         }
     }
 }

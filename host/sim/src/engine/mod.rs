@@ -127,7 +127,7 @@ use crate::outcome::JobOutcome;
 use crate::workload::Workload;
 use node_space::NodeSpace;
 
-pub use config::{Backfill, SchedConfig};
+pub use config::{Backfill, SchedConfig, Style};
 pub use policy::{Build, PolicySpec, Prioritizer};
 
 /// Unix time of a workload's time zero when the trace does not say
@@ -806,7 +806,9 @@ impl Engine<'_, '_> {
             let low_priority = bf.min_prio_reserve > 0 && key.0 .0 < bf.min_prio_reserve;
             let part_planned =
                 bf.job_part_count_reserve > 0 && planned_in[partition] >= bf.job_part_count_reserve;
-            let reserve = !low_priority && !part_planned;
+            // EASY plans the first job that cannot start now, no other.
+            let easy_planned = bf.style == Style::Easy && !reservations.is_empty();
+            let reserve = !low_priority && !part_planned && !easy_planned;
             let (tried, planned) = self.plan(now, key, bf, &space, reserve)?;
             if tried {
                 tries += 1;

@@ -191,6 +191,11 @@ fn job(id: u32, submit: i64, nodes: u32, run: i64, limit: i64) -> TraceJob {
 }
 
 fn run(cluster: &Cluster, jobs: Vec<TraceJob>) -> SimResult {
+    run_with(cluster, jobs, SchedConfig::from_cluster(cluster).unwrap())
+}
+
+/// [`run`] under `config`.
+fn run_with(cluster: &Cluster, jobs: Vec<TraceJob>, config: SchedConfig) -> SimResult {
     let workload = Workload {
         source: "test".into(),
         jobs,
@@ -198,7 +203,7 @@ fn run(cluster: &Cluster, jobs: Vec<TraceJob>) -> SimResult {
     };
     let input = Input {
         cluster,
-        config: SchedConfig::from_cluster(cluster).unwrap(),
+        config,
         workload: &workload,
         default_partition: 0,
     };
@@ -598,4 +603,88 @@ fn unmodelled_settings_are_listed() {
         ]
     );
     assert!(config::unmodelled(&cluster("")).is_empty());
+}
+
+/// EASY and conservative backfilling, derived on paper (4 whole nodes,
+/// the test double takes the lowest-numbered free nodes; limits are whole
+/// minutes). J1 (0 s, 3 nodes, 240 s) runs on n[1-3]; J2 (0 s, 2 nodes,
+/// 120 s) can start when J1 ends: planned on n[1-2] for [240, 360). J3
+/// (0 s, 4 nodes, 120 s) and J4 (10 s, 1 node, runs its limit, 420 s).
+///
+/// EASY plans only J2 (the first job that cannot start): at 10, J4 fits on
+/// n4, which no plan holds, and starts, ending at 430; J2 starts at 240;
+/// J3, which has no plan, waits for J4: 430.
+///
+/// Conservative plans J3 too, after J2 on all four nodes: [360, 480). J4
+/// on n4 until 430 would delay it, so J4 is planned after J3: J2 at 240,
+/// J3 at 360, J4 at 480.
+#[test]
+fn easy_and_conservative_backfilling_known_answers() {
+    let jobs = || {
+        vec![
+            job(1, 0, 3, 240, 240),
+            job(2, 0, 2, 120, 120),
+            job(3, 0, 4, 120, 120),
+            job(4, 10, 1, 420, 420),
+        ]
+    };
+    let c = cluster("");
+    let starts = |style| -> Vec<Option<i64>> {
+        let config = SchedConfig {
+            backfill: Some(Backfill::pure(style)),
+            ..SchedConfig::from_cluster(&c).unwrap()
+        };
+        run_with(&c, jobs(), config)
+            .outcomes
+            .iter()
+            .map(|o| o.start)
+            .collect()
+    };
+    assert_eq!(
+        starts(Style::Easy),
+        [Some(0), Some(240), Some(430), Some(10)]
+    );
+    assert_eq!(
+        starts(Style::Conservative),
+        [Some(0), Some(240), Some(360), Some(480)]
+    );
+}
+
+/// Ties and the machines a plan takes: three jobs submitted at the same
+/// second run in job order. J1 (2 nodes, 120 s) takes n[1-2]; J2 (3 nodes,
+/// 120 s) is planned at 120 on n[1-3], the lowest nodes free then; J3 (1
+/// node, 60 s) fits now on n3 before that plan, so both styles start it
+/// at 0 on n3 (n4 is left: the double takes the lowest free node).
+#[test]
+fn pure_backfilling_orders_ties_by_job_and_plans_the_lowest_nodes() {
+    let c = cluster("");
+    for style in [Style::Easy, Style::Conservative] {
+        let config = SchedConfig {
+            backfill: Some(Backfill::pure(style)),
+            ..SchedConfig::from_cluster(&c).unwrap()
+        };
+        let r = run_with(
+            &c,
+            vec![
+                job(1, 0, 2, 120, 120),
+                job(2, 0, 3, 120, 120),
+                job(3, 0, 1, 60, 60),
+            ],
+            config,
+        );
+        let got: Vec<_> = r
+            .outcomes
+            .iter()
+            .map(|o| (o.start, o.node_list.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(0), "n[1-2]".to_owned()),
+                (Some(120), "n[1-3]".to_owned()),
+                (Some(0), "n3".to_owned())
+            ],
+            "{style:?}"
+        );
+    }
 }
