@@ -992,7 +992,11 @@ fn cons_tres_cr_socket_memory_cores() {
 /// index order on the tasks' sockets; per job (`_set_job_bits1`, m6, c5,
 /// e2) all free GPUs are taken and those least linked to the best-linked
 /// pair's first dropped, and `_set_job_bits2` tops a short job up by
-/// links (e1 on n3). n1's GPUs have neither `Cores=` nor `Type=`:
+/// links (e1 on n3). A per-job request's node is asked only for the GPUs
+/// still missing after the required nodes before it (`rem_gres` of
+/// `gres_select_filter_sock_core`): e1, `-w n3,n4 -N2 -n2 --gpus=7`, n3
+/// counts 6, so n4 needs 1, keeps socket 0 (core 0) and gets GPUs 0-2.
+/// n1's GPUs have neither `Cores=` nor `Type=`:
 /// slurmctld keeps no topology for them (common/gres.c
 /// `_get_tot_gres_cnt`), so their links are ignored and every pick there
 /// is in index order; a per-node job there keeps one core, spread as on
@@ -1000,18 +1004,7 @@ fn cons_tres_cr_socket_memory_cores() {
 #[test]
 fn cons_tres_cr_core_memory_links() {
     require("select/cons_tres");
-    check_known(
-        "cons_tres-CR_Core_Memory-links",
-        &[(
-            "e1",
-            "open: `-w n3,n4 -N2 -n2 --gpus=7`: Slurm kept core 0 of n4 and its GPUs 0-2, \
-             we keep core 2 and GPUs 3-5 (n3 matches: GPUs 0 and 3-5, the last added by \
-             `_set_job_bits2`). 22.05's `gres_select_filter_sock_core` limits a per-job \
-             request on a node to the devices still wanted after the nodes counted before \
-             it (`rem_gres`), which socket 0 alone covers on n4; our node filter counts the \
-             whole request on every node",
-        )],
-    );
+    check("cons_tres-CR_Core_Memory-links");
 }
 
 /// The cores stream under select/linear: a GPU job may use only the CPUs

@@ -73,7 +73,9 @@ impl Offer {
 /// node selection's first try, where GRES keep the job near their devices
 /// (see `gres_sched::node_filter`); `cpu_cap` = the CPUs a failed choice
 /// clipped the node to, which bound its tasks when the GRES filter trims
-/// its cores (see `eval_nodes::Choice::caps`).
+/// its cores (see `eval_nodes::Choice::caps`); `gres_before` = the devices
+/// the nodes counted before this one give the per-job GRES requests (see
+/// `gres_sched::node_filter`).
 #[allow(clippy::too_many_arguments)]
 pub fn can_job_run_on_node(
     rec: &NodeRec,
@@ -87,6 +89,7 @@ pub fn can_job_run_on_node(
     completing_ok: bool,
     first_pass: bool,
     cpu_cap: Option<u32>,
+    gres_before: u64,
 ) -> Option<NodeAvail> {
     let ignore_usage = tables == Tables::Totals;
     if rec.completing && !completing_ok {
@@ -172,6 +175,7 @@ pub fn can_job_run_on_node(
             want_cores,
             first_pass,
             cpu_cap.map_or(u32::MAX, |cpus| cpus / job.cpt.max(1)),
+            gres_before,
         )?;
         let free = FreeCores {
             bits: &restricted,
@@ -322,6 +326,7 @@ pub fn can_job_run_on_node(
                         completing_ok,
                         first_pass,
                         Some(cut),
+                        gres_before,
                     );
                 }
                 alloc.avail_cpus = alloc.avail_cpus.min(cpus as u32);

@@ -156,6 +156,10 @@ fn busy_devices_only(req: &GresReq, rec: &NodeRec, usage: &NodeUse, ignore_usage
 /// enforce-binding then keep only cores beside their devices, and a node
 /// where those do not suffice is refused (see `per_node_first_pass`);
 /// on the second pass the node keeps all its cores.
+/// `gres_before` = the devices the nodes node selection counted before
+/// this one give the job's per-job requests (22.05's `total_gres` when
+/// `_select_cores` reaches the node: reset by `gres_sched_init` and raised
+/// by `gres_sched_add`, cons_tres/gres_sched.c:518-610); 0 when none was.
 ///
 /// Never inlined: LLVM otherwise inlines it into `can_job_run_on_node`,
 /// whose wasm code then grew to 80 KB, and Cranelift spilled the loop
@@ -174,6 +178,7 @@ pub fn node_filter(
     full: bool,
     first: bool,
     task_cap: u32,
+    gres_before: u64,
 ) -> Option<NodePlan> {
     let ignore_usage = tables == Tables::Totals;
     let mut plan = NodePlan::default();
@@ -396,7 +401,20 @@ pub fn node_filter(
             .iter()
             .filter(|&&i| rec.devices[i].sockets.is_empty())
             .count() as u64;
-        let units = if shared { 1 } else { need };
+        // A per-job request asks the node only for the devices the job
+        // still lacks after the nodes counted before it (`rem_gres`, the
+        // node's `max_gres` when below `max_node_gres`,
+        // gres_select_filter.c:503-518), and for the whole count again once
+        // they cover it (`rem_gres` 0). The links recording's e1, `-w n3,n4
+        // -N2 -n2 --gpus=7`: n3 counted 6 GPUs, so n4 needed 1, socket 0
+        // alone covered it, and n4 kept core 0 and got GPUs 0-2.
+        let units = if shared {
+            1
+        } else if g.scope == GresScope::PerJob && gres_before > 0 && gres_before < g.count {
+            (g.count - gres_before).min(need)
+        } else {
+            need
+        };
         // The first pass of a per-job request drops the sockets its devices
         // do not need (`gres_select_filter_sock_core`, gres_select_filter.c:
         // 652-660, 697-713): their count then changes the node's CPUs, so

@@ -426,34 +426,67 @@ impl ConsTres {
         } else {
             Tables::Copy
         };
-        let capped = |i: usize, want_cores: bool, first_pass: bool, cap: Option<u32>| {
-            can_job_run_on_node(
-                &self.recs[i],
-                &usage.nodes[i],
-                avail,
-                want_cores,
-                job,
-                &self.params,
-                own,
-                tables,
-                completing_ok,
-                first_pass,
-                cap,
-            )
+        let capped =
+            |i: usize, want_cores: bool, first_pass: bool, cap: Option<u32>, gres_before: u64| {
+                can_job_run_on_node(
+                    &self.recs[i],
+                    &usage.nodes[i],
+                    avail,
+                    want_cores,
+                    job,
+                    &self.params,
+                    own,
+                    tables,
+                    completing_ok,
+                    first_pass,
+                    cap,
+                    gres_before,
+                )
+            };
+        let offer = |i: usize, want_cores: bool, first_pass: bool, gres_before: u64| {
+            capped(i, want_cores, first_pass, None, gres_before)
         };
-        let offer =
-            |i: usize, want_cores: bool, first_pass: bool| capped(i, want_cores, first_pass, None);
+        // 22.05's `_eval_nodes` (each of its variants) runs `_select_cores`
+        // on the required nodes in node order, each after `gres_sched_add`
+        // counted the devices of those before it, then on the other nodes
+        // (the consecutive-set walk: all of them after every required
+        // node), and `gres_select_filter_sock_core` asks a per-job request's
+        // node only for what is still missing (see `gres_sched::node_filter`).
+        // Only then does a node's offer depend on the others.
+        let required = job.required.as_ref().filter(|_| {
+            job.gres
+                .iter()
+                .any(|g| g.scope == GresScope::PerJob && !g.shared)
+        });
+        let is_required = |i: usize| required.is_some_and(|r| r.get(i));
         // An idle node's offer depends only on its shape (with the device
         // layout for a job with GRES), so nodes of one shape share it: a
-        // test visits idle nodes by the thousand.
+        // test visits idle nodes by the thousand. Required nodes of a
+        // per-job request are evaluated on their own, in node order.
         let collect = |first_pass: bool| {
             let mut shared = SmallVec::new();
             let mut offers = Vec::with_capacity(cand.count());
+            let mut req_offers: SmallVec<[(usize, Option<Offer>); 4]> = SmallVec::new();
+            let mut before = 0u64;
+            if let Some(r) = required {
+                for i in r.ones().filter(|&i| cand.get(i)) {
+                    let o = offer(i, false, first_pass, before).and_then(|o| Offer::of(i, &o));
+                    before += o.map_or(0, |o| o.job_gres);
+                    req_offers.push((i, o));
+                }
+            }
             for i in cand.ones() {
-                let shape = self.idle_shape(usage, i, avail, idle, job);
-                let o = per_shape(&mut shared, shape, || {
-                    offer(i, false, first_pass).and_then(|o| Offer::of(i, &o))
-                });
+                let o = if is_required(i) {
+                    req_offers
+                        .iter()
+                        .find(|(n, _)| *n == i)
+                        .and_then(|(_, o)| *o)
+                } else {
+                    let shape = self.idle_shape(usage, i, avail, idle, job);
+                    per_shape(&mut shared, shape, || {
+                        offer(i, false, first_pass, before).and_then(|o| Offer::of(i, &o))
+                    })
+                };
                 if let Some(o) = o {
                     offers.push(Offer { node: i, ..o });
                 }
@@ -476,7 +509,7 @@ impl ConsTres {
                 )
             });
         let first = collect(gres_first_pass);
-        let gpus = |i: usize| offer(i, false, false).map_or(0, |o| o.gres.gpus);
+        let gpus = |i: usize| offer(i, false, false, 0).map_or(0, |o| o.gres.gpus);
         let choice = choose_nodes(
             job,
             &self.params,
@@ -497,6 +530,27 @@ impl ConsTres {
         if against == Against::Avail {
             return Ok(placed(job, Vec::new()));
         }
+        // The devices `collect` counted before node `i`: those of the
+        // required nodes before it, or of all of them for a node not
+        // required (a node's count does not depend on the pass).
+        let job_gres_of = |j: usize| {
+            first
+                .binary_search_by_key(&j, |o| o.node)
+                .map(|p| first[p].job_gres)
+                .unwrap_or_else(|_| {
+                    offer(j, false, false, 0)
+                        .and_then(|o| Offer::of(j, &o))
+                        .map_or(0, |o| o.job_gres)
+                })
+        };
+        let gres_before = |i: usize| -> u64 {
+            required.map_or(0, |r| {
+                r.ones()
+                    .filter(|&j| cand.get(j) && (j < i || !r.get(i)))
+                    .map(&job_gres_of)
+                    .sum()
+            })
+        };
         // Only the chosen nodes need their cores picked; the count-only and
         // the core-picking evaluation agree, so a chosen node keeps its offer.
         let mut plans = Vec::with_capacity(chosen.len());
@@ -508,9 +562,11 @@ impl ConsTres {
             // tasks (see `Choice::caps`).
             let cap = choice.cap(i).filter(|_| !job.gres.is_empty());
             let shape = self.idle_shape(usage, i, avail, idle, job);
+            let before = gres_before(i);
             let o = match cap {
-                Some(_) => capped(i, true, first_pass, cap),
-                None => per_shape(&mut picked, shape, || offer(i, true, first_pass)),
+                Some(_) => capped(i, true, first_pass, cap, before),
+                None if is_required(i) => offer(i, true, first_pass, before),
+                None => per_shape(&mut picked, shape, || offer(i, true, first_pass, before)),
             };
             let o = o.ok_or_else(|| {
                 fail(
