@@ -2,7 +2,6 @@
 //! the replay choices of [`crate::hazards`] are applied) and file opening.
 
 use std::fmt;
-use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
@@ -112,39 +111,41 @@ pub struct RawTrace {
     pub notes: Vec<String>,
 }
 
-/// Reads a whole trace file, decompressing it when its name ends in `.gz`.
+/// gzip's magic number, the first two bytes of every gzip file.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Reads a whole trace file, decompressing it when it is gzip (told by its
+/// content, whatever its name: a `.swf` that is gzip, a `.gz` that is not).
 ///
 /// # Errors
 ///
 /// A [`TraceError`] at line 0 when the file cannot be opened or read, or
-/// is not valid gzip.
+/// starts as gzip and is not valid gzip.
 pub fn read_file(path: &Path) -> Result<Vec<u8>, TraceError> {
     let source = path.display().to_string();
-    let file =
-        File::open(path).map_err(|e| TraceError::new(&source, 0, format!("cannot open: {e}")))?;
-    let mut bytes = Vec::new();
-    let gz = path
-        .extension()
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("gz"));
-    let result = if gz {
-        MultiGzDecoder::new(BufReader::new(file)).read_to_end(&mut bytes)
-    } else {
-        BufReader::new(file).read_to_end(&mut bytes)
-    };
-    result.map_err(|e| {
-        let what = if gz {
-            "cannot decompress (gzip)"
-        } else {
+    let raw = std::fs::read(path).map_err(|e| {
+        let what = if path.exists() {
             "cannot read"
+        } else {
+            "cannot open"
         };
         TraceError::new(&source, 0, format!("{what}: {e}"))
     })?;
+    if !raw.starts_with(&GZIP_MAGIC) {
+        return Ok(raw);
+    }
+    let mut bytes = Vec::new();
+    MultiGzDecoder::new(BufReader::new(raw.as_slice()))
+        .read_to_end(&mut bytes)
+        .map_err(|e| TraceError::new(&source, 0, format!("cannot decompress (gzip): {e}")))?;
     Ok(bytes)
 }
 
 /// The lines of `bytes`, each without its `\n` or `\r\n`, invalid UTF-8
-/// replaced, numbered from 1.
+/// replaced, numbered from 1; a UTF-8 byte-order mark before the first is
+/// dropped.
 pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, String)> + '_ {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let trimmed = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     let empty = bytes.is_empty();
     trimmed
@@ -160,6 +161,36 @@ pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, String)> + '_ 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Compression is told by content: a gzip file named `.swf` is read,
+    /// a plain file named `.gz` too; a damaged gzip is an error at line 0.
+    #[test]
+    fn gzip_is_told_by_content_not_name() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"; Version: 2.2\n1 0\n").unwrap();
+        let gz = gz.finish().unwrap();
+        let named_swf = dir.path().join("trace.swf");
+        std::fs::write(&named_swf, &gz).unwrap();
+        assert_eq!(read_file(&named_swf).unwrap(), b"; Version: 2.2\n1 0\n");
+        let named_gz = dir.path().join("plain.swf.gz");
+        std::fs::write(&named_gz, b"1 0\n").unwrap();
+        assert_eq!(read_file(&named_gz).unwrap(), b"1 0\n");
+        let damaged = dir.path().join("damaged.swf");
+        std::fs::write(&damaged, &gz[..gz.len() / 2]).unwrap();
+        let e = read_file(&damaged).unwrap_err();
+        assert!(e.message.starts_with("cannot decompress (gzip)"), "{e}");
+        assert_eq!(e.line, 0);
+    }
+
+    /// A byte-order mark (some exports of `sacct` or spreadsheets write
+    /// one) is not part of the first line.
+    #[test]
+    fn a_byte_order_mark_is_dropped() {
+        let got: Vec<_> = lines(b"\xef\xbb\xbfJobID|Submit\n1|2\n").collect();
+        assert_eq!(got[0], (1, "JobID|Submit".to_owned()));
+    }
 
     #[test]
     fn lines_strip_crlf_and_number_from_one() {
