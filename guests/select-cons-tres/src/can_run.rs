@@ -206,6 +206,24 @@ pub fn can_job_run_on_node(
     // --mem-per-cpu=2000`: 8 CPUs, cut a socket at a time to none) and
     // f483 (`-c4 --gres=mps:200 --mem-per-cpu=1000 --exclusive`: a whole
     // node of 8 CPUs, 8000 MB > 4000): refused at submit.
+    // `_allocate_sc`'s count over `cores`, the node's free cores before
+    // the GRES trim.
+    let before_trim = |cores: &Bitmap| {
+        allocate_sc(
+            rec,
+            FreeCores {
+                bits: cores,
+                off: 0,
+            },
+            seen,
+            &used,
+            false,
+            job,
+            params,
+            &gres.req_sockets,
+            own,
+        )
+    };
     let memory_cpus = match &untrimmed {
         Some(all) if memory_per_cpu => {
             let mut pre = all.clone();
@@ -217,33 +235,12 @@ pub fn can_job_run_on_node(
                     }
                 }
             }
-            allocate_sc(
-                rec,
-                FreeCores { bits: &pre, off: 0 },
-                seen,
-                &used,
-                false,
-                job,
-                params,
-                &gres.req_sockets,
-                own,
-            )
-            .map_or(0, |a| a.avail_cpus)
+            before_trim(&pre).map_or(0, |a| a.avail_cpus)
         }
         _ => alloc.avail_cpus,
     };
     if let Some(all) = untrimmed.filter(|_| keeps_uncapped_cpus(job, params)) {
-        let before = allocate_sc(
-            rec,
-            FreeCores { bits: &all, off: 0 },
-            seen,
-            &used,
-            false,
-            job,
-            params,
-            &gres.req_sockets,
-            own,
-        )?;
+        let before = before_trim(&all)?;
         alloc.avail_cpus = uncapped_cpus(
             before.avail_cpus,
             all.count() as u32,

@@ -102,19 +102,22 @@ impl NodeSpace {
 mod tests {
     use super::*;
 
+    /// Each slot's times and its first word of nodes.
+    fn spans(map: &NodeSpace) -> Vec<(i64, i64, u64)> {
+        map.slots()
+            .iter()
+            .map(|s| (s.begin, s.end, s.avail[0]))
+            .collect()
+    }
+
     /// The map of the five-job case of issue 34 after job 3's plan:
     /// n[1-2] (bits 0-1) held for [600, 720).
     #[test]
     fn a_plan_splits_the_slots_and_merges_equal_neighbours() {
         let mut map = NodeSpace::new(61, 86_461, vec![0b1111], 1);
         map.reserve(600, 720, &[0b0011]);
-        let spans: Vec<_> = map
-            .slots()
-            .iter()
-            .map(|s| (s.begin, s.end, s.avail[0]))
-            .collect();
         assert_eq!(
-            spans,
+            spans(&map),
             [(61, 600, 0b1111), (600, 720, 0b1100), (720, 86_461, 0b1111)]
         );
         assert!(map.overlaps(&[0b0001], 700, 800));
@@ -124,13 +127,8 @@ mod tests {
         // plan beside it leaves n3 (bit 2) only in [1320, end).
         map.reserve(720, 1320, &[0b0011]);
         map.reserve(120, 1320, &[0b1000]);
-        let spans: Vec<_> = map
-            .slots()
-            .iter()
-            .map(|s| (s.begin, s.end, s.avail[0]))
-            .collect();
         assert_eq!(
-            spans,
+            spans(&map),
             [
                 (61, 120, 0b1111),
                 (120, 600, 0b0111),
