@@ -2,8 +2,9 @@
 //! and compare the schedules.
 //!
 //! Inputs: the cluster from `--slurm-conf` (and `gres.conf`: `--gres-conf`,
-//! else the one beside `slurm.conf` when present), else derived from the
-//! SWF header, else the embedded default cluster (`simulate-default.conf`);
+//! else the one beside `slurm.conf` when present), else from an Alea
+//! `.machines` file (`--machines`), else derived from the SWF header, else
+//! the embedded default cluster (`simulate-default.conf`);
 //! the workload from `--swf`, `--sacct`, or the seeded synthetic generator
 //! (`--jobs`, `--seed`). Stacks: `--policy`, repeatable; by default
 //! `select/linear,priority/basic` and `select/cons_tres,priority/multifactor`
@@ -50,6 +51,10 @@ pub struct SimulateArgs {
     /// the embedded default cluster).
     #[arg(long, value_name = "FILE")]
     slurm_conf: Option<PathBuf>,
+    /// The cluster from an Alea simulator `.machines` file (tab-separated
+    /// `id name machines CPUs-per-machine speed [memory-KB]` lines).
+    #[arg(long, value_name = "FILE", conflicts_with = "slurm_conf")]
+    machines: Option<PathBuf>,
     /// gres.conf for the cluster (default: the one beside --slurm-conf, if any).
     #[arg(long, value_name = "FILE", requires = "slurm_conf")]
     gres_conf: Option<PathBuf>,
@@ -294,6 +299,12 @@ fn cluster(args: &SimulateArgs) -> anyhow::Result<(Cluster, usize, Option<String
     let mut derived = None;
     let conf = match (&args.slurm_conf, &args.swf) {
         (Some(path), _) => slurm_conf::load(path)?,
+        (None, _) if args.machines.is_some() => {
+            let path = args.machines.as_deref().unwrap_or(Path::new(""));
+            let cluster = slurm_wasm_sim::cluster_from_trace::from_alea_machines(path)?;
+            derived = Some(cluster.note);
+            cluster.conf
+        }
         (None, Some(swf)) => {
             let (conf, note) = cluster_from_swf(swf)?;
             derived = Some(note);
@@ -530,6 +541,7 @@ fn write_sweep(args: &SimulateArgs, specs: &[PolicySpec], path: &Path) -> anyhow
     let mut common = Vec::new();
     for (flag, value) in [
         ("--slurm-conf", &args.slurm_conf),
+        ("--machines", &args.machines),
         ("--gres-conf", &args.gres_conf),
         ("--swf", &args.swf),
         ("--sacct", &args.sacct),
@@ -573,9 +585,10 @@ fn write_sweep(args: &SimulateArgs, specs: &[PolicySpec], path: &Path) -> anyhow
 # Written by `slurm-wasm simulate --sweep`: one policy stack per array task,
 # all on the same workload and seed. Submit with
 #     sbatch {name}
-# Each task saves its result as sweep-results/<task>.json; when all tasks
-# are done, the last one to finish renders them together (the combine step
-# can also be run by hand: the command at the end of this file).
+# Each task saves its result as sweep-results/<task>.json in the job's
+# working directory; when all tasks are done, the last one to finish renders
+# them together into sweep-results/comparison.txt (the combine step can also
+# be run by hand: the command at the end of this file).
 #SBATCH --job-name=slurm-wasm-sweep
 #SBATCH --array=0-{last}
 #SBATCH --ntasks=1
@@ -584,14 +597,18 @@ fn write_sweep(args: &SimulateArgs, specs: &[PolicySpec], path: &Path) -> anyhow
 set -euo pipefail
 SLURM_WASM={exe}
 POLICIES=({policies})
-RESULTS="${{SLURM_SUBMIT_DIR:-$PWD}}/sweep-results"
+RESULTS="$PWD/sweep-results"
 mkdir -p "$RESULTS"
 "$SLURM_WASM" simulate {common} --quiet \
     --policy "${{POLICIES[$SLURM_ARRAY_TASK_ID]}}" \
     --save-result "$RESULTS/$SLURM_ARRAY_TASK_ID.json" > /dev/null
-# Combine step: once every task's result exists, render the comparison.
+# Combine step, one task at a time (tasks may end together): once every
+# task's result exists, render the comparison.
+exec 9> "$RESULTS/.combine.lock"
+flock 9
 if [ "$(ls "$RESULTS"/*.json | wc -l)" -eq {count} ]; then
-    "$SLURM_WASM" simulate --combine "$RESULTS"/*.json {outputs} > "$RESULTS/comparison.txt"
+    "$SLURM_WASM" simulate --combine "$RESULTS"/*.json {outputs} > "$RESULTS/comparison.partial"
+    mv "$RESULTS/comparison.partial" "$RESULTS/comparison.txt"
 fi
 "#,
         name = path.display(),
@@ -682,6 +699,7 @@ fn render(
         .map(|r| PolicyRun {
             policy: &r.policy,
             outcomes: &r.outcomes,
+            agreement: r.agreement.as_ref(),
         })
         .collect();
     let context = Context {
@@ -708,6 +726,12 @@ fn render(
             "{}",
             report::table::table(&runs, cluster_cpus, &context.measure)
         );
+        for note in report::table::rejections(&runs) {
+            println!("note: {note}");
+        }
+        if let Some(agreement) = report::table::agreement(&runs) {
+            print!("{agreement}");
+        }
     }
     if let Some(dir) = &args.csv {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

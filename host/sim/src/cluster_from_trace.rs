@@ -16,6 +16,9 @@
 //! consumable resource here) and `sched/backfill`; it sets no priority
 //! plugin (Slurm's default, `priority/basic`). Every derivation returns a
 //! note saying what was assumed, for the report.
+//!
+//! [`from_alea_machines`] builds the same kind of cluster from the
+//! `.machines` file the Alea simulator reads beside an SWF trace.
 
 use std::path::Path;
 
@@ -105,18 +108,159 @@ pub fn derive(trace: &RawTrace) -> Result<DerivedCluster, TraceError> {
     Ok(DerivedCluster { text, conf, note })
 }
 
+/// The cluster an Alea `.machines` file describes (the file Alea's
+/// `MachineLoader` reads for SWF workloads): one line per group of
+/// identical machines, tab-separated `id  name  machines  CPUs-per-machine
+/// speed  [memory-per-machine in KB]`. Each group becomes nodes
+/// `<name><number>` (numbered from 1, same width in a group) with that CPU
+/// count and `RealMemory` (memory in MB, rounded down, when given), all in
+/// one default partition `trace`; the rest as [`derive`] writes it (memory
+/// is not consumable). Alea scales run times by the speed; the replay runs
+/// each job for its trace run time, so differing speeds are said in the
+/// note. Empty lines and lines starting with `#` are skipped.
+///
+/// # Errors
+///
+/// A [`TraceError`] naming the line for a line with fewer than five
+/// fields, a count that is not a positive whole number, a memory that is
+/// not a whole number, a name that is not a valid node name (letters,
+/// digits, `-`, `_`), or a name used twice; and for a file with no line.
+pub fn from_alea_machines(path: &Path) -> Result<DerivedCluster, TraceError> {
+    let source = path.display().to_string();
+    let bytes = crate::input::read_file(path)?;
+    alea_machines(&bytes, &source)
+}
+
+/// [`from_alea_machines`] on the file's contents.
+///
+/// # Errors
+///
+/// As [`from_alea_machines`].
+pub fn alea_machines(bytes: &[u8], source: &str) -> Result<DerivedCluster, TraceError> {
+    struct Group {
+        name: String,
+        machines: u32,
+        cpus: u32,
+        speed: String,
+        memory_mb: Option<u64>,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    for (number, line) in crate::input::lines(bytes) {
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = text.split_whitespace().collect();
+        if fields.len() < 5 {
+            return Err(TraceError::new(
+                source,
+                number,
+                format!(
+                    "expected `id name machines CPUs-per-machine speed [memory-KB]`, found {} fields",
+                    fields.len()
+                ),
+            ));
+        }
+        let positive = |i: usize, what: &str| -> Result<u32, TraceError> {
+            fields[i]
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    TraceError::new(
+                        source,
+                        number,
+                        format!(
+                            "{what}: expected a positive whole number, found {:?}",
+                            fields[i]
+                        ),
+                    )
+                })
+        };
+        let name = fields[1];
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(TraceError::new(
+                source,
+                number,
+                format!("machine name {name:?}: expected letters, digits, '-' or '_'"),
+            ));
+        }
+        if groups.iter().any(|g| g.name == name) {
+            return Err(TraceError::new(
+                source,
+                number,
+                format!("machine name {name:?} is used by an earlier line"),
+            ));
+        }
+        let memory_mb = match fields.get(5) {
+            None => None,
+            Some(kb) => Some(kb.parse::<u64>().map(|kb| kb / 1024).map_err(|_| {
+                TraceError::new(
+                    source,
+                    number,
+                    format!("memory per machine: expected a number of KB, found {kb:?}"),
+                )
+            })?),
+        };
+        groups.push(Group {
+            name: name.to_owned(),
+            machines: positive(2, "machines")?,
+            cpus: positive(3, "CPUs per machine")?,
+            speed: fields[4].to_owned(),
+            memory_mb,
+        });
+    }
+    if groups.is_empty() {
+        return Err(TraceError::new(source, 0, "no machine line"));
+    }
+    let mut text =
+        format!("# Derived from the Alea machines file {source} by slurm-wasm-sim.\n{CONF_HEAD}");
+    let mut names = Vec::new();
+    for g in &groups {
+        let width = g.machines.to_string().len();
+        let nodes = format!("{}[{:0width$}-{:0width$}]", g.name, 1, g.machines);
+        text.push_str(&format!("NodeName={nodes} CPUs={}", g.cpus));
+        if let Some(mb) = g.memory_mb.filter(|&mb| mb > 0) {
+            text.push_str(&format!(" RealMemory={mb}"));
+        }
+        text.push_str(" State=UNKNOWN\n");
+        names.push(nodes);
+    }
+    text.push_str(&format!(
+        "PartitionName=trace Nodes={} Default=YES MaxTime=UNLIMITED State=UP\n",
+        names.join(",")
+    ));
+    let shape: Vec<String> = groups
+        .iter()
+        .map(|g| format!("{} x {} CPUs ({})", g.machines, g.cpus, g.name))
+        .collect();
+    let mut note = format!(
+        "cluster from the Alea machines file {source}: {}",
+        shape.join(" + ")
+    );
+    if groups.iter().any(|g| g.speed != groups[0].speed) {
+        note.push_str("; the machines' speeds differ, but every job runs its trace run time");
+    }
+    let conf = slurm_conf::parse_str(&text, Path::new(source))
+        .map_err(|e| TraceError::new(source, 0, format!("derived slurm.conf rejected: {e}")))?;
+    Ok(DerivedCluster { text, conf, note })
+}
+
+/// The scheduling lines of every derived `slurm.conf`.
+const CONF_HEAD: &str = "ClusterName=trace\n\
+    SelectType=select/cons_tres\n\
+    SelectTypeParameters=CR_Core\n\
+    SchedulerType=sched/backfill\n";
+
 /// `slurm.conf` text for node groups `(count, cpus per node)`, named
 /// `n<number>` from 1 with the same width throughout.
 fn slurm_conf_text(groups: &[(u32, u32)]) -> String {
     let total: u32 = groups.iter().map(|&(count, _)| count).sum();
     let width = total.to_string().len();
-    let mut text = String::from(
-        "# Derived from an SWF trace header by slurm-wasm-sim.\n\
-         ClusterName=trace\n\
-         SelectType=select/cons_tres\n\
-         SelectTypeParameters=CR_Core\n\
-         SchedulerType=sched/backfill\n",
-    );
+    let mut text = format!("# Derived from an SWF trace header by slurm-wasm-sim.\n{CONF_HEAD}");
     let mut first = 1;
     for &(count, cpus) in groups {
         let last = first + count - 1;
@@ -198,5 +342,61 @@ mod tests {
         let d = derive(&t).unwrap();
         assert_eq!(cpus(&d), vec![1; 6]);
         assert!(d.note.contains("guessed 6 single-CPU nodes"));
+    }
+
+    #[test]
+    fn alea_machines_files() {
+        // The two-cluster file of Alea's data-set (wagap-2013.swf.machines):
+        // 20 machines x 80 CPUs with 529426432 KB, 48 x 12 with 94035968 KB.
+        let d = alea_machines(
+            b"0\tzewura\t20\t80\t1\t529426432\n1\tzegox\t48\t12\t1\t94035968\n",
+            "w.machines",
+        )
+        .unwrap();
+        let c = cpus(&d);
+        assert_eq!((c.len(), c[0], c[19], c[20], c[67]), (68, 80, 80, 12, 12));
+        assert!(d
+            .text
+            .contains("NodeName=zewura[01-20] CPUs=80 RealMemory=517018 State=UNKNOWN"));
+        assert!(d
+            .text
+            .contains("PartitionName=trace Nodes=zewura[01-20],zegox[01-48] Default=YES"));
+        assert_eq!(
+            d.note,
+            "cluster from the Alea machines file w.machines: 20 x 80 CPUs (zewura) + 48 x 12 CPUs (zegox)"
+        );
+        // HPC2N's (hpc2n.swf.machines): 120 x 2 CPUs; no memory column.
+        let d = alea_machines(b"0\tseth\t120\t2\t1\n", "h.machines").unwrap();
+        assert_eq!(cpus(&d), vec![2; 120]);
+        let d = alea_machines(b"0 a 2 4 1\n1 b 1 4 2\n", "s.machines").unwrap();
+        assert!(d
+            .note
+            .ends_with("speeds differ, but every job runs its trace run time"));
+    }
+
+    #[test]
+    fn alea_machines_errors_name_the_line() {
+        let err = |text: &str| alea_machines(text.as_bytes(), "m").unwrap_err().to_string();
+        assert_eq!(
+            err("\n0 a 2 4\n"),
+            "m:2: expected `id name machines CPUs-per-machine speed [memory-KB]`, found 4 fields"
+        );
+        assert_eq!(
+            err("0 a 0 4 1\n"),
+            "m:1: machines: expected a positive whole number, found \"0\""
+        );
+        assert_eq!(
+            err("0 a 2 4 1 lots\n"),
+            "m:1: memory per machine: expected a number of KB, found \"lots\""
+        );
+        assert_eq!(
+            err("0 a.b 2 4 1\n"),
+            "m:1: machine name \"a.b\": expected letters, digits, '-' or '_'"
+        );
+        assert_eq!(
+            err("0 a 2 4 1\n1 a 2 4 1\n"),
+            "m:2: machine name \"a\" is used by an earlier line"
+        );
+        assert_eq!(err("# nothing\n"), "m: no machine line");
     }
 }

@@ -236,6 +236,7 @@ fn one(job: RawJob, options: &ReplayOptions, counts: &mut Counts) -> Option<Trac
         account: job.account,
         partition: job.partition,
         status: job.status,
+        recorded: job.recorded,
     })
 }
 
@@ -347,7 +348,9 @@ pub struct Reshape {
     pub perfect_estimates: bool,
 }
 
-/// Applies `reshape` to `workload`, with a note for each change.
+/// Applies `reshape` to `workload`, with a note for each change. A
+/// reshaped workload is not what the trace's machine ran: the jobs'
+/// recorded runs are dropped, so no agreement is computed against them.
 ///
 /// # Errors
 ///
@@ -380,6 +383,11 @@ pub fn reshape(workload: &mut Workload, reshape: &Reshape) -> Result<(), String>
             "every time limit is the job's run time ({changed} changed, --perfect-estimates)"
         ));
     }
+    if reshape.load_scale.is_some() || reshape.perfect_estimates {
+        for job in &mut workload.jobs {
+            job.recorded = None;
+        }
+    }
     Ok(())
 }
 
@@ -404,6 +412,7 @@ mod tests {
             partition: None,
             status: TraceStatus::Completed,
             started: true,
+            recorded: None,
         }
     }
 

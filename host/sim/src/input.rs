@@ -7,7 +7,7 @@ use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 
-use crate::workload::TraceStatus;
+use crate::workload::{Recorded, TraceStatus};
 
 /// A trace that cannot be read: the file, the line and (where one is to
 /// blame) the field.
@@ -97,6 +97,9 @@ pub struct RawJob {
     pub status: TraceStatus,
     /// The job ran in the trace (it had a start time or a positive run time).
     pub started: bool,
+    /// When (seconds from the trace's time zero, like `submit`) and where
+    /// it started, when the trace says.
+    pub recorded: Option<Recorded>,
 }
 
 /// The jobs of a trace as read, in file order, with what the header said.

@@ -9,9 +9,12 @@
 //! * [`outcome`]: what happened to each job in one simulated schedule;
 //! * [`engine`]: the discrete-event replay through one policy stack;
 //! * [`compare`]: several stacks on the same workload, in parallel;
+//! * [`agreement`]: how close a simulated schedule is to the one the trace
+//!   recorded;
 //! * `native` (feature `native`): the bundled plugins' native builds as a
 //!   stack, for the wasm/native ratio.
 
+pub mod agreement;
 pub mod cluster_from_trace;
 pub mod compare;
 pub mod engine;

@@ -30,7 +30,8 @@
 //! - id: `JobIDRaw` (else `JobID`); submit: `Submit` (required); the job
 //!   started when `Start` is a time (not `Unknown`/`None`) and `NodeList`
 //!   is not `None assigned` (Slurm sets `Start` to the cancel time of a job
-//!   cancelled while pending);
+//!   cancelled while pending); `Start` and `NodeList` are kept as the
+//!   job's recorded run, for [`crate::agreement`];
 //! - run time: `ElapsedRaw`, else `Elapsed`, else `End - Start`;
 //! - time estimate: `TimelimitRaw` (minutes), else `Timelimit`
 //!   (`[D-]HH:MM:SS`); `UNLIMITED` and `Partition_Limit` mean none;
@@ -67,7 +68,7 @@ use std::path::Path;
 
 use crate::hazards::{self, ReplayOptions};
 use crate::input::{self, RawJob, RawTrace, TraceError};
-use crate::workload::{TraceStatus, Workload};
+use crate::workload::{Recorded, TraceStatus, Workload};
 
 /// Columns whose values are free text and may contain `|`.
 pub const FREE_TEXT: &[&str] = &[
@@ -310,6 +311,9 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
     let zero = trace.jobs.iter().map(|j| j.submit).min().unwrap_or(0);
     for job in &mut trace.jobs {
         job.submit -= zero;
+        if let Some(recorded) = &mut job.recorded {
+            recorded.start -= zero;
+        }
     }
     trace.start_time = zero;
     Ok(trace)
@@ -708,6 +712,8 @@ impl Record<'_> {
             ) => TraceStatus::Failed,
             _ => TraceStatus::Unknown,
         };
+        // A job cancelled while pending gets Start = End and no nodes.
+        let started = start.is_some() && self.get("NodeList") != Some("None assigned");
         let id_or_zero = |column: &str| -> Result<u32, TraceError> {
             self.number(column)?
                 .map_or(Ok(0), |id| self.count(column, id))
@@ -729,8 +735,11 @@ impl Record<'_> {
                 .get("Partition")
                 .map(|p| p.split(',').next().unwrap_or(p).to_owned()),
             status,
-            // A job cancelled while pending gets Start = End and no nodes.
-            started: start.is_some() && self.get("NodeList") != Some("None assigned"),
+            started,
+            recorded: start.filter(|_| started).map(|start| Recorded {
+                start,
+                nodes: self.get("NodeList").map(str::to_owned),
+            }),
         })
     }
 }

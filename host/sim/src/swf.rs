@@ -19,7 +19,9 @@
 //!   on one node (its processors, at most `MaxProcs / MaxNodes`), in MB
 //!   rounded up; none when field 10 is `-1` or the header lacks `MaxNodes`;
 //! - status: field 11 (1 completed, 0 failed, 5 cancelled, anything else
-//!   unknown); the job started when its run time is positive;
+//!   unknown); the job started when its run time is positive; then its
+//!   wait (field 3, when known) gives its recorded start, for
+//!   [`crate::agreement`];
 //! - user, group: fields 12 and 13, 0 when unknown; SWF's queue and
 //!   partition numbers (fields 15, 16) name no Slurm partition, so the
 //!   job's partition is left empty (the cluster's default partition).
@@ -41,7 +43,7 @@ use std::path::Path;
 
 use crate::hazards::{self, ReplayOptions};
 use crate::input::{self, RawJob, RawTrace, TraceError, HORIZON_SECONDS};
-use crate::workload::{TraceStatus, Workload};
+use crate::workload::{Recorded, TraceStatus, Workload};
 
 /// SWF's field names, in order (fields 1 to 18).
 const FIELDS: [&str; 18] = [
@@ -148,6 +150,7 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
             continue;
         }
         let run_time = known(value(3)?);
+        let started = run_time.is_some_and(|r| r > 0);
         let allocated = known(value(4)?);
         let requested = known(value(7)?);
         if requested.is_none() && allocated.is_some() {
@@ -194,7 +197,11 @@ pub fn parse(bytes: &[u8], source: &str) -> Result<RawTrace, TraceError> {
             account: None,
             partition: None,
             status,
-            started: run_time.is_some_and(|r| r > 0),
+            started,
+            recorded: known(value(2)?).filter(|_| started).map(|wait| Recorded {
+                start: submit.saturating_add(wait),
+                nodes: None,
+            }),
         });
     }
     if no_submit > 0 {

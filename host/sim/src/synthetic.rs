@@ -331,6 +331,7 @@ pub fn generate(options: &SyntheticOptions, replay: &ReplayOptions) -> Workload 
             partition: None,
             status: TraceStatus::Completed,
             started: true,
+            recorded: None,
         });
     }
     let trace = RawTrace {

@@ -42,6 +42,21 @@ pub struct TraceJob {
     pub account: Option<String>,
     pub partition: Option<String>,
     pub status: TraceStatus,
+    /// When and where the job ran on the machine the trace was recorded
+    /// on, when the trace says: what [`crate::agreement`] compares a
+    /// simulated schedule with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<Recorded>,
+}
+
+/// Where a trace job ran on the recorded machine.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Recorded {
+    /// Start time, relative to the workload's start like `submit`.
+    pub start: i64,
+    /// The nodes it ran on (a hostlist such as `n[1-2]`), when the trace
+    /// names them (sacct's `NodeList`; SWF has no node names).
+    pub nodes: Option<String>,
 }
 
 /// The jobs of one trace, sorted by submit time then id.

@@ -185,6 +185,10 @@ pub struct SimResult {
     /// the wall time, the same on every run and machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fuel: Option<StackFuel>,
+    /// How close the schedule is to the one the workload recorded, when
+    /// it recorded one ([`crate::agreement`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<crate::agreement::Agreement>,
 }
 
 /// Fuel used by each plugin of a stack over a whole simulation (loading
@@ -423,8 +427,10 @@ pub fn simulate<'p>(
         .fuel_used()
         .zip(engine.prioritizer.fuel_used())
         .map(|(select, priority)| StackFuel { select, priority });
+    let agreement = crate::agreement::agreement(input.workload, &engine.outcomes);
     Ok(SimResult {
         policy: policy.to_owned(),
+        agreement,
         outcomes: engine.outcomes,
         counters: engine.counters,
         wall_seconds: started.elapsed().as_secs_f64(),

@@ -76,6 +76,7 @@ mod tests {
         let text = csv(&[PolicyRun {
             policy: "a,b",
             outcomes: &jobs,
+            agreement: None,
         }]);
         assert_eq!(
             text,

@@ -182,10 +182,12 @@ mod tests {
             PolicyRun {
                 policy: "fifo<1>",
                 outcomes: &a,
+                agreement: None,
             },
             PolicyRun {
                 policy: "bf",
                 outcomes: &b,
+                agreement: None,
             },
         ];
         let notes = vec!["25 jobs with run time <= 0 skipped".to_owned()];

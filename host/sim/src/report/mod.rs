@@ -11,14 +11,17 @@ pub mod table;
 
 use serde::Serialize;
 
+use crate::agreement::Agreement;
 use crate::metrics::{self, Measure, Metrics};
 use crate::outcome::JobOutcome;
 
-/// One policy's run: its label and one outcome per job.
+/// One policy's run: its label, one outcome per job, and its agreement
+/// with the schedule the workload recorded, if it recorded one.
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyRun<'a> {
     pub policy: &'a str,
     pub outcomes: &'a [JobOutcome],
+    pub agreement: Option<&'a Agreement>,
 }
 
 /// What every report shows about the experiment.
@@ -47,18 +50,43 @@ struct JsonReport<'a> {
     cluster_cpus: u64,
     notes: &'a [String],
     policies: Vec<Metrics>,
+    /// One entry per policy whose run has an agreement; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    agreement: Vec<PolicyAgreement<'a>>,
+}
+
+#[derive(Serialize)]
+struct PolicyAgreement<'a> {
+    policy: &'a str,
+    #[serde(flatten)]
+    agreement: &'a Agreement,
+    mean_wait_error: f64,
+    makespan_error: f64,
 }
 
 /// The metrics as pretty-printed JSON: `{"workload", "cluster_cpus",
 /// "notes", "policies": [metrics...]}`, a metric with nothing to average
 /// as `null`; each policy's metrics hold its breakdowns by user,
-/// partition and size class.
+/// partition and size class. When the workload recorded its schedule,
+/// `"agreement": [{"policy", ...}]` holds each run's [`Agreement`] with
+/// its relative errors `mean_wait_error` and `makespan_error`.
 pub fn json(context: &Context<'_>, runs: &[PolicyRun<'_>]) -> String {
     let report = JsonReport {
         workload: context.workload,
         cluster_cpus: context.cluster_cpus,
         notes: context.notes,
         policies: all_metrics(runs, context.cluster_cpus, &context.measure),
+        agreement: runs
+            .iter()
+            .filter_map(|r| {
+                r.agreement.map(|a| PolicyAgreement {
+                    policy: r.policy,
+                    agreement: a,
+                    mean_wait_error: a.mean_wait_error(),
+                    makespan_error: a.makespan_error(),
+                })
+            })
+            .collect(),
     };
     // Plain data with string keys always serialises.
     serde_json::to_string_pretty(&report).unwrap_or_default()
@@ -95,10 +123,12 @@ pub(crate) mod tests {
             PolicyRun {
                 policy: "fifo",
                 outcomes: &a,
+                agreement: None,
             },
             PolicyRun {
                 policy: "bf",
                 outcomes: &b,
+                agreement: None,
             },
         ];
         let notes = vec!["a note".to_owned()];

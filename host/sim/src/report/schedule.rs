@@ -207,6 +207,7 @@ mod tests {
             &PolicyRun {
                 policy: "select/linear,priority/basic",
                 outcomes: &outcomes,
+                agreement: None,
             },
         );
         let lines: Vec<&str> = text.lines().collect();
@@ -240,6 +241,7 @@ mod tests {
         let run = PolicyRun {
             policy: "p",
             outcomes: &outcomes,
+            agreement: None,
         };
         let text = batsim_jobs(&run, &nodes).unwrap();
         let rows: Vec<&str> = text.lines().skip(1).collect();
