@@ -483,3 +483,36 @@ fn simulate_reads_alea_machines_and_notes_jobs_that_never_ran() {
         "{stdout}"
     );
 }
+
+/// Node weights under a plugin that is asked once per node set (issue 34):
+/// slurmctld's `_pick_best_nodes` (node_scheduler.c) asks select/linear
+/// about the lowest-weight `NodeName=` line first, so a one-node job goes
+/// to n3 although linear itself would take the first free node, n1.
+/// select/cons_tres is asked once and orders nodes by weight itself
+/// (cons_common's node weight ordering), so it picks n3 too. Seen on the
+/// anchor cluster (select/linear, `scontrol update nodename=n[1-2]
+/// weight=10`): `sbatch -N1 --exclusive` ran on n3.
+#[test]
+fn the_lightest_node_set_is_asked_first() {
+    let c = cluster(
+        "NodeName=n[1-2] CPUs=4 RealMemory=1000 Weight=10\n\
+         NodeName=n[3-4] CPUs=4 RealMemory=1000 Weight=1\n\
+         PartitionName=p Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
+    );
+    // Three one-node jobs at once (limits 100 s): n3, n4, then the
+    // heavier n1.
+    let w = Workload {
+        source: "weights".into(),
+        jobs: vec![
+            job(1, 0, 1, 100, 100),
+            job(2, 0, 1, 100, 100),
+            job(3, 0, 1, 100, 100),
+        ],
+        ..Workload::default()
+    };
+    for select in selects() {
+        let r = simulate(&c, &w, &format!("{select},priority/basic"));
+        let nodes: Vec<&str> = r.outcomes.iter().map(|o| o.node_list.as_str()).collect();
+        assert_eq!(nodes, ["n3", "n4", "n1"], "{select}");
+    }
+}

@@ -270,7 +270,7 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
     // The running jobs were placed before any reservation, each without
     // preempting the others.
     for (options, job) in &running {
-        let result = match controller.test(&job.test_request(JobTestMode::RunNow)) {
+        let result = match controller.pick_best_nodes(&job.test_request(JobTestMode::RunNow)) {
             Ok(result) => result,
             Err(e) => {
                 eprintln!(

@@ -32,9 +32,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use slurm_wasm_host::kinds::select::{
-    JobTestMode, JobTestRequest, JobTestResult, PreemptMode, ReservationRequest, ReservationResult,
+    JobTestMode, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue, PreemptMode,
+    ReservationRequest, ReservationResult,
 };
-use slurm_wasm_host::types::{Bitmap, Job, JobResources, JobState, Node, Step as StepRecord};
+use slurm_wasm_host::types::{
+    Bitmap, Job, JobResources, JobState, Node, Oversubscribe, ShareRequest, Step as StepRecord,
+};
 use slurm_wasm_host::{CallError, SelectPlugin};
 
 use crate::job_request::PreparedJob;
@@ -60,6 +63,9 @@ pub trait Select {
     fn nodeinfo_set(&mut self, job: &Job) -> Result<(), CallError>;
     /// `job-fini`.
     fn job_fini(&mut self, job: &Job) -> Result<(), CallError>;
+    /// `get-info-from-plugin` without a job (slurmctld asks `cr-plugin` and
+    /// `single-job-test` once, [`Controller::new`]).
+    fn plugin_info(&mut self, field: PluginInfoField) -> Result<PluginInfoValue, CallError>;
     /// Fuel spent so far, for a component; none for a native build.
     fn fuel_used(&self) -> Option<u64> {
         None
@@ -109,6 +115,9 @@ impl<T: Select + ?Sized> Select for &mut T {
     fn job_fini(&mut self, job: &Job) -> Result<(), CallError> {
         (**self).job_fini(job)
     }
+    fn plugin_info(&mut self, field: PluginInfoField) -> Result<PluginInfoValue, CallError> {
+        (**self).plugin_info(field)
+    }
     fn fuel_used(&self) -> Option<u64> {
         (**self).fuel_used()
     }
@@ -129,6 +138,9 @@ impl Select for SelectPlugin {
     }
     fn job_fini(&mut self, job: &Job) -> Result<(), CallError> {
         SelectPlugin::job_fini(self, job)
+    }
+    fn plugin_info(&mut self, field: PluginInfoField) -> Result<PluginInfoValue, CallError> {
+        SelectPlugin::get_info_from_plugin(self, field, None)
     }
     fn fuel_used(&self) -> Option<u64> {
         Some(SelectPlugin::fuel_used(self))
@@ -229,6 +241,47 @@ pub struct Controller<S> {
     reservations: Vec<Reservation>,
     /// The steps of running jobs that have any (made at the first step).
     steps: BTreeMap<u32, JobSteps>,
+    /// The plugin allocates consumable resources (`cr-plugin` above 0).
+    consumable: bool,
+    /// The node sets [`Controller::pick_best_nodes`] asks about one after
+    /// the other, lowest weight first; empty when the plugin is asked once
+    /// per job (`single-job-test`) or the cluster has one set.
+    node_sets: Vec<NodeSet>,
+}
+
+/// Nodes of one `NodeName=` line (slurmctld's `node_set`) and their weight.
+#[derive(Debug, Clone)]
+struct NodeSet {
+    weight: u32,
+    nodes: Bitmap,
+}
+
+/// slurmctld's node sets of `cluster` (`_build_node_list`): one per
+/// `NodeName=` line, in order of the lines, then sorted by weight
+/// (`_sort_node_set`; equal weights keep their order, as glibc's merge sort
+/// does).
+fn node_sets(cluster: &Cluster) -> Vec<NodeSet> {
+    let len = u32::try_from(cluster.nodes.len()).expect("fewer than 2^32 nodes");
+    let mut sets: Vec<(u32, NodeSet)> = Vec::new();
+    for (node, &config) in cluster.nodes.iter().zip(&cluster.node_configs) {
+        let at = match sets.iter().position(|(c, _)| *c == config) {
+            Some(at) => at,
+            None => {
+                sets.push((
+                    config,
+                    NodeSet {
+                        weight: node.weight,
+                        nodes: Bitmap::with_ones(len, []),
+                    },
+                ));
+                sets.len() - 1
+            }
+        };
+        sets[at].1.nodes.words[(node.index / 64) as usize] |= 1 << (node.index % 64);
+    }
+    let mut sets: Vec<NodeSet> = sets.into_iter().map(|(_, set)| set).collect();
+    sets.sort_by_key(|set| set.weight);
+    sets
 }
 
 impl<S: Select> Controller<S> {
@@ -240,13 +293,38 @@ impl<S: Select> Controller<S> {
     /// # Errors
     ///
     /// The plugin's `node-init` error.
+    ///
+    /// Then asks the plugin, once, what `_pick_best_nodes` asks: whether it
+    /// allocates consumable resources (`cr-plugin`) and whether it wants one
+    /// `job-test` per job (`single-job-test`; a refusal counts as no, as
+    /// slurmctld ignores it).
+    ///
+    /// # Errors
+    ///
+    /// The plugin's `node-init` or `get-info-from-plugin(cr-plugin)` error
+    /// (slurmctld then fails every scheduling attempt with it).
     pub fn new(
         cluster: Cluster,
         mut select: S,
         preemption: Option<Preemption>,
     ) -> Result<Self, CallError> {
         select.node_init(&cluster.nodes)?;
+        let consumable = matches!(
+            select.plugin_info(PluginInfoField::CrPlugin)?,
+            PluginInfoValue::Number(n) if n > 0
+        );
+        let single_job_test = matches!(
+            select.plugin_info(PluginInfoField::SingleJobTest),
+            Ok(PluginInfoValue::Flag(true))
+        );
+        let sets = node_sets(&cluster);
         Ok(Controller {
+            node_sets: if single_job_test || sets.len() < 2 {
+                Vec::new()
+            } else {
+                sets
+            },
+            consumable,
             cluster,
             select,
             preemption,
@@ -387,6 +465,96 @@ impl<S: Select> Controller<S> {
     ///
     /// The plugin's refusal or fault.
     pub fn test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
+        self.select.job_test(request)
+    }
+
+    /// slurmctld's `_pick_best_nodes` (node_scheduler.c) for a RUN_NOW or
+    /// TEST_ONLY `request`, the way `select_nodes` asks when it starts a job
+    /// or tests one at submission (the main scheduler's and backfill's
+    /// starts alike). A plugin that tests once per job (`single-job-test`:
+    /// select/cons_tres, which orders nodes by weight itself), a cluster
+    /// with one `NodeName=` line, and a WILL_RUN request get one `job-test`
+    /// with every candidate. Otherwise (select/linear, select/cons_res) the
+    /// node sets are added to the candidates one at a time, lowest `Weight`
+    /// first, and the plugin is asked after each, until it places the job:
+    /// - a set of the same weight as the next one is added without asking
+    ///   when the job may share nodes (`_resolve_shared_status`) or
+    ///   preemption is on, so that the least loaded nodes of the tier can
+    ///   be picked;
+    /// - nothing is asked while the candidates so far (the job's required
+    ///   nodes, then the sets) are fewer than the job's minimum or desired
+    ///   node count and more sets remain;
+    /// - a set without a candidate node is not one (slurmctld builds node
+    ///   sets of the job's partition, without its excluded nodes);
+    /// - preemptee candidates go only with the last ask (the one with every
+    ///   set): slurmctld preempts jobs only when all nodes are considered.
+    ///
+    /// Slurm also leaves busy nodes out of the count for a job that does
+    /// not share; here the plugin, which knows them, refuses such a set
+    /// and the next one is added, which ends the same.
+    ///
+    /// # Errors
+    ///
+    /// The plugin's answer to the last ask: its refusal when no set
+    /// placed the job, or a fault (which ends the loop at once).
+    pub fn pick_best_nodes(
+        &mut self,
+        request: &JobTestRequest,
+    ) -> Result<JobTestResult, CallError> {
+        if self.node_sets.is_empty() || request.mode == JobTestMode::WillRun {
+            return self.select.job_test(request);
+        }
+        // The sets with a candidate node (`_build_node_list` builds none
+        // outside the job's partition or for excluded nodes).
+        let sets: Vec<(u32, Bitmap)> = self
+            .node_sets
+            .iter()
+            .map(|set| (set.weight, and(&set.nodes, &request.candidates)))
+            .filter(|(_, nodes)| nodes.words.iter().any(|&w| w != 0))
+            .collect();
+        if sets.len() < 2 {
+            return self.select.job_test(request);
+        }
+        let partition = request
+            .job
+            .partitions
+            .first()
+            .and_then(|&p| self.cluster.partitions.get(p as usize));
+        let shared = shares(
+            &request.job,
+            partition.map(|p| p.oversubscribe),
+            self.consumable,
+        );
+        let accumulate = shared || self.preemption.is_some();
+        let required = request.job.details.required_nodes.as_ref();
+        let mut candidates = match required {
+            Some(nodes) => and(nodes, &request.candidates),
+            None => Bitmap::with_ones(request.candidates.len, []),
+        };
+        for (i, (weight, nodes)) in sets.iter().enumerate().take(sets.len() - 1) {
+            for (w, set) in candidates.words.iter_mut().zip(&nodes.words) {
+                *w |= set;
+            }
+            if accumulate && *weight == sets[i + 1].0 {
+                continue;
+            }
+            let available = and(&candidates, &request.candidates);
+            let count = available.ones().count();
+            if count < request.min_nodes as usize || count < request.req_nodes as usize {
+                continue;
+            }
+            let ask = JobTestRequest {
+                candidates: available,
+                preemptee_candidates: Vec::new(),
+                ..request.clone()
+            };
+            match self.select.job_test(&ask) {
+                Ok(result) => return Ok(result),
+                Err(CallError::Plugin { .. }) => {}
+                Err(fault) => return Err(fault),
+            }
+        }
+        // The last ask: every set, the preemptee candidates.
         self.select.job_test(request)
     }
 
@@ -667,7 +835,7 @@ impl<S: Operations> Controller<S> {
     /// [`Decision`]).
     pub fn place(&mut self, prepared: &PreparedJob, now: i64) -> Result<Decision, ControllerError> {
         let run_now = self.request(prepared, JobTestMode::RunNow, now)?;
-        let mut result = match self.select.job_test(&run_now) {
+        let mut result = match self.pick_best_nodes(&run_now) {
             Ok(result) => result,
             Err(CallError::Plugin { .. }) => {
                 let will_run = self.request(prepared, JobTestMode::WillRun, now)?;
@@ -709,9 +877,8 @@ impl<S: Operations> Controller<S> {
             for &id in &stopped {
                 self.end(id)?;
             }
-            result = self
-                .select
-                .job_test(&self.request(prepared, JobTestMode::RunNow, now)?)?;
+            let again = self.request(prepared, JobTestMode::RunNow, now)?;
+            result = self.pick_best_nodes(&again)?;
         }
         let job = prepared.started(result.resources, now);
         self.begin(job.clone())?;
@@ -725,6 +892,38 @@ impl<S: Operations> Controller<S> {
             }
         }
         Ok(Decision::Now { job, preempted })
+    }
+}
+
+/// Whether a job may share its nodes, as `_resolve_shared_status`
+/// (node_scheduler.c) decides from the partition's `OverSubscribe` and the
+/// job's `--exclusive`/`--oversubscribe`, for a plugin that allocates
+/// consumable resources or whole nodes.
+fn shares(job: &Job, oversubscribe: Option<Oversubscribe>, consumable: bool) -> bool {
+    match oversubscribe {
+        Some(Oversubscribe::Exclusive) => return false,
+        Some(Oversubscribe::Force(n)) if n > 1 => return true,
+        _ => {}
+    }
+    match job.details.share {
+        ShareRequest::Oversubscribe => {
+            consumable || !matches!(oversubscribe, Some(Oversubscribe::No) | None)
+        }
+        ShareRequest::PartitionDefault => consumable,
+        ShareRequest::Exclusive | ShareRequest::ExclusiveUser | ShareRequest::ExclusiveMcs => false,
+    }
+}
+
+/// The bits set in both `a` and `b` (of `b`'s length).
+fn and(a: &Bitmap, b: &Bitmap) -> Bitmap {
+    Bitmap {
+        len: b.len,
+        words: b
+            .words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w & a.words.get(i).copied().unwrap_or(0))
+            .collect(),
     }
 }
 
@@ -777,5 +976,127 @@ impl<S> fmt::Debug for Controller<S> {
                     .collect::<Vec<_>>(),
             )
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::job_request::JobRequest;
+    use crate::slurm_conf;
+
+    /// A plugin that records the candidates of every `job-test` and places
+    /// the job only when node `fits` is among them; `consumable` and
+    /// `single` are its `cr-plugin` and `single-job-test` answers.
+    struct Asks {
+        consumable: bool,
+        single: bool,
+        fits: u32,
+        asked: Vec<Vec<u32>>,
+    }
+
+    impl Select for Asks {
+        fn node_init(&mut self, _: &[Node]) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn job_test(&mut self, request: &JobTestRequest) -> Result<JobTestResult, CallError> {
+            let nodes: Vec<u32> = request.candidates.ones().collect();
+            let fits = nodes.contains(&self.fits);
+            self.asked.push(nodes);
+            if fits {
+                Ok(JobTestResult {
+                    resources: JobResources {
+                        nodes: Bitmap::with_ones(request.candidates.len, [self.fits]),
+                        ncpus: 4,
+                        per_node: Vec::new(),
+                        whole_nodes: true,
+                    },
+                    start_time: None,
+                    preemptees: Vec::new(),
+                })
+            } else {
+                Err(CallError::Plugin {
+                    plugin: "asks".into(),
+                    function: "job-test",
+                    code: 2016,
+                    message: "busy".into(),
+                })
+            }
+        }
+        fn job_begin(&mut self, _: &Job) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn nodeinfo_set(&mut self, _: &Job) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn job_fini(&mut self, _: &Job) -> Result<(), CallError> {
+            Ok(())
+        }
+        fn plugin_info(&mut self, field: PluginInfoField) -> Result<PluginInfoValue, CallError> {
+            Ok(match field {
+                PluginInfoField::CrPlugin => PluginInfoValue::Number(u32::from(self.consumable)),
+                _ => PluginInfoValue::Flag(self.single),
+            })
+        }
+    }
+
+    /// Three `NodeName=` lines: n[1-2] and n[3-4] of weight 1, n[5-6] of
+    /// weight 5 written first, so that sorting by weight moves it last.
+    const THREE_LINES: &str = "NodeName=n[5-6] CPUs=4 Weight=5\n\
+        NodeName=n[1-2] CPUs=4\n\
+        NodeName=n[3-4] CPUs=4\n\
+        PartitionName=p Nodes=n[5-6],n[1-4] Default=YES\n";
+
+    /// The candidates `_pick_best_nodes` asks about for `args`, with a
+    /// plugin that fits only on node index `fits`.
+    fn asked(consumable: bool, single: bool, args: &[&str], fits: u32) -> Vec<Vec<u32>> {
+        let conf = slurm_conf::parse_str(THREE_LINES, Path::new("slurm.conf")).unwrap();
+        let cluster = Cluster::from_slurm_conf(&conf).unwrap();
+        let prepared = JobRequest::parse(args)
+            .and_then(|r| r.prepare(1, &cluster, Some("p")))
+            .unwrap();
+        let plugin = Asks {
+            consumable,
+            single,
+            fits,
+            asked: Vec::new(),
+        };
+        let mut ctl = Controller::new(cluster, plugin, None).unwrap();
+        let _ = ctl.pick_best_nodes(&prepared.test_request(JobTestMode::RunNow));
+        ctl.select.asked
+    }
+
+    #[test]
+    fn node_sets_are_asked_about_lightest_first() {
+        // Node indices: n5, n6 are 0, 1; n1..n4 are 2..5. Whole nodes
+        // (select/linear): one ask per set, the lighter ones first.
+        assert_eq!(
+            asked(false, false, &["-N1"], 4),
+            [vec![2, 3], vec![2, 3, 4, 5]]
+        );
+        // Placed in the first set: one ask.
+        assert_eq!(asked(false, false, &["-N1"], 2), [vec![2, 3]]);
+        // Nothing placed it: the last ask is every set.
+        assert_eq!(
+            asked(false, false, &["-N1"], 9).last().map(Vec::len),
+            Some(6)
+        );
+        // Three nodes: no ask while the sets so far hold fewer.
+        assert_eq!(
+            asked(false, false, &["-N3"], 0),
+            [vec![2, 3, 4, 5], vec![0, 1, 2, 3, 4, 5]]
+        );
+        // A sharing job under a consumable-resource plugin (cons_res): the
+        // sets of one weight together.
+        assert_eq!(
+            asked(true, false, &["-n1"], 0),
+            [vec![2, 3, 4, 5], vec![0, 1, 2, 3, 4, 5]]
+        );
+        // ... but not when it asks for whole nodes.
+        assert_eq!(asked(true, false, &["-N1", "--exclusive"], 4).len(), 2);
+        // A single-job-test plugin (cons_tres): one ask with every node.
+        assert_eq!(asked(true, true, &["-n1"], 0), [vec![0, 1, 2, 3, 4, 5]]);
     }
 }

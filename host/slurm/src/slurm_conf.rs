@@ -285,6 +285,10 @@ pub struct SlurmConf {
 pub struct NodeConf {
     /// Its name, one of the line's hostlist expansion.
     pub name: String,
+    /// Its `NodeName=` line, as the index of the first node that line
+    /// defined: the nodes of one line share slurmctld's config record, the
+    /// node set its scheduler asks the select plugin about together.
+    pub config: u32,
     /// `CPUs=` (alias `Procs=`), by default sockets x cores x threads.
     pub cpus: u16,
     /// `Boards=`, default 1.
@@ -1256,6 +1260,8 @@ impl Builder<'_> {
         self.cpus = cpus;
         self.nodes.reserve(names.len());
         self.node_names.reserve(names.len());
+        // Below MAX_NODES, which a u32 holds.
+        let config = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         for name in names {
             // One lookup: the first definition, or the slot for this one.
             let at = self.nodes.len();
@@ -1278,6 +1284,7 @@ impl Builder<'_> {
             }
             self.nodes.push(NodeConf {
                 name,
+                config,
                 ..template.clone()
             });
         }
@@ -1387,6 +1394,7 @@ impl Builder<'_> {
         };
         Ok(NodeConf {
             name: String::new(),
+            config: 0,
             cpus,
             boards,
             sockets,

@@ -1039,7 +1039,7 @@ impl Engine<'_, '_> {
             candidates,
             ..request
         };
-        match self.ctl.test(&request) {
+        match self.ctl.pick_best_nodes(&request) {
             Ok(result) => Ok(Ok(result)),
             Err(CallError::Plugin { code, message, .. }) => Ok(Err((code, message))),
             Err(e) => Err(self.fail(now, idx, e)),

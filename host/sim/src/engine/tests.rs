@@ -140,6 +140,18 @@ impl Select for WholeNodes {
         }
         Ok(())
     }
+
+    /// A whole-node test double asked once per job.
+    fn plugin_info(
+        &mut self,
+        field: slurm_wasm_host::kinds::select::PluginInfoField,
+    ) -> Result<slurm_wasm_host::kinds::select::PluginInfoValue, CallError> {
+        use slurm_wasm_host::kinds::select::{PluginInfoField, PluginInfoValue};
+        Ok(match field {
+            PluginInfoField::SingleJobTest => PluginInfoValue::Flag(true),
+            _ => PluginInfoValue::Number(0),
+        })
+    }
 }
 
 /// priority/basic's rule: each new job one below the previous one.

@@ -48,7 +48,9 @@ use select_linear::Linear;
 use slurm::controller::Select;
 use slurm_wasm_host::capabilities::clock::{Clock, VirtualClock};
 use slurm_wasm_host::kinds::priority::{AssociationUpdate, PriorityConfig};
-use slurm_wasm_host::kinds::select::{JobTestRequest, JobTestResult, SelectConfig};
+use slurm_wasm_host::kinds::select::{
+    JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue, SelectConfig,
+};
 use slurm_wasm_host::types::{Job, Node};
 use slurm_wasm_host::CallError;
 use slurm_wasm_sdk::host::Level;
@@ -228,6 +230,24 @@ impl Select for NativeSelect {
             "job-fini",
             |s| on_plugin!(s, p => SelectPlugin::job_fini(p.as_mut(), &job)),
         )
+    }
+
+    fn plugin_info(&mut self, field: PluginInfoField) -> Result<PluginInfoValue, CallError> {
+        use slurm_wasm_sdk::select::{PluginInfoField as Field, PluginInfoValue as Value};
+        let field = match field {
+            PluginInfoField::CrPlugin => Field::CrPlugin,
+            PluginInfoField::ConfigInfo => Field::ConfigInfo,
+            PluginInfoField::SingleJobTest => Field::SingleJobTest,
+        };
+        let value = self.call(
+            "get-info-from-plugin",
+            |s| on_plugin!(s, p => SelectPlugin::get_info_from_plugin(p.as_mut(), field, None)),
+        )?;
+        Ok(match value {
+            Value::Flag(b) => PluginInfoValue::Flag(b),
+            Value::Number(n) => PluginInfoValue::Number(n),
+            Value::Config(pairs) => PluginInfoValue::Config(pairs.into_host()),
+        })
     }
 }
 

@@ -75,6 +75,9 @@ pub struct Cluster {
     /// What `gres.conf` says about each node, by node index; empty without
     /// a `gres.conf`.
     pub gres: Vec<NodeGres>,
+    /// Each node's `NodeName=` line (slurmctld's config record), by node
+    /// index: [`NodeConf::config`](crate::slurm_conf::NodeConf::config).
+    pub node_configs: Vec<u32>,
 }
 
 /// `parse` of option `key`'s value (`SelectTypeParameters`,
@@ -165,6 +168,7 @@ impl Cluster {
                 .collect(),
         };
         Ok(Cluster {
+            node_configs: conf.nodes.iter().map(|n| n.config).collect(),
             nodes,
             partitions,
             config,
