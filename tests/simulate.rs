@@ -274,7 +274,7 @@ fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
     std::fs::write(
         &conf,
         "ClusterName=t\nSelectType=select/linear\n\
-         SchedulerParameters=bf_interval=10,bf_busy_nodes\n\
+         SchedulerParameters=bf_interval=10,bf_one_resv_per_job\n\
          NodeName=n[1-4] CPUs=1 RealMemory=1000\n\
          PartitionName=p Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
     )
@@ -282,9 +282,9 @@ fn simulate_json_notes_a_derived_cluster_and_breaks_metrics_down() {
     let with_conf = simulate(&["--slurm-conf", conf.to_str().expect("a UTF-8 path")]);
     let conf_notes = with_conf["notes"].to_string();
     assert!(
-        conf_notes
-            .contains("SchedulerParameters=bf_busy_nodes: not modelled by the simulator (ignored)")
-            && !conf_notes.contains("bf_interval"),
+        conf_notes.contains(
+            "SchedulerParameters=bf_one_resv_per_job: not modelled by the simulator (ignored)"
+        ) && !conf_notes.contains("bf_interval"),
         "{conf_notes}"
     );
     // --scheduler easy replaces slurm.conf's scheduler, and says so.

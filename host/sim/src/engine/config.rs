@@ -47,6 +47,12 @@ pub struct Backfill {
     /// `bf_job_part_count_reserve`: jobs of one partition a pass plans;
     /// later ones may start now but are never planned (0: no limit).
     pub job_part_count_reserve: usize,
+    /// `bf_min_age_reserve`: seconds a job must have been pending and
+    /// eligible before a pass plans it (`_attempt_backfill`, backfill.c
+    /// 2050-2055) and before, failing to start, it blocks its partition in
+    /// the main pass (`schedule`, job_scheduler.c 1955-1966); a younger job
+    /// may still start now (0: off, the default; at most 30 days).
+    pub min_age_reserve: i64,
 }
 
 impl Default for Backfill {
@@ -62,6 +68,7 @@ impl Default for Backfill {
             max_job_start: 0,
             min_prio_reserve: 0,
             job_part_count_reserve: 0,
+            min_age_reserve: 0,
         }
     }
 }
@@ -105,11 +112,17 @@ impl SchedConfig {
     /// of [`Backfill`]; [`unmodelled`] lists the others) and
     /// `PriorityCalcPeriod` (minutes).
     ///
+    /// `bf_window_linear` is checked (a positive number) and, like
+    /// `bf_busy_nodes`, not kept: Slurm's sched/backfill never reads them,
+    /// the select plugin does (see `MODELLED_PARAMETERS`), and it is
+    /// given them with the rest of slurm.conf.
+    ///
     /// # Errors
     ///
     /// A message naming the option and the value when a value is not a
-    /// positive number, or `SchedulerType` is neither `sched/backfill` nor
-    /// `sched/builtin`.
+    /// positive number (`bf_min_age_reserve`: not a whole number of seconds
+    /// from 0 to 30 days), or `SchedulerType` is neither `sched/backfill`
+    /// nor `sched/builtin`.
     pub fn from_cluster(cluster: &Cluster) -> Result<SchedConfig, String> {
         let raw = |key: &str| {
             cluster
@@ -154,6 +167,16 @@ impl SchedConfig {
                     "bf_job_part_count_reserve" => {
                         bf.job_part_count_reserve = count(&option, value)?
                     }
+                    "bf_min_age_reserve" => {
+                        bf.min_age_reserve =
+                            within(&option, value, 0, MAX_MIN_AGE_RESERVE, "seconds")?
+                    }
+                    // Read by the select plugin (`select_p_node_init`,
+                    // cons_common.c 1113-1122), which 22.05 lets fall back
+                    // to doubling windows, with an error, when not positive.
+                    "bf_window_linear" => {
+                        positive(&option, value)?;
+                    }
                     _ => {}
                 }
             }
@@ -162,8 +185,13 @@ impl SchedConfig {
     }
 }
 
-/// The `SchedulerParameters` the simulator reads ([`SchedConfig::from_cluster`]).
-const MODELLED_PARAMETERS: [&str; 10] = [
+/// The largest `bf_min_age_reserve` Slurm takes, 30 days
+/// (`MAX_BF_MIN_AGE_RESERVE`, backfill.c 118).
+const MAX_MIN_AGE_RESERVE: i64 = 30 * 24 * 60 * 60;
+
+/// The `SchedulerParameters` the simulator models: those
+/// [`SchedConfig::from_cluster`] reads, and two the select plugin reads.
+const MODELLED_PARAMETERS: [&str; 13] = [
     "bf_interval",
     "bf_window",
     "bf_resolution",
@@ -173,8 +201,21 @@ const MODELLED_PARAMETERS: [&str; 10] = [
     "bf_max_job_start",
     "bf_min_prio_reserve",
     "bf_job_part_count_reserve",
+    "bf_min_age_reserve",
     // A pass here takes no time, so there is nothing to continue.
     "bf_continue",
+    // Slurm 22.05's sched/backfill never reads these two: select/cons_res
+    // and cons_tres do (`select_p_node_init`, cons_common.c 1113-1135),
+    // and act on them in their WILL_RUN test (`_will_run_test`,
+    // cons_common/job_test.c 2036-2042: the window grows by
+    // `bf_window_linear` seconds between batches of released jobs instead
+    // of doubling; 2043-2048: the tests after a release prefer the nodes
+    // running jobs now, `prefer_alloc_nodes`). The select plugin is
+    // initialised with slurm.conf's `SchedulerParameters` (the contract's
+    // `cluster-config`), and the bundled cons_tres acts on them as 22.05
+    // does; select/linear ignores them, as Slurm's does.
+    "bf_window_linear",
+    "bf_busy_nodes",
 ];
 
 /// `slurm.conf` keys that change what slurmctld schedules and the
@@ -226,6 +267,16 @@ pub fn unmodelled(cluster: &Cluster) -> Vec<String> {
         }
     }
     notes
+}
+
+/// `value` as a whole number from `min` to `max` (`unit` names it).
+fn within(option: &str, value: &str, min: i64, max: i64, unit: &str) -> Result<i64, String> {
+    match value.trim().parse::<i64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{option}={value}: expected a whole number of {unit} from {min} to {max}"
+        )),
+    }
 }
 
 fn count(option: &str, value: &str) -> Result<usize, String> {

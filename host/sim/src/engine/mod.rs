@@ -45,10 +45,14 @@
 //! allocation). The first job of a partition that cannot start blocks that
 //! partition: later jobs of the same partition are not tried, as Slurm's
 //! main scheduler does, so without backfill the policy is strict priority
-//! order (FCFS with priority/basic). The pass ends when every partition is
-//! blocked or every pending job was tried. Cheap pre-check: when no
-//! partition oversubscribes, a job asking for more CPUs than its partition
-//! has free is not sent to the plugin (the plugin would refuse it).
+//! order (FCFS with priority/basic). Under sched/backfill a job pending
+//! for less than `bf_min_age_reserve` seconds, or of a priority below
+//! `bf_min_prio_reserve`, does not block its partition (job_scheduler.c
+//! 1955-1973): the jobs after it are still tried. The pass ends when every
+//! partition is blocked or every pending job was tried. Cheap pre-check:
+//! when no partition oversubscribes, a job asking for more CPUs than its
+//! partition has free is not sent to the plugin (the plugin would refuse
+//! it).
 //!
 //! # Backfill (sched/backfill)
 //!
@@ -89,15 +93,33 @@
 //! Modelled limits of a pass: `bf_max_job_test` (jobs tried: a select call
 //! made, as Slurm counts `bf_last_depth_try`), `bf_max_job_user` and
 //! `bf_max_job_part` (jobs considered; one over a limit is skipped,
-//! uncounted), `bf_max_job_start` (starts), `bf_min_prio_reserve` and
-//! `bf_job_part_count_reserve` (a job below the priority, or past the
-//! partition's count of plans, may start now but is not planned). A pass
+//! uncounted), `bf_max_job_start` (starts), `bf_min_prio_reserve`,
+//! `bf_min_age_reserve` and `bf_job_part_count_reserve` (a job below the
+//! priority, pending for less than the age since its submission, or past
+//! the partition's count of plans, may start now but is not planned:
+//! `job_no_reserve` in `_attempt_backfill`, backfill.c 2046-2092). A pass
 //! a limit cut short makes the next one due `bf_interval` later even if
 //! nothing changes. `bf_continue` needs nothing: a pass here takes no time.
+//! A job growing older than `bf_min_age_reserve` needs no pass of its own:
+//! its plan, and its blocking the main pass, can only keep jobs from
+//! starting, never start one.
+//!
+//! `bf_window_linear` and `bf_busy_nodes` are not sched/backfill's in
+//! Slurm 22.05: select/cons_res and cons_tres read them
+//! (`select_p_node_init`, cons_common.c 1113-1135) and act on them inside
+//! their WILL_RUN answer (`_will_run_test`, cons_common/job_test.c
+//! 2036-2048: the window that batches the running jobs released by end
+//! time grows by `bf_window_linear` seconds instead of doubling, and the
+//! tests after a release prefer nodes running jobs now). The select
+//! plugin is initialised with slurm.conf's `SchedulerParameters`, so the
+//! bundled cons_tres answers the engine's WILL_RUN calls as 22.05 does
+//! (`tests::bf_window_linear_reaches_cons_tres_will_run`,
+//! `tests::bf_busy_nodes_reaches_cons_tres_will_run`); select/linear
+//! ignores both, as Slurm's does.
 //!
 //! Not modelled (listed in the run's notes when slurm.conf sets them,
 //! [`config::unmodelled`]): the other `SchedulerParameters`
-//! (`bf_min_age_reserve`, `bf_busy_nodes`, `bf_window_linear`, ...),
+//! (`bf_max_job_assoc`, `bf_one_resv_per_job`, `bf_licenses`, ...),
 //! QOS/association limits, advanced reservations, licenses, preemption,
 //! job dependencies and arrays, resource-level (core, memory) plans: a plan
 //! holds whole nodes for the future, which is what Slurm's node-space map
@@ -725,13 +747,26 @@ impl Engine<'_, '_> {
             };
             match placed {
                 Some(result) => self.start(now, idx, result.resources, false)?,
-                None => {
+                None if self.blocks_main_pass(now, key) => {
                     blocked[partition] = true;
                     blocked_count += 1;
                 }
+                None => {}
             }
         }
         Ok(())
+    }
+
+    /// Whether pending job `key`, having failed to start in the main pass,
+    /// keeps the later jobs of its partition from being tried
+    /// (`fail_by_part` in `schedule`, job_scheduler.c 1955-1973): not when
+    /// it has been pending for less than `bf_min_age_reserve` seconds, nor
+    /// when its priority is below `bf_min_prio_reserve`.
+    fn blocks_main_pass(&self, now: i64, key: QueueKey) -> bool {
+        let Some(bf) = self.input.config.backfill else {
+            return true;
+        };
+        !young(now, key, &bf) && !low_priority(key, &bf)
     }
 
     /// One backfill pass; true when a per-user or per-partition limit, or
@@ -742,11 +777,14 @@ impl Engine<'_, '_> {
         let first_new = new_keys.iter().min().copied();
         // Per-user and per-partition limits count what earlier jobs of the
         // pass did: a pass under them starts over.
+        // So does one under `bf_min_age_reserve`: a job the last pass did
+        // not plan, too young then, may be planned now.
         let limited = bf.max_job_user > 0
             || bf.max_job_part > 0
             || bf.max_job_start > 0
             || bf.min_prio_reserve > 0
-            || bf.job_part_count_reserve > 0;
+            || bf.job_part_count_reserve > 0
+            || bf.min_age_reserve > 0;
         let (mut reservations, mut tested) = match self.bf_cache.take() {
             Some(cache) if cache.generation == self.generation && !limited => {
                 // Only submissions since the last pass: the jobs it tested
@@ -808,13 +846,15 @@ impl Engine<'_, '_> {
             *user_jobs += 1;
             per_part[partition] += 1;
             // `job_no_reserve` (backfill.c 2038-2092): such a job may
-            // start now, and is not planned.
-            let low_priority = bf.min_prio_reserve > 0 && key.0 .0 < bf.min_prio_reserve;
+            // start now, and is not planned: below `bf_min_prio_reserve`
+            // (2047-2049), pending for less than `bf_min_age_reserve`
+            // (2050-2055), or past its partition's count of plans.
             let part_planned =
                 bf.job_part_count_reserve > 0 && planned_in[partition] >= bf.job_part_count_reserve;
             // EASY plans the first job that cannot start now, no other.
             let easy_planned = bf.style == Style::Easy && !reservations.is_empty();
-            let reserve = !low_priority && !part_planned && !easy_planned;
+            let reserve =
+                !low_priority(key, bf) && !young(now, key, bf) && !part_planned && !easy_planned;
             let (tried, planned) = self.plan(now, key, bf, &space, reserve)?;
             if tried {
                 tries += 1;
@@ -1167,6 +1207,22 @@ fn shape(request: &jobs::Request) -> Shape {
         memory,
         gpus,
     )
+}
+
+/// Whether pending job `key`'s priority is below `bf_min_prio_reserve`
+/// (always false when it is 0).
+fn low_priority(key: QueueKey, bf: &Backfill) -> bool {
+    bf.min_prio_reserve > 0 && key.0 .0 < bf.min_prio_reserve
+}
+
+/// Whether pending job `key` has been eligible for less than
+/// `bf_min_age_reserve` seconds at `now` (always false when it is 0).
+/// Slurm counts from the job's `begin_time`, which `job_independent`
+/// (job_mgr.c 16440-16442) sets when it first finds the job eligible: for
+/// the simulator's jobs (no `--begin`, no dependency, no hold), at
+/// submission, the key's submit time.
+fn young(now: i64, key: QueueKey, bf: &Backfill) -> bool {
+    bf.min_age_reserve > 0 && now - key.1 < bf.min_age_reserve
 }
 
 /// The record of a queued or running job.

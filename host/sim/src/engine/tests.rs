@@ -236,7 +236,10 @@ fn run_with(cluster: &Cluster, jobs: Vec<TraceJob>, config: SchedConfig) -> SimR
 }
 
 /// (start, end, backfilled) of each job.
-fn schedule(result: &SimResult) -> Vec<(Option<i64>, Option<i64>, bool)> {
+type Schedule = Vec<(Option<i64>, Option<i64>, bool)>;
+
+/// The [`Schedule`] of `result`.
+fn schedule(result: &SimResult) -> Schedule {
     result
         .outcomes
         .iter()
@@ -447,6 +450,36 @@ fn scheduler_parameters_are_read() {
         e,
         "SchedulerParameters=bf_window=soon: expected a positive whole number"
     );
+    // bf_min_age_reserve: 0 to 30 days (backfill.c 118, 863-872); the
+    // select plugin's bf_window_linear (positive) and bf_busy_nodes are
+    // checked, not kept.
+    let c = cluster("SchedulerParameters=bf_min_age_reserve=600,bf_window_linear=60,bf_busy_nodes");
+    let bf = SchedConfig::from_cluster(&c).unwrap().backfill.unwrap();
+    assert_eq!(
+        bf,
+        Backfill {
+            min_age_reserve: 600,
+            ..Backfill::default()
+        }
+    );
+    assert_eq!(Backfill::default().min_age_reserve, 0);
+    let error = |params: &str| {
+        SchedConfig::from_cluster(&cluster(&format!("SchedulerParameters={params}"))).unwrap_err()
+    };
+    assert_eq!(
+        error("bf_min_age_reserve=2592001"),
+        "SchedulerParameters=bf_min_age_reserve=2592001: \
+         expected a whole number of seconds from 0 to 2592000"
+    );
+    assert_eq!(
+        error("bf_min_age_reserve=-1"),
+        "SchedulerParameters=bf_min_age_reserve=-1: \
+         expected a whole number of seconds from 0 to 2592000"
+    );
+    assert_eq!(
+        error("bf_window_linear=0"),
+        "SchedulerParameters=bf_window_linear=0: expected a positive whole number"
+    );
 }
 
 /// The HPC2N subset (120 nodes x 2 CPUs) with the test double: two runs
@@ -599,18 +632,127 @@ fn bf_max_job_user_limits_the_jobs_of_a_user_in_a_pass() {
     assert_eq!(starts, [Some(0), Some(600), Some(30), Some(60)]);
 }
 
+/// `bf_min_age_reserve=60` in the backfill pass (`_attempt_backfill`,
+/// backfill.c 2050-2055: a job pending for less than the age gets
+/// `TEST_NOW_ONLY`, so it may start now but is not planned, and the
+/// `TRY_LATER` retries at 2455 and 2576 are skipped for it). J1 (2 nodes,
+/// 600 s) runs on n[1-2]; J2 (3 nodes, 300 s) is submitted at 0, J3 (2
+/// nodes, 1200 s) and then J4 (1 node, runs 300 s of a 1200 s limit) at
+/// 100. At 100 J2, 100 s old, blocks the main pass (job_scheduler.c
+/// 1955-1966 spares only a younger job), so J3 and J4 are left to the
+/// backfill pass at 100, which plans J2 on n[1-3] for [600, 900) (its
+/// will-run: J1's end).
+///
+/// Without the age, J3 is planned too: over [100, 1300) only n4 is free of
+/// J2's plan, too few nodes, so it is tried from 900 (where the next slot
+/// frees n[1-3], `later_start`) and planned on n[3-4] for [900, 2100). J4
+/// then finds no node free of plans over [100, 1300) and is planned on n1
+/// from 900. At 600 J1 ends: J2 starts (main pass, n[1-3]); the pass at
+/// 600 plans J3 on n[1-2] from 900 (J2's end), and J4 starts on n4,
+/// which no plan holds, backfilled. At 900 J2 and J4 end and J3 starts.
+///
+/// With the age, J3 (0 s old at 100) is not planned: its first candidates
+/// are too few and it is not tried later. J4 finds n4 free of plans over
+/// [100, 1300) and starts at 100, backfilled; it ends at 400. At 400 J3 is
+/// 300 s old and planned; J2 starts at 600 when J1 ends and J3 at 900, as
+/// before.
+#[test]
+fn bf_min_age_reserve_lets_a_young_job_go_unplanned() {
+    let jobs = || {
+        vec![
+            job(1, 0, 2, 600, 600),
+            job(2, 0, 3, 300, 300),
+            job(3, 100, 2, 1200, 1200),
+            job(4, 100, 1, 300, 1200),
+        ]
+    };
+    let without = run(&cluster(""), jobs());
+    assert_eq!(
+        schedule(&without),
+        vec![
+            (Some(0), Some(600), false),
+            (Some(600), Some(900), false),
+            (Some(900), Some(2100), false),
+            (Some(600), Some(900), true),
+        ]
+    );
+    assert_eq!(without.outcomes[3].node_list, "n4");
+    let with = run(
+        &cluster("SchedulerParameters=bf_min_age_reserve=60"),
+        jobs(),
+    );
+    assert_eq!(
+        schedule(&with),
+        vec![
+            (Some(0), Some(600), false),
+            (Some(600), Some(900), false),
+            (Some(900), Some(2100), false),
+            (Some(100), Some(400), true),
+        ]
+    );
+    assert_eq!(with.outcomes[3].node_list, "n4");
+}
+
+/// `bf_min_age_reserve=60` in the main pass (`schedule`, job_scheduler.c
+/// 1955-1966: a job pending for less than the age that fails to start
+/// does not block its partition), and `bf_min_prio_reserve` there
+/// (1968-1973: nor does a job below the priority). `bf_interval=1000`
+/// keeps backfill out of the way: its passes come at 0 and 1000. J1 (2
+/// nodes, 600 s) runs on n[1-2]; J2 (4 nodes, 120 s) cannot start; J3 (2
+/// nodes, 1200 s) comes at 10.
+///
+/// Without either, J2 blocks the partition at 10 and J3 waits: J2 starts
+/// when J1 ends (600), J3 when J2 ends (720). With the age, J2 is 10 s old
+/// at 10: the main pass goes on to J3, which starts at once on n[3-4], not
+/// backfilled; J2 waits for J3's end, 1210. With `bf_min_prio_reserve` above every
+/// job's priority (the test's FCFS priorities are below 0xffff0000) it is
+/// the same.
+#[test]
+fn a_young_or_low_priority_job_does_not_block_the_main_pass() {
+    let jobs = || {
+        vec![
+            job(1, 0, 2, 600, 600),
+            job(2, 0, 4, 120, 120),
+            job(3, 10, 2, 1200, 1200),
+        ]
+    };
+    let without = run(&cluster("SchedulerParameters=bf_interval=1000"), jobs());
+    assert_eq!(
+        schedule(&without),
+        vec![
+            (Some(0), Some(600), false),
+            (Some(600), Some(720), false),
+            (Some(720), Some(1920), false),
+        ]
+    );
+    let expected = vec![
+        (Some(0), Some(600), false),
+        (Some(1210), Some(1330), false),
+        (Some(10), Some(1210), false),
+    ];
+    for params in ["bf_min_age_reserve=60", "bf_min_prio_reserve=4294901760"] {
+        let r = run(
+            &cluster(&format!("SchedulerParameters=bf_interval=1000,{params}")),
+            jobs(),
+        );
+        assert_eq!(schedule(&r), expected, "{params}");
+        assert_eq!(r.outcomes[2].node_list, "n[3-4]", "{params}");
+    }
+}
+
 /// What the simulator reads and does not model is named, never dropped:
-/// `bf_continue` and the `bf_*` limits are modelled; `bf_busy_nodes` and
-/// preemption are not.
+/// `bf_continue`, the `bf_*` limits, `bf_min_age_reserve` and the select
+/// plugin's `bf_busy_nodes` and `bf_window_linear` are modelled;
+/// `bf_one_resv_per_job` and preemption are not.
 #[test]
 fn unmodelled_settings_are_listed() {
     let c = cluster(
-        "SchedulerParameters=bf_continue,bf_busy_nodes,bf_max_job_user=3\nPreemptType=preempt/qos\nPreemptMode=CANCEL\nTopologyPlugin=topology/none",
+        "SchedulerParameters=bf_continue,bf_busy_nodes,bf_one_resv_per_job,bf_max_job_user=3,bf_min_age_reserve=60,bf_window_linear=30\nPreemptType=preempt/qos\nPreemptMode=CANCEL\nTopologyPlugin=topology/none",
     );
     assert_eq!(
         config::unmodelled(&c),
         [
-            "SchedulerParameters=bf_busy_nodes: not modelled by the simulator (ignored)",
+            "SchedulerParameters=bf_one_resv_per_job: not modelled by the simulator (ignored)",
             "PreemptType=preempt/qos: not modelled by the simulator (ignored)",
         ]
     );
@@ -699,4 +841,155 @@ fn pure_backfilling_orders_ties_by_job_and_plans_the_lowest_nodes() {
             "{style:?}"
         );
     }
+}
+
+/// Four 4-CPU nodes n[1-4] under the bundled select/cons_tres (`CR_Core`)
+/// and priority/basic (FCFS), with `params` as `SchedulerParameters`: the
+/// schedule (start, end, backfilled) and each job's nodes. None, with a
+/// message, when this build does not bundle cons_tres.
+fn through_cons_tres(params: &str, jobs: Vec<TraceJob>) -> Option<(Schedule, Vec<String>)> {
+    if slurm_wasm_bundled::find("select/cons_tres").is_none() {
+        eprintln!("skipped: select/cons_tres is not bundled in this build");
+        return None;
+    }
+    let text = format!(
+        "ClusterName=t\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n\
+         SchedulerParameters={params}\n\
+         NodeName=n[1-4] CPUs=4 RealMemory=1000\n\
+         PartitionName=p Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n"
+    );
+    let conf = slurm_conf::parse_str(&text, std::path::Path::new("slurm.conf")).unwrap();
+    let c = Cluster::from_slurm_conf(&conf).unwrap();
+    let workload = Workload {
+        source: "test".into(),
+        jobs,
+        ..Workload::default()
+    };
+    let input = Input {
+        cluster: &c,
+        config: SchedConfig::from_cluster(&c).unwrap(),
+        workload: &workload,
+        default_partition: 0,
+    };
+    let spec = PolicySpec::parse("select/cons_tres,priority/basic").unwrap();
+    let r = crate::compare::run_one(&input, &spec, 1, None).unwrap();
+    let nodes = r.outcomes.iter().map(|o| o.node_list.clone()).collect();
+    Some((schedule(&r), nodes))
+}
+
+/// `bf_window_linear=60` reaches select/cons_tres's WILL_RUN answer
+/// (`_will_run_test`, cons_common/job_test.c 1966-2059). At 0 J0 (60 s)
+/// takes n1, A n2 (600 s), B n3 (780 s), C n4 (840 s); J0 ends at 60. At
+/// 120 P (3 nodes, 120 s) cannot start (only n1 is free) and blocks the
+/// main pass; the backfill pass at 120 asks WILL_RUN on n[1-4]. Running
+/// jobs are released by end time in batches: the batches start at A's end
+/// rounded up to a multiple of 30 s of Unix time (the epoch is one), a
+/// full 30 s further when on one (2014-2017: 630); the first takes the jobs ending by 630 + 30 (A), and
+/// the window then grows until the next end fits (2036-2042): doubling
+/// 30 -> 60 -> 120 -> 240 (870 >= 780); by 60 s, 30 -> 90 -> 150 (780 >=
+/// 780). After A, n[1-2] are too few. The second batch doubling takes B
+/// and C (840 <= 870): P fits, at the end of the batch's last job, 840
+/// (2049-2056), on n[1-3]. By 60 s it takes B only (840 > 780): P fits on
+/// n[1-3] at 780. The plan holds n[1-3] from 840, or from 780.
+///
+/// Q (1 node, runs 660 s of a 660 s limit) comes at 150 and meets the
+/// plan in the pass at 150 (`bf_interval` after 120): over [150, 810) n1
+/// is free of a plan from 840, so Q starts on n1, backfilled, and ends at
+/// 810, which holds P back until then (B ends at 780, but n1 is Q's): P
+/// starts at 810. With the plan from 780, n1 is not free over [150, 810):
+/// Q is planned on n4 after C (840) and P starts at 780 on n[1-3], when B
+/// ends; Q at 840.
+#[test]
+fn bf_window_linear_reaches_cons_tres_will_run() {
+    let jobs = || {
+        vec![
+            job(10, 0, 1, 60, 60),
+            job(11, 0, 1, 600, 600),
+            job(12, 0, 1, 780, 780),
+            job(13, 0, 1, 840, 840),
+            job(14, 120, 3, 120, 120),
+            job(15, 150, 1, 660, 660),
+        ]
+    };
+    let Some(doubling) = through_cons_tres("bf_interval=30", jobs()) else {
+        return;
+    };
+    let head = [
+        (Some(0), Some(60), false),
+        (Some(0), Some(600), false),
+        (Some(0), Some(780), false),
+        (Some(0), Some(840), false),
+    ];
+    assert_eq!(doubling.0[..4], head);
+    assert_eq!(
+        doubling.0[4..],
+        [(Some(810), Some(930), false), (Some(150), Some(810), true)]
+    );
+    assert_eq!(doubling.1, ["n1", "n2", "n3", "n4", "n[1-3]", "n1"]);
+    let linear = through_cons_tres("bf_interval=30,bf_window_linear=60", jobs()).unwrap();
+    assert_eq!(linear.0[..4], head);
+    assert_eq!(
+        linear.0[4..],
+        [
+            (Some(780), Some(900), false),
+            (Some(840), Some(1500), false)
+        ]
+    );
+    assert_eq!(linear.1, ["n1", "n2", "n3", "n4", "n[1-3]", "n4"]);
+}
+
+/// `bf_busy_nodes` reaches select/cons_tres's WILL_RUN answer
+/// (`_will_run_test`, cons_common/job_test.c 2043-2048, passes it as
+/// `prefer_alloc_nodes` to the tests after releasing running jobs, and
+/// `_eval_nodes_busy`, cons_tres/job_test.c 1196-1373, then takes the
+/// nodes busy now first, in index order, then the idle ones). At 0 Ja (2
+/// nodes, 60 s) takes n[1-2], J1 n3 and J2 n4 (600 s each); Ja ends at
+/// 60. At 120 J3 (3 nodes, 600 s) cannot start (n[1-2] are free) and
+/// blocks the main pass; J4 (1 node, 1200 s) comes right after it. In the
+/// backfill pass at 120 J3's WILL_RUN releases J1 and J2 (one batch, both
+/// end at 600): all four nodes are free then. Without `bf_busy_nodes`
+/// cons_tres takes the first three of that run of nodes, n[1-3]; with it,
+/// the busy n3 and n4 first, then n1. J4's candidates over [120, 1320)
+/// are the node the plan leaves: n4 (busy until 600: J4 is planned on it
+/// from 600 and starts there when J1 and J2 end, in the main pass after
+/// J3), or n2 (idle: J4 starts at 120, backfilled, and J3 starts at 600
+/// on n[1,3-4]).
+#[test]
+fn bf_busy_nodes_reaches_cons_tres_will_run() {
+    let jobs = || {
+        vec![
+            job(20, 0, 2, 60, 60),
+            job(21, 0, 1, 600, 600),
+            job(22, 0, 1, 600, 600),
+            job(23, 120, 3, 600, 600),
+            job(24, 120, 1, 1200, 1200),
+        ]
+    };
+    let Some(spread) = through_cons_tres("bf_interval=30", jobs()) else {
+        return;
+    };
+    let head = [
+        (Some(0), Some(60), false),
+        (Some(0), Some(600), false),
+        (Some(0), Some(600), false),
+    ];
+    assert_eq!(spread.0[..3], head);
+    assert_eq!(
+        spread.0[3..],
+        [
+            (Some(600), Some(1200), false),
+            (Some(600), Some(1800), false)
+        ]
+    );
+    assert_eq!(spread.1, ["n[1-2]", "n3", "n4", "n[1-3]", "n4"]);
+    let busy = through_cons_tres("bf_interval=30,bf_busy_nodes", jobs()).unwrap();
+    assert_eq!(busy.0[..3], head);
+    assert_eq!(
+        busy.0[3..],
+        [
+            (Some(600), Some(1200), false),
+            (Some(120), Some(1320), true)
+        ]
+    );
+    assert_eq!(busy.1, ["n[1-2]", "n3", "n4", "n[1,3-4]", "n2"]);
 }
