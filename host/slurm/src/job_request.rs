@@ -586,19 +586,19 @@ impl JobRequest {
             }
         }
         let excluded = indices("--exclude", &self.exclude)?;
-        // Which nodes are excluded and which are the partition's, by index.
-        let flags = |set: &[u32]| {
-            let mut flags = vec![false; cluster.nodes.len()];
-            for &i in set {
-                if let Some(flag) = flags.get_mut(i as usize) {
-                    *flag = true;
-                }
-            }
-            move |i: u32| flags.get(i as usize).copied().unwrap_or(false)
+        // Which nodes are excluded and which are the partition's, by index
+        // (a word at a time: this runs for every job a simulation submits).
+        let excluded_map = Bitmap::with_ones(
+            node_count,
+            excluded.iter().copied().filter(|&i| i < node_count),
+        );
+        let bit = |map: &Bitmap, i: u32| {
+            map.words
+                .get((i / 64) as usize)
+                .is_some_and(|w| (w >> (i % 64)) & 1 == 1)
         };
-        let is_excluded = flags(&excluded);
-        let members: Vec<u32> = partition.nodes.ones().collect();
-        let is_member = flags(&members);
+        let is_excluded = |i: u32| bit(&excluded_map, i);
+        let is_member = |i: u32| i < partition.nodes.len && bit(&partition.nodes, i);
         if let Some(outside) = required.iter().find(|&&i| !is_member(i)) {
             return Err(bad(
                 "--nodelist",
@@ -890,12 +890,21 @@ impl JobRequest {
             min_nodes
         };
         // slurmctld offers only available nodes (`avail_node_bitmap`)
-        let candidates = Bitmap::with_ones(
-            node_count,
-            members
-                .into_iter()
-                .filter(|&i| !is_excluded(i) && cluster.is_available(i)),
-        );
+        let mut candidates = Bitmap {
+            len: node_count,
+            words: (0..excluded_map.words.len())
+                .map(|w| {
+                    partition.nodes.words.get(w).copied().unwrap_or(0) & !excluded_map.words[w]
+                })
+                .collect(),
+        };
+        let unavailable: Vec<u32> = candidates
+            .ones()
+            .filter(|&i| !cluster.is_available(i))
+            .collect();
+        for i in unavailable {
+            candidates.words[(i / 64) as usize] &= !(1 << (i % 64));
+        }
         Ok(PreparedJob {
             job,
             candidates,
