@@ -141,7 +141,9 @@ impl Params {
         Ok(p)
     }
 
-    /// Reads `SchedulerParameters` tokens and `PreemptMode`.
+    /// Reads `SchedulerParameters` tokens and `PreemptMode`. Option names
+    /// match whatever their case, as cons_common's `select_p_node_init`
+    /// finds them with `xstrcasestr`.
     pub fn apply_scheduler(
         &mut self,
         sched: &[String],
@@ -155,7 +157,7 @@ impl Params {
                 self.bf_busy_nodes = true;
             } else if tok.eq_ignore_ascii_case("pack_serial_at_end") {
                 self.pack_serial_at_end = true;
-            } else if let Some(v) = tok.strip_prefix("bf_window_linear=") {
+            } else if let Some(v) = value_of(tok, "bf_window_linear=") {
                 self.bf_window_linear = v.parse().map_err(|_| {
                     format!(
                         "SchedulerParameters: bf_window_linear=`{v}` is not a number of seconds"
@@ -163,7 +165,7 @@ impl Params {
                 })?;
             } else if tok.eq_ignore_ascii_case("preempt_strict_order") {
                 self.preempt_strict_order = true;
-            } else if let Some(v) = tok.strip_prefix("preempt_reorder_count=") {
+            } else if let Some(v) = value_of(tok, "preempt_reorder_count=") {
                 // 22.05 logs a negative count and keeps the default.
                 let n: i64 = v.parse().map_err(|_| {
                     format!("SchedulerParameters: preempt_reorder_count=`{v}` is not a number")
@@ -174,6 +176,15 @@ impl Params {
         self.gang = preempt_mode.contains(PreemptModes::GANG);
         Ok(())
     }
+}
+
+/// The value of `token` when it is `key` (ending in `=`, any case) and a
+/// value.
+fn value_of<'a>(token: &'a str, key: &str) -> Option<&'a str> {
+    token
+        .get(..key.len())
+        .filter(|k| k.eq_ignore_ascii_case(key))
+        .map(|_| &token[key.len()..])
 }
 
 #[cfg(test)]
@@ -224,6 +235,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.preempt_reorder_count, p.preempt_strict_order), (3, true));
+        // Any case, as xstrcasestr finds them (cons_common.c select_p_node_init).
+        p.apply_scheduler(&s(&["Preempt_Reorder_Count=4,BF_WINDOW_LINEAR=60"]), none)
+            .unwrap();
+        assert_eq!((p.preempt_reorder_count, p.bf_window_linear), (4, 60));
         p.apply_scheduler(&s(&["preempt_reorder_count=-2"]), none)
             .unwrap();
         assert_eq!(p.preempt_reorder_count, 1);
