@@ -3,7 +3,8 @@
 //! none of them): the SDK example plugins
 //! (priority/partition_size; priority/small_first, task/one_cpu,
 //! gres/fpga and select/first_fit, the small ones written with the SDK's
-//! `Plugin` traits) and the
+//! `Plugin` traits, and the select wrappers select/spare_bigmem and
+//! select/pass_through) and the
 //! hostile plugins (task/hostile, and task/needs_topology: the same
 //! package with its `requires-topology` feature). Their paths reach this
 //! crate as `env!("SLURM_WASM_TEST_<NAME>")`, and the tests as its
@@ -56,6 +57,24 @@ fn main() {
                 dir: "examples/select-first-fit",
                 features: &[],
                 file_name: "select_first_fit.wasm",
+            },
+        ),
+        (
+            "SPARE_BIGMEM",
+            Guest {
+                package: "select-spare-bigmem",
+                dir: "examples/select-spare-bigmem",
+                features: &[],
+                file_name: "select_spare_bigmem.wasm",
+            },
+        ),
+        (
+            "PASS_THROUGH",
+            Guest {
+                package: "pass-through-select",
+                dir: "tests/pass-through-select",
+                features: &[],
+                file_name: "select_pass_through.wasm",
             },
         ),
         (

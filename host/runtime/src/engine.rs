@@ -123,7 +123,11 @@ impl Host {
         }
         let engine = Engine::new(&config)?;
         let linkers = Linkers {
-            select: crate::kinds::select::linker(&engine)?,
+            select: {
+                let mut linker = crate::kinds::select::linker(&engine)?;
+                crate::kinds::inner_select::add_to_linker(&mut linker)?;
+                linker
+            },
             gres: crate::kinds::gres::linker(&engine)?,
             priority: crate::kinds::priority::linker(&engine)?,
             task: crate::kinds::task::linker(&engine)?,

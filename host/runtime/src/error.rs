@@ -137,6 +137,23 @@ pub enum LoadError {
     /// types, comma-separated.
     #[error("unknown bundled plugin `{0}` (bundled: {1})")]
     UnknownBundled(String, String),
+    /// A select wrapper (a component importing `select`, the
+    /// `select-wrapper` world) was loaded without the inner plugin that
+    /// import needs.
+    #[error("{plugin_type} is a select wrapper: it needs an inner select plugin (`inner` in its slot's configuration, `wrapper.wasm+select/<inner>` in a simulation stack)")]
+    WrapperWithoutInner {
+        /// The wrapper's type.
+        plugin_type: String,
+    },
+    /// An inner plugin was given for a select plugin that is no wrapper
+    /// (it does not import `select`).
+    #[error("{plugin_type} is not a select wrapper (it does not import `select`), so it cannot run over {inner}")]
+    NotAWrapper {
+        /// The plugin's type.
+        plugin_type: String,
+        /// The inner plugin given.
+        inner: String,
+    },
     /// The compiled-component cache directory cannot be used (not a
     /// directory, not the effective user's, writable by others, or its key
     /// cannot be read or made), or a new entry cannot be written or loaded
@@ -301,6 +318,20 @@ pub enum CallError {
         /// `select-nodeinfo.get`).
         function: &'static str,
     },
+    /// A select wrapper's call failed in its inner plugin: a fault, an
+    /// answer the host refused, the inner plugin out of service (its Slurm
+    /// errors reach the wrapper as answers instead). The inner plugin's
+    /// failure policy counted it; the wrapper's does not, and the wrapper's
+    /// interrupted instance is replaced by a fresh one on its next call.
+    #[error("plugin {plugin}: {function} failed in its inner plugin: {error}")]
+    Inner {
+        /// The wrapper's type.
+        plugin: String,
+        /// The wrapper's contract function that was interrupted.
+        function: &'static str,
+        /// The inner plugin's error, naming it and its own function.
+        error: Box<CallError>,
+    },
     /// The plugin is out of service (failure policy exhausted or `fail`).
     #[error("plugin {plugin}: {function} not called: plugin disabled after {reason}")]
     Disabled {
@@ -319,6 +350,9 @@ impl CallError {
     /// Did the failure come from a fault (trap, limit) rather than a Slurm
     /// error or an invalid result?
     pub fn is_fault(&self) -> bool {
+        if let CallError::Inner { error, .. } = self {
+            return error.is_fault();
+        }
         !matches!(
             self,
             CallError::Plugin { .. }

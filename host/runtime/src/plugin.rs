@@ -18,6 +18,8 @@ use crate::bundled;
 use crate::capabilities::{Grants, Services};
 use crate::engine::{Host, Shared};
 use crate::error::{capability_name, CallError, LoadError, UnknownName};
+use crate::kinds::inner_select::{extend_deadline, Inner, InnerFailure};
+use crate::kinds::select::SelectPlugin;
 use crate::limits::{FailurePolicy, Limits};
 use crate::plugin_log::LogBudget;
 use crate::recording::{
@@ -336,6 +338,9 @@ struct Loaded<K: Kind> {
     /// The digest of its bytes and whether it is bundled: what its state
     /// files record as their writer.
     component_id: ComponentId,
+    /// Whether it imports `select` (`select-wrapper` world): it then
+    /// needs an inner plugin to serve that import.
+    wrapper: bool,
     pre: K::Pre,
 }
 
@@ -380,6 +385,12 @@ pub(crate) struct PluginCore<K: Kind> {
     fuel_used: AtomicU64,
     /// What it may still log ([`crate::plugin_log`]), across restarts.
     log: Arc<LogBudget>,
+    /// A select wrapper's inner plugin, which every instance's imported
+    /// `select` forwards to ([`crate::kinds::inner_select`]).
+    inner_select: Option<Arc<SelectPlugin>>,
+    /// Instances started so far: a record (nodeinfo, jobinfo) is valid
+    /// only in the instance whose number was current when it was made.
+    instances: AtomicU64,
 }
 
 /// Statistics of the last call, for benchmarks and `tracing`.
@@ -399,7 +410,33 @@ impl<K: Kind> PluginCore<K> {
         source: &PluginSource,
         settings: PluginSettings,
     ) -> Result<Self, LoadError> {
+        Self::load_over(host, source, settings, None)
+    }
+
+    /// [`PluginCore::load`], with `inner` serving the `select` a select
+    /// wrapper imports. A wrapper without an inner plugin, and an inner
+    /// plugin for a component that is no wrapper, are refused.
+    pub(crate) fn load_over(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+        inner: Option<Arc<SelectPlugin>>,
+    ) -> Result<Self, LoadError> {
         let loaded = load_checked::<K>(host, source, &settings)?;
+        match (loaded.wrapper, &inner) {
+            (true, None) => {
+                return Err(LoadError::WrapperWithoutInner {
+                    plugin_type: loaded.identity.plugin_type,
+                })
+            }
+            (false, Some(inner)) => {
+                return Err(LoadError::NotAWrapper {
+                    plugin_type: loaded.identity.plugin_type,
+                    inner: inner.identity().plugin_type,
+                })
+            }
+            _ => {}
+        }
         Ok(PluginCore {
             host: host.clone(),
             settings,
@@ -418,7 +455,19 @@ impl<K: Kind> PluginCore<K> {
             }),
             fuel_used: AtomicU64::new(0),
             log: Arc::default(),
+            inner_select: inner,
+            instances: AtomicU64::new(0),
         })
+    }
+
+    /// The number of the instance serving now (see [`PluginCore::instances`]).
+    pub(crate) fn instance(&self) -> u64 {
+        self.instances.load(Ordering::Relaxed)
+    }
+
+    /// A select wrapper's inner plugin.
+    pub(crate) fn inner(&self) -> Option<&Arc<SelectPlugin>> {
+        self.inner_select.as_ref()
     }
 
     /// The fuel all calls have used since the plugin was loaded, faulted
@@ -518,6 +567,10 @@ impl<K: Kind> PluginCore<K> {
         );
         let mut store = Store::new(&shared.engine, state);
         store.limiter(|s| &mut s.limiter);
+        if let Some(inner) = &self.inner_select {
+            store.data_mut().inner = Some(Inner::new(inner.clone()));
+            store.epoch_deadline_callback(extend_deadline);
+        }
         store
     }
 
@@ -1000,6 +1053,7 @@ impl<K: Kind> PluginCore<K> {
             None => Ok(()),
         };
         K::replay(&bindings, &mut replay, &slot.journal, &restore)?;
+        self.instances.fetch_add(1, Ordering::Relaxed);
         Ok(Live { store, bindings })
     }
 
@@ -1007,6 +1061,11 @@ impl<K: Kind> PluginCore<K> {
     /// (a trapped component instance may not be entered again).
     fn after_fault(&self, slot: &mut Slotted<K>, error: &CallError) {
         slot.live = None;
+        if let CallError::Inner { .. } = error {
+            // The inner plugin's failure: its own policy counted it; the
+            // wrapper's trapped instance is replaced, and nothing more.
+            return;
+        }
         slot.faults += 1;
         let plugin = slot.loaded.identity.plugin_type.clone();
         match &self.settings.failure {
@@ -1123,6 +1182,13 @@ fn classify(
     memory_refused: bool,
 ) -> CallError {
     let plugin = plugin.to_string();
+    if let Some(InnerFailure(inner)) = error.downcast_ref::<InnerFailure>() {
+        return CallError::Inner {
+            plugin,
+            function,
+            error: Box::new(inner.clone()),
+        };
+    }
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => CallError::Fuel {
             plugin,
@@ -1189,7 +1255,7 @@ fn load_checked<K: Kind>(
         }
         _ => {}
     }
-    check_imports(&component, &shared.engine, &source_name, K::KIND)?;
+    let wrapper = check_imports(&component, &shared.engine, &source_name, K::KIND)?;
     let instance_pre =
         K::linker(shared)
             .instantiate_pre(&component)
@@ -1208,6 +1274,7 @@ fn load_checked<K: Kind>(
         plugin_type: identity.plugin_type.as_str().into(),
         identity,
         component_id,
+        wrapper,
         pre,
     })
 }
@@ -1251,13 +1318,16 @@ fn describe<K: Kind>(
     K::describe(&bindings, &mut store).map_err(|e| fail(&store, "describe", e))
 }
 
-/// Refuses imports outside the slot's world, with a message naming them.
+/// Refuses imports outside the slot's world, with a message naming them;
+/// says whether the component imports `select` (a select wrapper, the
+/// `select-wrapper` world: only in the select slot).
 fn check_imports(
     component: &Component,
     engine: &wasmtime::Engine,
     source_name: &str,
     slot: PluginKind,
-) -> Result<(), LoadError> {
+) -> Result<bool, LoadError> {
+    let mut wrapper = false;
     let allowed: Vec<&str> = slot
         .allowed_capabilities()
         .iter()
@@ -1271,6 +1341,10 @@ fn check_imports(
         if interface == "types" || allowed.contains(&interface) {
             continue;
         }
+        if interface == "select" && slot == PluginKind::Select {
+            wrapper = true;
+            continue;
+        }
         return Err(LoadError::ForbiddenImport {
             source_name: source_name.into(),
             import: name.to_string(),
@@ -1278,7 +1352,7 @@ fn check_imports(
             allowed: allowed.join(", "),
         });
     }
-    Ok(())
+    Ok(wrapper)
 }
 
 /// Longest descriptive name a plugin may give (`plugin-name`).

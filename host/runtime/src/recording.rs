@@ -107,6 +107,8 @@ pub enum FailureKind {
     NotInitialised,
     /// Out of service after faults.
     Disabled,
+    /// A select wrapper's call failed in its inner plugin.
+    Inner,
 }
 
 impl From<&CallError> for Failure {
@@ -124,6 +126,7 @@ impl From<&CallError> for Failure {
             CallError::StateTooLarge { .. } => FailureKind::StateTooLarge,
             CallError::NotInitialised { .. } => FailureKind::NotInitialised,
             CallError::Disabled { .. } => FailureKind::Disabled,
+            CallError::Inner { .. } => FailureKind::Inner,
         };
         Failure {
             kind,

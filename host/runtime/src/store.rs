@@ -29,6 +29,9 @@ pub struct HostState {
     pub(crate) call: CallContext,
     /// The plugin's log allowance, shared by its instances.
     pub(crate) log: Arc<LogBudget>,
+    /// A select wrapper's inner plugin, which serves the `select` it
+    /// imports ([`crate::kinds::inner_select`]); `None` for other plugins.
+    pub(crate) inner: Option<crate::kinds::inner_select::Inner>,
 }
 
 /// What the host knows about the call in progress.
@@ -164,6 +167,7 @@ impl HostState {
             services,
             call: CallContext::default(),
             log,
+            inner: None,
         }
     }
 

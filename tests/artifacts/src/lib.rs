@@ -18,6 +18,14 @@ pub const FPGA: &str = env!("SLURM_WASM_TEST_FPGA");
 /// select_first_fit.wasm: `examples/select-first-fit`.
 pub const FIRST_FIT: &str = env!("SLURM_WASM_TEST_FIRST_FIT");
 
+/// select_spare_bigmem.wasm: `examples/select-spare-bigmem` (a select
+/// wrapper).
+pub const SPARE_BIGMEM: &str = env!("SLURM_WASM_TEST_SPARE_BIGMEM");
+
+/// select_pass_through.wasm: `tests/pass-through-select` (a select wrapper
+/// passing every call to its inner plugin).
+pub const PASS_THROUGH: &str = env!("SLURM_WASM_TEST_PASS_THROUGH");
+
 /// task_hostile.wasm: `tests/hostile`.
 pub const HOSTILE: &str = env!("SLURM_WASM_TEST_HOSTILE");
 

@@ -5,6 +5,7 @@
 //! checks that function's results need.
 
 pub mod gres;
+pub mod inner_select;
 mod journal;
 pub mod priority;
 pub mod select;

@@ -1,6 +1,8 @@
 //! The typed select API: [`SelectPlugin`]. The host keeps a copy of the
 //! node table (from `node-init` and node updates) to check allocations.
 
+use std::sync::Arc;
+
 use wasmtime::component::ResourceAny;
 
 use crate::bindings::select::exports::slurm::plugin::select as wit;
@@ -190,6 +192,40 @@ impl SelectPlugin {
         Ok(SelectPlugin {
             core: PluginCore::load(host, source, settings)?,
         })
+    }
+
+    /// [`SelectPlugin::load`] for a wrapper (a component of the
+    /// `select-wrapper` world, which imports `select`) over `inner`: every
+    /// call the wrapper makes to its imported `select` is a call on `inner`
+    /// ([`super::inner_select`]), which keeps its own limits, failure
+    /// policy, recordings and checks. `inner` may itself be a wrapper.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`SelectPlugin::load`], and
+    /// [`LoadError::NotAWrapper`] when `source` does not import `select`.
+    /// [`SelectPlugin::load`] refuses a wrapper with
+    /// [`LoadError::WrapperWithoutInner`].
+    pub fn load_over(
+        host: &Host,
+        source: &PluginSource,
+        settings: PluginSettings,
+        inner: SelectPlugin,
+    ) -> Result<Self, LoadError> {
+        Ok(SelectPlugin {
+            core: PluginCore::load_over(host, source, settings, Some(Arc::new(inner)))?,
+        })
+    }
+
+    /// The inner plugin, when this is a wrapper.
+    pub fn inner(&self) -> Option<&SelectPlugin> {
+        self.core.inner().map(|inner| &**inner)
+    }
+
+    /// The number of the instance serving now: records made by an earlier
+    /// one are gone ([`super::inner_select`]).
+    pub(crate) fn instance(&self) -> u64 {
+        self.core.instance()
     }
 
     /// `select_p_job_init`: the running and suspended jobs, with their

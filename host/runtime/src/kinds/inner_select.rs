@@ -1,0 +1,605 @@
+//! The `select` a wrapper imports (`select-wrapper` world), served by the
+//! host: each call is forwarded to the wrapper's inner plugin, a
+//! [`SelectPlugin`] with its own instance, limits, failure policy and
+//! checks of its answers.
+//!
+//! # Accounting
+//!
+//! * Fuel: the inner plugin burns its own store's fuel; the wrapper's fuel
+//!   counts only the wrapper's own code.
+//! * Deadline: time spent in the inner plugin is given back to the
+//!   wrapper's deadline (its epoch deadline and its WASI wait deadline),
+//!   so a slow inner call cannot make the wrapper time out; the inner call
+//!   has its own deadline.
+//! * Faults: a Slurm error of the inner plugin reaches the wrapper as the
+//!   `plugin-error` of the import, for the wrapper to pass on or handle (as
+//!   C's `other_job_test` returns its rc). Anything else (a fault, an
+//!   answer the host refused, the inner plugin disabled) traps the
+//!   wrapper's call with [`InnerFailure`], which the host reports as
+//!   [`CallError::Inner`] naming the inner plugin's error; the inner
+//!   plugin's failure policy has already counted it, and the wrapper's
+//!   does not ([`crate::plugin`]).
+//!
+//! # Handles
+//!
+//! A wrapper's imported `select-nodeinfo` and `select-jobinfo` are the
+//! inner plugin's records, valid for the inner instance that made them:
+//! once the inner plugin restarted, using one is a plugin error
+//! (`EINVAL`) rather than a call on a record that no longer exists.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{Linker, Resource};
+
+use crate::bindings::select_wrapper::slurm::plugin::select as imp;
+use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, Step};
+use crate::error::CallError;
+use crate::kinds::select::{self as wit, Opaque, SelectPlugin};
+use crate::limits::EPOCH_TICK;
+use crate::store::HostState;
+
+/// `EINVAL`, what a call on a record of a restarted inner instance gets.
+const EINVAL: i32 = 22;
+
+/// The inner plugin of a wrapper's instance, and the wrapper's credit of
+/// time spent in it.
+pub(crate) struct Inner {
+    plugin: Arc<SelectPlugin>,
+    /// Epoch ticks spent in inner calls since the wrapper's deadline was
+    /// last extended ([`extend_deadline`]).
+    credit_ticks: u64,
+}
+
+impl Inner {
+    pub(crate) fn new(plugin: Arc<SelectPlugin>) -> Self {
+        Inner {
+            plugin,
+            credit_ticks: 0,
+        }
+    }
+}
+
+/// Why a wrapper's call into its inner plugin trapped: the inner plugin's
+/// error, which [`crate::plugin`] reports as [`CallError::Inner`].
+#[derive(Debug, thiserror::Error)]
+#[error("its inner plugin failed: {0}")]
+pub(crate) struct InnerFailure(pub(crate) CallError);
+
+/// The host side of a wrapper's imported `select-nodeinfo`: a nodeinfo of
+/// the inner plugin, and the inner instance it belongs to.
+pub struct InnerNodeinfo(Handle);
+
+/// The host side of a wrapper's imported `select-jobinfo`.
+pub struct InnerJobinfo(Handle);
+
+struct Handle {
+    info: Opaque,
+    instance: u64,
+}
+
+/// A wrapper's handle on an inner record.
+trait Record: Send + 'static {
+    fn handle(&self) -> &Handle;
+}
+
+impl Record for InnerNodeinfo {
+    fn handle(&self) -> &Handle {
+        &self.0
+    }
+}
+
+impl Record for InnerJobinfo {
+    fn handle(&self) -> &Handle {
+        &self.0
+    }
+}
+
+/// Adds the imported `select` of the `select-wrapper` world to a select
+/// linker: components that do not import it are unaffected.
+pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    imp::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)
+}
+
+/// The epoch-deadline callback of a wrapper's store: a deadline reached
+/// while the wrapper has credit from inner calls moves on by that credit;
+/// one reached without credit is the wrapper's own, and interrupts it as a
+/// store without the callback would.
+pub(crate) fn extend_deadline(
+    mut ctx: wasmtime::StoreContextMut<'_, HostState>,
+) -> wasmtime::Result<wasmtime::UpdateDeadline> {
+    let credit = ctx
+        .data_mut()
+        .inner
+        .as_mut()
+        .map_or(0, |inner| std::mem::take(&mut inner.credit_ticks));
+    if credit == 0 {
+        return Err(wasmtime::Trap::Interrupt.into());
+    }
+    Ok(wasmtime::UpdateDeadline::Continue(credit))
+}
+
+impl HostState {
+    /// Runs `call` on the inner plugin, giving the time it took back to the
+    /// wrapper's deadlines. Traps when the wrapper has no inner plugin
+    /// (only in the throwaway instance that answers `describe`, which must
+    /// call nothing).
+    fn on_inner<R>(
+        &mut self,
+        call: impl FnOnce(&SelectPlugin) -> Result<R, CallError>,
+    ) -> wasmtime::Result<Result<R, CallError>> {
+        let Some(inner) = self.inner.as_ref() else {
+            return Err(wasmtime::Error::msg(
+                "called its inner plugin outside a call (from its start function or describe)",
+            ));
+        };
+        let plugin = inner.plugin.clone();
+        let started = Instant::now();
+        let result = call(&plugin);
+        let spent = started.elapsed();
+        if let Some(inner) = self.inner.as_mut() {
+            inner.credit_ticks += credit_for(spent);
+        }
+        if let Some(deadline) = self.call.deadline.as_mut() {
+            *deadline += spent + EPOCH_TICK;
+        }
+        Ok(result)
+    }
+
+    /// [`HostState::on_inner`] for a function whose WIT result has a
+    /// `plugin-error`: the inner plugin's Slurm error is the wrapper's to
+    /// handle; any other failure traps the wrapper's call.
+    fn forward<R>(
+        &mut self,
+        call: impl FnOnce(&SelectPlugin) -> Result<R, CallError>,
+    ) -> wasmtime::Result<Result<R, PluginError>> {
+        match self.on_inner(call)? {
+            Ok(value) => Ok(Ok(value)),
+            Err(CallError::Plugin { code, message, .. }) => Ok(Err(PluginError { code, message })),
+            Err(error) => Err(InnerFailure(error).into()),
+        }
+    }
+
+    /// [`HostState::on_inner`] for a function without an error result:
+    /// any failure traps the wrapper's call.
+    fn forward_infallible<R>(
+        &mut self,
+        call: impl FnOnce(&SelectPlugin) -> Result<R, CallError>,
+    ) -> wasmtime::Result<R> {
+        self.on_inner(call)?
+            .map_err(|error| InnerFailure(error).into())
+    }
+
+    /// The instance generation of the inner plugin now.
+    fn inner_instance(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |i| i.plugin.instance())
+    }
+
+    fn new_handle(&mut self, info: Opaque) -> Handle {
+        Handle {
+            info,
+            instance: self.inner_instance(),
+        }
+    }
+
+    /// The inner record behind the wrapper's handle `this`, or the error a
+    /// record of an earlier inner instance gets.
+    fn info_of<T: Record>(
+        &mut self,
+        this: &Resource<T>,
+    ) -> wasmtime::Result<Result<Opaque, PluginError>> {
+        let handle = self.table().get(this)?.handle();
+        let handle = Handle {
+            info: handle.info,
+            instance: handle.instance,
+        };
+        Ok(self.live_info(&handle))
+    }
+
+    /// The inner record behind `handle`, or the error a record of an
+    /// earlier inner instance gets.
+    fn live_info(&self, handle: &Handle) -> Result<Opaque, PluginError> {
+        if handle.instance == self.inner_instance() {
+            Ok(handle.info)
+        } else {
+            Err(PluginError {
+                code: EINVAL,
+                message: "the inner plugin restarted since this record was made".into(),
+            })
+        }
+    }
+}
+
+/// Converts between the import's and the export's copies of the
+/// `select` interface's own types (the two directions of one WIT
+/// interface are distinct Rust types; the shared `types` are not).
+/// A record's fields convert with `Into` (identity for shared types),
+/// or, marked `[list]`, element by element.
+macro_rules! cross {
+    ($(record $name:ident { $($field:ident $([$list:ident])?),* $(,)? })*) => {$(
+        impl From<imp::$name> for wit::$name {
+            fn from(v: imp::$name) -> Self {
+                wit::$name { $($field: cross!(@field v.$field $(, $list)?)),* }
+            }
+        }
+        impl From<wit::$name> for imp::$name {
+            fn from(v: wit::$name) -> Self {
+                imp::$name { $($field: cross!(@field v.$field $(, $list)?)),* }
+            }
+        }
+    )*};
+    (@field $e:expr) => { $e.into() };
+    (@field $e:expr, list) => { $e.into_iter().map(Into::into).collect() };
+}
+
+macro_rules! cross_cases {
+    ($(enum $name:ident { $($case:ident),* $(,)? })*) => {$(
+        impl From<imp::$name> for wit::$name {
+            fn from(v: imp::$name) -> Self {
+                match v { $(imp::$name::$case => wit::$name::$case),* }
+            }
+        }
+        impl From<wit::$name> for imp::$name {
+            fn from(v: wit::$name) -> Self {
+                match v { $(wit::$name::$case => imp::$name::$case),* }
+            }
+        }
+    )*};
+}
+
+macro_rules! cross_variants {
+    ($(variant $name:ident { $($case:ident),* $(,)? })*) => {$(
+        impl From<imp::$name> for wit::$name {
+            fn from(v: imp::$name) -> Self {
+                match v { $(imp::$name::$case(x) => wit::$name::$case(x)),* }
+            }
+        }
+        impl From<wit::$name> for imp::$name {
+            fn from(v: wit::$name) -> Self {
+                match v { $(wit::$name::$case(x) => imp::$name::$case(x)),* }
+            }
+        }
+    )*};
+}
+
+cross! {
+    record SelectConfig { cluster, partitions }
+    record PreempteeCandidate { job_id, mode }
+    record JobTestRequest {
+        job, candidates, min_nodes, max_nodes, req_nodes, mode, flags,
+        preemptee_candidates [list], excluded_cores,
+    }
+    record JobTestResult { resources, start_time, preemptees }
+    record ReservationRequest {
+        node_count, core_count, cores_per_node, available, excluded_cores, flags,
+    }
+    record ReservationResult { nodes, cores }
+}
+
+cross_cases! {
+    enum JobTestMode { RunNow, TestOnly, WillRun, Reservation }
+    enum PreemptMode { Suspend, Requeue, Cancel }
+    enum NodeinfoField { Subcnt, Ptr, MemAlloc, TresAllocFmtStr, TresAllocWeighted }
+    enum JobinfoField { Network, Ptr, Cleaning }
+    enum SprintMode { Head, Data, Mixed, MixedShort }
+    enum PluginInfoField { CrPlugin, ConfigInfo, SingleJobTest }
+}
+
+cross_variants! {
+    variant NodeinfoValue { Count, Memory, Text, Weighted }
+    variant JobinfoValue { Text, Flag, Count }
+    variant PluginInfoValue { Flag, Number, Config }
+}
+
+macro_rules! cross_flags {
+    ($(flags $name:ident { $($flag:ident),* $(,)? })*) => {$(
+        impl From<imp::$name> for wit::$name {
+            fn from(v: imp::$name) -> Self {
+                let mut out = wit::$name::empty();
+                $(if v.contains(imp::$name::$flag) { out |= wit::$name::$flag; })*
+                out
+            }
+        }
+        impl From<wit::$name> for imp::$name {
+            fn from(v: wit::$name) -> Self {
+                let mut out = imp::$name::empty();
+                $(if v.contains(wit::$name::$flag) { out |= imp::$name::$flag; })*
+                out
+            }
+        }
+    )*};
+}
+
+cross_flags! {
+    flags JobTestFlags { PREEMPT, CHECK_FULL, IGNORE_ERRORS }
+}
+
+type Answer<T> = wasmtime::Result<Result<T, PluginError>>;
+
+impl imp::Host for HostState {
+    fn init(&mut self, config: imp::SelectConfig) -> Answer<()> {
+        let config = config.into();
+        self.forward(|p| p.init(&config))
+    }
+
+    fn fini(&mut self) -> Answer<()> {
+        self.forward(|p| p.fini())
+    }
+
+    fn state_save(&mut self) -> Answer<Vec<u8>> {
+        self.forward(|p| p.state_save())
+    }
+
+    fn state_restore(&mut self, data: Vec<u8>) -> Answer<()> {
+        self.forward(|p| p.state_restore(&data))
+    }
+
+    fn job_init(&mut self, jobs: Vec<Job>) -> Answer<()> {
+        self.forward(|p| p.job_init(&jobs))
+    }
+
+    fn node_init(&mut self, nodes: Vec<Node>) -> Answer<()> {
+        self.forward(|p| p.node_init(&nodes))
+    }
+
+    fn job_test(&mut self, request: imp::JobTestRequest) -> Answer<imp::JobTestResult> {
+        let request = request.into();
+        self.forward(|p| p.job_test(&request).map(Into::into))
+    }
+
+    fn job_begin(&mut self, job: Job) -> Answer<()> {
+        self.forward(|p| p.job_begin(&job))
+    }
+
+    fn job_ready(&mut self, job: Job) -> Answer<bool> {
+        self.forward(|p| p.job_ready(&job))
+    }
+
+    fn job_expand_allow(&mut self) -> wasmtime::Result<bool> {
+        self.forward_infallible(|p| p.job_expand_allow())
+    }
+
+    fn job_expand(&mut self, from: Job, to: Job) -> Answer<JobResources> {
+        self.forward(|p| p.job_expand(&from, &to))
+    }
+
+    fn job_resized(&mut self, job: Job, node_index: u32) -> Answer<()> {
+        self.forward(|p| p.job_resized(&job, node_index))
+    }
+
+    fn job_signal(&mut self, job: Job, signal: i32) -> Answer<()> {
+        self.forward(|p| p.job_signal(&job, signal))
+    }
+
+    fn job_mem_confirm(&mut self, job: Job) -> Answer<()> {
+        self.forward(|p| p.job_mem_confirm(&job))
+    }
+
+    fn job_fini(&mut self, job: Job) -> Answer<()> {
+        self.forward(|p| p.job_fini(&job))
+    }
+
+    fn job_suspend(&mut self, job: Job, indefinite: bool) -> Answer<()> {
+        self.forward(|p| p.job_suspend(&job, indefinite))
+    }
+
+    fn job_resume(&mut self, job: Job, indefinite: bool) -> Answer<()> {
+        self.forward(|p| p.job_resume(&job, indefinite))
+    }
+
+    fn step_pick_nodes(
+        &mut self,
+        job: Job,
+        step: Step,
+        node_count: u32,
+        available: Option<Bitmap>,
+    ) -> Answer<Option<Bitmap>> {
+        self.forward(|p| p.step_pick_nodes(&job, &step, node_count, available.as_ref()))
+    }
+
+    fn step_finish(&mut self, step: Step, killing: bool) -> Answer<()> {
+        self.forward(|p| p.step_finish(&step, killing))
+    }
+
+    fn reconfigure(&mut self, config: imp::SelectConfig, running: Vec<Job>) -> Answer<()> {
+        let config = config.into();
+        self.forward(|p| p.reconfigure(&config, &running))
+    }
+
+    fn update_node_config(&mut self, node: Node) -> Answer<()> {
+        self.forward(|p| p.update_node_config(&node))
+    }
+
+    fn update_node_state(&mut self, node: Node) -> Answer<()> {
+        self.forward(|p| p.update_node_state(&node))
+    }
+
+    fn node_ranking(&mut self, nodes: Vec<Node>) -> Answer<Option<Vec<u32>>> {
+        self.forward(|p| p.node_ranking(&nodes))
+    }
+
+    fn nodeinfo_set_all(&mut self) -> Answer<()> {
+        self.forward(|p| p.nodeinfo_set_all())
+    }
+
+    fn nodeinfo_set(&mut self, job: Job) -> Answer<()> {
+        self.forward(|p| p.nodeinfo_set(&job))
+    }
+
+    fn node_nodeinfo(&mut self, node_index: u32) -> Answer<Resource<InnerNodeinfo>> {
+        let made = self.forward(|p| p.node_nodeinfo(node_index))?;
+        self.push_info(made, InnerNodeinfo)
+    }
+
+    fn get_info_from_plugin(
+        &mut self,
+        field: imp::PluginInfoField,
+        job: Option<Job>,
+    ) -> Answer<imp::PluginInfoValue> {
+        self.forward(|p| {
+            p.get_info_from_plugin(field.into(), job.as_ref())
+                .map(Into::into)
+        })
+    }
+
+    fn resv_test(&mut self, request: imp::ReservationRequest) -> Answer<imp::ReservationResult> {
+        let request = request.into();
+        self.forward(|p| p.resv_test(&request).map(Into::into))
+    }
+
+    fn ba_init(&mut self, nodes: Vec<Node>, sanity_check: bool) -> Answer<()> {
+        self.forward(|p| p.ba_init(&nodes, sanity_check))
+    }
+
+    fn ba_get_dims(&mut self) -> wasmtime::Result<Option<Vec<u32>>> {
+        self.forward_infallible(|p| p.ba_get_dims())
+    }
+}
+
+impl HostState {
+    /// Pushes a new inner record for the wrapper, as `wrap` makes it.
+    fn push_info<T: Send + 'static>(
+        &mut self,
+        made: Result<Opaque, PluginError>,
+        wrap: fn(Handle) -> T,
+    ) -> Answer<Resource<T>> {
+        match made {
+            Ok(info) => {
+                let handle = wrap(self.new_handle(info));
+                Ok(Ok(self.table().push(handle)?))
+            }
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    /// Frees the inner record of a dropped handle (a record of an earlier
+    /// inner instance went with it).
+    fn drop_info(&mut self, handle: &Handle) -> wasmtime::Result<()> {
+        if let Ok(info) = self.live_info(handle) {
+            self.forward_infallible(|p| p.drop_resource(info))?;
+        }
+        Ok(())
+    }
+}
+
+impl imp::HostSelectNodeinfo for HostState {
+    fn new(&mut self) -> wasmtime::Result<Resource<InnerNodeinfo>> {
+        let info = self.forward_infallible(|p| p.nodeinfo_alloc())?;
+        let handle = InnerNodeinfo(self.new_handle(info));
+        Ok(self.table().push(handle)?)
+    }
+
+    fn pack(
+        &mut self,
+        this: Resource<InnerNodeinfo>,
+        protocol_version: u16,
+    ) -> Answer<Vec<u8>> {
+        let info = match self.info_of(&this)? {
+            Ok(info) => info,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.forward(|p| p.nodeinfo_pack(info, protocol_version))
+    }
+
+    fn unpack(&mut self, data: Vec<u8>, protocol_version: u16) -> Answer<Resource<InnerNodeinfo>> {
+        let made = self.forward(|p| p.nodeinfo_unpack(&data, protocol_version))?;
+        self.push_info(made, InnerNodeinfo)
+    }
+
+    fn get(
+        &mut self,
+        this: Resource<InnerNodeinfo>,
+        field: imp::NodeinfoField,
+        state: u32,
+    ) -> Answer<imp::NodeinfoValue> {
+        let info = match self.info_of(&this)? {
+            Ok(info) => info,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.forward(|p| p.nodeinfo_get(info, field.into(), state).map(Into::into))
+    }
+
+    fn drop(&mut self, this: Resource<InnerNodeinfo>) -> wasmtime::Result<()> {
+        let handle = self.table().delete(this)?;
+        self.drop_info(&handle.0)
+    }
+}
+
+impl imp::HostSelectJobinfo for HostState {
+    fn new(&mut self) -> wasmtime::Result<Resource<InnerJobinfo>> {
+        let info = self.forward_infallible(|p| p.jobinfo_alloc())?;
+        let handle = InnerJobinfo(self.new_handle(info));
+        Ok(self.table().push(handle)?)
+    }
+
+    fn copy(&mut self, this: Resource<InnerJobinfo>) -> wasmtime::Result<Resource<InnerJobinfo>> {
+        let info = self
+            .info_of(&this)?
+            .map_err(|e| wasmtime::Error::msg(e.message))?;
+        let copy = self.forward_infallible(|p| p.jobinfo_copy(info))?;
+        let handle = InnerJobinfo(self.new_handle(copy));
+        Ok(self.table().push(handle)?)
+    }
+
+    fn pack(&mut self, this: Resource<InnerJobinfo>, protocol_version: u16) -> Answer<Vec<u8>> {
+        let info = match self.info_of(&this)? {
+            Ok(info) => info,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.forward(|p| p.jobinfo_pack(info, protocol_version))
+    }
+
+    fn unpack(&mut self, data: Vec<u8>, protocol_version: u16) -> Answer<Resource<InnerJobinfo>> {
+        let made = self.forward(|p| p.jobinfo_unpack(&data, protocol_version))?;
+        self.push_info(made, InnerJobinfo)
+    }
+
+    fn get(
+        &mut self,
+        this: Resource<InnerJobinfo>,
+        field: imp::JobinfoField,
+    ) -> Answer<imp::JobinfoValue> {
+        let info = match self.info_of(&this)? {
+            Ok(info) => info,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.forward(|p| p.jobinfo_get(info, field.into()).map(Into::into))
+    }
+
+    fn set(
+        &mut self,
+        this: Resource<InnerJobinfo>,
+        field: imp::JobinfoField,
+        value: imp::JobinfoValue,
+    ) -> Answer<()> {
+        let info = match self.info_of(&this)? {
+            Ok(info) => info,
+            Err(e) => return Ok(Err(e)),
+        };
+        let value = value.into();
+        self.forward(|p| p.jobinfo_set(info, field.into(), &value))
+    }
+
+    fn to_string(
+        &mut self,
+        this: Resource<InnerJobinfo>,
+        mode: imp::SprintMode,
+    ) -> wasmtime::Result<String> {
+        let info = self
+            .info_of(&this)?
+            .map_err(|e| wasmtime::Error::msg(e.message))?;
+        self.forward_infallible(|p| p.jobinfo_to_string(info, mode.into()))
+    }
+
+    fn drop(&mut self, this: Resource<InnerJobinfo>) -> wasmtime::Result<()> {
+        let handle = self.table().delete(this)?;
+        self.drop_info(&handle.0)
+    }
+}
+
+/// How long a wrapper's deadline is moved on for `spent` in its inner
+/// plugin (one tick more than the ticks spent, so that a deadline reached
+/// in the same tick as the return is not charged to the wrapper).
+fn credit_for(spent: Duration) -> u64 {
+    (spent.as_nanos() / EPOCH_TICK.as_nanos()) as u64 + 1
+}
