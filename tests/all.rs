@@ -23,6 +23,7 @@ mod select_anchor;
 mod select_cli;
 mod select_cons_tres;
 mod select_linear;
+mod select_wrapper;
 mod simulate;
 mod simulate_native;
 mod state_files;

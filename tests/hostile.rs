@@ -37,7 +37,7 @@ fn hostile() -> PluginSource {
 }
 
 /// Tight limits so the tests stay quick: 200 million fuel, 1 s, 64 MiB.
-fn tight(failure: FailurePolicy) -> PluginSettings {
+pub(crate) fn tight(failure: FailurePolicy) -> PluginSettings {
     PluginSettings {
         limits: Limits {
             fuel_per_call: 200_000_000,
