@@ -315,6 +315,12 @@ fn recorded_resources(cluster: &Cluster, record: &JobRecord) -> JobResources {
 
 /// Replays one recording; returns every difference, described.
 fn replay(config: &str) -> Vec<String> {
+    replay_through(config, None)
+}
+
+/// [`replay`], with the configuration's plugin as the inner plugin of the
+/// select wrapper `wrapper` (a `.wasm` file) when one is given.
+fn replay_through(config: &str, wrapper: Option<&str>) -> Vec<String> {
     let recording = Recording::load(config).unwrap_or_else(|e| panic!("{e}"));
     let Site {
         cluster,
@@ -343,6 +349,16 @@ fn replay(config: &str) -> Vec<String> {
         PluginSettings::default(),
     )
     .unwrap_or_else(|e| panic!("{select}: {e}"));
+    let plugin = match wrapper {
+        Some(file) => SelectPlugin::load_over(
+            &host,
+            &PluginSource::File(file.into()),
+            PluginSettings::default(),
+            plugin,
+        )
+        .unwrap_or_else(|e| panic!("{file} over {select}: {e}")),
+        None => plugin,
+    };
     plugin.init(&cluster.select_config()).expect("init");
     let mut ctl = Controller::new(cluster.clone(), plugin, preemption).expect("node-init");
     // The jobs holding resources, by name, and their ids.
@@ -926,6 +942,25 @@ fn require(plugin_type: &str) {
         slurm_wasm_bundled::find(plugin_type).is_some(),
         "{plugin_type} is not bundled in this build (host/runtime/src/bundled.rs)"
     );
+}
+
+/// Issue 33: select/pass_through (`tests/pass-through-select`, nothing but
+/// the SDK's pass-through defaults) over each recording's own plugin
+/// answers every call of the replay as that plugin alone does: the same
+/// differences from real Slurm (the known ones, or none) on every
+/// recording of `tests/fixtures/anchor/select`.
+#[test]
+fn a_pass_through_wrapper_replays_every_recording_as_its_inner_plugin() {
+    let mut configs: Vec<String> = std::fs::read_dir(anchor_select::fixture_root())
+        .expect("recordings")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    configs.sort();
+    assert!(configs.len() >= 50, "{} recordings", configs.len());
+    for config in &configs {
+        let wrapped = replay_through(config, Some(slurm_wasm_test_artifacts::PASS_THROUGH));
+        assert_eq!(wrapped, replay(config), "{config}: the wrapper changed an answer");
+    }
 }
 
 #[test]
