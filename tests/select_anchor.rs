@@ -959,7 +959,11 @@ fn a_pass_through_wrapper_replays_every_recording_as_its_inner_plugin() {
     assert!(configs.len() >= 50, "{} recordings", configs.len());
     for config in &configs {
         let wrapped = replay_through(config, Some(slurm_wasm_test_artifacts::PASS_THROUGH));
-        assert_eq!(wrapped, replay(config), "{config}: the wrapper changed an answer");
+        assert_eq!(
+            wrapped,
+            replay(config),
+            "{config}: the wrapper changed an answer"
+        );
     }
 }
 

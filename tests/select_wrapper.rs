@@ -22,8 +22,7 @@ use slurm_wasm_host::kinds::select::{
 };
 use slurm_wasm_host::types::{Job, JobState, Node, ShareRequest};
 use slurm_wasm_host::{
-    fixtures, CallError, FailurePolicy, Host, LoadError, PluginSettings, PluginSource,
-    SelectPlugin,
+    fixtures, CallError, FailurePolicy, Host, LoadError, PluginSettings, PluginSource, SelectPlugin,
 };
 
 use crate::hostile::tight;
@@ -206,10 +205,18 @@ fn a_fault_of_the_inner_plugin_is_named_as_the_inner_plugin_s_and_contained() {
         let error = wrapper
             .job_test(&request(&job(id, misbehaviour, 1), JobTestMode::RunNow))
             .unwrap_err();
-        let CallError::Inner { plugin, function, error: inner } = &error else {
+        let CallError::Inner {
+            plugin,
+            function,
+            error: inner,
+        } = &error
+        else {
             panic!("{misbehaviour}: expected the inner plugin's failure, got {error}");
         };
-        assert_eq!((plugin.as_str(), *function), ("select/pass_through", "job-test"));
+        assert_eq!(
+            (plugin.as_str(), *function),
+            ("select/pass_through", "job-test")
+        );
         let text = inner.to_string();
         assert!(
             text.contains("select/hostile") && text.contains(fault) && inner.is_fault(),
@@ -241,7 +248,11 @@ fn a_wrapper_needs_an_inner_plugin_and_only_a_wrapper_takes_one() {
     .err()
     .expect("a wrapper alone is refused");
     assert!(matches!(e, LoadError::WrapperWithoutInner { .. }), "{e}");
-    assert!(e.to_string().contains("select/pass_through is a select wrapper"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("select/pass_through is a select wrapper"),
+        "{e}"
+    );
     let e = SelectPlugin::load_over(
         &host,
         &PluginSource::Bundled("select/linear".into()),
@@ -251,7 +262,11 @@ fn a_wrapper_needs_an_inner_plugin_and_only_a_wrapper_takes_one() {
     .err()
     .expect("linear is no wrapper");
     assert!(matches!(e, LoadError::NotAWrapper { .. }), "{e}");
-    assert!(e.to_string().contains("select/linear is not a select wrapper"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("select/linear is not a select wrapper"),
+        "{e}"
+    );
     // A wrapper in another slot is refused as any select plugin would be.
     let e = slurm_wasm_host::PriorityPlugin::load(
         &host,

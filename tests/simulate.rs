@@ -516,3 +516,51 @@ fn the_lightest_node_set_is_asked_first() {
         assert_eq!(nodes, ["n3", "n4", "n1"], "{select}");
     }
 }
+
+/// Issue 33: a select wrapper runs in a simulation as a stack
+/// (`wrapper.wasm+select/cons_tres`). examples/select-spare-bigmem over the
+/// bundled cons_tres on four whole-node-sized nodes, n[1-2] with the
+/// `bigmem` feature: the first two one-node jobs go to n3 and n4 (cons_tres
+/// alone takes n1 and n2, the lowest indices), the next two, while those
+/// run, to the bigmem nodes (trace jobs ask for no feature; a job asking
+/// for bigmem is `select_wrapper::spare_bigmem_keeps_plain_jobs_off_bigmem_nodes_while_there_is_room`).
+#[test]
+fn a_select_wrapper_runs_in_a_simulation_over_the_bundled_cons_tres() {
+    if slurm_wasm_bundled::find("select/cons_tres").is_none() {
+        eprintln!("skipped: select/cons_tres is not bundled in this build");
+        return;
+    }
+    let c = cluster(
+        "ClusterName=t\n\
+         NodeName=n[1-2] CPUs=4 RealMemory=1000 Features=bigmem\n\
+         NodeName=n[3-4] CPUs=4 RealMemory=1000\n\
+         PartitionName=p Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
+    );
+    let w = Workload {
+        source: "bigmem".into(),
+        jobs: vec![
+            job(1, 0, 1, 100, 100),
+            job(2, 0, 1, 100, 100),
+            job(3, 10, 1, 50, 50),
+            job(4, 10, 1, 50, 50),
+            job(5, 200, 1, 10, 10),
+        ],
+        ..Workload::default()
+    };
+    let nodes =
+        |r: &SimResult| -> Vec<String> { r.outcomes.iter().map(|o| o.node_list.clone()).collect() };
+    let alone = simulate(&c, &w, "select/cons_tres,priority/basic");
+    assert_eq!(nodes(&alone), ["n1", "n2", "n3", "n4", "n1"]);
+    // Job 5 runs alone at 200: off bigmem under the wrapper.
+    let wrapper = format!(
+        "select={}+select/cons_tres,priority/basic",
+        slurm_wasm_test_artifacts::SPARE_BIGMEM
+    );
+    let spared = simulate(&c, &w, &wrapper);
+    assert_eq!(nodes(&spared), ["n3", "n4", "n1", "n2", "n3"]);
+    assert_eq!(schedule(&spared), schedule(&alone));
+    assert_eq!(
+        spared.policy,
+        "select=select_spare_bigmem.wasm+select/cons_tres,priority/basic"
+    );
+}

@@ -71,8 +71,9 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// A plugin stack: `select/X,priority/Y`, either part a bundled type or
-    /// a `.wasm` file (`select=FILE`, `priority=FILE` name the slot).
-    /// Repeatable.
+    /// a `.wasm` file (`select=FILE`, `priority=FILE` name the slot); a
+    /// select wrapper names its inner plugins after `+`
+    /// (`select=wrapper.wasm+select/cons_tres`). Repeatable.
     #[arg(long = "policy", value_name = "STACK")]
     policies: Vec<String>,
     /// Jobs with run time <= 0: `skip` or `one-second`.

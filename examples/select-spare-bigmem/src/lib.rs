@@ -60,7 +60,11 @@ impl SpareBigmem {
     /// candidate has it (the request goes through unchanged), or when
     /// every candidate has it (nothing would be left).
     pub fn spared(&self, job: &Job, candidates: &Bitmap) -> Option<Bitmap> {
-        let asks = job.details.features.as_deref().is_some_and(|f| f.contains(FEATURE));
+        let asks = job
+            .details
+            .features
+            .as_deref()
+            .is_some_and(|f| f.contains(FEATURE));
         if asks {
             return None;
         }
@@ -93,7 +97,8 @@ pub fn earlier(spared: JobTestResult, full: JobTestResult) -> JobTestResult {
 
 impl Wrapper for SpareBigmem {
     const TYPE: &'static str = "select/spare_bigmem";
-    const NAME: &'static str = "jobs not asking for bigmem are kept off bigmem nodes when they fit elsewhere";
+    const NAME: &'static str =
+        "jobs not asking for bigmem are kept off bigmem nodes when they fit elsewhere";
 
     fn init(_config: &SelectConfig) -> Result<Self, Error> {
         Ok(SpareBigmem::default())

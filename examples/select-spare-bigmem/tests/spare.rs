@@ -54,7 +54,9 @@ fn a_job_not_asking_for_bigmem_is_first_offered_the_other_nodes() {
     policy.learn(&nodes(70, &[1, 65]));
     let job = fixtures::job(7);
     let all = map(70, &(0..70).collect::<Vec<_>>());
-    let spared = policy.spared(&job, &all).expect("two candidates are spared");
+    let spared = policy
+        .spared(&job, &all)
+        .expect("two candidates are spared");
     let expected: Vec<u32> = (0..70).filter(|&i| i != 1 && i != 65).collect();
     assert_eq!((spared.len, ones(&spared)), (70, expected));
 }

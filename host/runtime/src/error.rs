@@ -154,6 +154,9 @@ pub enum LoadError {
         /// The inner plugin given.
         inner: String,
     },
+    /// A select stack of no plugin at all.
+    #[error("a select stack names no plugin")]
+    NoLayers,
     /// The compiled-component cache directory cannot be used (not a
     /// directory, not the effective user's, writable by others, or its key
     /// cannot be read or made), or a new entry cannot be written or loaded

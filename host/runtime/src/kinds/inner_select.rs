@@ -489,11 +489,7 @@ impl imp::HostSelectNodeinfo for HostState {
         Ok(self.table().push(handle)?)
     }
 
-    fn pack(
-        &mut self,
-        this: Resource<InnerNodeinfo>,
-        protocol_version: u16,
-    ) -> Answer<Vec<u8>> {
+    fn pack(&mut self, this: Resource<InnerNodeinfo>, protocol_version: u16) -> Answer<Vec<u8>> {
         let info = match self.info_of(&this)? {
             Ok(info) => info,
             Err(e) => return Ok(Err(e)),

@@ -217,6 +217,27 @@ impl SelectPlugin {
         })
     }
 
+    /// A stack of select plugins, `layers` outermost first: each but the
+    /// last a wrapper over the next ([`SelectPlugin::load_over`]), every
+    /// layer under `settings`. One layer is [`SelectPlugin::load`].
+    ///
+    /// # Errors
+    ///
+    /// The first layer's [`LoadError`], innermost first; `layers` empty is
+    /// [`LoadError::NoLayers`].
+    pub fn load_stack(
+        host: &Host,
+        layers: &[PluginSource],
+        settings: PluginSettings,
+    ) -> Result<Self, LoadError> {
+        let (innermost, outer) = layers.split_last().ok_or(LoadError::NoLayers)?;
+        let mut plugin = SelectPlugin::load(host, innermost, settings.clone())?;
+        for layer in outer.iter().rev() {
+            plugin = SelectPlugin::load_over(host, layer, settings.clone(), plugin)?;
+        }
+        Ok(plugin)
+    }
+
     /// The inner plugin, when this is a wrapper.
     pub fn inner(&self) -> Option<&SelectPlugin> {
         self.core.inner().map(|inner| &**inner)

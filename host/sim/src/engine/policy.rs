@@ -101,6 +101,9 @@ pub struct PolicySpec {
     /// shortened to its file name (`select/linear,my_priority.wasm`).
     pub label: String,
     pub select: PluginSource,
+    /// The select plugin's inner plugins when it is a wrapper, outermost
+    /// first (`wrapper.wasm+select/cons_tres`): empty for a plain one.
+    pub select_inner: Vec<PluginSource>,
     pub priority: PluginSource,
     /// Components (what [`PolicySpec::parse`] gives) or native builds.
     pub build: Build,
@@ -132,21 +135,28 @@ fn short_label(text: &str) -> String {
     if !text.contains(".wasm") {
         return text.to_owned();
     }
+    let shorten = |piece: &str| {
+        let (prefix, path) = match piece.split_once('=') {
+            Some((slot, path)) => (format!("{slot}="), path),
+            None => (String::new(), piece),
+        };
+        if !path.ends_with(".wasm") {
+            return piece.to_owned();
+        }
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or(path.into(), |n| n.to_string_lossy());
+        format!("{prefix}{name}")
+    };
     text.split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(|part| {
-            let (prefix, path) = match part.split_once('=') {
-                Some((slot, path)) => (format!("{slot}="), path),
-                None => (String::new(), part),
-            };
-            if !path.ends_with(".wasm") {
-                return part.to_owned();
-            }
-            let name = std::path::Path::new(path)
-                .file_name()
-                .map_or(path.into(), |n| n.to_string_lossy());
-            format!("{prefix}{name}")
+            part.split('+')
+                .map(str::trim)
+                .map(shorten)
+                .collect::<Vec<_>>()
+                .join("+")
         })
         .collect::<Vec<_>>()
         .join(",")
@@ -171,8 +181,36 @@ impl PolicySpec {
         let mut select = None;
         let mut priority = None;
         let mut files = Vec::new();
+        let mut select_inner = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (slot, source) = if let Some(path) = part.strip_prefix("select=") {
+            // `wrapper+inner[+inner...]`: a select wrapper over the rest.
+            let mut layers = part.split('+').map(str::trim);
+            let part = layers.next().unwrap_or_default();
+            let inner: Vec<PluginSource> = layers
+                .map(|layer| match layer.strip_prefix("select=").unwrap_or(layer) {
+                    l if l.starts_with("select/") => Ok(PluginSource::Bundled(l.to_owned())),
+                    l if l.ends_with(".wasm") => Ok(PluginSource::File(PathBuf::from(l))),
+                    l => Err(fail(format!(
+                        "`{l}` is neither a select/ plugin type nor a .wasm file (the inner plugins of a select wrapper, after `+`)"
+                    ))),
+                })
+                .collect::<Result<_, _>>()?;
+            let wrapper = !inner.is_empty();
+            if wrapper {
+                if !select_inner.is_empty() {
+                    return Err(fail("two select stacks".into()));
+                }
+                select_inner = inner;
+            }
+            let (slot, source) = if wrapper {
+                let path = part.strip_prefix("select=").unwrap_or(part);
+                let source = if path.starts_with("select/") {
+                    PluginSource::Bundled(path.to_owned())
+                } else {
+                    PluginSource::File(PathBuf::from(path))
+                };
+                (Some(PluginKind::Select), source)
+            } else if let Some(path) = part.strip_prefix("select=") {
                 (
                     Some(PluginKind::Select),
                     PluginSource::File(PathBuf::from(path)),
@@ -223,6 +261,7 @@ impl PolicySpec {
             cache_dir: None,
             record: None,
             label: short_label(text),
+            select_inner,
             select: select.ok_or_else(|| {
                 fail("no select plugin (select/linear, select/cons_tres or a .wasm)".into())
             })?,
@@ -230,6 +269,49 @@ impl PolicySpec {
                 fail("no priority plugin (priority/basic, priority/multifactor or a .wasm)".into())
             })?,
         })
+    }
+
+    /// The select plugin and its inner plugins, outermost first.
+    pub fn select_layers(&self) -> Vec<PluginSource> {
+        std::iter::once(self.select.clone())
+            .chain(self.select_inner.iter().cloned())
+            .collect()
+    }
+
+    /// A select stack's layers each found, and loadable together in a
+    /// throwaway host; the priority plugin as [`PolicySpec::check_available`].
+    fn check_stack(&self) -> Result<(), PolicyError> {
+        let fail = |reason: String| PolicyError::Spec {
+            spec: self.text.clone(),
+            reason,
+        };
+        let layers = self.select_layers();
+        for layer in &layers {
+            if let PluginSource::Bundled(name) = layer {
+                if slurm_wasm_bundled::find(name).is_none() {
+                    return Err(fail(format!(
+                        "no bundled plugin {name} in this build (bundled: {})",
+                        slurm_wasm_bundled::names()
+                    )));
+                }
+            }
+            if let PluginSource::File(path) = layer {
+                if !path.is_file() {
+                    return Err(fail(format!("{}: no such file", path.display())));
+                }
+            }
+        }
+        let host = Host::new(HostOptions {
+            cache_dir: self.cache_dir.clone(),
+            ..slurm_wasm_bundled::host_options()
+        })
+        .map_err(|e| fail(format!("{e:#}")))?;
+        SelectPlugin::load_stack(&host, &layers, PluginSettings::default())
+            .map_err(|e| fail(e.to_string()))?;
+        match component_unusable(&self.priority, PluginKind::Priority, self.cache_dir.clone()) {
+            Some(reason) => Err(fail(reason)),
+            None => Ok(()),
+        }
     }
 
     /// The same stack run by the native builds of its plugins.
@@ -249,6 +331,15 @@ impl PolicySpec {
     /// [`PolicyError::Spec`] naming the missing plugin and what is bundled
     /// (or built natively), or the file that cannot run natively.
     pub fn check_available(&self) -> Result<(), PolicyError> {
+        if self.build == Build::Native && !self.select_inner.is_empty() {
+            return Err(PolicyError::Spec {
+                spec: self.text.clone(),
+                reason: "a select wrapper has no native build (run it without --native)".into(),
+            });
+        }
+        if self.build == Build::Component && !self.select_inner.is_empty() {
+            return self.check_stack();
+        }
         for (source, slot) in [
             (&self.select, PluginKind::Select),
             (&self.priority, PluginKind::Priority),
@@ -463,13 +554,17 @@ impl LoadedStack {
                 RecordOptions::new(path)
             })
         };
-        let select = SelectPlugin::load(&host, &spec.select, PluginSettings::default())
-            .map_err(|e| wrap(e.into()))?;
+        let select =
+            SelectPlugin::load_stack(&host, &spec.select_layers(), PluginSettings::default())
+                .map_err(|e| wrap(e.into()))?;
         if let Some(options) = recording("select") {
             select.record(options).map_err(|e| wrap(e.into()))?;
         }
         select
-            .init(&select_config(&spec.select, cluster))
+            .init(&select_config(
+                spec.select_layers().last().expect("a layer"),
+                cluster,
+            ))
             .map_err(|e| wrap(e.into()))?;
         let priority = PriorityPlugin::load(&host, &spec.priority, PluginSettings::default())
             .map_err(|e| wrap(e.into()))?;
@@ -571,6 +666,41 @@ mod tests {
         );
         assert_eq!(spec.label, "priority/basic, select/linear");
         assert_eq!(spec.text, "priority/basic, select/linear");
+    }
+
+    #[test]
+    fn a_select_wrapper_names_its_inner_plugins_after_plus() {
+        let spec = PolicySpec::parse("select=spare.wasm+select/cons_tres,priority/basic").unwrap();
+        assert_eq!(spec.select, PluginSource::File("spare.wasm".into()));
+        assert_eq!(
+            spec.select_inner,
+            [PluginSource::Bundled("select/cons_tres".into())]
+        );
+        assert_eq!(
+            spec.label,
+            "select=spare.wasm+select/cons_tres,priority/basic"
+        );
+        let spec = PolicySpec::parse("priority/basic,a.wasm+b.wasm+select/linear").unwrap();
+        assert_eq!(spec.select, PluginSource::File("a.wasm".into()));
+        assert_eq!(
+            spec.select_layers(),
+            [
+                PluginSource::File("a.wasm".into()),
+                PluginSource::File("b.wasm".into()),
+                PluginSource::Bundled("select/linear".into())
+            ]
+        );
+        let e = PolicySpec::parse("a.wasm+priority/basic")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`priority/basic` is neither a select/ plugin type"),
+            "{e}"
+        );
+        let e = PolicySpec::parse("select/linear,a.wasm+select/linear,priority/basic")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("two select plugins"), "{e}");
     }
 
     #[test]
