@@ -24,9 +24,9 @@
 //!   (a select plugin writes `job_test`; the SDK keeps its node table,
 //!   running jobs, nodeinfo and jobinfo);
 //! * export macros (`export_select!`, `export_gres!`, `export_priority!`,
-//!   `export_task!`, one per enabled feature), and `export_select_wrapper!`
-//!   for a select plugin over an inner one (feature `select-wrapper`,
-//!   [`plugin::select_wrapper`]);
+//!   `export_task!`, one per enabled feature; a select plugin over an
+//!   inner one is written with `slurm-wasm-select-wrapper`, beside this
+//!   crate);
 //! * [`testkit`]: an in-process mock host and fixtures, so a plugin's logic
 //!   is tested with plain `cargo test`.
 //!
@@ -101,26 +101,6 @@ pub mod select {
     pub use crate::protocol::VERSIONS as PROTOCOL_VERSIONS;
     pub use exports::slurm::plugin::select::Guest as SelectGuest;
     pub use exports::slurm::plugin::select::*;
-}
-
-/// Bindings of the `select-wrapper` world: a select plugin over an inner
-/// one, whose `select` it imports ([`plugin::select_wrapper`]).
-#[cfg(feature = "select-wrapper")]
-#[allow(missing_docs)] // generated from wit/ (whose docs it carries where given)
-pub mod select_wrapper {
-    wit_bindgen::generate!({
-        path: "../wit",
-        world: "select-wrapper",
-        with: {
-            "slurm:plugin/types@0.1.0": crate::base::slurm::plugin::types,
-            "slurm:plugin/log@0.1.0": crate::base::slurm::plugin::log,
-            "slurm:plugin/clock@0.1.0": crate::base::slurm::plugin::clock,
-        },
-        pub_export_macro: true,
-        export_macro_name: "__export_select_wrapper",
-        default_bindings_module: "slurm_wasm_sdk::select_wrapper",
-    });
-    pub use crate::plugin::select_wrapper::*;
 }
 
 /// Bindings of the `gres-plugin` world.
@@ -219,21 +199,6 @@ macro_rules! export_select {
     ($ty:ident) => {
         #[cfg(target_arch = "wasm32")]
         $crate::select::__export_select_plugin!($ty with_types_in $crate::select);
-    };
-}
-
-/// Exports a type implementing [`select_wrapper::Wrapper`] as the
-/// component's select plugin, over the inner plugin the host wires to its
-/// imported `select`. Expands to nothing outside `wasm32`.
-#[cfg(feature = "select-wrapper")]
-#[macro_export]
-macro_rules! export_select_wrapper {
-    ($ty:ty) => {
-        $crate::__plugin_state!($ty);
-        #[cfg(target_arch = "wasm32")]
-        type __SlurmWasmSelectWrapperExport = $crate::select_wrapper::Export<$ty>;
-        #[cfg(target_arch = "wasm32")]
-        $crate::select_wrapper::__export_select_wrapper!(__SlurmWasmSelectWrapperExport with_types_in $crate::select_wrapper);
     };
 }
 

@@ -15,11 +15,11 @@
 //! Run it in a simulation over the bundled select/cons_tres:
 //! `slurm-wasm simulate --policy select=select_spare_bigmem.wasm+select/cons_tres,priority/basic`.
 
-use slurm_wasm_sdk::select_wrapper::{
-    Inner, JobTestMode, JobTestRequest, JobTestResult, SelectConfig, Wrapper,
-};
 use slurm_wasm_sdk::types::{Bitmap, Job, Node};
 use slurm_wasm_sdk::Error;
+use slurm_wasm_select_wrapper::{
+    Inner, JobTestMode, JobTestRequest, JobTestResult, SelectConfig, Wrapper,
+};
 
 /// The feature whose nodes are spared.
 pub const FEATURE: &str = "bigmem";
@@ -77,7 +77,7 @@ impl SpareBigmem {
             .collect();
         let unchanged = words == candidates.words;
         let empty = words.iter().all(|&w| w == 0);
-        (!unchanged && !empty).then(|| Bitmap {
+        (!unchanged && !empty).then_some(Bitmap {
             len: candidates.len,
             words,
         })
@@ -134,4 +134,4 @@ impl Wrapper for SpareBigmem {
     }
 }
 
-slurm_wasm_sdk::export_select_wrapper!(SpareBigmem);
+slurm_wasm_select_wrapper::export_select_wrapper!(SpareBigmem);

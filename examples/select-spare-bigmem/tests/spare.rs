@@ -3,9 +3,9 @@
 //! which candidates a job is first offered, and which will-run answer wins.
 
 use select_spare_bigmem::{earlier, SpareBigmem, FEATURE};
-use slurm_wasm_sdk::select_wrapper::JobTestResult;
 use slurm_wasm_sdk::testkit::fixtures;
 use slurm_wasm_sdk::types::{Bitmap, JobResources, Node};
+use slurm_wasm_select_wrapper::JobTestResult;
 
 /// Nodes n0..n{count}, those in `bigmem` with the feature.
 fn nodes(count: u32, bigmem: &[u32]) -> Vec<Node> {

@@ -37,8 +37,6 @@ pub mod gres;
 pub mod priority;
 #[cfg(feature = "select")]
 pub mod select;
-#[cfg(feature = "select-wrapper")]
-pub mod select_wrapper;
 #[cfg(feature = "task")]
 pub mod task;
 

@@ -1,10 +1,10 @@
 //! `select/pass_through`: a select wrapper that writes nothing but its
 //! identity, so every call goes to its inner plugin through the SDK's
-//! defaults ([`slurm_wasm_sdk::select_wrapper::Wrapper`]). Its answers must
+//! defaults ([`slurm_wasm_select_wrapper::Wrapper`]). Its answers must
 //! be the inner plugin's; its cost is one wrapper layer.
 
-use slurm_wasm_sdk::select_wrapper::{SelectConfig, Wrapper};
 use slurm_wasm_sdk::Error;
+use slurm_wasm_select_wrapper::{SelectConfig, Wrapper};
 
 /// The wrapper: no state of its own.
 pub struct PassThrough;
@@ -18,4 +18,4 @@ impl Wrapper for PassThrough {
     }
 }
 
-slurm_wasm_sdk::export_select_wrapper!(PassThrough);
+slurm_wasm_select_wrapper::export_select_wrapper!(PassThrough);

@@ -7,7 +7,7 @@
 //! A [`Wrapper`] writes only what it changes: every function defaults to
 //! passing the call to the inner plugin unchanged, so a filter or a score
 //! over the bundled select/cons_tres is a `job_test` of a few lines
-//! (`examples/select-short-avoids`). Exported with
+//! (`examples/select-spare-bigmem`). Exported with
 //! `export_select_wrapper!(T)`.
 //!
 //! What the adapter ([`Export`]) does around the wrapper's functions:
@@ -21,12 +21,13 @@
 //! handle. A fault of the inner plugin never comes back: the host ends the
 //! wrapper's call and reports the inner plugin's fault.
 
-use crate::identity;
-use crate::plugin::HasState;
-use crate::select_wrapper::exports::slurm::plugin::select as ex;
-use crate::select_wrapper::slurm::plugin::select as imp;
-use crate::types::{Bitmap, Job, JobResources, Node, PluginError, PluginIdentity, Step};
-use crate::Error;
+use slurm_wasm_sdk::identity;
+use slurm_wasm_sdk::plugin::HasState;
+use slurm_wasm_sdk::types::{Bitmap, Job, JobResources, Node, PluginError, PluginIdentity, Step};
+use slurm_wasm_sdk::Error;
+
+use crate::bindings::exports::slurm::plugin::select as ex;
+use crate::bindings::slurm::plugin::select as imp;
 
 pub use ex::{
     JobTestFlags, JobTestMode, JobTestRequest, JobTestResult, JobinfoField, JobinfoValue,
@@ -45,7 +46,7 @@ pub trait Wrapper: Sized + Send + 'static {
     /// `plugin_name`, a human description.
     const NAME: &'static str;
 
-    /// What `describe` answers ([`crate::identity()`]).
+    /// What `describe` answers ([`slurm_wasm_sdk::identity()`]).
     fn identity() -> PluginIdentity {
         identity(Self::TYPE, Self::NAME)
     }
@@ -435,7 +436,7 @@ fn with<W: Wrapper + HasState, R>(
     W::state().with(W::TYPE, f).map_err(Into::into)
 }
 
-impl<W: Wrapper + HasState> crate::select_wrapper::Guest for Export<W> {
+impl<W: Wrapper + HasState> crate::bindings::Guest for Export<W> {
     fn describe() -> PluginIdentity {
         W::identity()
     }
