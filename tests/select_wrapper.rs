@@ -298,3 +298,27 @@ fn spare_bigmem_keeps_plain_jobs_off_bigmem_nodes_while_there_is_room() {
     asks.details.features = Some("bigmem".into());
     assert_eq!(start(&plugin, asks), [1]);
 }
+
+/// The host configuration names the stack: `[plugins.select]` the wrapper,
+/// `[plugins.select.inner]` its inner plugin with limits of its own, as the
+/// Slurm shims and `slurm-wasm` commands load it (`setup::load_all`).
+#[test]
+fn a_host_configuration_names_the_stack() {
+    let text = format!(
+        "[plugins.select]\nwasm = \"{}\"\n[plugins.select.inner]\nbundled = \"select/cons_tres\"\n\
+         [plugins.select.inner.limits]\nfuel_per_call = 123456789\n",
+        slurm_wasm_test_artifacts::PASS_THROUGH
+    );
+    let config = slurm_wasm_host::host_config::parse_str(&text, std::path::Path::new("/"))
+        .expect("host configuration");
+    let plan = slurm::setup::plan(&config, None).expect("plan");
+    let loaded = slurm::setup::load_all(&host(), &plan).expect("loads");
+    let select = loaded.select.expect("a select plugin");
+    assert_eq!(select.identity().plugin_type, "select/pass_through");
+    let inner = select.inner().expect("its inner plugin");
+    assert_eq!(inner.identity().plugin_type, "select/cons_tres");
+    assert_eq!(inner.settings().limits.fuel_per_call, 123_456_789);
+    select.init(&fixtures::select_config()).expect("init");
+    select.node_init(&nodes(&[])).expect("node-init");
+    assert_eq!(start(&select, exclusive(job(1, "a", 4))), [0]);
+}

@@ -16,8 +16,8 @@ use slurm_wasm_host::host_config::PluginConfig;
 use slurm_wasm_host::tap::TapError;
 use slurm_wasm_host::types::PluginIdentity;
 use slurm_wasm_host::{
-    FailurePolicy, GresPlugin, Host, LoadError, PluginKind, PluginSettings, PluginSource,
-    PriorityPlugin, ReloadError, SelectPlugin, StateFileError, TaskPlugin,
+    FailurePolicy, GresPlugin, Host, LoadError, PluginKind, PluginSource, PriorityPlugin,
+    ReloadError, SelectPlugin, StateFileError, TaskPlugin,
 };
 
 use crate::error::{swasm_error, Failure};
@@ -27,11 +27,8 @@ use crate::types::swasm_plugin_identity;
 /// A typed plugin of the host, as a kind handle loads it.
 pub(crate) trait KindPlugin: Sized + Send + Sync + 'static {
     const KIND: PluginKind;
-    fn load(
-        host: &Host,
-        source: &PluginSource,
-        settings: PluginSettings,
-    ) -> Result<Self, LoadError>;
+    /// The plugin `config` names (a select wrapper over its inner plugins).
+    fn load(host: &Host, config: &PluginConfig) -> Result<Self, LoadError>;
     fn identity(&self) -> PluginIdentity;
     fn tap_as_configured(&self, config: &PluginConfig) -> Result<(), TapError>;
     fn reload(&self, source: &PluginSource, probation_calls: u32) -> Result<bool, ReloadError>;
@@ -40,15 +37,11 @@ pub(crate) trait KindPlugin: Sized + Send + Sync + 'static {
 /// The four typed plugins are kind plugins the same way: their own `load`
 /// and `identity`.
 macro_rules! kind_plugins {
-    ($($plugin:ident => $slot:ident),* $(,)?) => {$(
+    ($($plugin:ident => $slot:ident: |$host:ident, $config:ident| $load:expr),* $(,)?) => {$(
         impl KindPlugin for $plugin {
             const KIND: PluginKind = PluginKind::$slot;
-            fn load(
-                host: &Host,
-                source: &PluginSource,
-                settings: PluginSettings,
-            ) -> Result<Self, LoadError> {
-                $plugin::load(host, source, settings)
+            fn load($host: &Host, $config: &PluginConfig) -> Result<Self, LoadError> {
+                $load
             }
             fn identity(&self) -> PluginIdentity {
                 $plugin::identity(self)
@@ -68,10 +61,10 @@ macro_rules! kind_plugins {
 }
 
 kind_plugins! {
-    PriorityPlugin => Priority,
-    TaskPlugin => Task,
-    GresPlugin => Gres,
-    SelectPlugin => Select,
+    PriorityPlugin => Priority: |host, c| PriorityPlugin::load(host, &c.source, c.settings.clone()),
+    TaskPlugin => Task: |host, c| TaskPlugin::load(host, &c.source, c.settings.clone()),
+    GresPlugin => Gres: |host, c| GresPlugin::load(host, &c.source, c.settings.clone()),
+    SelectPlugin => Select: |host, c| SelectPlugin::load_configured(host, c),
 }
 
 /// A typed plugin whose contract has `state-save` and `state-restore`,
@@ -140,18 +133,25 @@ impl<P: KindPlugin> KindHandle<P> {
                 config.kind
             )));
         }
-        let at = format!("{file}: [plugins.{slot_name}]");
-        match &config.source {
-            PluginSource::File(wasm) => {
-                std::fs::File::open(wasm).map_err(|e| {
-                    Failure::new(format!("{at} wasm = {}: cannot read: {e}", wasm.display()))
-                })?;
+        // The slot's plugin, then a select wrapper's inner plugins.
+        let mut layer = Some((&config, format!("{file}: [plugins.{slot_name}]")));
+        while let Some((table, at)) = layer {
+            match &table.source {
+                PluginSource::File(wasm) => {
+                    std::fs::File::open(wasm).map_err(|e| {
+                        Failure::new(format!("{at} wasm = {}: cannot read: {e}", wasm.display()))
+                    })?;
+                }
+                PluginSource::Bundled(name) => check_bundled(&at, "bundled", name)?,
+                PluginSource::Bytes { .. } => {}
             }
-            PluginSource::Bundled(name) => check_bundled(&at, "bundled", name)?,
-            PluginSource::Bytes { .. } => {}
-        }
-        if let FailurePolicy::Fallback { plugin, .. } = &config.settings.failure {
-            check_bundled(&at, "fallback", plugin)?;
+            if let FailurePolicy::Fallback { plugin, .. } = &table.settings.failure {
+                check_bundled(&at, "fallback", plugin)?;
+            }
+            layer = table.inner.as_deref().map(|inner| {
+                let at = format!("{}.inner]", at.trim_end_matches(']'));
+                (inner, at)
+            });
         }
         Ok(KindHandle {
             host: host.clone(),
@@ -175,8 +175,7 @@ impl<P: KindPlugin> KindHandle<P> {
                         self.slot_name
                     ))
                 };
-                let plugin = P::load(host, &self.config.source, self.config.settings.clone())
-                    .map_err(|e| at(&e))?;
+                let plugin = P::load(host, &self.config).map_err(|e| at(&e))?;
                 plugin.tap_as_configured(&self.config).map_err(|e| at(&e))?;
                 Ok(plugin)
             })

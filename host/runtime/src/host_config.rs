@@ -41,6 +41,11 @@
 //!                                         # runs beside the new one (the C ABI's reload)
 //! [plugins.select.limits]
 //! fuel_per_call = 5_000_000_000
+//! # When the slot's plugin is a select wrapper (a component importing
+//! # `select`): its inner plugin, with its own limits, grants and failure
+//! # policy; an inner plugin may be a wrapper with an `inner` of its own.
+//! # [plugins.select.inner]
+//! # bundled = "select/cons_tres"
 //! # State files written by these components (earlier builds of this .wasm,
 //! # by SHA-256 as `sha256sum` prints it) are restored too.
 //! # accept_state_from = ["<64 hex digits>"]
@@ -92,6 +97,9 @@
 //!   requires it.
 //! - Limits must be at least 1; a plugin's `limits` table overrides the
 //!   `[defaults]` key by key, which override [`Limits::default`].
+//! - `inner` goes only in a select slot's table (or an inner one's), and
+//!   takes neither `record`, `shadow` nor `probation_calls`: the slot's
+//!   recording sees the wrapper's calls, and a reload replaces the wrapper.
 //! - `record` and `shadow` go in a slot's table, not in a shadow's; a
 //!   shadow may not be granted `cpuset` or `gpu-control` (its calls must
 //!   not act on the node), and takes `queue` (4096 by default), which a
@@ -168,6 +176,21 @@ pub struct PluginConfig {
     /// Calls a reloaded component serves on probation, the replaced one
     /// running beside it (`probation_calls`, 100 by default).
     pub probation_calls: u32,
+    /// A select wrapper's inner plugin (`[plugins.select.inner]`, which may
+    /// have an `inner` of its own): its source, limits, grants and failure
+    /// policy; never recorded, shadowed or reloaded apart from the slot.
+    pub inner: Option<Box<PluginConfig>>,
+}
+
+/// What a plugin table configures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A slot (`[plugins.<slot>]`).
+    Slot,
+    /// One of a slot's shadows (`[[plugins.<slot>.shadow]]`).
+    Shadow,
+    /// A select wrapper's inner plugin (`[plugins.select.inner]`).
+    Inner,
 }
 
 /// Calls of probation after a reload when `probation_calls` is not given.
@@ -513,7 +536,7 @@ impl Parser<'_> {
                         self.invalid(slot_span, format!("slot `{slot}` is configured twice"))
                     );
                 }
-                let (plugin, _) = self.plugin(&slot, kind, value, defaults, false)?;
+                let (plugin, _) = self.plugin(&slot, kind, value, defaults, Role::Slot)?;
                 plugins.insert(slot, plugin);
             }
         }
@@ -553,16 +576,17 @@ impl Parser<'_> {
         }
     }
 
-    /// A slot's table (`shadow` false), or one of its shadows' (true), with
-    /// the shadow's `queue`.
+    /// A slot's table, one of its shadows' (with the shadow's `queue`), or
+    /// a select wrapper's inner plugin's.
     fn plugin(
         &self,
         slot: &str,
         kind: PluginKind,
         mut value: Spanned<DeValue<'_>>,
         defaults: &Limits,
-        shadow: bool,
+        role: Role,
     ) -> Result<(PluginConfig, usize), HostConfigError> {
+        let shadow = role == Role::Shadow;
         let table_span = value.span();
         let DeValue::Table(table) = value.get_mut() else {
             return Err(self.invalid(
@@ -570,6 +594,20 @@ impl Parser<'_> {
                 format!("`plugins.{slot}` must be a table, like [plugins.{slot}]"),
             ));
         };
+        let inner = table.remove("inner");
+        if role == Role::Inner {
+            for key in ["shadow", "record", "probation_calls"] {
+                if let Some((key, _)) = table.get_key_value(key) {
+                    return Err(self.invalid(
+                        key.span(),
+                        format!(
+                            "[plugins.{slot}]: an inner plugin is recorded, shadowed and reloaded with its wrapper's slot; `{}` belongs there",
+                            key.get_ref()
+                        ),
+                    ));
+                }
+            }
+        }
         let shadow_entries = match table.remove("shadow") {
             Some(entries) if shadow => {
                 return Err(self.invalid(
@@ -601,7 +639,7 @@ impl Parser<'_> {
         let mut shadows = Vec::new();
         for (i, entry) in shadow_entries.into_iter().enumerate() {
             let name = format!("{slot}.shadow[{i}]");
-            let (config, queue) = self.plugin(&name, kind, entry, defaults, true)?;
+            let (config, queue) = self.plugin(&name, kind, entry, defaults, Role::Shadow)?;
             shadows.push(ShadowConfig {
                 source: config.source,
                 settings: config.settings,
@@ -720,6 +758,27 @@ impl Parser<'_> {
             })
             .collect::<Result<_, _>>()?;
         let failure = self.failure(slot, kind, table_span, raw)?;
+        let inner = match inner {
+            Some(value) if kind != PluginKind::Select || shadow => {
+                let what = if shadow {
+                    "a shadow may not have"
+                } else {
+                    "only a select slot may have"
+                };
+                return Err(self.invalid(
+                    value.span(),
+                    format!(
+                        "[plugins.{slot}]: `inner` names the inner plugin of a select wrapper, which {what}"
+                    ),
+                ));
+            }
+            Some(value) => {
+                let name = format!("{slot}.inner");
+                let (inner, _) = self.plugin(&name, kind, value, defaults, Role::Inner)?;
+                Some(Box::new(inner))
+            }
+            None => None,
+        };
         let config = PluginConfig {
             kind,
             source,
@@ -732,6 +791,7 @@ impl Parser<'_> {
             record,
             shadows,
             probation_calls,
+            inner,
         };
         Ok((config, queue))
     }
@@ -1239,6 +1299,57 @@ mod tests {
             message.starts_with("bundled = \"priority/\" is not a priority plugin type"),
             "{message}"
         );
+    }
+
+    /// Issue 33: a select wrapper's inner plugin, nested, with its own
+    /// limits and policy; refused where a wrapper cannot be.
+    #[test]
+    fn a_select_slot_names_its_wrapper_s_inner_plugins() {
+        let config = parse(
+            "[plugins.select]\nwasm = \"spare.wasm\"\nfailure = \"fail\"\n\
+             [plugins.select.inner]\nwasm = \"filter.wasm\"\n\
+             [plugins.select.inner.limits]\nfuel_per_call = 7\n\
+             [plugins.select.inner.inner]\nbundled = \"select/cons_tres\"\nmax_restarts = 9\n",
+        );
+        let select = &config.plugins["select"];
+        assert_eq!(select.settings.failure, FailurePolicy::Fail);
+        let inner = select.inner.as_deref().expect("inner");
+        assert_eq!(
+            inner.source,
+            PluginSource::File("/etc/slurm-wasm/filter.wasm".into())
+        );
+        assert_eq!(inner.settings.limits.fuel_per_call, 7);
+        let innermost = inner.inner.as_deref().expect("inner of inner");
+        assert_eq!(
+            innermost.source,
+            PluginSource::Bundled("select/cons_tres".into())
+        );
+        assert_eq!(
+            innermost.settings.failure,
+            FailurePolicy::Restart { max_restarts: 9 }
+        );
+        assert!(innermost.inner.is_none());
+
+        let (line, _, message) = invalid(
+            "[plugins.priority]\nbundled = \"priority/basic\"\n[plugins.priority.inner]\nbundled = \"priority/basic\"\n",
+        );
+        assert_eq!(line, 3);
+        assert!(
+            message.contains("which only a select slot may have"),
+            "{message}"
+        );
+        let (line, _, message) = invalid(
+            "[plugins.select]\nwasm = \"w.wasm\"\n[plugins.select.inner]\nbundled = \"select/linear\"\nprobation_calls = 2\n",
+        );
+        assert_eq!(line, 5);
+        assert!(
+            message.contains("`probation_calls` belongs there"),
+            "{message}"
+        );
+        let (_, _, message) = invalid(
+            "[plugins.select]\nwasm = \"w.wasm\"\n[plugins.select.inner]\nbundled = \"task/none\"\n",
+        );
+        assert!(message.contains("is not a select plugin type"), "{message}");
     }
 
     #[test]

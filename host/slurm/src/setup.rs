@@ -51,7 +51,7 @@ use std::path::PathBuf;
 use crate::slurm_conf::{ConfError, Origin, SlurmConf};
 use slurm_wasm_host::bundled;
 use slurm_wasm_host::capabilities::Grants;
-use slurm_wasm_host::host_config::HostConfig;
+use slurm_wasm_host::host_config::{HostConfig, PluginConfig};
 use slurm_wasm_host::kinds::gres::GresPlugin;
 use slurm_wasm_host::kinds::priority::PriorityPlugin;
 use slurm_wasm_host::kinds::select::SelectPlugin;
@@ -72,6 +72,8 @@ pub struct PlannedPlugin {
     pub source: PluginSource,
     /// Limits, grants and failure policy.
     pub settings: PluginSettings,
+    /// A select wrapper's inner plugin (`[plugins.select.inner]`).
+    pub inner: Option<Box<PluginConfig>>,
     /// What chose this plugin, for messages.
     pub chosen_by: ChosenBy,
 }
@@ -195,6 +197,7 @@ pub fn plan(
             slot,
             source: p.source.clone(),
             settings: p.settings.clone(),
+            inner: p.inner.clone(),
             chosen_by: ChosenBy::HostConfig,
         })
     };
@@ -214,6 +217,7 @@ pub fn plan(
                     failure: FailurePolicy::default(),
                     accept_state_from: Vec::new(),
                 },
+                inner: None,
                 chosen_by,
                 slot_name,
             };
@@ -375,7 +379,12 @@ pub fn load_all(host: &Host, plan: &[PlannedPlugin]) -> Result<LoadedPlugins, Se
         );
         match planned.slot {
             PluginKind::Select => {
-                loaded.select = Some(SelectPlugin::load(host, source, settings).map_err(fail)?)
+                let plugin = match &planned.inner {
+                    Some(inner) => SelectPlugin::load_configured(host, inner)
+                        .and_then(|inner| SelectPlugin::load_over(host, source, settings, inner)),
+                    None => SelectPlugin::load(host, source, settings),
+                };
+                loaded.select = Some(plugin.map_err(fail)?)
             }
             PluginKind::Priority => {
                 loaded.priority = Some(PriorityPlugin::load(host, source, settings).map_err(fail)?)

@@ -10,6 +10,7 @@ use crate::bindings::select::{SelectPlugin as World, SelectPluginPre as WorldPre
 use crate::bindings::types::{Bitmap, Job, JobResources, Node, Step};
 use crate::engine::Host;
 use crate::error::{CallError, LoadError};
+use crate::host_config::PluginConfig;
 use crate::plugin::{no_check, PluginCore, PluginSettings, PluginSource};
 
 use super::journal::{JobCall, SelectJournal};
@@ -215,6 +216,27 @@ impl SelectPlugin {
         Ok(SelectPlugin {
             core: PluginCore::load_over(host, source, settings, Some(Arc::new(inner)))?,
         })
+    }
+
+    /// The plugin a host configuration's select slot names: over its
+    /// `inner` plugin (and that one's own) when the slot's plugin is a
+    /// wrapper, each with the limits, grants and failure policy of its own
+    /// table ([`crate::host_config`]).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`SelectPlugin::load`] and [`SelectPlugin::load_over`],
+    /// innermost first.
+    pub fn load_configured(host: &Host, config: &PluginConfig) -> Result<Self, LoadError> {
+        match &config.inner {
+            None => SelectPlugin::load(host, &config.source, config.settings.clone()),
+            Some(inner) => SelectPlugin::load_over(
+                host,
+                &config.source,
+                config.settings.clone(),
+                SelectPlugin::load_configured(host, inner)?,
+            ),
+        }
     }
 
     /// A stack of select plugins, `layers` outermost first: each but the
