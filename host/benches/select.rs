@@ -54,6 +54,11 @@
 //!   compared against the same native build, row by row. With
 //!   `SELECT_WASM_DIR_B=<dir>` as well, the paired rows time that build in
 //!   the native column: two wasm builds side by side (the ratio is A / B).
+//! * `SELECT_LAYER=1` with `SELECT_PAIRED=<filter>`: the paired rows time
+//!   the component alone (first column) against the same component as the
+//!   inner plugin of `select/pass_through` (`tests/pass-through-select`),
+//!   every call passed through one wrapper layer (second column): the cost
+//!   of a layer (issue 33).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -362,6 +367,7 @@ fn load_wasm(plugin_type: &str, params: &str, nodes: u32, case: Case) -> Loaded 
         params,
         nodes,
         case,
+        false,
     )
 }
 
@@ -378,6 +384,7 @@ fn load_wasm_from(
     params: &str,
     nodes: u32,
     case: Case,
+    wrapped: bool,
 ) -> Loaded {
     let (config, table, running, requests) =
         inputs!(slurm_wasm_host::fixtures, host_kinds, nodes, params, case);
@@ -403,6 +410,14 @@ fn load_wasm_from(
         None => PluginSource::Bundled(plugin_type.into()),
     };
     let plugin = SelectPlugin::load(&host, &source, PluginSettings::default()).unwrap();
+    // With `wrapped`, the plugin is the inner one of select/pass_through
+    // (`tests/pass-through-select`): one wrapper layer.
+    let plugin = if wrapped {
+        let wrapper = PluginSource::File(slurm_wasm_test_artifacts::PASS_THROUGH.into());
+        SelectPlugin::load_over(&host, &wrapper, PluginSettings::default(), plugin).unwrap()
+    } else {
+        plugin
+    };
     plugin.init(&config).unwrap();
     plugin.node_init(&table).unwrap();
     plugin.job_init(&running).unwrap();
@@ -616,9 +631,15 @@ mod paired {
             let secs: f64 = secs.parse().expect("SELECT_PROFILE is a number of seconds");
             Duration::from_secs_f64(secs)
         });
-        println!(
-            "| plugin | mode / job | nodes | native | wasm | wasm / native (median, quartiles) |"
-        );
+        if std::env::var_os("SELECT_LAYER").is_some() {
+            println!(
+                "| plugin | mode / job | nodes | alone | under select/pass_through | wrapped / alone (median, quartiles) |"
+            );
+        } else {
+            println!(
+                "| plugin | mode / job | nodes | native | wasm | wasm / native (median, quartiles) |"
+            );
+        }
         println!("|---|---|---|---:|---:|---:|");
         for case in [
             Case::RunNowCpu,
@@ -732,13 +753,29 @@ mod paired {
         };
         if let Some(dir) = std::env::var_os("SELECT_WASM_DIR_B") {
             let (other, other_requests) =
-                load_wasm_from(Some(dir), plugin_type, params, nodes, case);
+                load_wasm_from(Some(dir), plugin_type, params, nodes, case, false);
             let mut n = 0;
             let mut other_call = || {
                 n ^= 1;
                 black_box(other.job_test(black_box(&other_requests[n])).unwrap());
             };
             return alternate(&mut wasm_call, &mut other_call);
+        }
+        if std::env::var_os("SELECT_LAYER").is_some() {
+            let (wrapped, wrapped_requests) = load_wasm_from(
+                std::env::var_os("SELECT_WASM_DIR"),
+                plugin_type,
+                params,
+                nodes,
+                case,
+                true,
+            );
+            let mut n = 0;
+            let mut wrapped_call = || {
+                n ^= 1;
+                black_box(wrapped.job_test(black_box(&wrapped_requests[n])).unwrap());
+            };
+            return alternate(&mut wrapped_call, &mut wasm_call);
         }
         let (native, native_requests) = native_build::<P>(params, nodes, case);
         let mut n = 0;
