@@ -707,7 +707,15 @@ mod paired {
         case: Case,
         length: Duration,
     ) -> usize {
-        let (plugin, requests) = load_wasm(plugin_type, params, nodes, case);
+        // With SELECT_LAYER, the row as timed there: under one wrapper.
+        let (plugin, requests) = load_wasm_from(
+            std::env::var_os("SELECT_WASM_DIR"),
+            plugin_type,
+            params,
+            nodes,
+            case,
+            std::env::var_os("SELECT_LAYER").is_some(),
+        );
         call_for(length, &requests, |r| {
             black_box(plugin.job_test(r).unwrap());
         })
