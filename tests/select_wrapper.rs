@@ -322,3 +322,43 @@ fn a_host_configuration_names_the_stack() {
     select.node_init(&nodes(&[])).expect("node-init");
     assert_eq!(start(&select, exclusive(job(1, "a", 4))), [0]);
 }
+
+/// Time spent in the inner plugin is given back to the wrapper's deadline
+/// (`kinds::inner_select`): select/hostile's `slow` job-test waits 300 ms
+/// and answers. Alone under a 100 ms deadline it times out (the wait is
+/// longer than that deadline); as the inner plugin, under a deadline of its
+/// own of 5 s, of a wrapper whose deadline is 100 ms, it answers, and the
+/// wrapper's deadline has not been charged for the 300 ms.
+#[test]
+fn time_in_the_inner_plugin_is_not_charged_to_the_wrapper() {
+    let host = host();
+    let with_deadline = |ms: u64| {
+        let mut settings = tight(FailurePolicy::Restart { max_restarts: 5 });
+        settings.limits.deadline = std::time::Duration::from_millis(ms);
+        settings
+    };
+    let hostile = || file(slurm_wasm_test_artifacts::HOSTILE_SELECT);
+    let alone = SelectPlugin::load(&host, &hostile(), with_deadline(100)).expect("loads");
+    alone.init(&fixtures::select_config()).expect("init");
+    alone.node_init(&nodes(&[])).expect("node-init");
+    let slow = job(1, "slow", 1);
+    let error = alone
+        .job_test(&request(&slow, JobTestMode::RunNow))
+        .unwrap_err();
+    assert!(matches!(error, CallError::Deadline { .. }), "{error}");
+
+    let inner = SelectPlugin::load(&host, &hostile(), with_deadline(5000)).expect("loads");
+    let wrapper = stack(
+        &host,
+        slurm_wasm_test_artifacts::PASS_THROUGH,
+        inner,
+        with_deadline(100),
+        &[],
+    );
+    let started = std::time::Instant::now();
+    let answer = wrapper
+        .job_test(&request(&slow, JobTestMode::RunNow))
+        .unwrap_or_else(|e| panic!("the wrapper was charged for its inner plugin's time: {e}"));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300));
+    assert_eq!(nodes_of(&answer), [0]);
+}

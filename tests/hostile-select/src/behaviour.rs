@@ -19,6 +19,9 @@ pub const STRANGER_JOB: u32 = 4_000_000_000;
 /// `HIGHEST_DIMENSIONS` (5).
 pub const MANY_DIMS: usize = 6;
 
+/// How long `slow` waits.
+pub const SLOW: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// What a call does, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Behaviour {
@@ -28,6 +31,9 @@ pub enum Behaviour {
     Trap,
     /// `loop`: spins forever, in any function that acts out behaviours.
     Loop,
+    /// `slow`: waits [`SLOW`] (a WASI sleep, no fuel) and then answers
+    /// normally, in any function that acts out behaviours.
+    Slow,
     /// `ncpus-max`: `job-test` and `job-expand` answer `ncpus` = `u32::MAX`.
     NcpusMax,
     /// `preempt-stranger`: `job-test` names [`STRANGER_JOB`] as a preemptee.
@@ -81,9 +87,10 @@ pub enum Behaviour {
 }
 
 /// Every named behaviour, with its name.
-pub const NAMED: [(&str, Behaviour); 21] = [
+pub const NAMED: [(&str, Behaviour); 22] = [
     ("trap", Behaviour::Trap),
     ("loop", Behaviour::Loop),
+    ("slow", Behaviour::Slow),
     ("ncpus-max", Behaviour::NcpusMax),
     ("preempt-stranger", Behaviour::PreemptStranger),
     ("preempt-twice", Behaviour::PreemptTwice),
@@ -114,11 +121,13 @@ impl Behaviour {
             .map_or(Behaviour::Normal, |&(_, b)| b)
     }
 
-    /// Acts out `trap` and `loop`; returns for every other behaviour.
+    /// Acts out `trap`, `loop` and `slow`; returns for every other
+    /// behaviour (and after `slow`'s wait).
     pub fn fault(self, function: &str) {
         match self {
             Behaviour::Trap => panic!("select/hostile: deliberate trap in {function}"),
             Behaviour::Loop => spin(),
+            Behaviour::Slow => std::thread::sleep(SLOW),
             _ => {}
         }
     }
