@@ -584,95 +584,10 @@ impl<W: Wrapper + HasState> ex::Guest for Export<W> {
     }
 }
 
-/// Converts between the export's and the import's copies of the `select`
-/// interface's own types (one WIT interface in two directions gives two
-/// Rust types; the shared `types` are one). A record's fields convert
-/// with `Into` (the identity for shared types) or, marked `[list]`,
-/// element by element.
-macro_rules! cross {
-    ($(record $name:ident { $($field:ident $([$list:ident])?),* $(,)? })*) => {$(
-        impl From<imp::$name> for ex::$name {
-            fn from(v: imp::$name) -> Self {
-                ex::$name { $($field: cross!(@field v.$field $(, $list)?)),* }
-            }
-        }
-        impl From<ex::$name> for imp::$name {
-            fn from(v: ex::$name) -> Self {
-                imp::$name { $($field: cross!(@field v.$field $(, $list)?)),* }
-            }
-        }
-    )*};
-    (@field $e:expr) => { $e.into() };
-    (@field $e:expr, list) => { $e.into_iter().map(Into::into).collect() };
-}
-
-macro_rules! cross_cases {
-    ($(enum $name:ident { $($case:ident),* $(,)? })*) => {$(
-        impl From<imp::$name> for ex::$name {
-            fn from(v: imp::$name) -> Self {
-                match v { $(imp::$name::$case => ex::$name::$case),* }
-            }
-        }
-        impl From<ex::$name> for imp::$name {
-            fn from(v: ex::$name) -> Self {
-                match v { $(ex::$name::$case => imp::$name::$case),* }
-            }
-        }
-    )*};
-}
-
-macro_rules! cross_variants {
-    ($(variant $name:ident { $($case:ident),* $(,)? })*) => {$(
-        impl From<imp::$name> for ex::$name {
-            fn from(v: imp::$name) -> Self {
-                match v { $(imp::$name::$case(x) => ex::$name::$case(x)),* }
-            }
-        }
-        impl From<ex::$name> for imp::$name {
-            fn from(v: ex::$name) -> Self {
-                match v { $(ex::$name::$case(x) => imp::$name::$case(x)),* }
-            }
-        }
-    )*};
-}
-
-cross! {
-    record SelectConfig { cluster, partitions }
-    record PreempteeCandidate { job_id, mode }
-    record JobTestRequest {
-        job, candidates, min_nodes, max_nodes, req_nodes, mode, flags,
-        preemptee_candidates [list], excluded_cores,
-    }
-    record JobTestResult { resources, start_time, preemptees }
-    record ReservationRequest {
-        node_count, core_count, cores_per_node, available, excluded_cores, flags,
-    }
-    record ReservationResult { nodes, cores }
-}
-
-cross_cases! {
-    enum JobTestMode { RunNow, TestOnly, WillRun, Reservation }
-    enum PreemptMode { Suspend, Requeue, Cancel }
-    enum NodeinfoField { Subcnt, Ptr, MemAlloc, TresAllocFmtStr, TresAllocWeighted }
-    enum JobinfoField { Network, Ptr, Cleaning }
-    enum SprintMode { Head, Data, Mixed, MixedShort }
-    enum PluginInfoField { CrPlugin, ConfigInfo, SingleJobTest }
-}
-
-cross_variants! {
-    variant NodeinfoValue { Count, Memory, Text, Weighted }
-    variant JobinfoValue { Text, Flag, Count }
-    variant PluginInfoValue { Flag, Number, Config }
-}
-
-impl From<imp::JobTestFlags> for JobTestFlags {
-    fn from(v: imp::JobTestFlags) -> Self {
-        JobTestFlags::from_bits_retain(v.bits())
-    }
-}
-
-impl From<JobTestFlags> for imp::JobTestFlags {
-    fn from(v: JobTestFlags) -> Self {
-        imp::JobTestFlags::from_bits_retain(v.bits())
-    }
-}
+// `From` both ways between the export's and the import's copies of the
+// `select` interface's own types (one WIT interface in two directions
+// gives two Rust types; the shared `types` are one).
+slurm_wasm_fixtures::select_crossings!(
+    crate::bindings::slurm::plugin::select,
+    crate::bindings::exports::slurm::plugin::select
+);

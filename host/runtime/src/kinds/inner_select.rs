@@ -35,7 +35,7 @@ use wasmtime::component::{Linker, Resource};
 use crate::bindings::select_wrapper::slurm::plugin::select as imp;
 use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, Step};
 use crate::error::CallError;
-use crate::kinds::select::{self as wit, Opaque, SelectPlugin};
+use crate::kinds::select::{Opaque, SelectPlugin};
 use crate::limits::EPOCH_TICK;
 use crate::store::HostState;
 
@@ -210,109 +210,13 @@ impl HostState {
     }
 }
 
-/// Converts between the import's and the export's copies of the
-/// `select` interface's own types (the two directions of one WIT
-/// interface are distinct Rust types; the shared `types` are not).
-/// A record's fields convert with `Into` (identity for shared types),
-/// or, marked `[list]`, element by element.
-macro_rules! cross {
-    ($(record $name:ident { $($field:ident $([$list:ident])?),* $(,)? })*) => {$(
-        impl From<imp::$name> for wit::$name {
-            fn from(v: imp::$name) -> Self {
-                wit::$name { $($field: cross!(@field v.$field $(, $list)?)),* }
-            }
-        }
-        impl From<wit::$name> for imp::$name {
-            fn from(v: wit::$name) -> Self {
-                imp::$name { $($field: cross!(@field v.$field $(, $list)?)),* }
-            }
-        }
-    )*};
-    (@field $e:expr) => { $e.into() };
-    (@field $e:expr, list) => { $e.into_iter().map(Into::into).collect() };
-}
-
-macro_rules! cross_cases {
-    ($(enum $name:ident { $($case:ident),* $(,)? })*) => {$(
-        impl From<imp::$name> for wit::$name {
-            fn from(v: imp::$name) -> Self {
-                match v { $(imp::$name::$case => wit::$name::$case),* }
-            }
-        }
-        impl From<wit::$name> for imp::$name {
-            fn from(v: wit::$name) -> Self {
-                match v { $(wit::$name::$case => imp::$name::$case),* }
-            }
-        }
-    )*};
-}
-
-macro_rules! cross_variants {
-    ($(variant $name:ident { $($case:ident),* $(,)? })*) => {$(
-        impl From<imp::$name> for wit::$name {
-            fn from(v: imp::$name) -> Self {
-                match v { $(imp::$name::$case(x) => wit::$name::$case(x)),* }
-            }
-        }
-        impl From<wit::$name> for imp::$name {
-            fn from(v: wit::$name) -> Self {
-                match v { $(wit::$name::$case(x) => imp::$name::$case(x)),* }
-            }
-        }
-    )*};
-}
-
-cross! {
-    record SelectConfig { cluster, partitions }
-    record PreempteeCandidate { job_id, mode }
-    record JobTestRequest {
-        job, candidates, min_nodes, max_nodes, req_nodes, mode, flags,
-        preemptee_candidates [list], excluded_cores,
-    }
-    record JobTestResult { resources, start_time, preemptees }
-    record ReservationRequest {
-        node_count, core_count, cores_per_node, available, excluded_cores, flags,
-    }
-    record ReservationResult { nodes, cores }
-}
-
-cross_cases! {
-    enum JobTestMode { RunNow, TestOnly, WillRun, Reservation }
-    enum PreemptMode { Suspend, Requeue, Cancel }
-    enum NodeinfoField { Subcnt, Ptr, MemAlloc, TresAllocFmtStr, TresAllocWeighted }
-    enum JobinfoField { Network, Ptr, Cleaning }
-    enum SprintMode { Head, Data, Mixed, MixedShort }
-    enum PluginInfoField { CrPlugin, ConfigInfo, SingleJobTest }
-}
-
-cross_variants! {
-    variant NodeinfoValue { Count, Memory, Text, Weighted }
-    variant JobinfoValue { Text, Flag, Count }
-    variant PluginInfoValue { Flag, Number, Config }
-}
-
-macro_rules! cross_flags {
-    ($(flags $name:ident { $($flag:ident),* $(,)? })*) => {$(
-        impl From<imp::$name> for wit::$name {
-            fn from(v: imp::$name) -> Self {
-                let mut out = wit::$name::empty();
-                $(if v.contains(imp::$name::$flag) { out |= wit::$name::$flag; })*
-                out
-            }
-        }
-        impl From<wit::$name> for imp::$name {
-            fn from(v: wit::$name) -> Self {
-                let mut out = imp::$name::empty();
-                $(if v.contains(wit::$name::$flag) { out |= imp::$name::$flag; })*
-                out
-            }
-        }
-    )*};
-}
-
-cross_flags! {
-    flags JobTestFlags { PREEMPT, CHECK_FULL, IGNORE_ERRORS }
-}
+// `From` both ways between the import's and the export's copies of the
+// `select` interface's own types (one WIT interface in two directions
+// gives two Rust types; the shared `types` are one).
+slurm_wasm_fixtures::select_crossings!(
+    crate::bindings::select_wrapper::slurm::plugin::select,
+    crate::bindings::select::exports::slurm::plugin::select
+);
 
 type Answer<T> = wasmtime::Result<Result<T, PluginError>>;
 
