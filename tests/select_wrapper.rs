@@ -362,3 +362,29 @@ fn time_in_the_inner_plugin_is_not_charged_to_the_wrapper() {
     assert!(started.elapsed() >= std::time::Duration::from_millis(300));
     assert_eq!(nodes_of(&answer), [0]);
 }
+
+/// `slurm-wasm check` on a select wrapper runs the select suite on it over
+/// the bundled select/cons_tres (a wrapper alone cannot load); the example
+/// passes every check.
+#[test]
+fn the_conformance_suite_checks_a_wrapper_over_a_bundled_plugin() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_slurm-wasm"))
+        .args(["check", slurm_wasm_test_artifacts::SPARE_BIGMEM])
+        .output()
+        .expect("run slurm-wasm");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("conformance of select/spare_bigmem"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ok    loads as a select wrapper over a bundled plugin"),
+        "{text}"
+    );
+    assert!(text.contains(" 0 failed"), "{text}");
+}

@@ -344,9 +344,44 @@ fn task_checks(suite: &mut Suite, host: &Host, source: &PluginSource, settings: 
     suite.run("fini succeeds", || plugin.fini().map_err(fault));
 }
 
+/// The bundled plugins a select wrapper is checked over, the first this
+/// host carries: the one a site's policy most often wraps, then linear.
+const WRAPPED: [&str; 2] = ["select/cons_tres", "select/linear"];
+
 fn select_checks(suite: &mut Suite, host: &Host, source: &PluginSource, settings: PluginSettings) {
-    let plugin = match SelectPlugin::load(host, source, settings) {
+    let plugin = match SelectPlugin::load(host, source, settings.clone()) {
         Ok(p) => p,
+        // A select wrapper runs the same checks over a bundled plugin.
+        Err(LoadError::WrapperWithoutInner { .. }) => {
+            let inner = WRAPPED
+                .into_iter()
+                .find(|t| crate::bundled::find(host.bundled(), t).is_some());
+            let Some(inner) = inner else {
+                return suite.run("loads as a select wrapper over a bundled plugin", || {
+                    Err(format!(
+                        "it is a select wrapper, checked over a bundled {}; this host carries neither",
+                        WRAPPED.join(" or ")
+                    ))
+                });
+            };
+            let stack = SelectPlugin::load(
+                host,
+                &PluginSource::Bundled(inner.into()),
+                PluginSettings::default(),
+            )
+            .and_then(|inner| SelectPlugin::load_over(host, source, settings, inner));
+            match stack {
+                Ok(p) => {
+                    suite.run("loads as a select wrapper over a bundled plugin", || Ok(()));
+                    p
+                }
+                Err(e) => {
+                    return suite.run("loads as a select wrapper over a bundled plugin", || {
+                        Err(e.to_string())
+                    })
+                }
+            }
+        }
         Err(e) => return suite.run("loads into the select slot", || Err(e.to_string())),
     };
     let mut config = fixtures::select_config();
