@@ -439,6 +439,9 @@ fn new_projects_build_test_and_pass_check() {
         ("task", "spread_out"),
         ("gres", "nic"),
         ("select", "best_node"),
+        // A select wrapper: a select plugin over another (`check` runs it
+        // over the bundled select/cons_tres).
+        ("select-wrapper", "keep_off"),
     ] {
         let project = dir.path().join(format!("{kind}-{name}"));
         let (code, out, err) = slurm_wasm(&["new", kind, name, "--dir", project.to_str().unwrap()]);
@@ -459,11 +462,13 @@ fn new_projects_build_test_and_pass_check() {
         };
         cargo_in(&["test", "-q"]);
         cargo_in(&["build", "-q", "--release", "--target", "wasm32-wasip2"]);
-        let wasm = target.join(format!("wasm32-wasip2/release/{kind}_{name}.wasm"));
+        let crate_ident = format!("{kind}_{name}").replace('-', "_");
+        let wasm = target.join(format!("wasm32-wasip2/release/{crate_ident}.wasm"));
         let (code, out, err) = slurm_wasm(&["check", wasm.to_str().unwrap()]);
         assert_eq!(code, 0, "check {kind}/{name}:\n{out}\n{err}");
+        let slot = kind.trim_end_matches("-wrapper");
         assert!(
-            out.contains(&format!("conformance of {kind}/{name}")),
+            out.contains(&format!("conformance of {slot}/{name}")),
             "{out}"
         );
         assert!(out.contains(" 0 failed"), "{out}");

@@ -121,7 +121,8 @@ enum Command {
     /// Create a plugin project of your own (outside this repository) that
     /// builds to a component with one command and passes `check`.
     New {
-        /// The plugin's kind: select, priority, task or gres.
+        /// The plugin's kind: select, priority, task or gres; or
+        /// select-wrapper, a select plugin over another.
         kind: String,
         /// The plugin's name (`fair_small`: the type becomes `<kind>/fair_small`).
         name: String,

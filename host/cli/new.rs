@@ -26,6 +26,9 @@ use anyhow::{bail, Context, Result};
 /// A template: the example's files and the names in it that the new
 /// plugin's replace.
 struct Template {
+    /// What `new` is asked for: the kind, or `select-wrapper`.
+    id: &'static str,
+    /// The plugin kind it makes.
     kind: &'static str,
     /// `<kind>/<name>` of the example.
     plugin_type: &'static str,
@@ -39,8 +42,9 @@ struct Template {
     what: &'static str,
 }
 
-const TEMPLATES: [Template; 4] = [
+const TEMPLATES: [Template; 5] = [
     Template {
+        id: "priority",
         kind: "priority",
         plugin_type: "priority/small_first",
         type_name: "SmallFirst",
@@ -50,6 +54,7 @@ const TEMPLATES: [Template; 4] = [
         what: "small jobs first, weighted by the partition's PriorityJobFactor",
     },
     Template {
+        id: "task",
         kind: "task",
         plugin_type: "task/one_cpu",
         type_name: "OneCpu",
@@ -59,6 +64,7 @@ const TEMPLATES: [Template; 4] = [
         what: "each task bound to one CPU of its step (grants: topology, cpuset)",
     },
     Template {
+        id: "gres",
         kind: "gres",
         plugin_type: "gres/fpga",
         type_name: "Fpga",
@@ -68,6 +74,7 @@ const TEMPLATES: [Template; 4] = [
         what: "a count-only GRES whose jobs see SLURM_<NAME>_COUNT",
     },
     Template {
+        id: "select",
         kind: "select",
         plugin_type: "select/first_fit",
         type_name: "FirstFit",
@@ -75,6 +82,16 @@ const TEMPLATES: [Template; 4] = [
         lib: include_str!("../../examples/select-first-fit/src/lib.rs"),
         test: include_str!("../../examples/select-first-fit/tests/first_fit.rs"),
         what: "whole nodes, first fit; will-run from the running jobs' end times",
+    },
+    Template {
+        id: "select-wrapper",
+        kind: "select",
+        plugin_type: "select/spare_bigmem",
+        type_name: "SpareBigmem",
+        crate_ident: "select_spare_bigmem",
+        lib: include_str!("../../examples/select-spare-bigmem/src/lib.rs"),
+        test: include_str!("../../examples/select-spare-bigmem/tests/spare.rs"),
+        what: "a select wrapper over any select plugin: jobs not asking for bigmem kept off bigmem nodes while there is room elsewhere",
     },
 ];
 
@@ -112,10 +129,10 @@ pub struct NewRequest {
 pub fn run(request: NewRequest) -> Result<std::process::ExitCode> {
     let template = TEMPLATES
         .iter()
-        .find(|t| t.kind == request.kind)
+        .find(|t| t.id == request.kind)
         .with_context(|| {
             format!(
-                "unknown kind `{}`: select, gres, priority or task",
+                "unknown kind `{}`: select, gres, priority or task (or select-wrapper: a select plugin over another)",
                 request.kind
             )
         })?;
@@ -127,7 +144,7 @@ pub fn run(request: NewRequest) -> Result<std::process::ExitCode> {
     if !valid {
         bail!("plugin name `{name}`: use lower-case letters, digits and `_`, starting with a letter (Slurm's plugin names, e.g. `fair_small`)");
     }
-    let package = format!("{}-{}", template.kind, name.replace('_', "-"));
+    let package = format!("{}-{}", template.id, name.replace('_', "-"));
     let dir = request.dir.unwrap_or_else(|| PathBuf::from(&package));
     if dir.exists() && std::fs::read_dir(&dir).map_or(true, |mut d| d.next().is_some()) {
         bail!(
@@ -136,7 +153,7 @@ pub fn run(request: NewRequest) -> Result<std::process::ExitCode> {
         );
     }
     if request.lang != Lang::Rust {
-        return other_language(request.lang, template.kind, name, &dir);
+        return other_language(request.lang, template.id, name, &dir);
     }
     let sdk = request.sdk.unwrap_or_else(|| PathBuf::from(BUILT_SDK));
     let sdk = std::fs::canonicalize(&sdk)
@@ -165,7 +182,7 @@ pub fn run(request: NewRequest) -> Result<std::process::ExitCode> {
             .replace("\"fpga\"", &format!("\"{name}\""))
     };
     let files = [
-        ("Cargo.toml", cargo_toml(&package, template.kind, &sdk)),
+        ("Cargo.toml", cargo_toml(&package, template, &sdk)),
         ("src/lib.rs", fill(template.lib)),
         (&format!("tests/{name}.rs") as &str, fill(template.test)),
         (
@@ -186,7 +203,22 @@ pub fn run(request: NewRequest) -> Result<std::process::ExitCode> {
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-fn cargo_toml(package: &str, kind: &str, sdk: &Path) -> String {
+/// The project's manifest: the SDK with the kind's feature, and for a
+/// select wrapper the wrapper crate beside the SDK.
+fn cargo_toml(package: &str, template: &Template, sdk: &Path) -> String {
+    let dependencies = if template.id == "select-wrapper" {
+        format!(
+            "slurm-wasm-sdk = {{ path = \"{}\" }}\nslurm-wasm-select-wrapper = {{ path = \"{}\" }}",
+            sdk.display(),
+            sdk.join("select-wrapper").display()
+        )
+    } else {
+        format!(
+            "slurm-wasm-sdk = {{ path = \"{}\", features = [\"{}\"] }}",
+            sdk.display(),
+            template.kind
+        )
+    };
     format!(
         r#"[package]
 name = "{package}"
@@ -200,12 +232,11 @@ publish = false
 crate-type = ["cdylib", "rlib"]
 
 [dependencies]
-slurm-wasm-sdk = {{ path = "{}", features = ["{kind}"] }}
+{dependencies}
 
 # A project of its own, even when created inside another workspace.
 [workspace]
-"#,
-        sdk.display()
+"#
     )
 }
 
@@ -220,12 +251,24 @@ fn readme(package: &str, plugin_type: &str, template: &Template, crate_ident: &s
     } else {
         ""
     };
-    let simulate = simulate_line(template.kind, &wasm);
+    let (base, inner) = if template.id == "select-wrapper" {
+        (
+            "`slurm_wasm_select_wrapper::Wrapper` trait passes every function you do not write to\n\
+             the inner plugin, unchanged",
+            "[plugins.select.inner]\nbundled = \"select/cons_tres\"\n",
+        )
+    } else {
+        (
+            "the SDK's\n`{kind}::Plugin` trait gives every function you do not write the default of a Slurm\n\
+             plugin that does nothing there",
+            "",
+        )
+    };
+    let base = base.replace("{kind}", template.kind);
+    let simulate = simulate_line(template.id, &wasm);
     format!(
         "# {package}: the Slurm plugin `{plugin_type}` as a WebAssembly component\n\n\
-         Made by `slurm-wasm new` from slurm-wasm's example: {}. Edit `src/lib.rs`; the SDK's\n\
-         `{kind}::Plugin` trait gives every function you do not write the default of a Slurm\n\
-         plugin that does nothing there.\n\n\
+         Made by `slurm-wasm new` from slurm-wasm's example: {}. Edit `src/lib.rs`; {base}.\n\n\
          ```sh\n\
          cargo test                                          # native: the contract functions on Export<P>\n\
          cargo build --release --target wasm32-wasip2        # the component\n\
@@ -239,9 +282,9 @@ fn readme(package: &str, plugin_type: &str, template: &Template, crate_ident: &s
          {slot}\n\
          wasm = \"/path/to/{crate_ident}.wasm\"\n\
          {grants}\
+         {inner}\
          ```\n",
         template.what,
-        kind = template.kind,
     )
 }
 
@@ -615,14 +658,18 @@ fn lang_readme(lang: Lang, kind: &str, plugin_type: &str, wasm: &str) -> String 
 
 /// The README's line on running a plugin of `kind`, built to `wasm`, in
 /// the simulator (empty for the kinds `simulate` does not take).
-fn simulate_line(kind: &str, wasm: &str) -> String {
-    match kind {
+fn simulate_line(id: &str, wasm: &str) -> String {
+    match id {
         "priority" => format!(
             "In the simulator: `slurm-wasm simulate --policy select/cons_tres,priority={wasm}`.\n\n"
         ),
         "select" => format!(
             "In the simulator, against select/linear: `slurm-wasm simulate --policy \
              select/linear,priority/basic --policy select={wasm},priority/basic`.\n\n"
+        ),
+        "select-wrapper" => format!(
+            "In the simulator, against select/cons_tres alone: `slurm-wasm simulate --policy \
+             select/cons_tres,priority/basic --policy select={wasm}+select/cons_tres,priority/basic`.\n\n"
         ),
         _ => String::new(),
     }
