@@ -73,6 +73,7 @@ pub struct InnerNodeinfo(Handle);
 /// The host side of a wrapper's imported `select-jobinfo`.
 pub struct InnerJobinfo(Handle);
 
+#[derive(Clone, Copy)]
 struct Handle {
     info: Opaque,
     instance: u64,
@@ -188,11 +189,7 @@ impl HostState {
         &mut self,
         this: &Resource<T>,
     ) -> wasmtime::Result<Result<Opaque, PluginError>> {
-        let handle = self.table().get(this)?.handle();
-        let handle = Handle {
-            info: handle.info,
-            instance: handle.instance,
-        };
+        let handle = *self.table().get(this)?.handle();
         Ok(self.live_info(&handle))
     }
 
@@ -361,19 +358,55 @@ impl imp::Host for HostState {
 }
 
 impl HostState {
-    /// Pushes a new inner record for the wrapper, as `wrap` makes it.
+    /// The wrapper's handle on the new inner record `info`, as `wrap`
+    /// makes it.
+    fn push_record<T: Send + 'static>(
+        &mut self,
+        info: Opaque,
+        wrap: fn(Handle) -> T,
+    ) -> wasmtime::Result<Resource<T>> {
+        let handle = wrap(self.new_handle(info));
+        Ok(self.table().push(handle)?)
+    }
+
+    /// [`HostState::push_record`] for a record the inner plugin may
+    /// refuse to make (its error goes to the wrapper).
     fn push_info<T: Send + 'static>(
         &mut self,
         made: Result<Opaque, PluginError>,
         wrap: fn(Handle) -> T,
     ) -> Answer<Resource<T>> {
         match made {
-            Ok(info) => {
-                let handle = wrap(self.new_handle(info));
-                Ok(Ok(self.table().push(handle)?))
-            }
+            Ok(info) => Ok(Ok(self.push_record(info, wrap)?)),
             Err(e) => Ok(Err(e)),
         }
+    }
+
+    /// [`HostState::forward`] of a call on the inner record behind `this`;
+    /// a record of an earlier inner instance gets its error without a call.
+    fn forward_on<T: Record, R>(
+        &mut self,
+        this: &Resource<T>,
+        call: impl FnOnce(&SelectPlugin, Opaque) -> Result<R, CallError>,
+    ) -> Answer<R> {
+        match self.info_of(this)? {
+            Ok(info) => self.forward(|p| call(p, info)),
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    /// [`HostState::forward_infallible`] of a call on the inner record
+    /// behind `this`, for functions without an error result: a record of
+    /// an earlier inner instance traps the wrapper's call.
+    fn forward_infallible_on<T: Record, R>(
+        &mut self,
+        this: &Resource<T>,
+        call: impl FnOnce(&SelectPlugin, Opaque) -> Result<R, CallError>,
+    ) -> wasmtime::Result<R> {
+        let info = self
+            .info_of(this)?
+            .map_err(|e| wasmtime::Error::msg(e.message))?;
+        self.forward_infallible(|p| call(p, info))
     }
 
     /// Frees the inner record of a dropped handle (a record of an earlier
@@ -389,16 +422,11 @@ impl HostState {
 impl imp::HostSelectNodeinfo for HostState {
     fn new(&mut self) -> wasmtime::Result<Resource<InnerNodeinfo>> {
         let info = self.forward_infallible(|p| p.nodeinfo_alloc())?;
-        let handle = InnerNodeinfo(self.new_handle(info));
-        Ok(self.table().push(handle)?)
+        self.push_record(info, InnerNodeinfo)
     }
 
     fn pack(&mut self, this: Resource<InnerNodeinfo>, protocol_version: u16) -> Answer<Vec<u8>> {
-        let info = match self.info_of(&this)? {
-            Ok(info) => info,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.forward(|p| p.nodeinfo_pack(info, protocol_version))
+        self.forward_on(&this, |p, info| p.nodeinfo_pack(info, protocol_version))
     }
 
     fn unpack(&mut self, data: Vec<u8>, protocol_version: u16) -> Answer<Resource<InnerNodeinfo>> {
@@ -412,11 +440,9 @@ impl imp::HostSelectNodeinfo for HostState {
         field: imp::NodeinfoField,
         state: u32,
     ) -> Answer<imp::NodeinfoValue> {
-        let info = match self.info_of(&this)? {
-            Ok(info) => info,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.forward(|p| p.nodeinfo_get(info, field.into(), state).map(Into::into))
+        self.forward_on(&this, |p, info| {
+            p.nodeinfo_get(info, field.into(), state).map(Into::into)
+        })
     }
 
     fn drop(&mut self, this: Resource<InnerNodeinfo>) -> wasmtime::Result<()> {
@@ -428,25 +454,16 @@ impl imp::HostSelectNodeinfo for HostState {
 impl imp::HostSelectJobinfo for HostState {
     fn new(&mut self) -> wasmtime::Result<Resource<InnerJobinfo>> {
         let info = self.forward_infallible(|p| p.jobinfo_alloc())?;
-        let handle = InnerJobinfo(self.new_handle(info));
-        Ok(self.table().push(handle)?)
+        self.push_record(info, InnerJobinfo)
     }
 
     fn copy(&mut self, this: Resource<InnerJobinfo>) -> wasmtime::Result<Resource<InnerJobinfo>> {
-        let info = self
-            .info_of(&this)?
-            .map_err(|e| wasmtime::Error::msg(e.message))?;
-        let copy = self.forward_infallible(|p| p.jobinfo_copy(info))?;
-        let handle = InnerJobinfo(self.new_handle(copy));
-        Ok(self.table().push(handle)?)
+        let copy = self.forward_infallible_on(&this, |p, info| p.jobinfo_copy(info))?;
+        self.push_record(copy, InnerJobinfo)
     }
 
     fn pack(&mut self, this: Resource<InnerJobinfo>, protocol_version: u16) -> Answer<Vec<u8>> {
-        let info = match self.info_of(&this)? {
-            Ok(info) => info,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.forward(|p| p.jobinfo_pack(info, protocol_version))
+        self.forward_on(&this, |p, info| p.jobinfo_pack(info, protocol_version))
     }
 
     fn unpack(&mut self, data: Vec<u8>, protocol_version: u16) -> Answer<Resource<InnerJobinfo>> {
@@ -459,11 +476,9 @@ impl imp::HostSelectJobinfo for HostState {
         this: Resource<InnerJobinfo>,
         field: imp::JobinfoField,
     ) -> Answer<imp::JobinfoValue> {
-        let info = match self.info_of(&this)? {
-            Ok(info) => info,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.forward(|p| p.jobinfo_get(info, field.into()).map(Into::into))
+        self.forward_on(&this, |p, info| {
+            p.jobinfo_get(info, field.into()).map(Into::into)
+        })
     }
 
     fn set(
@@ -472,12 +487,8 @@ impl imp::HostSelectJobinfo for HostState {
         field: imp::JobinfoField,
         value: imp::JobinfoValue,
     ) -> Answer<()> {
-        let info = match self.info_of(&this)? {
-            Ok(info) => info,
-            Err(e) => return Ok(Err(e)),
-        };
         let value = value.into();
-        self.forward(|p| p.jobinfo_set(info, field.into(), &value))
+        self.forward_on(&this, |p, info| p.jobinfo_set(info, field.into(), &value))
     }
 
     fn to_string(
@@ -485,10 +496,7 @@ impl imp::HostSelectJobinfo for HostState {
         this: Resource<InnerJobinfo>,
         mode: imp::SprintMode,
     ) -> wasmtime::Result<String> {
-        let info = self
-            .info_of(&this)?
-            .map_err(|e| wasmtime::Error::msg(e.message))?;
-        self.forward_infallible(|p| p.jobinfo_to_string(info, mode.into()))
+        self.forward_infallible_on(&this, |p, info| p.jobinfo_to_string(info, mode.into()))
     }
 
     fn drop(&mut self, this: Resource<InnerJobinfo>) -> wasmtime::Result<()> {

@@ -187,12 +187,11 @@ impl PolicySpec {
             let mut layers = part.split('+').map(str::trim);
             let part = layers.next().unwrap_or_default();
             let inner: Vec<PluginSource> = layers
-                .map(|layer| match layer.strip_prefix("select=").unwrap_or(layer) {
-                    l if l.starts_with("select/") => Ok(PluginSource::Bundled(l.to_owned())),
-                    l if l.ends_with(".wasm") => Ok(PluginSource::File(PathBuf::from(l))),
-                    l => Err(fail(format!(
-                        "`{l}` is neither a select/ plugin type nor a .wasm file (the inner plugins of a select wrapper, after `+`)"
-                    ))),
+                .map(|layer| {
+                    select_layer(layer).ok_or_else(|| fail(format!(
+                        "`{}` is neither a select/ plugin type nor a .wasm file (the inner plugins of a select wrapper, after `+`)",
+                        layer.strip_prefix("select=").unwrap_or(layer)
+                    )))
                 })
                 .collect::<Result<_, _>>()?;
             let wrapper = !inner.is_empty();
@@ -203,12 +202,10 @@ impl PolicySpec {
                 select_inner = inner;
             }
             let (slot, source) = if wrapper {
-                let path = part.strip_prefix("select=").unwrap_or(part);
-                let source = if path.starts_with("select/") {
-                    PluginSource::Bundled(path.to_owned())
-                } else {
-                    PluginSource::File(PathBuf::from(path))
-                };
+                // The wrapper itself: any path names its file.
+                let source = select_layer(part).unwrap_or_else(|| {
+                    PluginSource::File(PathBuf::from(part.strip_prefix("select=").unwrap_or(part)))
+                });
                 (Some(PluginKind::Select), source)
             } else if let Some(path) = part.strip_prefix("select=") {
                 (
@@ -286,20 +283,8 @@ impl PolicySpec {
             reason,
         };
         let layers = self.select_layers();
-        for layer in &layers {
-            if let PluginSource::Bundled(name) = layer {
-                if slurm_wasm_bundled::find(name).is_none() {
-                    return Err(fail(format!(
-                        "no bundled plugin {name} in this build (bundled: {})",
-                        slurm_wasm_bundled::names()
-                    )));
-                }
-            }
-            if let PluginSource::File(path) = layer {
-                if !path.is_file() {
-                    return Err(fail(format!("{}: no such file", path.display())));
-                }
-            }
+        if let Some(reason) = layers.iter().find_map(missing) {
+            return Err(fail(reason));
         }
         let host = Host::new(HostOptions {
             cache_dir: self.cache_dir.clone(),
@@ -365,11 +350,25 @@ impl PolicySpec {
 /// cannot: a file is loaded once in a throwaway host, so an unreadable or
 /// malformed file, or a plugin of another kind, is refused before any
 /// replay starts.
-fn component_unusable(
-    source: &PluginSource,
-    slot: PluginKind,
-    cache_dir: Option<PathBuf>,
-) -> Option<String> {
+/// A layer of a select stack: `select=FILE`, `FILE.wasm` or a bundled
+/// `select/` type; `None` for anything else.
+fn select_layer(text: &str) -> Option<PluginSource> {
+    let (named, path) = match text.strip_prefix("select=") {
+        Some(path) => (true, path),
+        None => (false, text),
+    };
+    if path.starts_with("select/") {
+        Some(PluginSource::Bundled(path.to_owned()))
+    } else if named || path.ends_with(".wasm") {
+        Some(PluginSource::File(PathBuf::from(path)))
+    } else {
+        None
+    }
+}
+
+/// Why `source` cannot be found: a bundled type this build lacks, or a
+/// file that is not there.
+fn missing(source: &PluginSource) -> Option<String> {
     match source {
         PluginSource::Bundled(name) if slurm_wasm_bundled::find(name).is_none() => Some(format!(
             "no bundled plugin {name} in this build (bundled: {})",
@@ -378,6 +377,19 @@ fn component_unusable(
         PluginSource::File(path) if !path.is_file() => {
             Some(format!("{}: no such file", path.display()))
         }
+        _ => None,
+    }
+}
+
+fn component_unusable(
+    source: &PluginSource,
+    slot: PluginKind,
+    cache_dir: Option<PathBuf>,
+) -> Option<String> {
+    if let Some(reason) = missing(source) {
+        return Some(reason);
+    }
+    match source {
         PluginSource::File(_) => {
             let host = match Host::new(HostOptions {
                 cache_dir,
