@@ -11,12 +11,13 @@ use slurm_wasm_guest_build::{build, Guest};
 
 /// Each bundled plugin: its type, its kind (a `PluginKind` variant) and its
 /// package under `guests/`.
-const PLUGINS: [(&str, &str, &str); 8] = [
+const PLUGINS: [(&str, &str, &str); 9] = [
     ("priority/basic", "Priority", "priority-basic"),
     ("priority/multifactor", "Priority", "priority-multifactor"),
     ("task/affinity", "Task", "task-affinity"),
     ("select/cons_tres", "Select", "select-cons-tres"),
     ("select/linear", "Select", "select-linear"),
+    ("select/cray_aries", "Select", "select-cray-aries"),
     ("task/none", "Task", "task-none"),
     ("gres/gpu", "Gres", "gres-gpu"),
     ("gres/mps", "Gres", "gres-mps"),

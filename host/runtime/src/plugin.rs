@@ -18,7 +18,7 @@ use crate::bundled;
 use crate::capabilities::{Grants, Services};
 use crate::engine::{Host, Shared};
 use crate::error::{capability_name, CallError, LoadError, UnknownName};
-use crate::kinds::inner_select::{extend_deadline, Inner, InnerFailure};
+use crate::kinds::inner_select::{extend_deadline, Inner, InnerFailure, Wiring};
 use crate::kinds::select::SelectPlugin;
 use crate::limits::{FailurePolicy, Limits};
 use crate::plugin_log::LogBudget;
@@ -387,7 +387,7 @@ pub(crate) struct PluginCore<K: Kind> {
     log: Arc<LogBudget>,
     /// A select wrapper's inner plugin, which every instance's imported
     /// `select` forwards to ([`crate::kinds::inner_select`]).
-    inner_select: Option<Arc<SelectPlugin>>,
+    inner_select: Option<Arc<Wiring>>,
     /// Instances started so far: a record (nodeinfo, jobinfo) is valid
     /// only in the instance whose number was current when it was made.
     instances: AtomicU64,
@@ -420,7 +420,7 @@ impl<K: Kind> PluginCore<K> {
         host: &Host,
         source: &PluginSource,
         settings: PluginSettings,
-        inner: Option<Arc<SelectPlugin>>,
+        inner: Option<SelectPlugin>,
     ) -> Result<Self, LoadError> {
         let loaded = load_checked::<K>(host, source, &settings)?;
         match (loaded.wrapper, &inner) {
@@ -455,7 +455,7 @@ impl<K: Kind> PluginCore<K> {
             }),
             fuel_used: AtomicU64::new(0),
             log: Arc::default(),
-            inner_select: inner,
+            inner_select: inner.map(|inner| Arc::new(Wiring::new(inner))),
             instances: AtomicU64::new(0),
         })
     }
@@ -466,8 +466,8 @@ impl<K: Kind> PluginCore<K> {
     }
 
     /// A select wrapper's inner plugin.
-    pub(crate) fn inner(&self) -> Option<&Arc<SelectPlugin>> {
-        self.inner_select.as_ref()
+    pub(crate) fn inner(&self) -> Option<&Wiring> {
+        self.inner_select.as_deref()
     }
 
     /// The fuel all calls have used since the plugin was loaded, faulted
@@ -1343,6 +1343,10 @@ fn check_imports(
         }
         if interface == "select" && slot == PluginKind::Select {
             wrapper = true;
+            continue;
+        }
+        // What a wrapper may ask the controller of a job (`wit/select.wit`).
+        if interface == "job-network" && slot == PluginKind::Select {
             continue;
         }
         return Err(LoadError::ForbiddenImport {

@@ -16,7 +16,9 @@
 //! grants beyond `log` and `clock`, and the default failure policy:
 //!
 //! - `SelectType` fills the `select` slot; `select/cons_res` is served by
-//!   `select/cons_tres`, which replaces it. Without `SelectType` no select
+//!   `select/cons_tres`, which replaces it. `select/cray_aries` is a
+//!   wrapper: its inner plugin is the one Slurm's `other_select_init`
+//!   chooses ([`layered_select_inner`]). Without `SelectType` no select
 //!   slot is planned.
 //! - `PriorityType` fills the `priority` slot, `priority/basic` when unset
 //!   (Slurm's default).
@@ -51,7 +53,8 @@ use std::path::PathBuf;
 use crate::slurm_conf::{ConfError, Origin, SlurmConf};
 use slurm_wasm_host::bundled;
 use slurm_wasm_host::capabilities::Grants;
-use slurm_wasm_host::host_config::{HostConfig, PluginConfig};
+use slurm_wasm_host::bindings::types::SelectTypeParams;
+use slurm_wasm_host::host_config::{HostConfig, PluginConfig, DEFAULT_PROBATION_CALLS};
 use slurm_wasm_host::kinds::gres::GresPlugin;
 use slurm_wasm_host::kinds::priority::PriorityPlugin;
 use slurm_wasm_host::kinds::select::SelectPlugin;
@@ -208,16 +211,33 @@ pub fn plan(
             _ => Vec::new(),
         };
         for (slot_name, plugin_type, chosen_by) in choices {
+            let settings = PluginSettings {
+                limits: config.defaults.clone(),
+                grants: Grants::none(),
+                failure: FailurePolicy::default(),
+                accept_state_from: Vec::new(),
+            };
+            let inner = match (slot, slurm) {
+                (PluginKind::Select, Some(conf)) if plugin_type == CRAY_ARIES => {
+                    Some(Box::new(PluginConfig {
+                        kind: PluginKind::Select,
+                        source: PluginSource::Bundled(
+                            layered_select_inner(select_type_parameters(conf)?).to_owned(),
+                        ),
+                        settings: settings.clone(),
+                        record: None,
+                        shadows: Vec::new(),
+                        probation_calls: DEFAULT_PROBATION_CALLS,
+                        inner: None,
+                    }))
+                }
+                _ => None,
+            };
             let slurm_choice = PlannedPlugin {
                 slot,
                 source: PluginSource::Bundled(plugin_type),
-                settings: PluginSettings {
-                    limits: config.defaults.clone(),
-                    grants: Grants::none(),
-                    failure: FailurePolicy::default(),
-                    accept_state_from: Vec::new(),
-                },
-                inner: None,
+                settings,
+                inner,
                 chosen_by,
                 slot_name,
             };
@@ -230,6 +250,33 @@ pub fn plan(
         }
     }
     Ok(planned)
+}
+
+/// The select plugin that runs over another (`select/cray_aries`).
+const CRAY_ARIES: &str = "select/cray_aries";
+
+/// The plugin a layering select plugin (`select/cray_aries`) runs over, as
+/// Slurm's `other_select_init` (src/plugins/select/other/other_select.c)
+/// chooses it from `SelectTypeParameters`: `OTHER_CONS_RES` gives
+/// select/cons_res, served here by select/cons_tres, as is
+/// `OTHER_CONS_TRES`; neither gives select/linear.
+pub fn layered_select_inner(params: SelectTypeParams) -> &'static str {
+    if params.intersects(SelectTypeParams::OTHER_CONS_RES | SelectTypeParams::OTHER_CONS_TRES) {
+        "select/cons_tres"
+    } else {
+        "select/linear"
+    }
+}
+
+/// `SelectTypeParameters` of `conf` (none when unset).
+fn select_type_parameters(conf: &SlurmConf) -> Result<SelectTypeParams, ConfError> {
+    let key = "SelectTypeParameters";
+    match (conf.options.get(key), conf.options.origin(key)) {
+        (Some(value), Some(origin)) => {
+            crate::option_flags::select_type_params(value).map_err(|e| origin.error(e))
+        }
+        _ => Ok(SelectTypeParams::empty()),
+    }
 }
 
 /// The slots `slurm.conf` fills for one kind: slot name, plugin type and
@@ -596,23 +643,49 @@ mod tests {
 
     #[test]
     fn a_plugin_missing_from_this_build_is_refused_with_its_line() {
-        let conf = slurm("ClusterName=c\n\nSelectType=select/cray_aries\n");
+        let conf = slurm("ClusterName=c\n\nSelectType=select/bluegene\n");
         let plan = plan(&HostConfig::default(), Some(&conf)).unwrap();
-        assert_eq!(plan[0].source, bundled("select/cray_aries"));
+        assert_eq!(plan[0].source, bundled("select/bluegene"));
         let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
         let error = load_all(&host, &plan)
             .err()
-            .expect("select/cray_aries is not bundled");
+            .expect("select/bluegene is not bundled");
         assert!(matches!(error, SetupError::NotBundled { .. }), "{error:?}");
         assert_eq!(
             error.to_string(),
             format!(
-                "slurm.conf:3: SelectType=select/cray_aries: no bundled plugin select/cray_aries in this build \
+                "slurm.conf:3: SelectType=select/bluegene: no bundled plugin select/bluegene in this build \
                  (bundled: {}); name a .wasm for the select slot in the host configuration \
                  ([plugins.select] wasm = \"...\")",
                 slurm_wasm_bundled::names()
             )
         );
+    }
+
+    /// `other_select_init` (src/plugins/select/other/other_select.c): the
+    /// plugin select/cray_aries runs over follows SelectTypeParameters.
+    #[test]
+    fn select_cray_aries_runs_over_the_plugin_slurm_chooses() {
+        for (params, inner) in [
+            ("", "select/linear"),
+            ("SelectTypeParameters=CR_Memory\n", "select/linear"),
+            ("SelectTypeParameters=CR_Core_Memory,other_cons_tres\n", "select/cons_tres"),
+            ("SelectTypeParameters=CR_Core,other_cons_res\n", "select/cons_tres"),
+        ] {
+            let conf = slurm(&format!("ClusterName=c\nSelectType=select/cray_aries\n{params}"));
+            let plan = plan(&HostConfig::default(), Some(&conf)).unwrap();
+            assert_eq!(plan[0].source, bundled("select/cray_aries"));
+            let planned_inner = plan[0].inner.as_ref().expect("an inner plugin");
+            assert_eq!(planned_inner.source, bundled(inner), "{params}");
+            let host = Host::new(slurm_wasm_bundled::host_options()).unwrap();
+            let loaded = load_all(&host, &plan).unwrap();
+            let select = loaded.select.expect("a select plugin");
+            assert_eq!(select.identity().plugin_type, "select/cray_aries");
+            assert_eq!(
+                select.inner().expect("a wrapper").identity().plugin_type,
+                inner
+            );
+        }
     }
 
     #[test]

@@ -32,15 +32,21 @@ pub mod bindings {
 pub use wrapper::*;
 
 /// Exports a type implementing [`Wrapper`] as the component's select
-/// plugin, over the inner plugin the host wires to its imported `select`.
-/// Expands to nothing outside `wasm32`, so the crate also builds natively
-/// for tests.
+/// plugin, over the inner plugin the host wires to its imported `select`:
+/// `export_select_wrapper!(T)` exports the inner plugin's jobinfo records,
+/// `export_select_wrapper!(T, jobinfo = J)` the wrapper's own (`J`
+/// implements the world's `GuestSelectJobinfo`, usually around an
+/// [`InnerJobinfo`]). Expands to nothing outside `wasm32`, so the crate
+/// also builds natively for tests.
 #[macro_export]
 macro_rules! export_select_wrapper {
     ($ty:ty) => {
+        $crate::export_select_wrapper!($ty, jobinfo = $crate::InnerJobinfo);
+    };
+    ($ty:ty, jobinfo = $jobinfo:ty) => {
         $crate::sdk::__plugin_state!($ty);
         #[cfg(target_arch = "wasm32")]
-        type __SlurmWasmSelectWrapperExport = $crate::Export<$ty>;
+        type __SlurmWasmSelectWrapperExport = $crate::Export<$ty, $jobinfo>;
         #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_select_wrapper!(__SlurmWasmSelectWrapperExport with_types_in $crate::bindings);
     };

@@ -13,8 +13,14 @@
 //! What the adapter ([`Export`]) does around the wrapper's functions:
 //! `init` initialises the inner plugin with the same configuration first,
 //! then [`Wrapper::init`]; `fini` runs [`Wrapper::fini`], then the inner
-//! plugin's. The nodeinfo and jobinfo records are the inner plugin's
-//! ([`InnerNodeinfo`], [`InnerJobinfo`]).
+//! plugin's. The nodeinfo records are the inner plugin's
+//! ([`InnerNodeinfo`]); so are the jobinfo records ([`InnerJobinfo`]),
+//! unless the wrapper exports its own
+//! (`export_select_wrapper!(T, jobinfo = J)`, as select/cray_aries keeps
+//! a job's counter mode and blades in its jobinfo around the inner one's).
+//!
+//! [`job_network`] is what the controller holds as a job's `--network`
+//! (the world's `job-network` import).
 //!
 //! A Slurm error of the inner plugin comes back from [`Inner`] as an
 //! [`Error`] with its code, for the wrapper to pass on (the default) or
@@ -370,11 +376,39 @@ impl Inner {
     }
 }
 
+/// Job `job_id`'s `--network` as the controller holds it (Slurm's
+/// `job_record_t.network`, which it hands the select plugin as
+/// `SELECT_JOBDATA_NETWORK`): none when the job gave none or the
+/// controller did not tell the host of the job. Outside `wasm32` (native
+/// unit tests) there is no controller: always none.
+pub fn job_network(job_id: u32) -> Option<String> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::bindings::slurm::plugin::job_network::network(job_id);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = job_id;
+        None
+    }
+}
+
 /// The inner plugin's `select-nodeinfo`, exported as the wrapper's own.
 pub struct InnerNodeinfo(imp::SelectNodeinfo);
 
-/// The inner plugin's `select-jobinfo`, exported as the wrapper's own.
+/// The inner plugin's `select-jobinfo`: exported as the wrapper's own, or
+/// held inside the wrapper's own jobinfo type.
 pub struct InnerJobinfo(imp::SelectJobinfo);
+
+impl InnerJobinfo {
+    /// A new record of the inner plugin (`select_p_select_jobinfo_alloc`).
+    pub fn alloc() -> Self {
+        InnerJobinfo(imp::SelectJobinfo::new())
+    }
+
+    /// The inner plugin's unpack of `data`, as a record to hold.
+    pub fn unpack_inner(data: &[u8], protocol_version: u16) -> Result<Self, PluginError> {
+        imp::SelectJobinfo::unpack(data, protocol_version).map(InnerJobinfo)
+    }
+}
 
 impl ex::GuestSelectNodeinfo for InnerNodeinfo {
     fn new() -> Self {
@@ -426,9 +460,10 @@ impl ex::GuestSelectJobinfo for InnerJobinfo {
     }
 }
 
-/// A [`Wrapper`] as the `select-wrapper` world's guest: what
-/// `export_select_wrapper!(W)` exports.
-pub struct Export<W>(std::marker::PhantomData<W>);
+/// A [`Wrapper`] as the `select-wrapper` world's guest, with `J` as its
+/// jobinfo records: what `export_select_wrapper!(W)` (the inner plugin's
+/// records) and `export_select_wrapper!(W, jobinfo = J)` export.
+pub struct Export<W, J = InnerJobinfo>(std::marker::PhantomData<(W, J)>);
 
 fn with<W: Wrapper + HasState, R>(
     f: impl FnOnce(&mut W) -> Result<R, Error>,
@@ -436,15 +471,15 @@ fn with<W: Wrapper + HasState, R>(
     W::state().with(W::TYPE, f).map_err(Into::into)
 }
 
-impl<W: Wrapper + HasState> crate::bindings::Guest for Export<W> {
+impl<W: Wrapper + HasState, J: 'static> crate::bindings::Guest for Export<W, J> {
     fn describe() -> PluginIdentity {
         W::identity()
     }
 }
 
-impl<W: Wrapper + HasState> ex::Guest for Export<W> {
+impl<W: Wrapper + HasState, J: ex::GuestSelectJobinfo> ex::Guest for Export<W, J> {
     type SelectNodeinfo = InnerNodeinfo;
-    type SelectJobinfo = InnerJobinfo;
+    type SelectJobinfo = J;
 
     fn init(config: SelectConfig) -> Result<(), PluginError> {
         imp::init(&config.clone().into())?;

@@ -20,6 +20,13 @@
 //!   plugin's failure policy has already counted it, and the wrapper's
 //!   does not ([`crate::plugin`]).
 //!
+//! # Jobs' networks
+//!
+//! The wrapper's imported `job-network` answers from the table the
+//! controller keeps with [`SelectPlugin::set_job_network`] (Slurm's
+//! `SELECT_JOBDATA_NETWORK`): one table per wrapper, outside its
+//! instances, so a restarted instance reads the same answers.
+//!
 //! # Handles
 //!
 //! A wrapper's imported `select-nodeinfo` and `select-jobinfo` are the
@@ -27,11 +34,13 @@
 //! once the inner plugin restarted, using one is a plugin error
 //! (`EINVAL`) rather than a call on a record that no longer exists.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Linker, Resource};
 
+use crate::bindings::select_wrapper::slurm::plugin::job_network;
 use crate::bindings::select_wrapper::slurm::plugin::select as imp;
 use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, Step};
 use crate::error::CallError;
@@ -42,19 +51,49 @@ use crate::store::HostState;
 /// `EINVAL`, what a call on a record of a restarted inner instance gets.
 const EINVAL: i32 = 22;
 
-/// The inner plugin of a wrapper's instance, and the wrapper's credit of
-/// time spent in it.
+/// What a wrapper is wired to, shared by its instances: the inner plugin
+/// and the jobs' networks its `job-network` import answers from.
+pub(crate) struct Wiring {
+    pub(crate) plugin: Arc<SelectPlugin>,
+    networks: Mutex<HashMap<u32, String>>,
+}
+
+impl Wiring {
+    pub(crate) fn new(plugin: SelectPlugin) -> Self {
+        Wiring {
+            plugin: Arc::new(plugin),
+            networks: Mutex::default(),
+        }
+    }
+
+    /// Records job `job_id`'s network (none forgets it).
+    pub(crate) fn set_network(&self, job_id: u32, network: Option<&str>) {
+        let mut networks = self.networks.lock().unwrap_or_else(|e| e.into_inner());
+        match network {
+            Some(network) => networks.insert(job_id, network.to_owned()),
+            None => networks.remove(&job_id),
+        };
+    }
+
+    fn network(&self, job_id: u32) -> Option<String> {
+        let networks = self.networks.lock().unwrap_or_else(|e| e.into_inner());
+        networks.get(&job_id).cloned()
+    }
+}
+
+/// The wiring of a wrapper's instance, and the wrapper's credit of time
+/// spent in its inner plugin.
 pub(crate) struct Inner {
-    plugin: Arc<SelectPlugin>,
+    wiring: Arc<Wiring>,
     /// Epoch ticks spent in inner calls since the wrapper's deadline was
     /// last extended ([`extend_deadline`]).
     credit_ticks: u64,
 }
 
 impl Inner {
-    pub(crate) fn new(plugin: Arc<SelectPlugin>) -> Self {
+    pub(crate) fn new(wiring: Arc<Wiring>) -> Self {
         Inner {
-            plugin,
+            wiring,
             credit_ticks: 0,
         }
     }
@@ -99,7 +138,16 @@ impl Record for InnerJobinfo {
 /// Adds the imported `select` of the `select-wrapper` world to a select
 /// linker: components that do not import it are unaffected.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-    imp::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)
+    imp::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)?;
+    job_network::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)
+}
+
+impl job_network::Host for HostState {
+    /// What the controller told the wrapper's plugin of the job; none
+    /// outside a wrapper's call.
+    fn network(&mut self, job_id: u32) -> Option<String> {
+        self.inner.as_ref()?.wiring.network(job_id)
+    }
 }
 
 /// The epoch-deadline callback of a wrapper's store: a deadline reached
@@ -134,7 +182,7 @@ impl HostState {
                 "called its inner plugin outside a call (from its start function or describe)",
             ));
         };
-        let plugin = inner.plugin.clone();
+        let plugin = inner.wiring.plugin.clone();
         let started = Instant::now();
         let result = call(&plugin);
         let spent = started.elapsed();
@@ -173,7 +221,7 @@ impl HostState {
 
     /// The instance generation of the inner plugin now.
     fn inner_instance(&self) -> u64 {
-        self.inner.as_ref().map_or(0, |i| i.plugin.instance())
+        self.inner.as_ref().map_or(0, |i| i.wiring.plugin.instance())
     }
 
     fn new_handle(&mut self, info: Opaque) -> Handle {

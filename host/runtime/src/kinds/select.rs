@@ -1,7 +1,6 @@
 //! The typed select API: [`SelectPlugin`]. The host keeps a copy of the
 //! node table (from `node-init` and node updates) to check allocations.
 
-use std::sync::Arc;
 
 use wasmtime::component::ResourceAny;
 
@@ -214,7 +213,7 @@ impl SelectPlugin {
         inner: SelectPlugin,
     ) -> Result<Self, LoadError> {
         Ok(SelectPlugin {
-            core: PluginCore::load_over(host, source, settings, Some(Arc::new(inner)))?,
+            core: PluginCore::load_over(host, source, settings, Some(inner))?,
         })
     }
 
@@ -262,7 +261,20 @@ impl SelectPlugin {
 
     /// The inner plugin, when this is a wrapper.
     pub fn inner(&self) -> Option<&SelectPlugin> {
-        self.core.inner().map(|inner| &**inner)
+        self.core.inner().map(|wiring| &*wiring.plugin)
+    }
+
+    /// Tells a wrapper, and each wrapper under it, job `job_id`'s
+    /// `--network` (`select_g_select_jobinfo_set(SELECT_JOBDATA_NETWORK)`,
+    /// which slurmctld calls when it creates or updates the job): what the
+    /// wrappers' `job-network` import answers for it from now on, across
+    /// restarts. `None` forgets the job. A plugin that is no wrapper cannot
+    /// ask, so nothing is kept for it.
+    pub fn set_job_network(&self, job_id: u32, network: Option<&str>) {
+        if let Some(wiring) = self.core.inner() {
+            wiring.set_network(job_id, network);
+            wiring.plugin.set_job_network(job_id, network);
+        }
     }
 
     /// The number of the instance serving now: records made by an earlier
