@@ -22,6 +22,7 @@ mod priority_multifactor;
 mod select_anchor;
 mod select_cli;
 mod select_cons_tres;
+mod select_cray_aries;
 mod select_linear;
 mod select_wrapper;
 mod simulate;

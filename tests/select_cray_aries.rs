@@ -1,0 +1,289 @@
+//! select/cray_aries (issue 33): Slurm 22.05.8's Cray/Aries plugin, built
+//! without ALPS, as a bundled select wrapper over select/linear or
+//! select/cons_tres. Each test names the function of
+//! src/plugins/select/cray_aries/select_cray_aries.c it follows and the
+//! case of docs/cray-aries.md §11 it checks; the differential on the
+//! anchor's recordings (no job asks for counters there, so every decision
+//! is the inner plugin's) is in `select_anchor`.
+//!
+//! Nodes `nid0`..`nid7`: a node's blade is its number mod 4, so blade 0
+//! is {nid0, nid4}, blade 1 {nid1, nid5}, and so on. The controller tells
+//! the plugin each job's `--network` with `SelectPlugin::set_job_network`
+//! (slurmctld's `SELECT_JOBDATA_NETWORK`), which the wrapper reads through
+//! its `job-network` import.
+
+use slurm_wasm_host::kinds::select::{
+    JobTestFlags, JobTestMode, JobTestRequest, JobinfoField, JobinfoValue, SelectConfig,
+};
+use slurm_wasm_host::types::{Job, JobState, Node, SelectTypeParams, ShareRequest};
+use slurm_wasm_host::{fixtures, CallError, Host, PluginSettings, PluginSource, SelectPlugin};
+
+/// `SLURM_NO_CHANGE_IN_DATA`.
+const NO_CHANGE: i32 = 1900;
+
+fn nodes() -> Vec<Node> {
+    (0..8)
+        .map(|i| fixtures::node(i, &format!("nid{i}"), 1, 4, 1, 1000))
+        .collect()
+}
+
+fn host() -> Host {
+    Host::new(slurm_wasm_bundled::host_options()).expect("host")
+}
+
+fn bundled(plugin_type: &str) -> PluginSource {
+    PluginSource::Bundled(plugin_type.into())
+}
+
+/// The select configuration: one partition of the eight nodes.
+fn config() -> SelectConfig {
+    let mut config = fixtures::select_config();
+    config.partitions = vec![fixtures::partition(0, "p", 8)];
+    config
+}
+
+fn stack(host: &Host, inner: &str) -> SelectPlugin {
+    SelectPlugin::load_stack(
+        host,
+        &[bundled("select/cray_aries"), bundled(inner)],
+        PluginSettings::default(),
+    )
+    .expect("loads")
+}
+
+/// select/cray_aries over `inner`, initialised on [`nodes`].
+fn cray_over(host: &Host, inner: &str) -> SelectPlugin {
+    let plugin = stack(host, inner);
+    let mut config = config();
+    if inner == "select/cons_tres" {
+        config.cluster.select_type_parameters =
+            SelectTypeParams::CORE | SelectTypeParams::MEMORY | SelectTypeParams::OTHER_CONS_TRES;
+    }
+    plugin.init(&config).expect("init");
+    plugin.node_init(&nodes()).expect("node-init");
+    plugin
+}
+
+/// A one-node exclusive job.
+fn job(id: u32) -> Job {
+    let mut job = fixtures::job(id);
+    job.details.min_cpus = 1;
+    job.details.num_tasks = 1;
+    job.details.share = ShareRequest::Exclusive;
+    job
+}
+
+fn request(job: &Job, mode: JobTestMode, candidates: &[u32]) -> JobTestRequest {
+    JobTestRequest {
+        job: job.clone(),
+        candidates: fixtures::bitmap(8, candidates.iter().copied()),
+        min_nodes: 1,
+        max_nodes: 1,
+        req_nodes: 1,
+        mode,
+        flags: JobTestFlags::empty(),
+        preemptee_candidates: Vec::new(),
+        excluded_cores: None,
+    }
+}
+
+/// RUN_NOW on `candidates`: the node, or the plugin's refusal.
+fn place(plugin: &SelectPlugin, job: &Job, candidates: &[u32]) -> Result<Vec<u32>, CallError> {
+    plugin
+        .job_test(&request(job, JobTestMode::RunNow, candidates))
+        .map(|r| fixtures::bits(&r.resources.nodes))
+}
+
+/// Places `job` on `candidates` and begins it; the running job.
+fn start(plugin: &SelectPlugin, mut job: Job, candidates: &[u32]) -> Job {
+    let result = plugin
+        .job_test(&request(&job, JobTestMode::RunNow, candidates))
+        .unwrap_or_else(|e| panic!("job {}: {e}", job.job_id));
+    job.state = JobState::Running;
+    job.end_time = 4_000_000_000;
+    job.time_limit = Some(60);
+    job.resources = Some(result.resources);
+    plugin.job_begin(&job).expect("job-begin");
+    job
+}
+
+fn nodes_of(job: &Job) -> Vec<u32> {
+    fixtures::bits(&job.resources.as_ref().expect("running").nodes)
+}
+
+const ALL: [u32; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+/// `select_p_job_test` (§4.2), `_set_job_running` (§4.3) and
+/// `_remove_job_from_blades` (§4.4); cases §11.4–6: a `blade` job on nid0
+/// marks blade 0 (nid0, nid4); another counter job may not use nid4 (the
+/// inner plugin is asked without it), a job without counters may, and
+/// TEST_ONLY is never filtered; a `system` job needs no node marked. At
+/// the blade job's end the marks go; a running `system` job marks every
+/// node.
+#[test]
+fn counter_jobs_keep_off_the_blades_where_counters_run() {
+    let host = host();
+    let plugin = cray_over(&host, "select/linear");
+    plugin.set_job_network(1, Some("blade"));
+    let a = start(&plugin, job(1), &ALL);
+    assert_eq!(nodes_of(&a), [0]);
+
+    plugin.set_job_network(2, Some("blade"));
+    let refused = place(&plugin, &job(2), &[4]).unwrap_err();
+    assert!(matches!(refused, CallError::Plugin { .. }), "{refused}");
+    assert_eq!(place(&plugin, &job(2), &[4, 5]).unwrap(), [5]);
+    let test_only = plugin
+        .job_test(&request(&job(2), JobTestMode::TestOnly, &[4]))
+        .expect("TEST_ONLY is not filtered");
+    assert_eq!(fixtures::bits(&test_only.resources.nodes), [4]);
+    assert_eq!(place(&plugin, &job(3), &[4]).unwrap(), [4], "no counters: no filter");
+
+    plugin.set_job_network(4, Some("system"));
+    assert!(place(&plugin, &job(4), &ALL).is_err(), "counters run on blade 0");
+    plugin.job_fini(&a).expect("job-fini");
+    let s = start(&plugin, job(4), &ALL);
+    assert_eq!(nodes_of(&s), [0]);
+    assert!(place(&plugin, &job(2), &ALL).is_err(), "a system job marks every node");
+    assert_eq!(place(&plugin, &job(3), &[7]).unwrap(), [7]);
+    plugin.job_fini(&s).expect("job-fini");
+    assert_eq!(place(&plugin, &job(2), &ALL).unwrap(), [0]);
+}
+
+/// The same rules over select/cons_tres (`OTHER_CONS_TRES`, plugin id
+/// 110): the filter runs before the inner plugin, whichever it is.
+#[test]
+fn counter_jobs_are_filtered_over_cons_tres_too() {
+    let host = host();
+    let plugin = cray_over(&host, "select/cons_tres");
+    plugin.set_job_network(1, Some("blade"));
+    let a = start(&plugin, job(1), &[1]);
+    assert_eq!(nodes_of(&a), [1]);
+    plugin.set_job_network(2, Some("blade"));
+    assert!(place(&plugin, &job(2), &[5]).is_err());
+    assert_eq!(place(&plugin, &job(2), &[5, 6]).unwrap(), [6]);
+}
+
+/// `select_p_select_nodeinfo_set_all` (§4.6, §11.19): before any counter
+/// job every call is the inner plugin's (cons_tres answers "no change"
+/// itself when nothing changed); once a counter job began, the first call
+/// refreshes and the following ones are answered by cray alone with
+/// `SLURM_NO_CHANGE_IN_DATA`, even after a job without counters began
+/// (the inner plugin's node data goes stale until the next counter
+/// event, as in C).
+#[test]
+fn nodeinfo_is_refreshed_only_after_counter_events() {
+    let host = host();
+    let plugin = cray_over(&host, "select/cons_tres");
+    let no_change = |plugin: &SelectPlugin| match plugin.nodeinfo_set_all() {
+        Err(CallError::Plugin { code, message, .. }) => {
+            assert_eq!(code, NO_CHANGE);
+            message
+        }
+        other => panic!("expected SLURM_NO_CHANGE_IN_DATA, got {other:?}"),
+    };
+    plugin.nodeinfo_set_all().expect("the first refresh");
+    start(&plugin, job(9), &[7]);
+    plugin.nodeinfo_set_all().expect("no counter event yet: cons_tres refreshes");
+    assert!(!no_change(&plugin).contains("cray"), "cons_tres answered");
+    plugin.set_job_network(1, Some("blade"));
+    start(&plugin, job(1), &ALL);
+    plugin.nodeinfo_set_all().expect("refresh after the counter job began");
+    start(&plugin, job(2), &[6]);
+    assert!(no_change(&plugin).contains("cray_aries"), "cray answered alone");
+}
+
+/// `select_p_select_jobinfo_set`/`_get`/`_pack`/`_copy` (§4.1, §6.2,
+/// §11.11, §11.13, §11.14): the counter mode by exact name, unknown names
+/// ignored; the cleaning word read as "started and not complete"; a copy
+/// is blank; the 22.05 layout of a fresh copy is 11 bytes.
+#[test]
+fn the_jobinfo_keeps_the_counter_mode_and_the_cleaning_word() {
+    let host = host();
+    let plugin = cray_over(&host, "select/linear");
+    let info = plugin.jobinfo_alloc().expect("alloc");
+    let network = |plugin: &SelectPlugin| plugin.jobinfo_get(info, JobinfoField::Network);
+    assert_eq!(network(&plugin).unwrap(), JobinfoValue::Text("none".into()));
+    for (set, now) in [("blade", "blade"), ("Blade", "blade"), ("system", "system"), ("", "none")] {
+        plugin
+            .jobinfo_set(info, JobinfoField::Network, &JobinfoValue::Text(set.into()))
+            .expect("set");
+        assert_eq!(network(&plugin).unwrap(), JobinfoValue::Text(now.into()), "{set}");
+    }
+    for (raw, cleaning) in [(1, true), (3, false), (2, false), (5, true)] {
+        plugin
+            .jobinfo_set(info, JobinfoField::Cleaning, &JobinfoValue::Count(raw))
+            .expect("set");
+        assert_eq!(
+            plugin.jobinfo_get(info, JobinfoField::Cleaning).unwrap(),
+            JobinfoValue::Flag(cleaning),
+            "{raw}"
+        );
+    }
+    // A jobinfo made after node-init has an empty map of the 4 blades.
+    let packed = plugin.jobinfo_pack(info, 0x2600).expect("pack");
+    assert_eq!(&packed[..12], b"\0\0\0\x04\0\0\0\x040x0\0");
+    let copy = plugin.jobinfo_copy(info).expect("copy");
+    assert_eq!(
+        plugin.jobinfo_pack(copy, 0x2600).expect("pack"),
+        [0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 0xff, 0xff, 0xff, 0xfe]
+    );
+    let back = plugin.jobinfo_unpack(&packed, 0x2600).expect("unpack");
+    assert_eq!(
+        plugin.jobinfo_get(back, JobinfoField::Cleaning).unwrap(),
+        JobinfoValue::Flag(true)
+    );
+}
+
+/// `select_p_state_save` / `select_p_state_restore` / `select_p_job_init`
+/// (§7, §11.16–17): a controller restart. The blade state is checked, not
+/// restored; the running `blade` job (saved with its blades) is counted
+/// again at job-init, so its blade stays closed to counter jobs; a
+/// suspended one is not counted.
+#[test]
+fn a_restart_counts_running_counter_jobs_again() {
+    let host = host();
+    let before = cray_over(&host, "select/linear");
+    before.set_job_network(1, Some("blade"));
+    let a = start(&before, job(1), &[1]);
+    before.set_job_network(2, Some("blade"));
+    let mut b = start(&before, job(2), &[2]);
+    b.state = JobState::Suspended;
+    let saved = before.state_save().expect("state-save");
+
+    let after = stack(&host, "select/linear");
+    after.init(&config()).expect("init");
+    after.node_init(&nodes()).expect("node-init");
+    after.state_restore(&saved).expect("state-restore");
+    after.job_init(&[a.clone(), b.clone()]).expect("job-init");
+    // The controller has not told this host of job 3's network yet.
+    after.set_job_network(3, Some("blade"));
+    assert!(place(&after, &job(3), &[5]).is_err(), "blade 1 still marked");
+    assert_eq!(place(&after, &job(3), &[6]).unwrap(), [6], "suspended job 2 not counted");
+}
+
+/// `init` (select.c `select_g_init`, `select_running_linear_based`):
+/// without `OTHER_CONS_RES`/`OTHER_CONS_TRES` the cray plugin counts as
+/// linear-based (plugin id 107), which refuses per-CPU allocation units,
+/// whatever plugin the host wired under it.
+#[test]
+fn without_an_other_cons_flag_per_cpu_units_are_refused() {
+    let host = host();
+    let plugin = stack(&host, "select/cons_tres");
+    let mut config = config();
+    config.cluster.select_type_parameters = SelectTypeParams::CORE | SelectTypeParams::MEMORY;
+    let error = plugin.init(&config).unwrap_err();
+    assert!(error.to_string().contains("CR_(CPU|CORE|SOCKET)"), "{error}");
+}
+
+/// `select_p_node_init` (§3, §11.3): a node name without a number is not
+/// recognisable; slurmctld stops there.
+#[test]
+fn a_node_name_without_a_number_is_refused() {
+    let host = host();
+    let plugin = stack(&host, "select/linear");
+    plugin.init(&config()).expect("init");
+    let mut table = nodes();
+    table[3].name = "login".into();
+    let error = plugin.node_init(&table).unwrap_err();
+    assert!(error.to_string().contains("Node was not recognizable: login"), "{error}");
+}
