@@ -100,7 +100,9 @@ use slurm::{gres_conf, hostlist, slurm_conf};
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::fixtures::{bitmap, bits};
 use slurm_wasm_host::kinds::select::JobTestMode;
-use slurm_wasm_host::types::{GresAllocation, JobResources, JobState, NodeResources, SelectTypeParams};
+use slurm_wasm_host::types::{
+    GresAllocation, JobResources, JobState, NodeResources, SelectTypeParams,
+};
 use slurm_wasm_host::{Host, HostOptions, PluginSettings, PluginSource, SelectPlugin, Services};
 
 /// Whether sbatch's refusal `message` came from the select plugin's submit

@@ -136,14 +136,24 @@ fn counter_jobs_keep_off_the_blades_where_counters_run() {
         .job_test(&request(&job(2), JobTestMode::TestOnly, &[4]))
         .expect("TEST_ONLY is not filtered");
     assert_eq!(fixtures::bits(&test_only.resources.nodes), [4]);
-    assert_eq!(place(&plugin, &job(3), &[4]).unwrap(), [4], "no counters: no filter");
+    assert_eq!(
+        place(&plugin, &job(3), &[4]).unwrap(),
+        [4],
+        "no counters: no filter"
+    );
 
     plugin.set_job_network(4, Some("system"));
-    assert!(place(&plugin, &job(4), &ALL).is_err(), "counters run on blade 0");
+    assert!(
+        place(&plugin, &job(4), &ALL).is_err(),
+        "counters run on blade 0"
+    );
     plugin.job_fini(&a).expect("job-fini");
     let s = start(&plugin, job(4), &ALL);
     assert_eq!(nodes_of(&s), [0]);
-    assert!(place(&plugin, &job(2), &ALL).is_err(), "a system job marks every node");
+    assert!(
+        place(&plugin, &job(2), &ALL).is_err(),
+        "a system job marks every node"
+    );
     assert_eq!(place(&plugin, &job(3), &[7]).unwrap(), [7]);
     plugin.job_fini(&s).expect("job-fini");
     assert_eq!(place(&plugin, &job(2), &ALL).unwrap(), [0]);
@@ -183,13 +193,20 @@ fn nodeinfo_is_refreshed_only_after_counter_events() {
     };
     plugin.nodeinfo_set_all().expect("the first refresh");
     start(&plugin, job(9), &[7]);
-    plugin.nodeinfo_set_all().expect("no counter event yet: cons_tres refreshes");
+    plugin
+        .nodeinfo_set_all()
+        .expect("no counter event yet: cons_tres refreshes");
     assert!(!no_change(&plugin).contains("cray"), "cons_tres answered");
     plugin.set_job_network(1, Some("blade"));
     start(&plugin, job(1), &ALL);
-    plugin.nodeinfo_set_all().expect("refresh after the counter job began");
+    plugin
+        .nodeinfo_set_all()
+        .expect("refresh after the counter job began");
     start(&plugin, job(2), &[6]);
-    assert!(no_change(&plugin).contains("cray_aries"), "cray answered alone");
+    assert!(
+        no_change(&plugin).contains("cray_aries"),
+        "cray answered alone"
+    );
 }
 
 /// `select_p_select_jobinfo_set`/`_get`/`_pack`/`_copy` (§4.1, §6.2,
@@ -203,11 +220,20 @@ fn the_jobinfo_keeps_the_counter_mode_and_the_cleaning_word() {
     let info = plugin.jobinfo_alloc().expect("alloc");
     let network = |plugin: &SelectPlugin| plugin.jobinfo_get(info, JobinfoField::Network);
     assert_eq!(network(&plugin).unwrap(), JobinfoValue::Text("none".into()));
-    for (set, now) in [("blade", "blade"), ("Blade", "blade"), ("system", "system"), ("", "none")] {
+    for (set, now) in [
+        ("blade", "blade"),
+        ("Blade", "blade"),
+        ("system", "system"),
+        ("", "none"),
+    ] {
         plugin
             .jobinfo_set(info, JobinfoField::Network, &JobinfoValue::Text(set.into()))
             .expect("set");
-        assert_eq!(network(&plugin).unwrap(), JobinfoValue::Text(now.into()), "{set}");
+        assert_eq!(
+            network(&plugin).unwrap(),
+            JobinfoValue::Text(now.into()),
+            "{set}"
+        );
     }
     for (raw, cleaning) in [(1, true), (3, false), (2, false), (5, true)] {
         plugin
@@ -257,8 +283,15 @@ fn a_restart_counts_running_counter_jobs_again() {
     after.job_init(&[a.clone(), b.clone()]).expect("job-init");
     // The controller has not told this host of job 3's network yet.
     after.set_job_network(3, Some("blade"));
-    assert!(place(&after, &job(3), &[5]).is_err(), "blade 1 still marked");
-    assert_eq!(place(&after, &job(3), &[6]).unwrap(), [6], "suspended job 2 not counted");
+    assert!(
+        place(&after, &job(3), &[5]).is_err(),
+        "blade 1 still marked"
+    );
+    assert_eq!(
+        place(&after, &job(3), &[6]).unwrap(),
+        [6],
+        "suspended job 2 not counted"
+    );
 }
 
 /// `init` (select.c `select_g_init`, `select_running_linear_based`):
@@ -272,7 +305,10 @@ fn without_an_other_cons_flag_per_cpu_units_are_refused() {
     let mut config = config();
     config.cluster.select_type_parameters = SelectTypeParams::CORE | SelectTypeParams::MEMORY;
     let error = plugin.init(&config).unwrap_err();
-    assert!(error.to_string().contains("CR_(CPU|CORE|SOCKET)"), "{error}");
+    assert!(
+        error.to_string().contains("CR_(CPU|CORE|SOCKET)"),
+        "{error}"
+    );
 }
 
 /// `select_p_node_init` (§3, §11.3): a node name without a number is not
@@ -285,5 +321,10 @@ fn a_node_name_without_a_number_is_refused() {
     let mut table = nodes();
     table[3].name = "login".into();
     let error = plugin.node_init(&table).unwrap_err();
-    assert!(error.to_string().contains("Node was not recognizable: login"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("Node was not recognizable: login"),
+        "{error}"
+    );
 }

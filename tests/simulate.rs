@@ -517,6 +517,46 @@ fn the_lightest_node_set_is_asked_first() {
     }
 }
 
+/// select/cray_aries without counter jobs (a trace has no `--network`)
+/// schedules as its inner plugin: over select/linear (its default) and over
+/// select/cons_tres (`OTHER_CONS_TRES`, which the simulator sets for it).
+#[test]
+fn select_cray_aries_schedules_as_its_inner_plugin_without_counter_jobs() {
+    let c = cluster(
+        "ClusterName=t\n\
+         NodeName=nid[1-4] CPUs=4 RealMemory=1000\n\
+         PartitionName=p Nodes=nid[1-4] Default=YES MaxTime=UNLIMITED\n",
+    );
+    let w = Workload {
+        source: "cray".into(),
+        jobs: vec![
+            job(1, 0, 1, 100, 100),
+            job(2, 0, 2, 100, 100),
+            job(3, 10, 1, 50, 50),
+            job(4, 10, 2, 50, 50),
+        ],
+        ..Workload::default()
+    };
+    for (cray, inner) in [
+        (
+            "select/cray_aries,priority/basic",
+            "select/linear,priority/basic",
+        ),
+        (
+            "select/cray_aries+select/cons_tres,priority/basic",
+            "select/cons_tres,priority/basic",
+        ),
+    ] {
+        let wrapped = simulate(&c, &w, cray);
+        let alone = simulate(&c, &w, inner);
+        assert_eq!(schedule(&wrapped), schedule(&alone), "{cray}");
+        let nodes = |r: &SimResult| -> Vec<String> {
+            r.outcomes.iter().map(|o| o.node_list.clone()).collect()
+        };
+        assert_eq!(nodes(&wrapped), nodes(&alone), "{cray}");
+    }
+}
+
 /// Issue 33: a select wrapper runs in a simulation as a stack
 /// (`wrapper.wasm+select/cons_tres`). examples/select-spare-bigmem over the
 /// bundled cons_tres on four whole-node-sized nodes, n[1-2] with the

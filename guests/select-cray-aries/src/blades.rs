@@ -391,7 +391,9 @@ impl Blades {
             let _job_cnt = u.u32("blade job count")?;
             let nodes = hexmap::unpack(u, "blade nodes")?;
             let Some(nodes) = nodes else {
-                log.push(format!("Blade {id} doesn't have any nodes from the state file!"));
+                log.push(format!(
+                    "Blade {id} doesn't have any nodes from the state file!"
+                ));
                 continue;
             };
             match self.blades.get(i) {
@@ -406,7 +408,9 @@ impl Blades {
                         .iter()
                         .position(|b| b.id == id)
                         .unwrap_or(self.blades.len());
-                    log.push(format!("Blade {id} is no longer at location {i}, but at {at}"));
+                    log.push(format!(
+                        "Blade {id} is no longer at location {i}, but at {at}"
+                    ));
                 }
             }
         }
@@ -416,7 +420,9 @@ impl Blades {
             let npc = u.u8("job network counters")?;
             let map = hexmap::unpack(u, "job blades")?;
             let blade_map = map.map_or(0, |m| {
-                m.ones().filter(|&b| b < 64).fold(0u64, |acc, b| acc | (1 << b))
+                m.ones()
+                    .filter(|&b| b < 64)
+                    .fold(0u64, |acc, b| acc | (1 << b))
             });
             self.npc.insert(job_id, npc);
             self.jobs.insert(job_id, JobBlades { npc, blade_map });

@@ -44,9 +44,9 @@ pub fn unpack(u: &mut Unpacker<'_>, field: &str) -> Result<Option<Bitmap>, Error
     let hex = text.strip_prefix("0x").unwrap_or(&text);
     let mut map = Bitmap::new(bits as usize);
     for (d, c) in hex.chars().rev().enumerate() {
-        let nibble = c
-            .to_digit(16)
-            .ok_or_else(|| Error::invalid(format!("{field}: {c:?} in {text:?} is not a hex digit")))?;
+        let nibble = c.to_digit(16).ok_or_else(|| {
+            Error::invalid(format!("{field}: {c:?} in {text:?} is not a hex digit"))
+        })?;
         for b in 0..4 {
             if nibble & (1 << b) == 0 {
                 continue;

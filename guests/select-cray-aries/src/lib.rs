@@ -124,7 +124,11 @@ impl Wrapper for CrayAries {
         let mut init = Vec::with_capacity(jobs.len());
         for job in jobs {
             let npc = self.npc(job);
-            let nodes = job.resources.as_ref().map(|r| bitmap(&r.nodes)).transpose()?;
+            let nodes = job
+                .resources
+                .as_ref()
+                .map(|r| bitmap(&r.nodes))
+                .transpose()?;
             init.push((job.job_id, npc, job.state == JobState::Running, nodes));
         }
         self.blades.job_init(init, now());
@@ -145,7 +149,11 @@ impl Wrapper for CrayAries {
                     "got {}({}) blade {}",
                     node.name,
                     blades::nid_of(&node.name).unwrap_or(0),
-                    self.blades.blades.iter().position(|b| b.nodes.get(i)).unwrap_or(0)
+                    self.blades
+                        .blades
+                        .iter()
+                        .position(|b| b.nodes.get(i))
+                        .unwrap_or(0)
                 ),
             );
         }

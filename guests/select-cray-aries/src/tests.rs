@@ -96,7 +96,10 @@ fn begin_and_fini_count_blades_and_marks() {
     assert!(!b.running_npc.any(), "a system job's end clears every mark");
     assert_eq!(b.blades[1].job_cnt, 0);
     assert!(b.fini(9, NPC_BLADE, 310).is_empty());
-    assert!(b.fini(9, NPC_BLADE, 320).is_empty(), "a second fini changes nothing");
+    assert!(
+        b.fini(9, NPC_BLADE, 320).is_empty(),
+        "a second fini changes nothing"
+    );
     assert_eq!(b.blades[2].job_cnt, 0);
     assert!(b.fini(42, NPC_BLADE, 330).is_empty(), "a job never begun");
 }
@@ -164,7 +167,11 @@ fn state_saves_blades_and_restores_jobs_for_job_init() {
     fresh.job_init([(5, NPC_BLADE, true, None)], 20);
     assert_eq!(fresh.blades[1].job_cnt, 1);
     assert_eq!(fresh.running_npc, nodes(8, &[1, 5]));
-    assert_eq!(fresh.state_restore(&data, &mut log).unwrap(), None, "second call");
+    assert_eq!(
+        fresh.state_restore(&data, &mut log).unwrap(),
+        None,
+        "second call"
+    );
 
     let mut bad = blades_of(&nids(8));
     let e = bad.state_restore(&[0xff, 0xfe], &mut log).unwrap_err();
@@ -172,7 +179,10 @@ fn state_saves_blades_and_restores_jobs_for_job_init() {
     let mut cut = blades_of(&nids(8));
     let mut log = Vec::new();
     assert_eq!(cut.state_restore(&data[..20], &mut log).unwrap(), None);
-    assert!(log.iter().any(|l| l.contains("Incomplete blade data")), "{log:?}");
+    assert!(
+        log.iter().any(|l| l.contains("Incomplete blade data")),
+        "{log:?}"
+    );
 }
 
 /// `select_p_job_init` (§7, §11.17): first call only; suspended jobs are

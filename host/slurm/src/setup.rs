@@ -51,9 +51,9 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::slurm_conf::{ConfError, Origin, SlurmConf};
+use slurm_wasm_host::bindings::types::SelectTypeParams;
 use slurm_wasm_host::bundled;
 use slurm_wasm_host::capabilities::Grants;
-use slurm_wasm_host::bindings::types::SelectTypeParams;
 use slurm_wasm_host::host_config::{HostConfig, PluginConfig, DEFAULT_PROBATION_CALLS};
 use slurm_wasm_host::kinds::gres::GresPlugin;
 use slurm_wasm_host::kinds::priority::PriorityPlugin;
@@ -669,10 +669,18 @@ mod tests {
         for (params, inner) in [
             ("", "select/linear"),
             ("SelectTypeParameters=CR_Memory\n", "select/linear"),
-            ("SelectTypeParameters=CR_Core_Memory,other_cons_tres\n", "select/cons_tres"),
-            ("SelectTypeParameters=CR_Core,other_cons_res\n", "select/cons_tres"),
+            (
+                "SelectTypeParameters=CR_Core_Memory,other_cons_tres\n",
+                "select/cons_tres",
+            ),
+            (
+                "SelectTypeParameters=CR_Core,other_cons_res\n",
+                "select/cons_tres",
+            ),
         ] {
-            let conf = slurm(&format!("ClusterName=c\nSelectType=select/cray_aries\n{params}"));
+            let conf = slurm(&format!(
+                "ClusterName=c\nSelectType=select/cray_aries\n{params}"
+            ));
             let plan = plan(&HostConfig::default(), Some(&conf)).unwrap();
             assert_eq!(plan[0].source, bundled("select/cray_aries"));
             let planned_inner = plan[0].inner.as_ref().expect("an inner plugin");

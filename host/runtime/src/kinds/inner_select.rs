@@ -221,7 +221,9 @@ impl HostState {
 
     /// The instance generation of the inner plugin now.
     fn inner_instance(&self) -> u64 {
-        self.inner.as_ref().map_or(0, |i| i.wiring.plugin.instance())
+        self.inner
+            .as_ref()
+            .map_or(0, |i| i.wiring.plugin.instance())
     }
 
     fn new_handle(&mut self, info: Opaque) -> Handle {

@@ -1,7 +1,6 @@
 //! The typed select API: [`SelectPlugin`]. The host keeps a copy of the
 //! node table (from `node-init` and node updates) to check allocations.
 
-
 use wasmtime::component::ResourceAny;
 
 use crate::bindings::select::exports::slurm::plugin::select as wit;

@@ -252,6 +252,14 @@ impl PolicySpec {
                 return Err(fail("more than one select and one priority plugin".into()));
             }
         }
+        // Slurm's layering plugin alone runs over select/linear
+        // (`other_select_init` without `OTHER_CONS_RES`/`OTHER_CONS_TRES`);
+        // `select/cray_aries+select/cons_tres` names the other stack.
+        if select == Some(PluginSource::Bundled(CRAY_ARIES.into())) && select_inner.is_empty() {
+            select_inner.push(PluginSource::Bundled(
+                slurm::setup::layered_select_inner(SelectTypeParams::empty()).into(),
+            ));
+        }
         Ok(PolicySpec {
             build: Build::Component,
             text: text.to_owned(),
@@ -501,9 +509,12 @@ impl LoadedStack {
         let select = native_type(&spec.select).map_err(fail)?;
         let priority = native_type(&spec.priority).map_err(fail)?;
         let clock = Arc::new(VirtualClock::new(start));
-        let select =
-            native::NativeSelect::new(select, &select_config(&spec.select, cluster), clock.clone())
-                .map_err(|e| wrap(e.into()))?;
+        let select = native::NativeSelect::new(
+            select,
+            &select_config(std::slice::from_ref(&spec.select), cluster),
+            clock.clone(),
+        )
+        .map_err(|e| wrap(e.into()))?;
         let prioritizer =
             native::NativePrioritizer::new(priority, &cluster.priority_config(), clock.clone())
                 .map_err(|e| wrap(e.into()))?;
@@ -573,10 +584,7 @@ impl LoadedStack {
             select.record(options).map_err(|e| wrap(e.into()))?;
         }
         select
-            .init(&select_config(
-                spec.select_layers().last().expect("a layer"),
-                cluster,
-            ))
+            .init(&select_config(&spec.select_layers(), cluster))
             .map_err(|e| wrap(e.into()))?;
         let priority = PriorityPlugin::load(&host, &spec.priority, PluginSettings::default())
             .map_err(|e| wrap(e.into()))?;
@@ -599,12 +607,25 @@ impl LoadedStack {
     }
 }
 
-/// The `init` configuration of `select` on `cluster`: the cluster's, with
-/// [`select_type_parameters_for`] the plugin.
-fn select_config(select: &PluginSource, cluster: &Cluster) -> SelectConfig {
+/// The select/ plugin that runs over another by Slurm's rules.
+const CRAY_ARIES: &str = "select/cray_aries";
+
+/// The `init` configuration of the select stack `layers` (outermost
+/// first) on `cluster`: the cluster's, with [`select_type_parameters_for`]
+/// the innermost plugin, and `OTHER_CONS_TRES` when select/cray_aries runs
+/// over the bundled select/cons_tres (as a site running that stack writes
+/// it: `other_select_init` reads it to choose the inner plugin).
+fn select_config(layers: &[PluginSource], cluster: &Cluster) -> SelectConfig {
     let mut config = cluster.select_config();
-    config.cluster.select_type_parameters =
-        select_type_parameters_for(select, config.cluster.select_type_parameters);
+    let Some(innermost) = layers.last() else {
+        return config;
+    };
+    let mut params = select_type_parameters_for(innermost, config.cluster.select_type_parameters);
+    let cray = layers.contains(&PluginSource::Bundled(CRAY_ARIES.into()));
+    if cray && innermost == &PluginSource::Bundled("select/cons_tres".into()) {
+        params |= SelectTypeParams::OTHER_CONS_TRES;
+    }
+    config.cluster.select_type_parameters = params;
     config
 }
 
@@ -678,6 +699,26 @@ mod tests {
         );
         assert_eq!(spec.label, "priority/basic, select/linear");
         assert_eq!(spec.text, "priority/basic, select/linear");
+    }
+
+    #[test]
+    /// select/cray_aries alone runs over select/linear, as
+    /// `other_select_init` chooses without an other-plugin flag.
+    #[test]
+    fn select_cray_aries_alone_runs_over_linear() {
+        let spec = PolicySpec::parse("select/cray_aries,priority/basic").unwrap();
+        assert_eq!(
+            spec.select_layers(),
+            [
+                PluginSource::Bundled("select/cray_aries".into()),
+                PluginSource::Bundled("select/linear".into())
+            ]
+        );
+        let spec = PolicySpec::parse("select/cray_aries+select/cons_tres,priority/basic").unwrap();
+        assert_eq!(
+            spec.select_inner,
+            [PluginSource::Bundled("select/cons_tres".into())]
+        );
     }
 
     #[test]
