@@ -328,3 +328,91 @@ fn a_node_name_without_a_number_is_refused() {
         "{error}"
     );
 }
+
+/// A node health program for the tests: it writes its arguments to
+/// `<dir>/args` and ends once `<dir>/go` exists, with status `<dir>/status`
+/// (0 when absent).
+fn health_program(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("nhc");
+    let d = dir.display();
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {d}/args\nwhile [ ! -e {d}/go ]; do sleep 0.02; done\n\
+             exit $(cat {d}/status 2>/dev/null || echo 0)\n"
+        ),
+    )
+    .expect("write the program");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+/// Calls `nodeinfo-set-all` (which polls the checks) until `done` holds,
+/// for at most 20 s.
+fn poll_until(plugin: &SelectPlugin, done: impl Fn() -> bool) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < until, "the check never ended");
+        let _ = plugin.nodeinfo_set_all();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// 18.08's `select_p_job_fini` / `_job_fini` / `_run_nhc`
+/// (docs/cray-aries-nhc.md §1–3), with a node health program given: the
+/// program runs on the job's nodes with select/cray's arguments (`-a 0 -e
+/// 1 -r <job> -u <uid> -m reservation <nids>`); until it ends the job is
+/// cleaning: the inner plugin still holds its node (no other job gets
+/// it), its blade stays marked, `job_ready` is false and the job itself
+/// is refused. Its end releases everything. A step's check (`-a (step <<
+/// 32) + job -m application`) defers the inner plugin's `step_finish`.
+#[test]
+fn a_node_health_check_keeps_the_job_cleaning_until_it_ends() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let host = host();
+    let plugin = cray_over(&host, "select/linear");
+    plugin.set_node_health(Some(health_program(dir.path())));
+    plugin.set_job_network(1, Some("blade"));
+    let mut a = start(&plugin, job(1), &[5]);
+    a.user_id = 1234;
+
+    let mut step = fixtures::step(1, 0);
+    step.user_id = 1234;
+    plugin.step_finish(&step, true).expect("step-finish");
+    plugin.job_fini(&a).expect("job-fini");
+    poll_until(&plugin, || {
+        std::fs::read_to_string(dir.path().join("args")).is_ok_and(|s| s.lines().count() == 2)
+    });
+    let args = std::fs::read_to_string(dir.path().join("args")).expect("args");
+    let lines: Vec<&str> = args.lines().collect();
+    assert!(
+        lines.contains(&"-a 1 -e 9 -r 1 -u 1234 -m application 5"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"-a 0 -e 1 -r 1 -u 1234 -m reservation 5"),
+        "{lines:?}"
+    );
+    assert!(place(&plugin, &job(3), &[5]).is_err(), "the inner plugin still holds nid5");
+    plugin.set_job_network(2, Some("blade"));
+    assert!(place(&plugin, &job(2), &[1]).is_err(), "blade 1 still marked");
+    assert!(!plugin.job_ready(&a).expect("job-ready"));
+    assert!(place(&plugin, &job(1), &ALL).is_err(), "a cleaning job is not started");
+
+    std::fs::write(dir.path().join("status"), "3").expect("status");
+    std::fs::write(dir.path().join("go"), "").expect("go");
+    poll_until(&plugin, || place(&plugin, &job(3), &[5]).is_ok());
+    assert_eq!(place(&plugin, &job(2), &[1]).unwrap(), [1], "blade 1 released");
+}
+
+/// Without a program the check is denied (the default) and `job_fini` is
+/// 22.05's: the node is free at once.
+#[test]
+fn without_a_node_health_program_a_job_ends_at_once() {
+    let host = host();
+    let plugin = cray_over(&host, "select/linear");
+    let a = start(&plugin, job(1), &[5]);
+    plugin.job_fini(&a).expect("job-fini");
+    assert_eq!(place(&plugin, &job(3), &[5]).unwrap(), [5]);
+}

@@ -87,6 +87,16 @@ pub struct JobBlades {
     pub blade_map: u64,
 }
 
+/// A job whose node health check was running when its state was saved
+/// (`cleaning` started, not complete): what restarts the check.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cleaning {
+    /// The job's user (`-u`).
+    pub user_id: u32,
+    /// The job's nodes as the program takes them ([`Blades::nid_ranges`]).
+    pub nodes: String,
+}
+
 /// The plugin's own state.
 #[derive(Debug, Default)]
 pub struct Blades {
@@ -94,6 +104,11 @@ pub struct Blades {
     pub blades: Vec<Blade>,
     /// The blade index of each node (`nodeinfo.blade_id`).
     node_blade: Vec<usize>,
+    /// The number of each node (`nodeinfo.nid`).
+    nids: Vec<u32>,
+    /// Jobs whose node health check runs, by job id: saved with the
+    /// state, restarted at `job_init` (18.08's `select_p_job_init`).
+    pub cleaning: BTreeMap<u32, Cleaning>,
     /// `blade_nodes_running_npc`.
     pub running_npc: Bitmap,
     /// `last_npc_update`: when a counter job last began or ended.
@@ -132,6 +147,7 @@ impl Blades {
             }
         }
         self.node_blade.resize(n, 0);
+        self.nids.resize(n, 0);
         for (i, name) in names.iter().enumerate() {
             let nid = nid_of(name).ok_or_else(|| {
                 Error::new(SLURM_ERROR, format!("Node was not recognizable: {name}"))
@@ -150,8 +166,36 @@ impl Blades {
             };
             self.blades[index].nodes.set(i);
             self.node_blade[i] = index;
+            self.nids[i] = nid;
         }
         Ok(())
+    }
+
+    /// The node numbers of `nodes` as ranges (`1-3,7`), as
+    /// `cray_nodelist2nids` (src/common/slurm_protocol_defs.c) gave them to
+    /// the node health program.
+    pub fn nid_ranges(&self, nodes: &Bitmap) -> String {
+        let mut nids: Vec<u32> = nodes
+            .ones()
+            .filter_map(|i| self.nids.get(i).copied())
+            .collect();
+        nids.sort_unstable();
+        nids.dedup();
+        let mut ranges: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < nids.len() {
+            let mut j = i;
+            while j + 1 < nids.len() && nids[j + 1] == nids[j] + 1 {
+                j += 1;
+            }
+            ranges.push(if i == j {
+                nids[i].to_string()
+            } else {
+                format!("{}-{}", nids[i], nids[j])
+            });
+            i = j + 1;
+        }
+        ranges.join(",")
     }
 
     /// The counter mode of job `job_id` after the controller's `network`
@@ -269,10 +313,10 @@ impl Blades {
     }
 
     /// `select_p_job_init` (§7), first call only: each running job (base
-    /// state RUNNING; suspended jobs are not counted, as in C) counted on
-    /// its saved blades, or, without a saved record, on the blades of its
-    /// nodes. Later calls change nothing. `jobs` is `(id, npc, running,
-    /// nodes)`.
+    /// state RUNNING; suspended jobs are not counted, as in C) and each
+    /// job saved while cleaning counted on its saved blades, or, without a
+    /// saved record, on the blades of its nodes. Later calls change
+    /// nothing. `jobs` is `(id, npc, running, nodes)`.
     pub fn job_init(
         &mut self,
         jobs: impl IntoIterator<Item = (u32, u8, bool, Option<Bitmap>)>,
@@ -290,6 +334,14 @@ impl Blades {
                 (Some(job), _) => self.resume(job_id, npc, job.blade_map, now),
                 (None, Some(nodes)) => self.begin(job_id, npc, &nodes, now),
                 (None, None) => {}
+            }
+        }
+        // A job still cleaning is no longer in the controller's list: its
+        // saved blades are counted again until its check ends.
+        let cleaning: Vec<u32> = self.cleaning.keys().copied().collect();
+        for job_id in cleaning {
+            if let Some(job) = saved.get(&job_id) {
+                self.resume(job_id, job.npc, job.blade_map, now);
             }
         }
     }
@@ -310,7 +362,9 @@ impl Blades {
     /// (`blade_state`: protocol version, blade count, each blade's id, job
     /// count and nodes), then, as the contract has one blob where C also
     /// had the job state file, each begun job's id, counter mode and
-    /// blades (its packed jobinfo in C), then the inner plugin's state.
+    /// blades (its packed jobinfo in C), the jobs still cleaning (their
+    /// user and nodes: C's jobinfo `cleaning` word, with the job record),
+    /// then the inner plugin's state.
     pub fn state_save(&self, inner: &[u8]) -> Vec<u8> {
         let mut p = Packer::new();
         p.u16(SLURM_22_05).u32(self.blades.len() as u32);
@@ -322,6 +376,10 @@ impl Blades {
         for (&job_id, job) in &self.jobs {
             p.u32(job_id).u8(job.npc);
             hexmap::pack(&mut p, Some(&self.blade_bits(job.blade_map)));
+        }
+        p.u32(self.cleaning.len() as u32);
+        for (&job_id, cleaning) in &self.cleaning {
+            p.u32(job_id).u32(cleaning.user_id).str(Some(&cleaning.nodes));
         }
         p.bytes(inner);
         p.finish()
@@ -426,6 +484,13 @@ impl Blades {
             });
             self.npc.insert(job_id, npc);
             self.jobs.insert(job_id, JobBlades { npc, blade_map });
+        }
+        let cleaning = u.u32("cleaning job count")?;
+        for _ in 0..cleaning {
+            let job_id = u.u32("cleaning job id")?;
+            let user_id = u.u32("cleaning job user")?;
+            let nodes = u.str("cleaning job nodes")?.unwrap_or_default();
+            self.cleaning.insert(job_id, Cleaning { user_id, nodes });
         }
         let inner = u.bytes("inner plugin state")?;
         if u.remaining() != 0 {

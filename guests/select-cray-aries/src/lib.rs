@@ -21,33 +21,63 @@
 //! * [`jobinfo`]: its own `select_jobinfo` (counter mode, cleaning word,
 //!   blade maps) around the inner plugin's.
 //!
+//! * the node health check of Slurm 18.08's select/cray, the last release
+//!   that had it (docs/cray-aries-nhc.md): when the administrator gave the
+//!   plugin a program (the world's `node-health` import, denied by
+//!   default), `job_fini` starts it on the job's nodes and defers the
+//!   inner plugin's `job_fini` and the blade release until it ended (the
+//!   job is *cleaning*: its nodes stay allocated), and `step_finish`
+//!   does the same for a step (the extern step excepted). Without a
+//!   program, `job_fini` and `step_finish` are 22.05's (no check).
+//!
 //! Every other function is the inner plugin's, as in C (`other_*`).
-//! Slurm 22.05 has no node health check (removed in 19.05): `job_ready`
-//! is the inner plugin's and nothing sets the cleaning word but
-//! `jobinfo.set`. Steps: the contract has no `step-start`, where C
-//! records a counter step's blades (`used_blades`), so `step-pick-nodes`
-//! never restricts a step (as in C for a job none of whose steps used
-//! counters) and `step-finish` only forwards.
+//! Checks are polled at the start of every call that reads or changes
+//! allocations (`job_test`, `job_begin`, `job_ready`, `job_fini`,
+//! `step_finish`, `nodeinfo_set_all`, `state_save`): a check that ended
+//! finishes its job then. While a job is cleaning, `job_ready` answers
+//! false and `job_test` refuses it (`ESLURM_NODES_BUSY`): slurmctld 18.08
+//! kept a cleaning job pending itself (`_job_runnable_test1`,
+//! `WAIT_CLEANING`), which a controller cannot see through this contract.
+//! A check's failure is logged and changes nothing else, as in C (no
+//! drain). Steps: the contract has no `step-start`, where C records a
+//! counter step's blades (`used_blades`), so `step-pick-nodes` never
+//! restricts a step (as in C for a job none of whose steps used counters).
 
 pub mod blades;
 mod hexmap;
 pub mod jobinfo;
 
-use slurm_wasm_sdk::codes::{EINVAL, SLURM_NO_CHANGE_IN_DATA};
+use std::collections::BTreeMap;
+
+use slurm_wasm_sdk::codes::{EINVAL, ESLURM_NODES_BUSY, SLURM_NO_CHANGE_IN_DATA};
 use slurm_wasm_sdk::host::{log, now, Level};
-use slurm_wasm_sdk::types::{Job, JobState, Node, SelectTypeParams};
+use slurm_wasm_sdk::types::{Job, JobState, Node, SelectTypeParams, Step};
 use slurm_wasm_sdk::{Bitmap, Error};
 use slurm_wasm_select_wrapper::{
-    job_network, Inner, JobTestMode, JobTestRequest, JobTestResult, SelectConfig, Wrapper,
+    job_network, node_health_poll, node_health_start, HealthCheck, HealthError, Inner,
+    JobTestMode, JobTestRequest, JobTestResult, SelectConfig, Wrapper,
 };
 
-use crate::blades::Blades;
+use crate::blades::{Blades, Cleaning};
 
-/// The plugin: its blades and jobs ([`Blades`]).
-#[derive(Debug, Default)]
+/// Slurm's id of a job's extern step (`SLURM_EXTERN_CONT`), which gets no
+/// node health check.
+const EXTERN_STEP: u32 = 0xffff_fffc;
+
+/// The plugin: its blades and jobs ([`Blades`]), and the node health
+/// checks running.
+#[derive(Default)]
 pub struct CrayAries {
     /// The blade map, marks and jobs.
     pub blades: Blades,
+    /// Jobs whose check runs: the check and the job, whose inner
+    /// `job_fini` waits for it (none for a job restored after a restart,
+    /// which the inner plugin no longer holds).
+    checks: BTreeMap<u32, (u64, Option<Job>)>,
+    /// Steps whose check runs, by job and step id.
+    step_checks: BTreeMap<(u32, u32), (u64, Step)>,
+    /// Each begun job's nodes as the program takes them.
+    job_nodes: BTreeMap<u32, String>,
 }
 
 /// `plugin_id` after `init` (`SELECT_PLUGIN_CRAY_*` of select.h): 108
@@ -66,6 +96,86 @@ impl CrayAries {
     fn npc(&mut self, job: &Job) -> u8 {
         let network = job_network(job.job_id);
         self.blades.npc_for(job.job_id, network.as_deref())
+    }
+
+    /// Starts the administrator's check: its id, or none when no program
+    /// is configured or it could not start (logged as C's fork error).
+    fn start_check(check: &HealthCheck) -> Option<u64> {
+        match node_health_start(check) {
+            Ok(id) => Some(id),
+            Err(HealthError::Denied) => None,
+            Err(HealthError::Failed(e)) => {
+                log(Level::Error, &format!("_run_nhc fork error: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Whether check `id` ended; a failed poll counts as ended (logged).
+    fn ended(id: u64, what: &str) -> bool {
+        let status = match node_health_poll(id) {
+            Ok(None) => return false,
+            Ok(Some(status)) => status,
+            Err(e) => {
+                log(Level::Error, &format!("{what}: node health check {id}: {e:?}"));
+                return true;
+            }
+        };
+        if status != 0 {
+            log(Level::Error, &format!("_run_nhc {what} exit status {status}"));
+        }
+        true
+    }
+
+    /// Finishes the jobs and steps whose check ended (18.08's `_job_fini`
+    /// and `_step_fini` after `_run_nhc`): the inner plugin's `job_fini`
+    /// or `step_finish`, then the job's blades released.
+    fn reap(&mut self) {
+        let ended: Vec<u32> = self
+            .checks
+            .iter()
+            .filter(|(job_id, (id, _))| Self::ended(*id, &format!("jobid {job_id} and apid 0")))
+            .map(|(&job_id, _)| job_id)
+            .collect();
+        for job_id in ended {
+            let Some((_, job)) = self.checks.remove(&job_id) else {
+                continue;
+            };
+            if let Some(job) = job {
+                if let Err(e) = Inner::job_fini(&job) {
+                    log(Level::Debug, &format!("inner job_fini: {}", e.message));
+                }
+            }
+            self.release(job_id);
+        }
+        let ended: Vec<(u32, u32)> = self
+            .step_checks
+            .iter()
+            .filter(|((job, step), (id, _))| {
+                let apid = (u64::from(*step) << 32) + u64::from(*job);
+                Self::ended(*id, &format!("jobid {job} and apid {apid}"))
+            })
+            .map(|(&key, _)| key)
+            .collect();
+        for key in ended {
+            if let Some((_, step)) = self.step_checks.remove(&key) {
+                if let Err(e) = Inner::step_finish(&step, false) {
+                    log(Level::Debug, &format!("inner step_finish: {}", e.message));
+                }
+            }
+        }
+    }
+
+    /// `_remove_job_from_blades` for an ended job, with its counter mode
+    /// as last known.
+    fn release(&mut self, job_id: u32) {
+        let npc = self.blades.npc_for(job_id, None);
+        for line in self.blades.fini(job_id, npc, now()) {
+            log(Level::Error, &line);
+        }
+        self.blades.forget(job_id);
+        self.blades.cleaning.remove(&job_id);
+        self.job_nodes.remove(&job_id);
     }
 }
 
@@ -98,6 +208,7 @@ impl Wrapper for CrayAries {
     /// `select_p_state_save`: cray's blade state and jobs, then the inner
     /// plugin's state ([`Blades::state_save`]).
     fn state_save(&mut self) -> Result<Vec<u8>, Error> {
+        self.reap();
         let inner = Inner::state_save()?;
         Ok(self.blades.state_save(&inner))
     }
@@ -132,6 +243,31 @@ impl Wrapper for CrayAries {
             init.push((job.job_id, npc, job.state == JobState::Running, nodes));
         }
         self.blades.job_init(init, now());
+        // 18.08's `select_p_job_init`: a job saved while cleaning runs its
+        // check again.
+        let restored: Vec<(u32, Cleaning)> = self
+            .blades
+            .cleaning
+            .iter()
+            .filter(|(job_id, _)| !self.checks.contains_key(job_id))
+            .map(|(&job_id, c)| (job_id, c.clone()))
+            .collect();
+        for (job_id, cleaning) in restored {
+            let check = HealthCheck {
+                job_id,
+                step_id: None,
+                user_id: cleaning.user_id,
+                apid: 0,
+                exit_code: 1,
+                nodes: cleaning.nodes.clone(),
+            };
+            match Self::start_check(&check) {
+                Some(id) => {
+                    self.checks.insert(job_id, (id, None));
+                }
+                None => self.release(job_id),
+            }
+        }
         Inner::job_init(jobs)
     }
 
@@ -164,6 +300,16 @@ impl Wrapper for CrayAries {
     /// them for `system` while any is marked) unless the mode is
     /// TEST_ONLY; the inner plugin answers on what is left.
     fn job_test(&mut self, request: JobTestRequest) -> Result<JobTestResult, Error> {
+        self.reap();
+        if self.checks.contains_key(&request.job.job_id) {
+            return Err(Error::new(
+                ESLURM_NODES_BUSY,
+                format!(
+                    "job {}: Cleaning (its node health check still runs)",
+                    request.job.job_id
+                ),
+            ));
+        }
         let npc = self.npc(&request.job);
         if npc == blades::NPC_NONE || request.mode == JobTestMode::TestOnly {
             return Inner::job_test(request);
@@ -183,33 +329,115 @@ impl Wrapper for CrayAries {
     /// job, marked; then the inner plugin's answer (cray's work stands
     /// even when the inner plugin fails, as in C).
     fn job_begin(&mut self, job: &Job) -> Result<(), Error> {
+        self.reap();
         let npc = self.npc(job);
         if let Some(resources) = &job.resources {
             let nodes = bitmap(&resources.nodes)?;
             self.blades.begin(job.job_id, npc, &nodes, now());
+            self.job_nodes
+                .insert(job.job_id, self.blades.nid_ranges(&nodes));
         }
         Inner::job_begin(job)
     }
 
-    /// `select_p_job_fini`: the inner plugin's (its error ignored, as C
-    /// ignores its rc), then the job's blades uncounted and unmarked;
-    /// always succeeds.
+    /// `select_p_job_ready`: the inner plugin's answer, false while the
+    /// job is cleaning.
+    fn job_ready(&mut self, job: &Job) -> Result<bool, Error> {
+        self.reap();
+        if self.checks.contains_key(&job.job_id) {
+            return Ok(false);
+        }
+        Inner::job_ready(job)
+    }
+
+    /// `select_p_job_fini`. With a node health program (18.08): the check
+    /// starts on the job's nodes (`-a 0 -e 1`) and the job is cleaning;
+    /// the inner plugin's `job_fini` and the blade release wait for the
+    /// check's end. A job already cleaning is left alone ("Cleaning flag
+    /// already set", logged). Without one (22.05): the inner plugin's
+    /// (its error ignored, as C ignores its rc), then the job's blades
+    /// uncounted and unmarked. Always succeeds.
     fn job_fini(&mut self, job: &Job) -> Result<(), Error> {
+        self.reap();
+        if self.checks.contains_key(&job.job_id) {
+            log(
+                Level::Error,
+                &format!(
+                    "select_p_job_fini: Cleaning flag already set for JobId={}, this should never happen",
+                    job.job_id
+                ),
+            );
+            return Ok(());
+        }
+        self.npc(job);
+        let nodes = match &job.resources {
+            Some(resources) => Some(bitmap(&resources.nodes)?),
+            None => None,
+        };
+        if let Some(nodes) = nodes.filter(Bitmap::any) {
+            let check = HealthCheck {
+                job_id: job.job_id,
+                step_id: None,
+                user_id: job.user_id,
+                apid: 0,
+                exit_code: 1,
+                nodes: self.blades.nid_ranges(&nodes),
+            };
+            if let Some(id) = Self::start_check(&check) {
+                self.blades.cleaning.insert(
+                    job.job_id,
+                    Cleaning {
+                        user_id: job.user_id,
+                        nodes: check.nodes,
+                    },
+                );
+                self.checks.insert(job.job_id, (id, Some(job.clone())));
+                return Ok(());
+            }
+        }
         if let Err(e) = Inner::job_fini(job) {
             log(Level::Debug, &format!("inner job_fini: {}", e.message));
         }
-        let npc = self.npc(job);
-        for line in self.blades.fini(job.job_id, npc, now()) {
-            log(Level::Error, &line);
-        }
-        self.blades.forget(job.job_id);
+        self.release(job.job_id);
         Ok(())
+    }
+
+    /// `select_p_step_finish`. With a node health program (18.08): the
+    /// check starts on the job's nodes (`-a (step << 32) + job`, `-e 9`
+    /// for a killed step, else 0: the contract's step carries no exit
+    /// code) and the inner plugin's `step_finish` waits for its end; the
+    /// extern step gets none. Without one: the inner plugin's.
+    fn step_finish(&mut self, step: &Step, killing: bool) -> Result<(), Error> {
+        self.reap();
+        if step.step_id != EXTERN_STEP {
+            let nodes = self
+                .job_nodes
+                .get(&step.job_id)
+                .cloned()
+                .or_else(|| blades::nid_of(&step.node_name).map(|n| n.to_string()))
+                .unwrap_or_default();
+            let check = HealthCheck {
+                job_id: step.job_id,
+                step_id: Some(step.step_id),
+                user_id: step.user_id,
+                apid: (u64::from(step.step_id) << 32) + u64::from(step.job_id),
+                exit_code: if killing { 9 } else { 0 },
+                nodes,
+            };
+            if let Some(id) = Self::start_check(&check) {
+                self.step_checks
+                    .insert((step.job_id, step.step_id), (id, step.clone()));
+                return Ok(());
+            }
+        }
+        Inner::step_finish(step, killing)
     }
 
     /// `select_p_select_nodeinfo_set_all`: the inner plugin refreshes
     /// only when a counter job began or ended since its last refresh;
     /// otherwise `SLURM_NO_CHANGE_IN_DATA` without asking it.
     fn nodeinfo_set_all(&mut self) -> Result<(), Error> {
+        self.reap();
         if self.blades.refresh_nodeinfo() {
             return Inner::nodeinfo_set_all();
         }

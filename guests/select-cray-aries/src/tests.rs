@@ -225,3 +225,35 @@ fn plugin_id_follows_the_inner_plugin() {
     assert_eq!(plugin_id(P::OTHER_CONS_TRES), 110);
     assert_eq!(plugin_id(P::OTHER_CONS_RES | P::OTHER_CONS_TRES), 108);
 }
+
+/// `cray_nodelist2nids` (src/common/slurm_protocol_defs.c, 18.08): the
+/// node numbers the node health program gets, consecutive ones as ranges.
+#[test]
+fn node_numbers_are_given_as_ranges() {
+    let b = blades_of(&nids(8));
+    assert_eq!(b.nid_ranges(&nodes(8, &[0, 1, 2, 5, 7])), "0-2,5,7");
+    assert_eq!(b.nid_ranges(&nodes(8, &[3])), "3");
+}
+
+/// 18.08's `select_p_state_save`/`select_p_job_init`: a job saved while
+/// cleaning keeps its blades counted after a restart, though the
+/// controller no longer lists it.
+#[test]
+fn a_job_saved_while_cleaning_keeps_its_blades() {
+    let mut b = blades_of(&nids(8));
+    b.begin(4, NPC_BLADE, &nodes(8, &[2]), 10);
+    b.cleaning.insert(
+        4,
+        crate::blades::Cleaning {
+            user_id: 1000,
+            nodes: "2".into(),
+        },
+    );
+    let data = b.state_save(&[]);
+    let mut after = blades_of(&nids(8));
+    after.state_restore(&data, &mut Vec::new()).unwrap();
+    after.job_init([], 20);
+    assert_eq!(after.blades[2].job_cnt, 1);
+    assert_eq!(after.running_npc, nodes(8, &[2, 6]));
+    assert_eq!(after.cleaning[&4].nodes, "2");
+}

@@ -46,6 +46,10 @@
 //! # policy; an inner plugin may be a wrapper with an `inner` of its own.
 //! # [plugins.select.inner]
 //! # bundled = "select/cons_tres"
+//! # A select wrapper's node health program (select/cray_aries runs it
+//! # after each job and step, as Slurm 18.08's select/cray ran
+//! # xtcleanup_after); without one the wrapper's `node-health` is denied.
+//! # node_health = "/opt/cray/nodehealth/default/bin/xtcleanup_after"
 //! # State files written by these components (earlier builds of this .wasm,
 //! # by SHA-256 as `sha256sum` prints it) are restored too.
 //! # accept_state_from = ["<64 hex digits>"]
@@ -180,6 +184,9 @@ pub struct PluginConfig {
     /// have an `inner` of its own): its source, limits, grants and failure
     /// policy; never recorded, shadowed or reloaded apart from the slot.
     pub inner: Option<Box<PluginConfig>>,
+    /// A select wrapper's node health program (`node_health`), which its
+    /// `node-health` import runs; none denies it.
+    pub node_health: Option<PathBuf>,
 }
 
 /// What a plugin table configures.
@@ -399,6 +406,7 @@ struct RawPlugin {
     record: Option<Spanned<RawRecord>>,
     queue: Option<Spanned<NonZeroUsize>>,
     probation_calls: Option<Spanned<u32>>,
+    node_health: Option<Spanned<PathBuf>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -734,6 +742,18 @@ impl Parser<'_> {
             Some(calls) => calls.into_inner(),
             None => DEFAULT_PROBATION_CALLS,
         };
+        let node_health = match raw.node_health.take() {
+            Some(program) if shadow || kind != PluginKind::Select => {
+                return Err(self.invalid(
+                    program.span(),
+                    format!(
+                        "[plugins.{slot}]: `node_health` runs a program on the nodes; only a select slot (not a shadow) may be given one"
+                    ),
+                ))
+            }
+            Some(program) => Some(self.resolve(program.into_inner())),
+            None => None,
+        };
         let queue = match raw.queue.take() {
             Some(queue) if !shadow => {
                 return Err(self.invalid(
@@ -792,6 +812,7 @@ impl Parser<'_> {
             shadows,
             probation_calls,
             inner,
+            node_health,
         };
         Ok((config, queue))
     }
@@ -1303,6 +1324,27 @@ mod tests {
 
     /// Issue 33: a select wrapper's inner plugin, nested, with its own
     /// limits and policy; refused where a wrapper cannot be.
+    #[test]
+    fn a_select_slot_may_name_a_node_health_program() {
+        let config = parse(
+            "[plugins.select]\nbundled = \"select/cray_aries\"\nnode_health = \"nhc/xtcleanup_after\"\n\
+             [plugins.select.inner]\nbundled = \"select/linear\"\n",
+        );
+        let select = &config.plugins["select"];
+        assert_eq!(
+            select.node_health.as_deref(),
+            Some(Path::new("/etc/slurm-wasm/nhc/xtcleanup_after"))
+        );
+        assert_eq!(select.inner.as_deref().expect("inner").node_health, None);
+        for text in [
+            "[plugins.priority]\nbundled = \"priority/basic\"\nnode_health = \"x\"\n",
+            "[plugins.select]\nbundled = \"select/linear\"\n[[plugins.select.shadow]]\nbundled = \"select/linear\"\nnode_health = \"x\"\n",
+        ] {
+            let (_, _, message) = invalid(text);
+            assert!(message.contains("only a select slot (not a shadow)"), "{message}");
+        }
+    }
+
     #[test]
     fn a_select_slot_names_its_wrapper_s_inner_plugins() {
         let config = parse(

@@ -1345,8 +1345,9 @@ fn check_imports(
             wrapper = true;
             continue;
         }
-        // What a wrapper may ask the controller of a job (`wit/select.wit`).
-        if interface == "job-network" && slot == PluginKind::Select {
+        // What a wrapper may ask of the controller and the site
+        // (`wit/select.wit`); `node-health` is denied unless configured.
+        if matches!(interface, "job-network" | "node-health") && slot == PluginKind::Select {
             continue;
         }
         return Err(LoadError::ForbiddenImport {

@@ -229,6 +229,7 @@ pub fn plan(
                         shadows: Vec::new(),
                         probation_calls: DEFAULT_PROBATION_CALLS,
                         inner: None,
+                        node_health: None,
                     }))
                 }
                 _ => None,

@@ -20,7 +20,9 @@
 //! a job's counter mode and blades in its jobinfo around the inner one's).
 //!
 //! [`job_network`] is what the controller holds as a job's `--network`
-//! (the world's `job-network` import).
+//! (the world's `job-network` import); [`node_health_start`] and
+//! [`node_health_poll`] run the administrator's node health program (its
+//! `node-health` import, denied unless configured).
 //!
 //! A Slurm error of the inner plugin comes back from [`Inner`] as an
 //! [`Error`] with its code, for the wrapper to pass on (the default) or
@@ -388,6 +390,34 @@ pub fn job_network(job_id: u32) -> Option<String> {
     {
         let _ = job_id;
         None
+    }
+}
+
+pub use crate::bindings::slurm::plugin::node_health::{HealthCheck, HealthError};
+
+/// Starts the administrator's node health program for `check` (the
+/// world's `node-health` import): the check's id, to [`node_health_poll`].
+/// `HealthError::Denied` unless a program is configured for the plugin
+/// (always outside `wasm32`).
+pub fn node_health_start(check: &HealthCheck) -> Result<u64, HealthError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::bindings::slurm::plugin::node_health::start(check);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = check;
+        Err(HealthError::Denied)
+    }
+}
+
+/// None while check `id` runs; its exit status once it ended (the negated
+/// signal number when a signal ended it), after which it is forgotten.
+pub fn node_health_poll(id: u64) -> Result<Option<i32>, HealthError> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::bindings::slurm::plugin::node_health::poll(id);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = id;
+        Err(HealthError::Denied)
     }
 }
 

@@ -27,6 +27,14 @@
 //! `SELECT_JOBDATA_NETWORK`): one table per wrapper, outside its
 //! instances, so a restarted instance reads the same answers.
 //!
+//! # Node health checks
+//!
+//! The imported `node-health` runs the program the administrator gave the
+//! wrapper ([`SelectPlugin::set_node_health`], `node_health` in the host
+//! configuration) as a child process, in the background; without one it
+//! answers `denied`. Checks belong to the wrapper, not to an instance: a
+//! restarted instance polls the checks the one before started.
+//!
 //! # Handles
 //!
 //! A wrapper's imported `select-nodeinfo` and `select-jobinfo` are the
@@ -35,12 +43,17 @@
 //! (`EINVAL`) rather than a call on a record that no longer exists.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Linker, Resource};
 
 use crate::bindings::select_wrapper::slurm::plugin::job_network;
+use crate::bindings::select_wrapper::slurm::plugin::node_health::{
+    self, HealthCheck, HealthError,
+};
 use crate::bindings::select_wrapper::slurm::plugin::select as imp;
 use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, Step};
 use crate::error::CallError;
@@ -51,11 +64,71 @@ use crate::store::HostState;
 /// `EINVAL`, what a call on a record of a restarted inner instance gets.
 const EINVAL: i32 = 22;
 
-/// What a wrapper is wired to, shared by its instances: the inner plugin
-/// and the jobs' networks its `job-network` import answers from.
+/// What a wrapper is wired to, shared by its instances: the inner plugin,
+/// the jobs' networks its `job-network` import answers from, and its node
+/// health checks.
 pub(crate) struct Wiring {
     pub(crate) plugin: Arc<SelectPlugin>,
     networks: Mutex<HashMap<u32, String>>,
+    health: Mutex<NodeHealth>,
+}
+
+/// The node health program and the checks it runs.
+#[derive(Default)]
+struct NodeHealth {
+    program: Option<PathBuf>,
+    checks: HashMap<u64, Child>,
+    next: u64,
+}
+
+impl NodeHealth {
+    /// Runs the program as select/cray ran `xtcleanup_after`:
+    /// `-a <apid> -e <exit code> -r <job id> -u <uid> -m
+    /// application|reservation <nodes>`, no input, output discarded.
+    fn start(&mut self, check: &HealthCheck) -> Result<u64, HealthError> {
+        let program = self.program.as_ref().ok_or(HealthError::Denied)?;
+        let mode = if check.step_id.is_some() {
+            "application"
+        } else {
+            "reservation"
+        };
+        let child = Command::new(program)
+            .args(["-a", &check.apid.to_string(), "-e", &check.exit_code.to_string()])
+            .args(["-r", &check.job_id.to_string(), "-u", &check.user_id.to_string()])
+            .args(["-m", mode, &check.nodes])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| HealthError::Failed(format!("{}: {e}", program.display())))?;
+        self.next += 1;
+        self.checks.insert(self.next, child);
+        Ok(self.next)
+    }
+
+    fn poll(&mut self, id: u64) -> Result<Option<i32>, HealthError> {
+        if self.program.is_none() {
+            return Err(HealthError::Denied);
+        }
+        let child = self
+            .checks
+            .get_mut(&id)
+            .ok_or_else(|| HealthError::Failed(format!("no node health check {id}")))?;
+        let status = child
+            .try_wait()
+            .map_err(|e| HealthError::Failed(format!("node health check {id}: {e}")))?;
+        let Some(status) = status else {
+            return Ok(None);
+        };
+        self.checks.remove(&id);
+        use std::os::unix::process::ExitStatusExt;
+        Ok(Some(
+            status
+                .code()
+                .or_else(|| status.signal().map(|s| -s))
+                .unwrap_or(-1),
+        ))
+    }
 }
 
 impl Wiring {
@@ -63,7 +136,17 @@ impl Wiring {
         Wiring {
             plugin: Arc::new(plugin),
             networks: Mutex::default(),
+            health: Mutex::default(),
         }
+    }
+
+    /// Sets the node health program (none: the import answers `denied`).
+    pub(crate) fn set_node_health(&self, program: Option<PathBuf>) {
+        self.health.lock().unwrap_or_else(|e| e.into_inner()).program = program;
+    }
+
+    fn health<R>(&self, f: impl FnOnce(&mut NodeHealth) -> R) -> R {
+        f(&mut self.health.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Records job `job_id`'s network (none forgets it).
@@ -139,7 +222,26 @@ impl Record for InnerJobinfo {
 /// linker: components that do not import it are unaffected.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     imp::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)?;
-    job_network::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)
+    job_network::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)?;
+    node_health::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)
+}
+
+impl node_health::Host for HostState {
+    /// Starts the wrapper's program; `denied` without one (and outside a
+    /// wrapper's call).
+    fn start(&mut self, check: HealthCheck) -> Result<u64, HealthError> {
+        match self.inner.as_ref() {
+            Some(inner) => inner.wiring.health(|h| h.start(&check)),
+            None => Err(HealthError::Denied),
+        }
+    }
+
+    fn poll(&mut self, id: u64) -> Result<Option<i32>, HealthError> {
+        match self.inner.as_ref() {
+            Some(inner) => inner.wiring.health(|h| h.poll(id)),
+            None => Err(HealthError::Denied),
+        }
+    }
 }
 
 impl job_network::Host for HostState {

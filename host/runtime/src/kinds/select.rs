@@ -226,15 +226,17 @@ impl SelectPlugin {
     /// Those of [`SelectPlugin::load`] and [`SelectPlugin::load_over`],
     /// innermost first.
     pub fn load_configured(host: &Host, config: &PluginConfig) -> Result<Self, LoadError> {
-        match &config.inner {
-            None => SelectPlugin::load(host, &config.source, config.settings.clone()),
+        let plugin = match &config.inner {
+            None => SelectPlugin::load(host, &config.source, config.settings.clone())?,
             Some(inner) => SelectPlugin::load_over(
                 host,
                 &config.source,
                 config.settings.clone(),
                 SelectPlugin::load_configured(host, inner)?,
-            ),
-        }
+            )?,
+        };
+        plugin.set_node_health(config.node_health.clone());
+        Ok(plugin)
     }
 
     /// A stack of select plugins, `layers` outermost first: each but the
@@ -261,6 +263,18 @@ impl SelectPlugin {
     /// The inner plugin, when this is a wrapper.
     pub fn inner(&self) -> Option<&SelectPlugin> {
         self.core.inner().map(|wiring| &*wiring.plugin)
+    }
+
+    /// Gives a wrapper the administrator's node health program, which its
+    /// `node-health` import runs (`-a <apid> -e <exit> -r <job> -u <uid>
+    /// -m application|reservation <nodes>`, as select/cray ran
+    /// `xtcleanup_after`); none denies it (the default). Only this
+    /// wrapper gets it, not wrappers under it; a plugin that is no wrapper
+    /// cannot ask, so nothing is kept for it.
+    pub fn set_node_health(&self, program: Option<std::path::PathBuf>) {
+        if let Some(wiring) = self.core.inner() {
+            wiring.set_node_health(program);
+        }
     }
 
     /// Tells a wrapper, and each wrapper under it, job `job_id`'s
