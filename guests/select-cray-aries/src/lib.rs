@@ -433,6 +433,13 @@ impl Wrapper for CrayAries {
         Inner::step_finish(step, killing)
     }
 
+    /// `select_p_ba_get_dims`: none, as select/cray answered (18.08, the
+    /// last release that had the function; it did not ask the inner
+    /// plugin).
+    fn ba_get_dims(&mut self) -> Option<Vec<u32>> {
+        None
+    }
+
     /// `select_p_select_nodeinfo_set_all`: the inner plugin refreshes
     /// only when a counter job began or ended since its last refresh;
     /// otherwise `SLURM_NO_CHANGE_IN_DATA` without asking it.

@@ -2208,6 +2208,22 @@ int32_t swasm_select_job_test(const struct swasm_select_plugin *plugin,
                               struct swasm_job_test_result *out,
                               struct swasm_error *error);
 
+// `select_g_select_jobinfo_set(SELECT_JOBDATA_NETWORK)`, which slurmctld
+// calls when it creates or updates a job: tells a select wrapper, and
+// each wrapper under it, job `job_id`'s `--network` (`job_ptr->network`;
+// NULL forgets the job), which their `job-network` import answers from
+// then on (select/cray_aries reads it in job-test, job-begin and
+// job-fini). Call it before those calls; for a plugin that is no wrapper
+// it does nothing and succeeds.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `network` NULL or a NUL-terminated
+// string; `error` NULL or initialised.
+int32_t swasm_select_set_job_network(const struct swasm_select_plugin *plugin,
+                                     uint32_t job_id,
+                                     const char *network,
+                                     struct swasm_error *error);
+
 // `select_p_job_begin`: the job (with its `resources`, as the job test
 // gave them) starts; the plugin adds its usage. Call it where cons_tres
 // commits (`select_p_select_nodeinfo_set`).

@@ -885,6 +885,35 @@ pub unsafe extern "C" fn swasm_select_job_test(
     }
 }
 
+/// `select_g_select_jobinfo_set(SELECT_JOBDATA_NETWORK)`, which slurmctld
+/// calls when it creates or updates a job: tells a select wrapper, and
+/// each wrapper under it, job `job_id`'s `--network` (`job_ptr->network`;
+/// NULL forgets the job), which their `job-network` import answers from
+/// then on (select/cray_aries reads it in job-test, job-begin and
+/// job-fini). Call it before those calls; for a plugin that is no wrapper
+/// it does nothing and succeeds.
+///
+/// # Safety
+/// `plugin` is NULL or an open handle; `network` NULL or a NUL-terminated
+/// string; `error` NULL or initialised.
+#[no_mangle]
+pub unsafe extern "C" fn swasm_select_set_job_network(
+    plugin: *const swasm_select_plugin,
+    job_id: u32,
+    network: *const c_char,
+    error: *mut swasm_error,
+) -> i32 {
+    // SAFETY: as the caller promised.
+    let network = unsafe { cvt::opt_text(network) };
+    // SAFETY: as the caller promised.
+    unsafe {
+        with_plugin(plugin, error, "swasm_select_set_job_network", |p| {
+            p.set_job_network(job_id, network.as_deref());
+            Ok(())
+        })
+    }
+}
+
 /// `select_p_job_begin`: the job (with its `resources`, as the job test
 /// gave them) starts; the plugin adds its usage. Call it where cons_tres
 /// commits (`select_p_select_nodeinfo_set`).

@@ -107,6 +107,7 @@
 	X(swasm_select_job_test) \
 	X(swasm_job_test_result_free) \
 	X(swasm_select_job_begin) \
+	X(swasm_select_set_job_network) \
 	X(swasm_select_job_fini) \
 	X(swasm_select_job_suspend) \
 	X(swasm_select_job_resume) \

@@ -234,6 +234,21 @@ static void _failed(const char *what, job_record_t *job_ptr, swasm_error *err)
 	api->swasm_error_clear(err);
 }
 
+/*
+ * What slurmctld hands a select plugin as SELECT_JOBDATA_NETWORK (job_mgr.c
+ * _copy_job_desc_to_job_record, _update_job): the job's --network, which a
+ * select wrapper over the component's plugin (select/cray_aries) reads
+ * through its job-network import. Told before each call that may read it.
+ */
+static void _network(job_record_t *job_ptr)
+{
+	swasm_error err = SWASM_ERROR_INIT;
+
+	if (api->swasm_select_set_job_network(plugin, job_ptr->job_id,
+					      job_ptr->network, &err))
+		_failed("set-job-network", job_ptr, &err);
+}
+
 /* ---- plugin life ---- */
 
 /* The id select/wasm takes (see plugin_id): the stock plugin's, unless
@@ -746,6 +761,7 @@ EXPORT extern int select_p_job_test(job_record_t *job_ptr,
 		req.excluded_cores = &exc;
 	}
 
+	_network(job_ptr);
 	if (api->swasm_select_job_test(plugin, &req, &res, &err)) {
 		rc = err.code ? err.code : SLURM_ERROR;
 		/* the plugin's own "no" (it cannot place the job) is an
@@ -819,6 +835,7 @@ static void _begin(job_record_t *job_ptr)
 		arena_free(&arena);
 		return;
 	}
+	_network(job_ptr);
 	if (api->swasm_select_job_begin(plugin, &job, &err)) {
 		_failed("job-begin", job_ptr, &err);
 	} else {
@@ -869,6 +886,7 @@ EXPORT extern int select_p_job_fini(job_record_t *job_ptr)
 		arena_t arena = { 0 };
 		swasm_job job;
 
+		_network(job_ptr);
 		if (records_job(&arena, job_ptr, true, &job) &&
 		    api->swasm_select_job_fini(plugin, &job, &err))
 			_failed("job-fini", job_ptr, &err);
