@@ -394,16 +394,29 @@ fn a_node_health_check_keeps_the_job_cleaning_until_it_ends() {
         lines.contains(&"-a 0 -e 1 -r 1 -u 1234 -m reservation 5"),
         "{lines:?}"
     );
-    assert!(place(&plugin, &job(3), &[5]).is_err(), "the inner plugin still holds nid5");
+    assert!(
+        place(&plugin, &job(3), &[5]).is_err(),
+        "the inner plugin still holds nid5"
+    );
     plugin.set_job_network(2, Some("blade"));
-    assert!(place(&plugin, &job(2), &[1]).is_err(), "blade 1 still marked");
+    assert!(
+        place(&plugin, &job(2), &[1]).is_err(),
+        "blade 1 still marked"
+    );
     assert!(!plugin.job_ready(&a).expect("job-ready"));
-    assert!(place(&plugin, &job(1), &ALL).is_err(), "a cleaning job is not started");
+    assert!(
+        place(&plugin, &job(1), &ALL).is_err(),
+        "a cleaning job is not started"
+    );
 
     std::fs::write(dir.path().join("status"), "3").expect("status");
     std::fs::write(dir.path().join("go"), "").expect("go");
     poll_until(&plugin, || place(&plugin, &job(3), &[5]).is_ok());
-    assert_eq!(place(&plugin, &job(2), &[1]).unwrap(), [1], "blade 1 released");
+    assert_eq!(
+        place(&plugin, &job(2), &[1]).unwrap(),
+        [1],
+        "blade 1 released"
+    );
 }
 
 /// Without a program the check is denied (the default) and `job_fini` is

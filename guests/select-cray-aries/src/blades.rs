@@ -379,7 +379,9 @@ impl Blades {
         }
         p.u32(self.cleaning.len() as u32);
         for (&job_id, cleaning) in &self.cleaning {
-            p.u32(job_id).u32(cleaning.user_id).str(Some(&cleaning.nodes));
+            p.u32(job_id)
+                .u32(cleaning.user_id)
+                .str(Some(&cleaning.nodes));
         }
         p.bytes(inner);
         p.finish()

@@ -54,8 +54,8 @@ use slurm_wasm_sdk::host::{log, now, Level};
 use slurm_wasm_sdk::types::{Job, JobState, Node, SelectTypeParams, Step};
 use slurm_wasm_sdk::{Bitmap, Error};
 use slurm_wasm_select_wrapper::{
-    job_network, node_health_poll, node_health_start, HealthCheck, HealthError, Inner,
-    JobTestMode, JobTestRequest, JobTestResult, SelectConfig, Wrapper,
+    job_network, node_health_poll, node_health_start, HealthCheck, HealthError, Inner, JobTestMode,
+    JobTestRequest, JobTestResult, SelectConfig, Wrapper,
 };
 
 use crate::blades::{Blades, Cleaning};
@@ -117,12 +117,18 @@ impl CrayAries {
             Ok(None) => return false,
             Ok(Some(status)) => status,
             Err(e) => {
-                log(Level::Error, &format!("{what}: node health check {id}: {e:?}"));
+                log(
+                    Level::Error,
+                    &format!("{what}: node health check {id}: {e:?}"),
+                );
                 return true;
             }
         };
         if status != 0 {
-            log(Level::Error, &format!("_run_nhc {what} exit status {status}"));
+            log(
+                Level::Error,
+                &format!("_run_nhc {what} exit status {status}"),
+            );
         }
         true
     }

@@ -51,9 +51,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Linker, Resource};
 
 use crate::bindings::select_wrapper::slurm::plugin::job_network;
-use crate::bindings::select_wrapper::slurm::plugin::node_health::{
-    self, HealthCheck, HealthError,
-};
+use crate::bindings::select_wrapper::slurm::plugin::node_health::{self, HealthCheck, HealthError};
 use crate::bindings::select_wrapper::slurm::plugin::select as imp;
 use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, Step};
 use crate::error::CallError;
@@ -93,8 +91,18 @@ impl NodeHealth {
             "reservation"
         };
         let child = Command::new(program)
-            .args(["-a", &check.apid.to_string(), "-e", &check.exit_code.to_string()])
-            .args(["-r", &check.job_id.to_string(), "-u", &check.user_id.to_string()])
+            .args([
+                "-a",
+                &check.apid.to_string(),
+                "-e",
+                &check.exit_code.to_string(),
+            ])
+            .args([
+                "-r",
+                &check.job_id.to_string(),
+                "-u",
+                &check.user_id.to_string(),
+            ])
             .args(["-m", mode, &check.nodes])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -142,7 +150,10 @@ impl Wiring {
 
     /// Sets the node health program (none: the import answers `denied`).
     pub(crate) fn set_node_health(&self, program: Option<PathBuf>) {
-        self.health.lock().unwrap_or_else(|e| e.into_inner()).program = program;
+        self.health
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .program = program;
     }
 
     fn health<R>(&self, f: impl FnOnce(&mut NodeHealth) -> R) -> R {
@@ -222,7 +233,10 @@ impl Record for InnerJobinfo {
 /// linker: components that do not import it are unaffected.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     imp::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)?;
-    job_network::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)?;
+    job_network::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(
+        linker,
+        |s| s,
+    )?;
     node_health::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)
 }
 

@@ -701,7 +701,6 @@ mod tests {
         assert_eq!(spec.text, "priority/basic, select/linear");
     }
 
-    #[test]
     /// select/cray_aries alone runs over select/linear, as
     /// `other_select_init` chooses without an other-plugin flag.
     #[test]
