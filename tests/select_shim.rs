@@ -537,6 +537,56 @@ fn select_wasm_places_jobs_as_stock_cons_tres_live_and_survives_faults() {
     check_outputs(&out);
 }
 
+/// select/cray_aries (the bundled select wrapper, over select/cons_tres)
+/// inside slurmctld through select/wasm (`tests/anchor/select/cray.sh`): a
+/// `--network=blade` job on n1 closes blade 1 (n1, n5) to other counter
+/// jobs (`select_p_job_test`, select_cray_aries.c: the shim tells the
+/// component each job's `--network`), not to a job without counters;
+/// once it ended (`select_p_job_fini`) the waiting counter job starts on
+/// n5. About a minute.
+#[test]
+fn select_cray_aries_keeps_counter_jobs_apart_in_slurmctld() {
+    let anchor = anchor_dir();
+    let _cluster = ClusterLock::acquire();
+    if let Some(reason) = skip_reason(&anchor) {
+        eprintln!("select_shim: not run: {reason}");
+        return;
+    }
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let work = work.path();
+    let plugin_dir = work.join("plugins");
+    build_and_install(work, &plugin_dir, &["select_wasm"]);
+    let config = work.join("cray.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "cache_dir = \"{}\"\n[plugins.select]\nbundled = \"select/cray_aries\"\n\
+             [plugins.select.inner]\nbundled = \"select/cons_tres\"\n",
+            work.join("cache").display()
+        ),
+    )
+    .expect("host configuration");
+    let out = work.join("out");
+    let log = run(
+        Command::new("bash")
+            .arg(Path::new(REPO).join("tests/anchor/select/cray.sh"))
+            .env("SLURM_ANCHOR", &anchor)
+            .env("PLUGINDIR", &plugin_dir)
+            .env("CRAY_CONFIG", &config)
+            .env("OUT", &out),
+        "cray.sh",
+    );
+    eprintln!("{}", tail(&log, 3));
+    let before = read(&out.join("before.txt"));
+    let after = read(&out.join("after.txt"));
+    let context = format!("before:\n{before}after:\n{after}slurmctld:\n{}", read(&out.join("slurmctld.log")));
+    let lines: Vec<&str> = before.lines().collect();
+    assert_eq!(lines.first(), Some(&"a state=RUNNING nodes=n1"), "{context}");
+    assert!(lines.get(1).is_some_and(|l| l.starts_with("b state=PENDING")), "{context}");
+    assert_eq!(lines.get(2), Some(&"c state=RUNNING nodes=n5"), "{context}");
+    assert_eq!(after.trim(), "b state=RUNNING nodes=n5", "{context}");
+}
+
 /// The test's checks of shim.sh's outputs in `out`.
 fn check_outputs(out: &Path) {
     let mut all = Vec::new();

@@ -1,0 +1,80 @@
+#!/bin/bash
+# cray.sh -- select/cray_aries (the bundled select wrapper, over select/cons_tres) inside a real
+# slurmctld through the select/wasm shim: jobs asking for network performance counters
+# (--network=blade) keep off the blade where such a job runs, other jobs do not, and the blade
+# is free again once the counter job ended. For tests/select_shim.rs.
+#
+# Usage (as root, on the machine of ../shared/slurm-anchor; about a minute):
+#     PLUGINDIR=<dir with select_wasm.so and lib/libslurm_wasm.so> \
+#     CRAY_CONFIG=<host TOML: [plugins.select] bundled = "select/cray_aries", inner cons_tres> \
+#     OUT=<output dir> bash tests/anchor/select/cray.sh
+#
+# The anchor's nodes n1..n6 have blades by the first number of their name mod 4
+# (select_p_node_init): n1 and n5 share blade 1. It writes OUT/before.txt (jobs a: blade, on n1;
+# b: blade, -w n5; c: no counters, -w n5; 8 s after the last submit) and OUT/after.txt (b, 10 s
+# after a was cancelled), each line `<name> state=<JobState> nodes=<NodeList>`, and
+# OUT/slurmctld.log (the lines naming select/wasm or slurm-wasm).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+ANCHOR=${SLURM_ANCHOR:-$REPO/../shared/slurm-anchor}
+A=${SLURM_ANCHOR_DIR:-/tmp/slurm-anchor}
+: "${PLUGINDIR:?PLUGINDIR: the directory with select_wasm.so and lib/libslurm_wasm.so}"
+: "${CRAY_CONFIG:?CRAY_CONFIG: the host configuration naming select/cray_aries}"
+: "${OUT:?OUT: the output directory}"
+T0=$(date +%s)
+say() { echo "[select-cray +$(($(date +%s) - T0))s] $*"; }
+die() { echo "[select-cray] error: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (setup.sh installs and starts daemons)"
+[ -f "$PLUGINDIR/select_wasm.so" ] || die "no select_wasm.so in $PLUGINDIR"
+if [ -f "$A/run/slurmctld.pid" ] && kill -0 "$(cat "$A/run/slurmctld.pid")" 2>/dev/null; then
+  die "an anchor cluster is already running ($A/run/slurmctld.pid); stop it with $A/teardown.sh first"
+fi
+while read -r var; do unset "$var"; done < <(env | grep -oE '^(SLURM|SRUN|SALLOC|SBATCH)_[A-Za-z0-9_]*' \
+  | grep -v '^SLURM_WASM_')
+mkdir -p "$OUT"
+STARTED=0
+on_exit() {
+  local rc=$?
+  if [ "$STARTED" = 1 ] && [ -x "$A/teardown.sh" ]; then
+    grep -E 'select/wasm|slurm-wasm' "$A/log/slurmctld.log" > "$OUT/slurmctld.log" 2>/dev/null || true
+    say "stopping the cluster ($A/teardown.sh)"
+    bash "$A/teardown.sh" > /dev/null 2>&1 || true
+  fi
+  [ $rc = 0 ] || echo "[select-cray] failed (exit $rc); daemon logs are in $A/log" >&2
+  exit $rc
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+say "the anchor cluster under select/wasm with $CRAY_CONFIG"
+rm -f "$A/teardown.sh"
+STARTED=1
+# other_cons_tres: how a site writes a cray plugin over cons_tres (other_select_init)
+SLURM_WASM_CONFIG=$CRAY_CONFIG SELECT_TYPE=select/wasm SELECT_PARAMS=CR_Core_Memory,other_cons_tres \
+  WITH_DBD=0 EXTRA_CONF="PluginDir=$PLUGINDIR:/usr/lib/x86_64-linux-gnu/slurm-wlm" \
+  bash "$ANCHOR/setup.sh" > "$OUT/setup.log" 2>&1
+
+show() {
+  local rec
+  rec=$(scontrol show job "$1" 2>/dev/null || true)
+  echo "$2 state=$(sed -n 's/.*JobState=\([^ ]*\).*/\1/p' <<< "$rec" | head -n1)" \
+    "nodes=$(sed -n 's/^   NodeList=\([^ ]*\).*/\1/p' <<< "$rec" | head -n1)"
+}
+submit() {
+  local name=$1; shift
+  sbatch --parsable -J "$name" -o /dev/null -n1 "$@" --wrap 'sleep 300'
+}
+
+a=$(submit a --network=blade -w n1)
+for _ in $(seq 1 50); do squeue -h -j "$a" -o %T | grep -q RUNNING && break; sleep 0.2; done
+b=$(submit b --network=blade -w n5)
+c=$(submit c -w n5)
+sleep 8
+{ show "$a" a; show "$b" b; show "$c" c; } > "$OUT/before.txt"
+scancel "$a"
+sleep 10
+show "$b" b > "$OUT/after.txt"
+scancel --user=root 2>/dev/null || true
+say "done"
