@@ -539,11 +539,13 @@ fn select_wasm_places_jobs_as_stock_cons_tres_live_and_survives_faults() {
 
 /// select/cray_aries (the bundled select wrapper, over select/cons_tres)
 /// inside slurmctld through select/wasm (`tests/anchor/select/cray.sh`): a
-/// `--network=blade` job on n1 closes blade 1 (n1, n5) to other counter
-/// jobs (`select_p_job_test`, select_cray_aries.c: the shim tells the
-/// component each job's `--network`), not to a job without counters;
-/// once it ended (`select_p_job_fini`) the waiting counter job starts on
-/// n5. About a minute.
+/// `--network=blade` job on n1 closes blade 1 (n1 and h1: the first
+/// number of the name mod 4) to other counter jobs (`select_p_job_test`,
+/// select_cray_aries.c: the shim tells the component each job's
+/// `--network`), not to a job without counters: a plain job runs on h1
+/// and a counter job waits though h1 has a free core; once the first
+/// counter job ended (`select_p_job_fini`) the waiting one starts on h1.
+/// About a minute.
 #[test]
 fn select_cray_aries_keeps_counter_jobs_apart_in_slurmctld() {
     let anchor = anchor_dir();
@@ -582,9 +584,9 @@ fn select_cray_aries_keeps_counter_jobs_apart_in_slurmctld() {
     let context = format!("before:\n{before}after:\n{after}slurmctld:\n{}", read(&out.join("slurmctld.log")));
     let lines: Vec<&str> = before.lines().collect();
     assert_eq!(lines.first(), Some(&"a state=RUNNING nodes=n1"), "{context}");
-    assert!(lines.get(1).is_some_and(|l| l.starts_with("b state=PENDING")), "{context}");
-    assert_eq!(lines.get(2), Some(&"c state=RUNNING nodes=n5"), "{context}");
-    assert_eq!(after.trim(), "b state=RUNNING nodes=n5", "{context}");
+    assert_eq!(lines.get(1), Some(&"c state=RUNNING nodes=h1"), "{context}");
+    assert!(lines.get(2).is_some_and(|l| l.starts_with("b state=PENDING")), "{context}");
+    assert_eq!(after.trim(), "b state=RUNNING nodes=h1", "{context}");
 }
 
 /// The test's checks of shim.sh's outputs in `out`.

@@ -9,11 +9,12 @@
 #     CRAY_CONFIG=<host TOML: [plugins.select] bundled = "select/cray_aries", inner cons_tres> \
 #     OUT=<output dir> bash tests/anchor/select/cray.sh
 #
-# The anchor's nodes n1..n6 have blades by the first number of their name mod 4
-# (select_p_node_init): n1 and n5 share blade 1. It writes OUT/before.txt (jobs a: blade, on n1;
-# b: blade, -w n5; c: no counters, -w n5; 8 s after the last submit) and OUT/after.txt (b, 10 s
-# after a was cancelled), each line `<name> state=<JobState> nodes=<NodeList>`, and
-# OUT/slurmctld.log (the lines naming select/wasm or slurm-wasm).
+# The anchor's nodes n1..n4, h1, h2 have blades by the first number of their name mod 4
+# (select_p_node_init): n1 and h1 share blade 1. It writes OUT/before.txt (jobs a: blade, on n1;
+# c: no counters, -p hw -w h1; b: blade, -p hw -w h1, one of h1's two cores being free; 8 s
+# after the last submit) and OUT/after.txt (b, 10 s after a was cancelled), each line
+# `<name> state=<JobState> nodes=<NodeList>`, and OUT/slurmctld.log (this run's lines naming
+# select/wasm or slurm-wasm).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -35,10 +36,12 @@ while read -r var; do unset "$var"; done < <(env | grep -oE '^(SLURM|SRUN|SALLOC
   | grep -v '^SLURM_WASM_')
 mkdir -p "$OUT"
 STARTED=0
+LOG_START=$(wc -l < "$A/log/slurmctld.log" 2>/dev/null || echo 0)
 on_exit() {
   local rc=$?
   if [ "$STARTED" = 1 ] && [ -x "$A/teardown.sh" ]; then
-    grep -E 'select/wasm|slurm-wasm' "$A/log/slurmctld.log" > "$OUT/slurmctld.log" 2>/dev/null || true
+    tail -n +"$((LOG_START + 1))" "$A/log/slurmctld.log" 2>/dev/null \
+      | grep -E 'select/wasm|slurm-wasm' > "$OUT/slurmctld.log" || true
     say "stopping the cluster ($A/teardown.sh)"
     bash "$A/teardown.sh" > /dev/null 2>&1 || true
   fi
@@ -69,10 +72,11 @@ submit() {
 
 a=$(submit a --network=blade -w n1)
 for _ in $(seq 1 50); do squeue -h -j "$a" -o %T | grep -q RUNNING && break; sleep 0.2; done
-b=$(submit b --network=blade -w n5)
-c=$(submit c -w n5)
+c=$(submit c -p hw -w h1)
+for _ in $(seq 1 50); do squeue -h -j "$c" -o %T | grep -q RUNNING && break; sleep 0.2; done
+b=$(submit b --network=blade -p hw -w h1)
 sleep 8
-{ show "$a" a; show "$b" b; show "$c" c; } > "$OUT/before.txt"
+{ show "$a" a; show "$c" c; show "$b" b; } > "$OUT/before.txt"
 scancel "$a"
 sleep 10
 show "$b" b > "$OUT/after.txt"
