@@ -581,11 +581,23 @@ fn select_cray_aries_keeps_counter_jobs_apart_in_slurmctld() {
     eprintln!("{}", tail(&log, 3));
     let before = read(&out.join("before.txt"));
     let after = read(&out.join("after.txt"));
-    let context = format!("before:\n{before}after:\n{after}slurmctld:\n{}", read(&out.join("slurmctld.log")));
+    let context = format!(
+        "before:\n{before}after:\n{after}slurmctld:\n{}",
+        read(&out.join("slurmctld.log"))
+    );
     let lines: Vec<&str> = before.lines().collect();
-    assert_eq!(lines.first(), Some(&"a state=RUNNING nodes=n1"), "{context}");
+    assert_eq!(
+        lines.first(),
+        Some(&"a state=RUNNING nodes=n1"),
+        "{context}"
+    );
     assert_eq!(lines.get(1), Some(&"c state=RUNNING nodes=h1"), "{context}");
-    assert!(lines.get(2).is_some_and(|l| l.starts_with("b state=PENDING")), "{context}");
+    assert!(
+        lines
+            .get(2)
+            .is_some_and(|l| l.starts_with("b state=PENDING")),
+        "{context}"
+    );
     assert_eq!(after.trim(), "b state=RUNNING nodes=h1", "{context}");
 }
 

@@ -58,7 +58,9 @@
 //!   the component alone (first column) against the same component as the
 //!   inner plugin of `select/pass_through` (`tests/pass-through-select`),
 //!   every call passed through one wrapper layer (second column): the cost
-//!   of a layer (issue 33).
+//!   of a layer (issue 33). `SELECT_LAYER=cray_aries`: the layer is the
+//!   bundled select/cray_aries instead (`OTHER_CONS_TRES` added over
+//!   cons_tres), whose job-test without counter jobs forwards the call.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -386,8 +388,13 @@ fn load_wasm_from(
     case: Case,
     wrapped: bool,
 ) -> Loaded {
-    let (config, table, running, requests) =
+    let (mut config, table, running, requests) =
         inputs!(slurm_wasm_host::fixtures, host_kinds, nodes, params, case);
+    let cray = wrapped && std::env::var_os("SELECT_LAYER").is_some_and(|l| l == "cray_aries");
+    if cray && plugin_type == "select/cons_tres" {
+        config.cluster.select_type_parameters |=
+            slurm_wasm_host::types::SelectTypeParams::OTHER_CONS_TRES;
+    }
     let host = Host::new(HostOptions {
         services: Services {
             clock: Arc::new(VirtualClock::new(NOW)),
@@ -411,9 +418,13 @@ fn load_wasm_from(
     };
     let plugin = SelectPlugin::load(&host, &source, PluginSettings::default()).unwrap();
     // With `wrapped`, the plugin is the inner one of select/pass_through
-    // (`tests/pass-through-select`): one wrapper layer.
+    // (`tests/pass-through-select`) or select/cray_aries: one wrapper layer.
     let plugin = if wrapped {
-        let wrapper = PluginSource::File(slurm_wasm_test_artifacts::PASS_THROUGH.into());
+        let wrapper = if cray {
+            PluginSource::Bundled("select/cray_aries".into())
+        } else {
+            PluginSource::File(slurm_wasm_test_artifacts::PASS_THROUGH.into())
+        };
         SelectPlugin::load_over(&host, &wrapper, PluginSettings::default(), plugin).unwrap()
     } else {
         plugin
@@ -632,8 +643,12 @@ mod paired {
             Duration::from_secs_f64(secs)
         });
         if std::env::var_os("SELECT_LAYER").is_some() {
+            let layer = match std::env::var_os("SELECT_LAYER") {
+                Some(l) if l == "cray_aries" => "select/cray_aries",
+                _ => "select/pass_through",
+            };
             println!(
-                "| plugin | mode / job | nodes | alone | under select/pass_through | wrapped / alone (median, quartiles) |"
+                "| plugin | mode / job | nodes | alone | under {layer} | wrapped / alone (median, quartiles) |"
             );
         } else {
             println!(
