@@ -359,3 +359,41 @@ fn a_reservation_is_made_and_the_job_runs_beside_or_in_it() {
     assert_eq!(code, 2);
     assert!(err.contains("reservation `k9` is not made here"), "{err}");
 }
+
+/// `SelectType=select/cray_aries` with `other_cons_tres` (how a site runs
+/// it over cons_tres: `other_select_init`): the bundled wrapper over the
+/// bundled cons_tres, placing a job without `--network` as cons_tres alone
+/// does (the first test's placement).
+#[test]
+fn select_cray_aries_places_as_its_inner_plugin() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let conf = std::fs::read_to_string(fixture("cons_tres-CR_Core_Memory", "slurm.conf"))
+        .expect("slurm.conf")
+        .replace(
+            "SelectType=select/cons_tres",
+            "SelectType=select/cray_aries",
+        )
+        .replace(
+            "SelectTypeParameters=CR_Core_Memory",
+            "SelectTypeParameters=CR_Core_Memory,other_cons_tres",
+        );
+    let path = dir.path().join("slurm.conf");
+    std::fs::write(&path, conf).expect("write slurm.conf");
+    let gres = fixture("cons_tres-CR_Core_Memory", "gres.conf");
+    let path = path.display().to_string();
+    let args = [
+        "--slurm-conf",
+        &path,
+        "--gres-conf",
+        &gres,
+        "--now",
+        NOW,
+        "--",
+        "-n1",
+        "-J",
+        "a1",
+    ];
+    let (code, out, err) = select_place(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Nodes=n1 CPU_IDs=0-1 Mem=500"), "{out}");
+}

@@ -50,7 +50,7 @@ use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::select::JobTestMode;
 use slurm_wasm_host::recording::RecordOptions;
 use slurm_wasm_host::types::Job;
-use slurm_wasm_host::{PluginSettings, PluginSource, SelectPlugin, Services};
+use slurm_wasm_host::{PluginSettings, Services};
 
 /// What `select place` was asked.
 pub struct PlaceRequest {
@@ -250,9 +250,11 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
         ..Services::default()
     };
     let host = crate::commands::host(services)?;
-    let plugin = SelectPlugin::load(
+    let select_config = cluster.select_config();
+    let plugin = slurm::setup::load_bundled_select(
         &host,
-        &PluginSource::Bundled(select.clone()),
+        &select,
+        select_config.cluster.select_type_parameters,
         PluginSettings::default(),
     )
     .with_context(|| {
@@ -264,7 +266,7 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
     if let Some(path) = &request.record {
         plugin.record(RecordOptions::new(path))?;
     }
-    plugin.init(&cluster.select_config())?;
+    plugin.init(&select_config)?;
     let mut controller = Controller::new(cluster.clone(), plugin, site.preemption.clone())?;
 
     // The running jobs were placed before any reservation, each without

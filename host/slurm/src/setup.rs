@@ -269,6 +269,28 @@ pub fn layered_select_inner(params: SelectTypeParams) -> &'static str {
     }
 }
 
+/// The bundled select plugin `plugin_type` as `SelectType` names it, a
+/// layering one (`select/cray_aries`) over the bundled plugin
+/// [`layered_select_inner`] picks from `params`, each under `settings`.
+///
+/// # Errors
+///
+/// Those of [`SelectPlugin::load`] and [`SelectPlugin::load_over`].
+pub fn load_bundled_select(
+    host: &Host,
+    plugin_type: &str,
+    params: SelectTypeParams,
+    settings: PluginSettings,
+) -> Result<SelectPlugin, LoadError> {
+    let source = PluginSource::Bundled(plugin_type.to_owned());
+    if plugin_type != CRAY_ARIES {
+        return SelectPlugin::load(host, &source, settings);
+    }
+    let inner = PluginSource::Bundled(layered_select_inner(params).to_owned());
+    let inner = SelectPlugin::load(host, &inner, settings.clone())?;
+    SelectPlugin::load_over(host, &source, settings, inner)
+}
+
 /// `SelectTypeParameters` of `conf` (none when unset).
 fn select_type_parameters(conf: &SlurmConf) -> Result<SelectTypeParams, ConfError> {
     let key = "SelectTypeParameters";
