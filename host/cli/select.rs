@@ -253,7 +253,7 @@ pub fn place(request: PlaceRequest) -> anyhow::Result<ExitCode> {
     let select_config = cluster.select_config();
     let plugin = slurm::setup::load_bundled_select(
         &host,
-        &select,
+        select,
         select_config.cluster.select_type_parameters,
         PluginSettings::default(),
     )
