@@ -19,8 +19,7 @@
 //! * `select_p_select_nodeinfo_set_all` refreshes the inner plugin's
 //!   nodeinfo only after a counter job began or ended;
 //! * [`jobinfo`]: its own `select_jobinfo` (counter mode, cleaning word,
-//!   blade maps) around the inner plugin's.
-//!
+//!   blade maps) around the inner plugin's;
 //! * the node health check of Slurm 18.08's select/cray, the last release
 //!   that had it (docs/cray-aries-nhc.md): when the administrator gave the
 //!   plugin a program (the world's `node-health` import, denied by
