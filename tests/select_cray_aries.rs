@@ -13,7 +13,7 @@
 //! its `job-network` import.
 
 use slurm_wasm_host::kinds::select::{
-    JobTestFlags, JobTestMode, JobTestRequest, JobinfoField, JobinfoValue, SelectConfig,
+    JobTestMode, JobTestRequest, JobinfoField, JobinfoValue, SelectConfig,
 };
 use slurm_wasm_host::types::{Job, JobState, Node, SelectTypeParams, ShareRequest};
 use slurm_wasm_host::{fixtures, CallError, Host, PluginSettings, PluginSource, SelectPlugin};
@@ -74,17 +74,11 @@ fn job(id: u32) -> Job {
 }
 
 fn request(job: &Job, mode: JobTestMode, candidates: &[u32]) -> JobTestRequest {
-    JobTestRequest {
-        job: job.clone(),
-        candidates: fixtures::bitmap(8, candidates.iter().copied()),
-        min_nodes: 1,
-        max_nodes: 1,
-        req_nodes: 1,
+    fixtures::one_node_request(
+        job.clone(),
         mode,
-        flags: JobTestFlags::empty(),
-        preemptee_candidates: Vec::new(),
-        excluded_cores: None,
-    }
+        fixtures::bitmap(8, candidates.iter().copied()),
+    )
 }
 
 /// RUN_NOW on `candidates`: the node, or the plugin's refusal.

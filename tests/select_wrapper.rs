@@ -18,7 +18,7 @@
 //!   finds room elsewhere.
 
 use slurm_wasm_host::kinds::select::{
-    JobTestFlags, JobTestMode, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue,
+    JobTestMode, JobTestRequest, JobTestResult, PluginInfoField, PluginInfoValue,
 };
 use slurm_wasm_host::types::{Job, JobState, Node, ShareRequest};
 use slurm_wasm_host::{
@@ -89,17 +89,7 @@ fn exclusive(mut job: Job) -> Job {
 }
 
 fn request(job: &Job, mode: JobTestMode) -> JobTestRequest {
-    JobTestRequest {
-        job: job.clone(),
-        candidates: fixtures::bitmap(4, 0..4),
-        min_nodes: 1,
-        max_nodes: 1,
-        req_nodes: 1,
-        mode,
-        flags: JobTestFlags::empty(),
-        preemptee_candidates: Vec::new(),
-        excluded_cores: None,
-    }
+    fixtures::one_node_request(job.clone(), mode, fixtures::bitmap(4, 0..4))
 }
 
 /// Places `job` now and starts it; its nodes.

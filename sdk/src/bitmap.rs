@@ -398,6 +398,28 @@ impl Bitmap {
         out
     }
 
+    /// The inverse of [`Bitmap::to_hex_mask`] for a map of `len` bits
+    /// (`bit_unfmt_hexmask`): hex digits after an optional `0x`, the last
+    /// digit holding bits 0-3. A character that is not a hex digit, or a
+    /// bit set at or past `len`, is an error naming it.
+    pub fn from_hex_mask(len: usize, text: &str) -> Result<Bitmap, String> {
+        let hex = text.strip_prefix("0x").unwrap_or(text);
+        let mut map = Bitmap::new(len);
+        for (d, c) in hex.chars().rev().enumerate() {
+            let nibble = c
+                .to_digit(16)
+                .ok_or_else(|| format!("{c:?} in {text:?} is not a hex digit"))?;
+            for b in (0..4).filter(|b| nibble & (1 << b) != 0) {
+                let bit = d * 4 + b;
+                if bit >= len {
+                    return Err(format!("{text:?} sets bit {bit} of a {len}-bit map"));
+                }
+                map.set(bit);
+            }
+        }
+        Ok(map)
+    }
+
     /// The last word without its bits at or past the length.
     fn live_last(&self) -> Option<u64> {
         let last = *self.words.last()?;
@@ -588,6 +610,10 @@ mod tests {
         // Slurm 22.05.8 src/plugins/task/affinity/dist_tasks.c `_lllp_generate_cpu_bind`: 16 CPUs, CPUs 0 and 1 -> 0x0003
         assert_eq!(Bitmap::from_bits(16, [0, 1]).to_hex_mask(), "0x0003");
         assert_eq!(Bitmap::from_bits(16, [8, 9]).to_hex_mask(), "0x0300");
+        let map = Bitmap::from_bits(13, [0, 5, 12]);
+        assert_eq!(Bitmap::from_hex_mask(13, &map.to_hex_mask()), Ok(map));
+        assert!(Bitmap::from_hex_mask(4, "0xZ").is_err());
+        assert!(Bitmap::from_hex_mask(4, "0x10").is_err());
     }
 
     #[test]

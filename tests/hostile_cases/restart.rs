@@ -11,7 +11,7 @@
 
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::select::{
-    JobTestFlags, JobTestMode, JobTestRequest, PluginInfoField, PluginInfoValue,
+    JobTestMode, JobTestRequest, PluginInfoField, PluginInfoValue,
 };
 use slurm_wasm_host::types::{Job, KeyValue};
 use slurm_wasm_host::{
@@ -56,17 +56,7 @@ fn running(plugin: &SelectPlugin, id: u32) -> Job {
 }
 
 fn run_now(job: Job) -> JobTestRequest {
-    JobTestRequest {
-        min_nodes: 1,
-        max_nodes: 1,
-        req_nodes: 1,
-        job,
-        candidates: fixtures::bitmap(4, 0..4),
-        mode: JobTestMode::RunNow,
-        flags: JobTestFlags::empty(),
-        preemptee_candidates: Vec::new(),
-        excluded_cores: None,
-    }
+    fixtures::one_node_request(job, JobTestMode::RunNow, fixtures::bitmap(4, 0..4))
 }
 
 fn four_nodes() -> Vec<slurm_wasm_host::types::Node> {

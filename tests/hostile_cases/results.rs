@@ -18,8 +18,8 @@
 
 use slurm_wasm_host::kinds::priority::{AssociationUpdate, FactorsRequest};
 use slurm_wasm_host::kinds::select::{
-    JobTestFlags, JobTestMode, JobTestRequest, JobinfoField, NodeinfoField, NodeinfoValue,
-    PluginInfoField, PluginInfoValue, PreemptMode, PreempteeCandidate, ReservationRequest,
+    JobTestMode, JobTestRequest, JobinfoField, NodeinfoField, NodeinfoValue, PluginInfoField,
+    PluginInfoValue, PreemptMode, PreempteeCandidate, ReservationRequest,
 };
 use slurm_wasm_host::types::{GresCount, Job, Node};
 use slurm_wasm_host::{
@@ -82,17 +82,7 @@ fn named(id: u32, name: &str) -> Job {
 
 /// A one-node job-test over every node.
 fn test(job: Job, mode: JobTestMode) -> JobTestRequest {
-    JobTestRequest {
-        job,
-        candidates: fixtures::bitmap(NODES, 0..NODES),
-        min_nodes: 1,
-        max_nodes: 1,
-        req_nodes: 1,
-        mode,
-        flags: JobTestFlags::empty(),
-        preemptee_candidates: Vec::new(),
-        excluded_cores: None,
-    }
+    fixtures::one_node_request(job, mode, fixtures::bitmap(NODES, 0..NODES))
 }
 
 /// Job `id` placed and started by select/hostile: it holds the next free node.

@@ -171,31 +171,17 @@ impl Blades {
         Ok(())
     }
 
-    /// The node numbers of `nodes` as ranges (`1-3,7`), as
-    /// `cray_nodelist2nids` (src/common/slurm_protocol_defs.c) gave them to
-    /// the node health program.
+    /// The node numbers of `nodes` as ranges (`1-3,7`, Slurm's `bit_fmt`
+    /// over the numbers), as `cray_nodelist2nids`
+    /// (src/common/slurm_protocol_defs.c) gave them to the node health
+    /// program.
     pub fn nid_ranges(&self, nodes: &Bitmap) -> String {
-        let mut nids: Vec<u32> = nodes
+        let nids: Vec<usize> = nodes
             .ones()
-            .filter_map(|i| self.nids.get(i).copied())
+            .filter_map(|i| self.nids.get(i).map(|&nid| nid as usize))
             .collect();
-        nids.sort_unstable();
-        nids.dedup();
-        let mut ranges: Vec<String> = Vec::new();
-        let mut i = 0;
-        while i < nids.len() {
-            let mut j = i;
-            while j + 1 < nids.len() && nids[j + 1] == nids[j] + 1 {
-                j += 1;
-            }
-            ranges.push(if i == j {
-                nids[i].to_string()
-            } else {
-                format!("{}-{}", nids[i], nids[j])
-            });
-            i = j + 1;
-        }
-        ranges.join(",")
+        let len = nids.iter().max().map_or(0, |&max| max + 1);
+        Bitmap::from_bits(len, nids).to_ranges()
     }
 
     /// The counter mode of job `job_id` after the controller's `network`
@@ -210,11 +196,18 @@ impl Blades {
         self.npc.get(&job_id).copied().unwrap_or(NPC_NONE)
     }
 
-    /// `select_p_job_test` before it forwards (§4.2): a counter job, in
-    /// any mode but TEST_ONLY, loses the nodes marked as running counters;
-    /// a `system` job loses every node while any is marked.
+    /// Whether `select_p_job_test` filters a job's candidates (§4.2): a
+    /// counter job in any mode but TEST_ONLY.
+    pub fn filters(npc: u8, test_only: bool) -> bool {
+        npc != NPC_NONE && !test_only
+    }
+
+    /// `select_p_job_test` before it forwards (§4.2): when it
+    /// [`filters`](Self::filters), a counter job loses the nodes marked as
+    /// running counters; a `system` job loses every node while any is
+    /// marked.
     pub fn filter(&self, npc: u8, test_only: bool, candidates: &mut Bitmap) {
-        if npc == NPC_NONE || test_only {
+        if !Self::filters(npc, test_only) {
             return;
         }
         if npc == NPC_SYS {

@@ -1,8 +1,7 @@
-//! Slurm's `pack_bit_str_hex` / `unpack_bit_str_hex` (src/common/pack.h,
-//! bitstring.c `bit_fmt_hexmask`): how select/cray_aries packs its blade
-//! and node maps. A missing map is `NO_VAL` alone; a map is its bit count,
-//! then a packed string `0x` + upper-case hex digits, most significant
-//! first (bit 0 is the lowest bit of the last digit).
+//! Slurm's `pack_bit_str_hex` / `unpack_bit_str_hex` (src/common/pack.h):
+//! how select/cray_aries packs its blade and node maps. A missing map is
+//! `NO_VAL` alone; a map is its bit count, then a packed string in the
+//! SDK's hex mask format ([`Bitmap::to_hex_mask`], `bit_fmt_hexmask`).
 
 use slurm_wasm_sdk::codes::NO_VAL;
 use slurm_wasm_sdk::pack::{Packer, Unpacker};
@@ -10,24 +9,10 @@ use slurm_wasm_sdk::{Bitmap, Error};
 
 /// Packs `map` (none: `NO_VAL`).
 pub fn pack(p: &mut Packer, map: Option<&Bitmap>) {
-    let Some(map) = map else {
-        p.u32(NO_VAL);
-        return;
+    match map {
+        Some(map) => p.u32(map.len() as u32).str(Some(&map.to_hex_mask())),
+        None => p.u32(NO_VAL),
     };
-    p.u32(map.len() as u32);
-    let digits = map.len().div_ceil(4).max(1);
-    let mut text = String::with_capacity(2 + digits);
-    text.push_str("0x");
-    for d in (0..digits).rev() {
-        let nibble = (0..4)
-            .filter(|b| {
-                let bit = d * 4 + b;
-                bit < map.len() && map.get(bit)
-            })
-            .fold(0u32, |acc, b| acc | (1 << b));
-        text.push(char::from_digit(nibble, 16).map_or('0', |c| c.to_ascii_uppercase()));
-    }
-    p.str(Some(&text));
 }
 
 /// Unpacks a map written by [`pack`]: none for `NO_VAL` or a count of 0;
@@ -41,26 +26,9 @@ pub fn unpack(u: &mut Unpacker<'_>, field: &str) -> Result<Option<Bitmap>, Error
     if bits == 0 {
         return Ok(None);
     }
-    let hex = text.strip_prefix("0x").unwrap_or(&text);
-    let mut map = Bitmap::new(bits as usize);
-    for (d, c) in hex.chars().rev().enumerate() {
-        let nibble = c.to_digit(16).ok_or_else(|| {
-            Error::invalid(format!("{field}: {c:?} in {text:?} is not a hex digit"))
-        })?;
-        for b in 0..4 {
-            if nibble & (1 << b) == 0 {
-                continue;
-            }
-            let bit = d * 4 + b;
-            if bit >= bits as usize {
-                return Err(Error::invalid(format!(
-                    "{field}: {text:?} sets bit {bit} of a {bits}-bit map"
-                )));
-            }
-            map.set(bit);
-        }
-    }
-    Ok(Some(map))
+    Bitmap::from_hex_mask(bits as usize, &text)
+        .map(Some)
+        .map_err(|e| Error::invalid(format!("{field}: {e}")))
 }
 
 #[cfg(test)]

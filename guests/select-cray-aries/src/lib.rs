@@ -316,11 +316,12 @@ impl Wrapper for CrayAries {
             ));
         }
         let npc = self.npc(&request.job);
-        if npc == blades::NPC_NONE || request.mode == JobTestMode::TestOnly {
+        let test_only = request.mode == JobTestMode::TestOnly;
+        if !Blades::filters(npc, test_only) {
             return Inner::job_test(request);
         }
         let mut candidates = bitmap(&request.candidates)?;
-        self.blades.filter(npc, false, &mut candidates);
+        self.blades.filter(npc, test_only, &mut candidates);
         Inner::job_test(JobTestRequest {
             candidates: slurm_wasm_sdk::types::Bitmap {
                 len: request.candidates.len,

@@ -20,9 +20,7 @@ use crate::fixtures;
 use crate::inspect::inspect;
 use crate::kinds::gres::{EnvFlags, NodeHardware};
 use crate::kinds::priority::FactorsRequest;
-use crate::kinds::select::{
-    JobTestFlags, JobTestMode, JobTestRequest, PluginInfoField, SprintMode,
-};
+use crate::kinds::select::{JobTestMode, PluginInfoField, SprintMode};
 use crate::limits::FailurePolicy;
 use crate::plugin::{PluginKind, PluginSettings, PluginSource, CONTRACT_VERSION};
 use crate::{GresPlugin, PriorityPlugin, SelectPlugin, TaskPlugin};
@@ -417,17 +415,7 @@ fn select_checks(suite: &mut Suite, host: &Host, source: &PluginSource, settings
         plugin.node_init(&nodes).map_err(fault)
     });
     let job = fixtures::job(1);
-    let request = |mode| JobTestRequest {
-        job: job.clone(),
-        candidates: fixtures::bitmap(2, [0, 1]),
-        min_nodes: 1,
-        max_nodes: 1,
-        req_nodes: 1,
-        mode,
-        flags: JobTestFlags::empty(),
-        preemptee_candidates: Vec::new(),
-        excluded_cores: None,
-    };
+    let request = |mode| fixtures::one_node_request(job.clone(), mode, fixtures::bitmap(2, [0, 1]));
     suite.run(
         "job-test test-only places a one-node job on an idle cluster",
         || {

@@ -6,9 +6,10 @@
 //! the same builders the SDK's test kit has; the rest is the host's own.
 
 use crate::bindings::types::Bitmap;
+use crate::bindings::types::Job;
 use crate::kinds::gres::GresConfig;
 use crate::kinds::priority::PriorityConfig;
-use crate::kinds::select::SelectConfig;
+use crate::kinds::select::{JobTestFlags, JobTestMode, JobTestRequest, SelectConfig};
 use crate::kinds::task::{BatchRequest, LaunchRequest, TaskConfig};
 
 /// A bitmap of `len` bits with `bits` set.
@@ -25,6 +26,22 @@ pub fn bits(map: &Bitmap) -> Vec<u32> {
 }
 
 slurm_wasm_fixtures::record_builders!(crate::bindings::types);
+
+/// A job-test of `job` for exactly one node among `candidates`, in `mode`:
+/// no flags, preemptees or excluded cores.
+pub fn one_node_request(job: Job, mode: JobTestMode, candidates: Bitmap) -> JobTestRequest {
+    JobTestRequest {
+        job,
+        candidates,
+        min_nodes: 1,
+        max_nodes: 1,
+        req_nodes: 1,
+        mode,
+        flags: JobTestFlags::empty(),
+        preemptee_candidates: Vec::new(),
+        excluded_cores: None,
+    }
+}
 
 /// A priority configuration for a one-node, 8-CPU cluster: the default
 /// [`cluster_config`], one partition `debug` holding that node, no TRES.

@@ -222,7 +222,8 @@ pub fn plan(
                     Some(Box::new(PluginConfig {
                         kind: PluginKind::Select,
                         source: PluginSource::Bundled(
-                            layered_select_inner(select_type_parameters(conf)?).to_owned(),
+                            layered_select_inner(records::select_type_parameters(&conf.options)?)
+                                .to_owned(),
                         ),
                         settings: settings.clone(),
                         record: None,
@@ -253,8 +254,9 @@ pub fn plan(
     Ok(planned)
 }
 
-/// The select plugin that runs over another (`select/cray_aries`).
-const CRAY_ARIES: &str = "select/cray_aries";
+/// The select plugin that runs over another by Slurm's rules
+/// ([`layered_select_inner`]).
+pub const CRAY_ARIES: &str = "select/cray_aries";
 
 /// The plugin a layering select plugin (`select/cray_aries`) runs over, as
 /// Slurm's `other_select_init` (src/plugins/select/other/other_select.c)
@@ -289,17 +291,6 @@ pub fn load_bundled_select(
     let inner = PluginSource::Bundled(layered_select_inner(params).to_owned());
     let inner = SelectPlugin::load(host, &inner, settings.clone())?;
     SelectPlugin::load_over(host, &source, settings, inner)
-}
-
-/// `SelectTypeParameters` of `conf` (none when unset).
-fn select_type_parameters(conf: &SlurmConf) -> Result<SelectTypeParams, ConfError> {
-    let key = "SelectTypeParameters";
-    match (conf.options.get(key), conf.options.origin(key)) {
-        (Some(value), Some(origin)) => {
-            crate::option_flags::select_type_params(value).map_err(|e| origin.error(e))
-        }
-        _ => Ok(SelectTypeParams::empty()),
-    }
 }
 
 /// The slots `slurm.conf` fills for one kind: slot name, plugin type and

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use slurm::controller::Select;
 use slurm::setup::records::Cluster;
+use slurm::setup::CRAY_ARIES;
 use slurm_wasm_host::capabilities::clock::VirtualClock;
 use slurm_wasm_host::kinds::priority::AssociationUpdate;
 use slurm_wasm_host::kinds::select::SelectConfig;
@@ -606,9 +607,6 @@ impl LoadedStack {
         })
     }
 }
-
-/// The select/ plugin that runs over another by Slurm's rules.
-const CRAY_ARIES: &str = "select/cray_aries";
 
 /// The `init` configuration of the select stack `layers` (outermost
 /// first) on `cluster`: the cluster's, with [`select_type_parameters_for`]

@@ -95,6 +95,17 @@ fn flags_of<F>(
     parse(value).map_err(|e| origin.error(e))
 }
 
+/// `SelectTypeParameters` of `options` as 22.05 reads them (none when the
+/// key is absent); a bad value is an error at its line.
+pub fn select_type_parameters(options: &Options) -> Result<SelectTypeParams, ConfError> {
+    flags_of(
+        options,
+        "SelectTypeParameters",
+        SelectTypeParams::empty(),
+        option_flags::select_type_params,
+    )
+}
+
 impl Cluster {
     /// The records of `conf`.
     ///
@@ -137,12 +148,7 @@ impl Cluster {
         };
         let config = ClusterConfig {
             cluster_name: options.get("ClusterName").unwrap_or_default().to_owned(),
-            select_type_parameters: flags_of(
-                options,
-                "SelectTypeParameters",
-                SelectTypeParams::empty(),
-                option_flags::select_type_params,
-            )?,
+            select_type_parameters: select_type_parameters(options)?,
             default_memory,
             scheduler_parameters: comma_list(options.get("SchedulerParameters")),
             preempt_mode: preemption::modes_of(options)?.unwrap_or(PreemptModes::empty()),
