@@ -76,8 +76,8 @@ pub struct Blade {
 }
 
 /// What select/cray_aries keeps of a job (its `select_jobinfo` in C): the
-/// counter mode and the blades it was started on (`blade_map`, one bit
-/// per blade index).
+/// counter mode, the blades it was started on (`blade_map`, one bit per
+/// blade index) and those its running counter steps use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JobBlades {
     /// `npc`.
@@ -85,7 +85,15 @@ pub struct JobBlades {
     /// `blade_map`, bit `b` for blade index `b` (at most 4 blades in
     /// emulation, so a word holds them).
     pub blade_map: u64,
+    /// `used_blades`: none until a counter step of the job started (C
+    /// allocates the map then, and from then on restricts the job's
+    /// steps, even once every such step ended).
+    pub used_blades: Option<u64>,
 }
+
+/// The Slurm id of a job's extern step (`SLURM_EXTERN_CONT`), which
+/// claims no blades.
+pub const EXTERN_STEP: u32 = 0xffff_fffc;
 
 /// A job whose node health check was running when its state was saved
 /// (`cleaning` started, not complete): what restarts the check.
@@ -120,6 +128,9 @@ pub struct Blades {
     pub jobs: BTreeMap<u32, JobBlades>,
     /// The counter mode each job last set (`npc` of its jobinfo).
     npc: BTreeMap<u32, u8>,
+    /// The blades of each running counter step (its step jobinfo's
+    /// `blade_map`), by job and step id.
+    pub steps: BTreeMap<(u32, u32), u64>,
     /// `job_init` already ran: later calls only forward.
     job_init_done: bool,
     /// `state_restore` already ran: later calls do nothing.
@@ -242,18 +253,84 @@ impl Blades {
         if npc != NPC_NONE {
             self.last_npc_update = now;
         }
-        self.jobs.insert(job_id, JobBlades { npc, blade_map });
+        self.jobs.insert(
+            job_id,
+            JobBlades {
+                npc,
+                blade_map,
+                used_blades: None,
+            },
+        );
     }
 
-    /// A job's blades counted again from its saved `blade_map` (job_init).
-    fn resume(&mut self, job_id: u32, npc: u8, blade_map: u64, now: i64) {
-        for b in (0..self.blades.len()).filter(|b| blade_map & (1 << b) != 0) {
+    /// The blade indices of `nodes`, one bit each.
+    fn blades_of(&self, nodes: &Bitmap) -> u64 {
+        nodes
+            .ones()
+            .filter_map(|node| self.node_blade.get(node))
+            .fold(0u64, |map, &b| map | (1 << b))
+    }
+
+    /// A job's blades counted again from its saved record (job_init): its
+    /// `blade_map`, and its steps' `used_blades` kept.
+    fn resume(&mut self, job_id: u32, npc: u8, saved: JobBlades, now: i64) {
+        for b in (0..self.blades.len()).filter(|b| saved.blade_map & (1 << b) != 0) {
             self.count_in(b, npc);
         }
         if npc != NPC_NONE {
             self.last_npc_update = now;
         }
-        self.jobs.insert(job_id, JobBlades { npc, blade_map });
+        self.jobs.insert(job_id, JobBlades { npc, ..saved });
+    }
+
+    /// `select_p_step_start` (§4.5): a step of a counter job (`npc` is the
+    /// job's mode now), other than the extern step, claims the blades of
+    /// its nodes: they become its `blade_map` and are added to the job's
+    /// `used_blades`. Other steps change nothing, and so does a job that
+    /// has not begun.
+    pub fn step_start(&mut self, job_id: u32, npc: u8, step_id: u32, nodes: &Bitmap) {
+        if npc == NPC_NONE || step_id == EXTERN_STEP {
+            return;
+        }
+        let map = self.blades_of(nodes);
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
+        job.used_blades = Some(job.used_blades.unwrap_or(0) | map);
+        *self.steps.entry((job_id, step_id)).or_default() |= map;
+    }
+
+    /// `select_p_step_pick_nodes` (§4.5): once a counter step of the job
+    /// started, its next steps may use only the job's nodes (`job_nodes`)
+    /// outside the blades its running counter steps use; before that, no
+    /// restriction (none).
+    pub fn step_avail(&self, job_id: u32, job_nodes: &Bitmap) -> Option<Bitmap> {
+        let used = self.jobs.get(&job_id)?.used_blades?;
+        let mut avail = job_nodes.clone();
+        let len = avail.len();
+        for blade in (0..self.blades.len()).filter(|b| used & (1 << b) != 0) {
+            for node in self.blades[blade].nodes.ones().filter(|&n| n < len) {
+                avail.clear(node);
+            }
+        }
+        Some(avail)
+    }
+
+    /// `_remove_step_from_blades` (§4.5, `select_p_step_finish` after the
+    /// inner plugin's): the step's blades leave the job's `used_blades`
+    /// (a blade another running step also uses included, as in C). A step
+    /// that claimed none changes nothing.
+    pub fn step_finish(&mut self, job_id: u32, step_id: u32) {
+        let Some(map) = self.steps.remove(&(job_id, step_id)) else {
+            return;
+        };
+        if let Some(used) = self
+            .jobs
+            .get_mut(&job_id)
+            .and_then(|job| job.used_blades.as_mut())
+        {
+            *used &= !map;
+        }
     }
 
     fn count_in(&mut self, b: usize, npc: u8) {
@@ -282,6 +359,7 @@ impl Blades {
         let Some(job) = self.jobs.remove(&job_id) else {
             return underflows;
         };
+        self.steps.retain(|&(job, _), _| job != job_id);
         for b in (0..self.blades.len()).filter(|b| job.blade_map & (1 << b) != 0) {
             match self.blades[b].job_cnt.checked_sub(1) {
                 Some(left) => self.blades[b].job_cnt = left,
@@ -324,7 +402,7 @@ impl Blades {
                 continue;
             }
             match (saved.get(&job_id), nodes) {
-                (Some(job), _) => self.resume(job_id, npc, job.blade_map, now),
+                (Some(&job), _) => self.resume(job_id, npc, job, now),
                 (None, Some(nodes)) => self.begin(job_id, npc, &nodes, now),
                 (None, None) => {}
             }
@@ -333,10 +411,13 @@ impl Blades {
         // saved blades are counted again until its check ends.
         let cleaning: Vec<u32> = self.cleaning.keys().copied().collect();
         for job_id in cleaning {
-            if let Some(job) = saved.get(&job_id) {
-                self.resume(job_id, job.npc, job.blade_map, now);
+            if let Some(&job) = saved.get(&job_id) {
+                self.resume(job_id, job.npc, job, now);
             }
         }
+        // The steps of the jobs counted again keep their blades.
+        let jobs = &self.jobs;
+        self.steps.retain(|(job, _), _| jobs.contains_key(job));
     }
 
     /// `select_p_select_nodeinfo_set_all` (§4.6): whether the inner
@@ -354,10 +435,11 @@ impl Blades {
     /// `select_p_state_save` (§7): the blade state file's bytes
     /// (`blade_state`: protocol version, blade count, each blade's id, job
     /// count and nodes), then, as the contract has one blob where C also
-    /// had the job state file, each begun job's id, counter mode and
-    /// blades (its packed jobinfo in C), the jobs still cleaning (their
-    /// user and nodes: C's jobinfo `cleaning` word, with the job record),
-    /// then the inner plugin's state.
+    /// had the job state file, each begun job's id, counter mode, blades
+    /// and `used_blades` (its packed jobinfo in C), each running counter
+    /// step's job, id and blades (its step's packed jobinfo), the jobs
+    /// still cleaning (their user and nodes: C's jobinfo `cleaning` word,
+    /// with the job record), then the inner plugin's state.
     pub fn state_save(&self, inner: &[u8]) -> Vec<u8> {
         let mut p = Packer::new();
         p.u16(SLURM_22_05).u32(self.blades.len() as u32);
@@ -369,6 +451,13 @@ impl Blades {
         for (&job_id, job) in &self.jobs {
             p.u32(job_id).u8(job.npc);
             hexmap::pack(&mut p, Some(&self.blade_bits(job.blade_map)));
+            let used = job.used_blades.map(|used| self.blade_bits(used));
+            hexmap::pack(&mut p, used.as_ref());
+        }
+        p.u32(self.steps.len() as u32);
+        for (&(job_id, step_id), &map) in &self.steps {
+            p.u32(job_id).u32(step_id);
+            hexmap::pack(&mut p, Some(&self.blade_bits(map)));
         }
         p.u32(self.cleaning.len() as u32);
         for (&job_id, cleaning) in &self.cleaning {
@@ -471,14 +560,24 @@ impl Blades {
         for _ in 0..jobs {
             let job_id = u.u32("job id")?;
             let npc = u.u8("job network counters")?;
-            let map = hexmap::unpack(u, "job blades")?;
-            let blade_map = map.map_or(0, |m| {
-                m.ones()
-                    .filter(|&b| b < 64)
-                    .fold(0u64, |acc, b| acc | (1 << b))
-            });
+            let blade_map = word(hexmap::unpack(u, "job blades")?);
+            let used_blades = hexmap::unpack(u, "job used blades")?.map(|m| word(Some(m)));
             self.npc.insert(job_id, npc);
-            self.jobs.insert(job_id, JobBlades { npc, blade_map });
+            self.jobs.insert(
+                job_id,
+                JobBlades {
+                    npc,
+                    blade_map,
+                    used_blades,
+                },
+            );
+        }
+        let steps = u.u32("step count")?;
+        for _ in 0..steps {
+            let job_id = u.u32("step job id")?;
+            let step_id = u.u32("step id")?;
+            let map = word(hexmap::unpack(u, "step blades")?);
+            self.steps.insert((job_id, step_id), map);
         }
         let cleaning = u.u32("cleaning job count")?;
         for _ in 0..cleaning {
@@ -498,4 +597,13 @@ impl Blades {
     pub fn count(&self) -> usize {
         self.blades.len()
     }
+}
+
+/// A blade map as a word (bit `b` for blade index `b`); none is empty.
+fn word(map: Option<Bitmap>) -> u64 {
+    map.map_or(0, |m| {
+        m.ones()
+            .filter(|&b| b < 64)
+            .fold(0u64, |acc, b| acc | (1 << b))
+    })
 }

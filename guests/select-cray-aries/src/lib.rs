@@ -38,9 +38,14 @@
 //! kept a cleaning job pending itself (`_job_runnable_test1`,
 //! `WAIT_CLEANING`), which a controller cannot see through this contract.
 //! A check's failure is logged and changes nothing else, as in C (no
-//! drain). Steps: the contract has no `step-start`, where C records a
-//! counter step's blades (`used_blades`), so `step-pick-nodes` never
-//! restricts a step (as in C for a job none of whose steps used counters).
+//! drain).
+//!
+//! Steps (the world's `select-steps`): `select_p_step_start` records the
+//! blades of a counter job's step in the job's `used_blades`, and from
+//! then on `select_p_step_pick_nodes` keeps the job's next steps off the
+//! blades its running counter steps use (what the inner plugin allows,
+//! narrowed further); `select_p_step_finish` gives the step's blades back
+//! (after its node health check, when one runs).
 
 pub mod blades;
 mod hexmap;
@@ -57,11 +62,7 @@ use slurm_wasm_select_wrapper::{
     JobTestRequest, JobTestResult, SelectConfig, Wrapper,
 };
 
-use crate::blades::{Blades, Cleaning};
-
-/// Slurm's id of a job's extern step (`SLURM_EXTERN_CONT`), which gets no
-/// node health check.
-const EXTERN_STEP: u32 = 0xffff_fffc;
+use crate::blades::{Blades, Cleaning, EXTERN_STEP};
 
 /// The plugin: its blades and jobs ([`Blades`]), and the node health
 /// checks running.
@@ -77,6 +78,9 @@ pub struct CrayAries {
     step_checks: BTreeMap<(u32, u32), (u64, Step)>,
     /// Each begun job's nodes as the program takes them.
     job_nodes: BTreeMap<u32, String>,
+    /// Each started step's nodes as the program takes them, by job and
+    /// step id (18.08 checked a step's own nodes, `step_layout`).
+    step_nodes: BTreeMap<(u32, u32), String>,
 }
 
 /// `plugin_id` after `init` (`SELECT_PLUGIN_CRAY_*` of select.h): 108
@@ -164,11 +168,19 @@ impl CrayAries {
             .collect();
         for key in ended {
             if let Some((_, step)) = self.step_checks.remove(&key) {
-                if let Err(e) = Inner::step_finish(&step, false) {
-                    log(Level::Debug, &format!("inner step_finish: {}", e.message));
-                }
+                self.finish_step(&step, false);
             }
         }
+    }
+
+    /// The inner plugin's `step_finish` (its error ignored, as C ignores
+    /// its rc), then the step's blades given back.
+    fn finish_step(&mut self, step: &Step, killing: bool) {
+        if let Err(e) = Inner::step_finish(step, killing) {
+            log(Level::Debug, &format!("inner step_finish: {}", e.message));
+        }
+        self.blades.step_finish(step.job_id, step.step_id);
+        self.step_nodes.remove(&(step.job_id, step.step_id));
     }
 
     /// `_remove_job_from_blades` for an ended job, with its counter mode
@@ -181,6 +193,7 @@ impl CrayAries {
         self.blades.forget(job_id);
         self.blades.cleaning.remove(&job_id);
         self.job_nodes.remove(&job_id);
+        self.step_nodes.retain(|&(job, _), _| job != job_id);
     }
 }
 
@@ -408,17 +421,67 @@ impl Wrapper for CrayAries {
         Ok(())
     }
 
+    /// `select_p_step_start`: a counter job's step claims its nodes'
+    /// blades ([`Blades::step_start`]); then the inner plugin's.
+    fn step_start(
+        &mut self,
+        job: &Job,
+        step_id: u32,
+        nodes: &slurm_wasm_sdk::types::Bitmap,
+    ) -> Result<(), Error> {
+        let npc = self.npc(job);
+        let map = bitmap(nodes)?;
+        self.blades.step_start(job.job_id, npc, step_id, &map);
+        if step_id != EXTERN_STEP {
+            self.step_nodes
+                .insert((job.job_id, step_id), self.blades.nid_ranges(&map));
+        }
+        Inner::step_start(job, step_id, nodes)
+    }
+
+    /// `select_p_step_pick_nodes`'s `avail_nodes`: once a counter step of
+    /// the job started, the job's nodes off its running counter steps'
+    /// blades ([`Blades::step_avail`]), within what the inner plugin
+    /// allows (C sets them, then asks `other_step_pick_nodes`).
+    fn step_avail_nodes(
+        &mut self,
+        job: &Job,
+    ) -> Result<Option<slurm_wasm_sdk::types::Bitmap>, Error> {
+        let own = match &job.resources {
+            Some(resources) => self
+                .blades
+                .step_avail(job.job_id, &bitmap(&resources.nodes)?),
+            None => None,
+        };
+        let inner = Inner::step_avail_nodes(job)?;
+        let avail = match (own, inner) {
+            (Some(mut own), Some(inner)) => {
+                own.and(&bitmap(&inner)?);
+                Some(own)
+            }
+            (Some(own), None) => Some(own),
+            (None, inner) => return Ok(inner),
+        };
+        Ok(avail.map(|map| slurm_wasm_sdk::types::Bitmap {
+            len: map.len() as u32,
+            words: map.to_words(),
+        }))
+    }
+
     /// `select_p_step_finish`. With a node health program (18.08): the
-    /// check starts on the job's nodes (`-a (step << 32) + job`, `-e 9`
-    /// for a killed step, else 0: the contract's step carries no exit
-    /// code) and the inner plugin's `step_finish` waits for its end; the
-    /// extern step gets none. Without one: the inner plugin's.
+    /// check starts on the step's nodes (the job's when the step's start
+    /// was not seen; `-a (step << 32) + job`, `-e 9` for a killed step,
+    /// else 0: the contract's step carries no exit code) and the inner
+    /// plugin's `step_finish` and the return of the step's blades wait
+    /// for its end; the extern step gets none. Without one (22.05): the
+    /// inner plugin's, then the step's blades given back.
     fn step_finish(&mut self, step: &Step, killing: bool) -> Result<(), Error> {
         self.reap();
         if step.step_id != EXTERN_STEP {
             let nodes = self
-                .job_nodes
-                .get(&step.job_id)
+                .step_nodes
+                .get(&(step.job_id, step.step_id))
+                .or_else(|| self.job_nodes.get(&step.job_id))
                 .cloned()
                 .or_else(|| blades::nid_of(&step.node_name).map(|n| n.to_string()))
                 .unwrap_or_default();
@@ -436,7 +499,8 @@ impl Wrapper for CrayAries {
                 return Ok(());
             }
         }
-        Inner::step_finish(step, killing)
+        self.finish_step(step, killing);
+        Ok(())
     }
 
     /// `select_p_ba_get_dims`: none, as select/cray answered (18.08, the

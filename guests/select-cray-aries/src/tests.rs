@@ -5,7 +5,7 @@
 use slurm_wasm_sdk::codes::SLURM_ERROR;
 use slurm_wasm_sdk::Bitmap;
 
-use crate::blades::{nid_of, npc_of, Blades, NPC_BLADE, NPC_NONE, NPC_SYS};
+use crate::blades::{nid_of, npc_of, Blades, EXTERN_STEP, NPC_BLADE, NPC_NONE, NPC_SYS};
 use crate::jobinfo::cleaning_in_progress;
 use crate::plugin_id;
 
@@ -183,6 +183,60 @@ fn state_saves_blades_and_restores_jobs_for_job_init() {
         log.iter().any(|l| l.contains("Incomplete blade data")),
         "{log:?}"
     );
+}
+
+/// `select_p_step_start`, `select_p_step_pick_nodes` and
+/// `_remove_step_from_blades` (§4.5, §11.18): a `blade` job on nid[0-3];
+/// step 1 on nid0 claims blade 0, so the next step may use nid1-3 only;
+/// once step 1 ends the job's four nodes are available again (the map
+/// stays allocated: an answer, not "no restriction"). The extern step
+/// claims nothing; a job without counters is never restricted.
+#[test]
+fn counter_steps_keep_the_next_steps_off_their_blades() {
+    let mut b = blades_of(&nids(8));
+    let job = nodes(8, &[0, 1, 2, 3]);
+    b.begin(7, NPC_BLADE, &job, 10);
+    assert_eq!(b.step_avail(7, &job), None, "no counter step yet");
+    b.step_start(7, NPC_BLADE, EXTERN_STEP, &nodes(8, &[0, 1, 2, 3]));
+    assert_eq!(
+        b.step_avail(7, &job),
+        None,
+        "the extern step claims nothing"
+    );
+    b.step_start(7, NPC_BLADE, 1, &nodes(8, &[0]));
+    assert_eq!(b.jobs[&7].used_blades, Some(0b1));
+    assert_eq!(b.step_avail(7, &job), Some(nodes(8, &[1, 2, 3])));
+    b.step_start(7, NPC_BLADE, 2, &nodes(8, &[1, 2]));
+    assert_eq!(b.step_avail(7, &job), Some(nodes(8, &[3])));
+    b.step_finish(7, 1);
+    assert_eq!(b.step_avail(7, &job), Some(nodes(8, &[0, 3])));
+    b.step_finish(7, 2);
+    assert_eq!(b.jobs[&7].used_blades, Some(0));
+    assert_eq!(b.step_avail(7, &job), Some(job.clone()));
+
+    b.begin(8, NPC_NONE, &nodes(8, &[4, 5]), 10);
+    b.step_start(8, NPC_NONE, 1, &nodes(8, &[4]));
+    assert_eq!(b.step_avail(8, &nodes(8, &[4, 5])), None);
+    b.fini(7, NPC_BLADE, 20);
+    assert!(b.steps.is_empty(), "a job's steps go with its fini");
+}
+
+/// The steps' blades are saved with the job (C packs `used_blades` in the
+/// job's jobinfo and `blade_map` in each step's) and restrict the job's
+/// steps again after `select_p_job_init`.
+#[test]
+fn counter_steps_survive_a_restart() {
+    let mut b = blades_of(&nids(8));
+    let job = nodes(8, &[0, 1]);
+    b.begin(7, NPC_BLADE, &job, 10);
+    b.step_start(7, NPC_BLADE, 3, &nodes(8, &[1]));
+    let data = b.state_save(&[]);
+    let mut fresh = blades_of(&nids(8));
+    fresh.state_restore(&data, &mut Vec::new()).unwrap();
+    fresh.job_init([(7, NPC_BLADE, true, Some(job.clone()))], 20);
+    assert_eq!(fresh.step_avail(7, &job), Some(nodes(8, &[0])));
+    fresh.step_finish(7, 3);
+    assert_eq!(fresh.step_avail(7, &job), Some(job));
 }
 
 /// `select_p_job_init` (§7, §11.17): first call only; suspended jobs are

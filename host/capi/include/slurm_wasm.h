@@ -2359,6 +2359,38 @@ int32_t swasm_select_step_finish(const struct swasm_select_plugin *plugin,
                                  bool killing,
                                  struct swasm_error *error);
 
+// `select_p_step_start`: step `step_id` of `job` starts on `nodes`
+// (`step_node_bitmap`). A component without the optional `select-steps`
+// export is not called (success), as Slurm's select/linear and
+// select/cons_tres do nothing here.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` and `nodes` valid; `error`
+// NULL or initialised.
+int32_t swasm_select_step_start(const struct swasm_select_plugin *plugin,
+                                const struct swasm_job *job,
+                                uint32_t step_id,
+                                const struct swasm_bitmap *nodes,
+                                struct swasm_error *error);
+
+// The nodes of `job` its next step may use (`*avail_nodes` of
+// `select_p_step_pick_nodes`, which slurmctld intersects with its own
+// candidates). Writes whether the plugin restricts to `*out_restricted`
+// and, when it does, the nodes to `*out_nodes` (a node-table map of some
+// of the job's nodes, possibly none; free with `swasm_bitmap_free`;
+// untouched otherwise). A component without the optional `select-steps`
+// export does not restrict, as Slurm's select/linear and
+// select/cons_tres.
+//
+// # Safety
+// `plugin` is NULL or an open handle; `job` valid; the outputs valid for
+// writing; `error` NULL or initialised.
+int32_t swasm_select_step_avail_nodes(const struct swasm_select_plugin *plugin,
+                                      const struct swasm_job *job,
+                                      bool *out_restricted,
+                                      struct swasm_bitmap *out_nodes,
+                                      struct swasm_error *error);
+
 // `select_p_reconfigure`: the configuration changed; the plugin rebuilds
 // its usage from the `n_running` running jobs (with their resources).
 // The configuration is kept for restarts.

@@ -1202,6 +1202,69 @@ pub unsafe extern "C" fn swasm_select_step_finish(
     }
 }
 
+/// `select_p_step_start`: step `step_id` of `job` starts on `nodes`
+/// (`step_node_bitmap`). A component without the optional `select-steps`
+/// export is not called (success), as Slurm's select/linear and
+/// select/cons_tres do nothing here.
+///
+/// # Safety
+/// `plugin` is NULL or an open handle; `job` and `nodes` valid; `error`
+/// NULL or initialised.
+#[no_mangle]
+pub unsafe extern "C" fn swasm_select_step_start(
+    plugin: *const swasm_select_plugin,
+    job: *const swasm_job,
+    step_id: u32,
+    nodes: *const swasm_bitmap,
+    error: *mut swasm_error,
+) -> i32 {
+    const F: &str = "swasm_select_step_start";
+    // SAFETY: as the caller promised.
+    unsafe {
+        with_plugin(plugin, error, F, |p| {
+            let job = record(job, &format!("{F}: job"))?.read()?;
+            let nodes = record(nodes, &format!("{F}: nodes"))?.read(&format!("{F}: nodes"))?;
+            Ok(p.step_start(&job, step_id, &nodes)?)
+        })
+    }
+}
+
+/// The nodes of `job` its next step may use (`*avail_nodes` of
+/// `select_p_step_pick_nodes`, which slurmctld intersects with its own
+/// candidates). Writes whether the plugin restricts to `*out_restricted`
+/// and, when it does, the nodes to `*out_nodes` (a node-table map of some
+/// of the job's nodes, possibly none; free with `swasm_bitmap_free`;
+/// untouched otherwise). A component without the optional `select-steps`
+/// export does not restrict, as Slurm's select/linear and
+/// select/cons_tres.
+///
+/// # Safety
+/// `plugin` is NULL or an open handle; `job` valid; the outputs valid for
+/// writing; `error` NULL or initialised.
+#[no_mangle]
+pub unsafe extern "C" fn swasm_select_step_avail_nodes(
+    plugin: *const swasm_select_plugin,
+    job: *const swasm_job,
+    out_restricted: *mut bool,
+    out_nodes: *mut swasm_bitmap,
+    error: *mut swasm_error,
+) -> i32 {
+    const F: &str = "swasm_select_step_avail_nodes";
+    // SAFETY: as the caller promised.
+    unsafe {
+        with_plugin(plugin, error, F, |p| {
+            let job = record(job, &format!("{F}: job"))?.read()?;
+            out_ok(out_restricted, F, "out_restricted")?;
+            out_ok(out_nodes, F, "out_nodes")?;
+            let avail = p.step_avail_nodes(&job)?;
+            if let Some(nodes) = &avail {
+                put(out_nodes, own::bitmap(nodes), "out_nodes")?;
+            }
+            put(out_restricted, avail.is_some(), "out_restricted")
+        })
+    }
+}
+
 /// `select_p_reconfigure`: the configuration changed; the plugin rebuilds
 /// its usage from the `n_running` running jobs (with their resources).
 /// The configuration is kept for restarts.

@@ -1345,9 +1345,12 @@ fn check_imports(
             wrapper = true;
             continue;
         }
-        // What a wrapper may ask of the controller and the site
-        // (`wit/select.wit`); `node-health` is denied unless configured.
-        if matches!(interface, "job-network" | "node-health") && slot == PluginKind::Select {
+        // What a wrapper may ask of the controller, the site and its inner
+        // plugin (`wit/select.wit`); `node-health` is denied unless
+        // configured.
+        if matches!(interface, "job-network" | "node-health" | "select-steps")
+            && slot == PluginKind::Select
+        {
             continue;
         }
         return Err(LoadError::ForbiddenImport {

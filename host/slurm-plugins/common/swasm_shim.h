@@ -109,6 +109,11 @@
 	X(swasm_select_job_begin) \
 	X(swasm_select_set_job_network) \
 	X(swasm_select_job_fini) \
+	X(swasm_select_job_ready) \
+	X(swasm_select_step_start) \
+	X(swasm_select_step_avail_nodes) \
+	X(swasm_select_step_finish) \
+	X(swasm_bitmap_free) \
 	X(swasm_select_job_suspend) \
 	X(swasm_select_job_resume) \
 	X(swasm_select_job_resized) \

@@ -1020,11 +1020,32 @@ EXPORT extern int select_p_job_begin(job_record_t *job_ptr)
 	return rc;
 }
 
-/* ---- the bookkeeping's own functions ---- */
+/* ---- readiness and steps: the bookkeeping's, then the component's ---- */
 
+/*
+ * The bookkeeping's answer (its node power and boot states), and not ready
+ * while the component says so for a job it holds (select/cray_aries while
+ * the job's node health check runs). A failed call leaves the
+ * bookkeeping's answer.
+ */
 EXPORT extern int select_p_job_ready(job_record_t *job_ptr)
 {
-	return BK(select_p_job_ready)(job_ptr);
+	int rc = BK(select_p_job_ready)(job_ptr);
+	swasm_error err = SWASM_ERROR_INIT;
+	arena_t arena = { 0 };
+	swasm_job job;
+	bool ready = true;
+
+	if ((rc <= 0) || !plugin || !idmap_find(&known_jobs, job_ptr->job_id))
+		return rc;
+	if (records_job(&arena, job_ptr, true, &job)) {
+		if (api->swasm_select_job_ready(plugin, &job, &ready, &err))
+			_failed("job-ready", job_ptr, &err);
+		else if (!ready)
+			rc = 0;
+	}
+	arena_free(&arena);
+	return rc;
 }
 
 EXPORT extern int select_p_job_signal(job_record_t *job_ptr, int signal)
@@ -1032,25 +1053,102 @@ EXPORT extern int select_p_job_signal(job_record_t *job_ptr, int signal)
 	return BK(select_p_job_signal)(job_ptr, signal);
 }
 
+/*
+ * The nodes the component lets the job's next step use (its select-steps
+ * step-avail-nodes, select/cray_aries's used blades): set as *avail_nodes,
+ * which step_mgr.c _pick_step_nodes intersects with its candidates; then
+ * the bookkeeping's pick (linear's and cons_tres's: none, slurmctld
+ * picks). A failed call restricts nothing.
+ */
 EXPORT extern bitstr_t *select_p_step_pick_nodes(job_record_t *job_ptr,
 						 select_jobinfo_t *jobinfo,
 						 uint32_t node_count,
 						 bitstr_t **avail_nodes)
 {
+	swasm_error err = SWASM_ERROR_INIT;
+	swasm_bitmap avail = { 0 };
+	arena_t arena = { 0 };
+	bool restricted = false;
+	swasm_job job;
+
+	if (plugin && avail_nodes && !*avail_nodes &&
+	    idmap_find(&known_jobs, job_ptr->job_id) &&
+	    records_job(&arena, job_ptr, true, &job)) {
+		if (api->swasm_select_step_avail_nodes(plugin, &job,
+						       &restricted, &avail,
+						       &err)) {
+			_failed("step-avail-nodes", job_ptr, &err);
+		} else if (restricted) {
+			*avail_nodes = bit_alloc(node_record_count);
+			_set_nodes(*avail_nodes, &avail);
+			api->swasm_bitmap_free(&avail);
+		}
+	}
+	arena_free(&arena);
 	return BK(select_p_step_pick_nodes)(job_ptr, jobinfo, node_count,
 					    avail_nodes);
 }
 
-EXPORT extern int select_p_step_start(step_record_t *step_ptr)
+/* A step of a job the component holds, as the select-steps and select
+ * step functions take it (the controller's view: no node of its own). */
+static void _step(step_record_t *step_ptr, swasm_step *s)
 {
-	return BK(select_p_step_start)(step_ptr);
+	memset(s, 0, sizeof(*s));
+	s->job_id = step_ptr->step_id.job_id;
+	s->step_id = step_ptr->step_id.step_id;
+	s->user_id = step_ptr->job_ptr->user_id;
+	s->group_id = step_ptr->job_ptr->group_id;
+	s->node_name = "";
+	s->cpu_bind = "";
+	s->cpus_per_task = step_ptr->cpus_per_task;
+	if (step_ptr->step_layout)
+		s->total_tasks = step_ptr->step_layout->task_cnt;
 }
 
+/* The bookkeeping's, then the component's select-steps step-start with
+ * the step's nodes (select/cray_aries: a counter step claims its blades). */
+EXPORT extern int select_p_step_start(step_record_t *step_ptr)
+{
+	int rc = BK(select_p_step_start)(step_ptr);
+	job_record_t *job_ptr = step_ptr->job_ptr;
+	swasm_error err = SWASM_ERROR_INIT;
+	arena_t arena = { 0 };
+	swasm_bitmap nodes;
+	swasm_job job;
+
+	if (!plugin || !step_ptr->step_node_bitmap ||
+	    !idmap_find(&known_jobs, job_ptr->job_id))
+		return rc;
+	if (records_job(&arena, job_ptr, true, &job)) {
+		nodes = swasm_records_bitmap(step_ptr->step_node_bitmap);
+		_network(job_ptr);
+		if (api->swasm_select_step_start(plugin, &job,
+						 step_ptr->step_id.step_id,
+						 &nodes, &err))
+			_failed("step-start", job_ptr, &err);
+	}
+	arena_free(&arena);
+	return rc;
+}
+
+/* The bookkeeping's, then the component's step-finish (select/cray_aries
+ * gives the step's blades back, or runs its node health check first). */
 EXPORT extern int select_p_step_finish(step_record_t *step_ptr,
 				       bool killing_step)
 {
-	return BK(select_p_step_finish)(step_ptr, killing_step);
+	int rc = BK(select_p_step_finish)(step_ptr, killing_step);
+	swasm_error err = SWASM_ERROR_INIT;
+	swasm_step step;
+
+	if (!plugin || !idmap_find(&known_jobs, step_ptr->job_ptr->job_id))
+		return rc;
+	_step(step_ptr, &step);
+	if (api->swasm_select_step_finish(plugin, &step, killing_step, &err))
+		_failed("step-finish", step_ptr->job_ptr, &err);
+	return rc;
 }
+
+/* ---- the bookkeeping's own functions ---- */
 
 EXPORT extern int select_p_select_nodeinfo_pack(select_nodeinfo_t *nodeinfo,
 						buf_t *buffer,

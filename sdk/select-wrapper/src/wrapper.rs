@@ -19,6 +19,12 @@
 //! (`export_select_wrapper!(T, jobinfo = J)`, as select/cray_aries keeps
 //! a job's counter mode and blades in its jobinfo around the inner one's).
 //!
+//! The world's `select-steps` (a step's start, and the nodes a job's next
+//! step may use) is exported with the same defaults: [`Wrapper::step_start`]
+//! and [`Wrapper::step_avail_nodes`] pass to the inner plugin's, which the
+//! host answers for an inner plugin without them as Slurm's select/linear
+//! and select/cons_tres do (nothing, no restriction).
+//!
 //! [`job_network`] is what the controller holds as a job's `--network`
 //! (the world's `job-network` import); [`node_health_start`] and
 //! [`node_health_poll`] run the administrator's node health program (its
@@ -35,7 +41,9 @@ use slurm_wasm_sdk::types::{Bitmap, Job, JobResources, Node, PluginError, Plugin
 use slurm_wasm_sdk::Error;
 
 use crate::bindings::exports::slurm::plugin::select as ex;
+use crate::bindings::exports::slurm::plugin::select_steps as ex_steps;
 use crate::bindings::slurm::plugin::select as imp;
+use crate::bindings::slurm::plugin::select_steps as imp_steps;
 
 pub use ex::{
     JobTestFlags, JobTestMode, JobTestRequest, JobTestResult, JobinfoField, JobinfoValue,
@@ -156,6 +164,19 @@ pub trait Wrapper: Sized + Send + 'static {
     /// `step-finish`.
     fn step_finish(&mut self, step: &Step, killing: bool) -> Result<(), Error> {
         Inner::step_finish(step, killing)
+    }
+
+    /// `select-steps.step-start` (`select_p_step_start`): step `step_id`
+    /// of `job` starts on `nodes`.
+    fn step_start(&mut self, job: &Job, step_id: u32, nodes: &Bitmap) -> Result<(), Error> {
+        Inner::step_start(job, step_id, nodes)
+    }
+
+    /// `select-steps.step-avail-nodes`: the nodes of `job` its next step
+    /// may use (none: no restriction). A wrapper that narrows usually
+    /// narrows the inner plugin's answer further.
+    fn step_avail_nodes(&mut self, job: &Job) -> Result<Option<Bitmap>, Error> {
+        Inner::step_avail_nodes(job)
     }
 
     /// `reconfigure`.
@@ -317,6 +338,18 @@ impl Inner {
     /// `step-finish` of the inner plugin.
     pub fn step_finish(step: &Step, killing: bool) -> Result<(), Error> {
         Ok(imp::step_finish(step, killing)?)
+    }
+
+    /// `select-steps.step-start` of the inner plugin (success, without a
+    /// call, for an inner plugin without step hooks).
+    pub fn step_start(job: &Job, step_id: u32, nodes: &Bitmap) -> Result<(), Error> {
+        Ok(imp_steps::step_start(job, step_id, nodes)?)
+    }
+
+    /// `select-steps.step-avail-nodes` of the inner plugin (none, without
+    /// a call, for an inner plugin without step hooks).
+    pub fn step_avail_nodes(job: &Job) -> Result<Option<Bitmap>, Error> {
+        Ok(imp_steps::step_avail_nodes(job)?)
     }
 
     /// `reconfigure` of the inner plugin.
@@ -646,6 +679,16 @@ impl<W: Wrapper + HasState, J: ex::GuestSelectJobinfo> ex::Guest for Export<W, J
         W::state()
             .with(W::TYPE, |w: &mut W| Ok(w.ba_get_dims()))
             .unwrap_or_else(|_| imp::ba_get_dims())
+    }
+}
+
+impl<W: Wrapper + HasState, J: 'static> ex_steps::Guest for Export<W, J> {
+    fn step_start(job: Job, step_id: u32, nodes: Bitmap) -> Result<(), PluginError> {
+        with(|w: &mut W| w.step_start(&job, step_id, &nodes))
+    }
+
+    fn step_avail_nodes(job: Job) -> Result<Option<Bitmap>, PluginError> {
+        with(|w: &mut W| w.step_avail_nodes(&job))
     }
 }
 

@@ -53,6 +53,7 @@ use wasmtime::component::{Linker, Resource};
 use crate::bindings::select_wrapper::slurm::plugin::job_network;
 use crate::bindings::select_wrapper::slurm::plugin::node_health::{self, HealthCheck, HealthError};
 use crate::bindings::select_wrapper::slurm::plugin::select as imp;
+use crate::bindings::select_wrapper::slurm::plugin::select_steps;
 use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, Step};
 use crate::error::CallError;
 use crate::kinds::select::{Opaque, SelectPlugin};
@@ -229,15 +230,33 @@ impl Record for InnerJobinfo {
     }
 }
 
-/// Adds the imported `select` of the `select-wrapper` world to a select
-/// linker: components that do not import it are unaffected.
+/// Adds the imports of the `select-wrapper` world (`select`,
+/// `job-network`, `node-health`, `select-steps`) to a select linker:
+/// components that do not import them are unaffected.
 pub(crate) fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     imp::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)?;
     job_network::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(
         linker,
         |s| s,
     )?;
-    node_health::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)
+    node_health::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(
+        linker,
+        |s| s,
+    )?;
+    select_steps::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(linker, |s| s)
+}
+
+/// The inner plugin's step hooks: its `select-steps` export, or what
+/// [`SelectPlugin::step_start`] and [`SelectPlugin::step_avail_nodes`]
+/// answer for a plugin without one.
+impl select_steps::Host for HostState {
+    fn step_start(&mut self, job: Job, step_id: u32, nodes: Bitmap) -> Answer<()> {
+        self.forward(|p| p.step_start(&job, step_id, &nodes))
+    }
+
+    fn step_avail_nodes(&mut self, job: Job) -> Answer<Option<Bitmap>> {
+        self.forward(|p| p.step_avail_nodes(&job))
+    }
 }
 
 impl node_health::Host for HostState {

@@ -12,7 +12,9 @@
 //!   running jobs through `select_p_job_init`/`select_p_reconfigure`); here
 //!   the jobs are replayed as they came (`job-begin`, `job-init`,
 //!   `job-suspend`, `job-resume`, `job-resized`, `job-expand`), less those
-//!   that ended (`job-fini`), so the plugin rebuilds the same usage.
+//!   that ended (`job-fini`), so the plugin rebuilds the same usage; so are
+//!   their running steps (`step-start`, less those that ended with
+//!   `step-finish`).
 //! * priority: the jobs given to `set` and not ended (with the `last_prio`
 //!   they were given), the last update of each association and QOS, and the
 //!   usage-changing calls (`job-end`, `calculate`) since the last state saved
@@ -25,7 +27,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::bindings::priority::exports::slurm::plugin::priority::{AssociationUpdate, QosUpdate};
-use crate::bindings::types::{Job, Node};
+use crate::bindings::types::{Bitmap, Job, Node};
 use crate::plugin::Journal;
 
 /// A select plugin's world.
@@ -52,6 +54,8 @@ pub(crate) enum JobCall {
     Resume(Box<Job>, bool),
     Resized(Box<Job>, u32),
     Expand(Box<(Job, Job)>),
+    /// `step-start`: the job, the step's id and its nodes.
+    StepStart(Box<(Job, u32, Bitmap)>),
 }
 
 impl JobCall {
@@ -62,6 +66,7 @@ impl JobCall {
             | JobCall::Suspend(j, _)
             | JobCall::Resume(j, _)
             | JobCall::Resized(j, _) => j.job_id,
+            JobCall::StepStart(start) => start.0.job_id,
             // The moved resources belong to `to` from then on.
             JobCall::Expand(jobs) => jobs.1.job_id,
         }
@@ -115,6 +120,21 @@ impl SelectJournal {
         self.next += 1;
         self.by_job.entry(id).or_default().push(seq);
         seq
+    }
+
+    /// `step-finish`: the step's `step-start` is no longer needed.
+    pub fn step_finish(&mut self, job_id: u32, step_id: u32) {
+        let Some(seqs) = self.by_job.get_mut(&job_id) else {
+            return;
+        };
+        let calls = &mut self.calls;
+        seqs.retain(|seq| {
+            let started = matches!(calls.get(seq), Some(JobCall::StepStart(s)) if s.1 == step_id);
+            if started {
+                calls.remove(seq);
+            }
+            !started
+        });
     }
 
     /// `job-fini`: the job's calls are no longer needed.

@@ -12,7 +12,10 @@ pub mod select;
 pub mod task;
 
 /// Wires a kind: the linker of its world (WASI plus the world's imports),
-/// its [`crate::plugin::Kind`] implementation, and on its handle the methods
+/// its pre-instantiated form (`pre`: bindgen's `WorldPre`, or a kind's own
+/// with the same `new` and `instantiate`), what instantiating gives
+/// (`bindings`: the world, or a kind's own that derefs to it), its
+/// [`crate::plugin::Kind`] implementation, and on its handle the methods
 /// every kind has: `identity`, `settings`, `init` (remembering the
 /// configuration for restarts) and `fini`.
 ///
@@ -27,7 +30,8 @@ macro_rules! plugin_kind {
         slot: $PluginKind:ident,
         linker: $field:ident,
         world: $World:ident,
-        pre: $WorldPre:ident,
+        pre: $Pre:ty,
+        bindings: $Bindings:ty,
         interface: $iface:ident,
         config: $Config:ty,
         restore: |$b:ident, $store:ident, $data:ident| $restore:expr,
@@ -51,8 +55,8 @@ macro_rules! plugin_kind {
 
         impl crate::plugin::Kind for $Kind {
             const KIND: crate::plugin::PluginKind = crate::plugin::PluginKind::$PluginKind;
-            type Pre = $WorldPre<crate::store::HostState>;
-            type Bindings = $World;
+            type Pre = $Pre;
+            type Bindings = $Bindings;
             type Config = $Config;
 
             fn linker(
@@ -63,43 +67,43 @@ macro_rules! plugin_kind {
             fn pre(
                 instance_pre: wasmtime::component::InstancePre<crate::store::HostState>,
             ) -> wasmtime::Result<Self::Pre> {
-                $WorldPre::new(instance_pre)
+                <$Pre>::new(instance_pre)
             }
             fn instantiate(
                 pre: &Self::Pre,
                 store: &mut wasmtime::Store<crate::store::HostState>,
-            ) -> wasmtime::Result<$World> {
+            ) -> wasmtime::Result<$Bindings> {
                 pre.instantiate(store)
             }
             fn describe(
-                b: &$World,
+                b: &$Bindings,
                 store: &mut wasmtime::Store<crate::store::HostState>,
             ) -> wasmtime::Result<crate::bindings::types::PluginIdentity> {
                 b.call_describe(store)
             }
             fn init(
-                b: &$World,
+                b: &$Bindings,
                 store: &mut wasmtime::Store<crate::store::HostState>,
                 config: &$Config,
             ) -> wasmtime::Result<Result<(), crate::bindings::types::PluginError>> {
                 b.$iface().call_init(store, config)
             }
             fn restore(
-                $b: &$World,
+                $b: &$Bindings,
                 $store: &mut wasmtime::Store<crate::store::HostState>,
                 $data: &[u8],
             ) -> wasmtime::Result<Result<(), crate::bindings::types::PluginError>> {
                 $restore
             }
             fn save(
-                $sb: &$World,
+                $sb: &$Bindings,
                 $sstore: &mut wasmtime::Store<crate::store::HostState>,
             ) -> wasmtime::Result<Result<Option<Vec<u8>>, crate::bindings::types::PluginError>> {
                 $save
             }
             type Journal = $Journal;
             fn replay(
-                $rb: &$World,
+                $rb: &$Bindings,
                 $rr: &mut crate::plugin::Replay<'_>,
                 $rj: &$Journal,
                 $rs: &dyn Fn(&mut crate::plugin::Replay<'_>) -> Result<(), crate::error::CallError>,

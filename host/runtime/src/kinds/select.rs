@@ -5,7 +5,8 @@ use wasmtime::component::ResourceAny;
 
 use crate::bindings::select::exports::slurm::plugin::select as wit;
 use crate::bindings::select::{SelectPlugin as World, SelectPluginPre as WorldPre};
-use crate::bindings::types::{Bitmap, Job, JobResources, Node, Step};
+use crate::bindings::select_wrapper::exports::slurm::plugin::select_steps as steps;
+use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, Step};
 use crate::engine::Host;
 use crate::error::{CallError, LoadError};
 use crate::host_config::PluginConfig;
@@ -20,13 +21,112 @@ pub use wit::{
     PreempteeCandidate, ReservationRequest, ReservationResult, SelectConfig, SprintMode,
 };
 
+/// The name of the optional `select-steps` export (`wit/select.wit`).
+const STEPS_EXPORT: &str = "slurm:plugin/select-steps@0.1.0";
+
+/// A select component pre-instantiated: the `select-plugin` world's
+/// exports, which every select component has, and the indices of its
+/// `select-steps` export when it has one (the host does not require it:
+/// a component built before it loads, and gets neither step call).
+pub(crate) struct SelectPre<T: 'static> {
+    world: WorldPre<T>,
+    steps: Option<steps::GuestIndices>,
+}
+
+impl<T: 'static> Clone for SelectPre<T> {
+    fn clone(&self) -> Self {
+        SelectPre {
+            world: self.world.clone(),
+            steps: self.steps.clone(),
+        }
+    }
+}
+
+impl<T: 'static> SelectPre<T> {
+    /// Finds the exports. A `select-steps` export whose functions are not
+    /// the contract's is an error, as a wrong required export is.
+    pub(crate) fn new(instance_pre: wasmtime::component::InstancePre<T>) -> wasmtime::Result<Self> {
+        let steps = match instance_pre
+            .component()
+            .get_export_index(None, STEPS_EXPORT)
+        {
+            Some(_) => Some(steps::GuestIndices::new(&instance_pre)?),
+            None => None,
+        };
+        Ok(SelectPre {
+            world: WorldPre::new(instance_pre)?,
+            steps,
+        })
+    }
+
+    pub(crate) fn instantiate(
+        &self,
+        mut store: impl wasmtime::AsContextMut<Data = T>,
+    ) -> wasmtime::Result<SelectBindings> {
+        let mut store = store.as_context_mut();
+        let instance = self.world.instance_pre().instantiate(&mut store)?;
+        Ok(SelectBindings {
+            world: World::new(&mut store, &instance)?,
+            steps: match &self.steps {
+                Some(indices) => Some(indices.load(&mut store, &instance)?),
+                None => None,
+            },
+        })
+    }
+}
+
+/// An instance's exports: the world's (through `Deref`) and, when the
+/// component has them, its step hooks.
+pub(crate) struct SelectBindings {
+    world: World,
+    steps: Option<steps::Guest>,
+}
+
+impl std::ops::Deref for SelectBindings {
+    type Target = World;
+
+    fn deref(&self) -> &World {
+        &self.world
+    }
+}
+
+impl SelectBindings {
+    /// `select-steps.step-start`; success without the export (what
+    /// Slurm's select/linear and select/cons_tres answer).
+    fn call_step_start(
+        &self,
+        store: &mut wasmtime::Store<crate::store::HostState>,
+        job: &Job,
+        step_id: u32,
+        nodes: &Bitmap,
+    ) -> wasmtime::Result<Result<(), PluginError>> {
+        match &self.steps {
+            Some(steps) => steps.call_step_start(store, job, step_id, nodes),
+            None => Ok(Ok(())),
+        }
+    }
+
+    /// `select-steps.step-avail-nodes`; no restriction without the export.
+    fn call_step_avail_nodes(
+        &self,
+        store: &mut wasmtime::Store<crate::store::HostState>,
+        job: &Job,
+    ) -> wasmtime::Result<Result<Option<Bitmap>, PluginError>> {
+        match &self.steps {
+            Some(steps) => steps.call_step_avail_nodes(store, job),
+            None => Ok(Ok(None)),
+        }
+    }
+}
+
 super::plugin_kind! {
     handle: SelectPlugin,
     kind: SelectKind,
     slot: Select,
     linker: select,
     world: World,
-    pre: WorldPre,
+    pre: SelectPre<crate::store::HostState>,
+    bindings: SelectBindings,
     interface: slurm_plugin_select,
     config: SelectConfig,
     restore: |b, store, data| b.slurm_plugin_select().call_state_restore(store, data),
@@ -38,7 +138,7 @@ super::plugin_kind! {
 /// Gives a restarted select plugin its node table, its state (which
 /// describes that table) and its running jobs back (see [`super::journal`]).
 fn replay_world(
-    b: &World,
+    b: &SelectBindings,
     replay: &mut crate::plugin::Replay<'_>,
     journal: &SelectJournal,
     restore: &dyn Fn(&mut crate::plugin::Replay<'_>) -> Result<(), CallError>,
@@ -68,6 +168,9 @@ fn replay_world(
                 select
                     .call_job_expand(s, &jobs.0, &jobs.1)
                     .map(|r| r.map(|_| ()))
+            })?,
+            JobCall::StepStart(start) => replay.call("step-start", |s| {
+                b.call_step_start(s, &start.0, start.1, &start.2)
             })?,
         }
     }
@@ -101,6 +204,8 @@ crate::replay::replayer!(SelectPlugin, "select", |p| {
         p.step_pick_nodes(&job, &step, count, available.as_ref())
     },
     "step-finish" => |(step, killing): (Step, bool)| -> () { p.step_finish(&step, killing) },
+    "step-start" => |(job, step_id, nodes): (Job, u32, Bitmap)| -> () { p.step_start(&job, step_id, &nodes) },
+    "step-avail-nodes" => |(job,): (Job,)| -> Option<Bitmap> { p.step_avail_nodes(&job) },
     "reconfigure" => |(config, running): (SelectConfig, Vec<Job>)| -> () { p.reconfigure(&config, &running) },
     "update-node-config" => |(node,): (Node,)| -> () { p.update_node_config(&node) },
     "update-node-state" => |(node,): (Node,)| -> () { p.update_node_state(&node) },
@@ -526,15 +631,65 @@ impl SelectPlugin {
     }
 
     /// `select_p_step_finish`: `step` ended; `killing` when its job is being
-    /// killed.
+    /// killed. Its [`SelectPlugin::step_start`] leaves the journal.
     ///
     /// # Errors
     ///
     /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
     pub fn step_finish(&self, step: &Step, killing: bool) -> Result<(), CallError> {
-        plain!(self, "step-finish", &(step, killing), |b, s| b
-            .slurm_plugin_select()
-            .call_step_finish(s, step, killing))
+        journaled!(
+            self,
+            "step-finish",
+            &(step, killing),
+            |b, s| b.slurm_plugin_select().call_step_finish(s, step, killing),
+            |j| j.step_finish(step.job_id, step.step_id)
+        )
+    }
+
+    /// `select_p_step_start`: step `step_id` of `job` starts on `nodes`
+    /// (the optional `select-steps` export; a plugin without it is not
+    /// called, as Slurm's select/linear and select/cons_tres do nothing).
+    /// Journaled for restarts until the step's
+    /// [`SelectPlugin::step_finish`] or the job's `job-fini`.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors)).
+    pub fn step_start(&self, job: &Job, step_id: u32, nodes: &Bitmap) -> Result<(), CallError> {
+        journaled!(
+            self,
+            "step-start",
+            &(job, step_id, nodes),
+            |b, s| b.call_step_start(s, job, step_id, nodes),
+            |j| j.record(JobCall::StepStart(Box::new((
+                job.clone(),
+                step_id,
+                nodes.clone()
+            ))))
+        )
+    }
+
+    /// Which of `job`'s nodes its next step may use (the optional
+    /// `select-steps` export, `*avail_nodes` of
+    /// `select_p_step_pick_nodes`); none, without asking, for a plugin
+    /// without it. The controller places the step within them.
+    ///
+    /// # Errors
+    ///
+    /// Those of every call ([`SelectPlugin`](SelectPlugin#errors));
+    /// [`CallError::Invalid`] when the answer is not a bitmap over the node
+    /// table or names a node the job does not hold.
+    pub fn step_avail_nodes(&self, job: &Job) -> Result<Option<Bitmap>, CallError> {
+        plain!(
+            self,
+            "step-avail-nodes",
+            &(job,),
+            |b, s| b.call_step_avail_nodes(s, job),
+            |c, _, avail: &Option<Bitmap>| match avail {
+                Some(map) => c.step_avail_nodes(job, map),
+                None => Ok(()),
+            }
+        )
     }
 
     /// `select_p_reconfigure`: the configuration changed; the plugin takes

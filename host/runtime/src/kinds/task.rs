@@ -20,7 +20,8 @@ super::plugin_kind! {
     slot: Task,
     linker: task,
     world: World,
-    pre: WorldPre,
+    pre: WorldPre<crate::store::HostState>,
+    bindings: World,
     interface: slurm_plugin_task,
     config: TaskConfig,
     restore: |b, store, data| {

@@ -284,6 +284,31 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// A `step-avail-nodes` answer: a map over the node table (as long as
+    /// the job's node map) of nodes the job holds; it may be empty (no
+    /// step fits until it changes).
+    pub fn step_avail_nodes(&self, job: &Job, avail: &Bitmap) -> Result<(), CallError> {
+        self.bitmap("nodes available to steps", avail)?;
+        let Some(resources) = &job.resources else {
+            return Err(self.fail(format!(
+                "nodes available to steps of job {}, which holds none",
+                job.job_id
+            )));
+        };
+        if avail.len != resources.nodes.len {
+            return Err(self.fail(format!(
+                "nodes available to steps: a map of {} bits where the job's nodes have {}",
+                avail.len, resources.nodes.len
+            )));
+        }
+        if let Some(bad) = first_outside(avail, &resources.nodes) {
+            return Err(self.fail(format!(
+                "node {bad} is available to steps but is not among the job's nodes"
+            )));
+        }
+        Ok(())
+    }
+
     /// A `resv-test` answer: nodes among the available ones (exactly
     /// `node-count` for a node reservation, no more than asked for a core
     /// reservation), and cores, when given, in a cluster-wide map, each on a
