@@ -51,14 +51,20 @@ fn stack(host: &Host, inner: &str) -> SelectPlugin {
     .expect("loads")
 }
 
+/// The `SelectTypeParameters` under which cray runs over `inner`.
+fn plugin_params(inner: &str) -> SelectTypeParams {
+    if inner == "select/cons_tres" {
+        SelectTypeParams::CORE | SelectTypeParams::MEMORY | SelectTypeParams::OTHER_CONS_TRES
+    } else {
+        fixtures::select_config().cluster.select_type_parameters
+    }
+}
+
 /// select/cray_aries over `inner`, initialised on [`nodes`].
 fn cray_over(host: &Host, inner: &str) -> SelectPlugin {
     let plugin = stack(host, inner);
     let mut config = config();
-    if inner == "select/cons_tres" {
-        config.cluster.select_type_parameters =
-            SelectTypeParams::CORE | SelectTypeParams::MEMORY | SelectTypeParams::OTHER_CONS_TRES;
-    }
+    config.cluster.select_type_parameters = plugin_params(inner);
     plugin.init(&config).expect("init");
     plugin.node_init(&nodes()).expect("node-init");
     plugin
@@ -286,6 +292,98 @@ fn a_restart_counts_running_counter_jobs_again() {
         [6],
         "suspended job 2 not counted"
     );
+}
+
+/// A four-node job on `candidates` (exclusive nodes), begun.
+fn start_wide(plugin: &SelectPlugin, mut job: Job, candidates: &[u32]) -> Job {
+    let mut request = request(&job, JobTestMode::RunNow, candidates);
+    request.min_nodes = 4;
+    request.max_nodes = 4;
+    request.req_nodes = 4;
+    request.job.details.min_nodes = 4;
+    request.job.details.max_nodes = Some(4);
+    let result = plugin
+        .job_test(&request)
+        .unwrap_or_else(|e| panic!("job {}: {e}", job.job_id));
+    job.details = request.job.details;
+    job.state = JobState::Running;
+    job.end_time = 4_000_000_000;
+    job.resources = Some(result.resources);
+    plugin.job_begin(&job).expect("job-begin");
+    job
+}
+
+/// `select_p_step_start`, `select_p_step_pick_nodes` and
+/// `select_p_step_finish` through the host (§4.5, §11.18), over linear and
+/// cons_tres, whose own step functions do nothing: a `blade` job on
+/// nid[0-3]; until a counter step starts its steps are not restricted;
+/// step 1 on nid0 claims blade 0 (nid0, nid4), so the next steps may use
+/// nid1-3; at step 1's end all four again. The extern step claims
+/// nothing; a job without counters is never restricted. The restriction
+/// outlives a restart of the plugin (its state, then `job-init`).
+#[test]
+fn counter_steps_keep_the_jobs_next_steps_off_their_blades() {
+    const EXTERN: u32 = 0xffff_fffc;
+    for inner in ["select/linear", "select/cons_tres"] {
+        let host = host();
+        let plugin = cray_over(&host, inner);
+        plugin.set_job_network(1, Some("blade"));
+        let a = start_wide(&plugin, job(1), &[0, 1, 2, 3]);
+        assert_eq!(nodes_of(&a), [0, 1, 2, 3], "{inner}");
+        assert_eq!(plugin.step_avail_nodes(&a).unwrap(), None, "{inner}");
+        plugin
+            .step_start(&a, EXTERN, &fixtures::bitmap(8, [0, 1, 2, 3]))
+            .unwrap();
+        assert_eq!(plugin.step_avail_nodes(&a).unwrap(), None, "{inner}");
+        plugin
+            .step_start(&a, 1, &fixtures::bitmap(8, [0]))
+            .expect("step-start");
+        let avail = plugin.step_avail_nodes(&a).unwrap().expect("restricted");
+        assert_eq!(fixtures::bits(&avail), [1, 2, 3], "{inner}");
+
+        let saved = plugin.state_save().expect("state-save");
+        let after = stack(&host, inner);
+        let mut config = config();
+        config.cluster.select_type_parameters = plugin_params(inner);
+        after.init(&config).expect("init");
+        after.node_init(&nodes()).expect("node-init");
+        after.state_restore(&saved).expect("state-restore");
+        after.job_init(std::slice::from_ref(&a)).expect("job-init");
+        let avail = after.step_avail_nodes(&a).unwrap().expect("restricted");
+        assert_eq!(fixtures::bits(&avail), [1, 2, 3], "{inner} after a restart");
+
+        plugin
+            .step_finish(&fixtures::step(1, 1), false)
+            .expect("step-finish");
+        let avail = plugin.step_avail_nodes(&a).unwrap().expect("still a map");
+        assert_eq!(fixtures::bits(&avail), [0, 1, 2, 3], "{inner}");
+
+        let b = start_wide(&plugin, job(2), &[4, 5, 6, 7]);
+        plugin
+            .step_start(&b, 1, &fixtures::bitmap(8, [4]))
+            .expect("step-start");
+        assert_eq!(plugin.step_avail_nodes(&b).unwrap(), None, "{inner}");
+    }
+}
+
+/// A select component without the `select-steps` export (the bundled
+/// select/linear, as every plugin built before it) loads and is asked for
+/// neither: its steps are not restricted and a step's start is a success,
+/// Slurm's select/linear answers (`select_p_step_start` returns
+/// `SLURM_SUCCESS`, `select_p_step_pick_nodes` leaves `avail_nodes`
+/// unset).
+#[test]
+fn a_plugin_without_step_hooks_restricts_no_step() {
+    let host = host();
+    let plugin = SelectPlugin::load(&host, &bundled("select/linear"), PluginSettings::default())
+        .expect("loads");
+    plugin.init(&config()).expect("init");
+    plugin.node_init(&nodes()).expect("node-init");
+    let a = start(&plugin, job(1), &ALL);
+    plugin
+        .step_start(&a, 0, &fixtures::bitmap(8, nodes_of(&a)))
+        .expect("step-start");
+    assert_eq!(plugin.step_avail_nodes(&a).unwrap(), None);
 }
 
 /// `init` (select.c `select_g_init`, `select_running_linear_based`):

@@ -362,3 +362,66 @@ fn an_ended_step_gives_its_cores_back() {
         })
     ));
 }
+
+/// select/cray_aries's step rules through the controller (issue 33;
+/// select_cray_aries.c `select_p_step_start` and
+/// `select_p_step_pick_nodes`, whose `avail_nodes` step_mgr.c
+/// `_pick_step_nodes` intersects with its candidates): a `--network=blade`
+/// job on n1 and n2 (blades 1 and 2: a node's blade is its number mod 4)
+/// runs a one-task step on each; a third step finds no node off a counter
+/// step's blade and is busy until the first ends, then takes n1. Under
+/// the plain select/cons_tres the third step starts at once (the control
+/// that makes the test discriminate).
+#[test]
+fn counter_steps_keep_the_next_step_off_their_blades() {
+    let cluster = cluster();
+    for cray in [true, false] {
+        let host = Host::new(slurm_wasm_bundled::host_options()).expect("host");
+        let mut layers = vec![PluginSource::Bundled("select/cons_tres".into())];
+        let mut config = cluster.select_config();
+        if cray {
+            layers.insert(0, PluginSource::Bundled("select/cray_aries".into()));
+            config.cluster.select_type_parameters |=
+                slurm_wasm_host::types::SelectTypeParams::OTHER_CONS_TRES;
+        }
+        let plugin =
+            SelectPlugin::load_stack(&host, &layers, PluginSettings::default()).expect("loads");
+        plugin.init(&config).expect("init");
+        plugin.set_job_network(1, Some("blade"));
+        let mut ctl = Controller::new(cluster.clone(), plugin, None).expect("node-init");
+        let prepared = JobRequest::parse(&words("-N2 --exclusive"))
+            .and_then(|r| r.prepare(1, &cluster, Some("big")))
+            .expect("the job");
+        let Ok(Decision::Now { job, .. }) = ctl.place(&prepared, 0) else {
+            panic!("the job starts");
+        };
+        assert_eq!(
+            job.resources
+                .as_ref()
+                .map(|r| r.nodes.ones().collect::<Vec<_>>()),
+            Some(vec![0, 1])
+        );
+        let one = StepRequest::from_srun(&["--exact", "-N1", "-n1"], 2, 2).expect("options");
+        let node_of = |step: &slurm::step::Step| step.nodes[0].node_index;
+        let first = ctl.step_create(1, &one).map(node_of).expect("step 0");
+        let second = ctl.step_create(1, &one).map(node_of).expect("step 1");
+        assert_eq!((first, second), (0, 1), "cray: {cray}");
+        let third = ctl.step_create(1, &one).map(node_of);
+        if !cray {
+            assert!(third.is_ok(), "plain cons_tres: {third:?}");
+            continue;
+        }
+        assert!(
+            matches!(
+                third,
+                Err(ControllerError::Step {
+                    error: StepError::Busy,
+                    ..
+                })
+            ),
+            "{third:?}"
+        );
+        ctl.step_complete(1, 0).expect("step 0 ends");
+        assert_eq!(ctl.step_create(1, &one).map(node_of).expect("step 2"), 0);
+    }
+}

@@ -286,7 +286,7 @@ fn step_of(a: &Anchor, case: &Case) -> (JobSteps, Result<slurm::step::Step, Stri
     }
     let request = StepRequest::from_srun(&args, case.job.nodes.len() as u32, o.ntasks)
         .unwrap_or_else(|e| panic!("{}: srun {args:?}: {e}", case.name));
-    let step = steps.create(&request, None).cloned();
+    let step = steps.create(&request, None, None).cloned();
     (steps, step.map_err(|e| e.to_string()))
 }
 

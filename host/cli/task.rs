@@ -173,7 +173,7 @@ pub fn run(request: RunRequest) -> anyhow::Result<ExitCode> {
     );
     let step_request = StepRequest::from_srun(&srun_args, 1, request.ntasks)?;
     let allocated = steps
-        .create(&step_request, None)
+        .create(&step_request, None, None)
         .map_err(|e| anyhow!("the step cannot start: {e}"))?
         .clone();
     let launch_options = Launch {

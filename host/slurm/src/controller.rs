@@ -97,6 +97,10 @@ pub trait Operations: Select {
     ) -> Result<Option<Bitmap>, CallError>;
     /// `step-finish`.
     fn step_finish(&mut self, step: &StepRecord, killing: bool) -> Result<(), CallError>;
+    /// `select-steps.step-start`.
+    fn step_start(&mut self, job: &Job, step_id: u32, nodes: &Bitmap) -> Result<(), CallError>;
+    /// `select-steps.step-avail-nodes`.
+    fn step_avail_nodes(&mut self, job: &Job) -> Result<Option<Bitmap>, CallError>;
 }
 
 impl<T: Select + ?Sized> Select for &mut T {
@@ -174,6 +178,12 @@ impl Operations for SelectPlugin {
     }
     fn step_finish(&mut self, step: &StepRecord, killing: bool) -> Result<(), CallError> {
         SelectPlugin::step_finish(self, step, killing)
+    }
+    fn step_start(&mut self, job: &Job, step_id: u32, nodes: &Bitmap) -> Result<(), CallError> {
+        SelectPlugin::step_start(self, job, step_id, nodes)
+    }
+    fn step_avail_nodes(&mut self, job: &Job) -> Result<Option<Bitmap>, CallError> {
+        SelectPlugin::step_avail_nodes(self, job)
     }
 }
 
@@ -717,8 +727,11 @@ impl<S: Operations> Controller<S> {
     }
 
     /// Creates a step of running job `id` as slurmctld's `step_create`
-    /// does: the plugin may pick the step's nodes (`step-pick-nodes`; the
-    /// bundled plugins leave it to slurmctld), then [`JobSteps::create`].
+    /// does: the plugin may restrict the job's nodes (`step-avail-nodes`)
+    /// or pick the step's (`step-pick-nodes`; the bundled plugins leave it
+    /// to slurmctld), then [`JobSteps::create`], and the plugin hears of
+    /// the step's start on its nodes (`step-start`, whose answer slurmctld
+    /// ignores).
     ///
     /// # Errors
     ///
@@ -749,12 +762,22 @@ impl<S: Operations> Controller<S> {
             )
         });
         let record = step_record(job, steps.next_id(), request);
+        let avail = self.select.step_avail_nodes(job)?;
         let picked = self
             .select
             .step_pick_nodes(job, &record, request.min_nodes, None)?;
-        steps
-            .create(request, picked.as_ref())
-            .map_err(|error| ControllerError::Step { job: id, error })
+        let step = steps
+            .create(request, picked.as_ref(), avail.as_ref())
+            .map_err(|error| ControllerError::Step { job: id, error })?;
+        let nodes = Bitmap::with_ones(
+            self.cluster.nodes.len() as u32,
+            step.nodes.iter().map(|n| n.node_index),
+        );
+        // slurmctld ignores select_g_step_start's answer (step_mgr.c
+        // step_create): the step runs whatever the plugin says, and a
+        // fault is the host's to log and its failure policy's to handle.
+        let _ignored = self.select.step_start(job, step.id, &nodes);
+        Ok(step)
     }
 
     /// Step `step` of job `id` ended: its CPUs, memory and cores are the

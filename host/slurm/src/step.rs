@@ -446,9 +446,10 @@ impl JobSteps {
 
     /// Creates a step as `step_create` does: picks its nodes (or takes
     /// `plugin_picked`, the nodes a select plugin's `step-pick-nodes`
-    /// chose), lays out its tasks, picks its cores and counts its CPUs and
-    /// memory. The step gets the next id; a refused step takes none
-    /// (nothing changes).
+    /// chose), within `plugin_avail` when the select plugin restricts the
+    /// job's steps (its `step-avail-nodes`, C's `avail_nodes`), lays out
+    /// its tasks, picks its cores and counts its CPUs and memory. The step
+    /// gets the next id; a refused step takes none (nothing changes).
     ///
     /// # Errors
     ///
@@ -458,6 +459,7 @@ impl JobSteps {
         &mut self,
         request: &StepRequest,
         plugin_picked: Option<&Bitmap>,
+        plugin_avail: Option<&Bitmap>,
     ) -> Result<&Step, StepError> {
         // slurmctld does not take srun's `-c`: it works the CPUs per task
         // out of the step's CPU count (`_calc_cpus_per_task`).
@@ -482,7 +484,7 @@ impl JobSteps {
                 }
                 on
             }
-            None => self.pick_nodes(&ctld)?,
+            None => self.pick_nodes(&ctld, plugin_avail)?,
         };
         let tasks = self.layout(&ctld, &picked)?;
         let mut trial = self.nodes.clone();
@@ -570,7 +572,11 @@ impl JobSteps {
 
     /// `_pick_step_nodes`: the job nodes (positions in `self.nodes`) the
     /// step runs on, ascending.
-    fn pick_nodes(&self, request: &StepRequest) -> Result<Vec<usize>, StepError> {
+    fn pick_nodes(
+        &self,
+        request: &StepRequest,
+        plugin_avail: Option<&Bitmap>,
+    ) -> Result<Vec<usize>, StepError> {
         let job_nodes = self.nodes.len() as u32;
         let max_nodes = if request.max_nodes == 0 {
             job_nodes
@@ -655,6 +661,18 @@ impl JobSteps {
                 mem_blocked_nodes += 1;
             }
             mem_blocked_cpus += total_cpus.saturating_sub(avail_cpus);
+        }
+        // "The select plugin told us these were the only ones we could
+        // choose from": its `avail_nodes`, after the memory checks.
+        if let Some(allowed) = plugin_avail {
+            for (i, node) in self.nodes.iter().enumerate() {
+                let index = node.node_index;
+                let on = index < allowed.len
+                    && allowed.words[(index / 64) as usize] & (1 << (index % 64)) != 0;
+                if !on {
+                    avail[i] = false;
+                }
+            }
         }
 
         let mut picked = vec![false; self.nodes.len()];

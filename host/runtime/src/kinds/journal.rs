@@ -311,6 +311,35 @@ mod tests {
         assert!(running(&journal).is_empty());
     }
 
+    /// A step's start is replayed until the step or its job ends.
+    #[test]
+    fn step_starts_leave_the_journal_with_their_step() {
+        let mut journal = SelectJournal::default();
+        journal.node_init(&[]);
+        let map = fixtures::bitmap(4, [1]);
+        journal.record(JobCall::Begin(Box::new(fixtures::job(3))));
+        for step in [1, 2] {
+            journal.record(JobCall::StepStart(Box::new((
+                fixtures::job(3),
+                step,
+                map.clone(),
+            ))));
+        }
+        journal.step_finish(3, 1);
+        journal.step_finish(9, 2);
+        let steps: Vec<u32> = journal
+            .replay()
+            .1
+            .filter_map(|call| match call {
+                JobCall::StepStart(start) => Some(start.1),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(steps, [2]);
+        journal.fini(3);
+        assert_eq!(journal.replay().1.count(), 0);
+    }
+
     #[test]
     fn updates_keep_the_last_of_each_id() {
         let mut latest = Latest::default();
