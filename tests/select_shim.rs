@@ -545,7 +545,15 @@ fn select_wasm_places_jobs_as_stock_cons_tres_live_and_survives_faults() {
 /// `--network`), not to a job without counters: a plain job runs on h1
 /// and a counter job waits though h1 has a free core; once the first
 /// counter job ended (`select_p_job_fini`) the waiting one starts on h1.
-/// About a minute.
+/// Steps (`select_p_step_start`, `select_p_step_pick_nodes`, which the
+/// shim forwards): while a counter job's one-node step runs on n1, a
+/// two-node step of the job is refused (n1's blade is the step's; with
+/// the stock select/cons_tres it runs: slurmctld picks nodes with CPUs
+/// free), and runs once that step ended. The node health check (18.08's
+/// NHC, the host configuration's `node_health`): a job's node stays the
+/// component's while the program runs, so a job asking for it waits,
+/// and starts once the program ended; the program gets select/cray's
+/// arguments. About two minutes.
 #[test]
 fn select_cray_aries_keeps_counter_jobs_apart_in_slurmctld() {
     let anchor = anchor_dir();
@@ -559,16 +567,17 @@ fn select_cray_aries_keeps_counter_jobs_apart_in_slurmctld() {
     let plugin_dir = work.join("plugins");
     build_and_install(work, &plugin_dir, &["select_wasm"]);
     let config = work.join("cray.toml");
+    let out = work.join("out");
     std::fs::write(
         &config,
         format!(
             "cache_dir = \"{}\"\n[plugins.select]\nbundled = \"select/cray_aries\"\n\
-             [plugins.select.inner]\nbundled = \"select/cons_tres\"\n",
-            work.join("cache").display()
+             node_health = \"{}\"\n[plugins.select.inner]\nbundled = \"select/cons_tres\"\n",
+            work.join("cache").display(),
+            out.join("nhc").display()
         ),
     )
     .expect("host configuration");
-    let out = work.join("out");
     let log = run(
         Command::new("bash")
             .arg(Path::new(REPO).join("tests/anchor/select/cray.sh"))
@@ -581,8 +590,13 @@ fn select_cray_aries_keeps_counter_jobs_apart_in_slurmctld() {
     eprintln!("{}", tail(&log, 3));
     let before = read(&out.join("before.txt"));
     let after = read(&out.join("after.txt"));
+    let steps = read(&out.join("steps.txt"));
+    let nhc_during = read(&out.join("nhc-during.txt"));
+    let nhc_after = read(&out.join("nhc-after.txt"));
+    let nhc_args = read(&out.join("nhc-args.txt"));
     let context = format!(
-        "before:\n{before}after:\n{after}slurmctld:\n{}",
+        "before:\n{before}after:\n{after}steps:\n{steps}node health: {nhc_during}{nhc_after}\
+         its runs:\n{nhc_args}slurmctld:\n{}",
         read(&out.join("slurmctld.log"))
     );
     let lines: Vec<&str> = before.lines().collect();
@@ -599,6 +613,27 @@ fn select_cray_aries_keeps_counter_jobs_apart_in_slurmctld() {
         "{context}"
     );
     assert_eq!(after.trim(), "b state=RUNNING nodes=h1", "{context}");
+    assert_eq!(
+        steps.lines().collect::<Vec<_>>(),
+        ["during=refused", "after=ran"],
+        "{context}"
+    );
+    assert!(nhc_during.starts_with("f state=PENDING"), "{context}");
+    assert_eq!(nhc_after.trim(), "f state=RUNNING nodes=n3", "{context}");
+    // select/cray's xtcleanup_after arguments: a job's check on its node
+    // numbers (n3: 3), a step's on the step's (n1: 1), `-a (step << 32) +
+    // job` for a step.
+    let runs: Vec<&str> = nhc_args.lines().collect();
+    assert!(
+        runs.iter()
+            .any(|l| l.starts_with("-a 0 -e 1 -r ") && l.ends_with("-m reservation 3")),
+        "{context}"
+    );
+    assert!(
+        runs.iter()
+            .any(|l| l.contains(" -e 0 -r ") && l.ends_with("-m application 1")),
+        "{context}"
+    );
 }
 
 /// The test's checks of shim.sh's outputs in `out`.

@@ -32,7 +32,8 @@
 //! Every other function is the inner plugin's, as in C (`other_*`).
 //! Checks are polled at the start of every call that reads or changes
 //! allocations (`job_test`, `job_begin`, `job_ready`, `job_fini`,
-//! `step_finish`, `nodeinfo_set_all`, `state_save`): a check that ended
+//! `step_start`, `step_avail_nodes`, `step_finish`, `nodeinfo_set_all`,
+//! `state_save`): a check that ended
 //! finishes its job then. While a job is cleaning, `job_ready` answers
 //! false and `job_test` refuses it (`ESLURM_NODES_BUSY`): slurmctld 18.08
 //! kept a cleaning job pending itself (`_job_runnable_test1`,
@@ -429,6 +430,7 @@ impl Wrapper for CrayAries {
         step_id: u32,
         nodes: &slurm_wasm_sdk::types::Bitmap,
     ) -> Result<(), Error> {
+        self.reap();
         let npc = self.npc(job);
         let map = bitmap(nodes)?;
         self.blades.step_start(job.job_id, npc, step_id, &map);
@@ -447,6 +449,7 @@ impl Wrapper for CrayAries {
         &mut self,
         job: &Job,
     ) -> Result<Option<slurm_wasm_sdk::types::Bitmap>, Error> {
+        self.reap();
         let own = match &job.resources {
             Some(resources) => self
                 .blades

@@ -12,7 +12,7 @@
  *     partition row tables (cons_tres: job_res_add_job, job_res_rm_job;
  *     linear: its cr_record), the GRES state of every node
  *     (gres_ctld_job_alloc/dealloc), nodeinfo for sinfo, jobinfo, suspend,
- *     resume, resize, expand, step functions.
+ *     resume, resize, expand, the steps' CPUs.
  *   - cons_rename.h and linear_rename.h give every select_p_* function of
  *     those files a cons_ or linear_ name; this file defines all 36 and
  *     calls the bookkeeping in use (BK()). Which one is decided from
@@ -31,6 +31,13 @@
  *     partition's cr_type) and writes the answer into job_resrcs,
  *     gres_bit_select and total_cpus as _job_test does for its own
  *     (records_apply).
+ *   - Readiness and steps are asked of both: select_p_job_ready is the
+ *     bookkeeping's answer (node power and boot), not ready when the
+ *     component says so; select_p_step_start, _step_pick_nodes and
+ *     _step_finish are the bookkeeping's, and the component's step-start,
+ *     step-avail-nodes (which becomes *avail_nodes) and step-finish
+ *     (select/cray_aries keeps a job's later steps off its counter steps'
+ *     blades).
  *   - The component's tables follow slurmctld's: job-begin where the
  *     bookkeeping commits (cons_tres: select_p_select_nodeinfo_set, after
  *     the C commit, also for every job recovered at start-up; linear:
