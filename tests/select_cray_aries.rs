@@ -366,6 +366,35 @@ fn counter_steps_keep_the_jobs_next_steps_off_their_blades() {
     }
 }
 
+/// The step hooks pass through a wrapper over a wrapper: `select/pass_through`
+/// (the SDK's defaults: `Inner::step_start`, `Inner::step_avail_nodes`)
+/// over select/cray_aries over select/linear, the host serving each
+/// wrapper's imported `select-steps` with the export of the plugin under
+/// it.
+#[test]
+fn step_hooks_pass_through_an_outer_wrapper() {
+    let host = host();
+    let plugin = SelectPlugin::load_stack(
+        &host,
+        &[
+            PluginSource::File(slurm_wasm_test_artifacts::PASS_THROUGH.into()),
+            bundled("select/cray_aries"),
+            bundled("select/linear"),
+        ],
+        PluginSettings::default(),
+    )
+    .expect("loads");
+    plugin.init(&config()).expect("init");
+    plugin.node_init(&nodes()).expect("node-init");
+    plugin.set_job_network(1, Some("blade"));
+    let a = start_wide(&plugin, job(1), &[0, 1, 2, 3]);
+    plugin
+        .step_start(&a, 1, &fixtures::bitmap(8, [2]))
+        .expect("step-start");
+    let avail = plugin.step_avail_nodes(&a).unwrap().expect("restricted");
+    assert_eq!(fixtures::bits(&avail), [0, 1, 3]);
+}
+
 /// A select component without the `select-steps` export (the bundled
 /// select/linear, as every plugin built before it) loads and is asked for
 /// neither: its steps are not restricted and a step's start is a success,

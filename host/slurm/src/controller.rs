@@ -762,7 +762,10 @@ impl<S: Operations> Controller<S> {
             )
         });
         let record = step_record(job, steps.next_id(), request);
-        let avail = self.select.step_avail_nodes(job)?;
+        // A failed answer restricts nothing, as in select/wasm (C's
+        // `avail_nodes` cannot fail): the host has logged the fault and its
+        // failure policy has acted.
+        let avail = self.select.step_avail_nodes(job).unwrap_or(None);
         let picked = self
             .select
             .step_pick_nodes(job, &record, request.min_nodes, None)?;

@@ -682,6 +682,29 @@ mod tests {
         );
     }
 
+    /// `select-steps.step-avail-nodes`: some of the job's nodes, none
+    /// included, in a map as long as the job's.
+    #[test]
+    fn nodes_available_to_steps_are_the_jobs() {
+        let job = running(1, &[1, 2]);
+        assert!(C.step_avail_nodes(&job, &bitmap(4, [2])).is_ok());
+        assert!(C.step_avail_nodes(&job, &bitmap(4, [])).is_ok());
+        assert_eq!(
+            reason(C.step_avail_nodes(&job, &bitmap(4, [0, 2]))),
+            "node 0 is available to steps but is not among the job's nodes"
+        );
+        assert_eq!(
+            reason(C.step_avail_nodes(&job, &bitmap(3, [1]))),
+            "nodes available to steps: a map of 3 bits where the job's nodes have 4"
+        );
+        let mut pending = job.clone();
+        pending.resources = None;
+        assert_eq!(
+            reason(C.step_avail_nodes(&pending, &bitmap(4, [1]))),
+            "nodes available to steps of job 1, which holds none"
+        );
+    }
+
     fn resv(node_count: u32, core_count: u32, available: &[u32]) -> ReservationRequest {
         ReservationRequest {
             node_count,
