@@ -33,11 +33,11 @@
 //! Checks are polled at the start of every call that reads or changes
 //! allocations (`job_test`, `job_begin`, `job_ready`, `job_fini`,
 //! `step_start`, `step_avail_nodes`, `step_finish`, `nodeinfo_set_all`,
-//! `state_save`): a check that ended
-//! finishes its job then. While a job is cleaning, `job_ready` answers
-//! false and `job_test` refuses it (`ESLURM_NODES_BUSY`): slurmctld 18.08
-//! kept a cleaning job pending itself (`_job_runnable_test1`,
-//! `WAIT_CLEANING`), which a controller cannot see through this contract.
+//! `state_save`): a check that ended finishes its job then. While a job
+//! is cleaning, `job_ready` answers false and `job_test` refuses it
+//! (`ESLURM_NODES_BUSY`): slurmctld 18.08 kept a cleaning job pending
+//! itself (`_job_runnable_test1`, `WAIT_CLEANING`), which a controller
+//! cannot see through this contract.
 //! A check's failure is logged and changes nothing else, as in C (no
 //! drain).
 //!
@@ -337,10 +337,7 @@ impl Wrapper for CrayAries {
         let mut candidates = bitmap(&request.candidates)?;
         self.blades.filter(npc, test_only, &mut candidates);
         Inner::job_test(JobTestRequest {
-            candidates: slurm_wasm_sdk::types::Bitmap {
-                len: request.candidates.len,
-                words: candidates.to_words(),
-            },
+            candidates: candidates.into(),
             ..request
         })
     }
@@ -465,10 +462,7 @@ impl Wrapper for CrayAries {
             (Some(own), None) => Some(own),
             (None, inner) => return Ok(inner),
         };
-        Ok(avail.map(|map| slurm_wasm_sdk::types::Bitmap {
-            len: map.len() as u32,
-            words: map.to_words(),
-        }))
+        Ok(avail.map(Into::into))
     }
 
     /// `select_p_step_finish`. With a node health program (18.08): the

@@ -187,6 +187,15 @@ impl types::Bitmap {
         types::Bitmap { len, words }
     }
 
+    /// Whether bit `bit` is set (false at or past the length).
+    pub fn get(&self, bit: u32) -> bool {
+        bit < self.len
+            && self
+                .words
+                .get((bit / 64) as usize)
+                .is_some_and(|w| w & (1 << (bit % 64)) != 0)
+    }
+
     /// The set bits, ascending, found a word at a time (bits at or past
     /// the length are not given): the host reads cluster-sized node maps
     /// in every select answer it checks.

@@ -1030,10 +1030,19 @@ EXPORT extern int select_p_job_begin(job_record_t *job_ptr)
 /* ---- readiness and steps: the bookkeeping's, then the component's ---- */
 
 /*
+ * Callers of select_p_job_ready hold only the job read lock (proc_req.c
+ * _slurm_rpc_job_ready), so several may run at once; the decisions that
+ * also sync node states hold the job write lock. This serialises the
+ * readiness checks among themselves.
+ */
+static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
  * The bookkeeping's answer (its node power and boot states), and not ready
  * while the component says so for a job it holds (select/cray_aries while
- * the job's node health check runs). A failed call leaves the
- * bookkeeping's answer.
+ * the job's node health check runs). The component is given the node
+ * states first, as before a decision (a node that powered up since is
+ * ready to it too). A failed call leaves the bookkeeping's answer.
  */
 EXPORT extern int select_p_job_ready(job_record_t *job_ptr)
 {
@@ -1043,14 +1052,18 @@ EXPORT extern int select_p_job_ready(job_record_t *job_ptr)
 	swasm_job job;
 	bool ready = true;
 
-	if ((rc <= 0) || !plugin || !idmap_find(&known_jobs, job_ptr->job_id))
+	if ((rc <= 0) || !plugin || !plugin_ready ||
+	    !idmap_find(&known_jobs, job_ptr->job_id))
 		return rc;
+	slurm_mutex_lock(&ready_lock);
+	_sync_node_states();
 	if (records_job(&arena, job_ptr, true, &job)) {
 		if (api->swasm_select_job_ready(plugin, &job, &ready, &err))
 			_failed("job-ready", job_ptr, &err);
 		else if (!ready)
 			rc = 0;
 	}
+	slurm_mutex_unlock(&ready_lock);
 	arena_free(&arena);
 	return rc;
 }

@@ -666,10 +666,7 @@ impl JobSteps {
         // choose from": its `avail_nodes`, after the memory checks.
         if let Some(allowed) = plugin_avail {
             for (i, node) in self.nodes.iter().enumerate() {
-                let index = node.node_index;
-                let on = index < allowed.len
-                    && allowed.words[(index / 64) as usize] & (1 << (index % 64)) != 0;
-                if !on {
+                if !allowed.get(node.node_index) {
                     avail[i] = false;
                 }
             }

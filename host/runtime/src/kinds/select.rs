@@ -4,7 +4,7 @@
 use wasmtime::component::ResourceAny;
 
 use crate::bindings::select::exports::slurm::plugin::select as wit;
-use crate::bindings::select::{SelectPlugin as World, SelectPluginPre as WorldPre};
+use crate::bindings::select::{SelectPlugin as World, SelectPluginIndices as WorldIndices};
 use crate::bindings::select_wrapper::exports::slurm::plugin::select_steps as steps;
 use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, Step};
 use crate::engine::Host;
@@ -29,13 +29,15 @@ const STEPS_EXPORT: &str = "slurm:plugin/select-steps@0.1.0";
 /// `select-steps` export when it has one (the host does not require it:
 /// a component built before it loads, and gets neither step call).
 pub(crate) struct SelectPre<T: 'static> {
-    world: WorldPre<T>,
+    instance_pre: wasmtime::component::InstancePre<T>,
+    world: WorldIndices,
     steps: Option<steps::GuestIndices>,
 }
 
 impl<T: 'static> Clone for SelectPre<T> {
     fn clone(&self) -> Self {
         SelectPre {
+            instance_pre: self.instance_pre.clone(),
             world: self.world.clone(),
             steps: self.steps.clone(),
         }
@@ -54,7 +56,8 @@ impl<T: 'static> SelectPre<T> {
             None => None,
         };
         Ok(SelectPre {
-            world: WorldPre::new(instance_pre)?,
+            world: WorldIndices::new(&instance_pre)?,
+            instance_pre,
             steps,
         })
     }
@@ -64,9 +67,9 @@ impl<T: 'static> SelectPre<T> {
         mut store: impl wasmtime::AsContextMut<Data = T>,
     ) -> wasmtime::Result<SelectBindings> {
         let mut store = store.as_context_mut();
-        let instance = self.world.instance_pre().instantiate(&mut store)?;
+        let instance = self.instance_pre.instantiate(&mut store)?;
         Ok(SelectBindings {
-            world: World::new(&mut store, &instance)?,
+            world: self.world.load(&mut store, &instance)?,
             steps: match &self.steps {
                 Some(indices) => Some(indices.load(&mut store, &instance)?),
                 None => None,
