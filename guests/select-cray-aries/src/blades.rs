@@ -240,27 +240,12 @@ impl Blades {
     /// nodes counted once, and its nodes marked for a counter job (every
     /// node for `system`); `now` becomes the last counter event.
     pub fn begin(&mut self, job_id: u32, npc: u8, nodes: &Bitmap, now: i64) {
-        let mut blade_map = 0u64;
-        for node in nodes.ones() {
-            let Some(&b) = self.node_blade.get(node) else {
-                continue;
-            };
-            if blade_map & (1 << b) == 0 {
-                blade_map |= 1 << b;
-                self.count_in(b, npc);
-            }
-        }
-        if npc != NPC_NONE {
-            self.last_npc_update = now;
-        }
-        self.jobs.insert(
-            job_id,
-            JobBlades {
-                npc,
-                blade_map,
-                used_blades: None,
-            },
-        );
+        let job = JobBlades {
+            npc,
+            blade_map: self.blades_of(nodes),
+            used_blades: None,
+        };
+        self.count_job(job_id, job, now);
     }
 
     /// The blade indices of `nodes`, one bit each.
@@ -271,16 +256,17 @@ impl Blades {
             .fold(0u64, |map, &b| map | (1 << b))
     }
 
-    /// A job's blades counted again from its saved record (job_init): its
-    /// `blade_map`, and its steps' `used_blades` kept.
-    fn resume(&mut self, job_id: u32, npc: u8, saved: JobBlades, now: i64) {
-        for b in (0..self.blades.len()).filter(|b| saved.blade_map & (1 << b) != 0) {
-            self.count_in(b, npc);
+    /// Counts `job` on each blade of its `blade_map` (marking them for a
+    /// counter job) and keeps it: a job that begins, or one counted again
+    /// from its saved record at job_init (its steps' `used_blades` kept).
+    fn count_job(&mut self, job_id: u32, job: JobBlades, now: i64) {
+        for b in (0..self.blades.len()).filter(|b| job.blade_map & (1 << b) != 0) {
+            self.count_in(b, job.npc);
         }
-        if npc != NPC_NONE {
+        if job.npc != NPC_NONE {
             self.last_npc_update = now;
         }
-        self.jobs.insert(job_id, JobBlades { npc, ..saved });
+        self.jobs.insert(job_id, job);
     }
 
     /// `select_p_step_start` (§4.5): a step of a counter job (`npc` is the
@@ -402,7 +388,7 @@ impl Blades {
                 continue;
             }
             match (saved.get(&job_id), nodes) {
-                (Some(&job), _) => self.resume(job_id, npc, job, now),
+                (Some(&job), _) => self.count_job(job_id, JobBlades { npc, ..job }, now),
                 (None, Some(nodes)) => self.begin(job_id, npc, &nodes, now),
                 (None, None) => {}
             }
@@ -412,7 +398,7 @@ impl Blades {
         let cleaning: Vec<u32> = self.cleaning.keys().copied().collect();
         for job_id in cleaning {
             if let Some(&job) = saved.get(&job_id) {
-                self.resume(job_id, job.npc, job, now);
+                self.count_job(job_id, job, now);
             }
         }
         // The steps of the jobs counted again keep their blades.

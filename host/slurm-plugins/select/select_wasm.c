@@ -1052,12 +1052,14 @@ EXPORT extern int select_p_job_ready(job_record_t *job_ptr)
 	swasm_job job;
 	bool ready = true;
 
-	if ((rc <= 0) || !plugin || !plugin_ready ||
-	    !idmap_find(&known_jobs, job_ptr->job_id))
+	if ((rc <= 0) || !plugin || !plugin_ready)
 		return rc;
+	/* the sync may give the component a new node table, which rewrites
+	 * known_jobs: look the job up under the same lock */
 	slurm_mutex_lock(&ready_lock);
 	_sync_node_states();
-	if (records_job(&arena, job_ptr, true, &job)) {
+	if (idmap_find(&known_jobs, job_ptr->job_id) &&
+	    records_job(&arena, job_ptr, true, &job)) {
 		if (api->swasm_select_job_ready(plugin, &job, &ready, &err))
 			_failed("job-ready", job_ptr, &err);
 		else if (!ready)

@@ -10,7 +10,7 @@ use crate::bindings::types::{Bitmap, Job, JobResources, Node, PluginError, Step}
 use crate::engine::Host;
 use crate::error::{CallError, LoadError};
 use crate::host_config::PluginConfig;
-use crate::plugin::{no_check, PluginCore, PluginSettings, PluginSource};
+use crate::plugin::{no_check, PluginCore, PluginSettings, PluginSource, CONTRACT_VERSION};
 
 use super::journal::{JobCall, SelectJournal};
 use super::{opaque, plain};
@@ -20,9 +20,6 @@ pub use wit::{
     NodeinfoField, NodeinfoValue, PluginInfoField, PluginInfoValue, PreemptMode,
     PreempteeCandidate, ReservationRequest, ReservationResult, SelectConfig, SprintMode,
 };
-
-/// The name of the optional `select-steps` export (`wit/select.wit`).
-const STEPS_EXPORT: &str = "slurm:plugin/select-steps@0.1.0";
 
 /// A select component pre-instantiated: the `select-plugin` world's
 /// exports, which every select component has, and the indices of its
@@ -45,13 +42,12 @@ impl<T: 'static> Clone for SelectPre<T> {
 }
 
 impl<T: 'static> SelectPre<T> {
-    /// Finds the exports. A `select-steps` export whose functions are not
-    /// the contract's is an error, as a wrong required export is.
+    /// Finds the exports (the optional one under this host's contract
+    /// version). A `select-steps` export whose functions are not the
+    /// contract's is an error, as a wrong required export is.
     pub(crate) fn new(instance_pre: wasmtime::component::InstancePre<T>) -> wasmtime::Result<Self> {
-        let steps = match instance_pre
-            .component()
-            .get_export_index(None, STEPS_EXPORT)
-        {
+        let name = format!("slurm:plugin/select-steps@{CONTRACT_VERSION}");
+        let steps = match instance_pre.component().get_export_index(None, &name) {
             Some(_) => Some(steps::GuestIndices::new(&instance_pre)?),
             None => None,
         };
